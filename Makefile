@@ -1,0 +1,24 @@
+# Top-level driver: CMake builds into build/, CTest runs the tests.
+BUILD ?= build
+JOBS ?= $(shell nproc)
+CMAKE_FLAGS ?=
+
+.PHONY: all deps configure test demo clean
+
+all: configure
+	cmake --build $(BUILD) -j $(JOBS)
+
+deps:
+	./scripts/deps.sh
+
+configure: deps
+	@test -f $(BUILD)/CMakeCache.txt || cmake -S . -B $(BUILD) $(CMAKE_FLAGS)
+
+test: all
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) $(CTEST_FLAGS)
+
+demo: all
+	./scripts/demo.sh $(BUILD)
+
+clean:
+	rm -rf $(BUILD)

@@ -1,0 +1,299 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file engine.h
+ * The Homa protocol engine, sans I/O.
+ *
+ * One engine is one Homa endpoint: a local address and port that acts as a
+ * client, and as a server once homa_engine_set_server() says so. It owns
+ * all protocol state and never touches a clock, a socket, a thread or a
+ * global: every call takes the current time in nanoseconds (any monotonic
+ * origin), received packets go in through homa_engine_input(), packets to
+ * send come out of homa_engine_output() into caller buffers, and
+ * homa_engine_next_deadline() says when the engine wants to be called
+ * again (homa_engine_on_timer()). Completed messages and failed RPCs are
+ * reported as events (homa_engine_next_event()).
+ *
+ * Threading: an engine is not thread-safe; the caller serializes all calls
+ * on one engine. Different engines are independent.
+ */
+#ifndef HOMA_ENGINE_H
+#define HOMA_ENGINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "homa/errors.h"
+#include "homa/settings.h"
+#include "homa/stats.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** A host address: IPv6, or IPv4 mapped as ::ffff:a.b.c.d. */
+typedef struct homa_addr {
+	uint8_t b[16];
+} homa_addr;
+
+/**
+ * homa_addr_ipv4() - Build a mapped IPv4 address.
+ * @ip_host_order: the IPv4 address as a host-order integer (10.0.0.1 = 0x0a000001).
+ */
+homa_addr homa_addr_ipv4(uint32_t ip_host_order);
+
+/** homa_addr_is_ipv4() - True if @a is an IPv4-mapped address. */
+bool homa_addr_is_ipv4(const homa_addr *a);
+
+/** homa_addr_get_ipv4() - The host-order IPv4 address inside a mapped @a. */
+uint32_t homa_addr_get_ipv4(const homa_addr *a);
+
+/** homa_addr_equal() - True if the two addresses are the same. */
+bool homa_addr_equal(const homa_addr *a, const homa_addr *b);
+
+/**
+ * homa_addr_format() - Write @a as text ("10.0.0.1" or "fe80::1").
+ * @buf: output, at least 46 bytes. Return: @buf.
+ */
+char *homa_addr_format(const homa_addr *a, char *buf, size_t cap);
+
+/**
+ * Optional allocation hooks. All engine memory goes through them; when
+ * alloc is NULL, malloc/free are used. alloc returns NULL on failure; the
+ * engine then returns HOMA_ENOMEM or drops the packet (counted as
+ * HOMA_DROP_MEMORY) and carries on.
+ */
+struct homa_alloc {
+	void *(*alloc)(void *ctx, size_t size);
+	void (*free)(void *ctx, void *ptr, size_t size);
+	void *ctx;
+};
+
+/**
+ * Seam for per-packet encryption. seal() is given a complete packet in
+ * @pkt (@len bytes, of which the first @hdr_len are the Homa header) and
+ * may rewrite it in place, growing it up to @cap bytes (the engine leaves
+ * `overhead` bytes of room); it returns the new length or a negative error
+ * (the packet is then not sent). open() checks and transforms a received
+ * packet in place and returns its new length, or a negative value to reject
+ * it (counted as HOMA_DROP_VERIFY). The protocol logic never sees either.
+ */
+struct homa_packet_hooks {
+	int (*seal)(void *ctx, uint8_t *pkt, size_t hdr_len, size_t len, size_t cap);
+	int (*open)(void *ctx, const homa_addr *src, uint8_t *pkt, size_t len);
+	size_t overhead;
+	void *ctx;
+};
+
+/** Gather element for outgoing messages. */
+struct homa_iov {
+	const void *base;
+	size_t len;
+};
+
+/** Everything the caller needs to put a packet on the wire. */
+struct homa_tx {
+	homa_addr dst;      /**< destination host */
+	uint16_t dport;     /**< destination Homa port (also in the header) */
+	uint8_t priority;   /**< 0 (lowest) .. 7 (highest) */
+	uint8_t type;       /**< packet type, for drivers that batch DATA */
+	size_t len;         /**< bytes written to the caller's buffer */
+};
+
+typedef struct homa_engine homa_engine;
+/** A received message; owned by the engine until released. */
+typedef struct homa_msg homa_msg;
+
+/** Kinds of events. */
+enum homa_event_type {
+	HOMA_EV_REQUEST = 1,  /**< a complete request arrived (server) */
+	HOMA_EV_RESPONSE = 2, /**< a client RPC's response arrived */
+	HOMA_EV_ERROR = 3,    /**< a client RPC failed; error says why */
+};
+
+/** One event. msg is set for REQUEST and RESPONSE and must be released. */
+struct homa_event {
+	int type;
+	uint64_t id;        /**< local RPC id (client: even; server: odd) */
+	uint64_t cookie;    /**< the client's cookie (0 on server events) */
+	int error;          /**< HOMA_EV_ERROR: HOMA_ETIMEDOUT, HOMA_ESHUTDOWN, ... */
+	homa_addr peer;
+	uint16_t peer_port;
+	homa_msg *msg;
+	uint64_t start_ns;  /**< client: when the RPC was sent */
+};
+
+/**
+ * homa_engine_new() - Create an endpoint.
+ * @out: receives the engine (caller owns; free with homa_engine_free()).
+ * @s: settings (copied); NULL means homa_settings_default().
+ * @local: this host's address (copied).
+ * @port: this endpoint's Homa port, non-zero.
+ * @alloc: optional hooks (copied); NULL for malloc.
+ * @now: current time, ns.
+ * Return: 0, HOMA_EINVAL (bad arguments or settings), HOMA_ENOMEM.
+ */
+int homa_engine_new(homa_engine **out, const struct homa_settings *s,
+		    const homa_addr *local, uint16_t port,
+		    const struct homa_alloc *alloc, uint64_t now);
+
+/**
+ * homa_engine_free() - Destroy an engine and everything it owns,
+ * including unreleased messages. NULL is ignored.
+ */
+void homa_engine_free(homa_engine *e);
+
+/**
+ * homa_engine_set_settings() - Apply new settings at run time.
+ * Return: 0 or HOMA_EINVAL (settings rejected, old ones kept).
+ */
+int homa_engine_set_settings(homa_engine *e, const struct homa_settings *s);
+
+/** homa_engine_settings() - The settings in force (engine owns). */
+const struct homa_settings *homa_engine_settings(const homa_engine *e);
+
+/** homa_engine_set_hooks() - Install (or with NULL, remove) packet hooks. */
+void homa_engine_set_hooks(homa_engine *e, const struct homa_packet_hooks *h);
+
+/**
+ * homa_engine_set_server() - Accept incoming requests (true) or drop them
+ * (false, the default; counted as HOMA_DROP_NOT_SERVER).
+ */
+void homa_engine_set_server(homa_engine *e, bool serve);
+
+/** homa_engine_port() - This endpoint's port. */
+uint16_t homa_engine_port(const homa_engine *e);
+
+/**
+ * homa_engine_send_request() - Start a client RPC.
+ * @dst, @dport: the server.
+ * @iov, @iovcnt: the request (copied into the engine; 0 bytes is invalid).
+ * @cookie: returned in the RPC's events.
+ * @id: receives the RPC id (even).
+ * Return: 0; HOMA_EINVAL (NULL, empty, port 0), HOMA_EMSGSIZE,
+ * HOMA_EAGAIN (tx buffer or RPC cap reached: retry after some output),
+ * HOMA_EPEERDEAD (peer timed out recently), HOMA_ENOMEM.
+ */
+int homa_engine_send_request(homa_engine *e, const homa_addr *dst,
+			     uint16_t dport, const struct homa_iov *iov,
+			     int iovcnt, uint64_t cookie, uint64_t now,
+			     uint64_t *id);
+
+/**
+ * homa_engine_send_reply() - Answer a server RPC delivered by a
+ * HOMA_EV_REQUEST event.
+ * Return: 0; HOMA_ENOTFOUND (no such server RPC: unknown id, or the
+ * client aborted and the RPC was freed); HOMA_ESTATE (already replied or
+ * request not yet delivered); HOMA_EINVAL; HOMA_EMSGSIZE; HOMA_EAGAIN;
+ * HOMA_ENOMEM.
+ */
+int homa_engine_send_reply(homa_engine *e, uint64_t id,
+			   const struct homa_iov *iov, int iovcnt,
+			   uint64_t now);
+
+/**
+ * homa_engine_abort() - Abort an RPC (client: no event follows; server:
+ * the request is forgotten and no reply will be sent).
+ * Return: 0 or HOMA_ENOTFOUND.
+ */
+int homa_engine_abort(homa_engine *e, uint64_t id, uint64_t now);
+
+/**
+ * homa_engine_shutdown() - Fail every client RPC with HOMA_ESHUTDOWN
+ * (reported as events) and free all server RPCs. Later sends return
+ * HOMA_ESHUTDOWN.
+ */
+void homa_engine_shutdown(homa_engine *e, uint64_t now);
+
+/**
+ * homa_engine_input() - Hand one received packet to the engine.
+ * @src: the sending host; @buf/@len: the Homa packet (header first). The
+ * engine copies what it keeps; @buf may be reused at once (it is modified
+ * in place if packet hooks transform it).
+ * Return: 0 if the packet was used, or a negative HOMA_DROP_* reason - 100
+ * if it was dropped (also counted in stats.drops). Never fails otherwise.
+ */
+int homa_engine_input(homa_engine *e, const homa_addr *src, uint8_t *buf,
+		      size_t len, uint64_t now);
+
+/** Offset subtracted from a drop reason in homa_engine_input()'s result. */
+#define HOMA_INPUT_DROPPED 100
+
+/**
+ * homa_engine_output() - Produce the next packet to send, if any.
+ * Control packets come first; DATA is paced by the NIC model (link_mbps,
+ * max_nic_queue_ns) and sender SRPT.
+ * @buf, @cap: caller's buffer, at least settings.mtu + hooks overhead.
+ * @tx: filled with destination, priority and length.
+ * Return: bytes written (> 0), 0 if nothing may be sent now, HOMA_ENOSPC.
+ */
+int homa_engine_output(homa_engine *e, uint64_t now, uint8_t *buf,
+		       size_t cap, struct homa_tx *tx);
+
+/**
+ * homa_engine_next_deadline() - When the engine next needs a call: the
+ * next timer tick, or the time the pacer allows more DATA out.
+ * Return: absolute ns; UINT64_MAX if nothing is pending.
+ */
+uint64_t homa_engine_next_deadline(const homa_engine *e);
+
+/** homa_engine_want_output() - True if homa_engine_output() has something now. */
+bool homa_engine_want_output(const homa_engine *e, uint64_t now);
+
+/**
+ * homa_engine_on_timer() - Run timers due at @now (resends, timeouts,
+ * acks, START_MSG repeats). Cheap when nothing is due.
+ */
+void homa_engine_on_timer(homa_engine *e, uint64_t now);
+
+/**
+ * homa_engine_next_event() - Take the oldest event.
+ * Return: 1 and fills @ev, or 0 if none.
+ */
+int homa_engine_next_event(homa_engine *e, struct homa_event *ev);
+
+/** homa_msg_length() - Bytes in a received message. */
+size_t homa_msg_length(const homa_msg *m);
+
+/**
+ * homa_msg_segment() - Zero-copy view of the bytes at @offset.
+ * @ptr: receives a pointer into engine memory, valid until release.
+ * Return: contiguous bytes available at @ptr (0 if @offset >= length).
+ */
+size_t homa_msg_segment(const homa_msg *m, size_t offset, const uint8_t **ptr);
+
+/**
+ * homa_msg_copy() - Copy up to @len bytes from @offset into @dst.
+ * Return: bytes copied.
+ */
+size_t homa_msg_copy(const homa_msg *m, size_t offset, void *dst, size_t len);
+
+/**
+ * homa_engine_msg_release() - Give a message back to the engine. For a
+ * client response this also frees the RPC and schedules its ack.
+ */
+void homa_engine_msg_release(homa_engine *e, homa_msg *m);
+
+/**
+ * homa_engine_rx_progress() - Incremental receive: how many bytes of the
+ * message being received for RPC @id are present from offset 0 on.
+ * @msg: if not NULL, receives the partial message (read-only, engine owns;
+ * valid until the RPC's event is taken or the RPC ends).
+ * Return: contiguous bytes, or HOMA_ENOTFOUND.
+ */
+int64_t homa_engine_rx_progress(homa_engine *e, uint64_t id,
+				const homa_msg **msg);
+
+/** homa_engine_stats() - Copy the counters into @out. */
+void homa_engine_stats(const homa_engine *e, struct homa_stats *out);
+
+/**
+ * homa_engine_state_sizes() - Bytes of engine state per RPC and per peer,
+ * excluding message buffers (for documentation and tests).
+ */
+void homa_engine_state_sizes(size_t *per_rpc, size_t *per_peer);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* HOMA_ENGINE_H */

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file errors.h
+ * Error codes shared by every layer of homa. Every function that can fail
+ * returns one of these as a negative int (0 or a positive count means
+ * success); homa_strerror() turns it into text.
+ */
+#ifndef HOMA_ERRORS_H
+#define HOMA_ERRORS_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Negative error codes returned by homa functions. */
+enum homa_error {
+	HOMA_OK = 0,
+	HOMA_EINVAL = -1,      /**< an argument is NULL, out of range or inconsistent */
+	HOMA_ENOMEM = -2,      /**< an allocation failed */
+	HOMA_EAGAIN = -3,      /**< would block: a memory cap is reached or nothing is ready; retry later */
+	HOMA_EMSGSIZE = -4,    /**< message longer than settings.max_message */
+	HOMA_ENOTFOUND = -5,   /**< no RPC with that id (never existed, or already finished) */
+	HOMA_ETIMEDOUT = -6,   /**< the peer stopped answering; the RPC was aborted */
+	HOMA_ECANCELED = -7,   /**< the RPC was aborted by the application */
+	HOMA_ESHUTDOWN = -8,   /**< the endpoint is closed */
+	HOMA_EADDRINUSE = -9,  /**< the port is already bound */
+	HOMA_EPERM = -10,      /**< missing privilege (raw IP needs CAP_NET_RAW) */
+	HOMA_EPROTO = -11,     /**< malformed packet */
+	HOMA_ESTATE = -12,     /**< operation not valid in the RPC's state (e.g. a second reply) */
+	HOMA_EIO = -13,        /**< a system call failed */
+	HOMA_ENOSPC = -14,     /**< the caller's output buffer is too small */
+	HOMA_ENOTSUP = -15,    /**< feature not available (address family, driver) */
+	HOMA_EPEERDEAD = -16,  /**< the peer was declared dead earlier; new RPCs fail at once */
+};
+
+/**
+ * homa_strerror() - Describe an error code.
+ * @err: a value returned by a homa function (negative), or 0.
+ * Return: a static, NUL-terminated string; never NULL. Unknown codes give
+ * "unknown homa error".
+ */
+const char *homa_strerror(int err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* HOMA_ERRORS_H */

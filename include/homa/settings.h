@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file settings.h
+ * Every tunable of the protocol engine in one versioned struct. Fill it
+ * with homa_settings_default(), change what you need, and pass it to
+ * homa_engine_new() or homa_engine_set_settings() (which applies it at run
+ * time). homa_settings_validate() says what is wrong with a struct.
+ */
+#ifndef HOMA_SETTINGS_H
+#define HOMA_SETTINGS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Bump when fields are added; homa_settings_default() writes it. */
+#define HOMA_SETTINGS_VERSION 1
+
+/** Protocol parameters (GUIDE section 4 names). Times are nanoseconds. */
+struct homa_settings {
+	uint32_t version;          /**< HOMA_SETTINGS_VERSION */
+	uint64_t link_mbps;        /**< NIC rate used by the pacer (default 25000) */
+	uint32_t mtu;              /**< largest Homa packet incl. the Homa header (default 1500 - 28) */
+	uint32_t unsched_bytes;    /**< bytes sent without grants (default 40000) */
+	uint32_t max_incoming;     /**< granted-but-unreceived bytes across messages (400000) */
+	uint32_t max_overcommit;   /**< messages granted at once (8) */
+	uint32_t grant_fifo_fraction;  /**< per mille of grants to the oldest message (50) */
+	uint32_t fifo_grant_increment; /**< bytes per FIFO grant (50000) */
+	uint32_t pacer_fifo_fraction;  /**< per mille of pacer output to the oldest message (50) */
+	uint32_t max_nic_queue_ns;     /**< NIC backlog limit (5000) */
+	uint32_t num_priorities;       /**< levels used, 1..8 (8) */
+	/**
+	 * Unscheduled priority cutoffs: a message of length L uses the highest
+	 * priority p with L <= unsched_cutoffs[p]; unused levels are 0.
+	 * Default {0,0,0,0, max, 15000, 2800, 200} for 8 levels: 4 unscheduled,
+	 * the 4 lowest for scheduled traffic.
+	 */
+	uint32_t unsched_cutoffs[8];
+	uint32_t num_unsched_priorities; /**< levels reserved for unscheduled data (4) */
+	bool dynamic_cutoffs;      /**< recompute cutoffs from observed sizes (true) */
+	uint64_t tick_ns;          /**< timer tick (1000000) */
+	uint32_t resend_ticks;     /**< silent ticks before the first RESEND (5) */
+	uint32_t resend_interval;  /**< ticks between RESENDs (5) */
+	uint32_t timeout_ticks;    /**< silent ticks before the RPC is aborted (100) */
+	uint32_t request_ack_ticks;/**< ticks before a server sends NEED_ACK (2) */
+	uint64_t max_message;      /**< longest message accepted or sent (64 MiB) */
+	uint64_t max_rx_buffered;  /**< cap on buffered incoming bytes + RPC state (256 MiB) */
+	uint64_t max_tx_buffered;  /**< cap on queued outgoing message bytes (256 MiB) */
+	uint32_t max_rpcs;         /**< cap on live RPCs (client + server) (65536) */
+	bool start_msg;            /**< announce scheduled messages with START_MSG (false) */
+	uint32_t incast_threshold; /**< outstanding RPCs to one server that trigger incast control (8; 0 = off) */
+	uint32_t incast_unsched_bytes; /**< unscheduled bytes a response may use under incast (1400) */
+	uint32_t max_control_queue; /**< control packets queued before new ones are dropped (4096) */
+};
+
+/**
+ * homa_settings_default() - Fill @s with the defaults documented per field.
+ * @s: caller-owned struct; every field is written.
+ */
+void homa_settings_default(struct homa_settings *s);
+
+/**
+ * homa_settings_validate() - Check a settings struct for nonsense.
+ * @s: settings to check.
+ * @why: if not NULL, set to a static string naming the bad field.
+ * Return: 0 if usable, HOMA_EINVAL otherwise (wrong version, mtu too small
+ * for a DATA header, zero link rate or tick, num_priorities outside 1..8,
+ * cutoffs not increasing, max_message above 2^32-1, caps smaller than one
+ * message's unscheduled bytes, ...).
+ */
+int homa_settings_validate(const struct homa_settings *s, const char **why);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* HOMA_SETTINGS_H */

@@ -1,0 +1,174 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file wire.h
+ * Homa packets on the wire, byte-compatible with the Linux module
+ * (PlatformLab/HomaModule). All integers are big-endian. Packets are never
+ * read or written through packed structs: homa_wire_decode() parses bytes
+ * into a host-order struct homa_pkt and homa_wire_encode() writes one back.
+ *
+ * Layouts (offsets in bytes):
+ *   common  (28): sport 0, dport 2, seq 4, unused 8..10, type 11, doff 12,
+ *                 flags 13, window 14, checksum 16, urgent 18, sender_id 20
+ *   DATA    (56): common; message_length 28; incoming 32;
+ *                 ack.client_id 36; ack.server_port 44; cutoff_version 46;
+ *                 retransmit 48; pad 49..51; offset 52; then payload
+ *   GRANT   (33): common; offset 28; priority 32
+ *   RESEND  (37): common; offset 28; length 32; priority 36
+ *   RPC_UNKNOWN, BUSY, FREEZE, NEED_ACK (28): common only
+ *   CUTOFFS (62): common; cutoffs[8] 28..59; cutoff_version 60
+ *   ACK     (80): common; num_acks 28; 5 x {client_id u64, server_port u16} 30
+ *   START_MSG (32, homa extension, type 0x19): common; message_length 28
+ */
+#ifndef HOMA_WIRE_H
+#define HOMA_WIRE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** IANA IP protocol number of Homa. */
+#define HOMA_IPPROTO 146
+
+/** Packet type codes (byte 11 of the common header). */
+enum homa_pkt_type {
+	HOMA_PKT_DATA = 0x10,
+	HOMA_PKT_GRANT = 0x11,
+	HOMA_PKT_RESEND = 0x12,
+	HOMA_PKT_RPC_UNKNOWN = 0x13,
+	HOMA_PKT_BUSY = 0x14,
+	HOMA_PKT_CUTOFFS = 0x15,
+	HOMA_PKT_FREEZE = 0x16,
+	HOMA_PKT_NEED_ACK = 0x17,
+	HOMA_PKT_ACK = 0x18,
+	HOMA_PKT_START_MSG = 0x19, /**< homa extension: announce a fully scheduled message */
+};
+
+/** First and one-past-last type code, for per-type counter arrays. */
+#define HOMA_PKT_FIRST 0x10
+#define HOMA_PKT_TYPES 10
+
+#define HOMA_COMMON_LEN 28
+#define HOMA_DATA_HDR_LEN 56
+#define HOMA_GRANT_LEN 33
+#define HOMA_RESEND_LEN 37
+#define HOMA_CONTROL_LEN 28
+#define HOMA_CUTOFFS_LEN 62
+#define HOMA_ACK_LEN 80
+#define HOMA_START_MSG_LEN 32
+
+/** doff byte values: header length in 32-bit words, in the high nibble. */
+#define HOMA_DOFF_DATA (14 << 4)
+#define HOMA_DOFF_CONTROL (5 << 4)
+
+/** Number of priority levels a packet can carry. */
+#define HOMA_MAX_PRIORITIES 8
+/** Acks carried by one ACK packet. */
+#define HOMA_MAX_ACKS 5
+/** RESEND length meaning "everything from offset on". */
+#define HOMA_RESEND_ALL 0xffffffffu
+
+/**
+ * Bit in the common header's flags byte (a TCP flag byte that Linux Homa
+ * ignores): set on a request's DATA packets by a client under incast, it
+ * asks the server to limit the response's unscheduled bytes
+ * (settings.incast_unsched_bytes).
+ */
+#define HOMA_FLAG_INCAST 0x01
+
+/** One acknowledged client RPC: the server may free it. */
+struct homa_ack {
+	uint64_t client_id;
+	uint16_t server_port;
+};
+
+/** A decoded packet in host byte order. */
+struct homa_pkt {
+	uint16_t sport;
+	uint16_t dport;
+	uint32_t seq;
+	uint8_t type;
+	uint8_t doff;
+	uint8_t flags;
+	uint64_t sender_id;
+	union {
+		struct {
+			uint32_t message_length;
+			uint32_t incoming;
+			struct homa_ack ack;
+			uint16_t cutoff_version;
+			uint8_t retransmit;
+			uint32_t offset;
+			/** Payload bytes; on decode, a pointer into the input buffer. */
+			const uint8_t *payload;
+			uint32_t payload_len;
+		} data;
+		struct {
+			uint32_t offset;
+			uint8_t priority;
+		} grant;
+		struct {
+			uint32_t offset;
+			uint32_t length;
+			uint8_t priority;
+		} resend;
+		struct {
+			uint32_t cutoffs[HOMA_MAX_PRIORITIES];
+			uint16_t version;
+		} cutoffs;
+		struct {
+			uint16_t num_acks;
+			struct homa_ack acks[HOMA_MAX_ACKS];
+		} ack;
+		struct {
+			uint32_t message_length;
+		} start;
+	} u;
+};
+
+/** Why homa_wire_decode() refused a packet (returned negated). */
+enum homa_wire_error {
+	HOMA_WIRE_TRUNCATED = 1,  /**< shorter than its type's header */
+	HOMA_WIRE_BAD_TYPE = 2,   /**< unknown type code */
+	HOMA_WIRE_BAD_FIELD = 3,  /**< inconsistent lengths or values inside the header */
+};
+
+/**
+ * homa_wire_decode() - Parse one packet.
+ * @buf: the bytes (caller owns; DATA payload in @pkt points into it).
+ * @len: number of bytes in @buf.
+ * @pkt: filled on success.
+ * Return: 0, or -HOMA_WIRE_TRUNCATED / -HOMA_WIRE_BAD_TYPE /
+ * -HOMA_WIRE_BAD_FIELD (DATA whose payload runs past message_length, or
+ * an ACK claiming more than HOMA_MAX_ACKS entries, or a priority >= 8).
+ */
+int homa_wire_decode(const uint8_t *buf, size_t len, struct homa_pkt *pkt);
+
+/**
+ * homa_wire_encode() - Serialize @pkt (including a DATA payload) into @buf.
+ * @pkt: the packet; type selects the layout; doff is set by this function.
+ * @buf: output; caller owns.
+ * @cap: bytes available in @buf.
+ * Return: bytes written, or HOMA_ENOSPC if @cap is too small, or
+ * HOMA_EINVAL for an unknown type.
+ */
+int homa_wire_encode(const struct homa_pkt *pkt, uint8_t *buf, size_t cap);
+
+/**
+ * homa_wire_header_len() - Header length of a packet type.
+ * Return: bytes of header (DATA: 56, without payload), or 0 if unknown.
+ */
+size_t homa_wire_header_len(uint8_t type);
+
+/**
+ * homa_wire_type_name() - Short name of a packet type ("DATA", "GRANT", ...).
+ * Return: a static string; "UNKNOWN" for other codes.
+ */
+const char *homa_wire_type_name(uint8_t type);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* HOMA_WIRE_H */

@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file errors.c
+ * Text for homa's error codes.
+ */
+#include "homa/errors.h"
+
+/** homa_strerror() - See errors.h. */
+const char *homa_strerror(int err)
+{
+	switch (err) {
+	case HOMA_OK: return "success";
+	case HOMA_EINVAL: return "invalid argument";
+	case HOMA_ENOMEM: return "out of memory";
+	case HOMA_EAGAIN: return "resource temporarily unavailable (buffer cap reached or nothing ready)";
+	case HOMA_EMSGSIZE: return "message longer than the configured maximum";
+	case HOMA_ENOTFOUND: return "no such RPC";
+	case HOMA_ETIMEDOUT: return "peer did not respond (RPC timed out)";
+	case HOMA_ECANCELED: return "RPC aborted by the application";
+	case HOMA_ESHUTDOWN: return "endpoint is shut down";
+	case HOMA_EADDRINUSE: return "port already in use";
+	case HOMA_EPERM: return "operation not permitted (raw IP needs CAP_NET_RAW)";
+	case HOMA_EPROTO: return "malformed packet";
+	case HOMA_ESTATE: return "operation not valid in the RPC's current state";
+	case HOMA_EIO: return "system I/O error";
+	case HOMA_ENOSPC: return "output buffer too small";
+	case HOMA_ENOTSUP: return "not supported";
+	case HOMA_EPEERDEAD: return "peer was declared dead";
+	default: return "unknown homa error";
+	}
+}

@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file settings.c
+ * Default values and validation of struct homa_settings.
+ */
+#include <string.h>
+
+#include "homa/errors.h"
+#include "homa/settings.h"
+#include "homa/wire.h"
+
+/** homa_settings_default() - See settings.h. */
+void homa_settings_default(struct homa_settings *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->version = HOMA_SETTINGS_VERSION;
+	s->link_mbps = 25000;
+	s->mtu = 1500 - 28;
+	s->unsched_bytes = 40000;
+	s->max_incoming = 400000;
+	s->max_overcommit = 8;
+	s->grant_fifo_fraction = 50;
+	s->fifo_grant_increment = 50000;
+	s->pacer_fifo_fraction = 50;
+	s->max_nic_queue_ns = 5000;
+	s->num_priorities = 8;
+	s->num_unsched_priorities = 4;
+	s->unsched_cutoffs[7] = 200;
+	s->unsched_cutoffs[6] = 2800;
+	s->unsched_cutoffs[5] = 15000;
+	s->unsched_cutoffs[4] = 0xffffffffu;
+	s->dynamic_cutoffs = true;
+	s->tick_ns = 1000000;
+	s->resend_ticks = 5;
+	s->resend_interval = 5;
+	s->timeout_ticks = 100;
+	s->request_ack_ticks = 2;
+	s->max_message = 64u << 20;
+	s->max_rx_buffered = 256u << 20;
+	s->max_tx_buffered = 256u << 20;
+	s->max_rpcs = 65536;
+	s->start_msg = false;
+	s->incast_threshold = 8;
+	s->incast_unsched_bytes = 1400;
+	s->max_control_queue = 4096;
+}
+
+/** check_cutoffs() - Cutoffs of used unscheduled levels must grow toward low priority. */
+static int check_cutoffs(const struct homa_settings *s)
+{
+	uint32_t lowest = s->num_priorities - s->num_unsched_priorities;
+	uint32_t p;
+
+	for (p = lowest + 1; p < s->num_priorities; p++)
+		if (s->unsched_cutoffs[p] > s->unsched_cutoffs[p - 1])
+			return -1;
+	return s->unsched_cutoffs[lowest] == 0xffffffffu ? 0 : -1;
+}
+
+/** homa_settings_validate() - See settings.h. */
+int homa_settings_validate(const struct homa_settings *s, const char **why)
+{
+	const char *bad = NULL;
+
+	if (!s)
+		bad = "settings pointer is NULL";
+	else if (s->version != HOMA_SETTINGS_VERSION)
+		bad = "version";
+	else if (s->link_mbps == 0)
+		bad = "link_mbps";
+	else if (s->mtu < HOMA_DATA_HDR_LEN + 64 || s->mtu > 65000)
+		bad = "mtu";
+	else if (s->unsched_bytes == 0)
+		bad = "unsched_bytes";
+	else if (s->max_incoming < s->mtu)
+		bad = "max_incoming";
+	else if (s->max_overcommit == 0 || s->max_overcommit > 64)
+		bad = "max_overcommit";
+	else if (s->grant_fifo_fraction > 500 || s->pacer_fifo_fraction > 500)
+		bad = "fifo_fraction (per mille, at most 500)";
+	else if (s->fifo_grant_increment == 0)
+		bad = "fifo_grant_increment";
+	else if (s->num_priorities < 1 || s->num_priorities > HOMA_MAX_PRIORITIES)
+		bad = "num_priorities";
+	else if (s->num_unsched_priorities < 1 ||
+		 s->num_unsched_priorities > s->num_priorities)
+		bad = "num_unsched_priorities";
+	else if (check_cutoffs(s))
+		bad = "unsched_cutoffs (must shrink toward high priority; lowest unscheduled level 0xffffffff)";
+	else if (s->tick_ns == 0)
+		bad = "tick_ns";
+	else if (s->resend_ticks == 0 || s->resend_interval == 0)
+		bad = "resend_ticks/resend_interval";
+	else if (s->timeout_ticks <= s->resend_ticks)
+		bad = "timeout_ticks (must exceed resend_ticks)";
+	else if (s->request_ack_ticks == 0)
+		bad = "request_ack_ticks";
+	else if (s->max_message == 0 || s->max_message > 0xffffffffu)
+		bad = "max_message (1 .. 2^32-1)";
+	else if (s->max_rx_buffered < 2ull * s->mtu || s->max_tx_buffered < s->mtu)
+		bad = "max_rx_buffered/max_tx_buffered";
+	else if (s->max_rpcs == 0)
+		bad = "max_rpcs";
+	else if (s->max_control_queue < 16)
+		bad = "max_control_queue";
+	if (why)
+		*why = bad;
+	return bad ? HOMA_EINVAL : 0;
+}
