@@ -1,0 +1,353 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file homa.h
+ * The application API: socket-like Homa RPCs over a real network.
+ *
+ * A homa_socket is one Homa endpoint (an address and a port). A client
+ * sends a request with homa_send_request() and later receives the
+ * response with homa_recv(); a server (opened with opts.server = true)
+ * receives requests with homa_recv() and answers each with homa_reply().
+ * Every RPC is identified by a 64-bit id (client ids are even, server ids
+ * odd) and may carry a client-chosen cookie.
+ *
+ * Tour:
+ *     struct homa_open_opts o;
+ *     homa_open_opts_default(&o);            // UDP driver, threaded, ephemeral port
+ *     homa_socket *s;
+ *     int err = homa_open(&s, &o);           // negative HOMA_E* on failure
+ *     uint64_t id;
+ *     homa_send(s, (struct sockaddr *)&srv, "ping", 4, 0, &id);
+ *     struct homa_message m;
+ *     err = homa_recv(s, HOMA_RECV_RESPONSE, id, 1000000000, &m);
+ *     ... homa_message_copy(&m, 0, buf, m.length) or homa_message_segment() ...
+ *     homa_message_release(&m);
+ *     homa_close(s);
+ *
+ * Drivers: HOMA_DRIVER_UDP (default) carries each Homa packet as the
+ * payload of a UDP datagram whose port is the Homa port; it needs no
+ * privilege. HOMA_DRIVER_RAW sends IP protocol 146 packets in the Linux
+ * Homa module's format (interoperable with it); it needs CAP_NET_RAW.
+ *
+ * Modes: HOMA_MODE_THREADED (default) runs one runtime thread per socket
+ * that receives packets, runs the protocol's timers and pacer, and wakes
+ * the application. HOMA_MODE_POLLED runs no thread: packets move only
+ * while an application thread is inside homa_poll(), a blocking
+ * homa_recv(), or a send call; this gives the lowest latency when the
+ * application spins on the socket.
+ *
+ * Threading: every function may be called from any number of threads at
+ * once on the same socket. homa_close() may be called while other threads
+ * are blocked in the socket: they return HOMA_ESHUTDOWN.
+ *
+ * Handles: a homa_socket pointer is an opaque handle that the application
+ * never dereferences. A handle used after homa_close() is detected and the
+ * call returns HOMA_ESHUTDOWN (it does not crash).
+ *
+ * Errors: every function that can fail returns a negative HOMA_E* code
+ * (errors.h); homa_strerror() gives its text. Arguments that are NULL or
+ * out of range give HOMA_EINVAL unless stated otherwise.
+ */
+#ifndef HOMA_HOMA_H
+#define HOMA_HOMA_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "homa/engine.h"
+#include "homa/errors.h"
+#include "homa/settings.h"
+#include "homa/stats.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Bump when fields are added to struct homa_open_opts. */
+#define HOMA_OPEN_OPTS_VERSION 1
+
+/** Opaque socket handle. */
+typedef struct homa_socket homa_socket;
+
+/** How packets reach the network. */
+enum homa_driver_kind {
+	HOMA_DRIVER_UDP = 0, /**< UDP datagrams, Homa port == UDP port; unprivileged */
+	HOMA_DRIVER_RAW = 1, /**< raw IP protocol 146; needs CAP_NET_RAW */
+};
+
+/** Who moves packets. */
+enum homa_mode {
+	HOMA_MODE_THREADED = 0, /**< one runtime thread per socket */
+	HOMA_MODE_POLLED = 1,   /**< no thread; application calls drive I/O */
+};
+
+/** Options for homa_open(); fill with homa_open_opts_default() first. */
+struct homa_open_opts {
+	uint32_t version;     /**< HOMA_OPEN_OPTS_VERSION */
+	int driver;           /**< enum homa_driver_kind (default UDP) */
+	int mode;             /**< enum homa_mode (default THREADED) */
+	/**
+	 * Local address as text, IPv4 ("127.0.0.1", "0.0.0.0") or IPv6
+	 * ("::1", "::"). NULL means "0.0.0.0". An IPv6 socket also reaches
+	 * IPv4 peers through mapped addresses (UDP driver).
+	 */
+	const char *bind_addr;
+	/** If not NULL, used instead of bind_addr and port (sockaddr_in or sockaddr_in6). */
+	const struct sockaddr *bind_sa;
+	uint16_t port;        /**< Homa port; 0 picks a free (ephemeral) one */
+	bool server;          /**< accept incoming requests (default false) */
+	/** Engine settings (copied); NULL means homa_settings_default(). */
+	const struct homa_settings *settings;
+	/**
+	 * How long a send waits when the engine's transmit buffer or RPC cap
+	 * is full: -1 waits until space frees up or the socket closes
+	 * (default), 0 returns HOMA_EAGAIN at once, > 0 waits at most that
+	 * many ns and then returns HOMA_EAGAIN.
+	 */
+	int64_t send_timeout_ns;
+	/** Packets moved per batched system call, 1..1024 (default 32). */
+	uint32_t batch;
+	/** Use UDP_SEGMENT / UDP_GRO when the kernel has them (default true). */
+	bool offload;
+};
+
+/** Flags for homa_recv(): which kinds of message to accept. */
+#define HOMA_RECV_REQUEST 0x1  /**< incoming requests (server sockets) */
+#define HOMA_RECV_RESPONSE 0x2 /**< responses to this socket's requests */
+
+/**
+ * A received message (or a failed RPC). Filled by homa_recv(); the bytes
+ * are a zero-copy view into the socket's buffer pool and stay valid until
+ * homa_message_release() (or homa_close() of the socket, whichever comes
+ * first). The struct itself belongs to the caller.
+ */
+struct homa_message {
+	uint64_t id;        /**< RPC id: even for a response, odd for a request */
+	uint64_t cookie;    /**< the cookie given to homa_send_request() (0 for requests) */
+	int type;           /**< HOMA_RECV_REQUEST or HOMA_RECV_RESPONSE */
+	int error;          /**< 0, or why the RPC failed (then length is 0) */
+	struct sockaddr_storage peer; /**< the other end (address and Homa port) */
+	socklen_t peer_len; /**< bytes used in peer */
+	size_t length;      /**< message length in bytes */
+	uint64_t rtt_ns;    /**< responses: time from send to arrival; else 0 */
+	void *priv[2];      /**< runtime use only */
+};
+
+/** Counters of the runtime and driver for one socket (homa_io_stats()). */
+struct homa_io_stats {
+	uint64_t tx_packets;      /**< Homa packets handed to the driver */
+	uint64_t tx_bytes;        /**< their bytes (Homa headers included) */
+	uint64_t tx_calls;        /**< send system calls (sendmmsg/sendmsg) */
+	uint64_t tx_gso_batches;  /**< UDP_SEGMENT super-packets sent */
+	uint64_t tx_errors;       /**< packets the kernel refused (dropped) */
+	uint64_t rx_packets;      /**< Homa packets given to the engine */
+	uint64_t rx_bytes;
+	uint64_t rx_calls;        /**< receive system calls that returned data */
+	uint64_t rx_gro_batches;  /**< coalesced UDP_GRO buffers split */
+	uint64_t rx_filtered;     /**< raw driver: packets for another port */
+	uint64_t wakeups;         /**< application threads woken with a message */
+	uint64_t send_waits;      /**< sends that waited for buffer space */
+};
+
+/**
+ * homa_open_opts_default() - Fill @o with the defaults documented above.
+ * @o: caller-owned; every field is written.
+ */
+void homa_open_opts_default(struct homa_open_opts *o);
+
+/**
+ * homa_open() - Create a socket, bind it and start its runtime.
+ * @out: receives the handle; the caller must homa_close() it.
+ * @opts: options (copied); NULL means homa_open_opts_default().
+ * Return: 0; HOMA_EINVAL (NULL @out, bad version, driver, mode, address,
+ * batch or settings); HOMA_EADDRINUSE (port already bound, by any
+ * process); HOMA_EPERM (raw driver without CAP_NET_RAW; a message saying
+ * so is also written to stderr); HOMA_ENOTSUP (address family not
+ * available); HOMA_ENOMEM; HOMA_EIO (another system call failed).
+ */
+int homa_open(homa_socket **out, const struct homa_open_opts *opts);
+
+/**
+ * homa_close() - Shut the socket down and free it. Outstanding client RPCs
+ * end; threads blocked in the socket return HOMA_ESHUTDOWN; unreleased
+ * messages become invalid. Waits for threads still inside calls on the
+ * socket to leave. The handle is dead afterwards.
+ * Return: 0; HOMA_ESHUTDOWN (already closed); HOMA_EINVAL (NULL).
+ */
+int homa_close(homa_socket *s);
+
+/**
+ * homa_local_port() - The socket's Homa port (useful after port 0).
+ * Return: the port (1..65535), HOMA_EINVAL or HOMA_ESHUTDOWN.
+ */
+int homa_local_port(homa_socket *s);
+
+/**
+ * homa_send_request() - Start a client RPC.
+ * @dst: the server: a sockaddr_in or sockaddr_in6 (read by its family)
+ *	whose port is the server's Homa port.
+ * @iov, @iovcnt: the request, 1..2^32-1 bytes in total; copied before
+ *	the call returns, so the buffers may be reused at once.
+ * @cookie: any value; returned in the response's homa_message.
+ * @id: receives the RPC id (even); may not be NULL.
+ * May wait for buffer space (see opts.send_timeout_ns).
+ * Return: 0; HOMA_EINVAL (NULL argument, iovcnt < 1, empty message, port
+ * 0, unknown family); HOMA_ENOTSUP (IPv6 destination on an IPv4 socket or
+ * the reverse, raw driver); HOMA_EMSGSIZE (longer than
+ * settings.max_message); HOMA_EAGAIN (no space within the send timeout);
+ * HOMA_EPEERDEAD (the peer timed out recently); HOMA_ESHUTDOWN (socket
+ * closed); HOMA_ENOMEM.
+ */
+int homa_send_request(homa_socket *s, const struct sockaddr *dst,
+		      const struct homa_iov *iov, int iovcnt,
+		      uint64_t cookie, uint64_t *id);
+
+/**
+ * homa_send() - homa_send_request() with one contiguous buffer.
+ * Return: as homa_send_request().
+ */
+int homa_send(homa_socket *s, const struct sockaddr *dst, const void *buf,
+	      size_t len, uint64_t cookie, uint64_t *id);
+
+/**
+ * homa_recv() - Wait for a message.
+ * @flags: HOMA_RECV_REQUEST, HOMA_RECV_RESPONSE or both.
+ * @id: 0 for any RPC; otherwise only the response to this client RPC
+ *	(requires HOMA_RECV_RESPONSE).
+ * @timeout_ns: 0 = do not wait, -1 = wait forever, > 0 = wait at most.
+ * @out: filled on success and when an RPC failed (id, cookie, peer, error).
+ * Messages are handed out oldest first; a message goes to exactly one
+ * caller. A waiter for a specific id has priority over a waiter for any.
+ * Return: 0 with @out holding a message the caller must release;
+ * a failed client RPC's error (HOMA_ETIMEDOUT: the server stopped
+ * answering; HOMA_ESHUTDOWN: the socket closed; HOMA_ECANCELED: aborted
+ * while a thread waited for it) with @out->id, cookie and error set and
+ * nothing to release; HOMA_EAGAIN (nothing within @timeout_ns);
+ * HOMA_EINVAL (NULL @out, flags 0 or unknown bits, a non-zero @id
+ * without HOMA_RECV_RESPONSE, HOMA_RECV_REQUEST on a non-server socket);
+ * HOMA_ENOTFOUND (@id is not an outstanding RPC of this socket);
+ * HOMA_ESHUTDOWN (socket closed).
+ */
+int homa_recv(homa_socket *s, int flags, uint64_t id, int64_t timeout_ns,
+	      struct homa_message *out);
+
+/**
+ * homa_message_segment() - Zero-copy view of a received message.
+ * @offset: byte offset in the message.
+ * @ptr: receives a pointer to the bytes at @offset (read-only).
+ * Return: how many contiguous bytes start at *@ptr (0 at or past the end,
+ * or for a message with nothing to read).
+ */
+size_t homa_message_segment(const struct homa_message *m, size_t offset,
+			    const void **ptr);
+
+/**
+ * homa_message_copy() - Copy up to @len bytes from @offset into @dst.
+ * Return: bytes copied (less than @len only at the end of the message).
+ */
+size_t homa_message_copy(const struct homa_message *m, size_t offset,
+			 void *dst, size_t len);
+
+/**
+ * homa_message_release() - Give a message's buffers back to its socket.
+ * For a response this also completes the client RPC. Safe on a message
+ * with nothing to release (a failed RPC), twice on the same message, and
+ * after the socket was closed (then it does nothing). NULL is ignored.
+ */
+void homa_message_release(struct homa_message *m);
+
+/**
+ * homa_recv_partial() - Incremental receive: copy bytes of a response
+ * that is still arriving for client RPC @id.
+ * @offset: first byte wanted. @buf, @cap: destination.
+ * @available: if not NULL, receives how many bytes from offset 0 on have
+ *	arrived so far.
+ * Return: bytes copied (0 if none past @offset yet); HOMA_ENOTFOUND (no
+ * such RPC receiving a response: unknown id, response not started, or
+ * already complete, in which case homa_recv() returns it); HOMA_EINVAL;
+ * HOMA_ESHUTDOWN.
+ */
+int64_t homa_recv_partial(homa_socket *s, uint64_t id, size_t offset,
+			  void *buf, size_t cap, size_t *available);
+
+/**
+ * homa_reply() - Send the response to a request received by homa_recv().
+ * @id: the request's homa_message.id. @iov, @iovcnt: the response, copied.
+ * The request message may be released before or after replying.
+ * May wait for buffer space (see opts.send_timeout_ns).
+ * Return: 0; HOMA_ENOTFOUND (no such server RPC: unknown id, or the
+ * client went away); HOMA_ESTATE (already answered); HOMA_EINVAL;
+ * HOMA_EMSGSIZE; HOMA_EAGAIN (no space within the send timeout);
+ * HOMA_ESHUTDOWN; HOMA_ENOMEM.
+ */
+int homa_reply(homa_socket *s, uint64_t id, const struct homa_iov *iov,
+	       int iovcnt);
+
+/**
+ * homa_reply_buf() - homa_reply() with one contiguous buffer.
+ * Return: as homa_reply().
+ */
+int homa_reply_buf(homa_socket *s, uint64_t id, const void *buf, size_t len);
+
+/**
+ * homa_abort() - Abandon an RPC. Client: no response will be delivered; a
+ * thread waiting for this id returns HOMA_ECANCELED; a response already
+ * queued is discarded. Server: the request is forgotten and no reply
+ * will be sent.
+ * Return: 0; HOMA_ENOTFOUND (no such RPC); HOMA_EINVAL; HOMA_ESHUTDOWN.
+ */
+int homa_abort(homa_socket *s, uint64_t id);
+
+/**
+ * homa_fd() - A descriptor for epoll/poll/select.
+ * Threaded mode: readable while at least one message (or failed RPC) is
+ * waiting for homa_recv() and no thread is already waiting for it.
+ * Polled mode: readable when the socket needs homa_poll() (packets
+ * arrived or a protocol timer is due) or a message is waiting.
+ * The socket owns the descriptor: never read, write or close it.
+ * Return: the descriptor (>= 0), HOMA_EINVAL or HOMA_ESHUTDOWN.
+ */
+int homa_fd(homa_socket *s);
+
+/**
+ * homa_poll() - Polled mode: move packets and run timers.
+ * @timeout_ns: how long to wait for the first packet (0 = just drain
+ *	what is there, -1 = until something arrives).
+ * Return: number of messages ready for homa_recv() (>= 0); HOMA_EINVAL
+ * (threaded socket, or NULL); HOMA_ESHUTDOWN; HOMA_EIO.
+ */
+int homa_poll(homa_socket *s, int64_t timeout_ns);
+
+/**
+ * homa_set_settings() - Change the engine's settings at run time.
+ * Return: 0; HOMA_EINVAL (settings rejected; the old ones stay);
+ * HOMA_ESHUTDOWN.
+ */
+int homa_set_settings(homa_socket *s, const struct homa_settings *st);
+
+/**
+ * homa_socket_stats() - Copy the engine's protocol counters.
+ * Return: 0, HOMA_EINVAL or HOMA_ESHUTDOWN.
+ */
+int homa_socket_stats(homa_socket *s, struct homa_stats *out);
+
+/**
+ * homa_io_stats() - Copy the runtime's and driver's counters.
+ * Return: 0, HOMA_EINVAL or HOMA_ESHUTDOWN.
+ */
+int homa_io_stats(homa_socket *s, struct homa_io_stats *out);
+
+/**
+ * homa_sockaddr_parse() - Build a sockaddr from text and a port.
+ * @host: "10.0.0.1" or "fe80::1" (numeric only, no name lookup).
+ * @out, @len: receive the address (sockaddr_in or sockaddr_in6).
+ * Return: 0 or HOMA_EINVAL.
+ */
+int homa_sockaddr_parse(const char *host, uint16_t port,
+			struct sockaddr_storage *out, socklen_t *len);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* HOMA_HOMA_H */
