@@ -1,0 +1,283 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file batch.c
+ * sendmmsg()/recvmmsg() batching with DSCP marks and UDP segmentation.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/udp.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "batch.h"
+
+#ifndef UDP_SEGMENT
+#define UDP_SEGMENT 103
+#endif
+
+/** homa_io_sender_init() - See batch.h. */
+int homa_io_sender_init(struct homa_io_sender *s, int fd, int family,
+			uint32_t batch, bool gso, bool zero_port)
+{
+	memset(s, 0, sizeof(*s));
+	s->fd = fd;
+	s->family = family;
+	s->gso = gso;
+	s->zero_port = zero_port;
+	s->batch = batch;
+	s->msgs = calloc(batch, sizeof(*s->msgs));
+	s->iovs = calloc(batch, sizeof(*s->iovs));
+	s->names = calloc(batch, sizeof(*s->names));
+	s->ctl = calloc(batch, HOMA_IO_TX_CTL);
+	if (!s->msgs || !s->iovs || !s->names || !s->ctl) {
+		homa_io_sender_free(s);
+		return HOMA_ENOMEM;
+	}
+	return 0;
+}
+
+/** homa_io_sender_free() - See batch.h. */
+void homa_io_sender_free(struct homa_io_sender *s)
+{
+	free(s->msgs);
+	free(s->iovs);
+	free(s->names);
+	free(s->ctl);
+	s->msgs = NULL;
+	s->iovs = NULL;
+	s->names = NULL;
+	s->ctl = NULL;
+}
+
+/**
+ * same_flow() - True if @b may share a UDP_SEGMENT send with @a: same
+ * destination, port and priority.
+ */
+static bool same_flow(const struct homa_io_tx *a, const struct homa_io_tx *b)
+{
+	return a->dport == b->dport && a->priority == b->priority &&
+	       homa_addr_equal(&a->dst, &b->dst);
+}
+
+/**
+ * run_length() - How many packets from @p[0] on (at most @n) form one
+ * UDP_SEGMENT send: same flow, all as long as the first except possibly
+ * the last, which may be shorter; within the kernel's limits.
+ */
+static int run_length(const struct homa_io_tx *p, int n)
+{
+	size_t total = p[0].len;
+	int k = 1;
+
+	while (k < n && k < HOMA_IO_GSO_MAX_SEGS && same_flow(&p[0], &p[k]) &&
+	       p[k].len <= p[0].len &&
+	       total + p[k].len <= HOMA_IO_GSO_MAX_BYTES) {
+		total += p[k].len;
+		k++;
+		if (p[k - 1].len < p[0].len)
+			break;
+	}
+	return k;
+}
+
+/**
+ * fill_ctl() - Write the DSCP mark and, for a run of @segs > 1 packets,
+ * the UDP_SEGMENT size into @m's control buffer @ctl.
+ */
+static void fill_ctl(struct homa_io_sender *s, struct msghdr *m, char *ctl,
+		     const struct homa_io_tx *p, int segs)
+{
+	struct cmsghdr *c;
+	size_t used = 0;
+
+	m->msg_control = ctl;
+	m->msg_controllen = HOMA_IO_TX_CTL;
+	c = CMSG_FIRSTHDR(m);
+	if (p->priority) {
+		int tos = (int)p->priority << 5;
+
+		c->cmsg_level = s->family == AF_INET ? IPPROTO_IP : IPPROTO_IPV6;
+		c->cmsg_type = s->family == AF_INET ? IP_TOS : IPV6_TCLASS;
+		c->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(c), &tos, sizeof(tos));
+		used += CMSG_SPACE(sizeof(int));
+		c = CMSG_NXTHDR(m, c);
+	}
+	if (segs > 1) {
+		uint16_t gso = (uint16_t)p->len;
+
+		c->cmsg_level = SOL_UDP;
+		c->cmsg_type = UDP_SEGMENT;
+		c->cmsg_len = CMSG_LEN(sizeof(uint16_t));
+		memcpy(CMSG_DATA(c), &gso, sizeof(gso));
+		used += CMSG_SPACE(sizeof(uint16_t));
+	}
+	m->msg_controllen = used;
+	if (!used)
+		m->msg_control = NULL;
+}
+
+/**
+ * build() - Describe up to @s->batch packets of @p (of @n) as messages.
+ * @nmsg: receives the number of messages built.
+ * Return: packets consumed.
+ */
+static int build(struct homa_io_sender *s, const struct homa_io_tx *p, int n,
+		 int *nmsg, struct homa_io_counters *c)
+{
+	int used = 0, m = 0;
+
+	while (used < n && used < (int)s->batch) {
+		int room = (int)s->batch - used;
+		int segs = s->gso ? run_length(p + used, n - used < room ? n - used : room) : 1;
+		struct msghdr *h = &s->msgs[m].msg_hdr;
+		int len = homa_io_addr_to_sockaddr(s->family, &p[used].dst,
+						   s->zero_port ? 0 : p[used].dport,
+						   &s->names[m]);
+
+		if (len < 0) {
+			c->tx_errors++;
+			used++;
+			continue;
+		}
+		memset(h, 0, sizeof(*h));
+		h->msg_name = &s->names[m];
+		h->msg_namelen = (socklen_t)len;
+		h->msg_iov = &s->iovs[used];
+		h->msg_iovlen = (size_t)segs;
+		for (int i = 0; i < segs; i++) {
+			s->iovs[used + i].iov_base = (void *)p[used + i].data;
+			s->iovs[used + i].iov_len = p[used + i].len;
+			c->tx_bytes += p[used + i].len;
+		}
+		fill_ctl(s, h, s->ctl + (size_t)m * HOMA_IO_TX_CTL, &p[used], segs);
+		if (segs > 1)
+			c->tx_gso_batches++;
+		c->tx_packets += (uint64_t)segs;
+		used += segs;
+		m++;
+	}
+	*nmsg = m;
+	return used;
+}
+
+/**
+ * wait_writable() - Wait up to 10 ms for room in the socket's send buffer.
+ */
+static void wait_writable(int fd)
+{
+	struct pollfd pfd = {.fd = fd, .events = POLLOUT};
+
+	poll(&pfd, 1, 10);
+}
+
+/**
+ * send_msgs() - sendmmsg() @nmsg built messages, retrying on a full send
+ * buffer a few times and skipping messages the kernel rejects.
+ * Return: 0 or HOMA_EIO.
+ */
+static int send_msgs(struct homa_io_sender *s, int nmsg,
+		     struct homa_io_counters *c)
+{
+	int done = 0, stalls = 0;
+
+	while (done < nmsg) {
+		int r = sendmmsg(s->fd, s->msgs + done, (unsigned)(nmsg - done), 0);
+
+		c->tx_calls++;
+		if (r > 0) {
+			done += r;
+			continue;
+		}
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0 && (errno == EAGAIN || errno == ENOBUFS) && stalls++ < 100) {
+			wait_writable(s->fd);
+			continue;
+		}
+		if (r < 0 && (errno == EBADF || errno == ENOTSOCK))
+			return HOMA_EIO;
+		c->tx_errors += s->msgs[done].msg_hdr.msg_iovlen;
+		done++;
+	}
+	return 0;
+}
+
+/** homa_io_sender_send() - See batch.h. */
+int homa_io_sender_send(struct homa_io_sender *s, const struct homa_io_tx *pkts,
+			int n, struct homa_io_counters *c)
+{
+	while (n > 0) {
+		int nmsg = 0;
+		int used = build(s, pkts, n, &nmsg, c);
+		int err = nmsg ? send_msgs(s, nmsg, c) : 0;
+
+		if (err)
+			return err;
+		pkts += used;
+		n -= used;
+	}
+	return 0;
+}
+
+/** homa_io_receiver_init() - See batch.h. */
+int homa_io_receiver_init(struct homa_io_receiver *r, int fd, uint32_t batch,
+			  size_t buf_size)
+{
+	memset(r, 0, sizeof(*r));
+	r->fd = fd;
+	r->batch = batch;
+	r->buf_size = buf_size;
+	r->bufs = malloc((size_t)batch * buf_size);
+	r->msgs = calloc(batch, sizeof(*r->msgs));
+	r->iovs = calloc(batch, sizeof(*r->iovs));
+	r->names = calloc(batch, sizeof(*r->names));
+	r->ctl = calloc(batch, HOMA_IO_RX_CTL);
+	if (!r->bufs || !r->msgs || !r->iovs || !r->names || !r->ctl) {
+		homa_io_receiver_free(r);
+		return HOMA_ENOMEM;
+	}
+	return 0;
+}
+
+/** homa_io_receiver_free() - See batch.h. */
+void homa_io_receiver_free(struct homa_io_receiver *r)
+{
+	free(r->bufs);
+	free(r->msgs);
+	free(r->iovs);
+	free(r->names);
+	free(r->ctl);
+	memset(r, 0, sizeof(*r));
+}
+
+/** homa_io_receiver_recv() - See batch.h. */
+int homa_io_receiver_recv(struct homa_io_receiver *r)
+{
+	for (uint32_t i = 0; i < r->batch; i++) {
+		struct msghdr *h = &r->msgs[i].msg_hdr;
+
+		r->iovs[i].iov_base = r->bufs + (size_t)i * r->buf_size;
+		r->iovs[i].iov_len = r->buf_size;
+		h->msg_name = &r->names[i];
+		h->msg_namelen = sizeof(r->names[i]);
+		h->msg_iov = &r->iovs[i];
+		h->msg_iovlen = 1;
+		h->msg_control = r->ctl + (size_t)i * HOMA_IO_RX_CTL;
+		h->msg_controllen = HOMA_IO_RX_CTL;
+		h->msg_flags = 0;
+	}
+	for (;;) {
+		int n = recvmmsg(r->fd, r->msgs, r->batch, MSG_DONTWAIT, NULL);
+
+		if (n >= 0)
+			return n;
+		if (errno == EINTR)
+			continue;
+		if (errno == EAGAIN || errno == EWOULDBLOCK || errno == ECONNREFUSED)
+			return 0;
+		return HOMA_EIO;
+	}
+}

@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file batch.h
+ * Batched system calls shared by the drivers: a sender that groups
+ * packets into one sendmmsg() (with per-packet DSCP marks and, where
+ * allowed, UDP_SEGMENT super-packets) and a receiver that fills a set of
+ * buffers with one recvmmsg().
+ */
+#ifndef HOMA_IO_BATCH_H
+#define HOMA_IO_BATCH_H
+
+#include <sys/socket.h>
+
+#include "driver.h"
+
+/** Control-message room for one sent message: TOS/TCLASS and UDP_SEGMENT. */
+#define HOMA_IO_TX_CTL (CMSG_SPACE(sizeof(int)) + CMSG_SPACE(sizeof(uint16_t)))
+/** Control-message room for one received message: UDP_GRO size. */
+#define HOMA_IO_RX_CTL (CMSG_SPACE(sizeof(int)) * 2)
+/** Most segments the kernel accepts in one UDP_SEGMENT send. */
+#define HOMA_IO_GSO_MAX_SEGS 64
+/** Most payload bytes in one UDP_SEGMENT send. */
+#define HOMA_IO_GSO_MAX_BYTES 65000
+
+/** Sender state; owned by one driver, used by one thread at a time. */
+struct homa_io_sender {
+	int fd;
+	int family;
+	bool gso;          /**< group same-size runs with UDP_SEGMENT */
+	bool zero_port;    /**< raw sockets: destination port must be 0 */
+	uint32_t batch;
+	struct mmsghdr *msgs;
+	struct iovec *iovs;
+	struct sockaddr_storage *names;
+	char *ctl;         /**< batch * HOMA_IO_TX_CTL bytes */
+};
+
+/** Receiver state; owned by one driver, used by one thread at a time. */
+struct homa_io_receiver {
+	int fd;
+	uint32_t batch;
+	size_t buf_size;   /**< bytes per receive buffer */
+	uint8_t *bufs;     /**< batch * buf_size */
+	struct mmsghdr *msgs;
+	struct iovec *iovs;
+	struct sockaddr_storage *names;
+	char *ctl;         /**< batch * HOMA_IO_RX_CTL bytes */
+};
+
+/**
+ * homa_io_sender_init() - Allocate a sender for @fd.
+ * Return: 0 or HOMA_ENOMEM (then nothing is allocated).
+ */
+int homa_io_sender_init(struct homa_io_sender *s, int fd, int family,
+			uint32_t batch, bool gso, bool zero_port);
+
+/** homa_io_sender_free() - Free what homa_io_sender_init() allocated. */
+void homa_io_sender_free(struct homa_io_sender *s);
+
+/**
+ * homa_io_sender_send() - Send @n packets, @s->batch at a time.
+ * Packets the kernel refuses are counted in @c->tx_errors and dropped.
+ * Return: 0, or HOMA_EIO if the socket itself failed (e.g. closed).
+ */
+int homa_io_sender_send(struct homa_io_sender *s, const struct homa_io_tx *pkts,
+			int n, struct homa_io_counters *c);
+
+/**
+ * homa_io_receiver_init() - Allocate @batch buffers of @buf_size bytes.
+ * Return: 0 or HOMA_ENOMEM (then nothing is allocated).
+ */
+int homa_io_receiver_init(struct homa_io_receiver *r, int fd, uint32_t batch,
+			  size_t buf_size);
+
+/** homa_io_receiver_free() - Free what homa_io_receiver_init() allocated. */
+void homa_io_receiver_free(struct homa_io_receiver *r);
+
+/**
+ * homa_io_receiver_recv() - One non-blocking recvmmsg() into all buffers.
+ * Afterwards msgs[i].msg_len, names[i] and the control data describe
+ * datagram i.
+ * Return: datagrams received (0 if none waiting), or HOMA_EIO.
+ */
+int homa_io_receiver_recv(struct homa_io_receiver *r);
+
+#endif /* HOMA_IO_BATCH_H */

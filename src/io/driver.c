@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file driver.c
+ * Choosing a driver at run time.
+ */
+#include <sys/socket.h>
+
+#include "driver.h"
+
+/** homa_driver_open() - See driver.h. */
+int homa_driver_open(int kind, const struct homa_driver_config *cfg,
+		     struct homa_driver **out)
+{
+	if (!cfg || !out || cfg->batch < 1 || cfg->batch > 1024 ||
+	    cfg->max_packet < 64 || cfg->max_packet > 65535 ||
+	    (cfg->bind.ss_family != AF_INET && cfg->bind.ss_family != AF_INET6))
+		return HOMA_EINVAL;
+	switch (kind) {
+	case HOMA_IO_UDP:
+		return homa_udp_open(cfg, out);
+	case HOMA_IO_RAW:
+		return homa_raw_open(cfg, out);
+	default:
+		return HOMA_EINVAL;
+	}
+}
+
+/** homa_driver_close() - See driver.h. */
+void homa_driver_close(struct homa_driver *d)
+{
+	if (d)
+		d->ops->close(d);
+}

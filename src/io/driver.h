@@ -1,0 +1,137 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file driver.h
+ * Packet drivers: the small interface between the runtime and the OS.
+ *
+ * A driver owns one kernel socket bound to a local address and Homa port.
+ * It sends batches of Homa packets (each with a destination and a
+ * priority, marked in the DSCP bits) and receives batches of Homa packets
+ * (header first, with the sender's address). The runtime never sees
+ * which driver is in use, and the engine never sees a driver at all.
+ *
+ * Threading: send and recv may run concurrently in different threads
+ * (they use separate state); two sends or two recvs on one driver must be
+ * serialized by the caller.
+ */
+#ifndef HOMA_IO_DRIVER_H
+#define HOMA_IO_DRIVER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "homa/engine.h"
+
+/** One packet to send. */
+struct homa_io_tx {
+	const uint8_t *data; /**< Homa packet, header first (caller owns) */
+	size_t len;
+	homa_addr dst;       /**< destination host */
+	uint16_t dport;      /**< destination Homa port */
+	uint8_t priority;    /**< 0..7, written to the DSCP bits */
+};
+
+/** One received packet; the bytes belong to the driver. */
+struct homa_io_rx {
+	uint8_t *data;       /**< Homa packet, header first; may be modified */
+	size_t len;
+	homa_addr src;       /**< sending host */
+};
+
+/** Driver counters (added to the runtime's struct homa_io_stats). */
+struct homa_io_counters {
+	uint64_t tx_packets, tx_bytes, tx_calls, tx_gso_batches, tx_errors;
+	uint64_t rx_packets, rx_bytes, rx_calls, rx_gro_batches, rx_filtered;
+};
+
+/** What to open. */
+struct homa_driver_config {
+	struct sockaddr_storage bind; /**< local address; its port is the Homa port (0 = pick) */
+	socklen_t bind_len;
+	uint32_t batch;      /**< packets per system call (1..1024) */
+	size_t max_packet;   /**< largest Homa packet to send or receive */
+	bool offload;        /**< use UDP_SEGMENT / UDP_GRO if available */
+};
+
+struct homa_driver;
+
+/** Operations every driver provides. */
+struct homa_driver_ops {
+	const char *name;
+	/**
+	 * send() - Send @n packets in as few system calls as possible.
+	 * Return: 0, or HOMA_EIO if the socket failed (packets the kernel
+	 * refused are counted in tx_errors and dropped: Homa recovers them).
+	 */
+	int (*send)(struct homa_driver *d, const struct homa_io_tx *pkts, int n);
+	/**
+	 * recv() - Receive what is queued, without blocking.
+	 * @out: receives an array of packets owned by the driver, valid until
+	 *	the next recv() or close().
+	 * Return: number of packets (0 if none), or HOMA_EIO.
+	 */
+	int (*recv)(struct homa_driver *d, struct homa_io_rx **out);
+	/** close() - Close the socket and free the driver. */
+	void (*close)(struct homa_driver *d);
+};
+
+/** State common to all drivers (each driver embeds it first). */
+struct homa_driver {
+	const struct homa_driver_ops *ops;
+	int fd;              /**< readable when packets are waiting */
+	int family;          /**< AF_INET or AF_INET6 */
+	uint16_t port;       /**< bound Homa port */
+	homa_addr local;     /**< bound address (may be the wildcard) */
+	bool gso, gro;       /**< offloads in use */
+	struct homa_io_counters c;
+};
+
+/** Driver kinds (same values as enum homa_driver_kind in homa.h). */
+#define HOMA_IO_UDP 0
+#define HOMA_IO_RAW 1
+
+/**
+ * homa_driver_open() - Open a driver of kind @kind.
+ * @out: receives the driver; free it with homa_driver_close().
+ * Return: 0; HOMA_EINVAL (unknown kind, bad config); HOMA_EADDRINUSE;
+ * HOMA_EPERM (raw without CAP_NET_RAW); HOMA_ENOTSUP (family not
+ * available); HOMA_ENOMEM; HOMA_EIO.
+ */
+int homa_driver_open(int kind, const struct homa_driver_config *cfg,
+		     struct homa_driver **out);
+
+/** homa_driver_close() - Close @d (NULL is ignored). */
+void homa_driver_close(struct homa_driver *d);
+
+/** homa_udp_open() - The UDP driver (see homa_driver_open()). */
+int homa_udp_open(const struct homa_driver_config *cfg, struct homa_driver **out);
+
+/** homa_raw_open() - The raw IP protocol 146 driver (see homa_driver_open()). */
+int homa_raw_open(const struct homa_driver_config *cfg, struct homa_driver **out);
+
+/**
+ * homa_io_addr_from_sockaddr() - Convert a sockaddr_in/in6 to a homa_addr
+ * and port. Return: 0 or HOMA_EINVAL (NULL or another family).
+ */
+int homa_io_addr_from_sockaddr(const struct sockaddr *sa, homa_addr *addr,
+			       uint16_t *port);
+
+/**
+ * homa_io_addr_to_sockaddr() - Build the sockaddr that reaches @addr and
+ * @port from a socket of @family (AF_INET6 sockets reach IPv4 peers
+ * through mapped addresses).
+ * Return: the address length, or HOMA_ENOTSUP (IPv6 peer from an IPv4
+ * socket).
+ */
+int homa_io_addr_to_sockaddr(int family, const homa_addr *addr, uint16_t port,
+			     struct sockaddr_storage *out);
+
+/**
+ * homa_io_errno() - Map an errno value from socket()/bind() to a homa
+ * error: EADDRINUSE, EPERM/EACCES, EAFNOSUPPORT/EADDRNOTAVAIL, ENOMEM;
+ * anything else is HOMA_EIO.
+ */
+int homa_io_errno(int err);
+
+#endif /* HOMA_IO_DRIVER_H */

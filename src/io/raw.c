@@ -1,0 +1,218 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file raw.c
+ * The raw IP driver: Homa packets directly after the IP header, IP
+ * protocol 146, as the Linux Homa module sends them. Needs CAP_NET_RAW.
+ *
+ * A raw socket receives every protocol-146 packet addressed to the host,
+ * so the driver keeps only those whose Homa destination port is its own.
+ * IPv4 raw sockets deliver the IP header too; it is stripped here. The
+ * Homa port is reserved against other users by binding a UDP socket to
+ * the same address and port (the kernel then also picks ephemeral ports
+ * and reports "port in use" across processes).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "batch.h"
+#include "driver.h"
+#include "homa/wire.h"
+
+/** Socket buffer size asked for. */
+#define RAW_SOCKBUF (8 << 20)
+/** Room for the longest IPv4 header in front of each received packet. */
+#define RAW_IPV4_HDR_MAX 60
+
+/** A raw IP driver. */
+struct raw_driver {
+	struct homa_driver base;
+	int reserve_fd;           /**< UDP socket holding the port */
+	struct homa_io_sender tx;
+	struct homa_io_receiver rx;
+	struct homa_io_rx *pkts;
+};
+
+/**
+ * reserve_port() - Bind a UDP socket to the configured address and port
+ * so that no other endpoint takes it; learn the port if it was 0.
+ * Return: the fd, or HOMA_EADDRINUSE, HOMA_ENOTSUP, HOMA_EIO.
+ */
+static int reserve_port(const struct homa_driver_config *cfg, uint16_t *port)
+{
+	struct sockaddr_storage got;
+	socklen_t len = sizeof(got);
+	int fd = socket(cfg->bind.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return homa_io_errno(errno);
+	if (bind(fd, (const struct sockaddr *)&cfg->bind, cfg->bind_len) < 0 ||
+	    getsockname(fd, (struct sockaddr *)&got, &len) < 0) {
+		int err = homa_io_errno(errno);
+
+		close(fd);
+		return err;
+	}
+	homa_io_addr_from_sockaddr((struct sockaddr *)&got, &(homa_addr){0}, port);
+	return fd;
+}
+
+/**
+ * open_raw() - Create the protocol-146 socket bound to the configured
+ * address. Return: the fd, or HOMA_EPERM (with a message on stderr),
+ * HOMA_ENOTSUP, HOMA_EIO.
+ */
+static int open_raw(const struct homa_driver_config *cfg)
+{
+	struct sockaddr_storage a = cfg->bind;
+	int v = RAW_SOCKBUF;
+	int fd = socket(a.ss_family, SOCK_RAW | SOCK_CLOEXEC, HOMA_IPPROTO);
+
+	if (fd < 0) {
+		int err = homa_io_errno(errno);
+
+		if (err == HOMA_EPERM)
+			fprintf(stderr, "homa: the raw IP driver needs CAP_NET_RAW "
+				"(run as root or grant the capability), or use the UDP driver\n");
+		return err;
+	}
+	if (a.ss_family == AF_INET)
+		((struct sockaddr_in *)&a)->sin_port = 0;
+	else
+		((struct sockaddr_in6 *)&a)->sin6_port = 0;
+	if (bind(fd, (struct sockaddr *)&a, cfg->bind_len) < 0) {
+		int err = homa_io_errno(errno);
+
+		close(fd);
+		return err;
+	}
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &v, sizeof(v)) < 0)
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &v, sizeof(v));
+	if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &v, sizeof(v)) < 0)
+		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &v, sizeof(v));
+	return fd;
+}
+
+/**
+ * strip_ip() - Find the Homa packet in datagram @buf/@len: after the IPv4
+ * header on IPv4 sockets, the whole datagram on IPv6 ones.
+ * Return: offset of the Homa header, or -1 if the datagram is malformed.
+ */
+static int strip_ip(int family, const uint8_t *buf, size_t len)
+{
+	size_t ihl;
+
+	if (family != AF_INET)
+		return 0;
+	if (len < 20 || (buf[0] >> 4) != 4)
+		return -1;
+	ihl = (size_t)(buf[0] & 0xf) * 4;
+	return ihl < 20 || ihl > len ? -1 : (int)ihl;
+}
+
+/** raw_recv() - Receive a batch, keep packets for our port. See driver.h. */
+static int raw_recv(struct homa_driver *base, struct homa_io_rx **out)
+{
+	struct raw_driver *d = (struct raw_driver *)base;
+	int n = homa_io_receiver_recv(&d->rx), k = 0;
+
+	if (n <= 0)
+		return n;
+	base->c.rx_calls++;
+	for (int i = 0; i < n; i++) {
+		struct msghdr *h = &d->rx.msgs[i].msg_hdr;
+		uint8_t *buf = d->rx.iovs[i].iov_base;
+		size_t len = d->rx.msgs[i].msg_len;
+		int off = strip_ip(base->family, buf, len);
+		homa_addr src;
+
+		if (off < 0 || (h->msg_flags & MSG_TRUNC) || len - (size_t)off < 4 ||
+		    homa_io_addr_from_sockaddr(h->msg_name, &src, NULL) < 0)
+			continue;
+		buf += off;
+		len -= (size_t)off;
+		if ((uint16_t)((buf[2] << 8) | buf[3]) != base->port) {
+			base->c.rx_filtered++;
+			continue;
+		}
+		d->pkts[k].data = buf;
+		d->pkts[k].len = len;
+		d->pkts[k].src = src;
+		base->c.rx_bytes += len;
+		k++;
+	}
+	base->c.rx_packets += (uint64_t)k;
+	*out = d->pkts;
+	return k;
+}
+
+/** raw_send() - See driver.h. */
+static int raw_send(struct homa_driver *base, const struct homa_io_tx *pkts, int n)
+{
+	struct raw_driver *d = (struct raw_driver *)base;
+
+	return homa_io_sender_send(&d->tx, pkts, n, &base->c);
+}
+
+/** raw_close() - See driver.h. */
+static void raw_close(struct homa_driver *base)
+{
+	struct raw_driver *d = (struct raw_driver *)base;
+
+	if (base->fd >= 0)
+		close(base->fd);
+	if (d->reserve_fd >= 0)
+		close(d->reserve_fd);
+	homa_io_sender_free(&d->tx);
+	homa_io_receiver_free(&d->rx);
+	free(d->pkts);
+	free(d);
+}
+
+static const struct homa_driver_ops raw_ops = {
+	.name = "raw",
+	.send = raw_send,
+	.recv = raw_recv,
+	.close = raw_close,
+};
+
+/** homa_raw_open() - See driver.h. */
+int homa_raw_open(const struct homa_driver_config *cfg, struct homa_driver **out)
+{
+	struct raw_driver *d = calloc(1, sizeof(*d));
+	int err;
+
+	if (!d)
+		return HOMA_ENOMEM;
+	d->base.ops = &raw_ops;
+	d->base.family = cfg->bind.ss_family;
+	d->base.fd = open_raw(cfg);
+	d->reserve_fd = -1;
+	if (d->base.fd < 0) {
+		err = d->base.fd;
+		raw_close(&d->base);
+		return err;
+	}
+	d->reserve_fd = reserve_port(cfg, &d->base.port);
+	if (d->reserve_fd < 0) {
+		err = d->reserve_fd;
+		raw_close(&d->base);
+		return err;
+	}
+	homa_io_addr_from_sockaddr((const struct sockaddr *)&cfg->bind, &d->base.local, NULL);
+	d->pkts = calloc(cfg->batch, sizeof(*d->pkts));
+	if (!d->pkts ||
+	    homa_io_sender_init(&d->tx, d->base.fd, d->base.family, cfg->batch, false, true) ||
+	    homa_io_receiver_init(&d->rx, d->base.fd, cfg->batch,
+				  cfg->max_packet + RAW_IPV4_HDR_MAX)) {
+		raw_close(&d->base);
+		return HOMA_ENOMEM;
+	}
+	*out = &d->base;
+	return 0;
+}

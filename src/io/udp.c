@@ -1,0 +1,220 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file udp.c
+ * The UDP driver: each Homa packet is the payload of one UDP datagram
+ * whose port is the Homa port. Needs no privilege. Uses UDP_SEGMENT to
+ * send runs of same-size packets in one super-packet and UDP_GRO to
+ * receive coalesced ones, when the kernel supports them.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/udp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "batch.h"
+#include "driver.h"
+
+#ifndef UDP_SEGMENT
+#define UDP_SEGMENT 103
+#endif
+#ifndef UDP_GRO
+#define UDP_GRO 104
+#endif
+
+/** Socket buffer size asked for (the kernel may cap it). */
+#define UDP_SOCKBUF (8 << 20)
+/** Receive buffer size with UDP_GRO: a whole coalesced super-packet. */
+#define UDP_GRO_BUF 65536
+
+/** A UDP driver. */
+struct udp_driver {
+	struct homa_driver base;
+	struct homa_io_sender tx;
+	struct homa_io_receiver rx;
+	struct homa_io_rx *pkts;  /**< what recv() returns */
+	size_t max_pkts;
+};
+
+/**
+ * set_bufs() - Ask for large socket buffers, forcing past the sysctl caps
+ * when privileged.
+ */
+static void set_bufs(int fd)
+{
+	int v = UDP_SOCKBUF;
+
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &v, sizeof(v)) < 0)
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &v, sizeof(v));
+	if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &v, sizeof(v)) < 0)
+		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &v, sizeof(v));
+}
+
+/**
+ * probe_gso() - True if the kernel accepts UDP_SEGMENT on @fd.
+ */
+static bool probe_gso(int fd)
+{
+	int v = 0;
+	socklen_t len = sizeof(v);
+
+	return getsockopt(fd, SOL_UDP, UDP_SEGMENT, &v, &len) == 0;
+}
+
+/**
+ * bind_socket() - Create and bind the UDP socket; learn the bound port.
+ * Return: the fd, or a negative homa error.
+ */
+static int bind_socket(const struct homa_driver_config *cfg, uint16_t *port)
+{
+	int family = cfg->bind.ss_family;
+	int fd = socket(family, SOCK_DGRAM | SOCK_CLOEXEC, IPPROTO_UDP);
+	struct sockaddr_storage got;
+	socklen_t len = sizeof(got);
+	int off = 0;
+
+	if (fd < 0)
+		return homa_io_errno(errno);
+	if (family == AF_INET6)
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof(off));
+	if (bind(fd, (const struct sockaddr *)&cfg->bind, cfg->bind_len) < 0 ||
+	    getsockname(fd, (struct sockaddr *)&got, &len) < 0) {
+		int err = homa_io_errno(errno);
+
+		close(fd);
+		return err;
+	}
+	homa_io_addr_from_sockaddr((struct sockaddr *)&got, &(homa_addr){0}, port);
+	return fd;
+}
+
+/**
+ * gro_size() - The segment size of a coalesced datagram (from its UDP_GRO
+ * control message), or @len if it was not coalesced.
+ */
+static size_t gro_size(struct msghdr *h, size_t len)
+{
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(h); c; c = CMSG_NXTHDR(h, c)) {
+		if (c->cmsg_level == SOL_UDP && c->cmsg_type == UDP_GRO) {
+			int seg;
+
+			memcpy(&seg, CMSG_DATA(c), sizeof(seg));
+			return seg > 0 ? (size_t)seg : len;
+		}
+	}
+	return len;
+}
+
+/**
+ * udp_recv() - Receive a batch; split UDP_GRO super-packets into Homa
+ * packets using the segment size the kernel reports. See driver.h.
+ */
+static int udp_recv(struct homa_driver *base, struct homa_io_rx **out)
+{
+	struct udp_driver *d = (struct udp_driver *)base;
+	int n = homa_io_receiver_recv(&d->rx);
+	size_t k = 0;
+
+	if (n <= 0)
+		return n;
+	base->c.rx_calls++;
+	for (int i = 0; i < n; i++) {
+		struct msghdr *h = &d->rx.msgs[i].msg_hdr;
+		uint8_t *buf = d->rx.iovs[i].iov_base;
+		size_t len = d->rx.msgs[i].msg_len, seg = len;
+		homa_addr src;
+
+		if ((h->msg_flags & MSG_TRUNC) ||
+		    homa_io_addr_from_sockaddr(h->msg_name, &src, NULL) < 0)
+			continue;
+		seg = gro_size(h, len);
+		if (seg < len)
+			base->c.rx_gro_batches++;
+		for (size_t off = 0; off < len && k < d->max_pkts; off += seg) {
+			d->pkts[k].data = buf + off;
+			d->pkts[k].len = len - off < seg ? len - off : seg;
+			d->pkts[k].src = src;
+			base->c.rx_bytes += d->pkts[k].len;
+			k++;
+		}
+	}
+	base->c.rx_packets += k;
+	*out = d->pkts;
+	return (int)k;
+}
+
+/** udp_send() - See driver.h. */
+static int udp_send(struct homa_driver *base, const struct homa_io_tx *pkts, int n)
+{
+	struct udp_driver *d = (struct udp_driver *)base;
+
+	return homa_io_sender_send(&d->tx, pkts, n, &base->c);
+}
+
+/** udp_close() - See driver.h. */
+static void udp_close(struct homa_driver *base)
+{
+	struct udp_driver *d = (struct udp_driver *)base;
+
+	close(base->fd);
+	homa_io_sender_free(&d->tx);
+	homa_io_receiver_free(&d->rx);
+	free(d->pkts);
+	free(d);
+}
+
+static const struct homa_driver_ops udp_ops = {
+	.name = "udp",
+	.send = udp_send,
+	.recv = udp_recv,
+	.close = udp_close,
+};
+
+/**
+ * enable_offloads() - Turn on UDP_GRO and check UDP_SEGMENT when asked.
+ */
+static void enable_offloads(struct udp_driver *d, bool want)
+{
+	int on = 1;
+
+	if (!want)
+		return;
+	d->base.gso = probe_gso(d->base.fd);
+	d->base.gro = setsockopt(d->base.fd, SOL_UDP, UDP_GRO, &on, sizeof(on)) == 0;
+}
+
+/** homa_udp_open() - See driver.h. */
+int homa_udp_open(const struct homa_driver_config *cfg, struct homa_driver **out)
+{
+	struct udp_driver *d = calloc(1, sizeof(*d));
+	size_t buf;
+	int fd;
+
+	if (!d)
+		return HOMA_ENOMEM;
+	fd = bind_socket(cfg, &d->base.port);
+	if (fd < 0) {
+		free(d);
+		return fd;
+	}
+	d->base.ops = &udp_ops;
+	d->base.fd = fd;
+	d->base.family = cfg->bind.ss_family;
+	homa_io_addr_from_sockaddr((const struct sockaddr *)&cfg->bind, &d->base.local, NULL);
+	set_bufs(fd);
+	enable_offloads(d, cfg->offload);
+	buf = d->base.gro ? UDP_GRO_BUF : cfg->max_packet;
+	d->max_pkts = (size_t)cfg->batch * (d->base.gro ? HOMA_IO_GSO_MAX_SEGS : 1);
+	d->pkts = calloc(d->max_pkts, sizeof(*d->pkts));
+	if (!d->pkts ||
+	    homa_io_sender_init(&d->tx, fd, d->base.family, cfg->batch, d->base.gso, false) ||
+	    homa_io_receiver_init(&d->rx, fd, cfg->batch, buf)) {
+		udp_close(&d->base);
+		return HOMA_ENOMEM;
+	}
+	*out = &d->base;
+	return 0;
+}
