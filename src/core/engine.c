@@ -1,0 +1,427 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file engine.c
+ * The engine's public entry points (engine.h): creation and teardown,
+ * settings, the application calls (send, reply, abort, shutdown), packet
+ * input and output, timers, events and statistics.
+ */
+#include <string.h>
+
+#include "internal.h"
+
+/** homa_engine_new() - See engine.h. */
+int homa_engine_new(homa_engine **out, const struct homa_settings *s,
+		    const homa_addr *local, uint16_t port,
+		    const struct homa_alloc *alloc, uint64_t now)
+{
+	struct homa_engine boot, *e;
+	struct homa_settings def;
+
+	if (!out || !local || port == 0)
+		return HOMA_EINVAL;
+	if (!s) {
+		homa_settings_default(&def);
+		s = &def;
+	}
+	if (homa_settings_validate(s, NULL))
+		return HOMA_EINVAL;
+	memset(&boot, 0, sizeof(boot));
+	if (alloc)
+		boot.alloc = *alloc;
+	e = homa_mem_zalloc(&boot, sizeof(*e));
+	if (!e)
+		return HOMA_ENOMEM;
+	e->alloc = boot.alloc;
+	e->s = *s;
+	e->local = *local;
+	e->port = port;
+	e->now = now;
+	e->next_client_id = 2 + ((now >> 10) << 1);
+	e->next_server_handle = 1;
+	e->next_tick_ns = UINT64_MAX;
+	homa_list_init(&e->all_rpcs);
+	homa_list_init(&e->grantable);
+	homa_list_init(&e->tx_list);
+	homa_list_init(&e->events);
+	homa_cutoffs_init(e);
+	if (homa_table_init(e, &e->rpcs, 64) || homa_table_init(e, &e->handles, 64) ||
+	    homa_table_init(e, &e->peers, 16)) {
+		homa_engine_free(e);
+		return HOMA_ENOMEM;
+	}
+	*out = e;
+	return 0;
+}
+
+/** homa_engine_free() - See engine.h. */
+void homa_engine_free(homa_engine *e)
+{
+	struct homa_event ev;
+
+	if (!e)
+		return;
+	while (!homa_list_empty(&e->all_rpcs))
+		homa_rpc_free(e, homa_container_of(e->all_rpcs.next, struct homa_rpc, all_link));
+	while (homa_engine_next_event(e, &ev))
+		homa_engine_msg_release(e, ev.msg);
+	homa_peers_free_all(e);
+	if (e->rpcs.buckets)
+		homa_table_destroy(e, &e->rpcs);
+	if (e->handles.buckets)
+		homa_table_destroy(e, &e->handles);
+	if (e->peers.buckets)
+		homa_table_destroy(e, &e->peers);
+	homa_ctl_free(e);
+	homa_mem_free(e, e, sizeof(*e));
+}
+
+/** homa_engine_set_settings() - See engine.h. Cutoffs given here replace learned ones. */
+int homa_engine_set_settings(homa_engine *e, const struct homa_settings *s)
+{
+	if (!e || homa_settings_validate(s, NULL))
+		return HOMA_EINVAL;
+	if (memcmp(s->unsched_cutoffs, e->s.unsched_cutoffs, sizeof(s->unsched_cutoffs))) {
+		memcpy(e->cutoffs, s->unsched_cutoffs, sizeof(e->cutoffs));
+		e->cutoff_version = (uint16_t)(e->cutoff_version + 1 ? e->cutoff_version + 1 : 1);
+		e->st.cutoffs_version = e->cutoff_version;
+	}
+	e->s = *s;
+	if (e->next_tick_ns != UINT64_MAX)
+		e->next_tick_ns = e->now + e->s.tick_ns;
+	return 0;
+}
+
+/** homa_engine_settings() - See engine.h. */
+const struct homa_settings *homa_engine_settings(const homa_engine *e)
+{
+	return &e->s;
+}
+
+/** homa_engine_set_hooks() - See engine.h. */
+void homa_engine_set_hooks(homa_engine *e, const struct homa_packet_hooks *h)
+{
+	e->has_hooks = h != NULL;
+	if (h)
+		e->hooks = *h;
+	else
+		memset(&e->hooks, 0, sizeof(e->hooks));
+}
+
+/** homa_engine_set_server() - See engine.h. */
+void homa_engine_set_server(homa_engine *e, bool serve)
+{
+	e->server = serve && !e->shut;
+}
+
+/** homa_engine_port() - See engine.h. */
+uint16_t homa_engine_port(const homa_engine *e)
+{
+	return e->port;
+}
+
+/**
+ * check_message() - Validate a gather list for sending.
+ * Return: 0, HOMA_EINVAL (empty or NULL pieces), HOMA_EMSGSIZE, or
+ * HOMA_EAGAIN when the tx budget cannot take it now.
+ */
+static int check_message(homa_engine *e, const struct homa_iov *iov, int iovcnt)
+{
+	uint64_t len = 0;
+	int i;
+
+	if (!iov || iovcnt <= 0)
+		return HOMA_EINVAL;
+	for (i = 0; i < iovcnt; i++) {
+		if (!iov[i].base && iov[i].len)
+			return HOMA_EINVAL;
+		len += iov[i].len;
+	}
+	if (len == 0)
+		return HOMA_EINVAL;
+	if (len > e->s.max_message)
+		return HOMA_EMSGSIZE;
+	if (e->tx_buffered && e->tx_buffered + len > e->s.max_tx_buffered) {
+		e->st.sends_refused++;
+		return HOMA_EAGAIN;
+	}
+	return 0;
+}
+
+/** homa_engine_send_request() - See engine.h. */
+int homa_engine_send_request(homa_engine *e, const homa_addr *dst, uint16_t dport,
+			     const struct homa_iov *iov, int iovcnt, uint64_t cookie,
+			     uint64_t now, uint64_t *id)
+{
+	struct homa_peer *peer;
+	struct homa_rpc *rpc;
+	int err;
+
+	if (!e || !dst || !id || dport == 0)
+		return HOMA_EINVAL;
+	if (e->shut)
+		return HOMA_ESHUTDOWN;
+	err = check_message(e, iov, iovcnt);
+	if (err)
+		return err;
+	e->now = now;
+	peer = homa_peer_get(e, dst);
+	if (!peer)
+		return HOMA_ENOMEM;
+	if (peer->dead_until_tick > e->tick) {
+		homa_peer_put(e, peer);
+		return HOMA_EPEERDEAD;
+	}
+	rpc = homa_rpc_new(e, e->next_client_id, peer, dport);
+	if (!rpc) {
+		homa_peer_put(e, peer);
+		e->st.sends_refused++;
+		return HOMA_EAGAIN;
+	}
+	e->next_client_id += 2;
+	rpc->cookie = cookie;
+	rpc->start_ns = now;
+	rpc->state = RPC_OUTGOING;
+	peer->client_rpcs++;
+	if (homa_msgout_init(e, rpc, iov, iovcnt, e->s.unsched_bytes)) {
+		homa_rpc_free(e, rpc);
+		return HOMA_ENOMEM;
+	}
+	e->st.client_rpcs_started++;
+	*id = rpc->id;
+	return 0;
+}
+
+/** homa_engine_send_reply() - See engine.h. */
+int homa_engine_send_reply(homa_engine *e, uint64_t id, const struct homa_iov *iov,
+			   int iovcnt, uint64_t now)
+{
+	struct homa_rpc *rpc;
+	uint32_t unsched;
+	int err;
+
+	if (!e)
+		return HOMA_EINVAL;
+	rpc = homa_rpc_find_handle(e, id);
+	if (!rpc || homa_is_client_id(rpc->id))
+		return HOMA_ENOTFOUND;
+	if (rpc->state != RPC_IN_SERVICE)
+		return HOMA_ESTATE;
+	err = check_message(e, iov, iovcnt);
+	if (err)
+		return err;
+	e->now = now;
+	unsched = e->s.unsched_bytes;
+	if (rpc->incast && e->s.incast_unsched_bytes < unsched)
+		unsched = e->s.incast_unsched_bytes;
+	if (homa_msgout_init(e, rpc, iov, iovcnt, unsched))
+		return HOMA_ENOMEM;
+	rpc->state = RPC_OUTGOING;
+	homa_rpc_heard(rpc);
+	e->st.server_replies_sent++;
+	return 0;
+}
+
+/** homa_engine_abort() - See engine.h. */
+int homa_engine_abort(homa_engine *e, uint64_t id, uint64_t now)
+{
+	struct homa_rpc *rpc;
+
+	if (!e)
+		return HOMA_EINVAL;
+	rpc = homa_rpc_find_handle(e, id);
+	if (!rpc)
+		return HOMA_ENOTFOUND;
+	e->now = now;
+	e->st.rpcs_aborted++;
+	homa_rpc_free(e, rpc);
+	return 0;
+}
+
+/** homa_engine_shutdown() - See engine.h. */
+void homa_engine_shutdown(homa_engine *e, uint64_t now)
+{
+	e->now = now;
+	e->shut = true;
+	e->server = false;
+	while (!homa_list_empty(&e->all_rpcs))
+		homa_rpc_fail(e, homa_container_of(e->all_rpcs.next, struct homa_rpc, all_link),
+			      HOMA_ESHUTDOWN);
+}
+
+/** decode_drop() - Map a homa_wire_decode() error to a drop reason. */
+static int decode_drop(int err, const uint8_t *buf)
+{
+	if (err == -HOMA_WIRE_TRUNCATED)
+		return HOMA_DROP_TRUNCATED;
+	if (err == -HOMA_WIRE_BAD_TYPE)
+		return HOMA_DROP_BAD_TYPE;
+	return buf[11] == HOMA_PKT_DATA ? HOMA_DROP_BAD_OFFSET : HOMA_DROP_BAD_FIELD;
+}
+
+/** drop() - Count a dropped packet. Return: homa_engine_input()'s code for it. */
+static int drop(homa_engine *e, int reason)
+{
+	e->st.drops[reason]++;
+	return -HOMA_INPUT_DROPPED - reason;
+}
+
+/** homa_engine_input() - See engine.h. */
+int homa_engine_input(homa_engine *e, const homa_addr *src, uint8_t *buf, size_t len,
+		      uint64_t now)
+{
+	struct homa_pkt pkt;
+	int r;
+
+	if (!e || !src || !buf)
+		return HOMA_EINVAL;
+	e->now = now;
+	if (e->has_hooks && e->hooks.open) {
+		r = e->hooks.open(e->hooks.ctx, src, buf, len);
+		if (r < 0)
+			return drop(e, HOMA_DROP_VERIFY);
+		len = (size_t)r;
+	}
+	r = homa_wire_decode(buf, len, &pkt);
+	if (r)
+		return drop(e, decode_drop(r, buf));
+	if (pkt.dport != e->port)
+		return drop(e, HOMA_DROP_WRONG_PORT);
+	e->st.pkts_recv[pkt.type - HOMA_PKT_FIRST]++;
+	e->st.bytes_recv[pkt.type - HOMA_PKT_FIRST] += len;
+	r = homa_incoming(e, src, &pkt);
+	return r < 0 ? drop(e, -r - 1) : 0;
+}
+
+/** homa_engine_output() - See engine.h. */
+int homa_engine_output(homa_engine *e, uint64_t now, uint8_t *buf, size_t cap,
+		       struct homa_tx *tx)
+{
+	int r;
+
+	if (!e || !buf || !tx)
+		return HOMA_EINVAL;
+	e->now = now;
+	r = homa_ctl_output(e, now, buf, cap, tx);
+	if (r)
+		return r;
+	r = homa_output_data(e, now, buf, cap, tx);
+	if (r == 0 && !homa_list_empty(&e->tx_list) && e->link_idle_ns > now)
+		e->st.pacer_throttled_ns += e->link_idle_ns - now - e->s.max_nic_queue_ns;
+	return r;
+}
+
+/** pacer_deadline() - When the pacer lets more DATA out, or UINT64_MAX. */
+static uint64_t pacer_deadline(const homa_engine *e)
+{
+	if (homa_list_empty(&e->tx_list))
+		return UINT64_MAX;
+	return e->link_idle_ns > e->s.max_nic_queue_ns ? e->link_idle_ns - e->s.max_nic_queue_ns : 0;
+}
+
+/** homa_engine_next_deadline() - See engine.h. */
+uint64_t homa_engine_next_deadline(const homa_engine *e)
+{
+	uint64_t d = pacer_deadline(e);
+
+	if (e->ctl_count)
+		return 0;
+	return d < e->next_tick_ns ? d : e->next_tick_ns;
+}
+
+/** homa_engine_want_output() - See engine.h. */
+bool homa_engine_want_output(const homa_engine *e, uint64_t now)
+{
+	return e->ctl_count || pacer_deadline(e) <= now;
+}
+
+/** idle() - True if no RPC or owed ack needs the timer. */
+static bool idle(const homa_engine *e)
+{
+	return e->rpcs.count == 0 && e->peers.count == 0;
+}
+
+/** homa_engine_on_timer() - See engine.h. Runs at most one tick per call. */
+void homa_engine_on_timer(homa_engine *e, uint64_t now)
+{
+	e->now = now;
+	if (now < e->next_tick_ns)
+		return;
+	homa_timer_tick(e);
+	e->next_tick_ns += e->s.tick_ns;
+	if (e->next_tick_ns <= now)
+		e->next_tick_ns = now + e->s.tick_ns;
+	if (idle(e))
+		e->next_tick_ns = UINT64_MAX;
+}
+
+/** homa_engine_next_event() - See engine.h. */
+int homa_engine_next_event(homa_engine *e, struct homa_event *ev)
+{
+	struct homa_ev_node *n;
+
+	if (!e || !ev || homa_list_empty(&e->events))
+		return 0;
+	n = homa_container_of(e->events.next, struct homa_ev_node, link);
+	homa_list_del(&n->link);
+	e->nevents--;
+	*ev = n->ev;
+	homa_mem_free(e, n, sizeof(*n));
+	return 1;
+}
+
+/** homa_engine_msg_release() - See engine.h. NULL is ignored. */
+void homa_engine_msg_release(homa_engine *e, homa_msg *m)
+{
+	if (!e || !m)
+		return;
+	e->rx_buffered -= m->charged;
+	homa_msg_free(e, m);
+	homa_grant_check(e);
+}
+
+/** homa_engine_rx_progress() - See engine.h. */
+int64_t homa_engine_rx_progress(homa_engine *e, uint64_t id, const homa_msg **msg)
+{
+	struct homa_rpc *rpc = e ? homa_rpc_find_handle(e, id) : NULL;
+	const struct homa_msgin *in;
+
+	if (!rpc)
+		return HOMA_ENOTFOUND;
+	in = &rpc->in;
+	if (msg)
+		*msg = in->msg;
+	if (!in->msg)
+		return 0;
+	return in->ngaps ? in->gaps[0].start : in->recv_end;
+}
+
+/** homa_engine_stats() - See engine.h. Gauges are computed here. */
+void homa_engine_stats(const homa_engine *e, struct homa_stats *out)
+{
+	struct homa_link *pos;
+
+	*out = e->st;
+	out->active_rpcs = e->rpcs.count;
+	out->rx_buffered_bytes = e->rx_buffered;
+	out->tx_buffered_bytes = e->tx_buffered;
+	out->peers = e->peers.count;
+	out->control_queue = e->ctl_count;
+	out->outgoing_msgs = 0;
+	out->pacer_backlog_bytes = 0;
+	for (pos = e->tx_list.next; pos != &e->tx_list; pos = pos->next) {
+		const struct homa_rpc *r = homa_container_of(pos, struct homa_rpc, out.tx_link);
+		uint32_t limit = r->out.granted < r->out.length ? r->out.granted : r->out.length;
+
+		out->outgoing_msgs++;
+		out->pacer_backlog_bytes += limit > r->out.next_xmit ? limit - r->out.next_xmit : 0;
+	}
+}
+
+/** homa_engine_state_sizes() - See engine.h. */
+void homa_engine_state_sizes(size_t *per_rpc, size_t *per_peer)
+{
+	if (per_rpc)
+		*per_rpc = sizeof(struct homa_rpc);
+	if (per_peer)
+		*per_peer = sizeof(struct homa_peer);
+}

@@ -1,0 +1,186 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file grant.c
+ * The receiver's scheduler. Incoming messages that need grants sit on
+ * engine.grantable sorted by bytes still to receive (SRPT). Each pass
+ * grants to the shortest message of each peer, at most max_overcommit
+ * messages, keeping granted-but-unreceived bytes under max_incoming; each
+ * active message may have about unsched_bytes (one RTT) outstanding.
+ * Priorities go by rank, using the lowest scheduled levels when few
+ * messages are active. A grant_fifo_fraction share of granted bytes goes
+ * to the oldest message that SRPT is not serving, so none starves.
+ */
+#include "internal.h"
+
+/** left() - Bytes @in still has to receive (the SRPT key). */
+static uint32_t left(const struct homa_msgin *in)
+{
+	return in->length - in->received;
+}
+
+/** recount() - Bring @in's share of total_incoming up to date. */
+static void recount(homa_engine *e, struct homa_msgin *in)
+{
+	uint32_t now = in->granted > in->received ? in->granted - in->received : 0;
+
+	e->total_incoming = e->total_incoming - in->counted + now;
+	in->counted = now;
+}
+
+/** homa_grant_add() - Enter @rpc's incoming message in the scheduler. */
+void homa_grant_add(homa_engine *e, struct homa_rpc *rpc)
+{
+	struct homa_link *pos;
+	uint32_t mine = left(&rpc->in);
+
+	for (pos = e->grantable.next; pos != &e->grantable; pos = pos->next) {
+		struct homa_rpc *r = homa_container_of(pos, struct homa_rpc, in.grant_link);
+
+		if (left(&r->in) > mine)
+			break;
+	}
+	homa_list_insert_before(pos, &rpc->in.grant_link);
+	recount(e, &rpc->in);
+	e->st.incoming_msgs++;
+}
+
+/** homa_grant_remove() - Take @rpc's message out of the scheduler (no-op if absent). */
+void homa_grant_remove(homa_engine *e, struct homa_rpc *rpc)
+{
+	if (!homa_list_linked(&rpc->in.grant_link))
+		return;
+	homa_list_del(&rpc->in.grant_link);
+	e->total_incoming -= rpc->in.counted;
+	rpc->in.counted = 0;
+	e->st.incoming_msgs--;
+}
+
+/**
+ * homa_grant_received() - @newbytes more bytes of @rpc's message arrived:
+ * update the incoming total and move the message toward the head.
+ */
+void homa_grant_received(homa_engine *e, struct homa_rpc *rpc, uint32_t newbytes)
+{
+	struct homa_link *l = &rpc->in.grant_link;
+
+	if (!homa_list_linked(l) || !newbytes)
+		return;
+	recount(e, &rpc->in);
+	while (l->prev != &e->grantable) {
+		struct homa_rpc *p = homa_container_of(l->prev, struct homa_rpc, in.grant_link);
+
+		if (left(&p->in) <= left(&rpc->in))
+			break;
+		homa_list_del(l);
+		homa_list_insert_before(&p->in.grant_link, l);
+	}
+}
+
+/** rank_priority() - Grant priority of the message at @rank of @active. */
+static uint8_t rank_priority(const homa_engine *e, uint32_t rank, uint32_t active)
+{
+	int levels = (int)e->s.num_priorities - (int)e->s.num_unsched_priorities;
+	int max_prio = levels > 0 ? levels - 1 : 0;
+	int extra = max_prio + 1 - (int)active;
+	int prio = max_prio - (int)rank - (extra > 0 ? extra : 0);
+
+	return (uint8_t)(prio < 0 ? 0 : prio);
+}
+
+/**
+ * grant_one() - Raise @rpc's grant toward received + unsched_bytes within
+ * the max_incoming budget and send a GRANT if it moved by at least a packet
+ * (or to the end). Return: bytes newly granted.
+ */
+static uint32_t grant_one(homa_engine *e, struct homa_rpc *rpc, uint8_t prio)
+{
+	struct homa_msgin *in = &rpc->in;
+	uint64_t target = (uint64_t)in->received + e->s.unsched_bytes;
+	uint64_t avail;
+
+	if (target > in->length)
+		target = in->length;
+	if (target <= in->granted)
+		return 0;
+	avail = e->total_incoming < e->s.max_incoming ? e->s.max_incoming - e->total_incoming : 0;
+	if (target - in->granted > avail)
+		target = in->granted + avail;
+	if (target < in->length && target - in->granted < homa_data_payload(e))
+		return 0;
+	avail = target - in->granted;
+	in->granted = (uint32_t)target;
+	in->priority = prio;
+	recount(e, in);
+	homa_ctl_grant(e, rpc, in->granted, prio);
+	return (uint32_t)avail;
+}
+
+/** is_chosen() - True if @r is one of the @n messages SRPT chose. */
+static bool is_chosen(struct homa_rpc *const *chosen, uint32_t n, const struct homa_rpc *r)
+{
+	uint32_t i;
+
+	for (i = 0; i < n; i++)
+		if (chosen[i] == r)
+			return true;
+	return false;
+}
+
+/** grant_fifo() - Give fifo_grant_increment bytes to the oldest message SRPT did not choose. */
+static void grant_fifo(homa_engine *e, struct homa_rpc *const *chosen, uint32_t n)
+{
+	struct homa_rpc *oldest = NULL;
+	struct homa_link *pos;
+	uint64_t target;
+
+	for (pos = e->grantable.next; pos != &e->grantable; pos = pos->next) {
+		struct homa_rpc *r = homa_container_of(pos, struct homa_rpc, in.grant_link);
+
+		if (r->in.granted >= r->in.length || is_chosen(chosen, n, r))
+			continue;
+		if (!oldest || r->in.birth < oldest->in.birth)
+			oldest = r;
+	}
+	if (!oldest)
+		return;
+	target = (uint64_t)oldest->in.granted + e->s.fifo_grant_increment;
+	oldest->in.granted = target < oldest->in.length ? (uint32_t)target : oldest->in.length;
+	recount(e, &oldest->in);
+	homa_ctl_grant(e, oldest, oldest->in.granted, 0);
+	e->st.fifo_grants_sent++;
+}
+
+/**
+ * homa_grant_check() - Run one scheduling pass (after data arrives, a
+ * message completes or leaves). Grants nothing while the rx budget is too
+ * tight to absorb max_incoming more bytes: that is the backpressure.
+ */
+void homa_grant_check(homa_engine *e)
+{
+	struct homa_rpc *chosen[64];
+	uint32_t n = 0, i, granted = 0;
+	uint64_t gen = ++e->grant_gen;
+	struct homa_link *pos;
+
+	if (homa_list_empty(&e->grantable) ||
+	    e->rx_buffered + e->s.max_incoming > e->s.max_rx_buffered)
+		return;
+	for (pos = e->grantable.next; pos != &e->grantable && n < e->s.max_overcommit; pos = pos->next) {
+		struct homa_rpc *r = homa_container_of(pos, struct homa_rpc, in.grant_link);
+
+		if (r->peer->grant_gen == gen)
+			continue;
+		r->peer->grant_gen = gen;
+		chosen[n++] = r;
+	}
+	for (i = 0; i < n; i++)
+		granted += grant_one(e, chosen[i], rank_priority(e, i, n));
+	e->st.granted_msgs = n;
+	if (!e->s.grant_fifo_fraction)
+		return;
+	e->fifo_grant_credit += (uint64_t)granted * e->s.grant_fifo_fraction;
+	if (e->fifo_grant_credit >= 1000ull * e->s.fifo_grant_increment) {
+		e->fifo_grant_credit -= 1000ull * e->s.fifo_grant_increment;
+		grant_fifo(e, chosen, n);
+	}
+}

@@ -1,0 +1,377 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file incoming.c
+ * Handling of each received packet type, after decoding. Handlers return
+ * 0, or HOMA_DROP(reason) when the packet was not used.
+ */
+#include <string.h>
+
+#include "internal.h"
+
+/**
+ * new_server_rpc() - Create the server side of an RPC announced by a
+ * DATA or START_MSG packet from @src. Return: the RPC or a HOMA_DROP code
+ * in *@drop.
+ */
+static struct homa_rpc *new_server_rpc(homa_engine *e, const homa_addr *src,
+				       const struct homa_pkt *pkt, int *drop)
+{
+	struct homa_peer *peer;
+	struct homa_rpc *rpc;
+
+	if (!e->server) {
+		*drop = HOMA_DROP(HOMA_DROP_NOT_SERVER);
+		return NULL;
+	}
+	peer = homa_peer_get(e, src);
+	rpc = peer ? homa_rpc_new(e, pkt->sender_id ^ 1, peer, pkt->sport) : NULL;
+	if (!rpc) {
+		if (peer)
+			homa_peer_put(e, peer);
+		*drop = HOMA_DROP(HOMA_DROP_MEMORY);
+		return NULL;
+	}
+	rpc->state = RPC_INCOMING;
+	rpc->incast = (pkt->flags & HOMA_FLAG_INCAST) != 0;
+	return rpc;
+}
+
+/**
+ * message_start() - Find or create the RPC a DATA/START_MSG packet is for
+ * and make sure its incoming message exists with @length bytes.
+ * Return: the RPC (NULL with *@drop set when the packet must be dropped,
+ * or with *@drop = 0 when it is a harmless duplicate).
+ */
+static struct homa_rpc *message_start(homa_engine *e, const homa_addr *src,
+				      const struct homa_pkt *pkt, uint32_t length,
+				      uint32_t unsched, int *drop)
+{
+	struct homa_rpc *rpc = homa_rpc_find(e, pkt->sender_id ^ 1, src, pkt->sport);
+	bool created = false;
+	int err;
+
+	*drop = 0;
+	if (length > e->s.max_message) {
+		*drop = HOMA_DROP(HOMA_DROP_TOO_LONG);
+		return NULL;
+	}
+	if (!rpc) {
+		if (homa_is_client_id(pkt->sender_id ^ 1)) {
+			*drop = HOMA_DROP(HOMA_DROP_UNKNOWN_RPC);
+			return NULL;
+		}
+		rpc = new_server_rpc(e, src, pkt, drop);
+		if (!rpc)
+			return NULL;
+		created = true;
+	}
+	homa_rpc_heard(rpc);
+	if (homa_is_client_id(rpc->id) && rpc->state == RPC_OUTGOING) {
+		/* a response means the server has the whole request */
+		rpc->state = RPC_INCOMING;
+		rpc->out.next_xmit = rpc->out.length;
+		rpc->out.resend_start = rpc->out.resend_end = 0;
+		rpc->out.start_pending = false;
+		homa_tx_update(e, rpc);
+	}
+	if (rpc->state != RPC_INCOMING)
+		return NULL; /* request already complete: duplicate */
+	if (rpc->in.msg) {
+		if (rpc->in.length != length) {
+			*drop = HOMA_DROP(HOMA_DROP_LENGTH_CHANGED);
+			return NULL;
+		}
+		return rpc;
+	}
+	err = homa_msgin_init(e, rpc, length, unsched);
+	if (err) {
+		if (created)
+			homa_rpc_free(e, rpc);
+		*drop = HOMA_DROP(HOMA_DROP_MEMORY);
+		return NULL;
+	}
+	return rpc;
+}
+
+/**
+ * message_complete() - All bytes of @rpc's incoming message are here:
+ * hand the message to the application as an event. A client RPC ends
+ * here (its ack is queued for the server); a server RPC waits for a reply.
+ */
+static void message_complete(homa_engine *e, struct homa_rpc *rpc)
+{
+	struct homa_event ev;
+
+	homa_grant_remove(e, rpc);
+	memset(&ev, 0, sizeof(ev));
+	ev.id = rpc->handle;
+	ev.cookie = rpc->cookie;
+	ev.peer = rpc->peer->addr;
+	ev.peer_port = rpc->dport;
+	ev.msg = rpc->in.msg;
+	ev.start_ns = rpc->start_ns;
+	homa_hist_add(e->st.rx_msg_size_hist, rpc->in.length);
+	rpc->in.msg = NULL; /* now owned by the event, still charged to rx_buffered */
+	if (homa_is_client_id(rpc->id)) {
+		ev.type = HOMA_EV_RESPONSE;
+		e->st.client_rpcs_completed++;
+		homa_hist_add(e->st.rpc_latency_hist, e->now - rpc->start_ns);
+		homa_peer_add_ack(e, rpc->peer, rpc->id, rpc->dport);
+		homa_rpc_free(e, rpc);
+	} else {
+		ev.type = HOMA_EV_REQUEST;
+		rpc->state = RPC_IN_SERVICE;
+		e->st.server_requests_received++;
+	}
+	if (homa_event_push(e, &ev)) {
+		e->rx_buffered -= ev.msg->charged;
+		homa_msg_free(e, ev.msg);
+	}
+	homa_grant_check(e);
+}
+
+/** handle_ack_entry() - The client acked @ack: free our server RPC. Return: true if one was freed. */
+static bool handle_ack_entry(homa_engine *e, const homa_addr *src, uint16_t sport,
+			     const struct homa_ack *ack)
+{
+	struct homa_rpc *rpc;
+
+	if (ack->server_port != e->port || !homa_is_client_id(ack->client_id))
+		return false;
+	rpc = homa_rpc_find(e, ack->client_id ^ 1, src, sport);
+	if (!rpc || rpc->state != RPC_DONE)
+		return false;
+	e->st.acks_received++;
+	homa_rpc_free(e, rpc);
+	return true;
+}
+
+/** handle_data() - A DATA packet. */
+static int handle_data(homa_engine *e, const homa_addr *src, const struct homa_pkt *pkt)
+{
+	struct homa_rpc *rpc;
+	int drop, added;
+
+	if (pkt->u.data.ack.client_id)
+		handle_ack_entry(e, src, pkt->sport, &pkt->u.data.ack);
+	rpc = message_start(e, src, pkt, pkt->u.data.message_length, pkt->u.data.incoming, &drop);
+	if (!rpc) {
+		if (!drop)
+			e->st.duplicate_bytes += pkt->u.data.payload_len;
+		return drop;
+	}
+	if (pkt->u.data.incoming > rpc->in.granted && pkt->u.data.incoming <= rpc->in.length)
+		rpc->in.granted = pkt->u.data.incoming;
+	added = homa_msgin_add(e, rpc, pkt->u.data.offset, pkt->u.data.payload, pkt->u.data.payload_len);
+	if (added < 0)
+		return HOMA_DROP(HOMA_DROP_MEMORY);
+	if ((uint32_t)added < pkt->u.data.payload_len)
+		e->st.duplicate_bytes += pkt->u.data.payload_len - (uint32_t)added;
+	homa_cutoffs_check_peer(e, rpc->peer, pkt->sport, pkt->u.data.cutoff_version);
+	homa_grant_received(e, rpc, (uint32_t)added);
+	if (rpc->in.received == rpc->in.length)
+		message_complete(e, rpc);
+	else if (rpc->in.scheduled && added)
+		homa_grant_check(e);
+	return 0;
+}
+
+/** handle_start() - A START_MSG: the receiver schedules the message from byte 0. */
+static int handle_start(homa_engine *e, const homa_addr *src, const struct homa_pkt *pkt)
+{
+	struct homa_rpc *rpc = homa_rpc_find(e, pkt->sender_id ^ 1, src, pkt->sport);
+	int drop;
+
+	if (rpc && rpc->in.msg) {
+		/* a repeat: we know the message; tell the sender we are alive */
+		homa_rpc_heard(rpc);
+		homa_ctl_simple(e, rpc, HOMA_PKT_BUSY);
+		e->st.busy_sent++;
+		return 0;
+	}
+	rpc = message_start(e, src, pkt, pkt->u.start.message_length, 0, &drop);
+	if (!rpc)
+		return drop;
+	homa_grant_check(e);
+	return 0;
+}
+
+/** handle_grant() - A GRANT for a message we are sending. */
+static int handle_grant(homa_engine *e, const homa_addr *src, const struct homa_pkt *pkt)
+{
+	struct homa_rpc *rpc = homa_rpc_find(e, pkt->sender_id ^ 1, src, pkt->sport);
+	struct homa_msgout *out;
+
+	if (!rpc || !rpc->out.msg)
+		return HOMA_DROP(HOMA_DROP_UNKNOWN_RPC);
+	out = &rpc->out;
+	if (pkt->u.grant.offset > out->length)
+		return HOMA_DROP(HOMA_DROP_BAD_OFFSET);
+	homa_rpc_heard(rpc);
+	out->start_ticks = 0;
+	if (pkt->u.grant.offset > out->granted)
+		out->granted = pkt->u.grant.offset;
+	out->sched_priority = pkt->u.grant.priority < e->s.num_priorities
+			      ? pkt->u.grant.priority : (uint8_t)(e->s.num_priorities - 1);
+	homa_tx_update(e, rpc);
+	return 0;
+}
+
+/**
+ * handle_resend() - The receiver of one of our messages asks for
+ * [offset, offset+length) again. Bytes not yet sent, or a server still
+ * working on the request, get a BUSY; an unknown RPC gets RPC_UNKNOWN.
+ */
+static int handle_resend(homa_engine *e, const homa_addr *src, const struct homa_pkt *pkt)
+{
+	struct homa_rpc *rpc = homa_rpc_find(e, pkt->sender_id ^ 1, src, pkt->sport);
+	struct homa_peer *peer;
+	struct homa_msgout *out;
+	uint64_t end;
+
+	if (!rpc) {
+		peer = homa_peer_get(e, src);
+		if (peer) {
+			homa_ctl_reply_unknown(e, src, pkt, peer);
+			homa_peer_put(e, peer);
+		}
+		return HOMA_DROP(HOMA_DROP_UNKNOWN_RPC);
+	}
+	e->st.resends_received++;
+	homa_rpc_heard(rpc);
+	out = &rpc->out;
+	if (!out->msg || pkt->u.resend.offset >= out->length ||
+	    pkt->u.resend.offset >= out->next_xmit) {
+		homa_ctl_simple(e, rpc, HOMA_PKT_BUSY);
+		e->st.busy_sent++;
+		return 0;
+	}
+	end = (uint64_t)pkt->u.resend.offset + pkt->u.resend.length;
+	if (end > out->length)
+		end = out->length;
+	if (end > out->granted)
+		out->granted = (uint32_t)end;
+	if (end > out->next_xmit)
+		end = out->next_xmit;
+	if (out->resend_start < out->resend_end) {
+		if (pkt->u.resend.offset < out->resend_start)
+			out->resend_start = pkt->u.resend.offset;
+		if (end > out->resend_end)
+			out->resend_end = (uint32_t)end;
+	} else {
+		out->resend_start = pkt->u.resend.offset;
+		out->resend_end = (uint32_t)end;
+	}
+	out->resend_priority = pkt->u.resend.priority < e->s.num_priorities
+			       ? pkt->u.resend.priority : (uint8_t)(e->s.num_priorities - 1);
+	homa_tx_update(e, rpc);
+	return 0;
+}
+
+/**
+ * handle_unknown() - The other side has no record of the RPC. A client
+ * restarts its request from byte 0; a server forgets the RPC.
+ */
+static int handle_unknown(homa_engine *e, const homa_addr *src, const struct homa_pkt *pkt)
+{
+	struct homa_rpc *rpc = homa_rpc_find(e, pkt->sender_id ^ 1, src, pkt->sport);
+
+	if (!rpc)
+		return HOMA_DROP(HOMA_DROP_UNKNOWN_RPC);
+	if (!homa_is_client_id(rpc->id)) {
+		homa_rpc_free(e, rpc);
+		return 0;
+	}
+	homa_grant_remove(e, rpc);
+	homa_msgin_destroy(e, &rpc->in);
+	memset(&rpc->in, 0, sizeof(rpc->in));
+	homa_list_init(&rpc->in.grant_link);
+	rpc->state = RPC_OUTGOING;
+	homa_rpc_heard(rpc);
+	homa_msgout_restart(e, rpc);
+	e->st.rpc_restarts++;
+	return 0;
+}
+
+/** handle_busy() - The peer is alive and deliberately not sending. */
+static int handle_busy(homa_engine *e, const homa_addr *src, const struct homa_pkt *pkt)
+{
+	struct homa_rpc *rpc = homa_rpc_find(e, pkt->sender_id ^ 1, src, pkt->sport);
+
+	if (!rpc)
+		return HOMA_DROP(HOMA_DROP_UNKNOWN_RPC);
+	homa_rpc_heard(rpc);
+	rpc->out.start_ticks = 0;
+	return 0;
+}
+
+/**
+ * handle_need_ack() - A server asks whether we (the client) are done with
+ * an RPC. If we no longer have it, we are: answer with an ACK for it plus
+ * any other acks owed to that server port.
+ */
+static int handle_need_ack(homa_engine *e, const homa_addr *src, const struct homa_pkt *pkt)
+{
+	uint64_t id = pkt->sender_id ^ 1;
+	struct homa_peer *peer;
+
+	if (!homa_is_client_id(id))
+		return HOMA_DROP(HOMA_DROP_BAD_FIELD);
+	if (homa_rpc_find(e, id, src, pkt->sport))
+		return 0; /* still in progress: the server will hear from us */
+	peer = homa_peer_get(e, src);
+	if (!peer)
+		return HOMA_DROP(HOMA_DROP_MEMORY);
+	homa_peer_add_ack(e, peer, id, pkt->sport);
+	homa_peers_flush_acks(e);
+	homa_peer_put(e, peer);
+	return 0;
+}
+
+/** handle_ack() - A client acknowledges responses: free those server RPCs. */
+static int handle_ack(homa_engine *e, const homa_addr *src, const struct homa_pkt *pkt)
+{
+	struct homa_ack self = {pkt->sender_id, e->port};
+	bool any = handle_ack_entry(e, src, pkt->sport, &self);
+	uint16_t i;
+
+	for (i = 0; i < pkt->u.ack.num_acks; i++)
+		any |= handle_ack_entry(e, src, pkt->sport, &pkt->u.ack.acks[i]);
+	return any ? 0 : HOMA_DROP(HOMA_DROP_UNKNOWN_RPC);
+}
+
+/** handle_cutoffs() - A receiver tells us its unscheduled cutoffs. */
+static int handle_cutoffs(homa_engine *e, const homa_addr *src, const struct homa_pkt *pkt)
+{
+	struct homa_peer *peer = homa_peer_find(e, src);
+
+	if (!peer)
+		return HOMA_DROP(HOMA_DROP_UNKNOWN_RPC);
+	memcpy(peer->cutoffs, pkt->u.cutoffs.cutoffs, sizeof(peer->cutoffs));
+	peer->cutoff_version = pkt->u.cutoffs.version;
+	return 0;
+}
+
+/**
+ * homa_incoming() - Dispatch a decoded packet from @src to its handler.
+ * Return: 0 or HOMA_DROP(reason).
+ */
+int homa_incoming(homa_engine *e, const homa_addr *src, const struct homa_pkt *pkt)
+{
+	struct homa_peer *peer = homa_peer_find(e, src);
+
+	if (peer)
+		peer->dead_until_tick = 0;
+	switch (pkt->type) {
+	case HOMA_PKT_DATA: return handle_data(e, src, pkt);
+	case HOMA_PKT_GRANT: return handle_grant(e, src, pkt);
+	case HOMA_PKT_RESEND: return handle_resend(e, src, pkt);
+	case HOMA_PKT_RPC_UNKNOWN: return handle_unknown(e, src, pkt);
+	case HOMA_PKT_BUSY: return handle_busy(e, src, pkt);
+	case HOMA_PKT_CUTOFFS: return handle_cutoffs(e, src, pkt);
+	case HOMA_PKT_NEED_ACK: return handle_need_ack(e, src, pkt);
+	case HOMA_PKT_ACK: return handle_ack(e, src, pkt);
+	case HOMA_PKT_START_MSG: return handle_start(e, src, pkt);
+	default: return 0; /* FREEZE: counted, nothing to do */
+	}
+}

@@ -1,0 +1,311 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file internal.h
+ * Private structures of the protocol engine, shared by the core's files
+ * (one concern per file: rpc, peer, msgbuf, incoming, outgoing, grant,
+ * cutoffs, control, timer, engine). Nothing here is part of the API.
+ */
+#ifndef HOMA_CORE_INTERNAL_H
+#define HOMA_CORE_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "homa/engine.h"
+#include "homa/wire.h"
+#include "list.h"
+
+/** Bytes per message buffer chunk (messages are stored in chunks). */
+#define HOMA_CHUNK_SHIFT 16
+#define HOMA_CHUNK ((uint32_t)1 << HOMA_CHUNK_SHIFT)
+
+/** Size buckets of the cutoff histogram (geometric, see cutoffs.c). */
+#define HOMA_CUTOFF_BUCKETS 64
+
+/**
+ * struct homa_msg - A message's bytes, stored in HOMA_CHUNK-sized chunks
+ * allocated on demand. Incoming messages are handed to the application
+ * as this struct (homa_msg in engine.h) and freed on release.
+ */
+struct homa_msg {
+	uint32_t length;
+	uint32_t nchunks;
+	uint8_t **chunks;     /**< nchunks pointers; NULL until first written */
+	uint64_t charged;     /**< bytes charged to the engine's rx or tx budget */
+};
+
+/** A hole in a partially received message: bytes [start, end) missing. */
+struct homa_gap {
+	uint32_t start;
+	uint32_t end;
+};
+
+/** Receive state of one message (request at a server, response at a client). */
+struct homa_msgin {
+	struct homa_msg *msg;     /**< NULL until the first DATA or START_MSG */
+	uint32_t length;
+	uint32_t received;        /**< bytes received (no duplicates) */
+	uint32_t recv_end;        /**< one past the highest byte received */
+	uint32_t granted;         /**< sender may send below this offset */
+	uint32_t ngaps;
+	uint32_t gaps_cap;
+	struct homa_gap *gaps;    /**< holes below recv_end, sorted */
+	uint32_t counted;         /**< our share of engine.total_incoming */
+	uint8_t priority;         /**< priority of our latest grant */
+	bool scheduled;           /**< needs grants beyond what the sender announced */
+	uint64_t birth;           /**< arrival of first packet (FIFO grants) */
+	struct homa_link grant_link; /**< on engine.grantable, sorted by bytes left */
+};
+
+/** Send state of one message (request at a client, response at a server). */
+struct homa_msgout {
+	struct homa_msg *msg;     /**< NULL when no message (or freed) */
+	uint32_t length;
+	uint32_t next_xmit;       /**< first byte never sent */
+	uint32_t granted;         /**< may send below this offset */
+	uint32_t unsched;         /**< bytes sent without grants */
+	uint32_t resend_start;    /**< pending retransmission [start, end) */
+	uint32_t resend_end;
+	uint8_t resend_priority;
+	uint8_t sched_priority;   /**< from the latest GRANT */
+	bool start_pending;       /**< a START_MSG must be sent */
+	bool start_sent;          /**< START_MSG mode for this message */
+	uint32_t start_ticks;     /**< ticks since the START_MSG without a grant */
+	uint64_t birth;
+	struct homa_link tx_link; /**< on engine.tx_list, sorted by bytes left */
+};
+
+/** RPC states. */
+enum homa_rpc_state {
+	RPC_OUTGOING = 1, /**< client: sending the request; server: sending the reply */
+	RPC_INCOMING,     /**< client: awaiting/receiving the response; server: receiving the request */
+	RPC_IN_SERVICE,   /**< server: request delivered, application working */
+	RPC_DONE,         /**< server: reply fully sent, awaiting the client's ack */
+};
+
+struct homa_peer;
+
+/** One RPC, client or server side. */
+struct homa_rpc {
+	uint64_t id;              /**< local wire id: even for client, client id ^ 1 for server */
+	uint64_t handle;          /**< what the application sees: client = id; server = unique odd */
+	struct homa_peer *peer;
+	uint16_t dport;           /**< the other side's port */
+	uint8_t state;
+	bool incast;              /**< server: reply limited to incast_unsched_bytes */
+	uint32_t silent_ticks;    /**< timer ticks without hearing from the peer */
+	uint32_t resend_at;       /**< silent_ticks value at which the next RESEND is due */
+	uint64_t cookie;
+	uint64_t start_ns;
+	struct homa_msgout out;
+	struct homa_msgin in;
+	struct homa_rpc *hash_next;   /**< chain in engine.rpcs (by id, peer, port) */
+	struct homa_rpc *handle_next; /**< chain in engine.handles (by handle) */
+	struct homa_link all_link; /**< engine.rpcs, in timer scan order */
+};
+
+/** Acks waiting to be sent to one peer (client side). */
+#define HOMA_PEER_ACKS 8
+
+/** What an endpoint knows about another host. */
+struct homa_peer {
+	homa_addr addr;
+	struct homa_peer *hash_next;
+	uint32_t rpcs;            /**< RPCs referencing this peer */
+	uint32_t client_rpcs;     /**< our outstanding client RPCs to it (incast) */
+	uint32_t cutoffs[HOMA_MAX_PRIORITIES]; /**< its unscheduled cutoffs */
+	uint16_t cutoff_version;  /**< version of cutoffs (0 = defaults) */
+	uint16_t cutoffs_sent_version; /**< our version last sent to it */
+	uint64_t cutoffs_sent_tick;
+	uint64_t resend_tick;     /**< tick of our latest RESEND to it */
+	uint64_t unknown_tick;    /**< tick of our latest RPC_UNKNOWN to it */
+	uint32_t unknown_sent;    /**< RPC_UNKNOWNs sent during unknown_tick */
+	uint64_t dead_until_tick; /**< new RPCs fail before this tick */
+	uint32_t num_acks;
+	struct homa_ack acks[HOMA_PEER_ACKS];
+	uint64_t grant_gen;       /**< grant pass that already chose this peer */
+};
+
+/** A queued control packet, encoded. */
+struct homa_ctl {
+	homa_addr dst;
+	uint16_t dport;
+	uint8_t priority;
+	uint8_t len;
+	uint8_t bytes[HOMA_ACK_LEN];
+};
+
+/** A queued event. */
+struct homa_ev_node {
+	struct homa_event ev;
+	struct homa_link link;
+};
+
+/** Simple chained hash table of RPCs or peers. */
+struct homa_table {
+	void **buckets;
+	uint32_t nbuckets;        /**< power of two */
+	uint32_t count;
+};
+
+/** The engine (homa_engine in engine.h). */
+struct homa_engine {
+	struct homa_settings s;
+	struct homa_alloc alloc;
+	struct homa_packet_hooks hooks;
+	bool has_hooks;
+	homa_addr local;
+	uint16_t port;
+	bool server;
+	bool shut;
+	uint64_t next_client_id;
+	uint64_t now;             /**< time of the latest call */
+
+	struct homa_table rpcs;      /**< by (id, peer address, peer port) */
+	struct homa_table handles;   /**< by handle */
+	uint64_t next_server_handle;
+	struct homa_table peers;
+	struct homa_link all_rpcs;   /**< every RPC, timer scan order */
+	struct homa_link grantable;  /**< incoming scheduled messages, fewest bytes left first */
+	struct homa_link tx_list;    /**< messages with something to send, fewest bytes left first */
+	struct homa_link events;
+	uint32_t nevents;
+
+	/* control packet ring */
+	struct homa_ctl *ctl;
+	uint32_t ctl_cap, ctl_head, ctl_count;
+
+	/* pacer */
+	uint64_t link_idle_ns;
+	uint64_t pacer_fifo_credit;
+
+	/* grants */
+	uint64_t total_incoming;     /**< granted but not received, scheduled messages */
+	uint64_t grant_gen;
+	uint64_t fifo_grant_credit;
+
+	/* timer */
+	uint64_t next_tick_ns;
+	uint64_t tick;
+
+	/* cutoffs (as a receiver) */
+	uint32_t cutoffs[HOMA_MAX_PRIORITIES];
+	uint16_t cutoff_version;
+	uint64_t size_hist[HOMA_CUTOFF_BUCKETS]; /**< unscheduled bytes by size bucket */
+	uint64_t size_hist_msgs;      /**< messages recorded since last recompute */
+
+	/* memory */
+	uint64_t rx_buffered;
+	uint64_t tx_buffered;
+
+	struct homa_stats st;
+};
+
+/* mem.c */
+void *homa_mem_alloc(homa_engine *e, size_t size);
+void *homa_mem_zalloc(homa_engine *e, size_t size);
+void homa_mem_free(homa_engine *e, void *p, size_t size);
+struct homa_msg *homa_msg_new(homa_engine *e, uint32_t length);
+int homa_msg_fill(homa_engine *e, struct homa_msg *m, const struct homa_iov *iov, int iovcnt);
+int homa_msg_write(homa_engine *e, struct homa_msg *m, uint32_t off, const uint8_t *src, uint32_t len);
+void homa_msg_free(homa_engine *e, struct homa_msg *m);
+
+/* table.c */
+int homa_table_init(homa_engine *e, struct homa_table *t, uint32_t nbuckets);
+void homa_table_destroy(homa_engine *e, struct homa_table *t);
+uint32_t homa_hash_addr(const homa_addr *a);
+void homa_table_maybe_grow(homa_engine *e, struct homa_table *t, size_t next_off,
+			   uint32_t (*hash)(const void *elem));
+
+/* peer.c */
+struct homa_peer *homa_peer_find(homa_engine *e, const homa_addr *addr);
+struct homa_peer *homa_peer_get(homa_engine *e, const homa_addr *addr);
+void homa_peer_put(homa_engine *e, struct homa_peer *p);
+void homa_peer_add_ack(homa_engine *e, struct homa_peer *p, uint64_t client_id, uint16_t server_port);
+bool homa_peer_take_ack(struct homa_peer *p, uint16_t server_port, struct homa_ack *out);
+void homa_peers_free_all(homa_engine *e);
+void homa_peers_flush_acks(homa_engine *e);
+
+/* rpc.c */
+struct homa_rpc *homa_rpc_find(homa_engine *e, uint64_t id, const homa_addr *addr, uint16_t port);
+struct homa_rpc *homa_rpc_find_handle(homa_engine *e, uint64_t handle);
+struct homa_rpc *homa_rpc_new(homa_engine *e, uint64_t id, struct homa_peer *peer, uint16_t dport);
+void homa_rpc_free(homa_engine *e, struct homa_rpc *rpc);
+void homa_rpc_fail(homa_engine *e, struct homa_rpc *rpc, int error);
+int homa_event_push(homa_engine *e, const struct homa_event *ev);
+
+/* msgin.c */
+int homa_msgin_init(homa_engine *e, struct homa_rpc *rpc, uint32_t length, uint32_t unsched);
+int homa_msgin_add(homa_engine *e, struct homa_rpc *rpc, uint32_t off, const uint8_t *data, uint32_t len);
+void homa_msgin_destroy(homa_engine *e, struct homa_msgin *in);
+bool homa_msgin_first_gap(const struct homa_msgin *in, uint32_t *start, uint32_t *end);
+
+/* outgoing.c */
+int homa_msgout_init(homa_engine *e, struct homa_rpc *rpc, const struct homa_iov *iov, int iovcnt, uint32_t unsched);
+void homa_msgout_destroy(homa_engine *e, struct homa_msgout *out);
+void homa_msgout_restart(homa_engine *e, struct homa_rpc *rpc);
+void homa_tx_update(homa_engine *e, struct homa_rpc *rpc);
+int homa_output_data(homa_engine *e, uint64_t now, uint8_t *buf, size_t cap, struct homa_tx *tx);
+uint32_t homa_data_payload(const homa_engine *e);
+uint8_t homa_unsched_priority(const homa_engine *e, const struct homa_peer *p, uint32_t length);
+void homa_pacer_account(homa_engine *e, uint64_t now, size_t bytes);
+
+/* grant.c */
+void homa_grant_add(homa_engine *e, struct homa_rpc *rpc);
+void homa_grant_remove(homa_engine *e, struct homa_rpc *rpc);
+void homa_grant_received(homa_engine *e, struct homa_rpc *rpc, uint32_t newbytes);
+void homa_grant_check(homa_engine *e);
+
+/* cutoffs.c */
+void homa_cutoffs_init(homa_engine *e);
+void homa_cutoffs_record(homa_engine *e, uint32_t length);
+void homa_cutoffs_maybe_update(homa_engine *e);
+void homa_cutoffs_check_peer(homa_engine *e, struct homa_peer *p, uint16_t dport, uint16_t version);
+
+/* control.c */
+void homa_ctl_send(homa_engine *e, struct homa_pkt *pkt, const homa_addr *dst, uint8_t priority);
+void homa_ctl_simple(homa_engine *e, struct homa_rpc *rpc, uint8_t type);
+void homa_ctl_grant(homa_engine *e, struct homa_rpc *rpc, uint32_t offset, uint8_t priority);
+void homa_ctl_resend(homa_engine *e, struct homa_rpc *rpc, uint32_t offset, uint32_t length);
+void homa_ctl_reply_unknown(homa_engine *e, const homa_addr *src, const struct homa_pkt *pkt, struct homa_peer *p);
+int homa_ctl_output(homa_engine *e, uint64_t now, uint8_t *buf, size_t cap, struct homa_tx *tx);
+void homa_ctl_free(homa_engine *e);
+int homa_seal(homa_engine *e, uint8_t *buf, size_t hdr, size_t len, size_t cap);
+void homa_count_sent(homa_engine *e, uint8_t type, uint8_t priority, size_t len);
+
+/* incoming.c */
+int homa_incoming(homa_engine *e, const homa_addr *src, const struct homa_pkt *pkt);
+
+/** homa_rpc_heard() - The peer showed life for @rpc: restart its silence count. */
+static inline void homa_rpc_heard(struct homa_rpc *rpc)
+{
+	rpc->silent_ticks = 0;
+	rpc->resend_at = 0;
+}
+
+/** HOMA_DROP() - Encode a drop reason as a handler's negative return. */
+#define HOMA_DROP(reason) (-(int)(reason) - 1)
+
+/* timer.c */
+void homa_timer_tick(homa_engine *e);
+void homa_timer_arm(homa_engine *e);
+
+/** homa_hist_add() - Count @v in a log2 histogram. */
+static inline void homa_hist_add(uint64_t *hist, uint64_t v)
+{
+	int b = 0;
+
+	while (v > 1 && b < HOMA_HIST_BUCKETS - 1) {
+		v >>= 1;
+		b++;
+	}
+	hist[b]++;
+}
+
+/** homa_is_client_id() - True if @id (local) names one of our client RPCs. */
+static inline bool homa_is_client_id(uint64_t id)
+{
+	return (id & 1) == 0;
+}
+
+#endif /* HOMA_CORE_INTERNAL_H */

@@ -1,0 +1,180 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file mem.c
+ * Allocation through the engine's hooks, and chunked message buffers
+ * (struct homa_msg), including the public homa_msg_* accessors.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+/** homa_mem_alloc() - Allocate @size bytes through the hooks. Return: NULL on failure. */
+void *homa_mem_alloc(homa_engine *e, size_t size)
+{
+	if (e->alloc.alloc)
+		return e->alloc.alloc(e->alloc.ctx, size);
+	return malloc(size);
+}
+
+/** homa_mem_zalloc() - Like homa_mem_alloc(), zero-filled. */
+void *homa_mem_zalloc(homa_engine *e, size_t size)
+{
+	void *p = homa_mem_alloc(e, size);
+
+	if (p)
+		memset(p, 0, size);
+	return p;
+}
+
+/** homa_mem_free() - Free @p (of @size bytes) through the hooks; NULL is ignored. */
+void homa_mem_free(homa_engine *e, void *p, size_t size)
+{
+	if (!p)
+		return;
+	if (e->alloc.free)
+		e->alloc.free(e->alloc.ctx, p, size);
+	else
+		free(p);
+}
+
+/** chunk_len() - Size of chunk @i of a message of @length bytes. */
+static uint32_t chunk_len(uint32_t length, uint32_t i)
+{
+	uint32_t start = i << HOMA_CHUNK_SHIFT;
+
+	return length - start < HOMA_CHUNK ? length - start : HOMA_CHUNK;
+}
+
+/**
+ * homa_msg_new() - Allocate an empty message of @length bytes (no chunks yet).
+ * Return: the message (engine owns) or NULL.
+ */
+struct homa_msg *homa_msg_new(homa_engine *e, uint32_t length)
+{
+	struct homa_msg *m = homa_mem_zalloc(e, sizeof(*m));
+
+	if (!m)
+		return NULL;
+	m->length = length;
+	m->nchunks = (uint32_t)(((uint64_t)length + HOMA_CHUNK - 1) >> HOMA_CHUNK_SHIFT);
+	m->chunks = homa_mem_zalloc(e, m->nchunks * sizeof(uint8_t *));
+	if (!m->chunks && m->nchunks) {
+		homa_mem_free(e, m, sizeof(*m));
+		return NULL;
+	}
+	m->charged = sizeof(*m) + m->nchunks * sizeof(uint8_t *);
+	return m;
+}
+
+/** get_chunk() - Chunk @i of @m, allocating it. Return: NULL on failure. */
+static uint8_t *get_chunk(homa_engine *e, struct homa_msg *m, uint32_t i)
+{
+	if (!m->chunks[i]) {
+		uint32_t len = chunk_len(m->length, i);
+
+		m->chunks[i] = homa_mem_alloc(e, len);
+		if (!m->chunks[i])
+			return NULL;
+		m->charged += len;
+	}
+	return m->chunks[i];
+}
+
+/**
+ * homa_msg_write() - Copy @len bytes from @src to offset @off of @m,
+ * allocating chunks as needed. The caller checked bounds.
+ * Return: 0 or HOMA_ENOMEM (bytes before the failing chunk are written).
+ */
+int homa_msg_write(homa_engine *e, struct homa_msg *m, uint32_t off,
+		   const uint8_t *src, uint32_t len)
+{
+	while (len) {
+		uint32_t i = off >> HOMA_CHUNK_SHIFT;
+		uint32_t in = off & (HOMA_CHUNK - 1);
+		uint32_t n = chunk_len(m->length, i) - in;
+		uint8_t *c = get_chunk(e, m, i);
+
+		if (!c)
+			return HOMA_ENOMEM;
+		if (n > len)
+			n = len;
+		memcpy(c + in, src, n);
+		src += n;
+		off += n;
+		len -= n;
+	}
+	return 0;
+}
+
+/**
+ * homa_msg_fill() - Copy a gather list into @m from offset 0.
+ * Return: 0 or HOMA_ENOMEM.
+ */
+int homa_msg_fill(homa_engine *e, struct homa_msg *m,
+		  const struct homa_iov *iov, int iovcnt)
+{
+	uint32_t off = 0;
+	int i, err;
+
+	for (i = 0; i < iovcnt; i++) {
+		err = homa_msg_write(e, m, off, iov[i].base, (uint32_t)iov[i].len);
+		if (err)
+			return err;
+		off += (uint32_t)iov[i].len;
+	}
+	return 0;
+}
+
+/** homa_msg_free() - Free @m and its chunks; NULL is ignored. */
+void homa_msg_free(homa_engine *e, struct homa_msg *m)
+{
+	uint32_t i;
+
+	if (!m)
+		return;
+	for (i = 0; i < m->nchunks; i++)
+		homa_mem_free(e, m->chunks[i], chunk_len(m->length, i));
+	homa_mem_free(e, m->chunks, m->nchunks * sizeof(uint8_t *));
+	homa_mem_free(e, m, sizeof(*m));
+}
+
+/** homa_msg_length() - See engine.h. */
+size_t homa_msg_length(const homa_msg *m)
+{
+	return m ? m->length : 0;
+}
+
+/** homa_msg_segment() - See engine.h. Unwritten chunks read as absent (0). */
+size_t homa_msg_segment(const homa_msg *m, size_t offset, const uint8_t **ptr)
+{
+	uint32_t i, in;
+
+	if (!m || offset >= m->length)
+		return 0;
+	i = (uint32_t)(offset >> HOMA_CHUNK_SHIFT);
+	in = (uint32_t)(offset & (HOMA_CHUNK - 1));
+	if (!m->chunks[i])
+		return 0;
+	*ptr = m->chunks[i] + in;
+	return chunk_len(m->length, i) - in;
+}
+
+/** homa_msg_copy() - See engine.h. */
+size_t homa_msg_copy(const homa_msg *m, size_t offset, void *dst, size_t len)
+{
+	size_t done = 0;
+
+	while (done < len) {
+		const uint8_t *p;
+		size_t n = homa_msg_segment(m, offset + done, &p);
+
+		if (!n)
+			break;
+		if (n > len - done)
+			n = len - done;
+		memcpy((uint8_t *)dst + done, p, n);
+		done += n;
+	}
+	return done;
+}

@@ -1,0 +1,191 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file msgin.c
+ * Reassembly of incoming messages from out-of-order, duplicated and
+ * missing packets. Received bytes are tracked as recv_end (one past the
+ * highest byte seen) plus a sorted list of holes below it.
+ */
+#include <string.h>
+
+#include "internal.h"
+
+/**
+ * homa_msgin_init() - Start receiving a message of @length bytes of which
+ * the sender will send @unsched without grants. Charges the buffer to the
+ * engine's rx budget and enters the message in the grant scheduler if it
+ * needs grants.
+ * Return: 0, HOMA_EAGAIN (rx budget exhausted) or HOMA_ENOMEM.
+ */
+int homa_msgin_init(homa_engine *e, struct homa_rpc *rpc, uint32_t length, uint32_t unsched)
+{
+	struct homa_msgin *in = &rpc->in;
+
+	if (e->rx_buffered + HOMA_CHUNK > e->s.max_rx_buffered)
+		return HOMA_EAGAIN;
+	in->msg = homa_msg_new(e, length);
+	if (!in->msg)
+		return HOMA_ENOMEM;
+	e->rx_buffered += in->msg->charged;
+	in->length = length;
+	in->granted = unsched < length ? unsched : length;
+	in->scheduled = in->granted < length;
+	in->birth = e->now;
+	homa_cutoffs_record(e, length);
+	if (in->scheduled)
+		homa_grant_add(e, rpc);
+	return 0;
+}
+
+/** add_gap() - Append hole [start, end) after the existing ones. Return: 0 or HOMA_ENOMEM. */
+static int add_gap(homa_engine *e, struct homa_msgin *in, uint32_t start, uint32_t end)
+{
+	if (in->ngaps == in->gaps_cap) {
+		uint32_t cap = in->gaps_cap ? 2 * in->gaps_cap : 4;
+		struct homa_gap *g = homa_mem_alloc(e, cap * sizeof(*g));
+
+		if (!g)
+			return HOMA_ENOMEM;
+		if (in->ngaps)
+			memcpy(g, in->gaps, in->ngaps * sizeof(*g));
+		homa_mem_free(e, in->gaps, in->gaps_cap * sizeof(*g));
+		in->gaps = g;
+		in->gaps_cap = cap;
+	}
+	in->gaps[in->ngaps].start = start;
+	in->gaps[in->ngaps].end = end;
+	in->ngaps++;
+	return 0;
+}
+
+/** write_bytes() - Store [off, off+len) and keep the rx budget in step. */
+static int write_bytes(homa_engine *e, struct homa_msgin *in, uint32_t off,
+		       const uint8_t *data, uint32_t len)
+{
+	uint64_t before = in->msg->charged;
+	int err = homa_msg_write(e, in->msg, off, data, len);
+
+	e->rx_buffered += in->msg->charged - before;
+	return err;
+}
+
+/**
+ * fill_gaps() - Store the parts of [off, end) that fall in holes, shrinking,
+ * splitting or removing holes. Return: new bytes stored, or HOMA_ENOMEM.
+ */
+static int64_t fill_gaps(homa_engine *e, struct homa_msgin *in, uint32_t off,
+			 uint32_t end, const uint8_t *data)
+{
+	int64_t added = 0;
+	uint32_t i = 0;
+
+	while (i < in->ngaps) {
+		struct homa_gap *g = &in->gaps[i];
+		uint32_t s = off > g->start ? off : g->start;
+		uint32_t t = end < g->end ? end : g->end;
+
+		if (s >= t) {
+			i++;
+			continue;
+		}
+		if (write_bytes(e, in, s, data + (s - off), t - s))
+			return HOMA_ENOMEM;
+		added += t - s;
+		if (s == g->start && t == g->end) {
+			memmove(g, g + 1, (in->ngaps - i - 1) * sizeof(*g));
+			in->ngaps--;
+		} else if (s == g->start) {
+			g->start = t;
+		} else if (t == g->end) {
+			g->end = s;
+		} else {
+			uint32_t old_end = g->end;
+
+			g->end = s;
+			if (add_gap(e, in, t, old_end))
+				return HOMA_ENOMEM;
+			/* keep holes sorted: the new one belongs right after g */
+			memmove(&in->gaps[i + 2], &in->gaps[i + 1],
+				(in->ngaps - i - 2) * sizeof(*g));
+			in->gaps[i + 1].start = t;
+			in->gaps[i + 1].end = old_end;
+			i++;
+		}
+	}
+	return added;
+}
+
+/** needs_chunk() - True if storing [off, off+len) would allocate a new chunk. */
+static bool needs_chunk(const struct homa_msg *m, uint32_t off, uint32_t len)
+{
+	return !m->chunks[off >> HOMA_CHUNK_SHIFT] ||
+	       !m->chunks[(off + len - 1) >> HOMA_CHUNK_SHIFT];
+}
+
+/**
+ * homa_msgin_add() - Store payload [off, off+len) (caller checked it lies
+ * inside the message) and account the new bytes.
+ * Return: bytes that were new (0 for a pure duplicate), HOMA_EAGAIN when
+ * the rx budget cannot take a new chunk (packet dropped), or HOMA_ENOMEM.
+ */
+int homa_msgin_add(homa_engine *e, struct homa_rpc *rpc, uint32_t off,
+		   const uint8_t *data, uint32_t len)
+{
+	struct homa_msgin *in = &rpc->in;
+	uint32_t end = off + len;
+	int64_t added = 0;
+
+	if (needs_chunk(in->msg, off, len) &&
+	    e->rx_buffered + HOMA_CHUNK > e->s.max_rx_buffered)
+		return HOMA_EAGAIN;
+	if (off < in->recv_end) {
+		added = fill_gaps(e, in, off, end < in->recv_end ? end : in->recv_end, data);
+		if (added < 0)
+			return (int)added;
+	}
+	if (end > in->recv_end) {
+		uint32_t s = off > in->recv_end ? off : in->recv_end;
+
+		if (s > in->recv_end && add_gap(e, in, in->recv_end, s))
+			return HOMA_ENOMEM;
+		if (write_bytes(e, in, s, data + (s - off), end - s))
+			return HOMA_ENOMEM;
+		added += end - s;
+		in->recv_end = end;
+	}
+	in->received += (uint32_t)added;
+	return (int)added;
+}
+
+/**
+ * homa_msgin_first_gap() - The first missing range below what we granted.
+ * Return: true and [*start, *end) if bytes are missing, false otherwise.
+ */
+bool homa_msgin_first_gap(const struct homa_msgin *in, uint32_t *start, uint32_t *end)
+{
+	uint32_t limit = in->granted < in->length ? in->granted : in->length;
+
+	if (in->ngaps) {
+		*start = in->gaps[0].start;
+		*end = in->gaps[0].end;
+		return true;
+	}
+	if (in->recv_end < limit) {
+		*start = in->recv_end;
+		*end = limit;
+		return true;
+	}
+	return false;
+}
+
+/** homa_msgin_destroy() - Free the hole list and the message if still attached. */
+void homa_msgin_destroy(homa_engine *e, struct homa_msgin *in)
+{
+	homa_mem_free(e, in->gaps, in->gaps_cap * sizeof(*in->gaps));
+	in->gaps = NULL;
+	in->ngaps = in->gaps_cap = 0;
+	if (in->msg) {
+		e->rx_buffered -= in->msg->charged;
+		homa_msg_free(e, in->msg);
+		in->msg = NULL;
+	}
+}

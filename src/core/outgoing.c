@@ -1,0 +1,271 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file outgoing.c
+ * Outgoing messages: buffering, the sender's SRPT queue, DATA and START_MSG
+ * packets, and the pacer that keeps the modelled NIC queue short.
+ */
+#include <string.h>
+
+#include "internal.h"
+
+/** Bytes of Ethernet + IP + UDP framing the pacer adds per packet. */
+#define HOMA_FRAMING_BYTES 66
+
+/** homa_data_payload() - Payload bytes in a full DATA packet. */
+uint32_t homa_data_payload(const homa_engine *e)
+{
+	uint32_t over = e->has_hooks ? (uint32_t)e->hooks.overhead : 0;
+
+	return e->s.mtu - HOMA_DATA_HDR_LEN - over;
+}
+
+/**
+ * homa_unsched_priority() - Priority for unscheduled bytes of a message of
+ * @length bytes sent to @p, from the cutoffs @p announced.
+ */
+uint8_t homa_unsched_priority(const homa_engine *e, const struct homa_peer *p, uint32_t length)
+{
+	int prio;
+
+	for (prio = (int)e->s.num_priorities - 1; prio > 0; prio--)
+		if (length <= p->cutoffs[prio])
+			return (uint8_t)prio;
+	return 0;
+}
+
+/**
+ * homa_msgout_init() - Buffer a copy of the message in @iov for @rpc and
+ * queue it for transmission. @unsched is how many bytes may go without
+ * grants; in START_MSG mode a message longer than that is announced with
+ * START_MSG and sent only as granted.
+ * Return: 0 or HOMA_ENOMEM.
+ */
+int homa_msgout_init(homa_engine *e, struct homa_rpc *rpc, const struct homa_iov *iov,
+		     int iovcnt, uint32_t unsched)
+{
+	struct homa_msgout *out = &rpc->out;
+	uint64_t len = 0;
+	int i;
+
+	for (i = 0; i < iovcnt; i++)
+		len += iov[i].len;
+	out->msg = homa_msg_new(e, (uint32_t)len);
+	if (!out->msg)
+		return HOMA_ENOMEM;
+	if (homa_msg_fill(e, out->msg, iov, iovcnt)) {
+		homa_msg_free(e, out->msg);
+		out->msg = NULL;
+		return HOMA_ENOMEM;
+	}
+	e->tx_buffered += out->msg->charged;
+	out->length = (uint32_t)len;
+	out->unsched = unsched < len ? unsched : (uint32_t)len;
+	out->birth = e->now;
+	if (e->s.start_msg && out->unsched < out->length)
+		out->unsched = 0;
+	homa_msgout_restart(e, rpc);
+	return 0;
+}
+
+/**
+ * homa_msgout_restart() - (Re)start sending @rpc's message from byte 0:
+ * used at first send and when the server answered RPC_UNKNOWN.
+ */
+void homa_msgout_restart(homa_engine *e, struct homa_rpc *rpc)
+{
+	struct homa_msgout *out = &rpc->out;
+
+	out->next_xmit = 0;
+	out->granted = out->unsched;
+	out->resend_start = out->resend_end = 0;
+	out->sched_priority = 0;
+	out->start_sent = out->unsched < out->length && e->s.start_msg;
+	out->start_pending = out->start_sent;
+	out->start_ticks = 0;
+	homa_tx_update(e, rpc);
+}
+
+/** homa_msgout_destroy() - Free the buffered message, if any. */
+void homa_msgout_destroy(homa_engine *e, struct homa_msgout *out)
+{
+	if (!out->msg)
+		return;
+	e->tx_buffered -= out->msg->charged;
+	homa_msg_free(e, out->msg);
+	out->msg = NULL;
+}
+
+/** sendable() - True if @out has something to put on the wire now. */
+static bool sendable(const struct homa_msgout *out)
+{
+	uint32_t limit = out->granted < out->length ? out->granted : out->length;
+
+	return out->msg && (out->start_pending || out->resend_start < out->resend_end ||
+			    out->next_xmit < limit);
+}
+
+/** remaining() - Bytes of @out never sent (the SRPT key). */
+static uint32_t remaining(const struct homa_msgout *out)
+{
+	return out->length - out->next_xmit;
+}
+
+/**
+ * homa_tx_update() - Put @rpc on the sender's SRPT list if it has
+ * something to send (kept sorted by bytes left), or take it off.
+ */
+void homa_tx_update(homa_engine *e, struct homa_rpc *rpc)
+{
+	struct homa_link *pos;
+	uint32_t mine = remaining(&rpc->out);
+
+	homa_list_del(&rpc->out.tx_link);
+	if (!sendable(&rpc->out))
+		return;
+	for (pos = e->tx_list.next; pos != &e->tx_list; pos = pos->next) {
+		struct homa_rpc *r = homa_container_of(pos, struct homa_rpc, out.tx_link);
+
+		if (remaining(&r->out) > mine)
+			break;
+	}
+	homa_list_insert_before(pos, &rpc->out.tx_link);
+}
+
+/** homa_pacer_account() - Add a packet of @bytes to the modelled NIC queue. */
+void homa_pacer_account(homa_engine *e, uint64_t now, size_t bytes)
+{
+	uint64_t ns = ((uint64_t)(bytes + HOMA_FRAMING_BYTES) * 8000) / e->s.link_mbps;
+
+	if (e->link_idle_ns < now)
+		e->link_idle_ns = now;
+	e->link_idle_ns += ns;
+}
+
+/** pick_rpc() - Next message to serve: SRPT head, or the oldest for the FIFO share. */
+static struct homa_rpc *pick_rpc(homa_engine *e)
+{
+	struct homa_rpc *best = homa_container_of(e->tx_list.next, struct homa_rpc, out.tx_link);
+	uint64_t quantum = 1000ull * e->s.mtu;
+	struct homa_link *pos;
+
+	if (!e->s.pacer_fifo_fraction || e->pacer_fifo_credit < quantum)
+		return best;
+	e->pacer_fifo_credit -= quantum;
+	for (pos = e->tx_list.next; pos != &e->tx_list; pos = pos->next) {
+		struct homa_rpc *r = homa_container_of(pos, struct homa_rpc, out.tx_link);
+
+		if (r->out.birth < best->out.birth)
+			best = r;
+	}
+	return best;
+}
+
+/** fill_start() - Describe a START_MSG for @rpc in @pkt. Return: its priority. */
+static uint8_t fill_start(homa_engine *e, struct homa_rpc *rpc, struct homa_pkt *pkt)
+{
+	pkt->type = HOMA_PKT_START_MSG;
+	pkt->u.start.message_length = rpc->out.length;
+	rpc->out.start_pending = false;
+	rpc->out.start_ticks = 0;
+	return (uint8_t)(e->s.num_priorities - 1);
+}
+
+/**
+ * fill_data() - Describe @rpc's next DATA packet (a retransmission first,
+ * else new bytes) in @pkt and advance the message. Return: its priority.
+ */
+static uint8_t fill_data(homa_engine *e, struct homa_rpc *rpc, struct homa_pkt *pkt)
+{
+	struct homa_msgout *out = &rpc->out;
+	uint32_t max = homa_data_payload(e);
+	uint32_t limit = out->granted < out->length ? out->granted : out->length;
+	uint32_t off, n;
+	uint8_t prio;
+
+	if (out->resend_start < out->resend_end) {
+		off = out->resend_start;
+		n = out->resend_end - off;
+		prio = out->resend_priority;
+		pkt->u.data.retransmit = 1;
+	} else {
+		off = out->next_xmit;
+		n = limit - off;
+		prio = off < out->unsched ? homa_unsched_priority(e, rpc->peer, out->length)
+					  : out->sched_priority;
+	}
+	if (n > max)
+		n = max;
+	pkt->type = HOMA_PKT_DATA;
+	pkt->seq = off;
+	pkt->u.data.message_length = out->length;
+	pkt->u.data.incoming = limit;
+	pkt->u.data.cutoff_version = rpc->peer->cutoff_version;
+	pkt->u.data.offset = off;
+	pkt->u.data.payload_len = n;
+	homa_peer_take_ack(rpc->peer, rpc->dport, &pkt->u.data.ack);
+	if (pkt->u.data.retransmit) {
+		out->resend_start += n;
+		e->st.retransmitted_bytes += n;
+	} else {
+		out->next_xmit += n;
+	}
+	if (homa_is_client_id(rpc->id) && e->s.incast_threshold &&
+	    rpc->peer->client_rpcs > e->s.incast_threshold)
+		pkt->flags |= HOMA_FLAG_INCAST;
+	return prio;
+}
+
+/** after_send() - State changes once @rpc's message has no unsent bytes. */
+static void after_send(struct homa_rpc *rpc)
+{
+	if (rpc->out.next_xmit < rpc->out.length)
+		return;
+	if (rpc->state == RPC_OUTGOING)
+		rpc->state = homa_is_client_id(rpc->id) ? RPC_INCOMING : RPC_DONE;
+}
+
+/**
+ * homa_output_data() - Emit the next paced DATA or START_MSG packet.
+ * Return: bytes written, 0 if nothing may go now, HOMA_ENOSPC.
+ */
+int homa_output_data(homa_engine *e, uint64_t now, uint8_t *buf, size_t cap,
+		     struct homa_tx *tx)
+{
+	struct homa_rpc *rpc;
+	struct homa_pkt pkt;
+	uint32_t payload_len = 0;
+	uint8_t prio;
+	int len;
+
+	if (homa_list_empty(&e->tx_list) || e->link_idle_ns > now + e->s.max_nic_queue_ns)
+		return 0;
+	if (cap < e->s.mtu)
+		return HOMA_ENOSPC;
+	rpc = pick_rpc(e);
+	memset(&pkt, 0, sizeof(pkt));
+	pkt.sport = e->port;
+	pkt.dport = rpc->dport;
+	pkt.sender_id = rpc->id;
+	prio = rpc->out.start_pending ? fill_start(e, rpc, &pkt) : fill_data(e, rpc, &pkt);
+	if (pkt.type == HOMA_PKT_DATA) {
+		/* header first, then the payload straight from the message chunks */
+		payload_len = pkt.u.data.payload_len;
+		pkt.u.data.payload_len = 0;
+	}
+	len = homa_wire_encode(&pkt, buf, cap);
+	len += (int)homa_msg_copy(rpc->out.msg, pkt.u.data.offset, buf + len, payload_len);
+	homa_tx_update(e, rpc);
+	after_send(rpc);
+	len = homa_seal(e, buf, homa_wire_header_len(pkt.type), (size_t)len, cap);
+	if (len <= 0)
+		return 0;
+	homa_pacer_account(e, now, (size_t)len);
+	e->pacer_fifo_credit += (uint64_t)len * e->s.pacer_fifo_fraction;
+	homa_count_sent(e, pkt.type, prio, (size_t)len);
+	tx->dst = rpc->peer->addr;
+	tx->dport = rpc->dport;
+	tx->priority = prio;
+	tx->type = pkt.type;
+	tx->len = (size_t)len;
+	return len;
+}

@@ -1,0 +1,173 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file peer.c
+ * Per-host state: the peer table, reference counts, and the acks a client
+ * owes a server.
+ */
+#include <stddef.h>
+#include <string.h>
+
+#include "internal.h"
+
+/** peer_hash() - Table hash of a peer element. */
+static uint32_t peer_hash(const void *el)
+{
+	return homa_hash_addr(&((const struct homa_peer *)el)->addr);
+}
+
+/** homa_peer_find() - The peer for @addr, or NULL if unknown. */
+struct homa_peer *homa_peer_find(homa_engine *e, const homa_addr *addr)
+{
+	struct homa_peer *p = e->peers.buckets[homa_hash_addr(addr) & (e->peers.nbuckets - 1)];
+
+	while (p && !homa_addr_equal(&p->addr, addr))
+		p = p->hash_next;
+	return p;
+}
+
+/**
+ * homa_peer_get() - The peer for @addr, created if needed, with its
+ * reference count raised (drop it with homa_peer_put()).
+ * Return: the peer, or NULL if memory ran out.
+ */
+struct homa_peer *homa_peer_get(homa_engine *e, const homa_addr *addr)
+{
+	struct homa_peer *p = homa_peer_find(e, addr);
+	uint32_t b;
+
+	if (!p) {
+		p = homa_mem_zalloc(e, sizeof(*p));
+		if (!p)
+			return NULL;
+		p->addr = *addr;
+		memcpy(p->cutoffs, e->s.unsched_cutoffs, sizeof(p->cutoffs));
+		p->resend_tick = UINT64_MAX;
+		p->unknown_tick = UINT64_MAX;
+		b = homa_hash_addr(addr) & (e->peers.nbuckets - 1);
+		p->hash_next = e->peers.buckets[b];
+		e->peers.buckets[b] = p;
+		e->peers.count++;
+		homa_table_maybe_grow(e, &e->peers, offsetof(struct homa_peer, hash_next), peer_hash);
+	}
+	p->rpcs++;
+	return p;
+}
+
+/** peer_unlink_free() - Remove @p from the table and free it. */
+static void peer_unlink_free(homa_engine *e, struct homa_peer *p)
+{
+	struct homa_peer **pp = (struct homa_peer **)&e->peers.buckets[
+		homa_hash_addr(&p->addr) & (e->peers.nbuckets - 1)];
+
+	while (*pp != p)
+		pp = &(*pp)->hash_next;
+	*pp = p->hash_next;
+	e->peers.count--;
+	homa_mem_free(e, p, sizeof(*p));
+}
+
+/**
+ * homa_peer_put() - Drop a reference. A peer with no RPCs and no acks owed
+ * is freed (what it learned, such as cutoffs, is relearned on next contact),
+ * which keeps memory proportional to live RPCs even under a flood of forged
+ * source addresses.
+ */
+void homa_peer_put(homa_engine *e, struct homa_peer *p)
+{
+	p->rpcs--;
+	if (p->rpcs == 0 && p->num_acks == 0 && p->dead_until_tick <= e->tick)
+		peer_unlink_free(e, p);
+}
+
+/** send_acks() - Send an ACK packet to @server_port of @p carrying its acks for that port. */
+static void send_acks(homa_engine *e, struct homa_peer *p, uint16_t server_port)
+{
+	struct homa_pkt pkt;
+
+	memset(&pkt, 0, sizeof(pkt));
+	pkt.type = HOMA_PKT_ACK;
+	pkt.sport = e->port;
+	pkt.dport = server_port;
+	while (pkt.u.ack.num_acks < HOMA_MAX_ACKS &&
+	       homa_peer_take_ack(p, server_port, &pkt.u.ack.acks[pkt.u.ack.num_acks]))
+		pkt.u.ack.num_acks++;
+	pkt.sender_id = pkt.u.ack.acks[0].client_id;
+	homa_ctl_send(e, &pkt, &p->addr, (uint8_t)(e->s.num_priorities - 1));
+}
+
+/**
+ * homa_peer_add_ack() - Remember that client RPC @client_id to
+ * @server_port is complete, so the server can free it. When the list is
+ * full, the oldest acks go out at once in an ACK packet.
+ */
+void homa_peer_add_ack(homa_engine *e, struct homa_peer *p, uint64_t client_id,
+		       uint16_t server_port)
+{
+	if (p->num_acks == HOMA_PEER_ACKS)
+		send_acks(e, p, p->acks[0].server_port);
+	p->acks[p->num_acks].client_id = client_id;
+	p->acks[p->num_acks].server_port = server_port;
+	p->num_acks++;
+}
+
+/**
+ * homa_peer_take_ack() - Remove one ack for @server_port from @p.
+ * Return: true and fills @out, or false if none is owed to that port.
+ */
+bool homa_peer_take_ack(struct homa_peer *p, uint16_t server_port, struct homa_ack *out)
+{
+	uint32_t i;
+
+	for (i = 0; i < p->num_acks; i++) {
+		if (p->acks[i].server_port != server_port)
+			continue;
+		*out = p->acks[i];
+		memmove(&p->acks[i], &p->acks[i + 1], (p->num_acks - i - 1) * sizeof(p->acks[0]));
+		p->num_acks--;
+		return true;
+	}
+	return false;
+}
+
+/**
+ * homa_peers_flush_acks() - Send every owed ack and free peers that are
+ * then unused. Called by the timer once per tick so that servers learn of
+ * completions without waiting for NEED_ACK.
+ */
+void homa_peers_flush_acks(homa_engine *e)
+{
+	uint32_t i;
+
+	for (i = 0; i < e->peers.nbuckets; i++) {
+		struct homa_peer *p = e->peers.buckets[i];
+
+		while (p) {
+			struct homa_peer *next = p->hash_next;
+
+			while (p->num_acks)
+				send_acks(e, p, p->acks[0].server_port);
+			if (p->rpcs == 0 && p->dead_until_tick <= e->tick)
+				peer_unlink_free(e, p);
+			p = next;
+		}
+	}
+}
+
+/** homa_peers_free_all() - Free every peer (engine teardown). */
+void homa_peers_free_all(homa_engine *e)
+{
+	uint32_t i;
+
+	for (i = 0; i < e->peers.nbuckets; i++) {
+		struct homa_peer *p = e->peers.buckets[i];
+
+		while (p) {
+			struct homa_peer *next = p->hash_next;
+
+			homa_mem_free(e, p, sizeof(*p));
+			p = next;
+		}
+		e->peers.buckets[i] = NULL;
+	}
+	e->peers.count = 0;
+}

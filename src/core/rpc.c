@@ -1,0 +1,175 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file rpc.c
+ * RPC lifetime: lookup (by wire identity and by application handle),
+ * creation, freeing, failure, and the event queue.
+ */
+#include <stddef.h>
+#include <string.h>
+
+#include "internal.h"
+
+/** rpc_key() - Hash of an RPC's wire identity. */
+static uint32_t rpc_key(uint64_t id, const homa_addr *a, uint16_t port)
+{
+	uint64_t h = (id * 0x9e3779b97f4a7c15ull) ^ homa_hash_addr(a) ^ ((uint64_t)port << 17);
+
+	return (uint32_t)(h ^ (h >> 29));
+}
+
+/** rpc_hash() - Table hash of an RPC by wire identity. */
+static uint32_t rpc_hash(const void *el)
+{
+	const struct homa_rpc *r = el;
+
+	return rpc_key(r->id, &r->peer->addr, r->dport);
+}
+
+/** handle_key() - Hash of an application handle. */
+static uint32_t handle_key(uint64_t handle)
+{
+	uint64_t h = handle * 0x9e3779b97f4a7c15ull;
+
+	return (uint32_t)(h >> 32);
+}
+
+/** handle_hash() - Table hash of an RPC by handle. */
+static uint32_t handle_hash(const void *el)
+{
+	return handle_key(((const struct homa_rpc *)el)->handle);
+}
+
+/**
+ * homa_rpc_find() - The RPC whose local wire id is @id and whose other
+ * side is @addr:@port. Return: the RPC or NULL.
+ */
+struct homa_rpc *homa_rpc_find(homa_engine *e, uint64_t id, const homa_addr *addr, uint16_t port)
+{
+	struct homa_rpc *r = e->rpcs.buckets[rpc_key(id, addr, port) & (e->rpcs.nbuckets - 1)];
+
+	while (r && !(r->id == id && r->dport == port && homa_addr_equal(&r->peer->addr, addr)))
+		r = r->hash_next;
+	return r;
+}
+
+/** homa_rpc_find_handle() - The RPC the application knows as @handle, or NULL. */
+struct homa_rpc *homa_rpc_find_handle(homa_engine *e, uint64_t handle)
+{
+	struct homa_rpc *r = e->handles.buckets[handle_key(handle) & (e->handles.nbuckets - 1)];
+
+	while (r && r->handle != handle)
+		r = r->handle_next;
+	return r;
+}
+
+/**
+ * homa_rpc_new() - Create an RPC with wire id @id toward @peer:@dport and
+ * insert it in the tables; takes over the caller's reference on @peer.
+ * Client handles equal the id; server handles are fresh odd numbers.
+ * Return: the RPC, or NULL (memory, or settings.max_rpcs reached).
+ */
+struct homa_rpc *homa_rpc_new(homa_engine *e, uint64_t id, struct homa_peer *peer, uint16_t dport)
+{
+	struct homa_rpc *r;
+	uint32_t b;
+
+	if (e->rpcs.count >= e->s.max_rpcs ||
+	    e->rx_buffered + sizeof(*r) > e->s.max_rx_buffered)
+		return NULL;
+	r = homa_mem_zalloc(e, sizeof(*r));
+	if (!r)
+		return NULL;
+	r->id = id;
+	r->peer = peer;
+	r->dport = dport;
+	r->handle = homa_is_client_id(id) ? id : (e->next_server_handle += 2);
+	homa_list_init(&r->out.tx_link);
+	homa_list_init(&r->in.grant_link);
+	b = rpc_key(id, &peer->addr, dport) & (e->rpcs.nbuckets - 1);
+	r->hash_next = e->rpcs.buckets[b];
+	e->rpcs.buckets[b] = r;
+	e->rpcs.count++;
+	b = handle_key(r->handle) & (e->handles.nbuckets - 1);
+	r->handle_next = e->handles.buckets[b];
+	e->handles.buckets[b] = r;
+	e->handles.count++;
+	homa_list_add_tail(&e->all_rpcs, &r->all_link);
+	e->rx_buffered += sizeof(*r);
+	homa_table_maybe_grow(e, &e->rpcs, offsetof(struct homa_rpc, hash_next), rpc_hash);
+	homa_table_maybe_grow(e, &e->handles, offsetof(struct homa_rpc, handle_next), handle_hash);
+	homa_timer_arm(e);
+	return r;
+}
+
+/** unlink_chain() - Remove @r from a chain whose head is *@pp, linked at @next_off. */
+static void unlink_chain(void **pp, struct homa_rpc *r, size_t next_off)
+{
+	while (*pp != r)
+		pp = (void **)((char *)*pp + next_off);
+	*pp = *(void **)((char *)r + next_off);
+}
+
+/**
+ * homa_rpc_free() - Remove @rpc from every structure and free it with its
+ * message buffers (a message already handed to the application is not
+ * touched: it was detached). Releases the peer reference.
+ */
+void homa_rpc_free(homa_engine *e, struct homa_rpc *rpc)
+{
+	struct homa_peer *peer = rpc->peer;
+
+	unlink_chain(&e->rpcs.buckets[rpc_key(rpc->id, &peer->addr, rpc->dport) & (e->rpcs.nbuckets - 1)],
+		     rpc, offsetof(struct homa_rpc, hash_next));
+	e->rpcs.count--;
+	unlink_chain(&e->handles.buckets[handle_key(rpc->handle) & (e->handles.nbuckets - 1)],
+		     rpc, offsetof(struct homa_rpc, handle_next));
+	e->handles.count--;
+	homa_list_del(&rpc->all_link);
+	homa_grant_remove(e, rpc);
+	homa_list_del(&rpc->out.tx_link);
+	homa_msgin_destroy(e, &rpc->in);
+	homa_msgout_destroy(e, &rpc->out);
+	if (homa_is_client_id(rpc->id))
+		peer->client_rpcs--;
+	e->rx_buffered -= sizeof(*rpc);
+	homa_mem_free(e, rpc, sizeof(*rpc));
+	homa_peer_put(e, peer);
+}
+
+/**
+ * homa_event_push() - Queue a copy of @ev for the application.
+ * Return: 0 or HOMA_ENOMEM (the event is lost; callers count it).
+ */
+int homa_event_push(homa_engine *e, const struct homa_event *ev)
+{
+	struct homa_ev_node *n = homa_mem_alloc(e, sizeof(*n));
+
+	if (!n)
+		return HOMA_ENOMEM;
+	n->ev = *ev;
+	homa_list_add_tail(&e->events, &n->link);
+	e->nevents++;
+	return 0;
+}
+
+/**
+ * homa_rpc_fail() - End RPC @rpc with @error. A client RPC reports an
+ * HOMA_EV_ERROR event; a server RPC just disappears. Frees the RPC.
+ */
+void homa_rpc_fail(homa_engine *e, struct homa_rpc *rpc, int error)
+{
+	if (homa_is_client_id(rpc->id)) {
+		struct homa_event ev;
+
+		memset(&ev, 0, sizeof(ev));
+		ev.type = HOMA_EV_ERROR;
+		ev.id = rpc->handle;
+		ev.cookie = rpc->cookie;
+		ev.error = error;
+		ev.peer = rpc->peer->addr;
+		ev.peer_port = rpc->dport;
+		ev.start_ns = rpc->start_ns;
+		homa_event_push(e, &ev);
+	}
+	homa_rpc_free(e, rpc);
+}

@@ -1,0 +1,141 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file timer.c
+ * The once-per-tick scan: RESENDs for missing data (at most one per peer
+ * per tick, rotating among that peer's RPCs), keepalive grants, NEED_ACK
+ * for finished server RPCs, START_MSG repeats, and timeouts that abort
+ * RPCs and mark their peer dead.
+ */
+#include "internal.h"
+
+/** homa_timer_arm() - Make sure a tick is scheduled (called when work appears). */
+void homa_timer_arm(homa_engine *e)
+{
+	if (e->next_tick_ns == UINT64_MAX)
+		e->next_tick_ns = e->now + e->s.tick_ns;
+}
+
+/**
+ * waiting() - True if @rpc is waiting on its peer (so silence counts):
+ * not while we still have bytes to send, nor while a server's application
+ * holds the request, nor while we ourselves withhold grants.
+ */
+static bool waiting(const struct homa_rpc *rpc)
+{
+	const struct homa_msgout *out = &rpc->out;
+	uint32_t limit = out->granted < out->length ? out->granted : out->length;
+
+	if (homa_list_linked(&out->tx_link) || out->next_xmit < limit)
+		return false;
+	if (rpc->state == RPC_IN_SERVICE)
+		return false;
+	if (!homa_is_client_id(rpc->id) && rpc->state == RPC_INCOMING && rpc->in.msg)
+		return rpc->in.received < rpc->in.granted || rpc->in.granted >= rpc->in.length;
+	return true;
+}
+
+/** timeout() - @rpc's peer stayed silent for timeout_ticks. */
+static void timeout(homa_engine *e, struct homa_rpc *rpc)
+{
+	e->st.rpcs_timed_out++;
+	if (homa_is_client_id(rpc->id)) {
+		if (rpc->peer->dead_until_tick <= e->tick)
+			e->st.peers_declared_dead++;
+		rpc->peer->dead_until_tick = e->tick + e->s.resend_ticks;
+		homa_rpc_fail(e, rpc, HOMA_ETIMEDOUT);
+	} else {
+		homa_rpc_free(e, rpc);
+	}
+}
+
+/**
+ * probe() - Ask @rpc's peer for what we miss: the first hole of the
+ * incoming message, or (client, nothing received yet) the response's start;
+ * a receiver withholding grants repeats its latest GRANT as a keepalive;
+ * a server with a fully sent reply asks for an ack. Return: true if a
+ * RESEND went out (it counts against the peer's one-per-tick budget).
+ */
+static bool probe(homa_engine *e, struct homa_rpc *rpc)
+{
+	uint32_t start, end;
+
+	if (rpc->state == RPC_DONE) {
+		homa_ctl_simple(e, rpc, HOMA_PKT_NEED_ACK);
+		return false;
+	}
+	if (rpc->state == RPC_OUTGOING && !homa_is_client_id(rpc->id))
+		return false; /* waiting for grants: the client drives */
+	if (!rpc->in.msg) {
+		if (!homa_is_client_id(rpc->id))
+			return false;
+		homa_ctl_resend(e, rpc, 0, e->s.unsched_bytes);
+		return true;
+	}
+	if (homa_msgin_first_gap(&rpc->in, &start, &end)) {
+		homa_ctl_resend(e, rpc, start, end - start);
+		return true;
+	}
+	homa_ctl_grant(e, rpc, rpc->in.granted, rpc->in.priority);
+	return false;
+}
+
+/** start_repeat() - Repeat a START_MSG that no GRANT or BUSY answered. */
+static void start_repeat(homa_engine *e, struct homa_rpc *rpc)
+{
+	struct homa_msgout *out = &rpc->out;
+
+	if (!out->start_sent || out->granted > 0 || out->start_pending || !out->msg)
+		return;
+	if (++out->start_ticks < e->s.resend_ticks)
+		return;
+	out->start_pending = true;
+	e->st.start_msgs_resent++;
+	homa_tx_update(e, rpc);
+}
+
+/** check_rpc() - Per-tick work for one RPC. Return: true if it was rotated to the tail. */
+static bool check_rpc(homa_engine *e, struct homa_rpc *rpc)
+{
+	struct homa_peer *peer = rpc->peer;
+	uint32_t first;
+
+	start_repeat(e, rpc);
+	if (!waiting(rpc)) {
+		homa_rpc_heard(rpc);
+		return false;
+	}
+	rpc->silent_ticks++;
+	if (rpc->silent_ticks >= e->s.timeout_ticks) {
+		timeout(e, rpc);
+		return false;
+	}
+	first = rpc->state == RPC_DONE ? e->s.request_ack_ticks : e->s.resend_ticks;
+	if (rpc->silent_ticks < first || rpc->silent_ticks < rpc->resend_at)
+		return false;
+	if (peer->resend_tick == e->tick)
+		return false; /* this peer already got its RESEND this tick */
+	rpc->resend_at = rpc->silent_ticks + e->s.resend_interval;
+	if (!probe(e, rpc))
+		return false;
+	peer->resend_tick = e->tick;
+	homa_list_del(&rpc->all_link);
+	homa_list_add_tail(&e->all_rpcs, &rpc->all_link);
+	return true;
+}
+
+/** homa_timer_tick() - One timer tick over the whole engine. */
+void homa_timer_tick(homa_engine *e)
+{
+	uint32_t n = e->rpcs.count;
+	struct homa_link *pos = e->all_rpcs.next;
+
+	e->tick++;
+	homa_cutoffs_maybe_update(e);
+	homa_peers_flush_acks(e);
+	while (n-- && pos != &e->all_rpcs) {
+		struct homa_link *next = pos->next;
+
+		check_rpc(e, homa_container_of(pos, struct homa_rpc, all_link));
+		pos = next;
+	}
+}
