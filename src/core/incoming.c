@@ -240,17 +240,19 @@ static int handle_resend(homa_engine *e, const homa_addr *src, const struct homa
 	e->st.resends_received++;
 	homa_rpc_heard(rpc);
 	out = &rpc->out;
-	if (!out->msg || pkt->u.resend.offset >= out->length ||
-	    pkt->u.resend.offset >= out->next_xmit) {
+	end = (uint64_t)pkt->u.resend.offset + pkt->u.resend.length;
+	if (end > out->length)
+		end = out->length;
+	if (out->msg && end > out->granted) {
+		/* a RESEND also grants what it asks for (covers a lost GRANT) */
+		out->granted = (uint32_t)end;
+		homa_tx_update(e, rpc);
+	}
+	if (!out->msg || pkt->u.resend.offset >= out->next_xmit) {
 		homa_ctl_simple(e, rpc, HOMA_PKT_BUSY);
 		e->st.busy_sent++;
 		return 0;
 	}
-	end = (uint64_t)pkt->u.resend.offset + pkt->u.resend.length;
-	if (end > out->length)
-		end = out->length;
-	if (end > out->granted)
-		out->granted = (uint32_t)end;
 	if (end > out->next_xmit)
 		end = out->next_xmit;
 	if (out->resend_start < out->resend_end) {
@@ -360,8 +362,10 @@ int homa_incoming(homa_engine *e, const homa_addr *src, const struct homa_pkt *p
 {
 	struct homa_peer *peer = homa_peer_find(e, src);
 
-	if (peer)
+	if (peer) {
 		peer->dead_until_tick = 0;
+		peer->heard_tick = e->tick;
+	}
 	switch (pkt->type) {
 	case HOMA_PKT_DATA: return handle_data(e, src, pkt);
 	case HOMA_PKT_GRANT: return handle_grant(e, src, pkt);

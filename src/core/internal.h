@@ -118,6 +118,7 @@ struct homa_peer {
 	uint16_t cutoffs_sent_version; /**< our version last sent to it */
 	uint64_t cutoffs_sent_tick;
 	uint64_t resend_tick;     /**< tick of our latest RESEND to it */
+	uint64_t heard_tick;      /**< tick of the latest packet from it */
 	uint64_t unknown_tick;    /**< tick of our latest RPC_UNKNOWN to it */
 	uint32_t unknown_sent;    /**< RPC_UNKNOWNs sent during unknown_tick */
 	uint64_t dead_until_tick; /**< new RPCs fail before this tick */

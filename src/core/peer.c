@@ -43,6 +43,7 @@ struct homa_peer *homa_peer_get(homa_engine *e, const homa_addr *addr)
 		memcpy(p->cutoffs, e->s.unsched_cutoffs, sizeof(p->cutoffs));
 		p->resend_tick = UINT64_MAX;
 		p->unknown_tick = UINT64_MAX;
+		p->heard_tick = e->tick;
 		b = homa_hash_addr(addr) & (e->peers.nbuckets - 1);
 		p->hash_next = e->peers.buckets[b];
 		e->peers.buckets[b] = p;

@@ -4,7 +4,9 @@
  * The once-per-tick scan: RESENDs for missing data (at most one per peer
  * per tick, rotating among that peer's RPCs), keepalive grants, NEED_ACK
  * for finished server RPCs, START_MSG repeats, and timeouts that abort
- * RPCs and mark their peer dead.
+ * RPCs and mark their peer dead. An RPC times out only when both it and
+ * its peer were silent for timeout_ticks: a live peer busy answering other
+ * RPCs' RESENDs (one per tick) keeps them all alive.
  */
 #include "internal.h"
 
@@ -105,7 +107,8 @@ static bool check_rpc(homa_engine *e, struct homa_rpc *rpc)
 		return false;
 	}
 	rpc->silent_ticks++;
-	if (rpc->silent_ticks >= e->s.timeout_ticks) {
+	if (rpc->silent_ticks >= e->s.timeout_ticks &&
+	    e->tick - peer->heard_tick >= e->s.timeout_ticks) {
 		timeout(e, rpc);
 		return false;
 	}
