@@ -5,6 +5,8 @@
  * The element types chain themselves through their own hash_next field;
  * rpc.c and peer.c do lookups and growth.
  */
+#include <string.h>
+
 #include "internal.h"
 
 /**
@@ -29,15 +31,14 @@ void homa_table_destroy(homa_engine *e, struct homa_table *t)
 	t->nbuckets = 0;
 }
 
-/** homa_hash_addr() - Hash of a host address (FNV-1a). */
+/** homa_hash_addr() - Hash of a host address (two 64-bit words, multiplicative mix). */
 uint32_t homa_hash_addr(const homa_addr *a)
 {
-	uint32_t h = 2166136261u;
-	int i;
+	uint64_t w[2];
 
-	for (i = 0; i < 16; i++)
-		h = (h ^ a->b[i]) * 16777619u;
-	return h;
+	memcpy(w, a->b, sizeof(w));
+	w[0] = (w[0] ^ (w[1] * 0x9e3779b97f4a7c15ull)) * 0xff51afd7ed558ccdull;
+	return (uint32_t)(w[0] >> 32) ^ (uint32_t)w[0];
 }
 
 /**
