@@ -105,7 +105,7 @@ struct homa_rpc {
 };
 
 /** Acks waiting to be sent to one peer (client side). */
-#define HOMA_PEER_ACKS 8
+#define HOMA_PEER_ACKS HOMA_MAX_ACKS
 
 /** What an endpoint knows about another host. */
 struct homa_peer {
@@ -122,9 +122,10 @@ struct homa_peer {
 	uint64_t unknown_tick;    /**< tick of our latest RPC_UNKNOWN to it */
 	uint32_t unknown_sent;    /**< RPC_UNKNOWNs sent during unknown_tick */
 	uint64_t dead_until_tick; /**< new RPCs fail before this tick */
-	uint32_t num_acks;
-	struct homa_ack acks[HOMA_PEER_ACKS];
 	uint64_t grant_gen;       /**< grant pass that already chose this peer */
+	uint64_t ack_ids[HOMA_PEER_ACKS];   /**< completed client RPC ids to ack */
+	uint16_t ack_ports[HOMA_PEER_ACKS]; /**< their server ports */
+	uint16_t num_acks;
 };
 
 /** A queued control packet, encoded. */

@@ -105,9 +105,9 @@ void homa_peer_add_ack(homa_engine *e, struct homa_peer *p, uint64_t client_id,
 		       uint16_t server_port)
 {
 	if (p->num_acks == HOMA_PEER_ACKS)
-		send_acks(e, p, p->acks[0].server_port);
-	p->acks[p->num_acks].client_id = client_id;
-	p->acks[p->num_acks].server_port = server_port;
+		send_acks(e, p, p->ack_ports[0]);
+	p->ack_ids[p->num_acks] = client_id;
+	p->ack_ports[p->num_acks] = server_port;
 	p->num_acks++;
 }
 
@@ -117,13 +117,16 @@ void homa_peer_add_ack(homa_engine *e, struct homa_peer *p, uint64_t client_id,
  */
 bool homa_peer_take_ack(struct homa_peer *p, uint16_t server_port, struct homa_ack *out)
 {
-	uint32_t i;
+	uint32_t i, rest;
 
 	for (i = 0; i < p->num_acks; i++) {
-		if (p->acks[i].server_port != server_port)
+		if (p->ack_ports[i] != server_port)
 			continue;
-		*out = p->acks[i];
-		memmove(&p->acks[i], &p->acks[i + 1], (p->num_acks - i - 1) * sizeof(p->acks[0]));
+		out->client_id = p->ack_ids[i];
+		out->server_port = server_port;
+		rest = p->num_acks - i - 1;
+		memmove(&p->ack_ids[i], &p->ack_ids[i + 1], rest * sizeof(p->ack_ids[0]));
+		memmove(&p->ack_ports[i], &p->ack_ports[i + 1], rest * sizeof(p->ack_ports[0]));
 		p->num_acks--;
 		return true;
 	}
@@ -146,7 +149,7 @@ void homa_peers_flush_acks(homa_engine *e)
 			struct homa_peer *next = p->hash_next;
 
 			while (p->num_acks)
-				send_acks(e, p, p->acks[0].server_port);
+				send_acks(e, p, p->ack_ports[0]);
 			if (p->rpcs == 0 && p->dead_until_tick <= e->tick)
 				peer_unlink_free(e, p);
 			p = next;
