@@ -1,0 +1,186 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file bench.h
+ * Shared types of homa-bench: the options of every mode, the client
+ * transport interface that the TCP, UDP and Homa arms implement, and the
+ * result of one client run.
+ */
+#ifndef HOMA_BENCH_H
+#define HOMA_BENCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+#include <time.h>
+
+#include "util/latency.h"
+#include "util/slowdown.h"
+#include "util/workload.h"
+
+/** Most servers a client can target. */
+#define BENCH_MAX_SERVERS 64
+
+/** Which stack carries the RPCs. */
+enum bench_transport {
+	BENCH_TR_HOMA = 0,
+	BENCH_TR_TCP = 1,
+	BENCH_TR_UDP = 2, /**< plain UDP ping-pong: the floor (datagrams up to 65000 B) */
+};
+
+/** Every option of every mode (see bench_usage()). */
+struct bench_opts {
+	const char *mode;
+	enum bench_transport transport;
+	uint16_t port;          /**< server: data port (default 4000) */
+	bool port_set;          /**< --port was given */
+	int ctl_port;           /**< server: control port (-1: data port + 1) */
+	const char *bind;       /**< server: local address (default 0.0.0.0) */
+	int driver;             /**< enum homa_driver_kind */
+	bool polled;            /**< Homa sockets in polled mode */
+	int threads;            /**< server threads (default 1) */
+	const char *servers;    /**< client: IP:PORT[,IP:PORT...] */
+	const char *workload;   /**< request sizes (default "100") */
+	uint32_t response;      /**< response size (default 100) */
+	double rate;            /**< open loop: RPCs per second (0: unset) */
+	double load_gbps;       /**< open loop: offered load (0: unset) */
+	double link_gbps;       /**< link rate, to report load as a share */
+	int outstanding;        /**< closed loop: RPCs in flight (0: unset) */
+	int max_outstanding;    /**< open loop: cap on RPCs in flight */
+	int conns;              /**< TCP: connections per server (default 1) */
+	double duration;        /**< seconds of measurement (default 5) */
+	double warmup;          /**< seconds before measuring (-1: automatic) */
+	uint64_t seed;
+	const char *json;       /**< client/calibrate: JSON output file ("-" = stdout) */
+	bool json_stdout;       /**< compare/demo: --json given */
+	const char *plot;       /**< PNG file for gnuplot */
+	const char *baseline;   /**< calibrate: output; client: input */
+	const char *cc;         /**< TCP congestion control (NULL: kernel default) */
+	int buckets;            /**< size buckets (default 10) */
+	const char *scenario;   /**< compare: rtt|throughput|rate|mixed|all */
+	bool quiet;             /**< no progress line */
+	int calib_count;        /**< calibrate: RPCs per size (default 200) */
+};
+
+/** One RPC that finished (successfully or not). */
+struct bench_done {
+	uint64_t tag;
+	int err; /**< 0 or a negative HOMA_E* code */
+};
+
+/** Where a client arm connects and how. */
+struct bench_tr_cfg {
+	struct sockaddr_storage servers[BENCH_MAX_SERVERS];
+	socklen_t server_lens[BENCH_MAX_SERVERS];
+	size_t nservers;
+	int conns;          /**< TCP connections per server */
+	const char *cc;     /**< TCP congestion control or NULL */
+	int driver;         /**< Homa driver */
+	bool polled;        /**< Homa polled mode */
+	uint32_t max_size;  /**< largest request or response that will be sent */
+};
+
+/**
+ * A client arm. start() begins an RPC and must not block for long;
+ * wait() returns finished RPCs, waiting until @deadline_ns (CLOCK_MONOTONIC;
+ * 0: do not wait) for the first one.
+ */
+struct bench_client_ops {
+	const char *name;
+	/** open() - Connect; Return: 0 or a negative HOMA_E* code (message on stderr). */
+	int (*open)(void **ctx, const struct bench_tr_cfg *cfg);
+	/** start() - Send a request of @req bytes asking for @resp bytes back. */
+	int (*start)(void *ctx, size_t server, uint32_t req, uint32_t resp, uint64_t tag);
+	/** wait() - Up to @max finished RPCs into @out; Return: count or error. */
+	int (*wait)(void *ctx, uint64_t deadline_ns, struct bench_done *out, int max);
+	/** close() - Tear down; unfinished RPCs are dropped. */
+	void (*close)(void *ctx);
+};
+
+extern const struct bench_client_ops bench_tcp_client;
+extern const struct bench_client_ops bench_udp_client;
+extern const struct bench_client_ops bench_homa_client;
+
+/** Server loops: serve until bench_stop is set. Return: 0 or an error. */
+int bench_tcp_server(const struct bench_opts *o);
+int bench_udp_server(const struct bench_opts *o);
+int bench_homa_server(const struct bench_opts *o);
+
+/** Set by SIGINT/SIGTERM; every loop checks it. */
+extern volatile int bench_stop;
+
+/** What a client run measured. */
+struct bench_result {
+	struct homa_lat lat;     /**< completion time per RPC, keyed by request size */
+	uint64_t rpcs;           /**< RPCs completed in the window */
+	uint64_t bytes;          /**< request + response payload bytes of those */
+	uint64_t errors;         /**< RPCs that failed */
+	uint64_t skipped;        /**< open loop: arrivals dropped at max_outstanding */
+	uint64_t unfinished;     /**< still in flight when the run ended */
+	double secs;             /**< length of the measurement window */
+	int64_t client_cpu_us;   /**< this process's CPU in the window */
+	int64_t server_cpu_us;   /**< servers' CPU in the window (-1: unknown) */
+	uint64_t server_rpcs;    /**< RPCs the servers answered in the window */
+};
+
+/** How a client run generates load. */
+struct bench_load {
+	const struct homa_workload *req; /**< request sizes */
+	uint32_t response;               /**< response size */
+	double rate;                     /**< > 0: open loop at this rate */
+	int outstanding;                 /**< closed loop: RPCs in flight */
+	int max_outstanding;             /**< open loop: cap */
+	double duration, warmup;         /**< seconds */
+	uint64_t seed;
+	bool progress;                   /**< progress line on stderr */
+	const char *label;               /**< for the progress line */
+	const int *ctl_ports;            /**< per server control port, or NULL */
+};
+
+/** bench_now_ns() - CLOCK_MONOTONIC in ns. */
+static inline uint64_t bench_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/**
+ * bench_client_run() - Run one client: connect with @ops, generate @load,
+ * fill @res (caller frees res->lat). Return: 0 or a negative error.
+ */
+int bench_client_run(const struct bench_client_ops *ops, const struct bench_tr_cfg *cfg,
+		     const struct bench_load *load, struct bench_result *res);
+
+/** bench_ops_for() - Client ops of a transport. */
+const struct bench_client_ops *bench_ops_for(enum bench_transport t);
+
+/** bench_transport_name() - "homa", "tcp" or "udp". */
+const char *bench_transport_name(enum bench_transport t);
+
+/**
+ * bench_parse_servers() - Fill @cfg's server list from "IP:PORT,...".
+ * Return: 0 or HOMA_EINVAL (message on stderr).
+ */
+int bench_parse_servers(const char *list, struct bench_tr_cfg *cfg);
+
+/** bench_payload() - A zero-filled buffer of at least @len bytes (shared, read-only). */
+const void *bench_payload(size_t len);
+
+/** bench_install_signals() - SIGINT/SIGTERM set bench_stop; SIGPIPE ignored. */
+void bench_install_signals(void);
+
+/**
+ * bench_serve() - Server mode: the control thread (unless ctl_port is -1)
+ * and the data path of o->transport, until bench_stop. Return: 0 or error.
+ */
+int bench_serve(const struct bench_opts *o);
+
+/** Largest message homa-bench sends (bytes). */
+#define BENCH_MAX_MSG (64u << 20)
+
+/** Smallest message: room for the 8-byte request header the servers read. */
+#define BENCH_MIN_MSG 8u
+
+#endif

@@ -1,0 +1,257 @@
+/* SPDX-License-Identifier: MIT */
+/* compare and demo: run scenarios, print the table, the JSON and the plot. */
+#include "compare.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "homa/errors.h"
+#include "plot.h"
+#include "scenario.h"
+#include "util/json.h"
+
+/** Scenarios of `all`, in order. */
+static const char *const all_scen[] = { "rtt", "throughput", "rate", "mixed" };
+
+/** ratio() - @a / @b, or NaN when either is missing. */
+static double ratio(double a, double b)
+{
+	return (a > 0 && b > 0) ? a / b : NAN;
+}
+
+/** row() - One table row: homa, tcp, ratio and optionally the UDP floor. */
+static void row(FILE *f, const char *what, double h, double t, double u)
+{
+	fprintf(f, "  %-34s %10.2f %10.2f %9.2f", what, h, t, ratio(h, t));
+	if (!isnan(u))
+		fprintf(f, " %10.2f %9.2f", u, ratio(h, u));
+	fprintf(f, "\n");
+}
+
+/** print_scen() - The table of one scenario on @f. */
+static void print_scen(FILE *f, const struct scen *s, double dur)
+{
+	const struct scen_arm *h = &s->a[ARM_HOMA], *t = &s->a[ARM_TCP], *u = &s->a[ARM_UDP];
+	int udp = u->ran && u->rc == 0;
+
+	fprintf(f, "\n%s: %s (%.0f s per arm)\n", s->name, s->what, dur);
+	for (int i = 0; i < ARM_COUNT; i++)
+		if (s->a[i].ran && s->a[i].rc)
+			fprintf(f, "  %s arm FAILED: %s\n", i == 0 ? "homa" : i == 1 ? "tcp" : "udp",
+				homa_strerror(s->a[i].rc));
+	fprintf(f, "  %-34s %10s %10s %9s%s\n", "", "homa", "tcp", "homa/tcp",
+		udp ? "  udp floor  homa/udp" : "");
+	double nan = NAN;
+	if (!strcmp(s->name, "throughput")) {
+		row(f, "1 stream: goodput (Gbps)", h->st.gbps, t->st.gbps, nan);
+		row(f, "1 stream: P50 per 500 KB RPC (us)", h->st.lat_us.p50, t->st.lat_us.p50, nan);
+		row(f, "4 streams: goodput (Gbps)", h->extra.gbps, t->extra.gbps, nan);
+		row(f, "CPU per RPC, 1 stream (us)", h->cpu_us_per_rpc, t->cpu_us_per_rpc, nan);
+		return;
+	}
+	const char *p = !strcmp(s->name, "mixed") ? "lookup " : "";
+	char l[64];
+	snprintf(l, sizeof(l), "%sP50 latency (us)", p);
+	row(f, l, h->st.lat_us.p50, t->st.lat_us.p50, udp ? u->st.lat_us.p50 : nan);
+	snprintf(l, sizeof(l), "%sP99 latency (us)", p);
+	row(f, l, h->st.lat_us.p99, t->st.lat_us.p99, udp ? u->st.lat_us.p99 : nan);
+	snprintf(l, sizeof(l), "%sP99.9 latency (us)", p);
+	row(f, l, h->st.lat_us.p999, t->st.lat_us.p999, udp ? u->st.lat_us.p999 : nan);
+	if (!strcmp(s->name, "mixed")) {
+		row(f, "lookup P99 slowdown", h->st.short_p99_slow, t->st.short_p99_slow, nan);
+		row(f, "bulk goodput (Gbps)", h->gbps, t->gbps, nan);
+	}
+	snprintf(l, sizeof(l), "%sRPCs per second", p);
+	row(f, l, h->rpcs_per_sec, t->rpcs_per_sec, udp ? u->rpcs_per_sec : nan);
+	row(f, "CPU per RPC, client+server (us)", h->cpu_us_per_rpc, t->cpu_us_per_rpc,
+	    udp ? u->cpu_us_per_rpc : nan);
+	if (!strcmp(s->name, "rate"))
+		row(f, "RPCs per CPU-second", ratio(1e6, h->cpu_us_per_rpc),
+		    ratio(1e6, t->cpu_us_per_rpc), nan);
+}
+
+/** json_arm() - The object of one arm. */
+static void json_arm(struct homa_json *j, const struct scen *s, const struct scen_arm *a)
+{
+	homa_json_object(j);
+	if (a->rc)
+		homa_json_kv_str(j, "error", homa_strerror(a->rc));
+	homa_json_kv_num(j, "p50_us", a->rc ? NAN : a->st.lat_us.p50);
+	homa_json_kv_num(j, "p99_us", a->rc ? NAN : a->st.lat_us.p99);
+	homa_json_kv_num(j, "p999_us", a->rc ? NAN : a->st.lat_us.p999);
+	homa_json_kv_num(j, "gbps", a->rc ? NAN : a->gbps);
+	homa_json_kv_num(j, "rpcs_per_sec", a->rc ? NAN : a->rpcs_per_sec);
+	homa_json_kv_num(j, "cpu_us_per_rpc", a->rc ? NAN : a->cpu_us_per_rpc);
+	if (!a->rc) {
+		homa_json_key(j, "main");
+		homa_json_object(j);
+		bench_stats_json(j, &a->st);
+		homa_json_end(j);
+		if (s->extra_key) {
+			homa_json_key(j, s->extra_key);
+			homa_json_object(j);
+			bench_stats_json(j, &a->extra);
+			homa_json_end(j);
+		}
+		if (a->by_size.nbuckets) {
+			homa_json_key(j, "by_size");
+			homa_json_object(j);
+			bench_stats_json(j, &a->by_size);
+			homa_json_end(j);
+		}
+	}
+	homa_json_end(j);
+}
+
+/** json_scen() - The object of one scenario. */
+static void json_scen(struct homa_json *j, const struct scen *s, double dur)
+{
+	const struct scen_arm *h = &s->a[ARM_HOMA], *t = &s->a[ARM_TCP], *u = &s->a[ARM_UDP];
+
+	homa_json_object(j);
+	homa_json_kv_str(j, "scenario", s->name);
+	homa_json_kv_str(j, "description", s->what);
+	homa_json_kv_num(j, "duration_s", dur);
+	homa_json_key(j, "homa");
+	json_arm(j, s, h);
+	homa_json_key(j, "tcp");
+	json_arm(j, s, t);
+	if (u->ran) {
+		homa_json_key(j, "udp_floor");
+		homa_json_object(j);
+		homa_json_kv_num(j, "p50_us", u->rc ? NAN : u->st.lat_us.p50);
+		homa_json_kv_num(j, "p99_us", u->rc ? NAN : u->st.lat_us.p99);
+		homa_json_kv_num(j, "p999_us", u->rc ? NAN : u->st.lat_us.p999);
+		homa_json_end(j);
+	}
+	homa_json_key(j, "ratios_homa_over_tcp");
+	homa_json_object(j);
+	homa_json_kv_num(j, "p50", ratio(h->st.lat_us.p50, t->st.lat_us.p50));
+	homa_json_kv_num(j, "p99", ratio(h->st.lat_us.p99, t->st.lat_us.p99));
+	homa_json_kv_num(j, "gbps", ratio(h->gbps, t->gbps));
+	homa_json_kv_num(j, "rpcs_per_sec", ratio(h->rpcs_per_sec, t->rpcs_per_sec));
+	homa_json_kv_num(j, "cpu_us_per_rpc", ratio(h->cpu_us_per_rpc, t->cpu_us_per_rpc));
+	if (s->extra_key && !strcmp(s->extra_key, "four_streams"))
+		homa_json_kv_num(j, "gbps_four_streams", ratio(h->extra.gbps, t->extra.gbps));
+	homa_json_end(j);
+	homa_json_end(j);
+}
+
+/** plot_mixed() - P99 slowdown per size bucket of the mixed run, both arms. */
+static int plot_mixed(const char *path, const struct scen *s)
+{
+	uint32_t x[2][HOMA_BUCKETS_MAX];
+	double y[2][HOMA_BUCKETS_MAX];
+	struct bench_series ser[2];
+	size_t n = 0;
+
+	for (int arm = ARM_HOMA; arm <= ARM_TCP; arm++) {
+		const struct bench_stats *b = &s->a[arm].by_size;
+		if (s->a[arm].rc || !b->nbuckets)
+			continue;
+		for (size_t i = 0; i < b->nbuckets; i++) {
+			x[n][i] = b->b[i].hi;
+			y[n][i] = b->b[i].p99_slow;
+		}
+		ser[n] = (struct bench_series){ arm == ARM_HOMA ? "homa" : "tcp", b->nbuckets, x[n],
+						y[n] };
+		n++;
+	}
+	if (n == 0)
+		return HOMA_EINVAL;
+	return bench_plot(path, "mixed: lookups (100 B-1 KB) and bulk (1-8 MB) to one server",
+			  "P99 slowdown (time / best unloaded time)", ser, n);
+}
+
+/** print_demo() - The newcomer's table. */
+static void print_demo(FILE *f, const struct scen *rtt, const struct scen *mix, const char *plot)
+{
+	const struct scen_arm *h = &rtt->a[ARM_HOMA], *t = &rtt->a[ARM_TCP], *u = &rtt->a[ARM_UDP];
+	const struct scen_arm *mh = &mix->a[ARM_HOMA], *mt = &mix->a[ARM_TCP];
+	double nan = NAN;
+
+	fprintf(f, "\nhoma-bench demo: Homa (this library, over UDP) against the kernel's TCP,\n"
+		   "both on this machine's loopback, measured one after the other in this run.\n\n");
+	fprintf(f, "  %-34s %10s %10s %9s\n", "what was measured", "homa", "tcp", "homa/tcp");
+	row(f, "one 100 B RPC, median (us)", h->st.lat_us.p50, t->st.lat_us.p50, nan);
+	row(f, "one 100 B RPC, 99th percentile (us)", h->st.lat_us.p99, t->st.lat_us.p99, nan);
+	row(f, "small lookups under bulk load, median", mh->st.lat_us.p50, mt->st.lat_us.p50, nan);
+	row(f, "  ... 99th percentile (us)", mh->st.lat_us.p99, mt->st.lat_us.p99, nan);
+	row(f, "bulk goodput meanwhile (Gbps)", mh->gbps, mt->gbps, nan);
+	row(f, "CPU per lookup-or-bulk RPC (us)", mh->cpu_us_per_rpc, mt->cpu_us_per_rpc, nan);
+	if (u->ran && u->rc == 0)
+		fprintf(f, "\n  Floor: plain UDP ping-pong of 100 B takes %.1f us median here "
+			   "(homa is %.2fx that).\n", u->st.lat_us.p50,
+			ratio(h->st.lat_us.p50, u->st.lat_us.p50));
+	fprintf(f, "  Times and CPU: lower is better; goodput: higher is better.\n"
+		   "  A homa/tcp ratio below 1 means homa's figure is lower.\n");
+	if (plot)
+		fprintf(f, "  Plot of P99 slowdown per message size (mixed run): %s\n", plot);
+	fprintf(f, "  More: homa-bench compare --scenario all (docs/BENCH.md).\n");
+}
+
+/** default_port() - A base port from the pid, so parallel runs rarely collide. */
+static uint16_t default_port(const struct bench_opts *o)
+{
+	return o->port_set ? o->port : (uint16_t)(20000 + (getpid() % 4000) * 8);
+}
+
+int bench_compare_main(const struct bench_opts *o)
+{
+	int demo = !strcmp(o->mode, "demo");
+	const char *list[4];
+	size_t n = 0;
+	struct scen s[4];
+	FILE *out = o->json_stdout ? stderr : stdout;
+	const char *plot = o->plot ? o->plot : demo ? "homa-bench-demo.png" : NULL;
+	int rc = 0;
+
+	if (demo) {
+		list[n++] = "rtt";
+		list[n++] = "mixed";
+	} else if (!strcmp(o->scenario, "all")) {
+		for (n = 0; n < 4; n++)
+			list[n] = all_scen[n];
+	} else {
+		list[n++] = o->scenario;
+	}
+	uint16_t port = default_port(o);
+	for (size_t i = 0; i < n && !bench_stop; i++) {
+		if (!o->quiet)
+			fprintf(stderr, "running %s ...\n", list[i]);
+		int r = bench_scenario_run(o, list[i], (uint16_t)(port + 6 * i), &s[i]);
+		if (r && !rc)
+			rc = r;
+		if (!demo)
+			print_scen(out, &s[i], o->duration);
+	}
+	if (bench_stop)
+		return HOMA_ECANCELED;
+	if (demo)
+		print_demo(out, &s[0], &s[1], plot);
+	for (size_t i = 0; plot && i < n; i++)
+		if (!strcmp(s[i].name, "mixed") && plot_mixed(plot, &s[i]) && !rc)
+			rc = HOMA_EIO;
+	if (o->json_stdout) {
+		struct homa_json j;
+		homa_json_init(&j, stdout, false);
+		if (n == 1) {
+			json_scen(&j, &s[0], o->duration);
+		} else {
+			homa_json_object(&j);
+			homa_json_kv_str(&j, "scenario", demo ? "demo" : "all");
+			homa_json_key(&j, "results");
+			homa_json_array(&j);
+			for (size_t i = 0; i < n; i++)
+				json_scen(&j, &s[i], o->duration);
+			homa_json_end(&j);
+			homa_json_end(&j);
+		}
+		int jr = homa_json_finish(&j);
+		if (jr && !rc)
+			rc = jr;
+	}
+	return rc;
+}

@@ -1,0 +1,163 @@
+/* SPDX-License-Identifier: MIT */
+/* Control exchange: servers report their CPU time and RPC count. */
+#define _GNU_SOURCE
+#include "ctl.h"
+
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "homa/errors.h"
+#include "util/cpu.h"
+
+int bench_ready_fd = -1;
+static atomic_ulong served;
+static pthread_t ctl_thread;
+static int ctl_fd = -1;
+static uint16_t ready_port;
+
+void bench_ctl_count_rpc(void)
+{
+	atomic_fetch_add_explicit(&served, 1, memory_order_relaxed);
+}
+
+void bench_ctl_ready(void)
+{
+	if (bench_ready_fd < 0)
+		fprintf(stderr, "homa-bench server: ready on port %u\n", ready_port);
+	if (bench_ready_fd >= 0) {
+		char b = 1;
+		if (write(bench_ready_fd, &b, 1) != 1)
+			fprintf(stderr, "homa-bench server: cannot signal readiness\n");
+		close(bench_ready_fd);
+		bench_ready_fd = -1;
+	}
+}
+
+/** ctl_answer() - Serve one control connection @fd, line by line. */
+static void ctl_answer(int fd)
+{
+	char line[64];
+	size_t got = 0;
+
+	while (!bench_stop) {
+		struct pollfd p = { fd, POLLIN, 0 };
+		if (poll(&p, 1, 100) <= 0)
+			continue;
+		ssize_t r = read(fd, line + got, sizeof(line) - 1 - got);
+		if (r <= 0)
+			return;
+		got += (size_t)r;
+		line[got] = 0;
+		char *nl;
+		while ((nl = strchr(line, '\n'))) {
+			char out[64];
+			int n = snprintf(out, sizeof(out), "%lld %lu\n",
+					 (long long)homa_cpu_now_us(HOMA_CPU_PROCESS),
+					 atomic_load(&served));
+			if (write(fd, out, (size_t)n) != n)
+				return;
+			memmove(line, nl + 1, strlen(nl + 1) + 1);
+			got = strlen(line);
+		}
+		if (got == sizeof(line) - 1)
+			return;
+	}
+}
+
+/** ctl_main() - Accept control connections until bench_stop. */
+static void *ctl_main(void *arg)
+{
+	while (!bench_stop) {
+		struct pollfd p = { ctl_fd, POLLIN, 0 };
+		if (poll(&p, 1, 100) <= 0)
+			continue;
+		int fd = accept4(ctl_fd, NULL, NULL, SOCK_CLOEXEC);
+		if (fd < 0)
+			continue;
+		ctl_answer(fd);
+		close(fd);
+	}
+	return NULL;
+}
+
+int bench_ctl_start(const struct bench_opts *o)
+{
+	struct bench_tr_cfg cfg;
+	char spec[128];
+	int one = 1;
+	int port = o->ctl_port >= 0 ? o->ctl_port : o->port + 1;
+
+	ready_port = o->port;
+	snprintf(spec, sizeof(spec), strchr(o->bind, ':') ? "[%s]:%d" : "%s:%d", o->bind, port);
+	if (bench_parse_servers(spec, &cfg))
+		return HOMA_EINVAL;
+	ctl_fd = socket(cfg.servers[0].ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (ctl_fd < 0)
+		return HOMA_EIO;
+	setsockopt(ctl_fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(ctl_fd, (struct sockaddr *)&cfg.servers[0], cfg.server_lens[0]) ||
+	    listen(ctl_fd, 16)) {
+		int e = errno;
+		fprintf(stderr, "homa-bench: control port %s: %s\n", spec, strerror(e));
+		close(ctl_fd);
+		ctl_fd = -1;
+		return e == EADDRINUSE ? HOMA_EADDRINUSE : HOMA_EIO;
+	}
+	if (pthread_create(&ctl_thread, NULL, ctl_main, NULL) != 0) {
+		close(ctl_fd);
+		ctl_fd = -1;
+		return HOMA_EIO;
+	}
+	return 0;
+}
+
+void bench_ctl_join(void)
+{
+	if (ctl_fd < 0)
+		return;
+	pthread_join(ctl_thread, NULL);
+	close(ctl_fd);
+	ctl_fd = -1;
+}
+
+int bench_ctl_query(const struct sockaddr_storage *ss, int port, int64_t *cpu_us,
+		    uint64_t *rpcs)
+{
+	struct sockaddr_storage a = *ss;
+	socklen_t len = a.ss_family == AF_INET6 ? sizeof(struct sockaddr_in6)
+						 : sizeof(struct sockaddr_in);
+	char buf[64];
+	long long cpu;
+	unsigned long n;
+	int rc = HOMA_EIO;
+
+	if (a.ss_family == AF_INET6)
+		((struct sockaddr_in6 *)&a)->sin6_port = htons((uint16_t)port);
+	else
+		((struct sockaddr_in *)&a)->sin_port = htons((uint16_t)port);
+	int fd = socket(a.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return HOMA_EIO;
+	struct timeval tv = { 2, 0 };
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	if (connect(fd, (struct sockaddr *)&a, len) == 0 && write(fd, "stat\n", 5) == 5) {
+		ssize_t r = read(fd, buf, sizeof(buf) - 1);
+		if (r > 0) {
+			buf[r] = 0;
+			if (sscanf(buf, "%lld %lu", &cpu, &n) == 2) {
+				*cpu_us = cpu;
+				*rpcs = n;
+				rc = 0;
+			}
+		}
+	}
+	close(fd);
+	return rc;
+}

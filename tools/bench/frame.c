@@ -1,0 +1,175 @@
+/* SPDX-License-Identifier: MIT */
+/* Length-prefixed framing for the TCP arm. */
+#include "frame.h"
+
+#include <endian.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "bench.h"
+#include "homa/errors.h"
+
+/** Bytes read per recv() call; payload is discarded. */
+#define FRAME_READ_CHUNK (256 * 1024)
+/** Messages gathered into one writev(). */
+#define FRAME_IOV_MSGS 32
+
+void frame_init(struct frame_conn *c, int fd)
+{
+	memset(c, 0, sizeof(*c));
+	c->fd = fd;
+}
+
+void frame_free(struct frame_conn *c)
+{
+	if (c->fd >= 0)
+		close(c->fd);
+	free(c->q);
+	memset(c, 0, sizeof(*c));
+	c->fd = -1;
+}
+
+/** grow() - Double the ring, keeping order. Return: 0 or HOMA_ENOMEM. */
+static int grow(struct frame_conn *c)
+{
+	size_t ncap = c->qcap ? c->qcap * 2 : 16;
+	struct frame_out *nq = malloc(ncap * sizeof(*nq));
+
+	if (!nq)
+		return HOMA_ENOMEM;
+	for (size_t i = 0; i < c->qlen; i++)
+		nq[i] = c->q[(c->qhead + i) % c->qcap];
+	free(c->q);
+	c->q = nq;
+	c->qcap = ncap;
+	c->qhead = 0;
+	return 0;
+}
+
+int frame_push(struct frame_conn *c, uint32_t len, uint32_t aux, uint64_t tag)
+{
+	if (c->qlen == c->qcap && grow(c))
+		return HOMA_ENOMEM;
+	struct frame_out *o = &c->q[(c->qhead + c->qlen) % c->qcap];
+	uint32_t l = htobe32(len), a = htobe32(aux);
+	uint64_t t = htobe64(tag);
+
+	memcpy(o->hdr, &l, 4);
+	memcpy(o->hdr + 4, &a, 4);
+	memcpy(o->hdr + 8, &t, 8);
+	o->len = len;
+	c->qlen++;
+	return 0;
+}
+
+/** consume() - Account @n written bytes against the queue head. */
+static void consume(struct frame_conn *c, size_t n)
+{
+	while (n > 0 && c->qlen > 0) {
+		struct frame_out *o = &c->q[c->qhead];
+		size_t left = FRAME_HDR + (size_t)o->len - c->sent;
+		if (n < left) {
+			c->sent += n;
+			return;
+		}
+		n -= left;
+		c->sent = 0;
+		c->qhead = (c->qhead + 1) % c->qcap;
+		c->qlen--;
+	}
+}
+
+int frame_flush(struct frame_conn *c)
+{
+	while (c->qlen > 0) {
+		struct iovec iov[2 * FRAME_IOV_MSGS];
+		int n = 0;
+		size_t skip = c->sent;
+
+		for (size_t i = 0; i < c->qlen && i < FRAME_IOV_MSGS; i++) {
+			struct frame_out *o = &c->q[(c->qhead + i) % c->qcap];
+			size_t hs = skip < FRAME_HDR ? skip : FRAME_HDR;
+			if (hs < FRAME_HDR)
+				iov[n++] = (struct iovec){ o->hdr + hs, FRAME_HDR - hs };
+			size_t ps = skip - hs;
+			if (o->len > ps)
+				iov[n++] = (struct iovec){ (void *)bench_payload(o->len), o->len - ps };
+			skip = 0;
+		}
+		ssize_t w = writev(c->fd, iov, n);
+		if (w < 0) {
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				return 1;
+			if (errno == EINTR)
+				continue;
+			return HOMA_EIO;
+		}
+		consume(c, (size_t)w);
+	}
+	return 0;
+}
+
+/** parse() - Consume @n received bytes at @p, calling @cb per message. */
+static int parse(struct frame_conn *c, const uint8_t *p, size_t n, frame_cb cb, void *arg)
+{
+	while (n > 0) {
+		if (c->hgot < FRAME_HDR) {
+			size_t k = FRAME_HDR - c->hgot < n ? FRAME_HDR - c->hgot : n;
+			memcpy(c->hbuf + c->hgot, p, k);
+			c->hgot += k;
+			p += k;
+			n -= k;
+			if (c->hgot < FRAME_HDR)
+				return 0;
+			uint32_t l, a;
+			uint64_t t;
+			memcpy(&l, c->hbuf, 4);
+			memcpy(&a, c->hbuf + 4, 4);
+			memcpy(&t, c->hbuf + 8, 8);
+			c->in_len = be32toh(l);
+			c->in_aux = be32toh(a);
+			c->in_tag = be64toh(t);
+			if (c->in_len > BENCH_MAX_MSG || c->in_aux > BENCH_MAX_MSG)
+				return HOMA_EPROTO;
+			c->body_left = c->in_len;
+		}
+		size_t k = c->body_left < n ? c->body_left : n;
+		c->body_left -= (uint32_t)k;
+		p += k;
+		n -= k;
+		if (c->body_left == 0) {
+			c->hgot = 0;
+			cb(arg, c, c->in_len, c->in_aux, c->in_tag);
+		}
+	}
+	return 0;
+}
+
+int frame_read(struct frame_conn *c, frame_cb cb, void *arg)
+{
+	static __thread uint8_t *buf;
+
+	if (!buf && !(buf = malloc(FRAME_READ_CHUNK)))
+		return HOMA_ENOMEM;
+	for (;;) {
+		ssize_t r = recv(c->fd, buf, FRAME_READ_CHUNK, 0);
+		if (r == 0)
+			return HOMA_ESHUTDOWN;
+		if (r < 0) {
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				return 0;
+			if (errno == EINTR)
+				continue;
+			return HOMA_EIO;
+		}
+		int rc = parse(c, buf, (size_t)r, cb, arg);
+		if (rc)
+			return rc;
+		if ((size_t)r < FRAME_READ_CHUNK)
+			return 0;
+	}
+}

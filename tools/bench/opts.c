@@ -1,0 +1,260 @@
+/* SPDX-License-Identifier: MIT */
+/* homa-bench command line. */
+#include "opts.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "homa/errors.h"
+#include "homa/homa.h"
+
+static const char usage[] =
+"usage: homa-bench MODE [options]\n"
+"\n"
+"Measures Homa against kernel TCP (and plain UDP as a floor).\n"
+"\n"
+"Modes:\n"
+"  server      answer RPCs on --port until SIGINT/SIGTERM\n"
+"  client      send RPCs to --servers and report latency, slowdown, goodput, CPU\n"
+"  calibrate   measure the unloaded best time per size bucket; save it to --baseline\n"
+"  compare     start both arms on loopback in this invocation and print ratios\n"
+"  demo        what `make demo` runs: compare rtt and mixed, short table, plot\n"
+"\n"
+"Common options:\n"
+"  --transport homa|tcp|udp  stack to use (default homa; udp = raw UDP ping-pong floor,\n"
+"                            messages up to 65000 B)\n"
+"  --driver udp|raw          Homa packet driver (default udp; raw needs CAP_NET_RAW)\n"
+"  --polled                  Homa sockets in polled mode (no runtime thread)\n"
+"  --cc cubic|bbr            TCP congestion control (TCP_CONGESTION; default: kernel's)\n"
+"  --seed N                  seed of sizes, destinations and arrivals (default 1)\n"
+"  --quiet                   no progress line on stderr\n"
+"\n"
+"Server (homa-bench server --transport T --port P [--driver D] [--threads N]):\n"
+"  --port P                  data port (default 4000); Homa uses UDP port P\n"
+"  --ctl-port C              TCP control port answering CPU queries (default P+1)\n"
+"  --bind ADDR               local address (default 0.0.0.0)\n"
+"  --threads N               server threads (default 1)\n"
+"\n"
+"Client and calibrate:\n"
+"  --servers IP:PORT[,...]   servers; each RPC goes to one chosen uniformly at random\n"
+"  --ctl-port C              the servers' control port (default each PORT+1; -1 = none)\n"
+"  --workload W              request sizes: w1..w5 (workloads/wN.txt), SIZE (100, 500K,\n"
+"                            8M), range:LO-HI (uniform), file:PATH (`length [weight]`\n"
+"                            lines). Default 100. Requests are at least 8 bytes.\n"
+"  --response SIZE           response size (default 100)\n"
+"  --rate R                  open loop: Poisson arrivals at R RPCs/s\n"
+"  --load-gbps G             open loop: Poisson arrivals offering G Gbps of request plus\n"
+"                            response payload (rate = G / 8 / (mean request + response))\n"
+"  --link-gbps L             link rate; load is then also reported as a share of L\n"
+"  --outstanding N           closed loop: keep N RPCs in flight (default 1 when neither\n"
+"                            --rate nor --load-gbps is given)\n"
+"  --max-outstanding N       open loop: arrivals beyond N in flight are dropped and\n"
+"                            counted (default 4096)\n"
+"  --conns N                 TCP connections per server (default 1); RPCs go to the one\n"
+"                            with the fewest in flight\n"
+"  --duration S              seconds measured (default 5)\n"
+"  --warmup S                seconds run before measuring (default min(0.5, S/10))\n"
+"  --buckets N               size buckets of equal message counts (default 10)\n"
+"  --baseline FILE           client: unloaded best times (from calibrate) for slowdown;\n"
+"                            calibrate: where to write them\n"
+"  --calib-count N           calibrate: RPCs per size (default 200)\n"
+"  --json FILE               client/calibrate: write results as JSON (- = stdout)\n"
+"  --plot FILE.png           client: P99 slowdown (or latency) per size bucket\n"
+"\n"
+"Compare and demo (both arms on loopback, same invocation):\n"
+"  --scenario S              rtt | throughput | rate | mixed | all (default all)\n"
+"     rtt         100 B request and response, one outstanding; also the UDP floor\n"
+"     throughput  500 KB requests, one stream, then 4 streams\n"
+"     rate        100 B RPCs, 32 outstanding (TCP: 4 connections)\n"
+"     mixed       100 B-1 KB lookups (one outstanding) while 2 bulk streams send\n"
+"                 1-8 MB requests to the same server\n"
+"  --duration S              seconds per measurement (default 3; demo 2)\n"
+"  --json                    print one JSON object on stdout (the table goes to stderr)\n"
+"  --plot FILE.png           mixed: P99 slowdown per message size, both arms\n"
+"                            (demo default: homa-bench-demo.png)\n"
+"  --port P                  first of the 6 loopback ports used (default from the pid)\n"
+"\n"
+"Output: latency P50/P99/P99.9 in microseconds, per size bucket too; slowdown\n"
+"(time / unloaded best time for that size); goodput in Gbps of payload; RPCs/s;\n"
+"CPU microseconds per RPC for client and server (getrusage, servers via --ctl-port).\n";
+
+void bench_usage(FILE *f)
+{
+	fputs(usage, f);
+}
+
+void bench_opts_default(struct bench_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->transport = BENCH_TR_HOMA;
+	o->port = 4000;
+	o->ctl_port = -2; /* -2: not given */
+	o->bind = "0.0.0.0";
+	o->driver = HOMA_DRIVER_UDP;
+	o->threads = 1;
+	o->workload = "100";
+	o->response = 100;
+	o->max_outstanding = 4096;
+	o->conns = 1;
+	o->duration = -1;
+	o->warmup = -1;
+	o->seed = 1;
+	o->buckets = 10;
+	o->scenario = "all";
+	o->calib_count = 200;
+}
+
+/** num() - Parse a double in [lo, hi] for @flag. Return: 0 or HOMA_EINVAL. */
+static int num(const char *flag, const char *v, double lo, double hi, double *out)
+{
+	char *end;
+	double d = strtod(v, &end);
+
+	if (end == v || *end || !(d >= lo && d <= hi)) {
+		fprintf(stderr, "homa-bench: %s wants a number in [%g, %g], got '%s'\n", flag, lo,
+			hi, v);
+		return HOMA_EINVAL;
+	}
+	*out = d;
+	return 0;
+}
+
+/** set_enum() - Parse the string-valued flags. Return: 1 handled, 0 not, <0 error. */
+static int set_enum(struct bench_opts *o, const char *f, const char *v)
+{
+	if (!strcmp(f, "--transport")) {
+		if (!strcmp(v, "homa")) o->transport = BENCH_TR_HOMA;
+		else if (!strcmp(v, "tcp")) o->transport = BENCH_TR_TCP;
+		else if (!strcmp(v, "udp")) o->transport = BENCH_TR_UDP;
+		else return HOMA_EINVAL;
+	} else if (!strcmp(f, "--driver")) {
+		if (!strcmp(v, "udp")) o->driver = HOMA_DRIVER_UDP;
+		else if (!strcmp(v, "raw")) o->driver = HOMA_DRIVER_RAW;
+		else return HOMA_EINVAL;
+	} else if (!strcmp(f, "--cc")) {
+		if (strcmp(v, "cubic") && strcmp(v, "bbr") && strcmp(v, "reno"))
+			return HOMA_EINVAL;
+		o->cc = v;
+	} else if (!strcmp(f, "--scenario")) {
+		const char *ok[] = { "rtt", "throughput", "rate", "mixed", "all" };
+		int found = 0;
+		for (int i = 0; i < 5; i++)
+			found |= !strcmp(v, ok[i]);
+		if (!found)
+			return HOMA_EINVAL;
+		o->scenario = v;
+	} else if (!strcmp(f, "--bind")) o->bind = v;
+	else if (!strcmp(f, "--servers")) o->servers = v;
+	else if (!strcmp(f, "--workload")) o->workload = v;
+	else if (!strcmp(f, "--json")) o->json = v;
+	else if (!strcmp(f, "--plot")) o->plot = v;
+	else if (!strcmp(f, "--baseline")) o->baseline = v;
+	else return 0;
+	return 1;
+}
+
+/** set_num() - Parse the numeric flags. Return: 1 handled, 0 not, <0 error. */
+static int set_num(struct bench_opts *o, const char *f, const char *v)
+{
+	double d;
+	uint32_t sz;
+
+	if (!strcmp(f, "--response")) {
+		if (homa_parse_size(v, &sz) || sz > BENCH_MAX_MSG) {
+			fprintf(stderr, "homa-bench: --response wants a size up to 64 MiB\n");
+			return HOMA_EINVAL;
+		}
+		o->response = sz < BENCH_MIN_MSG ? BENCH_MIN_MSG : sz;
+		return 1;
+	}
+	static const struct { const char *f; double lo, hi; } t[] = {
+		{ "--port", 1, 65535 }, { "--ctl-port", -1, 65535 }, { "--threads", 1, 64 },
+		{ "--rate", 1e-3, 1e9 }, { "--load-gbps", 1e-6, 1e4 }, { "--link-gbps", 1e-3, 1e4 },
+		{ "--outstanding", 1, 100000 }, { "--max-outstanding", 1, 1000000 },
+		{ "--conns", 1, 1024 }, { "--duration", 0.05, 86400 }, { "--warmup", 0, 3600 },
+		{ "--seed", 0, 1e18 }, { "--buckets", 1, HOMA_BUCKETS_MAX },
+		{ "--calib-count", 1, 1e7 },
+	};
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		if (strcmp(f, t[i].f))
+			continue;
+		if (num(f, v, t[i].lo, t[i].hi, &d))
+			return HOMA_EINVAL;
+		switch (i) {
+		case 0: o->port = (uint16_t)d; o->port_set = true; break;
+		case 1: o->ctl_port = (int)d; break;
+		case 2: o->threads = (int)d; break;
+		case 3: o->rate = d; break;
+		case 4: o->load_gbps = d; break;
+		case 5: o->link_gbps = d; break;
+		case 6: o->outstanding = (int)d; break;
+		case 7: o->max_outstanding = (int)d; break;
+		case 8: o->conns = (int)d; break;
+		case 9: o->duration = d; break;
+		case 10: o->warmup = d; break;
+		case 11: o->seed = (uint64_t)d; break;
+		case 12: o->buckets = (int)d; break;
+		default: o->calib_count = (int)d; break;
+		}
+		return 1;
+	}
+	return 0;
+}
+
+int bench_opts_parse(int argc, char **argv, struct bench_opts *o)
+{
+	static const char *modes[] = { "server", "client", "calibrate", "compare", "demo" };
+
+	bench_opts_default(o);
+	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
+	    !strcmp(argv[1], "help")) {
+		bench_usage(stdout);
+		return 1;
+	}
+	for (size_t i = 0; i < 5 && !o->mode; i++)
+		if (!strcmp(argv[1], modes[i]))
+			o->mode = modes[i];
+	if (!o->mode) {
+		fprintf(stderr, "homa-bench: unknown mode '%s' (try --help)\n", argv[1]);
+		return HOMA_EINVAL;
+	}
+	bool multi = !strcmp(o->mode, "compare") || !strcmp(o->mode, "demo");
+	for (int i = 2; i < argc; i++) {
+		const char *f = argv[i];
+		if (!strcmp(f, "--help") || !strcmp(f, "-h")) {
+			bench_usage(stdout);
+			return 1;
+		}
+		if (!strcmp(f, "--polled") || !strcmp(f, "--quiet") || (multi && !strcmp(f, "--json"))) {
+			if (f[2] == 'p') o->polled = true;
+			else if (f[2] == 'q') o->quiet = true;
+			else o->json_stdout = true;
+			continue;
+		}
+		if (i + 1 >= argc) {
+			fprintf(stderr, "homa-bench: %s needs a value (try --help)\n", f);
+			return HOMA_EINVAL;
+		}
+		int rc = set_enum(o, f, argv[i + 1]);
+		if (rc == 0)
+			rc = set_num(o, f, argv[i + 1]);
+		if (rc == 0) {
+			fprintf(stderr, "homa-bench: unknown option '%s' (try --help)\n", f);
+			return HOMA_EINVAL;
+		}
+		if (rc < 0) {
+			fprintf(stderr, "homa-bench: bad value '%s' for %s (try --help)\n",
+				argv[i + 1], f);
+			return HOMA_EINVAL;
+		}
+		i++;
+	}
+	if (o->duration < 0)
+		o->duration = !strcmp(o->mode, "demo") ? 2 : !strcmp(o->mode, "compare") ? 3 : 5;
+	if ((o->rate > 0) + (o->load_gbps > 0) + (o->outstanding > 0) > 1) {
+		fprintf(stderr, "homa-bench: give only one of --rate, --load-gbps, --outstanding\n");
+		return HOMA_EINVAL;
+	}
+	return 0;
+}

@@ -1,0 +1,166 @@
+/* SPDX-License-Identifier: MIT */
+/* Figures from a client run: percentiles, buckets, slowdown, rates, CPU. */
+#include "report.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "homa/errors.h"
+#include "homa/settings.h"
+#include "homa/wire.h"
+
+uint32_t bench_short_max(void)
+{
+	struct homa_settings s;
+
+	homa_settings_default(&s);
+	return s.mtu - HOMA_DATA_HDR_LEN;
+}
+
+/** to_us() - Scale a summary in ns to µs. */
+static void to_us(struct homa_summary *s)
+{
+	s->min /= 1000;
+	s->mean /= 1000;
+	s->p50 /= 1000;
+	s->p99 /= 1000;
+	s->p999 /= 1000;
+	s->max /= 1000;
+}
+
+/** fill_buckets() - Per-bucket latency and slowdown. Return: 0 or HOMA_ENOMEM. */
+static int fill_buckets(const struct bench_result *res, const struct homa_buckets *bk,
+			const struct homa_baseline *bl, struct bench_stats *st)
+{
+	st->nbuckets = bk->n;
+	for (size_t i = 0; i < bk->n; i++) {
+		struct bench_bucket *b = &st->b[i];
+		struct homa_summary s;
+		b->lo = homa_buckets_lower(bk, i);
+		b->hi = i + 1 == bk->n ? UINT32_MAX : bk->upper[i];
+		if (homa_lat_summary(&res->lat, b->lo, b->hi, &s))
+			return HOMA_ENOMEM;
+		b->hi = bk->upper[i];
+		b->count = s.count;
+		b->p50_us = s.p50 / 1000;
+		b->p99_us = s.p99 / 1000;
+		if (st->have_slow) {
+			if (homa_slowdown_summary(&res->lat, bl, b->lo,
+						  i + 1 == bk->n ? UINT32_MAX : b->hi, &s))
+				return HOMA_ENOMEM;
+			b->p50_slow = s.p50;
+			b->p99_slow = s.p99;
+		}
+	}
+	return 0;
+}
+
+int bench_stats_compute(const struct bench_result *res, const struct homa_buckets *bk,
+			const struct homa_baseline *bl, uint32_t short_max,
+			struct bench_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	if (homa_lat_summary(&res->lat, 0, UINT32_MAX, &st->lat_us))
+		return HOMA_ENOMEM;
+	to_us(&st->lat_us);
+	st->rpcs = res->rpcs;
+	st->errors = res->errors;
+	st->skipped = res->skipped;
+	st->unfinished = res->unfinished;
+	if (res->secs > 0) {
+		st->gbps = (double)res->bytes * 8 / res->secs / 1e9;
+		st->rpcs_per_sec = (double)res->rpcs / res->secs;
+	}
+	double n = res->rpcs ? (double)res->rpcs : 1;
+	st->client_cpu_us_per_rpc = (double)res->client_cpu_us / n;
+	st->server_cpu_us_per_rpc = res->server_cpu_us >= 0 ? (double)res->server_cpu_us / n : -1;
+	st->cpu_us_per_rpc = st->client_cpu_us_per_rpc +
+			     (st->server_cpu_us_per_rpc > 0 ? st->server_cpu_us_per_rpc : 0);
+	st->have_slow = bl && bl->n > 0;
+	if (st->have_slow) {
+		struct homa_summary s;
+		if (homa_slowdown_summary(&res->lat, bl, 0, short_max, &s))
+			return HOMA_ENOMEM;
+		st->short_count = s.count;
+		st->short_p50_slow = s.p50;
+		st->short_p99_slow = s.p99;
+	}
+	return bk ? fill_buckets(res, bk, bl, st) : 0;
+}
+
+void bench_stats_json(struct homa_json *j, const struct bench_stats *st)
+{
+	homa_json_kv_num(j, "p50_us", st->lat_us.p50);
+	homa_json_kv_num(j, "p99_us", st->lat_us.p99);
+	homa_json_kv_num(j, "p999_us", st->lat_us.p999);
+	homa_json_kv_num(j, "mean_us", st->lat_us.mean);
+	homa_json_kv_num(j, "gbps", st->gbps);
+	homa_json_kv_num(j, "rpcs_per_sec", st->rpcs_per_sec);
+	homa_json_kv_num(j, "cpu_us_per_rpc", st->cpu_us_per_rpc);
+	homa_json_kv_num(j, "client_cpu_us_per_rpc", st->client_cpu_us_per_rpc);
+	homa_json_key(j, "server_cpu_us_per_rpc");
+	if (st->server_cpu_us_per_rpc >= 0)
+		homa_json_num(j, st->server_cpu_us_per_rpc);
+	else
+		homa_json_null(j);
+	homa_json_key(j, "rpcs");
+	homa_json_int(j, (int64_t)st->rpcs);
+	homa_json_key(j, "errors");
+	homa_json_int(j, (int64_t)st->errors);
+	homa_json_key(j, "unfinished");
+	homa_json_int(j, (int64_t)(st->unfinished + st->skipped));
+	if (st->have_slow) {
+		homa_json_kv_num(j, "short_p50_slowdown", st->short_count ? st->short_p50_slow : NAN);
+		homa_json_kv_num(j, "short_p99_slowdown", st->short_count ? st->short_p99_slow : NAN);
+	}
+	if (st->nbuckets == 0)
+		return;
+	homa_json_key(j, "buckets");
+	homa_json_array(j);
+	for (size_t i = 0; i < st->nbuckets; i++) {
+		const struct bench_bucket *b = &st->b[i];
+		homa_json_object(j);
+		homa_json_key(j, "max_bytes");
+		homa_json_int(j, b->hi);
+		homa_json_key(j, "count");
+		homa_json_int(j, (int64_t)b->count);
+		homa_json_kv_num(j, "p50_us", b->count ? b->p50_us : NAN);
+		homa_json_kv_num(j, "p99_us", b->count ? b->p99_us : NAN);
+		if (st->have_slow) {
+			homa_json_kv_num(j, "p50_slowdown", b->count ? b->p50_slow : NAN);
+			homa_json_kv_num(j, "p99_slowdown", b->count ? b->p99_slow : NAN);
+		}
+		homa_json_end(j);
+	}
+	homa_json_end(j);
+}
+
+void bench_stats_print(FILE *f, const char *label, const struct bench_stats *st)
+{
+	fprintf(f, "%s: %llu RPCs (%llu failed, %llu unfinished), %.0f RPC/s, %.3f Gbps\n", label,
+		(unsigned long long)st->rpcs, (unsigned long long)st->errors,
+		(unsigned long long)(st->unfinished + st->skipped), st->rpcs_per_sec, st->gbps);
+	fprintf(f, "  latency us: P50 %.1f  P99 %.1f  P99.9 %.1f  (min %.1f, mean %.1f, max %.1f)\n",
+		st->lat_us.p50, st->lat_us.p99, st->lat_us.p999, st->lat_us.min, st->lat_us.mean,
+		st->lat_us.max);
+	if (st->server_cpu_us_per_rpc >= 0)
+		fprintf(f, "  CPU us per RPC: client %.2f + server %.2f = %.2f\n",
+			st->client_cpu_us_per_rpc, st->server_cpu_us_per_rpc, st->cpu_us_per_rpc);
+	else
+		fprintf(f, "  CPU us per RPC: client %.2f (server unknown)\n",
+			st->client_cpu_us_per_rpc);
+	if (st->have_slow && st->short_count)
+		fprintf(f, "  one-packet messages: slowdown P50 %.2f  P99 %.2f (%zu RPCs)\n",
+			st->short_p50_slow, st->short_p99_slow, st->short_count);
+	if (st->nbuckets == 0)
+		return;
+	fprintf(f, "  %12s %8s %10s %10s %9s %9s\n", "size <=", "RPCs", "P50 us", "P99 us",
+		"P50 slow", "P99 slow");
+	for (size_t i = 0; i < st->nbuckets; i++) {
+		const struct bench_bucket *b = &st->b[i];
+		fprintf(f, "  %12u %8zu %10.1f %10.1f", b->hi, b->count, b->p50_us, b->p99_us);
+		if (st->have_slow)
+			fprintf(f, " %9.2f %9.2f", b->p50_slow, b->p99_slow);
+		fprintf(f, "\n");
+	}
+}

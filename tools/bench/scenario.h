@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file scenario.h
+ * The compare scenarios (rtt, throughput, rate, mixed): each runs every
+ * arm on loopback, one after the other, and keeps the figures per arm.
+ */
+#ifndef HOMA_BENCH_SCENARIO_H
+#define HOMA_BENCH_SCENARIO_H
+
+#include "bench.h"
+#include "report.h"
+
+/** Arms, in table order. */
+enum { ARM_HOMA = 0, ARM_TCP = 1, ARM_UDP = 2, ARM_COUNT = 3 };
+
+/** Figures of one arm in one scenario. */
+struct scen_arm {
+	int ran;                   /**< 1 if the arm was run */
+	int rc;                    /**< 0 or why it failed */
+	struct bench_stats st;     /**< main run (lookups for mixed) */
+	struct bench_stats extra;  /**< throughput: 4 streams; mixed: bulk */
+	struct bench_stats by_size;/**< mixed: lookups and bulk together */
+	double gbps, rpcs_per_sec, cpu_us_per_rpc; /**< headline figures */
+};
+
+/** One scenario's results. */
+struct scen {
+	const char *name;
+	const char *what;          /**< one-line description */
+	const char *extra_key;     /**< JSON key of extra, or NULL */
+	struct scen_arm a[ARM_COUNT];
+};
+
+/**
+ * bench_scenario_run() - Run scenario @name (rtt|throughput|rate|mixed)
+ * with ports from @port (6 consecutive). Return: 0 or the first error.
+ */
+int bench_scenario_run(const struct bench_opts *o, const char *name, uint16_t port,
+		       struct scen *s);
+
+#endif

@@ -1,0 +1,173 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The Homa arm, over the public API (homa/homa.h). A request's first 8
+ * bytes hold the wanted response length (big-endian u32) and a magic
+ * word; the rest is zeros. The RPC's tag travels as the Homa cookie.
+ */
+#define _GNU_SOURCE
+#include <endian.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+#include "ctl.h"
+#include "homa/homa.h"
+
+/** Second word of every request header. */
+#define HOMA_BENCH_MAGIC 0x68626e63u
+
+/** Client state. */
+struct homa_client {
+	homa_socket *s;
+	const struct bench_tr_cfg *cfg;
+};
+
+/** open_socket() - homa_open() with the bench's driver and mode. */
+static int open_socket(homa_socket **s, int driver, bool polled, bool server,
+		       const char *bind, uint16_t port)
+{
+	struct homa_open_opts o;
+
+	homa_open_opts_default(&o);
+	o.driver = driver;
+	o.mode = polled ? HOMA_MODE_POLLED : HOMA_MODE_THREADED;
+	o.server = server;
+	o.bind_addr = bind;
+	o.port = port;
+	int rc = homa_open(s, &o);
+	if (rc)
+		fprintf(stderr, "homa-bench: homa_open(%s port %u): %s\n", bind, port,
+			homa_strerror(rc));
+	return rc;
+}
+
+/** homa_client_open() - One client socket for all servers. */
+static int homa_client_open(void **ctx, const struct bench_tr_cfg *cfg)
+{
+	struct homa_client *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return HOMA_ENOMEM;
+	c->cfg = cfg;
+	bool v6 = cfg->nservers && cfg->servers[0].ss_family == AF_INET6;
+	int rc = open_socket(&c->s, cfg->driver, cfg->polled, false, v6 ? "::" : "0.0.0.0", 0);
+	if (rc) {
+		free(c);
+		return rc;
+	}
+	*ctx = c;
+	return 0;
+}
+
+/** homa_client_start() - homa_send_request() with the 8-byte header. */
+static int homa_client_start(void *ctx, size_t server, uint32_t req, uint32_t resp, uint64_t tag)
+{
+	struct homa_client *c = ctx;
+	uint32_t hdr[2] = { htobe32(resp), htobe32(HOMA_BENCH_MAGIC) };
+	struct homa_iov iov[2] = {
+		{ hdr, sizeof(hdr) },
+		{ bench_payload(req), req - sizeof(hdr) },
+	};
+	uint64_t id;
+
+	if (req < BENCH_MIN_MSG)
+		return HOMA_EMSGSIZE;
+	return homa_send_request(c->s, (const struct sockaddr *)&c->cfg->servers[server], iov,
+				 req > sizeof(hdr) ? 2 : 1, tag, &id);
+}
+
+/** homa_client_wait() - homa_recv() responses until @deadline_ns. */
+static int homa_client_wait(void *ctx, uint64_t deadline_ns, struct bench_done *out, int max)
+{
+	struct homa_client *c = ctx;
+	int got = 0;
+
+	while (got < max) {
+		struct homa_message m;
+		int64_t timeout = 0;
+		if (got == 0) {
+			uint64_t now = bench_now_ns();
+			timeout = deadline_ns > now ? (int64_t)(deadline_ns - now) : 0;
+		}
+		int rc = homa_recv(c->s, HOMA_RECV_RESPONSE, 0, timeout, &m);
+		if (rc == HOMA_EAGAIN)
+			break;
+		if (rc == 0) {
+			out[got++] = (struct bench_done){ .tag = m.cookie, .err = 0 };
+			homa_message_release(&m);
+		} else if (m.id != 0) {
+			out[got++] = (struct bench_done){ .tag = m.cookie, .err = rc };
+		} else {
+			return got ? got : rc;
+		}
+	}
+	return got;
+}
+
+/** homa_client_close() - Close the socket. */
+static void homa_client_close(void *ctx)
+{
+	struct homa_client *c = ctx;
+
+	homa_close(c->s);
+	free(c);
+}
+
+const struct bench_client_ops bench_homa_client = {
+	.name = "homa",
+	.open = homa_client_open,
+	.start = homa_client_start,
+	.wait = homa_client_wait,
+	.close = homa_client_close,
+};
+
+/** homa_serve() - Thread body: answer requests until bench_stop. */
+static void *homa_serve(void *arg)
+{
+	homa_socket *s = arg;
+
+	while (!bench_stop) {
+		struct homa_message m;
+		uint32_t hdr[2] = { 0, 0 };
+		int rc = homa_recv(s, HOMA_RECV_REQUEST, 0, 100000000, &m);
+		if (rc == HOMA_EAGAIN)
+			continue;
+		if (rc == HOMA_ESHUTDOWN)
+			break;
+		if (rc)
+			continue;
+		homa_message_copy(&m, 0, hdr, sizeof(hdr));
+		uint32_t resp = be32toh(hdr[0]);
+		if (be32toh(hdr[1]) != HOMA_BENCH_MAGIC || resp < 1 || resp > BENCH_MAX_MSG)
+			resp = BENCH_MIN_MSG;
+		rc = homa_reply_buf(s, m.id, bench_payload(resp), resp);
+		homa_message_release(&m);
+		if (rc == 0)
+			bench_ctl_count_rpc();
+	}
+	return NULL;
+}
+
+int bench_homa_server(const struct bench_opts *o)
+{
+	homa_socket *s;
+	int n = o->threads > 0 ? o->threads : 1;
+	pthread_t th[64];
+	int started = 0;
+
+	int rc = open_socket(&s, o->driver, o->polled, true, o->bind, o->port);
+	if (rc)
+		return rc;
+	bench_ctl_ready();
+	for (int i = 1; i < n && i < 64; i++)
+		if (pthread_create(&th[started], NULL, homa_serve, s) == 0)
+			started++;
+	homa_serve(s);
+	for (int i = 0; i < started; i++)
+		pthread_join(th[i], NULL);
+	homa_close(s);
+	return 0;
+}
