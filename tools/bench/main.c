@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* homa-bench: entry point and the server, client and calibrate modes. */
 #include <netinet/in.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,38 +15,6 @@
 #include "homa/errors.h"
 #include "util/json.h"
 #include "util/poisson.h"
-
-/** on_signal() - SIGINT/SIGTERM: ask every loop to stop. */
-static void on_signal(int sig)
-{
-	bench_stop = 1;
-}
-
-void bench_install_signals(void)
-{
-	struct sigaction sa;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
-}
-
-int bench_serve(const struct bench_opts *o)
-{
-	int rc = 0;
-
-	if (o->ctl_port != -1)
-		rc = bench_ctl_start(o);
-	if (rc)
-		return rc;
-	rc = o->transport == BENCH_TR_HOMA ? bench_homa_server(o)
-	     : o->transport == BENCH_TR_TCP ? bench_tcp_server(o) : bench_udp_server(o);
-	bench_stop = 1;
-	bench_ctl_join();
-	return rc;
-}
 
 /** client_setup() - Servers, workload and buckets from @o. Return: 0 or error. */
 static int client_setup(const struct bench_opts *o, struct bench_tr_cfg *cfg,

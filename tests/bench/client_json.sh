@@ -1,0 +1,27 @@
+#!/bin/sh
+# CTest: the server/client/calibrate modes the testbed uses, on loopback:
+# calibrate a baseline, run an open-loop W1 client against it, check the
+# JSON fields the testbed reads. Usage: client_json.sh HOMA_BENCH TRANSPORT PORT
+set -eu
+bench=$1
+tr=$2
+port=$3
+dir=$(mktemp -d)
+"$bench" server --transport "$tr" --port "$port" 2> "$dir/server.log" &
+srv=$!
+trap 'kill $srv 2>/dev/null; wait $srv 2>/dev/null; rm -rf "$dir"' EXIT
+i=0
+until grep -q ready "$dir/server.log"; do
+  i=$((i + 1)); [ $i -lt 100 ] || { echo "server did not start"; cat "$dir/server.log"; exit 1; }
+  sleep 0.1
+done
+"$bench" calibrate --transport "$tr" --servers 127.0.0.1:"$port" --workload w1 \
+  --calib-count 20 --baseline "$dir/base.txt" > /dev/null
+"$bench" client --transport "$tr" --servers 127.0.0.1:"$port" --workload w1 --rate 2000 \
+  --duration 1 --quiet --baseline "$dir/base.txt" --json "$dir/out.json" > /dev/null
+jq -e --arg t "$tr" '.transport == $t and .rpcs > 0 and .gbps > 0
+   and (.short_p50_slowdown | type == "number") and (.short_p99_slowdown | type == "number")
+   and (.cpu_us_per_rpc > 0) and (.server_cpu_us_per_rpc | type == "number")
+   and (.buckets | length) >= 2 and (.buckets[0].p99_slowdown | type == "number")' \
+   "$dir/out.json" > /dev/null || { echo "bad client JSON"; cat "$dir/out.json"; exit 1; }
+echo "ok: $tr"

@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: MIT */
+/* Tests for tools/bench/opts.c: the flags the testbed codes against. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "homa/homa.h"
+#include "opts.h"
+
+/** parse() - bench_opts_parse() over a NULL-terminated list. */
+static int parse(struct bench_opts *o, const char **args)
+{
+	int n = 0;
+
+	while (args[n])
+		n++;
+	return bench_opts_parse(n, (char **)args, o);
+}
+
+/** The testbed's client command line parses into the right fields. */
+static void bench_opts_parse__testbed_client(void **state)
+{
+	struct bench_opts o;
+	const char *a[] = { "homa-bench", "client", "--transport", "tcp", "--servers",
+			    "10.0.0.2:4000,10.0.0.3:4000", "--workload", "w4", "--load-gbps",
+			    "0.8", "--link-gbps", "1", "--duration", "10", "--json", "out.json",
+			    "--cc", "bbr", "--driver", "raw", "--baseline", "b.txt", NULL };
+
+	assert_int_equal(parse(&o, a), 0);
+	assert_string_equal(o.mode, "client");
+	assert_int_equal(o.transport, BENCH_TR_TCP);
+	assert_string_equal(o.servers, "10.0.0.2:4000,10.0.0.3:4000");
+	assert_string_equal(o.workload, "w4");
+	assert_true(o.load_gbps == 0.8 && o.link_gbps == 1 && o.duration == 10);
+	assert_string_equal(o.json, "out.json");
+	assert_string_equal(o.cc, "bbr");
+	assert_int_equal(o.driver, HOMA_DRIVER_RAW);
+	assert_string_equal(o.baseline, "b.txt");
+}
+
+/** The server line, and defaults. */
+static void bench_opts_parse__server_defaults(void **state)
+{
+	struct bench_opts o;
+	const char *a[] = { "homa-bench", "server", "--transport", "homa", "--port", "4100",
+			    "--threads", "2", NULL };
+
+	assert_int_equal(parse(&o, a), 0);
+	assert_int_equal(o.port, 4100);
+	assert_true(o.port_set);
+	assert_int_equal(o.threads, 2);
+	assert_int_equal(o.driver, HOMA_DRIVER_UDP);
+	assert_int_equal(o.response, 100);
+	assert_true(o.duration == 5);
+}
+
+/** compare takes --json as a flag and defaults to 3 s. */
+static void bench_opts_parse__compare_json_flag(void **state)
+{
+	struct bench_opts o;
+	const char *a[] = { "homa-bench", "compare", "--scenario", "rtt", "--json", NULL };
+
+	assert_int_equal(parse(&o, a), 0);
+	assert_true(o.json_stdout);
+	assert_string_equal(o.scenario, "rtt");
+	assert_true(o.duration == 3);
+}
+
+/** Unknown modes, flags, values and conflicting loads are refused. */
+static void bench_opts_parse__rejects(void **state)
+{
+	struct bench_opts o;
+	const char *a1[] = { "homa-bench", "fly", NULL };
+	const char *a2[] = { "homa-bench", "client", "--bogus", "1", NULL };
+	const char *a3[] = { "homa-bench", "client", "--transport", "quic", NULL };
+	const char *a4[] = { "homa-bench", "client", "--rate", "10", "--outstanding", "2", NULL };
+	const char *a5[] = { "homa-bench", "client", "--port", "70000", NULL };
+	const char *a6[] = { "homa-bench", "client", "--duration", NULL };
+	const char *a7[] = { "homa-bench", "compare", "--scenario", "fast", NULL };
+
+	assert_int_equal(parse(&o, a1), HOMA_EINVAL);
+	assert_int_equal(parse(&o, a2), HOMA_EINVAL);
+	assert_int_equal(parse(&o, a3), HOMA_EINVAL);
+	assert_int_equal(parse(&o, a4), HOMA_EINVAL);
+	assert_int_equal(parse(&o, a5), HOMA_EINVAL);
+	assert_int_equal(parse(&o, a6), HOMA_EINVAL);
+	assert_int_equal(parse(&o, a7), HOMA_EINVAL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(bench_opts_parse__testbed_client),
+		cmocka_unit_test(bench_opts_parse__server_defaults),
+		cmocka_unit_test(bench_opts_parse__compare_json_flag),
+		cmocka_unit_test(bench_opts_parse__rejects),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
