@@ -9,6 +9,19 @@
 #include "homa/errors.h"
 #include "homa/wire.h"
 
+/* Compile-time checks of the layouts documented in wire.h (GUIDE section 3). */
+_Static_assert(HOMA_COMMON_LEN == 20 + 8, "common header: sender_id at 20");
+_Static_assert(HOMA_CONTROL_LEN == HOMA_COMMON_LEN, "header-only packets");
+_Static_assert(52 + 4 == HOMA_DATA_HDR_LEN, "DATA: offset at 52");
+_Static_assert(32 + 1 == HOMA_GRANT_LEN, "GRANT: priority at 32");
+_Static_assert(36 + 1 == HOMA_RESEND_LEN, "RESEND: priority at 36");
+_Static_assert(28 + 4 * HOMA_MAX_PRIORITIES + 2 == HOMA_CUTOFFS_LEN, "CUTOFFS: version at 60");
+_Static_assert(30 + 10 * HOMA_MAX_ACKS == HOMA_ACK_LEN, "ACK: 5 entries of 10 bytes from 30");
+_Static_assert(28 + 4 == HOMA_START_MSG_LEN, "START_MSG: message_length at 28");
+_Static_assert((HOMA_DOFF_DATA >> 4) * 4 == HOMA_DATA_HDR_LEN, "DATA doff counts its header");
+_Static_assert(HOMA_DOFF_CONTROL == 0x50, "control doff: a 20-byte TCP header");
+_Static_assert(HOMA_PKT_START_MSG - HOMA_PKT_FIRST + 1 == HOMA_PKT_TYPES, "type codes are dense");
+
 /** homa_wire_header_len() - See wire.h. */
 size_t homa_wire_header_len(uint8_t type)
 {

@@ -156,3 +156,208 @@ bool th_check_pattern(const homa_msg *m, uint32_t seed)
 	free(got);
 	return ok;
 }
+
+/** th_take() - See harness.h. */
+int th_take(homa_engine *e, uint64_t now, struct th_pkt *p)
+{
+	p->len = homa_engine_output(e, now, p->buf, sizeof(p->buf), &p->tx);
+	p->ok = p->len > 0 && homa_wire_decode(p->buf, (size_t)p->len, &p->k) == 0;
+	return p->len;
+}
+
+/** th_describe() - See harness.h. */
+char *th_describe(const uint8_t *buf, size_t len, uint8_t prio, bool with_id,
+		  char *out, size_t cap)
+{
+	struct homa_pkt k;
+	int n;
+
+	if (homa_wire_decode(buf, len, &k)) {
+		snprintf(out, cap, "UNDECODABLE p%u", prio);
+		return out;
+	}
+	n = snprintf(out, cap, "%s", homa_wire_type_name(k.type));
+	if (with_id)
+		n += snprintf(out + n, cap - n, "#%llu", (unsigned long long)k.sender_id);
+	if (k.type == HOMA_PKT_DATA)
+		n += snprintf(out + n, cap - n, " %u@%u%s%s", k.u.data.payload_len,
+			      k.u.data.offset, k.u.data.retransmit ? " rx" : "",
+			      (k.flags & HOMA_FLAG_INCAST) ? " incast" : "");
+	else if (k.type == HOMA_PKT_GRANT)
+		n += snprintf(out + n, cap - n, " %u g%u", k.u.grant.offset, k.u.grant.priority);
+	else if (k.type == HOMA_PKT_RESEND)
+		n += snprintf(out + n, cap - n, " %u@%u g%u", k.u.resend.length,
+			      k.u.resend.offset, k.u.resend.priority);
+	snprintf(out + n, cap - n, " p%u", prio);
+	return out;
+}
+
+/** th_net_init() - See harness.h. */
+void th_net_init(struct th_net *net, const char *names, const struct homa_settings *s)
+{
+	int i;
+
+	memset(net, 0, sizeof(*net));
+	net->n = (int)strlen(names);
+	if (net->n > TH_MAX_NODES)
+		abort();
+	for (i = 0; i < net->n; i++) {
+		net->name[i] = names[i];
+		net->addr[i] = homa_addr_ipv4(0x0a000001 + (uint32_t)i);
+		net->port[i] = (uint16_t)(4000 + i);
+		if (homa_engine_new(&net->e[i], s, &net->addr[i], net->port[i], NULL, 0))
+			abort();
+	}
+	net->logging = true;
+}
+
+/** th_net_free() - See harness.h. */
+void th_net_free(struct th_net *net)
+{
+	int i;
+
+	for (i = 0; i < net->n; i++)
+		homa_engine_free(net->e[i]);
+}
+
+/** th_net_node() - See harness.h. */
+int th_net_node(const struct th_net *net, char c)
+{
+	int i;
+
+	for (i = 0; i < net->n; i++)
+		if (net->name[i] == c)
+			return i;
+	abort();
+}
+
+/** net_dest() - Node whose address and port a packet goes to, or -1. */
+static int net_dest(const struct th_net *net, const struct homa_tx *tx)
+{
+	int i;
+
+	for (i = 0; i < net->n; i++)
+		if (homa_addr_equal(&net->addr[i], &tx->dst) && net->port[i] == tx->dport)
+			return i;
+	return -1;
+}
+
+/** net_log() - Append one packet to the net's log. */
+static void net_log(struct th_net *net, int from, int to, const uint8_t *buf, size_t len,
+		    uint8_t prio, bool dropped)
+{
+	char one[200], desc[160];
+	int n;
+
+	if (!net->logging)
+		return;
+	th_describe(buf, len, prio, net->log_ids, desc, sizeof(desc));
+	n = snprintf(one, sizeof(one), "%s%c>%c %s%s", net->loglen ? "; " : "", net->name[from],
+		     to >= 0 ? net->name[to] : '?', desc, dropped ? " DROPPED" : "");
+	if (net->loglen + (size_t)n < sizeof(net->log)) {
+		memcpy(net->log + net->loglen, one, (size_t)n + 1);
+		net->loglen += (size_t)n;
+	}
+}
+
+/** net_echo() - Echo servers answer every request event with its own bytes. */
+static void net_echo(struct th_net *net)
+{
+	struct homa_event ev;
+	int i;
+
+	for (i = 0; i < net->n; i++) {
+		while (net->echo[i] && homa_engine_next_event(net->e[i], &ev)) {
+			size_t len = homa_msg_length(ev.msg);
+			uint8_t *copy = malloc(len);
+			struct homa_iov iov = {copy, len};
+
+			homa_msg_copy(ev.msg, 0, copy, len);
+			if (ev.type == HOMA_EV_REQUEST)
+				homa_engine_send_reply(net->e[i], ev.id, &iov, 1, net->now);
+			homa_engine_msg_release(net->e[i], ev.msg);
+			free(copy);
+		}
+	}
+}
+
+/** th_net_move() - See harness.h. */
+int th_net_move(struct th_net *net, int from, int max)
+{
+	static uint8_t buf[70000];
+	int moved = 0;
+
+	while (moved < max) {
+		struct homa_tx tx;
+		int len = homa_engine_output(net->e[from], net->now, buf, sizeof(buf), &tx);
+		bool dropped;
+		int to;
+
+		if (len <= 0)
+			break;
+		moved++;
+		to = net_dest(net, &tx);
+		dropped = to < 0 || (net->filter &&
+				     net->filter(net->filter_ctx, from, buf, (size_t)len, net->npkts));
+		net->npkts++;
+		net_log(net, from, to, buf, (size_t)len, tx.priority, dropped);
+		if (dropped)
+			continue;
+		homa_engine_input(net->e[to], &net->addr[from], buf, (size_t)len, net->now);
+		if (net->observer)
+			net->observer(net->observer_ctx, from, to, buf, (size_t)len);
+	}
+	return moved;
+}
+
+/** th_net_run() - See harness.h. */
+uint64_t th_net_run(struct th_net *net, uint64_t max_ns)
+{
+	uint64_t end = net->now + max_ns, moved = 0;
+	int i;
+
+	for (;;) {
+		uint64_t next = UINT64_MAX, more = 1;
+
+		while (more) {
+			more = 0;
+			for (i = 0; i < net->n; i++)
+				more += (uint64_t)th_net_move(net, i, 1);
+			net_echo(net);
+			moved += more;
+		}
+		for (i = 0; i < net->n; i++) {
+			uint64_t d = homa_engine_next_deadline(net->e[i]);
+
+			if (d < next)
+				next = d;
+		}
+		if (next == UINT64_MAX || next > end)
+			break;
+		if (next > net->now)
+			net->now = next;
+		for (i = 0; i < net->n; i++)
+			homa_engine_on_timer(net->e[i], net->now);
+	}
+	return moved;
+}
+
+/** th_net_clear_log() - See harness.h. */
+void th_net_clear_log(struct th_net *net)
+{
+	net->log[0] = 0;
+	net->loglen = 0;
+}
+
+/** th_count() - See harness.h. */
+int th_count(const char *hay, const char *needle)
+{
+	size_t n = strlen(needle);
+	int c = 0;
+
+	while ((hay = strstr(hay, needle)) != NULL) {
+		c++;
+		hay += n;
+	}
+	return c;
+}

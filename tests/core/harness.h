@@ -50,4 +50,94 @@ void th_pattern(uint8_t *buf, size_t len, uint32_t seed);
 /** th_check_pattern() - True if message @m holds th_pattern(len, seed). */
 bool th_check_pattern(const homa_msg *m, uint32_t seed);
 
+
+/* ---- N endpoints and single-packet helpers (used by the module tests) ---- */
+
+#include "homa/wire.h"
+
+/** Most endpoints in one th_net. */
+#define TH_MAX_NODES 8
+
+/** One packet taken from an engine with homa_engine_output(). */
+struct th_pkt {
+	uint8_t buf[9100];
+	int len;              /**< homa_engine_output()'s result */
+	struct homa_tx tx;
+	struct homa_pkt k;    /**< decoded (valid only if ok) */
+	bool ok;              /**< len > 0 and the bytes decode */
+};
+
+/**
+ * th_take() - Take the next packet @e wants to send at @now into @p.
+ * Return: homa_engine_output()'s result (0 if nothing).
+ */
+int th_take(homa_engine *e, uint64_t now, struct th_pkt *p);
+
+/**
+ * th_describe() - Write one packet as text: "DATA 1416@0 p4" (" rx" for a
+ * retransmission, " incast" for the incast flag), "GRANT 11416 g2 p7"
+ * (g = granted priority), "RESEND 1416@0 g3 p7", else "TYPE p7". With
+ * @with_id, the sender's RPC id follows the type ("GRANT#3 ...").
+ * Return: @out.
+ */
+char *th_describe(const uint8_t *buf, size_t len, uint8_t prio, bool with_id,
+		  char *out, size_t cap);
+
+/** Called after each packet the net delivered (for invariant checks). */
+typedef void (*th_observer)(void *ctx, int from, int to, const uint8_t *pkt, size_t len);
+
+/**
+ * N endpoints on an ideal wire; node i has address 10.0.0.(i+1), port
+ * 4000+i and a one-letter name used in the log ("a>s DATA 1416@0 p4").
+ */
+struct th_net {
+	int n;
+	homa_engine *e[TH_MAX_NODES];
+	homa_addr addr[TH_MAX_NODES];
+	uint16_t port[TH_MAX_NODES];
+	char name[TH_MAX_NODES];
+	bool echo[TH_MAX_NODES];  /**< answer each request with its own bytes */
+	uint64_t now;
+	uint64_t npkts;
+	th_filter filter;         /**< from = sending node index */
+	void *filter_ctx;
+	th_observer observer;
+	void *observer_ctx;
+	bool logging;
+	bool log_ids;
+	char log[65536];
+	size_t loglen;
+};
+
+/**
+ * th_net_init() - Create one engine per letter of @names (at most
+ * TH_MAX_NODES) with settings @s (NULL = defaults) at time 0. No engine
+ * serves until homa_engine_set_server() is called. Logging is on.
+ */
+void th_net_init(struct th_net *net, const char *names, const struct homa_settings *s);
+
+/** th_net_free() - Destroy every engine. */
+void th_net_free(struct th_net *net);
+
+/** th_net_node() - Index of the node named @c (aborts if none). */
+int th_net_node(const struct th_net *net, char c);
+
+/**
+ * th_net_move() - Take up to @max packets node @from wants to send now and
+ * deliver them (filter, log, observer apply). Return: packets taken.
+ */
+int th_net_move(struct th_net *net, int from, int max);
+
+/**
+ * th_net_run() - Move packets and run timers until all engines are quiet
+ * or @max_ns of simulated time passed. Return: packets moved.
+ */
+uint64_t th_net_run(struct th_net *net, uint64_t max_ns);
+
+/** th_net_clear_log() - Empty the packet log. */
+void th_net_clear_log(struct th_net *net);
+
+/** th_count() - Occurrences of @needle in @hay. */
+int th_count(const char *hay, const char *needle);
+
 #endif
