@@ -20,7 +20,7 @@ int bench_plot(const char *path, const char *title, const char *ylabel,
 	fprintf(g, "set terminal pngcairo size 900,560 noenhanced\n"
 		   "set output '%s'\nset title '%s'\nset logscale x\nset logscale y\n"
 		   "set xlabel 'message size (bytes)'\nset ylabel '%s'\nset grid\n"
-		   "set key top left\nset format x '%%.0s%%c'\n",
+		   "set key below\nset format x '%%.0s%%c'\n",
 		path, title, ylabel);
 	fprintf(g, "plot ");
 	for (size_t s = 0; s < n; s++)
