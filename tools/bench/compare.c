@@ -63,6 +63,17 @@ static void print_scen(FILE *f, const struct scen *s, double dur)
 		row(f, "lookup P99 slowdown", h->st.short_p99_slow, t->st.short_p99_slow, nan);
 		row(f, "bulk goodput (Gbps)", h->gbps, t->gbps, nan);
 	}
+	if (!strcmp(s->name, "workload")) {
+		row(f, "one-packet msgs: P50 slowdown", h->st.short_p50_slow, t->st.short_p50_slow,
+		    nan);
+		row(f, "one-packet msgs: P99 slowdown", h->st.short_p99_slow, t->st.short_p99_slow,
+		    nan);
+		row(f, "goodput (Gbps)", h->gbps, t->gbps, nan);
+		for (size_t i = 0; i < h->by_size.nbuckets && i < t->by_size.nbuckets; i++) {
+			snprintf(l, sizeof(l), "P99 slowdown, size <= %u", h->by_size.b[i].hi);
+			row(f, l, h->by_size.b[i].p99_slow, t->by_size.b[i].p99_slow, nan);
+		}
+	}
 	snprintf(l, sizeof(l), "%sRPCs per second", p);
 	row(f, l, h->rpcs_per_sec, t->rpcs_per_sec, udp ? u->rpcs_per_sec : nan);
 	row(f, "CPU per RPC, client+server (us)", h->cpu_us_per_rpc, t->cpu_us_per_rpc,
@@ -139,8 +150,8 @@ static void json_scen(struct homa_json *j, const struct scen *s, double dur)
 	homa_json_end(j);
 }
 
-/** plot_mixed() - P99 slowdown per size bucket of the mixed run, both arms. */
-static int plot_mixed(const char *path, const struct scen *s)
+/** plot_sizes() - P99 slowdown per size bucket (mixed, workload), both arms. */
+static int plot_sizes(const char *path, const struct scen *s)
 {
 	uint32_t x[2][HOMA_BUCKETS_MAX];
 	double y[2][HOMA_BUCKETS_MAX];
@@ -161,8 +172,9 @@ static int plot_mixed(const char *path, const struct scen *s)
 	}
 	if (n == 0)
 		return HOMA_EINVAL;
-	return bench_plot(path, "mixed: lookups (100 B-1 KB) and bulk (1-8 MB) to one server",
-			  "P99 slowdown (time / best unloaded time)", ser, n);
+	char title[200];
+	snprintf(title, sizeof(title), "%s: %s", s->name, s->what);
+	return bench_plot(path, title, "P99 slowdown (time / best unloaded time)", ser, n);
 }
 
 /** print_demo() - The newcomer's table. */
@@ -232,7 +244,8 @@ int bench_compare_main(const struct bench_opts *o)
 	if (demo)
 		print_demo(out, &s[0], &s[1], plot);
 	for (size_t i = 0; plot && i < n; i++)
-		if (!strcmp(s[i].name, "mixed") && plot_mixed(plot, &s[i]) && !rc)
+		if ((s[i].a[ARM_HOMA].by_size.nbuckets || s[i].a[ARM_TCP].by_size.nbuckets) &&
+		    plot_sizes(plot, &s[i]) && !rc)
 			rc = HOMA_EIO;
 	if (o->json_stdout) {
 		struct homa_json j;

@@ -63,15 +63,19 @@ static const char usage[] =
 "  --plot FILE.png           client: P99 slowdown (or latency) per size bucket\n"
 "\n"
 "Compare and demo (both arms on loopback, same invocation):\n"
-"  --scenario S              rtt | throughput | rate | mixed | all (default all)\n"
+"  --scenario S              rtt | throughput | rate | mixed | all (default all),\n"
+"                            or workload (not in all)\n"
 "     rtt         100 B request and response, one outstanding; also the UDP floor\n"
 "     throughput  500 KB requests, one stream, then 4 streams\n"
 "     rate        100 B RPCs, 32 outstanding (TCP: 4 connections)\n"
 "     mixed       100 B-1 KB lookups (one outstanding) while 2 bulk streams send\n"
 "                 1-8 MB requests to the same server\n"
+"     workload    --workload W at --load-gbps G (default 1) or --rate R (open loop)\n"
+"                 or --outstanding N, with --response and --conns; both arms are\n"
+"                 calibrated first; per-bucket P99 slowdown table and plot\n"
 "  --duration S              seconds per measurement (default 3; demo 2)\n"
 "  --json                    print one JSON object on stdout (the table goes to stderr)\n"
-"  --plot FILE.png           mixed: P99 slowdown per message size, both arms\n"
+"  --plot FILE.png           mixed, workload: P99 slowdown per message size, both arms\n"
 "                            (demo default: homa-bench-demo.png)\n"
 "  --port P                  first of the 6 loopback ports used (default from the pid)\n"
 "\n"
@@ -137,9 +141,9 @@ static int set_enum(struct bench_opts *o, const char *f, const char *v)
 			return HOMA_EINVAL;
 		o->cc = v;
 	} else if (!strcmp(f, "--scenario")) {
-		const char *ok[] = { "rtt", "throughput", "rate", "mixed", "all" };
+		const char *ok[] = { "rtt", "throughput", "rate", "mixed", "all", "workload" };
 		int found = 0;
-		for (int i = 0; i < 5; i++)
+		for (int i = 0; i < 6; i++)
 			found |= !strcmp(v, ok[i]);
 		if (!found)
 			return HOMA_EINVAL;

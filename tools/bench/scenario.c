@@ -8,6 +8,7 @@
 #include "calibrate.h"
 #include "homa/errors.h"
 #include "spawn.h"
+#include "util/poisson.h"
 
 /** Lookups and bulk messages of the mixed scenario. */
 #define MIXED_LOOKUPS "range:100-1000"
@@ -187,8 +188,80 @@ static int mixed_figures(struct mixed_raw *raw, const struct homa_baseline *bl,
 	return 0;
 }
 
-/** mixed_run() - Both arms, then one baseline (best of both) for slowdown. */
-static int mixed_run(const struct bench_opts *o, uint16_t port, struct scen *s)
+/** wl_buckets() - Buckets of the workload scenario. Return: 0 or error. */
+static int wl_buckets(const struct bench_opts *o, struct homa_workload *w,
+		      struct homa_buckets *bk)
+{
+	char err[256];
+	int rc = homa_workload_parse(o->workload, NULL, w, err, sizeof(err));
+
+	if (rc) {
+		fprintf(stderr, "homa-bench: %s\n", err);
+		return rc;
+	}
+	return homa_buckets_from_workload(w, (size_t)o->buckets, bk);
+}
+
+/** workload_arm() - Calibrate unloaded, then the workload at the given load. */
+static int workload_arm(const struct bench_opts *o, enum bench_transport t, uint16_t port,
+			struct mixed_raw *raw)
+{
+	struct bench_child srv;
+	struct homa_workload w;
+	struct homa_buckets bk;
+	uint32_t sizes[BENCH_CALIB_MAX];
+	struct bench_job j;
+
+	int rc = wl_buckets(o, &w, &bk);
+	if (rc)
+		return rc;
+	size_t n = bench_calib_sizes(&w, &bk, sizes);
+	double rate = o->rate > 0 ? o->rate
+		      : homa_poisson_rate_for_load(o->load_gbps > 0 ? o->load_gbps : 1.0,
+						   w.mean + o->response);
+	homa_workload_free(&w);
+	rc = bench_spawn_server(o, t, port, &srv);
+	if (rc)
+		return rc;
+	j = job_base(o, t, port, o->workload);
+	j.response = o->response;
+	j.calibrate = 1;
+	j.sizes = sizes;
+	j.nsizes = n;
+	j.progress = false;
+	rc = run_jobs(&j, 1, &raw->calib);
+	j = job_base(o, t, port, o->workload);
+	j.response = o->response;
+	j.conns = o->conns;
+	j.rate = o->outstanding > 0 ? 0 : rate;
+	j.outstanding = o->outstanding > 0 ? o->outstanding : 1;
+	j.warmup = 0.5;
+	if (rc == 0)
+		rc = run_jobs(&j, 1, &raw->lookups);
+	bench_stop_server(&srv);
+	return rc;
+}
+
+/** workload_figures() - Stats of one workload arm against the shared baseline. */
+static int workload_figures(const struct bench_opts *o, struct mixed_raw *raw,
+			    const struct homa_baseline *bl, struct scen_arm *a)
+{
+	struct homa_workload w;
+	struct homa_buckets bk;
+
+	int rc = wl_buckets(o, &w, &bk);
+	if (rc)
+		return rc;
+	homa_workload_free(&w);
+	rc = bench_stats_compute(&raw->lookups, &bk, bl, bench_short_max(), &a->st);
+	if (rc == 0)
+		rc = bench_stats_compute(&raw->lookups, &bk, bl, bench_short_max(), &a->by_size);
+	headline(a);
+	return rc;
+}
+
+/** calibrated_run() - mixed or workload: both arms, one shared baseline (best of both). */
+static int calibrated_run(const struct bench_opts *o, uint16_t port, struct scen *s, int mixed)
 {
 	struct mixed_raw raw[2];
 	struct homa_baseline bl;
@@ -197,9 +270,10 @@ static int mixed_run(const struct bench_opts *o, uint16_t port, struct scen *s)
 	memset(raw, 0, sizeof(raw));
 	homa_baseline_init(&bl);
 	for (int arm = ARM_HOMA; arm <= ARM_TCP; arm++) {
+		enum bench_transport t = arm == ARM_HOMA ? BENCH_TR_HOMA : BENCH_TR_TCP;
+		uint16_t p = (uint16_t)(port + 2 * arm);
 		s->a[arm].ran = 1;
-		s->a[arm].rc = mixed_arm(o, arm == ARM_HOMA ? BENCH_TR_HOMA : BENCH_TR_TCP,
-					 (uint16_t)(port + 2 * arm), &raw[arm]);
+		s->a[arm].rc = mixed ? mixed_arm(o, t, p, &raw[arm]) : workload_arm(o, t, p, &raw[arm]);
 		if (s->a[arm].rc && !rc)
 			rc = s->a[arm].rc;
 		for (size_t i = 0; i < raw[arm].calib.lat.n; i++)
@@ -208,7 +282,8 @@ static int mixed_run(const struct bench_opts *o, uint16_t port, struct scen *s)
 	}
 	for (int arm = ARM_HOMA; arm <= ARM_TCP; arm++) {
 		if (s->a[arm].rc == 0)
-			s->a[arm].rc = mixed_figures(&raw[arm], &bl, &s->a[arm]);
+			s->a[arm].rc = mixed ? mixed_figures(&raw[arm], &bl, &s->a[arm])
+				       : workload_figures(o, &raw[arm], &bl, &s->a[arm]);
 		homa_lat_free(&raw[arm].calib.lat);
 		homa_lat_free(&raw[arm].lookups.lat);
 		homa_lat_free(&raw[arm].bulk.lat);
@@ -224,11 +299,19 @@ int bench_scenario_run(const struct bench_opts *o, const char *name, uint16_t po
 
 	memset(s, 0, sizeof(*s));
 	s->name = name;
+	if (!strcmp(name, "workload")) {
+		snprintf(s->what_buf, sizeof(s->what_buf),
+			 "workload %s, %s, %u B responses (TCP: %d connection%s)", o->workload,
+			 o->outstanding > 0 ? "closed loop" : "open-loop Poisson arrivals",
+			 o->response, o->conns, o->conns > 1 ? "s" : "");
+		s->what = s->what_buf;
+		return calibrated_run(o, port, s, 0);
+	}
 	if (!strcmp(name, "mixed")) {
 		s->what = "100 B-1 KB lookups, one at a time, while 2 streams send 1-8 MB requests "
 			  "to the same server";
 		s->extra_key = "bulk";
-		return mixed_run(o, port, s);
+		return calibrated_run(o, port, s, 1);
 	}
 	if (!strcmp(name, "rtt"))
 		s->what = "100 B request and 100 B response, one RPC at a time";

@@ -27,12 +27,13 @@ struct scen_arm {
 struct scen {
 	const char *name;
 	const char *what;          /**< one-line description */
+	char what_buf[160];        /**< storage for a built description */
 	const char *extra_key;     /**< JSON key of extra, or NULL */
 	struct scen_arm a[ARM_COUNT];
 };
 
 /**
- * bench_scenario_run() - Run scenario @name (rtt|throughput|rate|mixed)
+ * bench_scenario_run() - Run scenario @name (rtt|throughput|rate|mixed|workload)
  * with ports from @port (6 consecutive). Return: 0 or the first error.
  */
 int bench_scenario_run(const struct bench_opts *o, const char *name, uint16_t port,

@@ -95,12 +95,16 @@ static int write_all(int fd, const void *buf, size_t n)
 	return 0;
 }
 
-/** read_all() - Read @n bytes or fail. Return: 0 or -1. */
-static int read_all(int fd, void *buf, size_t n)
+/** read_all() - Read @n bytes before @deadline_ns or fail. Return: 0 or -1. */
+static int read_all(int fd, void *buf, size_t n, uint64_t deadline_ns)
 {
 	char *p = buf;
 
 	while (n > 0) {
+		uint64_t now = bench_now_ns();
+		struct pollfd pf = { fd, POLLIN, 0 };
+		if (now >= deadline_ns || poll(&pf, 1, (int)((deadline_ns - now) / 1000000) + 1) == 0)
+			return -1;
 		ssize_t r = read(fd, p, n);
 		if (r < 0 && errno == EINTR)
 			continue;
@@ -154,7 +158,7 @@ static int job_run(const struct bench_job *j, struct bench_result *res)
 	} else {
 		struct bench_load L = {
 			.req = &w, .response = j->response, .outstanding = j->outstanding,
-			.max_outstanding = 4096, .duration = j->duration, .warmup = j->warmup,
+			.rate = j->rate, .max_outstanding = 4096, .duration = j->duration, .warmup = j->warmup,
 			.seed = j->seed, .progress = j->progress, .label = j->label,
 			.ctl_ports = &ctl,
 		};
@@ -190,6 +194,8 @@ int bench_spawn_job(const struct bench_job *j, struct bench_child *c)
 	}
 	close(p[1]);
 	c->fd = p[0];
+	c->label = j->label;
+	c->limit_s = j->warmup + j->duration + 15 + (j->calibrate ? 6.0 * (double)j->nsizes : 0);
 	return 0;
 }
 
@@ -200,7 +206,8 @@ int bench_collect_job(struct bench_child *c, struct bench_result *res)
 
 	memset(res, 0, sizeof(*res));
 	homa_lat_init(&res->lat);
-	if (read_all(c->fd, &h, sizeof(h)) == 0) {
+	uint64_t deadline = bench_now_ns() + (uint64_t)(c->limit_s * 1e9);
+	if (read_all(c->fd, &h, sizeof(h), deadline) == 0) {
 		rc = h.rc;
 		res->rpcs = h.rpcs;
 		res->bytes = h.bytes;
@@ -212,12 +219,17 @@ int bench_collect_job(struct bench_child *c, struct bench_result *res)
 		res->client_cpu_us = h.client_cpu_us;
 		res->server_cpu_us = h.server_cpu_us;
 		res->lat.v = malloc((h.nsamples ? h.nsamples : 1) * sizeof(*res->lat.v));
-		if (!res->lat.v || read_all(c->fd, res->lat.v, h.nsamples * sizeof(*res->lat.v)))
+		if (!res->lat.v || read_all(c->fd, res->lat.v, h.nsamples * sizeof(*res->lat.v), deadline))
 			rc = HOMA_EIO;
 		else
 			res->lat.n = res->lat.cap = h.nsamples;
 	}
 	close(c->fd);
+	if (rc == HOMA_EIO) {
+		fprintf(stderr, "homa-bench: a %s client did not report within %.0f s; killed\n",
+			c->label, c->limit_s);
+		kill(c->pid, SIGKILL);
+	}
 	waitpid(c->pid, &st, 0);
 	c->pid = 0;
 	return rc;

@@ -20,6 +20,7 @@ struct bench_job {
 	const char *workload;
 	uint32_t response;
 	int outstanding, conns;
+	double rate;                /**< > 0: open loop at this rate (RPCs/s) */
 	double duration, warmup;
 	uint64_t seed;
 	const uint32_t *sizes;      /**< calibrate: sizes */
@@ -34,6 +35,8 @@ struct bench_job {
 struct bench_child {
 	pid_t pid;
 	int fd; /**< read end: results (jobs) or readiness (servers) */
+	double limit_s;     /**< jobs: seconds to wait for the result before SIGKILL */
+	const char *label;  /**< jobs: for messages */
 };
 
 /**
@@ -53,7 +56,9 @@ int bench_spawn_job(const struct bench_job *j, struct bench_child *c);
 /**
  * bench_collect_job() - Read a job's result and reap it. For a calibration
  * res->lat holds one (size, best ns) sample per size.
- * Return: the job's status (0 or a negative error).
+ * A job that does not report within its time limit is killed.
+ * Return: the job's status (0 or a negative error), HOMA_EIO if it died
+ * or timed out.
  */
 int bench_collect_job(struct bench_child *c, struct bench_result *res);
 
