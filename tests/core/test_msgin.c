@@ -1,0 +1,374 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file test_msgin.c
+ * Reassembly of incoming messages (src/core/msgin.c), white-box through
+ * internal.h: out-of-order, duplicated, overlapping and missing packets,
+ * hole tracking, chunk boundaries and the rx budget.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "harness.h"
+#include "internal.h"
+
+#define PKT 1416
+
+/** Engine plus one server RPC to reassemble into. */
+struct fix {
+	homa_engine *e;
+	struct homa_rpc *rpc;
+	uint8_t *src;    /**< the message's true bytes */
+	uint32_t len;
+};
+
+/** fix_init() - Engine with @max_rx rx budget (0 = default) and an RPC receiving @len bytes. */
+static void fix_init(struct fix *f, uint32_t len, uint32_t unsched, uint64_t max_rx)
+{
+	homa_addr me = homa_addr_ipv4(0x0a000001), peer = homa_addr_ipv4(0x0a000002);
+	struct homa_settings s;
+	struct homa_peer *p;
+
+	homa_settings_default(&s);
+	if (max_rx)
+		s.max_rx_buffered = max_rx;
+	assert_int_equal(homa_engine_new(&f->e, &s, &me, 4001, NULL, 0), 0);
+	p = homa_peer_get(f->e, &peer);
+	assert_non_null(p);
+	f->rpc = homa_rpc_new(f->e, 3, p, 4000);
+	assert_non_null(f->rpc);
+	f->rpc->state = RPC_INCOMING;
+	f->len = len;
+	f->src = malloc(len);
+	th_pattern(f->src, len, len);
+	assert_int_equal(homa_msgin_init(f->e, f->rpc, len, unsched), 0);
+}
+
+/** fix_free() - Free the RPC (the rx budget must return to 0) and the engine. */
+static void fix_free(struct fix *f)
+{
+	homa_rpc_free(f->e, f->rpc);
+	assert_int_equal(f->e->rx_buffered, 0);
+	homa_engine_free(f->e);
+	free(f->src);
+}
+
+/** add() - Store [off, off+n) of the true bytes. Return: homa_msgin_add()'s result. */
+static int add(struct fix *f, uint32_t off, uint32_t n)
+{
+	return homa_msgin_add(f->e, f->rpc, off, f->src + off, n);
+}
+
+/** exact() - True if the reassembled message equals the source, byte for byte. */
+static bool exact(const struct fix *f)
+{
+	uint8_t *got = malloc(f->len);
+	bool ok = homa_msg_copy(f->rpc->in.msg, 0, got, f->len) == f->len &&
+		  memcmp(got, f->src, f->len) == 0;
+
+	free(got);
+	return ok;
+}
+
+/** gap_is() - homa_msgin_first_gap() reports exactly [start, end). */
+static void gap_is(const struct fix *f, uint32_t start, uint32_t end)
+{
+	uint32_t s = 0, e = 0;
+
+	assert_true(homa_msgin_first_gap(&f->rpc->in, &s, &e));
+	assert_int_equal(s, start);
+	assert_int_equal(e, end);
+}
+
+/** homa_msgin_add__in_order() - Packets in order: all bytes new, no holes, bit-exact. */
+static void homa_msgin_add__in_order(void **state)
+{
+	struct fix f;
+	uint32_t off;
+
+	fix_init(&f, 10 * PKT + 5, 100000, 0);
+	for (off = 0; off < f.len; off += PKT) {
+		uint32_t n = f.len - off < PKT ? f.len - off : PKT;
+
+		assert_int_equal(add(&f, off, n), (int)n);
+		assert_int_equal(f.rpc->in.ngaps, 0);
+		assert_int_equal(f.rpc->in.recv_end, off + n);
+	}
+	assert_int_equal(f.rpc->in.received, f.len);
+	assert_false(homa_msgin_first_gap(&f.rpc->in, &off, &off));
+	assert_true(exact(&f));
+	fix_free(&f);
+}
+
+/** homa_msgin_add__out_of_order() - Packets in reverse then shuffled order leave and fill holes. */
+static void homa_msgin_add__out_of_order(void **state)
+{
+	static const int order[10] = {9, 3, 0, 7, 1, 8, 2, 6, 4, 5};
+	struct fix f;
+	int i;
+
+	fix_init(&f, 10 * PKT, 100000, 0);
+	assert_int_equal(add(&f, 9 * PKT, PKT), PKT);
+	gap_is(&f, 0, 9 * PKT);
+	assert_int_equal(add(&f, 3 * PKT, PKT), PKT);
+	assert_int_equal(f.rpc->in.ngaps, 2);
+	gap_is(&f, 0, 3 * PKT);
+	assert_int_equal(add(&f, 0, PKT), PKT);
+	gap_is(&f, PKT, 3 * PKT);
+	for (i = 3; i < 10; i++)
+		assert_int_equal(add(&f, (uint32_t)order[i] * PKT, PKT), PKT);
+	assert_int_equal(f.rpc->in.received, f.len);
+	assert_int_equal(f.rpc->in.ngaps, 0);
+	assert_true(exact(&f));
+	fix_free(&f);
+}
+
+/** homa_msgin_add__duplicates() - A repeated packet adds nothing and changes no byte. */
+static void homa_msgin_add__duplicates(void **state)
+{
+	struct fix f;
+
+	fix_init(&f, 4 * PKT, 100000, 0);
+	assert_int_equal(add(&f, PKT, PKT), PKT);
+	assert_int_equal(add(&f, PKT, PKT), 0);
+	assert_int_equal(add(&f, 0, PKT), PKT);
+	assert_int_equal(add(&f, 0, PKT), 0);
+	assert_int_equal(add(&f, PKT, PKT), 0);
+	assert_int_equal(f.rpc->in.received, 2 * PKT);
+	gap_is(&f, 2 * PKT, 4 * PKT);
+	assert_int_equal(add(&f, 2 * PKT, 2 * PKT), 2 * PKT);
+	assert_int_equal(add(&f, 0, 4 * PKT), 0);
+	assert_true(exact(&f));
+	fix_free(&f);
+}
+
+/** homa_msgin_add__overlapping() - Partly overlapping ranges count only their new bytes; a range inside a hole splits it. */
+static void homa_msgin_add__overlapping(void **state)
+{
+	struct fix f;
+
+	fix_init(&f, 5000, 100000, 0);
+	assert_int_equal(add(&f, 0, 1000), 1000);
+	assert_int_equal(add(&f, 500, 1000), 500);      /* [1000,1500) new */
+	assert_int_equal(add(&f, 2000, 1000), 1000);    /* hole [1500,2000) */
+	gap_is(&f, 1500, 2000);
+	assert_int_equal(add(&f, 1400, 1200), 500);     /* fills the hole, rest known */
+	assert_int_equal(f.rpc->in.ngaps, 0);
+	assert_int_equal(add(&f, 4000, 100), 100);      /* hole [3000,4000) */
+	assert_int_equal(add(&f, 3400, 100), 100);      /* splits it */
+	assert_int_equal(f.rpc->in.ngaps, 2);
+	gap_is(&f, 3000, 3400);
+	assert_int_equal(add(&f, 3000, 400), 400);
+	gap_is(&f, 3500, 4000);
+	assert_int_equal(add(&f, 3450, 600), 500);      /* covers the hole and beyond */
+	assert_int_equal(f.rpc->in.ngaps, 0);
+	gap_is(&f, 4100, 5000);                         /* beyond recv_end, below granted */
+	assert_int_equal(add(&f, 4100, 900), 900);
+	assert_int_equal(f.rpc->in.received, 5000);
+	assert_true(exact(&f));
+	fix_free(&f);
+}
+
+/** homa_msgin_first_gap__missing_and_granted() - Missing packets and the ungranted tail. */
+static void homa_msgin_first_gap__missing_and_granted(void **state)
+{
+	uint32_t s, e;
+	struct fix f;
+
+	fix_init(&f, 20000, 3000, 0);
+	assert_true(f.rpc->in.scheduled);
+	assert_int_equal(f.rpc->in.granted, 3000);
+	gap_is(&f, 0, 3000);
+	assert_int_equal(add(&f, 0, PKT), PKT);
+	gap_is(&f, PKT, 3000); /* only up to what was granted */
+	assert_int_equal(add(&f, PKT, 3000 - PKT), 3000 - PKT);
+	assert_false(homa_msgin_first_gap(&f.rpc->in, &s, &e));
+	f.rpc->in.granted = 8000;
+	gap_is(&f, 3000, 8000);
+	assert_int_equal(add(&f, 6000, 1000), 1000);
+	gap_is(&f, 3000, 6000);
+	fix_free(&f);
+}
+
+/** Deterministic PRNG for the random test. */
+static uint32_t rnd(uint32_t *x)
+{
+	*x ^= *x << 13;
+	*x ^= *x >> 17;
+	*x ^= *x << 5;
+	return *x;
+}
+
+/**
+ * homa_msgin_add__random_ranges() - Thousands of random, overlapping
+ * ranges: every call returns exactly the bytes a reference bitmap says
+ * are new, the first hole matches the bitmap, and the result is bit-exact.
+ */
+static void homa_msgin_add__random_ranges(void **state)
+{
+	uint32_t x = 777, round;
+
+	for (round = 0; round < 20; round++) {
+		uint32_t len = 1 + rnd(&x) % 300000, have = 0, lo = 0, i;
+		uint8_t *seen = calloc(len, 1);
+		struct fix f;
+
+		fix_init(&f, len, len, 0);
+		while (have < len) {
+			int64_t start = (int64_t)(rnd(&x) % (len + 3000)) - 3000;
+			uint32_t n = 1 + rnd(&x) % 3000, fresh = 0, off, s, e;
+
+			if (start + n <= 0)
+				continue;
+			if (start < 0) {
+				n = (uint32_t)(start + n);
+				start = 0;
+			}
+			off = (uint32_t)start;
+			if (off >= len)
+				continue;
+			if (n > len - off)
+				n = len - off;
+			for (i = off; i < off + n; i++)
+				if (!seen[i]) {
+					seen[i] = 1;
+					fresh++;
+				}
+			assert_int_equal(add(&f, off, n), (int)fresh);
+			have += fresh;
+			assert_int_equal(f.rpc->in.received, have);
+			if (have == len)
+				break;
+			while (seen[lo])
+				lo++;
+			assert_true(homa_msgin_first_gap(&f.rpc->in, &s, &e));
+			assert_int_equal(s, lo);
+			i = lo;
+			for (; i < len && !seen[i]; i++)
+				;
+			assert_int_equal(e, i);
+		}
+		assert_true(exact(&f));
+		free(seen);
+		fix_free(&f);
+	}
+}
+
+/** homa_msgin_add__chunk_boundaries() - Packets straddling 64 KiB chunks land bit-exact; chunks are charged as allocated. */
+static void homa_msgin_add__chunk_boundaries(void **state)
+{
+	const uint8_t *ptr;
+	uint64_t base;
+	struct fix f;
+
+	fix_init(&f, 3 * HOMA_CHUNK + 100, 1u << 20, 0);
+	assert_int_equal(f.rpc->in.msg->nchunks, 4);
+	base = f.e->rx_buffered;
+	assert_int_equal(add(&f, HOMA_CHUNK - 700, PKT), PKT); /* chunks 0 and 1 */
+	assert_int_equal(f.e->rx_buffered, base + 2 * HOMA_CHUNK);
+	assert_int_equal(homa_msg_segment(f.rpc->in.msg, HOMA_CHUNK - 700, &ptr), 700);
+	assert_memory_equal(ptr, f.src + HOMA_CHUNK - 700, 700);
+	assert_int_equal(homa_msg_segment(f.rpc->in.msg, HOMA_CHUNK, &ptr), HOMA_CHUNK);
+	assert_memory_equal(ptr, f.src + HOMA_CHUNK, PKT - 700);
+	assert_int_equal(homa_msg_segment(f.rpc->in.msg, 2 * HOMA_CHUNK, &ptr), 0); /* not yet */
+	assert_int_equal(add(&f, 3 * HOMA_CHUNK + 50, 50), 50); /* last chunk is 100 bytes */
+	assert_int_equal(f.e->rx_buffered, base + 2 * HOMA_CHUNK + 100);
+	assert_int_equal(add(&f, 0, 3 * HOMA_CHUNK + 100), 3 * HOMA_CHUNK + 100 - PKT - 50);
+	assert_int_equal(f.e->rx_buffered, base + 3 * HOMA_CHUNK + 100);
+	assert_int_equal(homa_msg_segment(f.rpc->in.msg, 3 * HOMA_CHUNK + 100, &ptr), 0);
+	assert_true(exact(&f));
+	fix_free(&f);
+}
+
+/**
+ * homa_msgin_add__rx_budget() - When a new chunk would pass
+ * max_rx_buffered the packet is refused with HOMA_EAGAIN and nothing
+ * changes; bytes in chunks already held are still taken; a new message
+ * is refused at init.
+ */
+static void homa_msgin_add__rx_budget(void **state)
+{
+	homa_addr peer = homa_addr_ipv4(0x0a000002);
+	struct homa_rpc *other;
+	struct fix f;
+	uint32_t s, e;
+
+	fix_init(&f, 4 * HOMA_CHUNK, 4 * HOMA_CHUNK, 100000);
+	assert_int_equal(add(&f, 0, PKT), PKT);
+	assert_int_equal(add(&f, HOMA_CHUNK + 10, PKT), HOMA_EAGAIN);
+	assert_int_equal(f.rpc->in.received, PKT);
+	assert_int_equal(f.rpc->in.recv_end, PKT);
+	assert_int_equal(f.rpc->in.ngaps, 0);
+	assert_null(f.rpc->in.msg->chunks[1]);
+	assert_int_equal(add(&f, 2 * PKT, PKT), PKT); /* same chunk: fine */
+	gap_is(&f, PKT, 2 * PKT);
+	other = homa_rpc_new(f.e, 5, homa_peer_get(f.e, &peer), 4000);
+	assert_non_null(other);
+	other->state = RPC_INCOMING;
+	assert_int_equal(homa_msgin_init(f.e, other, 1000, 1000), HOMA_EAGAIN);
+	assert_null(other->in.msg);
+	homa_rpc_free(f.e, other);
+	assert_true(homa_msgin_first_gap(&f.rpc->in, &s, &e));
+	fix_free(&f);
+}
+
+/**
+ * handle_data__duplicate_bytes_counted() - Through the engine: duplicated
+ * DATA of a request is counted in stats.duplicate_bytes, before and after
+ * the request completes, and the request is delivered once, bit-exact.
+ */
+static void handle_data__duplicate_bytes_counted(void **state)
+{
+	static uint8_t buf[3 * PKT];
+	struct homa_iov iov = {buf, sizeof(buf)};
+	struct th_pkt pk[3];
+	struct homa_event ev;
+	struct homa_stats st;
+	struct th_pair p;
+	uint64_t id;
+	int i;
+
+	th_pair_init(&p, NULL);
+	th_pattern(buf, sizeof(buf), 42);
+	assert_int_equal(homa_engine_send_request(p.e[0], &p.addr[1], p.port[1], &iov, 1, 0, 0, &id), 0);
+	for (i = 0; i < 3; i++)
+		assert_true(th_take(p.e[0], 0, &pk[i]) > 0);
+	assert_int_equal(homa_engine_input(p.e[1], &p.addr[0], pk[1].buf, (size_t)pk[1].len, 0), 0);
+	assert_int_equal(homa_engine_input(p.e[1], &p.addr[0], pk[1].buf, (size_t)pk[1].len, 0), 0);
+	homa_engine_stats(p.e[1], &st);
+	assert_int_equal(st.duplicate_bytes, PKT);
+	assert_int_equal(homa_engine_input(p.e[1], &p.addr[0], pk[0].buf, (size_t)pk[0].len, 0), 0);
+	assert_int_equal(homa_engine_input(p.e[1], &p.addr[0], pk[2].buf, (size_t)pk[2].len, 0), 0);
+	assert_int_equal(homa_engine_input(p.e[1], &p.addr[0], pk[2].buf, (size_t)pk[2].len, 0), 0);
+	homa_engine_stats(p.e[1], &st);
+	assert_int_equal(st.duplicate_bytes, 2 * PKT);
+	assert_int_equal(st.server_requests_received, 1);
+	assert_int_equal(homa_engine_next_event(p.e[1], &ev), 1);
+	assert_int_equal(ev.type, HOMA_EV_REQUEST);
+	assert_true(th_check_pattern(ev.msg, 42));
+	homa_engine_msg_release(p.e[1], ev.msg);
+	assert_int_equal(homa_engine_next_event(p.e[1], &ev), 0);
+	th_pair_free(&p);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(homa_msgin_add__in_order),
+		cmocka_unit_test(homa_msgin_add__out_of_order),
+		cmocka_unit_test(homa_msgin_add__duplicates),
+		cmocka_unit_test(homa_msgin_add__overlapping),
+		cmocka_unit_test(homa_msgin_first_gap__missing_and_granted),
+		cmocka_unit_test(homa_msgin_add__random_ranges),
+		cmocka_unit_test(homa_msgin_add__chunk_boundaries),
+		cmocka_unit_test(homa_msgin_add__rx_budget),
+		cmocka_unit_test(handle_data__duplicate_bytes_counted),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
