@@ -28,7 +28,7 @@ enum homa_drop_reason {
 	HOMA_DROP_NOT_SERVER,     /**< a request arrived but the endpoint does not serve */
 	HOMA_DROP_MEMORY,         /**< a memory or RPC cap was reached */
 	HOMA_DROP_VERIFY,         /**< the packet verifier (encryption seam) rejected it */
-	HOMA_DROP_DEAD_PEER,      /**< from a peer being torn down */
+	HOMA_DROP_COMPLETED,      /**< a late request packet for an RPC already executed and acked */
 	HOMA_DROP_REASONS
 };
 

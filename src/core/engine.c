@@ -45,7 +45,7 @@ int homa_engine_new(homa_engine **out, const struct homa_settings *s,
 	homa_list_init(&e->events);
 	homa_cutoffs_init(e);
 	if (homa_table_init(e, &e->rpcs, 64) || homa_table_init(e, &e->handles, 64) ||
-	    homa_table_init(e, &e->peers, 16)) {
+	    homa_table_init(e, &e->peers, 16) || homa_done_init(e)) {
 		homa_engine_free(e);
 		return HOMA_ENOMEM;
 	}
@@ -72,6 +72,7 @@ void homa_engine_free(homa_engine *e)
 	if (e->peers.buckets)
 		homa_table_destroy(e, &e->peers);
 	homa_ctl_free(e);
+	homa_done_free(e);
 	homa_mem_free(e, e, sizeof(*e));
 }
 

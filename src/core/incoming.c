@@ -23,6 +23,10 @@ static struct homa_rpc *new_server_rpc(homa_engine *e, const homa_addr *src,
 		*drop = HOMA_DROP(HOMA_DROP_NOT_SERVER);
 		return NULL;
 	}
+	if (homa_done_seen(e, pkt->sender_id ^ 1, src, pkt->sport)) {
+		*drop = HOMA_DROP(HOMA_DROP_COMPLETED);
+		return NULL;
+	}
 	peer = homa_peer_get(e, src);
 	rpc = peer ? homa_rpc_new(e, pkt->sender_id ^ 1, peer, pkt->sport) : NULL;
 	if (!rpc) {
@@ -325,7 +329,7 @@ static int handle_need_ack(homa_engine *e, const homa_addr *src, const struct ho
 	if (!peer)
 		return HOMA_DROP(HOMA_DROP_MEMORY);
 	homa_peer_add_ack(e, peer, id, pkt->sport);
-	homa_peers_flush_acks(e);
+	homa_peer_flush_acks(e, peer);
 	homa_peer_put(e, peer);
 	return 0;
 }

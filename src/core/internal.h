@@ -19,6 +19,9 @@
 #define HOMA_CHUNK_SHIFT 16
 #define HOMA_CHUNK ((uint32_t)1 << HOMA_CHUNK_SHIFT)
 
+/** Slots of the cache of recently finished server RPCs (see done.c). */
+#define HOMA_DONE_SLOTS 4096
+
 /** Size buckets of the cutoff histogram (geometric, see cutoffs.c). */
 #define HOMA_CUTOFF_BUCKETS 64
 
@@ -196,6 +199,9 @@ struct homa_engine {
 	uint64_t size_hist[HOMA_CUTOFF_BUCKETS]; /**< unscheduled bytes by size bucket */
 	uint64_t size_hist_msgs;      /**< messages recorded since last recompute */
 
+	/* recently finished server RPCs (at-most-once against late duplicates) */
+	uint64_t *done;
+
 	/* memory */
 	uint64_t rx_buffered;
 	uint64_t tx_buffered;
@@ -226,7 +232,8 @@ void homa_peer_put(homa_engine *e, struct homa_peer *p);
 void homa_peer_add_ack(homa_engine *e, struct homa_peer *p, uint64_t client_id, uint16_t server_port);
 bool homa_peer_take_ack(struct homa_peer *p, uint16_t server_port, struct homa_ack *out);
 void homa_peers_free_all(homa_engine *e);
-void homa_peers_flush_acks(homa_engine *e);
+void homa_peer_flush_acks(homa_engine *e, struct homa_peer *p);
+void homa_peers_tick(homa_engine *e);
 
 /* rpc.c */
 struct homa_rpc *homa_rpc_find(homa_engine *e, uint64_t id, const homa_addr *addr, uint16_t port);
@@ -235,6 +242,12 @@ struct homa_rpc *homa_rpc_new(homa_engine *e, uint64_t id, struct homa_peer *pee
 void homa_rpc_free(homa_engine *e, struct homa_rpc *rpc);
 void homa_rpc_fail(homa_engine *e, struct homa_rpc *rpc, int error);
 int homa_event_push(homa_engine *e, const struct homa_event *ev);
+
+/* done.c */
+int homa_done_init(homa_engine *e);
+void homa_done_free(homa_engine *e);
+void homa_done_add(homa_engine *e, const struct homa_rpc *rpc);
+bool homa_done_seen(const homa_engine *e, uint64_t id, const homa_addr *addr, uint16_t port);
 
 /* msgin.c */
 int homa_msgin_init(homa_engine *e, struct homa_rpc *rpc, uint32_t length, uint32_t unsched);

@@ -67,16 +67,26 @@ static void peer_unlink_free(homa_engine *e, struct homa_peer *p)
 	homa_mem_free(e, p, sizeof(*p));
 }
 
+/** Idle peers kept (for their cutoffs) before homa_peer_put() frees them at once. */
+#define HOMA_IDLE_PEERS 1024
+
+/** peer_idle() - True if @p has no RPCs, owes no acks and is not quarantined. */
+static bool peer_idle(const homa_engine *e, const struct homa_peer *p)
+{
+	return p->rpcs == 0 && p->num_acks == 0 && p->dead_until_tick <= e->tick;
+}
+
 /**
- * homa_peer_put() - Drop a reference. A peer with no RPCs and no acks owed
- * is freed (what it learned, such as cutoffs, is relearned on next contact),
- * which keeps memory proportional to live RPCs even under a flood of forged
- * source addresses.
+ * homa_peer_put() - Drop a reference. Idle peers are normally kept for
+ * timeout_ticks so what they taught us (cutoffs) survives between RPCs,
+ * and freed by the timer; past HOMA_IDLE_PEERS peers an idle one is freed
+ * at once, which keeps memory proportional to live RPCs even under a flood
+ * of forged source addresses.
  */
 void homa_peer_put(homa_engine *e, struct homa_peer *p)
 {
 	p->rpcs--;
-	if (p->rpcs == 0 && p->num_acks == 0 && p->dead_until_tick <= e->tick)
+	if (peer_idle(e, p) && e->peers.count > HOMA_IDLE_PEERS)
 		peer_unlink_free(e, p);
 }
 
@@ -133,12 +143,19 @@ bool homa_peer_take_ack(struct homa_peer *p, uint16_t server_port, struct homa_a
 	return false;
 }
 
+/** homa_peer_flush_acks() - Send every ack @p is owed now, in ACK packets. */
+void homa_peer_flush_acks(homa_engine *e, struct homa_peer *p)
+{
+	while (p->num_acks)
+		send_acks(e, p, p->ack_ports[0]);
+}
+
 /**
- * homa_peers_flush_acks() - Send every owed ack and free peers that are
- * then unused. Called by the timer once per tick so that servers learn of
- * completions without waiting for NEED_ACK.
+ * homa_peers_tick() - Once per tick: send every owed ack (so servers learn
+ * of completions without waiting for NEED_ACK) and free peers idle for
+ * timeout_ticks.
  */
-void homa_peers_flush_acks(homa_engine *e)
+void homa_peers_tick(homa_engine *e)
 {
 	uint32_t i;
 
@@ -148,9 +165,8 @@ void homa_peers_flush_acks(homa_engine *e)
 		while (p) {
 			struct homa_peer *next = p->hash_next;
 
-			while (p->num_acks)
-				send_acks(e, p, p->ack_ports[0]);
-			if (p->rpcs == 0 && p->dead_until_tick <= e->tick)
+			homa_peer_flush_acks(e, p);
+			if (peer_idle(e, p) && e->tick - p->heard_tick >= e->s.timeout_ticks)
 				peer_unlink_free(e, p);
 			p = next;
 		}

@@ -118,6 +118,8 @@ void homa_rpc_free(homa_engine *e, struct homa_rpc *rpc)
 {
 	struct homa_peer *peer = rpc->peer;
 
+	if (!homa_is_client_id(rpc->id) && rpc->state != RPC_INCOMING)
+		homa_done_add(e, rpc);
 	unlink_chain(&e->rpcs.buckets[rpc_key(rpc->id, &peer->addr, rpc->dport) & (e->rpcs.nbuckets - 1)],
 		     rpc, offsetof(struct homa_rpc, hash_next));
 	e->rpcs.count--;

@@ -134,7 +134,7 @@ void homa_timer_tick(homa_engine *e)
 
 	e->tick++;
 	homa_cutoffs_maybe_update(e);
-	homa_peers_flush_acks(e);
+	homa_peers_tick(e);
 	while (n-- && pos != &e->all_rpcs) {
 		struct homa_link *next = pos->next;
 
