@@ -90,8 +90,8 @@ static void render__two_endpoints_valid_and_exact(void **state)
 	assert_true(value_of(t, "homa_packets_sent_by_priority_total",
 			     "{endpoint=\"4000\",priority=\"7\"}") == (double)a.pkts_sent_prio[7]);
 	assert_true(value_of(t, "homa_packets_dropped_total",
-			     "{endpoint=\"4001\",reason=\"dead_peer\"}") ==
-		    (double)b.drops[HOMA_DROP_DEAD_PEER]);
+			     "{endpoint=\"4001\",reason=\"completed\"}") ==
+		    (double)b.drops[HOMA_DROP_COMPLETED]);
 	assert_true(value_of(t, "homa_pacer_throttled_seconds_total", "{endpoint=\"4000\"}") ==
 		    1.500000001);
 	assert_non_null(strstr(t, "# TYPE homa_rx_message_size_bytes histogram\n"));
