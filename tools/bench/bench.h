@@ -111,7 +111,8 @@ extern volatile int bench_stop;
 
 /** What a client run measured. */
 struct bench_result {
-	struct homa_lat lat;     /**< completion time per RPC, keyed by request size */
+	struct homa_lat lat;     /**< completion time of each RPC started in the window
+				      (finished in it or in the drain), keyed by request size */
 	uint64_t rpcs;           /**< RPCs completed in the window */
 	uint64_t bytes;          /**< request + response payload bytes of those */
 	uint64_t errors;         /**< RPCs that failed */

@@ -109,14 +109,14 @@ static void complete(struct run *r, const struct bench_done *d, int n, uint64_t 
 			r->res->errors++;
 			continue;
 		}
-		if (s->start_ns < r->warm_end)
-			continue;
-		if (homa_lat_add(&r->res->lat, s->req, now - s->start_ns))
-			r->fatal = HOMA_ENOMEM;
-		if (now <= r->end) {
+		/* Rates count what completes in the window; latency what started in it. */
+		if (now >= r->warm_end && now <= r->end) {
 			r->res->rpcs++;
 			r->res->bytes += (uint64_t)s->req + s->resp;
 		}
+		if (s->start_ns >= r->warm_end &&
+		    homa_lat_add(&r->res->lat, s->req, now - s->start_ns))
+			r->fatal = HOMA_ENOMEM;
 	}
 }
 
