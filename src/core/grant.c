@@ -5,7 +5,9 @@
  * engine.grantable sorted by bytes still to receive (SRPT). Each pass
  * grants to the shortest message of each peer, at most max_overcommit
  * messages, keeping granted-but-unreceived bytes under max_incoming; each
- * active message may have about unsched_bytes (one RTT) outstanding.
+ * active message may have about unsched_bytes (one RTT) outstanding, and
+ * a message starts receiving grants only while fewer than max_overcommit
+ * messages have explicitly granted bytes in flight.
  * Priorities go by rank, using the lowest scheduled levels when few
  * messages are active. A grant_fifo_fraction share of granted bytes goes
  * to the oldest message that SRPT is not serving, so none starves.
@@ -18,13 +20,19 @@ static uint32_t left(const struct homa_msgin *in)
 	return in->length - in->received;
 }
 
-/** recount() - Bring @in's share of total_incoming up to date. */
+/**
+ * recount() - Bring @in's share of total_incoming, and whether it counts
+ * among the messages with explicitly granted bytes in flight, up to date.
+ */
 static void recount(homa_engine *e, struct homa_msgin *in)
 {
 	uint32_t now = in->granted > in->received ? in->granted - in->received : 0;
+	bool out = in->explicit_grant && now > 0;
 
 	e->total_incoming = e->total_incoming - in->counted + now;
 	in->counted = now;
+	e->outstanding_msgs = e->outstanding_msgs - in->outstanding + out;
+	in->outstanding = out;
 }
 
 /** homa_grant_add() - Enter @rpc's incoming message in the scheduler. */
@@ -51,7 +59,9 @@ void homa_grant_remove(homa_engine *e, struct homa_rpc *rpc)
 		return;
 	homa_list_del(&rpc->in.grant_link);
 	e->total_incoming -= rpc->in.counted;
+	e->outstanding_msgs -= rpc->in.outstanding;
 	rpc->in.counted = 0;
+	rpc->in.outstanding = false;
 	e->st.incoming_msgs--;
 }
 
@@ -110,6 +120,7 @@ static uint32_t grant_one(homa_engine *e, struct homa_rpc *rpc, uint8_t prio)
 	avail = target - in->granted;
 	in->granted = (uint32_t)target;
 	in->priority = prio;
+	in->explicit_grant = true;
 	recount(e, in);
 	homa_ctl_grant(e, rpc, in->granted, prio);
 	return (uint32_t)avail;
@@ -145,6 +156,7 @@ static void grant_fifo(homa_engine *e, struct homa_rpc *const *chosen, uint32_t 
 		return;
 	target = (uint64_t)oldest->in.granted + e->s.fifo_grant_increment;
 	oldest->in.granted = target < oldest->in.length ? (uint32_t)target : oldest->in.length;
+	oldest->in.explicit_grant = true;
 	recount(e, &oldest->in);
 	homa_ctl_grant(e, oldest, oldest->in.granted, 0);
 	e->st.fifo_grants_sent++;
@@ -173,8 +185,14 @@ void homa_grant_check(homa_engine *e)
 		r->peer->grant_gen = gen;
 		chosen[n++] = r;
 	}
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
+		/* a message with no grant in flight may start only while fewer
+		 * than max_overcommit messages have granted bytes in flight
+		 * (messages SRPT just displaced may still have some) */
+		if (!chosen[i]->in.outstanding && e->outstanding_msgs >= e->s.max_overcommit)
+			continue;
 		granted += grant_one(e, chosen[i], rank_priority(e, i, n));
+	}
 	e->st.granted_msgs = n;
 	if (!e->s.grant_fifo_fraction)
 		return;

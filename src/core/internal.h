@@ -54,6 +54,8 @@ struct homa_msgin {
 	uint32_t gaps_cap;
 	struct homa_gap *gaps;    /**< holes below recv_end, sorted */
 	uint32_t counted;         /**< our share of engine.total_incoming */
+	bool explicit_grant;      /**< we sent at least one GRANT for it */
+	bool outstanding;         /**< explicitly granted bytes not yet received */
 	uint8_t priority;         /**< priority of our latest grant */
 	bool scheduled;           /**< needs grants beyond what the sender announced */
 	uint64_t birth;           /**< arrival of first packet (FIFO grants) */
@@ -186,6 +188,7 @@ struct homa_engine {
 
 	/* grants */
 	uint64_t total_incoming;     /**< granted but not received, scheduled messages */
+	uint32_t outstanding_msgs;   /**< messages with explicitly granted bytes in flight */
 	uint64_t grant_gen;
 	uint64_t fifo_grant_credit;
 
