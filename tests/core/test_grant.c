@@ -1,0 +1,374 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file test_grant.c
+ * The receiver's grant scheduler (src/core/grant.c): several client
+ * engines send requests to one server engine; the tests check the GRANT
+ * packets the server emits (SRPT order, rank priorities, one message per
+ * peer, max_overcommit, max_incoming, FIFO grants).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "harness.h"
+#include "internal.h"
+
+/** settings() - Defaults with @unsched unscheduled bytes and no FIFO grants. */
+static struct homa_settings settings(uint32_t unsched)
+{
+	struct homa_settings s;
+
+	homa_settings_default(&s);
+	s.unsched_bytes = unsched;
+	s.grant_fifo_fraction = 0;
+	s.pacer_fifo_fraction = 0;
+	return s;
+}
+
+/** send() - Node @c sends a @len-byte pattern request to node 's'. Return: the id. */
+static uint64_t send(struct th_net *n, char c, size_t len)
+{
+	int i = th_net_node(n, c), s = th_net_node(n, 's');
+	uint8_t *buf = malloc(len);
+	struct homa_iov iov = {buf, len};
+	uint64_t id;
+
+	th_pattern(buf, len, (uint32_t)len);
+	assert_int_equal(homa_engine_send_request(n->e[i], &n->addr[s], n->port[s], &iov, 1,
+						  (uint64_t)c, n->now, &id), 0);
+	free(buf);
+	return id;
+}
+
+/** hop() - Move one packet from @c to the server, then everything the server answers. */
+static void hop(struct th_net *n, char c)
+{
+	assert_int_equal(th_net_move(n, th_net_node(n, c), 1), 1);
+	th_net_move(n, th_net_node(n, 's'), 100);
+}
+
+/** serve() - Make node 's' a server. */
+static void serve(struct th_net *n)
+{
+	homa_engine_set_server(n->e[th_net_node(n, 's')], true);
+}
+
+/** drain_requests() - Take every request at the server; check each is bit-exact. Return: completion order as letters. */
+static void drain_requests(struct th_net *n, char *order, size_t cap)
+{
+	homa_engine *s = n->e[th_net_node(n, 's')];
+	struct homa_event ev;
+	size_t k = 0;
+
+	while (homa_engine_next_event(s, &ev)) {
+		int i;
+
+		assert_int_equal(ev.type, HOMA_EV_REQUEST);
+		assert_true(th_check_pattern(ev.msg, (uint32_t)homa_msg_length(ev.msg)));
+		for (i = 0; i < n->n; i++)
+			if (homa_addr_equal(&ev.peer, &n->addr[i]) && k + 1 < cap)
+				order[k++] = n->name[i];
+		homa_engine_msg_release(s, ev.msg);
+	}
+	order[k] = 0;
+}
+
+/**
+ * homa_grant_check__srpt_rank_priorities() - Four long requests arrive
+ * longest first. Each newcomer is the shortest so far and is granted at
+ * once at the top scheduled level for the number of active messages
+ * (1 active: level 0, 2: level 1, ... 4: level 3, the highest scheduled
+ * level); further data keeps each message's rank; the shortest completes
+ * first.
+ */
+static void homa_grant_check__srpt_rank_priorities(void **state)
+{
+	struct homa_settings s = settings(10000);
+	struct th_net n;
+	char order[8];
+
+	th_net_init(&n, "sabcd", &s);
+	serve(&n);
+	send(&n, 'a', 30000);
+	send(&n, 'b', 60000);
+	send(&n, 'c', 100000);
+	send(&n, 'd', 150000);
+	hop(&n, 'd');
+	hop(&n, 'c');
+	hop(&n, 'b');
+	hop(&n, 'a');
+	assert_string_equal(n.log,
+		"d>s DATA 1416@0 p4; s>d CUTOFFS p7; s>d GRANT 11416 g0 p7; "
+		"c>s DATA 1416@0 p4; s>c CUTOFFS p7; s>c GRANT 11416 g1 p7; "
+		"b>s DATA 1416@0 p4; s>b CUTOFFS p7; s>b GRANT 11416 g2 p7; "
+		"a>s DATA 1416@0 p4; s>a CUTOFFS p7; s>a GRANT 11416 g3 p7");
+	th_net_clear_log(&n);
+	hop(&n, 'a');
+	hop(&n, 'b');
+	hop(&n, 'c');
+	hop(&n, 'd');
+	assert_string_equal(n.log,
+		"a>s DATA 1416@1416 p4; s>a GRANT 12832 g3 p7; "
+		"b>s DATA 1416@1416 p4; s>b GRANT 12832 g2 p7; "
+		"c>s DATA 1416@1416 p4; s>c GRANT 12832 g1 p7; "
+		"d>s DATA 1416@1416 p4; s>d GRANT 12832 g0 p7");
+	n.logging = false;
+	th_net_run(&n, 1000000000);
+	drain_requests(&n, order, sizeof(order));
+	assert_string_equal(order, "abcd");
+	th_net_free(&n);
+}
+
+/**
+ * homa_grant_check__scheduled_data_uses_grant_priority() - A sender
+ * transmits granted bytes at the priority the GRANT carried.
+ */
+static void homa_grant_check__scheduled_data_uses_grant_priority(void **state)
+{
+	struct homa_settings s = settings(2832);
+	struct th_net n;
+
+	th_net_init(&n, "sab", &s);
+	serve(&n);
+	send(&n, 'a', 20000);
+	send(&n, 'b', 30000);
+	hop(&n, 'b');
+	hop(&n, 'a');
+	hop(&n, 'a');
+	hop(&n, 'a');
+	hop(&n, 'b');
+	hop(&n, 'b');
+	assert_string_equal(n.log,
+		"b>s DATA 1416@0 p4; s>b CUTOFFS p7; s>b GRANT 4248 g0 p7; "
+		"a>s DATA 1416@0 p4; s>a CUTOFFS p7; s>a GRANT 4248 g1 p7; "
+		"a>s DATA 1416@1416 p4; s>a GRANT 5664 g1 p7; "
+		"a>s DATA 1416@2832 p1; s>a GRANT 7080 g1 p7; "
+		"b>s DATA 1416@1416 p4; s>b GRANT 5664 g0 p7; "
+		"b>s DATA 1416@2832 p0; s>b GRANT 7080 g0 p7");
+	th_net_free(&n);
+}
+
+/**
+ * homa_grant_check__one_message_per_peer() - Two requests from the same
+ * client: the longer one gets no GRANT until the shorter one is complete.
+ */
+static void homa_grant_check__one_message_per_peer(void **state)
+{
+	struct homa_settings s = settings(10000);
+	struct th_net n;
+	const char *first_long, *last_short;
+	uint64_t id_short, id_long;
+	char want_long[32], want_short[32], *p;
+	char order[8];
+
+	th_net_init(&n, "sa", &s);
+	serve(&n);
+	n.log_ids = true;
+	id_short = send(&n, 'a', 50000);
+	id_long = send(&n, 'a', 80000);
+	th_net_run(&n, 1000000000);
+	snprintf(want_long, sizeof(want_long), "s>a GRANT#%llu", (unsigned long long)(id_long ^ 1));
+	snprintf(want_short, sizeof(want_short), "a>s DATA#%llu", (unsigned long long)id_short);
+	first_long = strstr(n.log, want_long);
+	assert_non_null(first_long);
+	last_short = NULL;
+	for (p = strstr(n.log, want_short); p; p = strstr(p + 1, want_short))
+		last_short = p;
+	assert_non_null(last_short);
+	assert_true(first_long > last_short);
+	assert_true(th_count(n.log, "s>a GRANT") > 20);
+	drain_requests(&n, order, sizeof(order));
+	assert_string_equal(order, "aa");
+	th_net_free(&n);
+}
+
+/** Invariant checker state for the overcommit and max_incoming tests. */
+struct watch {
+	homa_engine *server;
+	uint32_t unsched;         /**< what senders send unscheduled */
+	uint32_t max_granted;     /**< most messages granted beyond unsched at once */
+	uint64_t max_outstanding; /**< most granted-but-unreceived bytes at once */
+	uint32_t limit_msgs;
+	uint64_t limit_bytes;
+};
+
+/**
+ * watch_server() - After every packet: count the server's messages that
+ * hold a grant beyond their unscheduled bytes with bytes still to come,
+ * and the granted-but-unreceived bytes, and check both caps.
+ */
+static void watch_server(void *ctx, int from, int to, const uint8_t *pkt, size_t len)
+{
+	struct watch *w = ctx;
+	homa_engine *e = w->server;
+	struct homa_link *pos;
+	uint64_t outstanding = 0;
+	uint32_t granted = 0;
+
+	for (pos = e->grantable.next; pos != &e->grantable; pos = pos->next) {
+		struct homa_rpc *r = homa_container_of(pos, struct homa_rpc, in.grant_link);
+
+		if (r->in.granted > w->unsched && r->in.received < r->in.granted)
+			granted++;
+		if (r->in.granted > r->in.received)
+			outstanding += r->in.granted - r->in.received;
+	}
+	assert_true(outstanding == e->total_incoming);
+	if (granted > w->max_granted)
+		w->max_granted = granted;
+	if (outstanding > w->max_outstanding)
+		w->max_outstanding = outstanding;
+	assert_true(granted <= w->limit_msgs);
+	if (outstanding > w->limit_bytes)
+		fail_msg("outstanding %llu > %llu", (unsigned long long)outstanding, (unsigned long long)w->limit_bytes);
+}
+
+/**
+ * homa_grant_check__max_overcommit() - Four clients, max_overcommit 2: at
+ * no moment do more than two messages hold grants; all complete, shortest
+ * first.
+ */
+static void homa_grant_check__max_overcommit(void **state)
+{
+	struct homa_settings s = settings(10000);
+	struct watch w;
+	struct th_net n;
+	char order[8];
+
+	s.max_overcommit = 2;
+	th_net_init(&n, "sabcd", &s);
+	serve(&n);
+	memset(&w, 0, sizeof(w));
+	w.server = n.e[0];
+	w.unsched = 10000;
+	w.limit_msgs = 2;
+	w.limit_bytes = UINT64_MAX;
+	n.observer = watch_server;
+	n.observer_ctx = &w;
+	n.logging = false;
+	send(&n, 'a', 40000);
+	send(&n, 'b', 50000);
+	send(&n, 'c', 60000);
+	send(&n, 'd', 70000);
+	th_net_run(&n, 1000000000);
+	assert_int_equal(w.max_granted, 2);
+	drain_requests(&n, order, sizeof(order));
+	assert_string_equal(order, "abcd");
+	th_net_free(&n);
+}
+
+/**
+ * homa_grant_check__max_incoming() - Three clients send one unscheduled
+ * packet each (so unscheduled bytes, which the receiver does not control,
+ * are never outstanding between packets); the server would like 20000
+ * bytes in flight per message, but max_incoming is 25000:
+ * granted-but-unreceived bytes never exceed it and do reach it (it is the
+ * binding limit).
+ */
+static void homa_grant_check__max_incoming(void **state)
+{
+	struct homa_settings cs = settings(1416), ss = settings(20000);
+	struct watch w;
+	struct th_net n;
+	char order[8];
+
+	ss.max_incoming = 25000;
+	ss.max_overcommit = 4;
+	th_net_init(&n, "sabc", &cs);
+	assert_int_equal(homa_engine_set_settings(n.e[0], &ss), 0);
+	serve(&n);
+	memset(&w, 0, sizeof(w));
+	w.server = n.e[0];
+	w.unsched = 1416;
+	w.limit_msgs = 4;
+	w.limit_bytes = 25000;
+	n.observer = watch_server;
+	n.observer_ctx = &w;
+	n.logging = false;
+	send(&n, 'a', 100000);
+	send(&n, 'b', 110000);
+	send(&n, 'c', 120000);
+	th_net_run(&n, 1000000000);
+	assert_true(w.max_outstanding > 25000 - 1416);
+	assert_true(w.max_granted >= 2);
+	drain_requests(&n, order, sizeof(order));
+	assert_string_equal(order, "abc");
+	th_net_free(&n);
+}
+
+/**
+ * fifo_run() - Client 'a' sends an old 300000-byte request; once it is
+ * flowing, client 'b' sends a shorter 100000-byte one. With
+ * max_overcommit 1 SRPT serves only b. Return: GRANTs a received while b
+ * was being granted (between b's first GRANT and b's last DATA).
+ */
+static int fifo_run(uint32_t fraction, uint64_t *fifo_grants)
+{
+	struct homa_settings s = settings(10000);
+	const char *from, *to, *p;
+	struct homa_stats st;
+	struct th_net n;
+	char order[8];
+	int count = 0, i;
+
+	s.max_overcommit = 1;
+	s.grant_fifo_fraction = fraction;
+	s.fifo_grant_increment = 5000;
+	th_net_init(&n, "sab", &s);
+	serve(&n);
+	send(&n, 'a', 300000);
+	for (i = 0; i < 5; i++)
+		hop(&n, 'a');
+	send(&n, 'b', 100000);
+	th_net_run(&n, 1000000000);
+	from = strstr(n.log, "s>b GRANT");
+	to = from;
+	for (p = strstr(n.log, "b>s DATA"); p; p = strstr(p + 1, "b>s DATA"))
+		to = p;
+	assert_non_null(from);
+	for (p = strstr(from, "s>a GRANT"); p && p < to; p = strstr(p + 1, "s>a GRANT")) {
+		assert_non_null(strstr(p, " g0 ")); /* FIFO grants use the lowest level */
+		count++;
+	}
+	homa_engine_stats(n.e[0], &st);
+	*fifo_grants = st.fifo_grants_sent;
+	drain_requests(&n, order, sizeof(order));
+	assert_string_equal(order, "ba");
+	th_net_free(&n);
+	return count;
+}
+
+/**
+ * homa_grant_check__fifo_reaches_oldest() - With grant_fifo_fraction the
+ * oldest message keeps receiving (lowest-priority) grants while SRPT
+ * serves a shorter one; without it, it starves until the short one is done.
+ */
+static void homa_grant_check__fifo_reaches_oldest(void **state)
+{
+	uint64_t fifo;
+
+	assert_int_equal(fifo_run(0, &fifo), 0);
+	assert_int_equal(fifo, 0);
+	assert_true(fifo_run(500, &fifo) >= 5);
+	assert_true(fifo >= 5);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(homa_grant_check__srpt_rank_priorities),
+		cmocka_unit_test(homa_grant_check__scheduled_data_uses_grant_priority),
+		cmocka_unit_test(homa_grant_check__one_message_per_peer),
+		cmocka_unit_test(homa_grant_check__max_overcommit),
+		cmocka_unit_test(homa_grant_check__max_incoming),
+		cmocka_unit_test(homa_grant_check__fifo_reaches_oldest),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
