@@ -1,0 +1,155 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file ideal.c
+ * The ideal SRPT reference: a fluid, centrally scheduled fabric (the
+ * "ideal" of the pFabric paper). The core is assumed never to limit (a
+ * non-blocking leaf-spine), so only host links matter. At every arrival
+ * or completion, messages are taken in order of fewest wire bytes left;
+ * each one whose sender link and receiver link are both still free gets
+ * both at the full host rate (a greedy maximal matching). Between events
+ * every chosen message drains at line rate. A message's ideal completion
+ * time is its fluid finish plus the fixed part of its unloaded time
+ * (propagation, switch and software delays, the last packet's extra hops),
+ * so an unloaded message has ideal slowdown 1. It is a lower bound for
+ * any per-packet scheduler on the same arrivals, not an exact optimum.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim.h"
+
+/** A message in the fluid model. */
+struct flow {
+	double left;   /**< wire bytes left */
+	uint64_t idx;  /**< index in run->msgs */
+};
+
+/** Fluid state. */
+struct fluid {
+	struct flow *v;
+	size_t n;
+	uint32_t *src_gen, *dst_gen; /**< host busy in the current pass if == gen */
+	uint32_t gen;
+	unsigned char *chosen;
+	double rate;   /**< bytes per ns */
+};
+
+/** flow_before() - SRPT order: fewer bytes left first, then arrival order. */
+static bool flow_before(const struct flow *a, const struct flow *b)
+{
+	return a->left < b->left || (a->left == b->left && a->idx < b->idx);
+}
+
+/** resort() - Insertion sort of the (nearly sorted) active list. */
+static void resort(struct fluid *f)
+{
+	size_t i, j;
+
+	for (i = 1; i < f->n; i++) {
+		struct flow x = f->v[i];
+
+		for (j = i; j > 0 && flow_before(&x, &f->v[j - 1]); j--)
+			f->v[j] = f->v[j - 1];
+		f->v[j] = x;
+	}
+}
+
+/** match() - Greedy SRPT matching. Return: ns until the first chosen flow ends. */
+static double match(struct fluid *f, const struct sim_msg *msgs)
+{
+	double first = 1e300;
+	size_t i;
+
+	f->gen++;
+	for (i = 0; i < f->n; i++) {
+		const struct sim_msg *m = &msgs[f->v[i].idx];
+
+		f->chosen[i] = 0;
+		if (f->src_gen[m->src] == f->gen || f->dst_gen[m->dst] == f->gen)
+			continue;
+		f->src_gen[m->src] = f->dst_gen[m->dst] = f->gen;
+		f->chosen[i] = 1;
+		if (f->v[i].left / f->rate < first)
+			first = f->v[i].left / f->rate;
+	}
+	return first;
+}
+
+/** advance() - Drain chosen flows for @dt ns; finish those that end at @t. */
+static void advance(struct fluid *f, struct sim_run *r, double dt, double t)
+{
+	size_t i, k = 0;
+
+	for (i = 0; i < f->n; i++) {
+		struct flow fl = f->v[i];
+
+		if (f->chosen[i])
+			fl.left -= dt * f->rate;
+		if (fl.left <= 1e-6) {
+			struct sim_msg *m = &r->msgs[fl.idx];
+			uint64_t fixed = m->best_ns - sim_host_ser_ns(&r->fab, r->o, m->size);
+
+			m->ideal_ns = (uint64_t)(t - (double)m->start_ns + 0.5) + fixed;
+			continue;
+		}
+		f->v[k++] = fl;
+	}
+	f->n = k;
+}
+
+/** fluid_alloc() - Allocate the fluid state for @r. Return: 0 or HOMA_ENOMEM. */
+static int fluid_alloc(struct fluid *f, const struct sim_run *r)
+{
+	memset(f, 0, sizeof(*f));
+	f->v = calloc(r->nmsgs + 1, sizeof(*f->v));
+	f->chosen = calloc(r->nmsgs + 1, 1);
+	f->src_gen = calloc((size_t)r->o->hosts, sizeof(uint32_t));
+	f->dst_gen = calloc((size_t)r->o->hosts, sizeof(uint32_t));
+	f->rate = (double)r->fab.ls.cfg.host_mbps / 8000.0;
+	return f->v && f->chosen && f->src_gen && f->dst_gen ? 0 : HOMA_ENOMEM;
+}
+
+/** fluid_free() - Release the fluid state. */
+static void fluid_free(struct fluid *f)
+{
+	free(f->v);
+	free(f->chosen);
+	free(f->src_gen);
+	free(f->dst_gen);
+}
+
+/**
+ * sim_ideal() - Fill every sent message's ideal_ns (messages are issued in
+ * time order). Return: 0 or HOMA_ENOMEM.
+ */
+int sim_ideal(struct sim_run *r)
+{
+	struct fluid f;
+	uint64_t a = 0;
+	double t = 0;
+
+	if (fluid_alloc(&f, r)) {
+		fluid_free(&f);
+		return HOMA_ENOMEM;
+	}
+	while (a < r->nmsgs || f.n) {
+		double dt;
+
+		if (!f.n && (double)r->msgs[a].start_ns > t)
+			t = (double)r->msgs[a].start_ns;
+		for (; a < r->nmsgs && (double)r->msgs[a].start_ns <= t; a++) {
+			if (r->msgs[a].done_ns == UINT64_MAX)
+				continue;
+			f.v[f.n].left = (double)sim_wire_bytes(&r->fab, r->o, r->msgs[a].size);
+			f.v[f.n++].idx = a;
+		}
+		resort(&f);
+		dt = match(&f, r->msgs);
+		if (a < r->nmsgs && (double)r->msgs[a].start_ns - t < dt)
+			dt = (double)r->msgs[a].start_ns - t;
+		t += dt;
+		advance(&f, r, dt, t);
+	}
+	fluid_free(&f);
+	return 0;
+}

@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file main.c
+ * homa-sim: run the Homa engine on a simulated leaf-spine datacenter and
+ * report message slowdowns against an ideal SRPT reference. See
+ * docs/SIMULATION.md. Exit status: 0 ok, 1 run failed, 2 bad options.
+ */
+#include <stdlib.h>
+
+#include "sim.h"
+
+/** main() - Parse options, run, report. */
+int main(int argc, char **argv)
+{
+	struct sim_opts o;
+	struct sim_run r;
+	int rc = sim_opts_parse(&o, argc, argv, stderr);
+
+	if (rc) {
+		sim_usage(rc > 0 ? stdout : stderr);
+		return rc > 0 ? 0 : 2;
+	}
+	rc = sim_run(&r, &o);
+	if (!rc)
+		rc = sim_report(&r, stdout);
+	if (!rc && o.samples)
+		rc = sim_write_samples(&r, o.samples);
+	if (rc)
+		fprintf(stderr, "homa-sim: %s\n", homa_strerror(rc));
+	sim_run_free(&r);
+	return rc ? 1 : 0;
+}

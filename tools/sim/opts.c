@@ -1,0 +1,286 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file opts.c
+ * homa-sim command line: defaults (the SIGCOMM 2018 fabric), presets and
+ * parsing with clear errors.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim.h"
+
+/** sim_usage() - Print the command-line summary to @f. */
+void sim_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: homa-sim [options]\n"
+		"  --workload W        w1..w5, a size, range:LO-HI or file:PATH (w4)\n"
+		"  --load F            offered load, share of host link rate (0.8)\n"
+		"  --pattern P         poisson | incast | alltoall (poisson)\n"
+		"  --messages N        messages to send (poisson: 20000)\n"
+		"  --warmup F          share of first messages left out of statistics (0.1)\n"
+		"  --seed S            random seed (1)\n"
+		"  --mode M            classic | start_msg (classic)\n"
+		"  --preset P          10 (10/40 Gbit/s), 25 (25/100), 100 (100/400)\n"
+		"  --hosts N --racks N --spines N --host-gbps G --core-gbps G\n"
+		"                      fabric (144 hosts, 9 racks, 4 spines, 10, 40)\n"
+		"  --switch-delay-ns N (250)  --host-delay-ns N (1500)\n"
+		"  --queue-bytes N     switch port buffer, 0 = unlimited (0)\n"
+		"  --wire-overhead N   framing bytes per packet (66)\n"
+		"  --size N            message size for incast/alltoall (100000)\n"
+		"  --senders N         incast senders (hosts - 1)\n"
+		"  --max-size N        cap sampled message sizes\n"
+		"  --unsched-bytes N --max-incoming N --overcommit N   engine overrides\n"
+		"  --oneway abort|reply  end of a one-way message (abort)\n"
+		"  --no-ideal          skip the SRPT reference\n"
+		"  --max-time-ms T     stop the simulation at T ms of simulated time\n"
+		"  --pcap FILE         write the first packets (IPv4, protocol 146)\n"
+		"  --pcap-count N      packets to write (1000)\n"
+		"  --samples FILE      per-message lines: size slowdown ideal_slowdown\n"
+		"  --json              JSON report instead of text\n");
+}
+
+/** defaults() - Fill @o with the SIGCOMM 2018 setup. */
+static void defaults(struct sim_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	strcpy(o->workload, "w4");
+	o->load = 0.8;
+	o->hosts = 144;
+	o->racks = 9;
+	o->spines = 4;
+	o->host_gbps = 10;
+	o->core_gbps = 40;
+	o->switch_delay_ns = 250;
+	o->host_delay_ns = 1500;
+	o->wire_overhead = 66;
+	o->messages = 20000;
+	o->warmup = 0.1;
+	o->seed = 1;
+	o->ideal = true;
+	o->size = 100000;
+	o->pcap_count = 1000;
+}
+
+/** num() - Parse a finite number in [@lo, @hi]. Return: 0 or -1. */
+static int num(const char *s, double lo, double hi, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || *end || !isfinite(v) || v < lo || v > hi)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+/** unum() - Parse an unsigned integer in [@lo, @hi]. Return: 0 or -1. */
+static int unum(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	if (*s == '-')
+		return -1;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || end == s || *end || v < lo || v > hi)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+/** preset() - Apply fabric preset @p (10, 25 or 100). Return: 0 or -1. */
+static int preset(struct sim_opts *o, const char *p)
+{
+	if (!strcmp(p, "10")) {
+		o->host_gbps = 10;
+		o->core_gbps = 40;
+	} else if (!strcmp(p, "25")) {
+		o->host_gbps = 25;
+		o->core_gbps = 100;
+	} else if (!strcmp(p, "100")) {
+		o->host_gbps = 100;
+		o->core_gbps = 400;
+	} else {
+		return -1;
+	}
+	return 0;
+}
+
+/** word_opt() - Options whose value is a word. Return: 1 handled, 0 not mine, -1 bad. */
+static int word_opt(struct sim_opts *o, const char *k, const char *v)
+{
+	if (!strcmp(k, "--workload")) {
+		if (strlen(v) >= sizeof(o->workload))
+			return -1;
+		strcpy(o->workload, v);
+	} else if (!strcmp(k, "--mode")) {
+		if (strcmp(v, "classic") && strcmp(v, "start_msg"))
+			return -1;
+		o->start_msg = !strcmp(v, "start_msg");
+	} else if (!strcmp(k, "--pattern")) {
+		if (!strcmp(v, "poisson"))
+			o->pattern = SIM_POISSON;
+		else if (!strcmp(v, "incast"))
+			o->pattern = SIM_INCAST;
+		else if (!strcmp(v, "alltoall"))
+			o->pattern = SIM_ALLTOALL;
+		else
+			return -1;
+	} else if (!strcmp(k, "--oneway")) {
+		if (strcmp(v, "abort") && strcmp(v, "reply"))
+			return -1;
+		o->oneway = !strcmp(v, "reply") ? SIM_ONEWAY_REPLY : SIM_ONEWAY_ABORT;
+	} else if (!strcmp(k, "--preset")) {
+		return preset(o, v) ? -1 : 1;
+	} else if (!strcmp(k, "--pcap")) {
+		o->pcap = v;
+	} else if (!strcmp(k, "--samples")) {
+		o->samples = v;
+	} else {
+		return 0;
+	}
+	return 1;
+}
+
+/** real_opt() - Options whose value is a real number. Return: 1, 0 or -1. */
+static int real_opt(struct sim_opts *o, const char *k, const char *v)
+{
+	double *dst, lo = 0, hi = 1e9;
+
+	if (!strcmp(k, "--load")) {
+		dst = &o->load;
+		lo = 1e-6;
+		hi = 2.0;
+	} else if (!strcmp(k, "--host-gbps")) {
+		dst = &o->host_gbps;
+		lo = 0.001;
+		hi = 10000;
+	} else if (!strcmp(k, "--core-gbps")) {
+		dst = &o->core_gbps;
+		lo = 0.001;
+		hi = 100000;
+	} else if (!strcmp(k, "--warmup")) {
+		dst = &o->warmup;
+		hi = 0.9;
+	} else if (!strcmp(k, "--max-time-ms")) {
+		dst = &o->max_time_ms;
+	} else {
+		return 0;
+	}
+	return num(v, lo, hi, dst) ? -1 : 1;
+}
+
+/** int_opt() - Options whose value is an integer. Return: 1, 0 or -1. */
+static int int_opt(struct sim_opts *o, const char *k, const char *v)
+{
+	static const struct {
+		const char *name;
+		size_t off, size;
+		uint64_t lo, hi;
+	} t[] = {
+#define F(n, f, lo, hi) {n, offsetof(struct sim_opts, f), sizeof(((struct sim_opts *)0)->f), lo, hi}
+		F("--hosts", hosts, 2, 100000), F("--racks", racks, 1, 10000),
+		F("--spines", spines, 1, 1000), F("--messages", messages, 1, 1000000000),
+		F("--seed", seed, 0, UINT64_MAX), F("--switch-delay-ns", switch_delay_ns, 0, 1000000000),
+		F("--host-delay-ns", host_delay_ns, 0, 1000000000),
+		F("--queue-bytes", queue_bytes, 0, UINT64_MAX),
+		F("--wire-overhead", wire_overhead, 0, 1000), F("--size", size, 8, 1u << 31),
+		F("--senders", senders, 1, 100000), F("--max-size", max_size, 8, 1u << 31),
+		F("--unsched-bytes", unsched_bytes, 1, 1u << 30),
+		F("--max-incoming", max_incoming, 1, 1u << 31),
+		F("--overcommit", overcommit, 1, 64), F("--pcap-count", pcap_count, 1, UINT64_MAX),
+#undef F
+	};
+	uint64_t v64;
+	size_t i;
+
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		if (strcmp(k, t[i].name))
+			continue;
+		if (unum(v, t[i].lo, t[i].hi, &v64))
+			return -1;
+		if (t[i].size == 8)
+			*(uint64_t *)((char *)o + t[i].off) = v64;
+		else
+			*(uint32_t *)((char *)o + t[i].off) = (uint32_t)v64;
+		return 1;
+	}
+	return 0;
+}
+
+/** flag_opt() - Options without a value. Return: 1 handled, 0 not mine. */
+static int flag_opt(struct sim_opts *o, const char *k)
+{
+	if (!strcmp(k, "--json"))
+		o->json = true;
+	else if (!strcmp(k, "--no-ideal"))
+		o->ideal = false;
+	else
+		return 0;
+	return 1;
+}
+
+/** check() - Cross-option checks. Return: NULL or a message. */
+static const char *check(struct sim_opts *o)
+{
+	if (o->racks > o->hosts)
+		return "--racks must not exceed --hosts";
+	if (o->pattern == SIM_INCAST && !o->senders)
+		o->senders = o->hosts - 1;
+	if (o->pattern == SIM_INCAST && o->senders > o->hosts - 1)
+		return "--senders must be below --hosts";
+	if (o->pattern == SIM_INCAST)
+		o->messages = (uint64_t)o->senders;
+	else if (o->pattern == SIM_ALLTOALL)
+		o->messages = (uint64_t)o->hosts * (uint64_t)(o->hosts - 1);
+	return NULL;
+}
+
+/**
+ * sim_opts_parse() - Parse @argv into @o (defaults first). Errors are
+ * written to @err. Return: 0, 1 for --help, or -1 on a bad option.
+ */
+int sim_opts_parse(struct sim_opts *o, int argc, char **argv, FILE *err)
+{
+	const char *why;
+	int i, rc;
+
+	_Static_assert(sizeof(int) == 4, "int options are 32-bit");
+	defaults(o);
+	for (i = 1; i < argc; i++) {
+		const char *k = argv[i];
+
+		if (!strcmp(k, "--help") || !strcmp(k, "-h"))
+			return 1;
+		if (flag_opt(o, k))
+			continue;
+		if (i + 1 >= argc) {
+			fprintf(err, "homa-sim: unknown option or missing value: %s\n", k);
+			return -1;
+		}
+		rc = word_opt(o, k, argv[i + 1]);
+		if (!rc)
+			rc = real_opt(o, k, argv[i + 1]);
+		if (!rc)
+			rc = int_opt(o, k, argv[i + 1]);
+		if (rc <= 0) {
+			fprintf(err, "homa-sim: %s %s: %s\n", k, argv[i + 1],
+				rc ? "bad value" : "unknown option");
+			return -1;
+		}
+		i++;
+	}
+	why = check(o);
+	if (why) {
+		fprintf(err, "homa-sim: %s\n", why);
+		return -1;
+	}
+	return 0;
+}

@@ -1,0 +1,165 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file sim.h
+ * homa-sim: the real Homa engine on a simulated leaf-spine datacenter.
+ * Shared types of the tool's modules: options (opts.c), the fabric and
+ * engine sizing (fabric.c), traffic and the run loop (traffic.c), the
+ * ideal SRPT reference (ideal.c), the report (report.c) and the pcap
+ * writer (pcapw.c).
+ */
+#ifndef HOMA_TOOLS_SIM_H
+#define HOMA_TOOLS_SIM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "homa/engine.h"
+#include "sim/engine_host.h"
+#include "sim/leafspine.h"
+#include "sim/net.h"
+#include "util/latency.h"
+#include "util/poisson.h"
+#include "util/rng.h"
+#include "util/workload.h"
+
+/** Homa port of every simulated endpoint. */
+#define SIM_PORT 4000
+
+/** Traffic patterns. */
+enum sim_pattern {
+	SIM_POISSON = 0,  /**< open-loop Poisson arrivals, uniform destinations */
+	SIM_INCAST = 1,   /**< many senders, one receiver, all at time 0 */
+	SIM_ALLTOALL = 2, /**< every host sends one message to every other at time 0 */
+};
+
+/** How a one-way message ends once the server has it. */
+enum sim_oneway {
+	SIM_ONEWAY_ABORT = 0, /**< both RPC halves are dropped silently (no reply traffic) */
+	SIM_ONEWAY_REPLY = 1, /**< the server answers with a 1-byte reply */
+};
+
+/** Command-line options. */
+struct sim_opts {
+	char workload[128];
+	double load;             /**< offered load, share of host link capacity */
+	int hosts, racks, spines;
+	double host_gbps, core_gbps;
+	uint64_t switch_delay_ns;
+	uint64_t host_delay_ns;  /**< receive-side software time per packet */
+	uint64_t queue_bytes;    /**< switch port buffer, 0 = unlimited */
+	uint32_t wire_overhead;  /**< framing bytes per packet on the wire */
+	uint64_t messages;
+	double warmup;           /**< share of messages left out of the statistics */
+	uint64_t seed;
+	bool start_msg;
+	bool json;
+	bool ideal;              /**< compute the SRPT reference */
+	int pattern;             /**< enum sim_pattern */
+	int oneway;              /**< enum sim_oneway */
+	uint32_t size;           /**< message size of incast / all-to-all */
+	int senders;             /**< incast senders */
+	uint32_t max_size;       /**< cap on sampled sizes (0 = none) */
+	uint32_t unsched_bytes;  /**< 0 = link rate x RTT */
+	uint32_t max_incoming;   /**< 0 = max_overcommit x unsched_bytes */
+	uint32_t overcommit;     /**< 0 = engine default */
+	double max_time_ms;      /**< cap on simulated time (0 = automatic) */
+	const char *pcap;
+	uint64_t pcap_count;
+	const char *samples;     /**< write per-message "size slowdown ideal" lines here */
+};
+
+/** One message of the run. */
+struct sim_msg {
+	uint64_t start_ns;   /**< handed to the sender's engine */
+	uint64_t done_ns;    /**< fully received (0: not yet) */
+	uint64_t best_ns;    /**< unloaded time for this size and path */
+	uint64_t ideal_ns;   /**< completion time under the SRPT reference */
+	uint64_t client_id;  /**< the sender's RPC id */
+	uint32_t size;
+	int32_t src, dst;
+};
+
+/** The fabric and its engines. */
+struct sim_fabric {
+	struct homa_sim_net *net;
+	struct homa_sim_leafspine ls;
+	struct homa_sim_engine_host **eh; /**< per host */
+	struct homa_settings settings;
+	uint32_t payload;        /**< DATA payload bytes per full packet */
+	uint64_t rtt_ns;         /**< unloaded round trip (full DATA out, GRANT back) */
+};
+
+/** Everything one run produces. */
+struct sim_run {
+	const struct sim_opts *o;
+	struct sim_fabric fab;
+	struct homa_workload wl;
+	struct sim_msg *msgs;
+	uint64_t nmsgs;          /**< messages issued so far */
+	uint64_t done;           /**< messages completed */
+	uint64_t measure_from;   /**< first message in the statistics */
+	double rate_per_ns;      /**< all hosts together (Poisson) */
+	double mean_wire;        /**< mean wire bytes per message */
+	uint64_t next_arrival;
+	struct homa_poisson arrivals;
+	struct homa_rng rng;
+	uint8_t *buf;            /**< message contents (zeros, index first) */
+	uint64_t win_start, win_end; /**< load window: arrivals of the measured messages */
+	uint64_t win_bytes;      /**< DATA wire bytes delivered inside the window */
+	uint64_t send_errors, rpc_errors, replies;
+	struct homa_sim_leafspine_queues queues; /**< snapshot at win_end */
+	bool queues_taken;
+	FILE *pcap;
+	uint64_t pcap_left;
+	double wall_s;           /**< wall-clock time of the event loop */
+	double cpu_s;            /**< CPU time of the event loop (events_per_sec uses it) */
+	uint64_t events;
+	uint64_t end_ns;
+};
+
+/** Everything computed from the messages (report.c). */
+struct sim_stats {
+	struct homa_buckets b;
+	struct homa_summary eng[HOMA_BUCKETS_MAX], ideal[HOMA_BUCKETS_MAX];
+	struct homa_summary all, all_ideal;
+	double short_p99, short_ideal_p99;
+	uint64_t measured, incomplete;
+	uint64_t step_ns, ideal_step_ns;
+};
+
+/* opts.c */
+int sim_opts_parse(struct sim_opts *o, int argc, char **argv, FILE *err);
+void sim_usage(FILE *f);
+
+/* fabric.c */
+int sim_fabric_build(struct sim_fabric *f, const struct sim_opts *o,
+		     homa_sim_event_cb cb, void *ctx);
+void sim_fabric_free(struct sim_fabric *f);
+uint64_t sim_wire_bytes(const struct sim_fabric *f, const struct sim_opts *o, uint32_t size);
+uint64_t sim_best_ns(const struct sim_fabric *f, const struct sim_opts *o,
+		     uint32_t size, int src, int dst);
+uint64_t sim_host_ser_ns(const struct sim_fabric *f, const struct sim_opts *o, uint32_t size);
+
+/* traffic.c */
+int sim_run(struct sim_run *r, const struct sim_opts *o);
+void sim_run_free(struct sim_run *r);
+
+/* ideal.c */
+int sim_ideal(struct sim_run *r);
+
+/* report.c */
+int sim_stats_compute(const struct sim_run *r, struct sim_stats *s);
+double sim_achieved_load(const struct sim_run *r);
+double sim_generated_load(const struct sim_run *r);
+void sim_engine_totals(const struct sim_run *r, struct homa_stats *t);
+
+/* output.c */
+int sim_report(const struct sim_run *r, FILE *f);
+int sim_write_samples(const struct sim_run *r, const char *path);
+
+/* pcapw.c */
+int sim_pcap_open(struct sim_run *r, const char *path);
+void sim_pcap_packet(struct sim_run *r, const struct homa_sim_pkt *pkt, uint64_t now);
+
+#endif /* HOMA_TOOLS_SIM_H */
