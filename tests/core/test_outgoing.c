@@ -1,0 +1,386 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file test_outgoing.c
+ * The sender (src/core/outgoing.c): SRPT among outgoing messages, the
+ * pacer and its FIFO share, unscheduled and scheduled priorities, incast
+ * control, and the tx budget.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "harness.h"
+#include "internal.h"
+
+static uint8_t big[300000];
+
+/** engine() - A client engine at 10.0.0.1:4000 with settings @s. */
+static homa_engine *engine(const struct homa_settings *s)
+{
+	homa_addr a = homa_addr_ipv4(0x0a000001);
+	homa_engine *e;
+
+	assert_int_equal(homa_engine_new(&e, s, &a, 4000, NULL, 0), 0);
+	return e;
+}
+
+/** request() - Queue a @len-byte request to 10.0.0.2:4001 at @now. Return: its id. */
+static uint64_t request(homa_engine *e, size_t len, uint64_t now)
+{
+	homa_addr srv = homa_addr_ipv4(0x0a000002);
+	struct homa_iov iov = {big, len};
+	uint64_t id;
+
+	assert_int_equal(homa_engine_send_request(e, &srv, 4001, &iov, 1, len, now, &id), 0);
+	return id;
+}
+
+/** next_data() - Take the next packet; it must be DATA. Return: its message length. */
+static uint32_t next_data(homa_engine *e, uint64_t now, struct th_pkt *k)
+{
+	assert_true(th_take(e, now, k) > 0 && k->ok);
+	assert_int_equal(k->k.type, HOMA_PKT_DATA);
+	return k->k.u.data.message_length;
+}
+
+/**
+ * homa_output_data__srpt_short_first() - A short message queued while a
+ * long one is being paced out goes next, and the long one resumes after it.
+ */
+static void homa_output_data__srpt_short_first(void **state)
+{
+	struct homa_settings s;
+	struct th_pkt k;
+	homa_engine *e;
+	uint64_t now = 0;
+	int sent = 0;
+
+	homa_settings_default(&s);
+	s.pacer_fifo_fraction = 0;
+	e = engine(&s);
+	request(e, 100000, 0);
+	while (th_take(e, 0, &k) > 0)
+		sent++;
+	assert_true(sent >= 5 && sent <= 20); /* the pacer stopped it */
+	request(e, 3000, 0);
+	now = homa_engine_next_deadline(e);
+	assert_int_equal(next_data(e, now, &k), 3000);
+	assert_int_equal(k.k.u.data.offset, 0);
+	now += 1000000;
+	assert_int_equal(next_data(e, now, &k), 3000);
+	assert_int_equal(next_data(e, now, &k), 3000);
+	assert_int_equal(k.k.u.data.payload_len, 3000 - 2 * 1416);
+	assert_int_equal(next_data(e, now, &k), 100000);
+	assert_int_equal(k.k.u.data.offset, (uint32_t)sent * 1416);
+	homa_engine_free(e);
+}
+
+/**
+ * homa_engine_output__pacer_holds_nic_queue() - At 1 Gbps a full packet
+ * takes 12304 ns on the wire (1472 + 66 bytes of framing). With a 5000 ns
+ * queue limit the second packet must wait until 7304 ns, which
+ * homa_engine_next_deadline() reports; output before then returns 0.
+ */
+static void homa_engine_output__pacer_holds_nic_queue(void **state)
+{
+	struct homa_settings s;
+	struct homa_stats st;
+	struct th_pkt k;
+	homa_engine *e;
+
+	homa_settings_default(&s);
+	s.link_mbps = 1000;
+	e = engine(&s);
+	request(e, 100000, 0);
+	assert_true(homa_engine_want_output(e, 0));
+	assert_int_equal(next_data(e, 0, &k), 100000);
+	assert_int_equal(k.len, 1472);
+	assert_int_equal(th_take(e, 0, &k), 0);
+	assert_false(homa_engine_want_output(e, 0));
+	assert_int_equal(homa_engine_next_deadline(e), 12304 - 5000);
+	assert_int_equal(th_take(e, 7303, &k), 0);
+	assert_false(homa_engine_want_output(e, 7303));
+	assert_true(homa_engine_want_output(e, 7304));
+	assert_int_equal(next_data(e, 7304, &k), 100000);
+	assert_int_equal(k.k.u.data.offset, 1416);
+	assert_int_equal(homa_engine_next_deadline(e), 2 * 12304 - 5000);
+	homa_engine_stats(e, &st);
+	assert_true(st.pacer_throttled_ns > 0);
+	assert_int_equal(st.pkts_sent[0], 2);
+	homa_engine_free(e);
+}
+
+/** fifo_order() - L (200000 B, older) and S (20000 B): letters of the first 10 packets' messages. */
+static void fifo_order(uint32_t fraction, char *out)
+{
+	struct homa_settings s;
+	struct th_pkt k;
+	homa_engine *e;
+	uint64_t now = 1;
+	int i;
+
+	homa_settings_default(&s);
+	s.pacer_fifo_fraction = fraction;
+	e = engine(&s);
+	request(e, 200000, 0);
+	request(e, 20000, 1);
+	for (i = 0; i < 10; i++, now += 1000000)
+		out[i] = next_data(e, now, &k) == 20000 ? 'S' : 'L';
+	out[10] = 0;
+	homa_engine_free(e);
+}
+
+/**
+ * homa_output_data__pacer_fifo_share() - pacer_fifo_fraction 500 per mille:
+ * once the credit covers a full packet, every other packet goes to the
+ * oldest message instead of the shortest; with 0 the shortest has it all.
+ */
+static void homa_output_data__pacer_fifo_share(void **state)
+{
+	char order[11];
+
+	fifo_order(0, order);
+	assert_string_equal(order, "SSSSSSSSSS");
+	fifo_order(500, order);
+	assert_string_equal(order, "SSLSLSLSLS");
+}
+
+/** cutoffs_pkt() - A CUTOFFS packet from 10.0.0.2:4001 with {.., max, 5000, 1000, 100}, version 7. */
+static int cutoffs_pkt(uint8_t *buf)
+{
+	struct homa_pkt c;
+
+	memset(&c, 0, sizeof(c));
+	c.type = HOMA_PKT_CUTOFFS;
+	c.sport = 4001;
+	c.dport = 4000;
+	c.u.cutoffs.cutoffs[4] = 0xffffffffu;
+	c.u.cutoffs.cutoffs[5] = 5000;
+	c.u.cutoffs.cutoffs[6] = 1000;
+	c.u.cutoffs.cutoffs[7] = 100;
+	c.u.cutoffs.version = 7;
+	return homa_wire_encode(&c, buf, 100);
+}
+
+/**
+ * homa_unsched_priority__from_peer_cutoffs() - Unscheduled bytes go at
+ * the level the receiver's CUTOFFS give for the message length (and DATA
+ * carries that cutoff version); granted bytes at the GRANT's priority.
+ */
+static void homa_unsched_priority__from_peer_cutoffs(void **state)
+{
+	homa_addr srv = homa_addr_ipv4(0x0a000002);
+	struct homa_settings s;
+	struct homa_pkt g;
+	struct th_pkt k;
+	uint8_t buf[100];
+	uint64_t now = 0, id_long;
+	homa_engine *e;
+	int len, i;
+
+	homa_settings_default(&s);
+	s.unsched_bytes = 3000;
+	s.pacer_fifo_fraction = 0;
+	e = engine(&s);
+	request(e, 3000, 0);
+	len = cutoffs_pkt(buf);
+	assert_int_equal(homa_engine_input(e, &srv, buf, (size_t)len, 0), 0);
+	request(e, 50, 0);
+	request(e, 1000, 0);
+	id_long = request(e, 100000, 0);
+	assert_int_equal(next_data(e, now, &k), 50);
+	assert_int_equal(k.tx.priority, 7);
+	assert_int_equal(k.k.u.data.cutoff_version, 7);
+	assert_int_equal(next_data(e, now, &k), 1000);
+	assert_int_equal(k.tx.priority, 6);
+	for (i = 0; i < 3; i++) {
+		assert_int_equal(next_data(e, now, &k), 3000);
+		assert_int_equal(k.tx.priority, 5);
+	}
+	for (i = 0; i < 3; i++) {
+		assert_int_equal(next_data(e, now, &k), 100000);
+		assert_int_equal(k.tx.priority, 4);
+	}
+	assert_int_equal(k.k.u.data.offset + k.k.u.data.payload_len, 3000);
+	assert_int_equal(th_take(e, now, &k), 0); /* the rest needs grants */
+	memset(&g, 0, sizeof(g));
+	g.type = HOMA_PKT_GRANT;
+	g.sport = 4001;
+	g.dport = 4000;
+	g.sender_id = id_long ^ 1;
+	g.u.grant.offset = 10000;
+	g.u.grant.priority = 2;
+	len = homa_wire_encode(&g, buf, sizeof(buf));
+	now = 1000000;
+	assert_int_equal(homa_engine_input(e, &srv, buf, (size_t)len, now), 0);
+	assert_int_equal(next_data(e, now, &k), 100000);
+	assert_int_equal(k.k.u.data.offset, 3000);
+	assert_int_equal(k.tx.priority, 2);
+	assert_int_equal(k.k.u.data.incoming, 10000);
+	homa_engine_free(e);
+}
+
+/** take_reply() - Server replies to request event @ev with @len pattern bytes. */
+static void take_reply(struct th_pair *p, const struct homa_event *ev, size_t len)
+{
+	struct homa_iov iov = {big, len};
+
+	th_pattern(big, len, 77);
+	assert_int_equal(homa_engine_send_reply(p->e[1], ev->id, &iov, 1, p->now), 0);
+	homa_engine_msg_release(p->e[1], ev->msg);
+}
+
+/**
+ * fill_data__incast_flag() - With incast_threshold 2 a client's third
+ * outstanding RPC to one server marks its request HOMA_FLAG_INCAST; the
+ * server then sends that response's first incast_unsched_bytes only and
+ * waits for grants, while a normal response goes out whole.
+ */
+static void fill_data__incast_flag(void **state)
+{
+	struct homa_settings s;
+	struct homa_event ev[3];
+	struct th_pkt k[3], r, inc;
+	struct th_pair p;
+	int i, n;
+
+	homa_settings_default(&s);
+	s.incast_threshold = 2;
+	s.incast_unsched_bytes = 1400;
+	th_pair_init(&p, &s);
+	request(p.e[0], 100, 0);                 /* 1 outstanding */
+	next_data(p.e[0], 0, &k[0]);
+	assert_int_equal(k[0].k.flags & HOMA_FLAG_INCAST, 0);
+	request(p.e[0], 100, 0);
+	request(p.e[0], 100, 0);                 /* 3 outstanding > 2 */
+	next_data(p.e[0], 0, &k[1]);
+	next_data(p.e[0], 0, &k[2]);
+	assert_int_equal(k[1].k.flags & HOMA_FLAG_INCAST, HOMA_FLAG_INCAST);
+	assert_int_equal(k[2].k.flags & HOMA_FLAG_INCAST, HOMA_FLAG_INCAST);
+	for (i = 0; i < 3; i++) {
+		assert_int_equal(homa_engine_input(p.e[1], &p.addr[0], k[i].buf, (size_t)k[i].len, 0), 0);
+		assert_int_equal(homa_engine_next_event(p.e[1], &ev[i]), 1);
+	}
+	while (th_take(p.e[1], 0, &r) > 0)
+		; /* CUTOFFS */
+	take_reply(&p, &ev[0], 20000);
+	/* these 15 packets are not delivered: the client recovers them with RESENDs */
+	for (n = 0; th_take(p.e[1], p.now, &r) > 0; n++) {
+		assert_int_equal(r.k.u.data.incoming, 20000);
+		p.now += 1000000;
+	}
+	assert_int_equal(n, 15);
+	take_reply(&p, &ev[2], 20000);
+	assert_int_equal(next_data(p.e[1], p.now, &inc), 20000);
+	assert_int_equal(inc.k.u.data.payload_len, 1400);
+	assert_int_equal(inc.k.u.data.incoming, 1400);
+	assert_int_equal(th_take(p.e[1], p.now + 1000000, &r), 0);
+	assert_int_equal(homa_engine_input(p.e[0], &p.addr[1], inc.buf, (size_t)inc.len, p.now), 0);
+	take_reply(&p, &ev[1], 20000);
+	p.logging = false;
+	th_pair_run(&p, 100000000);
+	for (i = 0; i < 3; i++) {
+		struct homa_event done;
+
+		assert_int_equal(homa_engine_next_event(p.e[0], &done), 1);
+		assert_int_equal(done.type, HOMA_EV_RESPONSE);
+		assert_true(th_check_pattern(done.msg, 77));
+		homa_engine_msg_release(p.e[0], done.msg);
+	}
+	th_pair_free(&p);
+}
+
+/**
+ * check_message__tx_budget() - Sends that would pass max_tx_buffered are
+ * refused with HOMA_EAGAIN (and counted); once completed RPCs release
+ * their buffers the same send is accepted. The same holds for replies.
+ */
+static void check_message__tx_budget(void **state)
+{
+	struct homa_iov iov = {big, 60000};
+	struct homa_settings s;
+	struct homa_event ev[2];
+	struct homa_stats st;
+	struct th_pair p;
+	uint64_t id;
+	int i;
+
+	homa_settings_default(&s);
+	s.max_tx_buffered = 100000;
+	th_pair_init(&p, &s);
+	p.logging = false;
+	assert_int_equal(homa_engine_send_request(p.e[0], &p.addr[1], p.port[1], &iov, 1, 1, 0, &id), 0);
+	assert_int_equal(homa_engine_send_request(p.e[0], &p.addr[1], p.port[1], &iov, 1, 2, 0, &id), HOMA_EAGAIN);
+	homa_engine_stats(p.e[0], &st);
+	assert_int_equal(st.sends_refused, 1);
+	assert_true(st.tx_buffered_bytes >= 60000);
+	iov.len = 30000;
+	assert_int_equal(homa_engine_send_request(p.e[0], &p.addr[1], p.port[1], &iov, 1, 3, 0, &id), 0);
+	th_pair_run(&p, 100000000);
+	for (i = 0; i < 2; i++)
+		assert_int_equal(homa_engine_next_event(p.e[1], &ev[i]), 1);
+	iov.len = 60000;
+	assert_int_equal(homa_engine_send_reply(p.e[1], ev[0].id, &iov, 1, p.now), 0);
+	assert_int_equal(homa_engine_send_reply(p.e[1], ev[1].id, &iov, 1, p.now), HOMA_EAGAIN);
+	th_pair_run(&p, 100000000); /* first reply delivered, acked, freed */
+	homa_engine_stats(p.e[1], &st);
+	assert_int_equal(st.tx_buffered_bytes, 0);
+	assert_int_equal(homa_engine_send_reply(p.e[1], ev[1].id, &iov, 1, p.now), 0);
+	homa_engine_msg_release(p.e[1], ev[0].msg);
+	homa_engine_msg_release(p.e[1], ev[1].msg);
+	th_pair_run(&p, 100000000);
+	for (i = 0; i < 2; i++) {
+		struct homa_event r;
+
+		assert_int_equal(homa_engine_next_event(p.e[0], &r), 1);
+		assert_int_equal(r.type, HOMA_EV_RESPONSE);
+		homa_engine_msg_release(p.e[0], r.msg);
+	}
+	homa_engine_stats(p.e[0], &st);
+	assert_int_equal(st.tx_buffered_bytes, 0);
+	assert_int_equal(homa_engine_send_request(p.e[0], &p.addr[1], p.port[1], &iov, 1, 4, p.now, &id), 0);
+	th_pair_free(&p);
+}
+
+/** homa_rpc_new__max_rpcs() - The RPC cap refuses new requests with HOMA_EAGAIN. */
+static void homa_rpc_new__max_rpcs(void **state)
+{
+	struct homa_settings s;
+	struct homa_stats st;
+	homa_addr srv = homa_addr_ipv4(0x0a000002);
+	struct homa_iov iov = {big, 10};
+	homa_engine *e;
+	uint64_t id;
+
+	homa_settings_default(&s);
+	s.max_rpcs = 2;
+	e = engine(&s);
+	request(e, 10, 0);
+	request(e, 10, 0);
+	assert_int_equal(homa_engine_send_request(e, &srv, 4001, &iov, 1, 0, 0, &id), HOMA_EAGAIN);
+	homa_engine_stats(e, &st);
+	assert_int_equal(st.sends_refused, 1);
+	assert_int_equal(st.active_rpcs, 2);
+	homa_engine_free(e);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(homa_output_data__srpt_short_first),
+		cmocka_unit_test(homa_engine_output__pacer_holds_nic_queue),
+		cmocka_unit_test(homa_output_data__pacer_fifo_share),
+		cmocka_unit_test(homa_unsched_priority__from_peer_cutoffs),
+		cmocka_unit_test(fill_data__incast_flag),
+		cmocka_unit_test(check_message__tx_budget),
+		cmocka_unit_test(homa_rpc_new__max_rpcs),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
