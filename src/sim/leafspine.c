@@ -117,7 +117,8 @@ int homa_sim_leafspine_build(struct homa_sim_net *net,
 	ls->first_spine = ls->first_leaf + ls->cfg.racks;
 	up = (struct homa_sim_link_cfg){cfg->host_mbps,
 					cfg->switch_delay_ns + cfg->link_delay_ns, 0};
-	down = (struct homa_sim_link_cfg){cfg->host_mbps, cfg->link_delay_ns,
+	down = (struct homa_sim_link_cfg){cfg->host_mbps,
+					  cfg->link_delay_ns + cfg->host_delay_ns,
 					  cfg->queue_bytes};
 	for (i = 0; i < hosts; i++) {
 		rc = homa_sim_connect_host(net, i, ls->first_leaf + i / ls->per_rack,
@@ -202,7 +203,7 @@ uint64_t homa_sim_leafspine_unloaded_ns(const struct homa_sim_leafspine *ls,
 		delay[1] = delay[2] = c->switch_delay_ns + c->link_delay_ns;
 	}
 	mbps[hops - 1] = c->host_mbps;
-	delay[hops - 1] = c->link_delay_ns;
+	delay[hops - 1] = c->link_delay_ns + c->host_delay_ns;
 	for (i = 0; i < n; i++) {
 		uint32_t w = i + 1 < n ? full_wire : last_wire;
 

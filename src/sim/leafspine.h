@@ -33,6 +33,12 @@ struct homa_sim_leafspine_cfg {
 	uint64_t switch_delay_ns;  /**< forwarding delay of every switch */
 	uint64_t link_delay_ns;    /**< propagation delay of every link */
 	uint64_t queue_bytes;      /**< buffer of every switch port; 0 = unlimited */
+	/**
+	 * Software time of the receiving host per packet, added to the delay
+	 * of every leaf -> host link (a pure pipeline delay, like the net's
+	 * host_rx_delay_ns, but without an extra event per packet).
+	 */
+	uint64_t host_delay_ns;
 };
 
 /** The built fabric. Switch ids: leaves 0..racks-1, spines after them. */
@@ -99,7 +105,9 @@ void homa_sim_leafspine_queues(const struct homa_sim_leafspine *ls,
  * homa_sim_leafspine_unloaded_ns() - Time from the first bit of a message
  * leaving the sender's NIC until its last packet reaches the receiving host
  * on an idle fabric: store-and-forward of every packet at every hop, the
- * links' rates and delays, plus @host_delay_ns once at the receiver.
+ * links' rates and delays (cfg.host_delay_ns included), plus
+ * @host_delay_ns once at the receiver (for software time modelled outside
+ * the fabric, such as homa_sim_config.host_rx_delay_ns).
  * The message is @n packets (>= 1): @n - 1 of @full_wire wire bytes, then
  * one of @last_wire. Serialization is rounded up to whole ns per packet
  * and hop, as the network does. Return: ns.

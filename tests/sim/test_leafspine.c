@@ -81,8 +81,8 @@ static struct blaster hosts[16];
 static struct seen seen;
 static struct homa_sim_leafspine ls;
 
-/** make() - @n blasters in a fabric of @racks racks and 2 spines, 10/40 Gbit/s. */
-static struct homa_sim_net *make(int n, int racks)
+/** make_delay() - @n blasters, @racks racks, 2 spines, 10/40 Gbit/s, host delay @hd. */
+static struct homa_sim_net *make_delay(int n, int racks, uint64_t hd)
 {
 	struct homa_sim_leafspine_cfg c;
 	struct homa_sim_net *net;
@@ -96,9 +96,33 @@ static struct homa_sim_net *make(int n, int racks)
 	homa_sim_leafspine_cfg_default(&c);
 	c.racks = racks;
 	c.spines = 2;
+	c.host_delay_ns = hd;
 	assert_int_equal(homa_sim_leafspine_build(net, &c, &ls), 0);
 	homa_sim_set_observer(net, observe, &seen);
 	return net;
+}
+
+/** make() - As make_delay() without host delay. */
+static struct homa_sim_net *make(int n, int racks)
+{
+	return make_delay(n, racks, 0);
+}
+
+/** The receiving host's software time delays every packet once. */
+static void leafspine_build__host_delay(void **state)
+{
+	struct homa_sim_net *net = make_delay(8, 2, 1500);
+
+	(void)state;
+	hosts[0] = (struct blaster){6, 2, 1250};
+	homa_sim_host_kick(net, 0);
+	homa_sim_run_until(net, 1000000);
+	assert_int_equal(seen.delivered, 2);
+	/* second packet: 2 x 1000 at 10G, 250 at 40G (twice), 1000 at 10G, 750 + 1500 */
+	assert_true(seen.last_time == 2000 + 500 + 1000 + 750 + 1500);
+	assert_true(homa_sim_leafspine_unloaded_ns(&ls, false, 1250, 1250, 2, 0) ==
+		    seen.last_time);
+	homa_sim_net_free(net);
 }
 
 /** Hosts split evenly into racks; leaves get host ports then uplinks. */
@@ -177,6 +201,9 @@ static void leafspine_route__same_rack_train(void **state)
 		    seen.last_time);
 	assert_true(homa_sim_leafspine_unloaded_ns(&ls, true, 1250, 1250, 5, 1500) ==
 		    seen.last_time + 1500);
+	ls.cfg.host_delay_ns = 700;
+	assert_true(homa_sim_leafspine_unloaded_ns(&ls, true, 1250, 1250, 5, 0) ==
+		    seen.last_time + 700);
 	homa_sim_net_free(net);
 }
 
@@ -243,6 +270,7 @@ int main(void)
 		cmocka_unit_test(leafspine_build__layout),
 		cmocka_unit_test(leafspine_build__rejects_bad_config),
 		cmocka_unit_test(leafspine_build__single_rack),
+		cmocka_unit_test(leafspine_build__host_delay),
 		cmocka_unit_test(leafspine_route__cross_rack),
 		cmocka_unit_test(leafspine_route__same_rack_train),
 		cmocka_unit_test(leafspine_spray__uses_every_uplink),

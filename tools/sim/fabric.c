@@ -30,6 +30,7 @@ static void ls_cfg(const struct sim_opts *o, struct homa_sim_leafspine_cfg *c)
 	c->core_mbps = mbps(o->core_gbps);
 	c->switch_delay_ns = o->switch_delay_ns;
 	c->queue_bytes = o->queue_bytes;
+	c->host_delay_ns = o->host_delay_ns;
 }
 
 /** sim_wire_bytes() - Wire bytes of a @size-byte message: data, DATA headers, framing. */
@@ -65,7 +66,7 @@ uint64_t sim_best_ns(const struct sim_fabric *f, const struct sim_opts *o,
 
 	return homa_sim_leafspine_unloaded_ns(&f->ls,
 					      homa_sim_leafspine_same_rack(&f->ls, src, dst),
-					      f->payload + over, last, n, o->host_delay_ns);
+					      f->payload + over, last, n, 0);
 }
 
 /**
@@ -89,7 +90,7 @@ static void size_settings(struct sim_fabric *f, const struct sim_opts *o)
 	f->payload = s->mtu - HOMA_DATA_HDR_LEN;
 	f->rtt_ns = sim_best_ns(f, o, f->payload, 0, far) +
 		    homa_sim_leafspine_unloaded_ns(&f->ls, f->ls.cfg.racks < 2, grant_wire,
-						   grant_wire, 1, o->host_delay_ns);
+						   grant_wire, 1, 0);
 	bytes = f->rtt_ns * f->ls.cfg.host_mbps / 8000;
 	bytes = (bytes + f->payload - 1) / f->payload * f->payload;
 	s->unsched_bytes = o->unsched_bytes ? o->unsched_bytes : (uint32_t)bytes;
@@ -113,7 +114,6 @@ int sim_fabric_build(struct sim_fabric *f, const struct sim_opts *o,
 	homa_sim_config_default(&nc);
 	nc.seed = o->seed;
 	nc.wire_overhead = o->wire_overhead;
-	nc.host_rx_delay_ns = o->host_delay_ns;
 	rc = homa_sim_net_new(&f->net, &nc);
 	if (rc)
 		return rc;
