@@ -128,6 +128,50 @@ uint64_t homa_http_requests(const homa_http *h);
 void homa_http_stop(homa_http *h);
 
 /* ------------------------------------------------------------------ */
+/* Exporter: one /metrics listener shared by the endpoints of a process */
+/* ------------------------------------------------------------------ */
+
+/** Most extra values one endpoint can add to a scrape. */
+#define HOMA_EXPORTER_MAX_EXTRA 32
+
+/**
+ * Fills one endpoint's snapshot for a scrape (called on the listener
+ * thread, with the exporter's lock held: it must not call
+ * homa_exporter_join() or homa_exporter_leave()).
+ * @stats: to fill. @extra: room for HOMA_EXPORTER_MAX_EXTRA values (their
+ * endpoint label is set by the exporter). @nextra: receives how many.
+ * Return: 0, or a negative error to leave this endpoint out of the scrape.
+ */
+typedef int (*homa_exporter_snapshot_fn)(void *arg, struct homa_stats *stats,
+					 struct homa_metric_value *extra, size_t *nextra);
+
+typedef struct homa_exporter_member homa_exporter_member;
+
+/**
+ * homa_exporter_join() - Serve endpoint @endpoint's counters on the
+ * listener at @opts (address and port; see struct homa_http_opts). The
+ * first endpoint on an address and port starts the listener; later ones
+ * with the same address and non-zero port share it, each labelled with
+ * its own endpoint="...". Port 0 always starts a new listener.
+ * @out: receives the membership (caller owns; homa_exporter_leave()).
+ * Return: 0; HOMA_EINVAL (NULL @fn, @endpoint or @out); the errors of
+ * homa_http_start(); HOMA_ENOMEM.
+ */
+int homa_exporter_join(const struct homa_http_opts *opts, const char *endpoint,
+		       homa_exporter_snapshot_fn fn, void *arg,
+		       homa_exporter_member **out);
+
+/** homa_exporter_port() - TCP port of the member's listener. */
+uint16_t homa_exporter_port(const homa_exporter_member *m);
+
+/**
+ * homa_exporter_leave() - Stop serving @m (@fn is never called again once
+ * this returns); the last member stops the listener. NULL is ignored.
+ * Must not be called with a lock that @fn takes.
+ */
+void homa_exporter_leave(homa_exporter_member *m);
+
+/* ------------------------------------------------------------------ */
 /* pcap capture                                                        */
 /* ------------------------------------------------------------------ */
 
