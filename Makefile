@@ -22,3 +22,8 @@ demo: all
 
 clean:
 	rm -rf $(BUILD)
+
+# homa-sim: regenerate docs/sim (W1..W5 at 80% load, classic and START_MSG).
+.PHONY: sim-paper
+sim-paper: all
+	tools/sim/paper.sh $(BUILD) docs/sim
