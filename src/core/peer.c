@@ -49,6 +49,7 @@ struct homa_peer *homa_peer_get(homa_engine *e, const homa_addr *addr)
 		e->peers.buckets[b] = p;
 		e->peers.count++;
 		homa_table_maybe_grow(e, &e->peers, offsetof(struct homa_peer, hash_next), peer_hash);
+		homa_timer_arm(e); /* the timer frees the peer once idle */
 	}
 	p->rpcs++;
 	return p;
