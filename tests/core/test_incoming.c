@@ -1,0 +1,304 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file test_incoming.c
+ * Malformed and unexpected packets (src/core/incoming.c, engine input):
+ * each is dropped and counted by reason, a real RPC running at the same
+ * time completes unharmed, and RPC_UNKNOWN replies are rate-limited.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "harness.h"
+
+#define REQ_LEN 100000
+#define MAX_MSG 1000000
+
+/** A crafted packet and where it goes. */
+struct bad_pkt {
+	const char *what;
+	int to;               /**< 0 = client engine, 1 = server engine */
+	bool stranger;        /**< from 10.9.9.9 instead of the real peer */
+	uint8_t buf[700];
+	size_t len;
+	int reason;           /**< expected HOMA_DROP_* */
+};
+
+/** base() - A packet of @type between the pair's ports (direction per @to_server). */
+static struct homa_pkt base(uint8_t type, bool to_server, uint64_t sender_id)
+{
+	struct homa_pkt k;
+
+	memset(&k, 0, sizeof(k));
+	k.type = type;
+	k.sport = to_server ? 4000 : 4001;
+	k.dport = to_server ? 4001 : 4000;
+	k.sender_id = sender_id;
+	return k;
+}
+
+/** data() - A DATA packet of @n payload bytes at @off of a @mlen-byte message. */
+static struct homa_pkt data(bool to_server, uint64_t sender_id, uint32_t mlen, uint32_t off,
+			    uint32_t n)
+{
+	static const uint8_t junk[2000];
+	struct homa_pkt k = base(HOMA_PKT_DATA, to_server, sender_id);
+
+	k.u.data.message_length = mlen;
+	k.u.data.incoming = mlen;
+	k.u.data.offset = off;
+	k.u.data.payload = junk;
+	k.u.data.payload_len = n;
+	return k;
+}
+
+/** add() - Append case @what: encode @k (or keep raw bytes if @k is NULL). */
+static struct bad_pkt *add(struct bad_pkt *list, int *n, const char *what, int to, bool stranger,
+			   const struct homa_pkt *k, int reason)
+{
+	struct bad_pkt *b = &list[(*n)++];
+	int len;
+
+	memset(b, 0, sizeof(*b));
+	b->what = what;
+	b->to = to;
+	b->stranger = stranger;
+	b->reason = reason;
+	if (k) {
+		len = homa_wire_encode(k, b->buf, sizeof(b->buf));
+		assert_true(len > 0);
+		b->len = (size_t)len;
+	}
+	return b;
+}
+
+/**
+ * corpus() - Every kind of bad packet, aimed at a pair where client RPC
+ * @cid (server id @cid ^ 1) is in progress. Return: number of cases.
+ */
+static int corpus(struct bad_pkt *l, uint64_t cid)
+{
+	struct homa_pkt k;
+	struct bad_pkt *b;
+	int n = 0;
+
+	b = add(l, &n, "10 bytes", 1, false, NULL, HOMA_DROP_TRUNCATED);
+	memset(b->buf, 0x10, 10);
+	b->len = 10;
+	k = data(true, cid, REQ_LEN, 0, 100);
+	b = add(l, &n, "DATA cut in its header", 1, false, &k, HOMA_DROP_TRUNCATED);
+	b->len = 40;
+	k = base(HOMA_PKT_GRANT, false, cid ^ 1);
+	b = add(l, &n, "GRANT cut short", 0, false, &k, HOMA_DROP_TRUNCATED);
+	b->len = 30;
+	k = base(HOMA_PKT_ACK, true, cid);
+	b = add(l, &n, "ACK cut short", 1, false, &k, HOMA_DROP_TRUNCATED);
+	b->len = 79;
+	k = base(HOMA_PKT_BUSY, true, cid);
+	b = add(l, &n, "type 0x30", 1, false, &k, HOMA_DROP_BAD_TYPE);
+	b->buf[11] = 0x30;
+	b = add(l, &n, "type 0x0f", 0, false, &k, HOMA_DROP_BAD_TYPE);
+	b->buf[11] = 0x0f;
+	k = data(true, cid, 50, 0, 100);
+	add(l, &n, "DATA longer than its message", 1, false, &k, HOMA_DROP_BAD_OFFSET);
+	k = data(true, cid, REQ_LEN, REQ_LEN, 1);
+	add(l, &n, "DATA offset at message end", 1, false, &k, HOMA_DROP_BAD_OFFSET);
+	k = data(true, cid, REQ_LEN, 0xffffff00u, 0x200);
+	add(l, &n, "DATA offset wrapping 2^32", 1, false, &k, HOMA_DROP_BAD_OFFSET);
+	k = data(true, cid, REQ_LEN, 0, 1);
+	b = add(l, &n, "DATA without payload", 1, false, &k, HOMA_DROP_BAD_OFFSET);
+	b->len = HOMA_DATA_HDR_LEN;
+	k = base(HOMA_PKT_GRANT, false, cid ^ 1);
+	k.u.grant.priority = 7;
+	b = add(l, &n, "GRANT priority 9", 0, false, &k, HOMA_DROP_BAD_FIELD);
+	b->buf[32] = 9;
+	k = base(HOMA_PKT_RESEND, true, cid);
+	b = add(l, &n, "RESEND priority 200", 1, false, &k, HOMA_DROP_BAD_FIELD);
+	b->buf[36] = 200;
+	k = base(HOMA_PKT_ACK, true, cid);
+	b = add(l, &n, "ACK with 6 acks", 1, false, &k, HOMA_DROP_BAD_FIELD);
+	b->buf[29] = 6;
+	k = base(HOMA_PKT_START_MSG, true, cid + 1000);
+	add(l, &n, "START_MSG of 0 bytes", 1, false, &k, HOMA_DROP_BAD_FIELD);
+	k = base(HOMA_PKT_NEED_ACK, false, cid);
+	add(l, &n, "NEED_ACK with a client id", 0, false, &k, HOMA_DROP_BAD_FIELD);
+	k = base(HOMA_PKT_GRANT, false, cid ^ 1);
+	k.u.grant.offset = REQ_LEN + 1;
+	add(l, &n, "GRANT past the message", 0, false, &k, HOMA_DROP_BAD_OFFSET);
+	k = data(true, cid + 2000, MAX_MSG + 1, 0, 100);
+	add(l, &n, "DATA above max_message", 1, false, &k, HOMA_DROP_TOO_LONG);
+	k = base(HOMA_PKT_START_MSG, true, cid + 2002);
+	k.u.start.message_length = 0xffffffffu;
+	add(l, &n, "START_MSG above max_message", 1, false, &k, HOMA_DROP_TOO_LONG);
+	k = data(true, cid, REQ_LEN + 1, 0, 100);
+	add(l, &n, "DATA changing the length", 1, false, &k, HOMA_DROP_LENGTH_CHANGED);
+	k = data(true, cid, REQ_LEN, 0, 100);
+	k.dport = 4999;
+	add(l, &n, "DATA to another port", 1, false, &k, HOMA_DROP_WRONG_PORT);
+	k = base(HOMA_PKT_GRANT, false, cid ^ 1);
+	k.dport = 1;
+	add(l, &n, "GRANT to another port", 0, false, &k, HOMA_DROP_WRONG_PORT);
+	k = data(false, 1000, 100, 0, 100);
+	add(l, &n, "request to a client", 0, false, &k, HOMA_DROP_NOT_SERVER);
+	k = data(false, cid ^ 1 ^ 200, 100, 0, 100);
+	add(l, &n, "response for no RPC", 0, false, &k, HOMA_DROP_UNKNOWN_RPC);
+	k = base(HOMA_PKT_GRANT, false, cid ^ 1 ^ 200);
+	add(l, &n, "GRANT for no RPC", 0, false, &k, HOMA_DROP_UNKNOWN_RPC);
+	k = base(HOMA_PKT_GRANT, true, cid + 300);
+	add(l, &n, "GRANT for no server RPC", 1, false, &k, HOMA_DROP_UNKNOWN_RPC);
+	k = base(HOMA_PKT_RESEND, true, cid + 400);
+	add(l, &n, "RESEND for no RPC", 1, false, &k, HOMA_DROP_UNKNOWN_RPC);
+	k = base(HOMA_PKT_BUSY, false, cid ^ 1 ^ 500);
+	add(l, &n, "BUSY for no RPC", 0, false, &k, HOMA_DROP_UNKNOWN_RPC);
+	k = base(HOMA_PKT_RPC_UNKNOWN, false, cid ^ 1 ^ 600);
+	add(l, &n, "RPC_UNKNOWN for no RPC", 0, false, &k, HOMA_DROP_UNKNOWN_RPC);
+	k = base(HOMA_PKT_RPC_UNKNOWN, true, cid + 700);
+	add(l, &n, "RPC_UNKNOWN for no server RPC", 1, false, &k, HOMA_DROP_UNKNOWN_RPC);
+	k = base(HOMA_PKT_ACK, true, cid + 800);
+	k.u.ack.num_acks = 2;
+	k.u.ack.acks[0].client_id = cid + 802;
+	k.u.ack.acks[0].server_port = 4001;
+	k.u.ack.acks[1].client_id = cid; /* real, but not finished: not freed */
+	k.u.ack.acks[1].server_port = 4001;
+	add(l, &n, "ACK for no finished RPC", 1, false, &k, HOMA_DROP_UNKNOWN_RPC);
+	k = base(HOMA_PKT_CUTOFFS, false, 0);
+	add(l, &n, "CUTOFFS from a stranger", 0, true, &k, HOMA_DROP_UNKNOWN_RPC);
+	k = base(HOMA_PKT_GRANT, false, cid ^ 1);
+	k.u.grant.offset = 1000;
+	add(l, &n, "GRANT from a stranger", 0, true, &k, HOMA_DROP_UNKNOWN_RPC);
+	k = data(true, cid, REQ_LEN, 0, 100);
+	add(l, &n, "request DATA from a stranger to a non-server port", 0, true, &k,
+	    HOMA_DROP_WRONG_PORT);
+	return n;
+}
+
+/**
+ * homa_engine_input__malformed_corpus() - While a 100 kB echo RPC is in
+ * flight, every packet of the corpus is given to the client or server
+ * engine: each is dropped with the expected reason (return value and
+ * stats.drops), and the RPC then completes once, bit-exact, with no
+ * restart, abort or retransmission.
+ */
+static void homa_engine_input__malformed_corpus(void **state)
+{
+	static struct bad_pkt list[64];
+	static uint8_t req[REQ_LEN];
+	homa_addr stranger = homa_addr_ipv4(0x0a090909);
+	struct homa_iov iov = {req, REQ_LEN};
+	struct homa_stats st[2], after;
+	struct homa_settings s;
+	struct homa_event ev;
+	struct th_pair p;
+	uint64_t id;
+	int n, i;
+
+	homa_settings_default(&s);
+	s.max_message = MAX_MSG;
+	th_pair_init(&p, &s);
+	p.echo = true;
+	p.logging = false;
+	th_pattern(req, REQ_LEN, 5);
+	assert_int_equal(homa_engine_send_request(p.e[0], &p.addr[1], p.port[1], &iov, 1, 9, 0, &id), 0);
+	th_pair_run(&p, 5000); /* part of the request is at the server */
+	assert_int_equal(homa_engine_next_event(p.e[1], &ev), 0);
+	n = corpus(list, id);
+	for (i = 0; i < n; i++) {
+		struct bad_pkt *b = &list[i];
+		const homa_addr *src = b->stranger ? &stranger : &p.addr[1 - b->to];
+		int r;
+
+		homa_engine_stats(p.e[b->to], &st[b->to]);
+		r = homa_engine_input(p.e[b->to], src, b->buf, b->len, p.now);
+		if (r != -HOMA_INPUT_DROPPED - b->reason)
+			fail_msg("%s: got %d, want drop %s", b->what, r, homa_drop_reason_name(b->reason));
+		homa_engine_stats(p.e[b->to], &after);
+		if (after.drops[b->reason] != st[b->to].drops[b->reason] + 1)
+			fail_msg("%s: not counted as %s", b->what, homa_drop_reason_name(b->reason));
+	}
+	th_pair_run(&p, 1000000000);
+	assert_int_equal(homa_engine_next_event(p.e[0], &ev), 1);
+	assert_int_equal(ev.type, HOMA_EV_RESPONSE);
+	assert_int_equal(ev.id, id);
+	assert_int_equal(homa_msg_length(ev.msg), REQ_LEN);
+	assert_true(th_check_pattern(ev.msg, 5));
+	homa_engine_msg_release(p.e[0], ev.msg);
+	assert_int_equal(homa_engine_next_event(p.e[0], &ev), 0);
+	for (i = 0; i < 2; i++) {
+		homa_engine_stats(p.e[i], &after);
+		assert_int_equal(after.rpc_restarts, 0);
+		assert_int_equal(after.rpcs_aborted, 0);
+		assert_int_equal(after.retransmitted_bytes, 0);
+		assert_int_equal(after.active_rpcs, 0);
+	}
+	homa_engine_stats(p.e[1], &after);
+	assert_int_equal(after.server_requests_received, 1);
+	th_pair_free(&p);
+}
+
+/** resend_from() - A RESEND for unknown server RPC @id from @src to the server. Return: input result. */
+static int resend_from(struct th_pair *p, const homa_addr *src, uint64_t id)
+{
+	struct homa_pkt k = base(HOMA_PKT_RESEND, true, id);
+	uint8_t buf[64];
+	int len = homa_wire_encode(&k, buf, sizeof(buf));
+
+	return homa_engine_input(p->e[1], src, buf, (size_t)len, p->now);
+}
+
+/** unknown_replies() - RPC_UNKNOWN packets the server emits now. */
+static int unknown_replies(struct th_pair *p)
+{
+	struct th_pkt k;
+	int n = 0;
+
+	while (th_take(p->e[1], p->now, &k) > 0)
+		n += k.k.type == HOMA_PKT_RPC_UNKNOWN;
+	return n;
+}
+
+/**
+ * homa_ctl_reply_unknown__rate_limited() - Forged RESENDs for RPCs that
+ * do not exist, ten from one host within one tick, draw at most 4
+ * RPC_UNKNOWN replies; the rest are counted as suppressed. In the next
+ * tick replies are allowed again.
+ */
+static void homa_ctl_reply_unknown__rate_limited(void **state)
+{
+	homa_addr forger = homa_addr_ipv4(0x0a090909);
+	struct homa_stats st;
+	struct th_pair p;
+	uint64_t id;
+
+	th_pair_init(&p, NULL);
+	for (id = 2; id < 22; id += 2)
+		assert_int_equal(resend_from(&p, &forger, id),
+				 -HOMA_INPUT_DROPPED - HOMA_DROP_UNKNOWN_RPC);
+	assert_int_equal(unknown_replies(&p), 4);
+	homa_engine_stats(p.e[1], &st);
+	assert_int_equal(st.unknown_replies_suppressed, 6);
+	assert_int_equal(st.drops[HOMA_DROP_UNKNOWN_RPC], 10);
+	p.now += 5 * 1000000;
+	homa_engine_on_timer(p.e[1], p.now);
+	for (id = 2; id < 22; id += 2)
+		resend_from(&p, &forger, id);
+	assert_true(unknown_replies(&p) >= 1);
+	homa_engine_stats(p.e[1], &st);
+	assert_int_equal(st.active_rpcs, 0);
+	th_pair_free(&p);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(homa_engine_input__malformed_corpus),
+		cmocka_unit_test(homa_ctl_reply_unknown__rate_limited),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
