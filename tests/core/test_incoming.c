@@ -178,12 +178,31 @@ static int corpus(struct bad_pkt *l, uint64_t cid)
 	return n;
 }
 
+/** A copy of the first packet that crossed the wire. */
+struct first_pkt {
+	uint8_t buf[2000];
+	size_t len;
+};
+
+/** keep_first() - Filter that drops nothing and keeps a copy of packet 0. */
+static bool keep_first(void *ctx, int from, const uint8_t *pkt, size_t len, uint64_t n)
+{
+	struct first_pkt *f = ctx;
+
+	if (n == 0 && len <= sizeof(f->buf)) {
+		memcpy(f->buf, pkt, len);
+		f->len = len;
+	}
+	return false;
+}
+
 /**
  * homa_engine_input__malformed_corpus() - While a 100 kB echo RPC is in
  * flight, every packet of the corpus is given to the client or server
  * engine: each is dropped with the expected reason (return value and
  * stats.drops), and the RPC then completes once, bit-exact, with no
- * restart, abort or retransmission.
+ * restart, abort or retransmission. Afterwards a late copy of the
+ * request's first packet is refused as completed (at-most-once).
  */
 static void homa_engine_input__malformed_corpus(void **state)
 {
@@ -194,6 +213,7 @@ static void homa_engine_input__malformed_corpus(void **state)
 	struct homa_stats st[2], after;
 	struct homa_settings s;
 	struct homa_event ev;
+	struct first_pkt first;
 	struct th_pair p;
 	uint64_t id;
 	int n, i;
@@ -201,6 +221,8 @@ static void homa_engine_input__malformed_corpus(void **state)
 	homa_settings_default(&s);
 	s.max_message = MAX_MSG;
 	th_pair_init(&p, &s);
+	p.filter = keep_first;
+	p.filter_ctx = &first;
 	p.echo = true;
 	p.logging = false;
 	th_pattern(req, REQ_LEN, 5);
@@ -238,6 +260,12 @@ static void homa_engine_input__malformed_corpus(void **state)
 	}
 	homa_engine_stats(p.e[1], &after);
 	assert_int_equal(after.server_requests_received, 1);
+	assert_int_equal(homa_engine_input(p.e[1], &p.addr[0], first.buf, first.len, p.now),
+			 -HOMA_INPUT_DROPPED - HOMA_DROP_COMPLETED);
+	th_pair_run(&p, 1000000000);
+	homa_engine_stats(p.e[1], &after);
+	assert_int_equal(after.server_requests_received, 1);
+	assert_int_equal(after.active_rpcs, 0);
 	th_pair_free(&p);
 }
 
