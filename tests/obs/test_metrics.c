@@ -98,6 +98,36 @@ static void render__two_endpoints_valid_and_exact(void **state)
 	free(t);
 }
 
+/**
+ * render__every_field_rendered() - Each counter and gauge of struct
+ * homa_stats shows up as a sample value (catches fields added to the
+ * struct without a metric).
+ */
+static void render__every_field_rendered(void **state)
+{
+	struct homa_stats a;
+	struct homa_metrics_source src = {"e", &a};
+	size_t nslots = offsetof(struct homa_stats, rx_msg_size_hist) / sizeof(uint64_t);
+	uint64_t *v = (uint64_t *)&a;
+	char want[64];
+	size_t i;
+	char *t;
+
+	memset(&a, 0, sizeof(a));
+	for (i = 0; i < nslots; i++)
+		v[i] = 7000000 + 13 * i;
+	t = render(&src, 1, NULL, 0);
+	for (i = 0; i < nslots; i++) {
+		if (&v[i] == &a.pacer_throttled_ns)
+			snprintf(want, sizeof(want), " 0.%09llu\n", (unsigned long long)v[i]);
+		else
+			snprintf(want, sizeof(want), " %llu\n", (unsigned long long)v[i]);
+		if (!strstr(t, want))
+			fail_msg("stats slot %zu (value%s) is not rendered", i, want);
+	}
+	free(t);
+}
+
 /** render__histogram_buckets_cumulative() - le bounds, cumulative counts, +Inf, _sum. */
 static void render__histogram_buckets_cumulative(void **state)
 {
@@ -235,6 +265,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(render__two_endpoints_valid_and_exact),
+		cmocka_unit_test(render__every_field_rendered),
 		cmocka_unit_test(render__histogram_buckets_cumulative),
 		cmocka_unit_test(render__escapes_label_values),
 		cmocka_unit_test(render__no_endpoint_label),
