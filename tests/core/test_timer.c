@@ -1,0 +1,360 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file test_timer.c
+ * The timer (src/core/timer.c): timeouts after a server or client crash
+ * within timeout_ticks, dead peers, NEED_ACK for a lost ack, repeated
+ * START_MSG, and BUSY keeping a long server call alive.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "harness.h"
+
+#define TICK 1000000ull
+/** Slack allowed past timeout_ticks * tick_ns: tick alignment plus one tick. */
+#define SLACK (2 * TICK)
+
+static uint8_t big[200000];
+
+/** Filter state: once crashed, nothing crosses the wire. */
+struct crash {
+	bool crashed;
+	int drop_type;     /**< also drop the first packet of this type (0 = none) */
+	int drop_from;     /**< ... sent by this side */
+	bool dropped_one;
+};
+
+/** crash_filter() - Drop everything after the crash, and the chosen single packet. */
+static bool crash_filter(void *ctx, int from, const uint8_t *pkt, size_t len, uint64_t n)
+{
+	struct crash *c = ctx;
+
+	if (c->crashed)
+		return true;
+	if (c->drop_type && !c->dropped_one && from == c->drop_from && len > 11 &&
+	    pkt[11] == c->drop_type) {
+		c->dropped_one = true;
+		return true;
+	}
+	return false;
+}
+
+/** setup() - A pair with the crash filter; logging off. */
+static void setup(struct th_pair *p, struct crash *c, const struct homa_settings *s)
+{
+	th_pair_init(p, s);
+	memset(c, 0, sizeof(*c));
+	p->filter = crash_filter;
+	p->filter_ctx = c;
+	p->logging = false;
+}
+
+/** send() - Client sends @len pattern bytes. Return: the id. */
+static uint64_t send(struct th_pair *p, size_t len)
+{
+	struct homa_iov iov = {big, len};
+	uint64_t id;
+
+	th_pattern(big, len, 11);
+	assert_int_equal(homa_engine_send_request(p->e[0], &p->addr[1], p->port[1], &iov, 1, 1,
+						  p->now, &id), 0);
+	return id;
+}
+
+/** reply() - The server answers its next request event with @len bytes. */
+static void reply(struct th_pair *p, size_t len)
+{
+	struct homa_iov iov = {big, len};
+	struct homa_event ev;
+
+	assert_int_equal(homa_engine_next_event(p->e[1], &ev), 1);
+	assert_int_equal(ev.type, HOMA_EV_REQUEST);
+	th_pattern(big, len, 11);
+	assert_int_equal(homa_engine_send_reply(p->e[1], ev.id, &iov, 1, p->now), 0);
+	homa_engine_msg_release(p->e[1], ev.msg);
+}
+
+/** active() - The server's live RPCs. */
+static uint64_t active(struct th_pair *p, int side)
+{
+	struct homa_stats st;
+
+	homa_engine_stats(p->e[side], &st);
+	return st.active_rpcs;
+}
+
+/** wait_client_event() - Run tick by tick until the client has an event (max @limit ns). */
+static bool wait_client_event(struct th_pair *p, uint64_t limit, struct homa_event *ev)
+{
+	uint64_t end = p->now + limit;
+
+	while (p->now < end) {
+		if (homa_engine_next_event(p->e[0], ev))
+			return true;
+		th_pair_run(p, TICK);
+		if (p->now < end && homa_engine_next_deadline(p->e[0]) == UINT64_MAX &&
+		    homa_engine_next_deadline(p->e[1]) == UINT64_MAX)
+			p->now += TICK;
+	}
+	return homa_engine_next_event(p->e[0], ev);
+}
+
+/** wait_server_idle() - Run tick by tick until the server has no RPC (max @limit ns). */
+static void wait_server_idle(struct th_pair *p, uint64_t limit)
+{
+	uint64_t end = p->now + limit;
+
+	while (active(p, 1) && p->now < end)
+		th_pair_run(p, TICK);
+}
+
+/**
+ * homa_timer_tick__server_crash() - The server dies after receiving the
+ * request: the client's RPC fails with HOMA_ETIMEDOUT no later than
+ * timeout_ticks * tick_ns (plus two ticks) after the server's last packet
+ * and not much earlier; a new request to that server fails at once with
+ * HOMA_EPEERDEAD, and is accepted again a few ticks later.
+ */
+static void homa_timer_tick__server_crash(void **state)
+{
+	struct homa_event ev;
+	struct homa_stats st;
+	struct th_pair p;
+	struct crash c;
+	struct homa_iov iov = {big, 10};
+	uint64_t id, id2, crash_at;
+
+	setup(&p, &c, NULL);
+	id = send(&p, 1000);
+	th_pair_run(&p, 1000); /* request and CUTOFFS cross */
+	crash_at = p.now;
+	c.crashed = true;
+	assert_true(wait_client_event(&p, 200 * TICK, &ev));
+	assert_int_equal(ev.type, HOMA_EV_ERROR);
+	assert_int_equal(ev.error, HOMA_ETIMEDOUT);
+	assert_int_equal(ev.id, id);
+	assert_true(p.now - crash_at <= 100 * TICK + SLACK);
+	assert_true(p.now - crash_at >= 99 * TICK);
+	homa_engine_stats(p.e[0], &st);
+	assert_int_equal(st.rpcs_timed_out, 1);
+	assert_int_equal(st.peers_declared_dead, 1);
+	assert_true(st.resends_sent >= 10);
+	assert_int_equal(st.active_rpcs, 0);
+	assert_int_equal(homa_engine_send_request(p.e[0], &p.addr[1], p.port[1], &iov, 1, 0,
+						  p.now, &id2), HOMA_EPEERDEAD);
+	th_pair_run(&p, 6 * TICK);
+	assert_int_equal(homa_engine_send_request(p.e[0], &p.addr[1], p.port[1], &iov, 1, 0,
+						  p.now, &id2), 0);
+	th_pair_free(&p);
+}
+
+/**
+ * homa_timer_tick__client_crash_while_reply_waits_for_grants() - The
+ * client dies after its request; the server's 100 kB reply needs grants
+ * that never come: the server frees the RPC and its buffers within the
+ * timeout bound.
+ */
+static void homa_timer_tick__client_crash_while_reply_waits_for_grants(void **state)
+{
+	struct homa_stats st;
+	struct th_pair p;
+	struct crash c;
+	uint64_t crash_at;
+
+	setup(&p, &c, NULL);
+	send(&p, 1000);
+	th_pair_run(&p, 1000);
+	reply(&p, 100000);
+	crash_at = p.now;
+	c.crashed = true;
+	wait_server_idle(&p, 200 * TICK);
+	assert_int_equal(active(&p, 1), 0);
+	assert_true(p.now - crash_at <= 100 * TICK + SLACK);
+	homa_engine_stats(p.e[1], &st);
+	assert_int_equal(st.tx_buffered_bytes, 0);
+	assert_int_equal(st.rx_buffered_bytes, 0);
+	assert_int_equal(st.rpcs_timed_out, 1);
+	th_pair_free(&p);
+}
+
+/**
+ * homa_timer_tick__client_crash_mid_request() - The client dies while
+ * sending a 150 kB request: the server asks for the rest with RESENDs,
+ * then frees the partial request within the timeout bound.
+ */
+static void homa_timer_tick__client_crash_mid_request(void **state)
+{
+	struct homa_stats st;
+	struct th_pair p;
+	struct crash c;
+	uint64_t crash_at;
+
+	setup(&p, &c, NULL);
+	send(&p, 150000);
+	th_pair_run(&p, 3000);
+	homa_engine_stats(p.e[1], &st);
+	assert_true(st.rx_buffered_bytes > 0);
+	assert_int_equal(st.server_requests_received, 0);
+	crash_at = p.now;
+	c.crashed = true;
+	wait_server_idle(&p, 200 * TICK);
+	assert_int_equal(active(&p, 1), 0);
+	assert_true(p.now - crash_at <= 100 * TICK + SLACK);
+	homa_engine_stats(p.e[1], &st);
+	assert_int_equal(st.rx_buffered_bytes, 0);
+	assert_true(st.resends_sent >= 10);
+	th_pair_free(&p);
+}
+
+/**
+ * homa_timer_tick__client_crash_before_ack() - The client dies after the
+ * reply arrived but before acking it: the server asks with NEED_ACK,
+ * then frees the finished RPC within the timeout bound.
+ */
+static void homa_timer_tick__client_crash_before_ack(void **state)
+{
+	struct homa_stats st;
+	struct th_pkt k;
+	struct th_pair p;
+	struct crash c;
+	uint64_t crash_at;
+
+	setup(&p, &c, NULL);
+	send(&p, 1000);
+	th_pair_run(&p, 1000);
+	reply(&p, 1000);
+	assert_true(th_take(p.e[1], p.now, &k) > 0 && k.ok);
+	assert_int_equal(k.k.type, HOMA_PKT_DATA);
+	crash_at = p.now;
+	c.crashed = true;
+	wait_server_idle(&p, 200 * TICK);
+	assert_int_equal(active(&p, 1), 0);
+	assert_true(p.now - crash_at <= 100 * TICK + SLACK);
+	homa_engine_stats(p.e[1], &st);
+	assert_true(st.pkts_sent[HOMA_PKT_NEED_ACK - HOMA_PKT_FIRST] >= 5);
+	th_pair_free(&p);
+}
+
+/**
+ * homa_timer_tick__need_ack_after_lost_ack() - The client's ACK is lost:
+ * request_ack_ticks later the server sends NEED_ACK, the client answers
+ * with an ACK and the server frees the RPC.
+ */
+static void homa_timer_tick__need_ack_after_lost_ack(void **state)
+{
+	struct homa_event ev;
+	struct homa_stats st;
+	struct th_pair p;
+	struct crash c;
+	const char *lost, *need, *ack;
+
+	setup(&p, &c, NULL);
+	p.logging = true;
+	p.echo = true;
+	c.drop_type = HOMA_PKT_ACK;
+	c.drop_from = 0;
+	send(&p, 100);
+	th_pair_run(&p, 50 * TICK);
+	lost = strstr(p.log, "c>s ACK p7 DROPPED");
+	assert_non_null(lost);
+	need = strstr(lost, "s>c NEED_ACK p7; c>s ACK p7");
+	assert_non_null(need);
+	ack = strstr(need, "; ");
+	assert_string_equal(ack, "; c>s ACK p7"); /* nothing after */
+	homa_engine_stats(p.e[1], &st);
+	assert_int_equal(st.active_rpcs, 0);
+	assert_int_equal(st.acks_received, 1);
+	assert_int_equal(st.pkts_sent[HOMA_PKT_NEED_ACK - HOMA_PKT_FIRST], 1);
+	assert_int_equal(homa_engine_next_event(p.e[0], &ev), 1);
+	assert_int_equal(ev.type, HOMA_EV_RESPONSE);
+	homa_engine_msg_release(p.e[0], ev.msg);
+	th_pair_free(&p);
+}
+
+/**
+ * homa_timer_tick__start_msg_repeated() - In START_MSG mode the first
+ * START_MSG is lost: the client repeats it after resend_ticks, the server
+ * grants, and the RPC completes.
+ */
+static void homa_timer_tick__start_msg_repeated(void **state)
+{
+	struct homa_settings s;
+	struct homa_event ev;
+	struct homa_stats st;
+	struct th_pair p;
+	struct crash c;
+
+	homa_settings_default(&s);
+	s.start_msg = true;
+	s.unsched_bytes = 10000;
+	setup(&p, &c, &s);
+	p.logging = true;
+	p.echo = true;
+	c.drop_type = HOMA_PKT_START_MSG;
+	c.drop_from = 0;
+	send(&p, 50000);
+	th_pair_run(&p, 100 * TICK);
+	assert_non_null(strstr(p.log, "c>s START_MSG p7 DROPPED; c>s START_MSG p7; s>c GRANT"));
+	homa_engine_stats(p.e[0], &st);
+	assert_int_equal(st.start_msgs_resent, 1);
+	assert_int_equal(st.rpc_restarts, 0);
+	assert_int_equal(homa_engine_next_event(p.e[0], &ev), 1);
+	assert_int_equal(ev.type, HOMA_EV_RESPONSE);
+	assert_true(th_check_pattern(ev.msg, 11));
+	homa_engine_msg_release(p.e[0], ev.msg);
+	th_pair_free(&p);
+}
+
+/**
+ * homa_timer_tick__busy_keeps_long_call_alive() - The server application
+ * holds the request three times longer than the timeout: the client's
+ * RESENDs draw BUSY answers, nothing times out, and the late reply arrives.
+ */
+static void homa_timer_tick__busy_keeps_long_call_alive(void **state)
+{
+	struct homa_event ev;
+	struct homa_stats st;
+	struct th_pair p;
+	struct crash c;
+	uint64_t id;
+
+	setup(&p, &c, NULL);
+	id = send(&p, 1000);
+	th_pair_run(&p, 300 * TICK);
+	assert_true(p.now >= 299 * TICK);
+	assert_int_equal(homa_engine_next_event(p.e[0], &ev), 0);
+	homa_engine_stats(p.e[1], &st);
+	assert_true(st.busy_sent >= 20);
+	reply(&p, 5000);
+	th_pair_run(&p, 10 * TICK);
+	assert_int_equal(homa_engine_next_event(p.e[0], &ev), 1);
+	assert_int_equal(ev.type, HOMA_EV_RESPONSE);
+	assert_int_equal(ev.id, id);
+	assert_true(th_check_pattern(ev.msg, 11));
+	homa_engine_msg_release(p.e[0], ev.msg);
+	homa_engine_stats(p.e[0], &st);
+	assert_int_equal(st.rpcs_timed_out, 0);
+	th_pair_free(&p);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(homa_timer_tick__server_crash),
+		cmocka_unit_test(homa_timer_tick__client_crash_while_reply_waits_for_grants),
+		cmocka_unit_test(homa_timer_tick__client_crash_mid_request),
+		cmocka_unit_test(homa_timer_tick__client_crash_before_ack),
+		cmocka_unit_test(homa_timer_tick__need_ack_after_lost_ack),
+		cmocka_unit_test(homa_timer_tick__start_msg_repeated),
+		cmocka_unit_test(homa_timer_tick__busy_keeps_long_call_alive),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
