@@ -38,6 +38,8 @@ struct bench_opts {
 	const char *bind;       /**< server: local address (default 0.0.0.0) */
 	int driver;             /**< enum homa_driver_kind */
 	bool polled;            /**< Homa sockets in polled mode */
+	uint32_t homa_mtu;      /**< Homa packet size incl. header (0: engine default) */
+	double homa_link_gbps;  /**< Homa pacer rate (0: engine default) */
 	int threads;            /**< server threads (default 1) */
 	const char *servers;    /**< client: IP:PORT[,IP:PORT...] */
 	const char *workload;   /**< request sizes (default "100") */
@@ -77,6 +79,8 @@ struct bench_tr_cfg {
 	const char *cc;     /**< TCP congestion control or NULL */
 	int driver;         /**< Homa driver */
 	bool polled;        /**< Homa polled mode */
+	uint32_t homa_mtu;  /**< 0: engine default */
+	double homa_link_gbps; /**< 0: engine default */
 	uint32_t max_size;  /**< largest request or response that will be sent */
 };
 

@@ -26,6 +26,9 @@ static const char usage[] =
 "                            messages up to 65000 B)\n"
 "  --driver udp|raw          Homa packet driver (default udp; raw needs CAP_NET_RAW)\n"
 "  --polled                  Homa sockets in polled mode (no runtime thread)\n"
+"  --homa-mtu N              Homa packet size incl. headers (default: engine's, 1472;\n"
+"                            both ends must agree); up to 65507 over UDP\n"
+"  --homa-link-gbps G        rate of Homa's pacer (default: engine's, 25 Gbps)\n"
 "  --cc cubic|bbr            TCP congestion control (TCP_CONGESTION; default: kernel's)\n"
 "  --seed N                  seed of sizes, destinations and arrivals (default 1)\n"
 "  --quiet                   no progress line on stderr\n"
@@ -178,7 +181,8 @@ static int set_num(struct bench_opts *o, const char *f, const char *v)
 		{ "--outstanding", 1, 100000 }, { "--max-outstanding", 1, 1000000 },
 		{ "--conns", 1, 1024 }, { "--duration", 0.05, 86400 }, { "--warmup", 0, 3600 },
 		{ "--seed", 0, 1e18 }, { "--buckets", 1, HOMA_BUCKETS_MAX },
-		{ "--calib-count", 1, 1e7 },
+		{ "--calib-count", 1, 1e7 }, { "--homa-mtu", 100, 65507 },
+		{ "--homa-link-gbps", 0.001, 10000 },
 	};
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
 		if (strcmp(f, t[i].f))
@@ -199,7 +203,9 @@ static int set_num(struct bench_opts *o, const char *f, const char *v)
 		case 10: o->warmup = d; break;
 		case 11: o->seed = (uint64_t)d; break;
 		case 12: o->buckets = (int)d; break;
-		default: o->calib_count = (int)d; break;
+		case 13: o->calib_count = (int)d; break;
+		case 14: o->homa_mtu = (uint32_t)d; break;
+		default: o->homa_link_gbps = d; break;
 		}
 		return 1;
 	}

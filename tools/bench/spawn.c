@@ -128,6 +128,8 @@ static void job_cfg(const struct bench_job *j, struct bench_tr_cfg *cfg, uint32_
 	cfg->cc = j->o->cc;
 	cfg->driver = j->o->driver;
 	cfg->polled = j->o->polled;
+	cfg->homa_mtu = j->o->homa_mtu;
+	cfg->homa_link_gbps = j->o->homa_link_gbps;
 	cfg->max_size = max_size;
 }
 
