@@ -31,14 +31,24 @@ void homa_table_destroy(homa_engine *e, struct homa_table *t)
 	t->nbuckets = 0;
 }
 
-/** homa_hash_addr() - Hash of a host address (two 64-bit words, multiplicative mix). */
+/**
+ * homa_hash_addr() - Hash of a host address: the two 64-bit words combined,
+ * then a full avalanche (murmur3's fmix64), so that addresses differing
+ * only in their last byte (the top byte of the second word on little-endian
+ * hosts, e.g. hosts of one IPv4 /24) still land in different buckets.
+ */
 uint32_t homa_hash_addr(const homa_addr *a)
 {
-	uint64_t w[2];
+	uint64_t w[2], x;
 
 	memcpy(w, a->b, sizeof(w));
-	w[0] = (w[0] ^ (w[1] * 0x9e3779b97f4a7c15ull)) * 0xff51afd7ed558ccdull;
-	return (uint32_t)(w[0] >> 32) ^ (uint32_t)w[0];
+	x = w[0] ^ (w[1] * 0x9e3779b97f4a7c15ull);
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdull;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ull;
+	x ^= x >> 33;
+	return (uint32_t)x;
 }
 
 /**
