@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <cmocka.h>
 
 #include "bench.h"
@@ -24,6 +25,8 @@ struct fake {
 	uint64_t started;
 	uint32_t min_size;
 	int fail_every; /**< every Nth RPC finishes with HOMA_ETIMEDOUT (0: none) */
+	int stall;      /**< 1: nothing ever completes; wait() sleeps to its deadline */
+	uint64_t waits; /**< wait() calls */
 };
 
 static struct fake fk;
@@ -58,6 +61,16 @@ static int fake_wait(void *ctx, uint64_t deadline_ns, struct bench_done *out, in
 	struct fake *f = ctx;
 	int k = 0;
 
+	f->waits++;
+	if (f->stall) {
+		uint64_t now = bench_now_ns();
+		if (deadline_ns > now) {
+			struct timespec ts = { (time_t)((deadline_ns - now) / 1000000000),
+					       (long)((deadline_ns - now) % 1000000000) };
+			nanosleep(&ts, NULL);
+		}
+		return 0;
+	}
 	while (k < max && f->n > 0) {
 		f->n--;
 		out[k].tag = f->tags[f->n];
@@ -149,12 +162,36 @@ static void bench_client_run__open_loop_cap(void **state)
 	homa_workload_free(&w);
 }
 
+/**
+ * RPCs that never finish: the generator blocks in wait() until its next
+ * deadline instead of polling (a run of 1.3 s crosses the 1 s tick).
+ */
+static void bench_client_run__blocks_while_waiting(void **state)
+{
+	struct bench_tr_cfg cfg;
+	struct homa_workload w;
+	struct bench_result res;
+
+	setup(&cfg);
+	fk.stall = 1;
+	assert_int_equal(homa_workload_fixed(100, &w), 0);
+	struct bench_load L = { .req = &w, .response = 100, .outstanding = 2,
+				.duration = 1.3, .warmup = 0, .seed = 3, .label = "fake" };
+	assert_int_equal(bench_client_run(&fake_ops, &cfg, &L, &res), 0);
+	assert_true(fk.waits < 50);
+	assert_int_equal(res.rpcs, 0);
+	assert_int_equal(res.unfinished, 2);
+	homa_lat_free(&res.lat);
+	homa_workload_free(&w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(bench_client_run__closed_loop),
 		cmocka_unit_test(bench_client_run__counts_errors),
 		cmocka_unit_test(bench_client_run__open_loop_cap),
+		cmocka_unit_test(bench_client_run__blocks_while_waiting),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

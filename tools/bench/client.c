@@ -186,9 +186,11 @@ static int loop(struct run *r)
 		complete(r, done, n, now);
 		for (int i = 0; !open && i < L->outstanding - (int)r->busy && now < r->end; i++)
 			r->fatal = issue(r, now);
-		if (show && now >= next_prog) {
-			progress(r, now);
-			next_prog += 1000000000ULL;
+		if (now >= next_prog) {
+			if (show)
+				progress(r, now);
+			while (next_prog <= now)
+				next_prog += 1000000000ULL;
 		}
 	}
 	if (!in_window)
