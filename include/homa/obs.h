@@ -236,7 +236,8 @@ struct homa_pcap_pkt {
  * first four bytes of the packet.
  * Return: 1 if written, 0 if skipped by sampling; HOMA_EINVAL (NULL,
  * priority >= 8, unknown transport or direction, fewer than 4 bytes for
- * UDP, mixed address families, too long for one IP packet); HOMA_EIO
+ * UDP, mixed address families; too long for one IP packet, checked
+ * only for packets that sampling keeps); HOMA_EIO
  * (the file could not be written or rotated; later calls return it too).
  */
 int homa_pcap_write(homa_pcap *pc, const struct homa_pcap_pkt *p);

@@ -187,35 +187,46 @@ static int write_record(struct homa_pcap *pc, const struct homa_pcap_pkt *p,
 	return 0;
 }
 
-/** homa_pcap_write() - See obs.h. */
-int homa_pcap_write(homa_pcap *pc, const struct homa_pcap_pkt *p)
+/**
+ * record() - Build the headers and write packet @p, which sampling kept
+ * (caller holds the lock). Return: 1, HOMA_EINVAL or HOMA_EIO.
+ */
+static int record(struct homa_pcap *pc, const struct homa_pcap_pkt *p, uint64_t ts)
 {
 	uint8_t prefix[HOMA_PCAP_MAX_PREFIX];
+	int plen = homa_pcap_build_prefix(p, pc->ip_id, prefix);
+
+	if (plen < 0)
+		return plen;
+	pc->ip_id++;
+	if (write_record(pc, p, prefix, (size_t)plen, ts)) {
+		pc->failed = 1;
+		pc->stats.errors++;
+		return HOMA_EIO;
+	}
+	return 1;
+}
+
+/** homa_pcap_write() - See obs.h. Packets skipped by sampling cost a counter. */
+int homa_pcap_write(homa_pcap *pc, const struct homa_pcap_pkt *p)
+{
 	uint64_t ts;
-	int plen, ret = 0;
+	int ret = 0;
 
 	if (!pc || !p || (!p->data && p->len) || p->priority >= HOMA_MAX_PRIORITIES ||
-	    (p->dir != HOMA_PCAP_TX && p->dir != HOMA_PCAP_RX))
+	    (p->dir != HOMA_PCAP_TX && p->dir != HOMA_PCAP_RX) ||
+	    (p->transport != HOMA_PCAP_UDP && p->transport != HOMA_PCAP_RAW) ||
+	    (p->transport == HOMA_PCAP_UDP && p->len < 4) ||
+	    homa_addr_is_ipv4(&p->src) != homa_addr_is_ipv4(&p->dst))
 		return HOMA_EINVAL;
 	ts = p->ts_ns ? p->ts_ns : wall_ns();
 	pthread_mutex_lock(&pc->lock);
-	plen = homa_pcap_build_prefix(p, pc->ip_id, prefix);
-	if (plen < 0) {
-		ret = plen;
-	} else if (pc->failed) {
+	if (pc->failed) {
 		ret = HOMA_EIO;
 	} else {
 		pc->stats.seen[p->dir]++;
-		if (pc->offered++ % pc->opts.sample_every == 0) {
-			pc->ip_id++;
-			if (write_record(pc, p, prefix, (size_t)plen, ts)) {
-				pc->failed = 1;
-				pc->stats.errors++;
-				ret = HOMA_EIO;
-			} else {
-				ret = 1;
-			}
-		}
+		if (pc->offered++ % pc->opts.sample_every == 0)
+			ret = record(pc, p, ts);
 	}
 	pthread_mutex_unlock(&pc->lock);
 	return ret;

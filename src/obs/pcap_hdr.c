@@ -16,18 +16,27 @@ static void put16(uint8_t *p, uint32_t v)
 	p[1] = (uint8_t)v;
 }
 
-/** sum_bytes() - Add @len bytes as big-endian 16-bit words to @sum. */
-static uint32_t sum_bytes(uint32_t sum, const uint8_t *b, size_t len)
+/**
+ * sum_bytes() - Add @len bytes to the ones' complement sum @sum0 as
+ * big-endian 16-bit words (an odd last byte is padded with zero). Adds
+ * 32-bit words into a 64-bit accumulator and folds at the end, which
+ * gives the same 16-bit result.
+ */
+static uint32_t sum_bytes(uint32_t sum0, const uint8_t *b, size_t len)
 {
-	size_t i;
+	uint64_t sum = sum0;
+	size_t i = 0;
 
-	for (i = 0; i + 1 < len; i += 2)
+	for (; i + 4 <= len; i += 4)
+		sum += ((uint32_t)b[i] << 24) | ((uint32_t)b[i + 1] << 16) |
+		       ((uint32_t)b[i + 2] << 8) | b[i + 3];
+	for (; i + 1 < len; i += 2)
 		sum += ((uint32_t)b[i] << 8) | b[i + 1];
-	if (len & 1)
-		sum += (uint32_t)b[len - 1] << 8;
+	if (i < len)
+		sum += (uint32_t)b[i] << 8;
 	while (sum >> 16)
 		sum = (sum & 0xffff) + (sum >> 16);
-	return sum;
+	return (uint32_t)sum;
 }
 
 /** fold() - Ones' complement of a folded sum. */
