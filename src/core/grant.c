@@ -107,6 +107,7 @@ static uint32_t grant_one(homa_engine *e, struct homa_rpc *rpc, uint8_t prio)
 	struct homa_msgin *in = &rpc->in;
 	uint64_t target = (uint64_t)in->received + e->s.unsched_bytes;
 	uint64_t avail;
+	uint32_t step;
 
 	if (target > in->length)
 		target = in->length;
@@ -115,7 +116,10 @@ static uint32_t grant_one(homa_engine *e, struct homa_rpc *rpc, uint8_t prio)
 	avail = e->total_incoming < e->s.max_incoming ? e->s.max_incoming - e->total_incoming : 0;
 	if (target - in->granted > avail)
 		target = in->granted + avail;
-	if (target < in->length && target - in->granted < homa_data_payload(e))
+	step = homa_data_payload(e);
+	if (step > e->s.unsched_bytes)
+		step = e->s.unsched_bytes; /* else a window below one packet never moves */
+	if (target < in->length && target - in->granted < step)
 		return 0;
 	avail = target - in->granted;
 	in->granted = (uint32_t)target;
