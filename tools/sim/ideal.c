@@ -32,6 +32,7 @@ struct fluid {
 	uint32_t gen;
 	unsigned char *chosen;
 	double rate;   /**< bytes per ns */
+	double delivered; /**< wire bytes delivered so far */
 };
 
 /** flow_before() - SRPT order: fewer bytes left first, then arrival order. */
@@ -83,8 +84,10 @@ static void advance(struct fluid *f, struct sim_run *r, double dt, double t)
 	for (i = 0; i < f->n; i++) {
 		struct flow fl = f->v[i];
 
-		if (f->chosen[i])
+		if (f->chosen[i]) {
 			fl.left -= dt * f->rate;
+			f->delivered += dt * f->rate;
+		}
 		if (fl.left <= 1e-6) {
 			struct sim_msg *m = &r->msgs[fl.idx];
 			uint64_t fixed = m->best_ns - sim_host_ser_ns(&r->fab, r->o, m->size);
@@ -119,15 +122,40 @@ static void fluid_free(struct fluid *f)
 }
 
 /**
+ * window_mark() - Shorten @dt so the fluid stops at the load window's
+ * edges, and note the bytes delivered when it reaches one.
+ */
+static double window_mark(struct sim_run *r, struct fluid *f, double t, double dt,
+			  double *at_start)
+{
+	double edges[2] = {(double)r->win_start, (double)r->win_end};
+	int i;
+
+	if (r->win_start == UINT64_MAX)
+		return dt;
+	if (*at_start < 0 && t >= edges[0] - 0.5)
+		*at_start = f->delivered;
+	if (r->ideal_win_bytes < 0 && *at_start >= 0 && t >= edges[1] - 0.5)
+		r->ideal_win_bytes = f->delivered - *at_start;
+	for (i = 0; i < 2; i++)
+		if (edges[i] - t > 0.5 && edges[i] - t < dt)
+			dt = edges[i] - t;
+	return dt;
+}
+
+/**
  * sim_ideal() - Fill every sent message's ideal_ns (messages are issued in
- * time order). Return: 0 or HOMA_ENOMEM.
+ * time order), and the wire bytes the fluid delivers inside the load
+ * window (ideal_win_bytes: the same window edge effects as the engine's
+ * achieved load). Return: 0 or HOMA_ENOMEM.
  */
 int sim_ideal(struct sim_run *r)
 {
 	struct fluid f;
 	uint64_t a = 0;
-	double t = 0;
+	double t = 0, at_start = -1;
 
+	r->ideal_win_bytes = -1;
 	if (fluid_alloc(&f, r)) {
 		fluid_free(&f);
 		return HOMA_ENOMEM;
@@ -147,9 +175,11 @@ int sim_ideal(struct sim_run *r)
 		dt = match(&f, r->msgs);
 		if (a < r->nmsgs && (double)r->msgs[a].start_ns - t < dt)
 			dt = (double)r->msgs[a].start_ns - t;
+		dt = window_mark(r, &f, t, dt, &at_start);
 		t += dt;
 		advance(&f, r, dt, t);
 	}
+	window_mark(r, &f, t, 0, &at_start);
 	fluid_free(&f);
 	return 0;
 }

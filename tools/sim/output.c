@@ -127,6 +127,9 @@ static void json_results(struct homa_json *j, const struct sim_run *r,
 	homa_json_kv_num(j, "offered_load", r->o->pattern == SIM_POISSON ? r->o->load : 0);
 	homa_json_kv_num(j, "generated_load", sim_generated_load(r));
 	homa_json_kv_num(j, "achieved_load", sim_achieved_load(r));
+	homa_json_kv_num(j, "ideal_achieved_load", sim_ideal_load(r));
+	homa_json_kv_num(j, "achieved_vs_ideal", sim_ideal_load(r) > 0
+			 ? sim_achieved_load(r) / sim_ideal_load(r) : 0);
 	homa_json_key(j, "messages");
 	homa_json_int(j, (int64_t)r->nmsgs);
 	homa_json_key(j, "measured");
@@ -195,9 +198,10 @@ static void write_text(const struct sim_run *r, const struct sim_stats *st, FILE
 	fprintf(f, "engine: unsched_bytes %u, max_incoming %u, overcommit %u, rtt %llu ns\n",
 		r->fab.settings.unsched_bytes, r->fab.settings.max_incoming,
 		r->fab.settings.max_overcommit, (unsigned long long)r->fab.rtt_ns);
-	fprintf(f, "load: offered %.3f generated %.3f achieved %.3f; messages %llu measured %llu "
+	fprintf(f, "load: offered %.3f generated %.3f achieved %.3f (ideal %.3f); messages %llu measured %llu "
 		"incomplete %llu\n", o->pattern == SIM_POISSON ? o->load : 0,
-		sim_generated_load(r), sim_achieved_load(r), (unsigned long long)r->nmsgs,
+		sim_generated_load(r), sim_achieved_load(r), sim_ideal_load(r),
+		(unsigned long long)r->nmsgs,
 		(unsigned long long)st->measured, (unsigned long long)st->incomplete);
 	fprintf(f, "%10s %8s %8s %8s %9s %9s\n", "max_bytes", "count", "p50", "p99",
 		"ideal_p50", "ideal_p99");

@@ -148,6 +148,21 @@ double sim_achieved_load(const struct sim_run *r)
 }
 
 /**
+ * sim_ideal_load() - Load the ideal reference delivers in the same window
+ * (it suffers the same edge effects: bytes still in flight at the window's
+ * end); 0 if it was not computed.
+ */
+double sim_ideal_load(const struct sim_run *r)
+{
+	double span = (double)(r->win_end - r->win_start);
+	double cap = (double)r->fab.ls.cfg.host_mbps / 8000.0 * r->o->hosts;
+
+	if (r->win_start == UINT64_MAX || span <= 0 || r->ideal_win_bytes < 0)
+		return 0;
+	return r->ideal_win_bytes / (span * cap);
+}
+
+/**
  * sim_generated_load() - Wire bytes of the messages that arrived in the
  * load window, per host link capacity: what the Poisson source really
  * offered (the offered load is its expectation).

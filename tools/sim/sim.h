@@ -107,6 +107,7 @@ struct sim_run {
 	uint8_t *buf;            /**< message contents (zeros, index first) */
 	uint64_t win_start, win_end; /**< load window: arrivals of the measured messages */
 	uint64_t win_bytes;      /**< DATA wire bytes delivered inside the window */
+	double ideal_win_bytes;  /**< the same for the ideal reference (-1: not computed) */
 	uint64_t send_errors, rpc_errors, replies;
 	struct homa_sim_leafspine_queues queues; /**< snapshot at win_end */
 	bool queues_taken;
@@ -152,6 +153,7 @@ int sim_ideal(struct sim_run *r);
 int sim_stats_compute(const struct sim_run *r, struct sim_stats *s);
 double sim_achieved_load(const struct sim_run *r);
 double sim_generated_load(const struct sim_run *r);
+double sim_ideal_load(const struct sim_run *r);
 void sim_engine_totals(const struct sim_run *r, struct homa_stats *t);
 
 /* output.c */

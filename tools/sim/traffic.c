@@ -223,6 +223,7 @@ static int setup(struct sim_run *r, const struct sim_opts *o)
 	memset(r, 0, sizeof(*r));
 	r->o = o;
 	r->win_start = UINT64_MAX;
+	r->ideal_win_bytes = -1;
 	rc = homa_workload_parse(o->workload, NULL, &r->wl, err, sizeof(err));
 	if (rc) {
 		fprintf(stderr, "homa-sim: workload %s: %s\n", o->workload, err);
