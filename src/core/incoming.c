@@ -121,16 +121,17 @@ static void message_complete(homa_engine *e, struct homa_rpc *rpc)
 		e->st.client_rpcs_completed++;
 		homa_hist_add(e->st.rpc_latency_hist, e->now - rpc->start_ns);
 		homa_peer_add_ack(e, rpc->peer, rpc->id, rpc->dport);
-		homa_rpc_free(e, rpc);
 	} else {
 		ev.type = HOMA_EV_REQUEST;
 		rpc->state = RPC_IN_SERVICE;
 		e->st.server_requests_received++;
 	}
-	if (homa_event_push(e, &ev)) {
+	if (homa_rpc_event(e, rpc, &ev)) {
 		e->rx_buffered -= ev.msg->charged;
 		homa_msg_free(e, ev.msg);
 	}
+	if (homa_is_client_id(rpc->id))
+		homa_rpc_free(e, rpc);
 	homa_grant_check(e);
 }
 

@@ -98,6 +98,7 @@ struct homa_rpc {
 	uint16_t dport;           /**< the other side's port */
 	uint8_t state;
 	bool incast;              /**< server: reply limited to incast_unsched_bytes */
+	bool ev_reserved;         /**< owns one node of engine.spare_events for its event */
 	uint32_t silent_ticks;    /**< timer ticks without hearing from the peer */
 	uint32_t resend_at;       /**< silent_ticks value at which the next RESEND is due */
 	uint64_t cookie;
@@ -177,6 +178,12 @@ struct homa_engine {
 	struct homa_link tx_list;    /**< messages with something to send, fewest bytes left first */
 	struct homa_link events;
 	uint32_t nevents;
+	/**
+	 * Event nodes reserved at RPC creation, one per RPC that has not yet
+	 * reported (request, response or error), so that reporting never
+	 * needs memory and an event can never be lost.
+	 */
+	struct homa_link spare_events;
 
 	/* control packet ring */
 	struct homa_ctl *ctl;
@@ -245,6 +252,7 @@ struct homa_rpc *homa_rpc_new(homa_engine *e, uint64_t id, struct homa_peer *pee
 void homa_rpc_free(homa_engine *e, struct homa_rpc *rpc);
 void homa_rpc_fail(homa_engine *e, struct homa_rpc *rpc, int error);
 int homa_event_push(homa_engine *e, const struct homa_event *ev);
+int homa_rpc_event(homa_engine *e, struct homa_rpc *rpc, const struct homa_event *ev);
 
 /* done.c */
 int homa_done_init(homa_engine *e);

@@ -66,10 +66,12 @@ struct homa_rpc *homa_rpc_find_handle(homa_engine *e, uint64_t handle)
  * homa_rpc_new() - Create an RPC with wire id @id toward @peer:@dport and
  * insert it in the tables; takes over the caller's reference on @peer.
  * Client handles equal the id; server handles are fresh odd numbers.
+ * Also reserves the node of the RPC's event (engine.spare_events).
  * Return: the RPC, or NULL (memory, or settings.max_rpcs reached).
  */
 struct homa_rpc *homa_rpc_new(homa_engine *e, uint64_t id, struct homa_peer *peer, uint16_t dport)
 {
+	struct homa_ev_node *n;
 	struct homa_rpc *r;
 	uint32_t b;
 
@@ -77,8 +79,13 @@ struct homa_rpc *homa_rpc_new(homa_engine *e, uint64_t id, struct homa_peer *pee
 	    e->rx_buffered + sizeof(*r) > e->s.max_rx_buffered)
 		return NULL;
 	r = homa_mem_zalloc(e, sizeof(*r));
-	if (!r)
+	n = r ? homa_mem_alloc(e, sizeof(*n)) : NULL;
+	if (!n) {
+		homa_mem_free(e, r, sizeof(*r));
 		return NULL;
+	}
+	homa_list_add_tail(&e->spare_events, &n->link);
+	r->ev_reserved = true;
 	r->id = id;
 	r->peer = peer;
 	r->dport = dport;
@@ -109,10 +116,20 @@ static void unlink_chain(void **pp, struct homa_rpc *r, size_t next_off)
 	*pp = *(void **)((char *)r + next_off);
 }
 
+/** take_spare() - Unlink and return one reserved event node (the caller owns it). */
+static struct homa_ev_node *take_spare(homa_engine *e)
+{
+	struct homa_ev_node *n = homa_container_of(e->spare_events.next, struct homa_ev_node, link);
+
+	homa_list_del(&n->link);
+	return n;
+}
+
 /**
  * homa_rpc_free() - Remove @rpc from every structure and free it with its
  * message buffers (a message already handed to the application is not
- * touched: it was detached). Releases the peer reference.
+ * touched: it was detached) and its unused event reservation. Releases
+ * the peer reference.
  */
 void homa_rpc_free(homa_engine *e, struct homa_rpc *rpc)
 {
@@ -134,6 +151,8 @@ void homa_rpc_free(homa_engine *e, struct homa_rpc *rpc)
 	if (homa_is_client_id(rpc->id))
 		peer->client_rpcs--;
 	e->rx_buffered -= sizeof(*rpc);
+	if (rpc->ev_reserved)
+		homa_mem_free(e, take_spare(e), sizeof(struct homa_ev_node));
 	homa_mem_free(e, rpc, sizeof(*rpc));
 	homa_peer_put(e, peer);
 }
@@ -148,6 +167,26 @@ int homa_event_push(homa_engine *e, const struct homa_event *ev)
 
 	if (!n)
 		return HOMA_ENOMEM;
+	n->ev = *ev;
+	homa_list_add_tail(&e->events, &n->link);
+	e->nevents++;
+	return 0;
+}
+
+/**
+ * homa_rpc_event() - Queue event @ev of @rpc, in the node the RPC
+ * reserved when it was created (so this cannot fail for an RPC's one
+ * event). Return: 0, or HOMA_ENOMEM if the RPC had already used its
+ * reservation and no memory was left.
+ */
+int homa_rpc_event(homa_engine *e, struct homa_rpc *rpc, const struct homa_event *ev)
+{
+	struct homa_ev_node *n;
+
+	if (!rpc->ev_reserved)
+		return homa_event_push(e, ev);
+	rpc->ev_reserved = false;
+	n = take_spare(e);
 	n->ev = *ev;
 	homa_list_add_tail(&e->events, &n->link);
 	e->nevents++;
@@ -171,7 +210,7 @@ void homa_rpc_fail(homa_engine *e, struct homa_rpc *rpc, int error)
 		ev.peer = rpc->peer->addr;
 		ev.peer_port = rpc->dport;
 		ev.start_ns = rpc->start_ns;
-		homa_event_push(e, &ev);
+		homa_rpc_event(e, rpc, &ev);
 	}
 	homa_rpc_free(e, rpc);
 }
