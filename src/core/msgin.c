@@ -70,12 +70,14 @@ static int write_bytes(homa_engine *e, struct homa_msgin *in, uint32_t off,
 
 /**
  * fill_gaps() - Store the parts of [off, end) that fall in holes, shrinking,
- * splitting or removing holes. Return: new bytes stored, or HOMA_ENOMEM.
+ * splitting or removing holes; *@added grows by the new bytes stored.
+ * On failure the holes still describe exactly what is missing (a range
+ * whose hole could not be updated stays missing and uncounted).
+ * Return: 0 or HOMA_ENOMEM.
  */
-static int64_t fill_gaps(homa_engine *e, struct homa_msgin *in, uint32_t off,
-			 uint32_t end, const uint8_t *data)
+static int fill_gaps(homa_engine *e, struct homa_msgin *in, uint32_t off,
+		     uint32_t end, const uint8_t *data, uint32_t *added)
 {
-	int64_t added = 0;
 	uint32_t i = 0;
 
 	while (i < in->ngaps) {
@@ -89,7 +91,6 @@ static int64_t fill_gaps(homa_engine *e, struct homa_msgin *in, uint32_t off,
 		}
 		if (write_bytes(e, in, s, data + (s - off), t - s))
 			return HOMA_ENOMEM;
-		added += t - s;
 		if (s == g->start && t == g->end) {
 			memmove(g, g + 1, (in->ngaps - i - 1) * sizeof(*g));
 			in->ngaps--;
@@ -100,18 +101,20 @@ static int64_t fill_gaps(homa_engine *e, struct homa_msgin *in, uint32_t off,
 		} else {
 			uint32_t old_end = g->end;
 
-			g->end = s;
 			if (add_gap(e, in, t, old_end))
 				return HOMA_ENOMEM;
-			/* keep holes sorted: the new one belongs right after g */
+			/* keep holes sorted: the new one belongs right after hole i */
+			g = &in->gaps[i];
+			g->end = s;
 			memmove(&in->gaps[i + 2], &in->gaps[i + 1],
 				(in->ngaps - i - 2) * sizeof(*g));
 			in->gaps[i + 1].start = t;
 			in->gaps[i + 1].end = old_end;
 			i++;
 		}
+		*added += t - s;
 	}
-	return added;
+	return 0;
 }
 
 /** needs_chunk() - True if storing [off, off+len) would allocate a new chunk. */
@@ -123,7 +126,9 @@ static bool needs_chunk(const struct homa_msg *m, uint32_t off, uint32_t len)
 
 /**
  * homa_msgin_add() - Store payload [off, off+len) (caller checked it lies
- * inside the message) and account the new bytes.
+ * inside the message) and account the new bytes. On HOMA_ENOMEM the bytes
+ * stored before the failure are accounted and the holes stay exact, so a
+ * retransmission fills in the rest.
  * Return: bytes that were new (0 for a pure duplicate), HOMA_EAGAIN when
  * the rx budget cannot take a new chunk (packet dropped), or HOMA_ENOMEM.
  */
@@ -131,29 +136,27 @@ int homa_msgin_add(homa_engine *e, struct homa_rpc *rpc, uint32_t off,
 		   const uint8_t *data, uint32_t len)
 {
 	struct homa_msgin *in = &rpc->in;
-	uint32_t end = off + len;
-	int64_t added = 0;
+	uint32_t end = off + len, added = 0;
+	int err = 0;
 
 	if (needs_chunk(in->msg, off, len) &&
 	    e->rx_buffered + HOMA_CHUNK > e->s.max_rx_buffered)
 		return HOMA_EAGAIN;
-	if (off < in->recv_end) {
-		added = fill_gaps(e, in, off, end < in->recv_end ? end : in->recv_end, data);
-		if (added < 0)
-			return (int)added;
-	}
-	if (end > in->recv_end) {
+	if (off < in->recv_end)
+		err = fill_gaps(e, in, off, end < in->recv_end ? end : in->recv_end, data, &added);
+	if (!err && end > in->recv_end) {
 		uint32_t s = off > in->recv_end ? off : in->recv_end;
 
-		if (s > in->recv_end && add_gap(e, in, in->recv_end, s))
-			return HOMA_ENOMEM;
-		if (write_bytes(e, in, s, data + (s - off), end - s))
-			return HOMA_ENOMEM;
-		added += end - s;
-		in->recv_end = end;
+		err = write_bytes(e, in, s, data + (s - off), end - s);
+		if (!err && s > in->recv_end)
+			err = add_gap(e, in, in->recv_end, s);
+		if (!err) {
+			added += end - s;
+			in->recv_end = end;
+		}
 	}
-	in->received += (uint32_t)added;
-	return (int)added;
+	in->received += added;
+	return err ? err : (int)added;
 }
 
 /**
