@@ -27,9 +27,35 @@ struct fix {
 	uint32_t len;
 };
 
+/** Allocator whose next allocation fails when armed. */
+struct flaky {
+	bool fail_next;
+};
+
+/** flaky_alloc() - malloc, unless a failure is armed. */
+static void *flaky_alloc(void *ctx, size_t size)
+{
+	struct flaky *f = ctx;
+
+	if (f->fail_next) {
+		f->fail_next = false;
+		return NULL;
+	}
+	return malloc(size);
+}
+
+/** flaky_free() - free. */
+static void flaky_free(void *ctx, void *ptr, size_t size)
+{
+	free(ptr);
+}
+
+static struct flaky flaky;
+
 /** fix_init() - Engine with @max_rx rx budget (0 = default) and an RPC receiving @len bytes. */
 static void fix_init(struct fix *f, uint32_t len, uint32_t unsched, uint64_t max_rx)
 {
+	struct homa_alloc hooks = {flaky_alloc, flaky_free, &flaky};
 	homa_addr me = homa_addr_ipv4(0x0a000001), peer = homa_addr_ipv4(0x0a000002);
 	struct homa_settings s;
 	struct homa_peer *p;
@@ -37,7 +63,8 @@ static void fix_init(struct fix *f, uint32_t len, uint32_t unsched, uint64_t max
 	homa_settings_default(&s);
 	if (max_rx)
 		s.max_rx_buffered = max_rx;
-	assert_int_equal(homa_engine_new(&f->e, &s, &me, 4001, NULL, 0), 0);
+	flaky.fail_next = false;
+	assert_int_equal(homa_engine_new(&f->e, &s, &me, 4001, &hooks, 0), 0);
 	p = homa_peer_get(f->e, &peer);
 	assert_non_null(p);
 	f->rpc = homa_rpc_new(f->e, 3, p, 4000);
@@ -318,6 +345,43 @@ static void homa_msgin_add__rx_budget(void **state)
 }
 
 /**
+ * homa_msgin_add__enomem_keeps_holes_exact() - An allocation failure
+ * (a new chunk, or growing the hole list to split a hole) leaves the holes
+ * and counts describing exactly what is stored; the same packet later
+ * succeeds and the message completes bit-exact.
+ */
+static void homa_msgin_add__enomem_keeps_holes_exact(void **state)
+{
+	struct fix f;
+	uint32_t k;
+
+	fix_init(&f, 2 * HOMA_CHUNK, 2 * HOMA_CHUNK, 0);
+	flaky.fail_next = true; /* chunk 1 */
+	assert_int_equal(add(&f, HOMA_CHUNK + 10, 100), HOMA_ENOMEM);
+	assert_int_equal(f.rpc->in.received, 0);
+	assert_int_equal(f.rpc->in.recv_end, 0);
+	assert_int_equal(f.rpc->in.ngaps, 0);
+	assert_int_equal(add(&f, HOMA_CHUNK + 10, 100), 100);
+	gap_is(&f, 0, HOMA_CHUNK + 10);
+	for (k = 1; k <= 3; k++) /* holes: [0,1000) [1100,2000) [2100,3000) [3100,HOMA_CHUNK+10) */
+		assert_int_equal(add(&f, k * 1000, 100), 100);
+	assert_int_equal(f.rpc->in.ngaps, 4);
+	assert_int_equal(f.rpc->in.gaps_cap, 4);
+	flaky.fail_next = true; /* the hole list must grow to split [0,1000) */
+	assert_int_equal(add(&f, 200, 100), HOMA_ENOMEM);
+	assert_int_equal(f.rpc->in.ngaps, 4);
+	gap_is(&f, 0, 1000);
+	assert_int_equal(f.rpc->in.received, 400);
+	assert_int_equal(add(&f, 200, 100), 100);
+	assert_int_equal(f.rpc->in.ngaps, 5);
+	gap_is(&f, 0, 200);
+	assert_int_equal(add(&f, 0, 2 * HOMA_CHUNK), 2 * HOMA_CHUNK - 500);
+	assert_int_equal(f.rpc->in.received, 2 * HOMA_CHUNK);
+	assert_true(exact(&f));
+	fix_free(&f);
+}
+
+/**
  * handle_data__duplicate_bytes_counted() - Through the engine: duplicated
  * DATA of a request is counted in stats.duplicate_bytes, before and after
  * the request completes, and the request is delivered once, bit-exact.
@@ -367,6 +431,7 @@ int main(void)
 		cmocka_unit_test(homa_msgin_add__random_ranges),
 		cmocka_unit_test(homa_msgin_add__chunk_boundaries),
 		cmocka_unit_test(homa_msgin_add__rx_budget),
+		cmocka_unit_test(homa_msgin_add__enomem_keeps_holes_exact),
 		cmocka_unit_test(handle_data__duplicate_bytes_counted),
 	};
 
