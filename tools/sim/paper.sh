@@ -6,7 +6,8 @@
 # OUT/table.md and OUT/p99_slowdown.png (gnuplot).
 # Environment: SIM_ARGS adds options to every run (e.g. "--hosts 32
 # --racks 2"); SIM_SCALE multiplies the message counts (default 1);
-# SIM_WORKLOADS and SIM_MODES restrict the runs.
+# SIM_WORKLOADS and SIM_MODES restrict the runs; SIM_REPORT_ONLY=1 only
+# rebuilds the table and plot from the JSON files already in OUT.
 set -eu
 BUILD=${1:-build}
 OUT=${2:-docs/sim}
@@ -21,8 +22,8 @@ mkdir -p "$OUT"
 # minutes of CPU (cost grows with packets per message).
 msgs() {
 	case $1 in
-	w1 | w2) n=200000 ;;
-	w3) n=100000 ;;
+	w1 | w2) n=400000 ;;
+	w3) n=200000 ;;
 	w4) n=30000 ;;
 	*) n=4000 ;;
 	esac
@@ -30,6 +31,7 @@ msgs() {
 }
 
 for w in $WORKLOADS; do
+	[ "${SIM_REPORT_ONLY:-0}" = 1 ] && break
 	for m in $MODES; do
 		echo "homa-sim --workload $w --load 0.8 --messages $(msgs "$w") --mode $m $ARGS" >&2
 		# shellcheck disable=SC2086
