@@ -1,0 +1,286 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file test_hooks.c
+ * The encryption seam (struct homa_packet_hooks): a seal hook that appends
+ * a 16-byte tag and an open hook that checks and strips it. RPCs complete
+ * through it, every packet on the wire is sealed, DATA payload shrinks by
+ * the overhead, and tampered packets are dropped as HOMA_DROP_VERIFY.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "harness.h"
+
+#define TAG 16
+
+/** Hook context: a key and counters. */
+struct tagger {
+	uint64_t key;
+	uint64_t sealed, opened, rejected;
+};
+
+/** tag_of() - 16-byte keyed checksum of @len bytes (two FNV-1a-style lanes). */
+static void tag_of(uint64_t key, const uint8_t *p, size_t len, uint8_t *out)
+{
+	uint64_t a = 0xcbf29ce484222325ull ^ key, b = 0x84222325cbf29ce4ull + key;
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		a = (a ^ p[i]) * 0x100000001b3ull;
+		b = (b + p[i]) * 0xff51afd7ed558ccdull;
+	}
+	memcpy(out, &a, 8);
+	memcpy(out + 8, &b, 8);
+}
+
+/** seal() - Append the tag. Return: new length, or -1 if it does not fit. */
+static int seal(void *ctx, uint8_t *pkt, size_t hdr_len, size_t len, size_t cap)
+{
+	struct tagger *t = ctx;
+
+	if (len + TAG > cap || hdr_len > len)
+		return -1;
+	tag_of(t->key, pkt, len, pkt + len);
+	t->sealed++;
+	return (int)(len + TAG);
+}
+
+/** open_pkt() - Check and strip the tag. Return: length without it, or -1. */
+static int open_pkt(void *ctx, const homa_addr *src, uint8_t *pkt, size_t len)
+{
+	struct tagger *t = ctx;
+	uint8_t want[TAG];
+
+	if (len < TAG) {
+		t->rejected++;
+		return -1;
+	}
+	tag_of(t->key, pkt, len - TAG, want);
+	if (memcmp(want, pkt + len - TAG, TAG) != 0) {
+		t->rejected++;
+		return -1;
+	}
+	t->opened++;
+	return (int)(len - TAG);
+}
+
+/** hooks_for() - Hooks using @t. */
+static struct homa_packet_hooks hooks_for(struct tagger *t)
+{
+	struct homa_packet_hooks h = {seal, open_pkt, TAG, t};
+
+	return h;
+}
+
+/** Wire check: counts packets whose tag verifies. */
+struct wire_check {
+	uint64_t key;
+	uint64_t good, bad;
+	size_t max_len;
+};
+
+/** check_wire() - Filter that drops nothing and verifies every packet's tag. */
+static bool check_wire(void *ctx, int from, const uint8_t *pkt, size_t len, uint64_t n)
+{
+	struct wire_check *w = ctx;
+	uint8_t want[TAG];
+
+	tag_of(w->key, pkt, len - TAG, want);
+	if (len >= TAG + HOMA_COMMON_LEN && memcmp(want, pkt + len - TAG, TAG) == 0)
+		w->good++;
+	else
+		w->bad++;
+	if (len > w->max_len)
+		w->max_len = len;
+	return false;
+}
+
+/** send() - Client sends @len pattern bytes seeded @seed. Return: the id. */
+static uint64_t send(struct th_pair *p, size_t len, uint32_t seed)
+{
+	static uint8_t buf[200000];
+	struct homa_iov iov = {buf, len};
+	uint64_t id;
+
+	th_pattern(buf, len, seed);
+	assert_int_equal(homa_engine_send_request(p->e[0], &p->addr[1], p->port[1], &iov, 1, seed,
+						  p->now, &id), 0);
+	return id;
+}
+
+/**
+ * homa_packet_hooks__rpcs_complete_sealed() - Echo RPCs of 1 B to 200 kB
+ * complete bit-exact with both engines sealing and opening; every packet
+ * on the wire (DATA and control) carries a valid tag and none exceeds the
+ * MTU; all were opened, none rejected.
+ */
+static void homa_packet_hooks__rpcs_complete_sealed(void **state)
+{
+	static const size_t sizes[] = {1, 1400, 1401, 5000, 200000};
+	struct tagger t[2] = {{.key = 42}, {.key = 42}};
+	struct homa_packet_hooks h[2] = {hooks_for(&t[0]), hooks_for(&t[1])};
+	struct wire_check w = {.key = 42};
+	struct homa_event ev;
+	struct th_pair p;
+	size_t i;
+
+	th_pair_init(&p, NULL);
+	homa_engine_set_hooks(p.e[0], &h[0]);
+	homa_engine_set_hooks(p.e[1], &h[1]);
+	p.echo = true;
+	p.logging = false;
+	p.filter = check_wire;
+	p.filter_ctx = &w;
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		uint64_t id = send(&p, sizes[i], (uint32_t)i + 3);
+
+		th_pair_run(&p, 1000000000);
+		assert_int_equal(homa_engine_next_event(p.e[0], &ev), 1);
+		assert_int_equal(ev.type, HOMA_EV_RESPONSE);
+		assert_int_equal(ev.id, id);
+		assert_int_equal(homa_msg_length(ev.msg), sizes[i]);
+		assert_true(th_check_pattern(ev.msg, (uint32_t)i + 3));
+		homa_engine_msg_release(p.e[0], ev.msg);
+	}
+	assert_int_equal(w.bad, 0);
+	assert_int_equal(w.good, p.npkts);
+	assert_int_equal(w.max_len, 1472);
+	assert_int_equal(t[0].sealed + t[1].sealed, p.npkts);
+	assert_int_equal(t[0].opened + t[1].opened, p.npkts);
+	assert_int_equal(t[0].rejected + t[1].rejected, 0);
+	th_pair_free(&p);
+}
+
+/**
+ * homa_packet_hooks__payload_shrinks_by_overhead() - A full DATA packet is
+ * still 1472 bytes on the wire, but carries 1416 - 16 = 1400 payload bytes;
+ * control packets grow by the tag (CUTOFFS 62 + 16).
+ */
+static void homa_packet_hooks__payload_shrinks_by_overhead(void **state)
+{
+	struct tagger t[2] = {{.key = 7}, {.key = 7}};
+	struct homa_packet_hooks h[2] = {hooks_for(&t[0]), hooks_for(&t[1])};
+	struct homa_pkt k;
+	struct th_pkt d, c;
+	struct th_pair p;
+
+	th_pair_init(&p, NULL);
+	send(&p, 3000, 1);
+	assert_true(th_take(p.e[0], 0, &d) > 0 && d.ok);
+	assert_int_equal(d.k.u.data.payload_len, 1416); /* no hooks yet */
+	homa_engine_set_hooks(p.e[0], &h[0]);
+	homa_engine_set_hooks(p.e[1], &h[1]);
+	assert_int_equal(th_take(p.e[0], 0, &d), 1472);
+	assert_int_equal(open_pkt(&t[1], &p.addr[0], d.buf, 1472), 1456);
+	assert_int_equal(homa_wire_decode(d.buf, 1456, &k), 0);
+	assert_int_equal(k.type, HOMA_PKT_DATA);
+	assert_int_equal(k.u.data.offset, 1416);
+	assert_int_equal(k.u.data.payload_len, 1400);
+	assert_int_equal(th_take(p.e[0], 0, &d), 3000 - 2816 + HOMA_DATA_HDR_LEN + TAG);
+	assert_int_equal(homa_engine_input(p.e[1], &p.addr[0], d.buf, (size_t)d.len, 0), 0);
+	assert_int_equal(th_take(p.e[1], 0, &c), HOMA_CUTOFFS_LEN + TAG);
+	assert_int_equal(homa_engine_input(p.e[0], &p.addr[1], c.buf, (size_t)c.len, 0), 0);
+	homa_engine_set_hooks(p.e[0], NULL);
+	homa_engine_set_hooks(p.e[1], NULL);
+	th_pair_free(&p);
+}
+
+/**
+ * homa_packet_hooks__tampered_packets_dropped() - A DATA packet with one
+ * payload bit flipped, one with a changed tag, one with a changed header
+ * and one shorter than a tag are each rejected and counted as
+ * HOMA_DROP_VERIFY; the RPC still completes bit-exact by retransmission.
+ */
+static void homa_packet_hooks__tampered_packets_dropped(void **state)
+{
+	struct tagger t[2] = {{.key = 9}, {.key = 9}};
+	struct homa_packet_hooks h[2] = {hooks_for(&t[0]), hooks_for(&t[1])};
+	struct homa_event ev;
+	struct homa_stats st;
+	struct th_pkt d;
+	struct th_pair p;
+	uint8_t copy[1472];
+	int r;
+
+	th_pair_init(&p, NULL);
+	homa_engine_set_hooks(p.e[0], &h[0]);
+	homa_engine_set_hooks(p.e[1], &h[1]);
+	p.echo = true;
+	p.logging = false;
+	send(&p, 5000, 8);
+	assert_int_equal(th_take(p.e[0], 0, &d), 1472);
+	memcpy(copy, d.buf, sizeof(copy));
+	copy[500] ^= 0x10;
+	r = homa_engine_input(p.e[1], &p.addr[0], copy, sizeof(copy), 0);
+	assert_int_equal(r, -HOMA_INPUT_DROPPED - HOMA_DROP_VERIFY);
+	memcpy(copy, d.buf, sizeof(copy));
+	copy[1471] ^= 1;
+	assert_int_equal(homa_engine_input(p.e[1], &p.addr[0], copy, sizeof(copy), 0),
+			 -HOMA_INPUT_DROPPED - HOMA_DROP_VERIFY);
+	memcpy(copy, d.buf, sizeof(copy));
+	copy[31] ^= 0x40; /* message_length */
+	assert_int_equal(homa_engine_input(p.e[1], &p.addr[0], copy, sizeof(copy), 0),
+			 -HOMA_INPUT_DROPPED - HOMA_DROP_VERIFY);
+	assert_int_equal(homa_engine_input(p.e[1], &p.addr[0], copy, 10, 0),
+			 -HOMA_INPUT_DROPPED - HOMA_DROP_VERIFY);
+	homa_engine_stats(p.e[1], &st);
+	assert_int_equal(st.drops[HOMA_DROP_VERIFY], 4);
+	assert_int_equal(st.active_rpcs, 0); /* nothing reached the protocol */
+	assert_int_equal(t[1].rejected, 4);
+	th_pair_run(&p, 1000000000);
+	assert_int_equal(homa_engine_next_event(p.e[0], &ev), 1);
+	assert_int_equal(ev.type, HOMA_EV_RESPONSE);
+	assert_true(th_check_pattern(ev.msg, 8));
+	homa_engine_msg_release(p.e[0], ev.msg);
+	homa_engine_stats(p.e[0], &st);
+	assert_true(st.retransmitted_bytes >= 1400);
+	th_pair_free(&p);
+}
+
+/**
+ * homa_packet_hooks__key_mismatch() - Engines with different keys cannot
+ * talk: every packet is rejected and the client's RPC times out.
+ */
+static void homa_packet_hooks__key_mismatch(void **state)
+{
+	struct tagger t[2] = {{.key = 1}, {.key = 2}};
+	struct homa_packet_hooks h[2] = {hooks_for(&t[0]), hooks_for(&t[1])};
+	struct homa_event ev;
+	struct homa_stats st;
+	struct th_pair p;
+
+	th_pair_init(&p, NULL);
+	homa_engine_set_hooks(p.e[0], &h[0]);
+	homa_engine_set_hooks(p.e[1], &h[1]);
+	p.echo = true;
+	p.logging = false;
+	send(&p, 100, 1);
+	th_pair_run(&p, 300000000);
+	assert_int_equal(homa_engine_next_event(p.e[0], &ev), 1);
+	assert_int_equal(ev.type, HOMA_EV_ERROR);
+	assert_int_equal(ev.error, HOMA_ETIMEDOUT);
+	homa_engine_stats(p.e[1], &st);
+	assert_true(st.drops[HOMA_DROP_VERIFY] >= 1);
+	assert_int_equal(st.server_requests_received, 0);
+	assert_int_equal(t[0].opened + t[1].opened, 0);
+	th_pair_free(&p);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(homa_packet_hooks__rpcs_complete_sealed),
+		cmocka_unit_test(homa_packet_hooks__payload_shrinks_by_overhead),
+		cmocka_unit_test(homa_packet_hooks__tampered_packets_dropped),
+		cmocka_unit_test(homa_packet_hooks__key_mismatch),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
