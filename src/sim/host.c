@@ -127,7 +127,11 @@ static bool host_emit(struct homa_sim_host *h)
 
 /**
  * host_service() - Run @h's due timers, send while the NIC is free, and
- * schedule the next wakeup at min(agent deadline, NIC free time).
+ * schedule the next wakeup at the agent's deadline, but not before the NIC
+ * is free again: an agent's deadline mixes timers and "more to send", and
+ * sending must wait for the NIC anyway (a due timer then runs at most one
+ * packet time late). An agent whose deadline stays in the past after
+ * being serviced is polled every nanosecond and counted in busy_wakeups.
  */
 static void host_service(struct homa_sim_host *h)
 {
@@ -143,10 +147,12 @@ static void host_service(struct homa_sim_host *h)
 		;
 	if (ops->next_deadline)
 		next = ops->next_deadline(h->agent);
-	if (h->nic->busy_until > now && h->nic->busy_until < next)
+	if (next < h->nic->busy_until)
 		next = h->nic->busy_until;
-	if (next <= now)
+	if (next <= now) {
+		h->net->st.busy_wakeups++;
 		next = now + 1;
+	}
 	host_schedule_wake(h, next);
 }
 

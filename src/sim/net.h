@@ -127,6 +127,7 @@ struct homa_sim_net_stats {
 	uint64_t duplicates;         /**< extra copies made by the filter */
 	uint64_t output_errors;      /**< agent output() returned an error */
 	uint64_t alloc_failures;     /**< packet or event memory exhausted */
+	uint64_t busy_wakeups;       /**< host serviced with its deadline still past */
 };
 
 /** homa_sim_config_default() - Fill @c with the defaults documented per field. */
