@@ -141,4 +141,10 @@ void homa_timer_tick(homa_engine *e)
 		check_rpc(e, homa_container_of(pos, struct homa_rpc, all_link));
 		pos = next;
 	}
+	/*
+	 * Messages waiting for grants get them when data arrives or a message
+	 * ends; an RPC freed another way (abort, RPC_UNKNOWN, timeout) frees
+	 * budget without a pass, so run one per tick as well.
+	 */
+	homa_grant_check(e);
 }
