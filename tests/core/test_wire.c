@@ -342,7 +342,7 @@ static void homa_wire__round_trip_all_types(void **state)
 /** homa_wire_decode__truncated_every_type() - Any length below the type's header is refused. */
 static void homa_wire_decode__truncated_every_type(void **state)
 {
-	uint8_t buf[200], payload[1] = {9};
+	uint8_t buf[200], payload[4] = {9, 8, 7, 6};
 	struct homa_pkt d;
 	uint8_t type;
 	size_t len;
