@@ -1,0 +1,189 @@
+# testbed.d/bench.sh: Homa against kernel TCP on the testbed with
+# homa-bench. Sourced by scripts/testbed. An arm is homa, tcp-cubic or
+# tcp-bbr; every case runs all its arms one after the other on the same
+# testbed, and writes DIR/run.json (report.py case) and a plot.
+
+SERVER_PIDS=()
+HOMA_PORT=4000
+TCP_PORT=5000
+
+bench_bin() {
+  local b="${TB_BENCH:-$TB_BUILD/homa-bench}"
+  [[ -x $b ]] || die "$b missing (make BUILD=$TB_BUILD builds it, or --build DIR)"
+  echo "$b"
+}
+
+# Prints the homa-bench transport flags of ARM; exits on an unknown arm.
+arm_flags() {
+  case "$1" in
+    homa) echo "--transport homa" ;;
+    tcp-cubic) echo "--transport tcp --cc cubic" ;;
+    tcp-bbr) echo "--transport tcp --cc bbr" ;;
+    tcp) echo "--transport tcp" ;;
+    *) die "unknown arm $1 (homa, tcp-cubic, tcp-bbr)" ;;
+  esac
+}
+
+arm_port() { [[ $1 == homa ]] && echo $HOMA_PORT || echo $TCP_PORT; }
+
+# Prints "IP:PORT,..." of the given hosts for ARM.
+server_list() {
+  local arm=$1 i out=""; shift
+  for i in "$@"; do out+="${out:+,}$(tb_host_ip "$i"):$(arm_port "$arm")"; done
+  echo "$out"
+}
+
+# Starts ARM's server on each given host; logs go to DIR/server-hI.log.
+servers_start() {
+  local arm=$1 dir=$2 i b; shift 2
+  b=$(bench_bin)
+  for i in "$@"; do
+    # shellcheck disable=SC2046
+    ip netns exec "$(tb_host_ns "$i")" nice -n "$TB_NICE" taskset -c "$TB_HOST_CPUS" \
+      "$b" server $(arm_flags "$arm") --port "$(arm_port "$arm")" --quiet \
+      >"$dir/server-h$i.log" 2>&1 &
+    SERVER_PIDS+=($!)
+  done
+  sleep 0.5
+  for i in "${SERVER_PIDS[@]}"; do
+    kill -0 "$i" 2>/dev/null || die "a $arm server exited at start (see $dir/server-*.log)"
+  done
+}
+
+servers_stop() {
+  local pid
+  for pid in "${SERVER_PIDS[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
+  for pid in "${SERVER_PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
+  SERVER_PIDS=()
+}
+
+# Unloaded best times of workload WL for ARM, measured h1 -> h0, cached in
+# $TB_OUT/baselines/WL.ARM.
+calibrate_arm() {
+  local arm=$1 wl=$2 d="$TB_OUT/baselines" b
+  b=$(bench_bin)
+  mkdir -p "$d"
+  [[ -s $d/$wl.$arm ]] && return 0
+  log "calibrate $arm $wl (h1 -> h0, unloaded)"
+  servers_start "$arm" "$d" 0
+  # shellcheck disable=SC2046
+  hexec 1 "$b" calibrate $(arm_flags "$arm") --servers "$(server_list "$arm" 0)" \
+    --workload "$wl" --calib-count "$TB_CALIB_COUNT" --baseline "$d/$wl.$arm" --quiet \
+    >"$d/$wl.$arm.log" 2>&1 || { servers_stop; die "calibrate $arm $wl failed (see $d/$wl.$arm.log)"; }
+  servers_stop
+}
+
+# Writes to OUT the per-size minimum of the arms' baselines of WL, so the
+# slowdown ratio of two arms equals their latency ratio.
+baseline_merge() {
+  local wl=$1 out=$2 arm files=()
+  for arm in "${ARMS[@]}"; do files+=("$TB_OUT/baselines/$wl.${arm%%+*}"); done
+  python3 "$TB_LIB/report.py" baseline "$out" "${files[@]}"
+}
+
+# Starts one client on host I for ARM; JSON to DIR/client-hI.json.
+# Arguments after DIR: load in Gbps of payload, then the server hosts.
+client_start() {
+  local arm=$1 i=$2 dir=$3 wl=$4 gbps=$5 b; shift 5
+  b=$(bench_bin)
+  # shellcheck disable=SC2046
+  ip netns exec "$(tb_host_ns "$i")" nice -n "$TB_NICE" taskset -c "$TB_HOST_CPUS" \
+    "$b" client $(arm_flags "$arm") --servers "$(server_list "$arm" "$@")" \
+    --workload "$wl" --load-gbps "$gbps" --link-gbps "$(gbps_of "$TB_RATE_MBIT")" \
+    --duration "$TB_DURATION" --baseline "$dir/baseline.txt" --seed $((i + 1)) \
+    --json "$dir/client-h$i.json" --quiet >"$dir/client-h$i.log" 2>&1 &
+  BG_PIDS+=($!)
+}
+
+gbps_of() { awk -v m="$1" 'BEGIN { printf "%.6g", m / 1000 }'; }
+
+# TCP bulk traffic beside an arm (coexistence): host i sends 1 MB requests
+# back to back to host i+1, one connection per pair, until killed.
+bulk_start() {
+  local dir=$1 i b n=$TB_HOSTS
+  b=$(bench_bin)
+  servers_start tcp "$dir" $(seq 0 $((n - 1)))
+  for ((i = 0; i < n; i++)); do
+    ip netns exec "$(tb_host_ns "$i")" nice -n "$TB_NICE" taskset -c "$TB_HOST_CPUS" \
+      "$b" client --transport tcp --cc cubic --servers "$(server_list tcp $(((i + 1) % n)))" \
+      --workload 1M --outstanding 1 --duration $((TB_DURATION + 30)) --quiet \
+      --json "$dir/bulk-h$i.json" >"$dir/bulk-h$i.log" 2>&1 &
+    BULK_PIDS+=($!)
+  done
+  sleep 1
+}
+
+bulk_stop() {
+  local pid
+  for pid in "${BULK_PIDS[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
+  for pid in "${BULK_PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
+  BULK_PIDS=()
+}
+
+# Runs one arm of a case: servers, clients at load, queue counters.
+# KIND is alltoall or incast; ARM may end in +bulk (TCP bulk beside it).
+run_arm() {
+  local kind=$1 arm=$2 dir=$3 wl=$4 frac=$5 base=${2%%+*} i j gbps others
+  local ad="$dir/$arm" n=$TB_HOSTS
+  mkdir -p "$ad"
+  cp "$dir/baseline.txt" "$ad/baseline.txt"
+  BULK_PIDS=()
+  [[ $arm == *+bulk ]] && bulk_start "$ad"
+  log "$kind $wl ${frac}%: arm $arm"
+  if [[ $kind == incast ]]; then
+    servers_start "$base" "$ad" 0
+    gbps=$(awk -v m="$TB_RATE_MBIT" -v f="$frac" -v c=$((n - 1)) 'BEGIN { printf "%.6g", m * f / 100 / 1000 / c }')
+    qwatch_start "$ad/queues.json"
+    for ((i = 1; i < n; i++)); do client_start "$base" "$i" "$ad" "$wl" "$gbps" 0; done
+  else
+    servers_start "$base" "$ad" $(seq 0 $((n - 1)))
+    gbps=$(awk -v m="$TB_RATE_MBIT" -v f="$frac" 'BEGIN { printf "%.6g", m * f / 100 / 1000 }')
+    qwatch_start "$ad/queues.json"
+    for ((i = 0; i < n; i++)); do
+      others=()
+      for ((j = 0; j < n; j++)); do ((j != i)) && others+=("$j"); done
+      client_start "$base" "$i" "$ad" "$wl" "$gbps" "${others[@]}"
+    done
+  fi
+  local rc=0
+  wait_bg || rc=1
+  qwatch_stop
+  servers_stop
+  bulk_stop
+  ((rc == 0)) || log "warning: a client of $arm failed (see $ad/client-*.log)"
+}
+
+# One case NAME (the results folder) of KIND (alltoall or incast), workload
+# WL, load FRAC percent: calibrates the arms, merges the baselines, runs every arm and
+# summarises into DIR/run.json and DIR/p99.png.
+run_case() {
+  local name=$1 kind=$2 wl=$3 frac=$4 dir="$TB_OUT/$1/$3-$4" arm
+  mkdir -p "$dir"
+  for arm in "${ARMS[@]}"; do calibrate_arm "${arm%%+*}" "$wl"; done
+  baseline_merge "$wl" "$dir/baseline.txt"
+  for arm in "${ARMS[@]}"; do run_arm "$kind" "$arm" "$dir" "$wl" "$frac"; done
+  python3 "$TB_LIB/report.py" case "$dir" "$name" "$wl" "$frac" "$TB_RATE_MBIT" "$TB_HOSTS" "${ARMS[@]}"
+}
+
+# Dispatches a homa-bench experiment (see scripts/testbed help).
+bench_run() {
+  local exp=$1 wl load
+  IFS=, read -ra ARMS <<<"$TB_ARMS"
+  IFS=, read -ra WLS <<<"$TB_WORKLOADS"
+  IFS=, read -ra LOADS <<<"$TB_LOADS"
+  case "$exp" in
+    alltoall)
+      for wl in "${WLS[@]}"; do for load in "${LOADS[@]}"; do run_case alltoall alltoall "$wl" "$load"; done; done ;;
+    incast)
+      for wl in "${WLS[@]}"; do run_case incast incast "$wl" "${LOADS[-1]}"; done ;;
+    coexist)
+      ARMS=(homa homa+bulk)
+      run_case coexist alltoall w4 80 ;;
+    ci)
+      run_case ci incast "${WLS[0]}" "${LOADS[-1]}" ;;
+    all)
+      exp_fabric
+      bench_run alltoall; bench_run incast; bench_run coexist ;;
+  esac
+  [[ $exp == all ]] || python3 "$TB_LIB/report.py" index "$TB_OUT" >"$TB_OUT/summary.md"
+}

@@ -1,0 +1,265 @@
+#!/usr/bin/env python3
+"""report: summaries of testbed experiments.
+
+  report.py fabric DIR RATE_MBIT BUFFER SOFTNET_DROPS
+      summarise the fabric check in DIR (testbed-udp and qstats JSON files),
+      write DIR/fabric.json and print a table
+  report.py baseline OUT FILE...
+      write to OUT the per-size minimum of homa-bench baseline FILEs
+  report.py case DIR NAME WL LOAD RATE_MBIT HOSTS ARM...
+      merge the per-client homa-bench JSON of every arm in DIR/ARM into
+      DIR/run.json, print a table, plot P99 slowdown per size to DIR/p99.png
+  report.py index OUT
+      markdown tables of every OUT/*/*/run.json
+"""
+import glob
+import json
+import os
+import subprocess
+import sys
+
+
+def load(path):
+    """Returns the JSON object in PATH; raises OSError/ValueError."""
+    with open(path) as f:
+        return json.load(f)
+
+
+def port_total(queues, port):
+    """Sums a port's per-priority counters from a qstats watch file."""
+    tot = {"packets": 0, "bytes": 0, "drops": 0, "max_backlog_bytes": 0}
+    for c in queues.get(port, {}).values():
+        for k in ("packets", "bytes", "drops"):
+            tot[k] += c[k]
+        tot["max_backlog_bytes"] = max(tot["max_backlog_bytes"], c["max_backlog_bytes"])
+    return tot
+
+
+def fabric(d, rate, buffer, softnet):
+    """Builds the fabric summary from the files in D; prints and saves it."""
+    q = load(os.path.join(d, "queues-overrun.json"))
+    res = {
+        "link_mbit": rate, "port_buffer_bytes": buffer,
+        "blasters_mbit": [load(os.path.join(d, f))["mbit_per_s"]
+                          for f in ("blast1.json", "blast2.json")],
+        "sink_mbit": load(os.path.join(d, "sink.json"))["mbit_per_s"],
+        "port_p0": port_total(q, "p0"),
+        "softnet_backlog_drops": softnet,
+        "probe_idle": load(os.path.join(d, "probe-idle.json"))["classes"],
+        "probe_loaded": load(os.path.join(d, "probe-load.json"))["classes"],
+        "queues_probe_p0": load(os.path.join(d, "queues-probe.json")).get("p0", {}),
+    }
+    p0 = res["port_p0"]
+    offered = p0["packets"] + p0["drops"]
+    res["port_p0"]["drop_fraction"] = p0["drops"] / offered if offered else 0
+    with open(os.path.join(d, "fabric.json"), "w") as f:
+        json.dump(res, f, indent=1, sort_keys=True)
+    b = res["blasters_mbit"]
+    print(f"link {rate} Mbit/s, port buffer {buffer} B")
+    print(f"overrun: blasters sent {b[0]:.0f} + {b[1]:.0f} Mbit/s, h0 received "
+          f"{res['sink_mbit']:.0f} Mbit/s")
+    print(f"  port p0: {p0['packets']} sent, {p0['drops']} dropped "
+          f"({100 * res['port_p0']['drop_fraction']:.1f}%), max backlog "
+          f"{p0['max_backlog_bytes']} B; softnet backlog drops {softnet}")
+    print(f"{'probe RTT (us)':22} {'p50':>8} {'p99':>8} {'lost':>5}")
+    for name in ("probe_idle", "probe_loaded"):
+        for t, c in sorted(res[name].items(), key=lambda x: -int(x[0])):
+            p50 = c['p50_us'] or 0
+            p99 = c['p99_us'] or 0
+            print(f"{name[6:] + ' prio ' + t:22} {p50:8.0f} {p99:8.0f} {c['lost']:5}")
+    for t, c in sorted(res["queues_probe_p0"].items(), key=lambda x: -int(x[0])):
+        if c["packets"] or c["drops"]:
+            print(f"  p0 prio {t}: {c['packets']} pkts, {c['drops']} drops, "
+                  f"max backlog {c['max_backlog_bytes']} B")
+
+
+def baseline(out, files):
+    """Per-size minimum of several baseline files; raises OSError/ValueError."""
+    best = {}
+    for path in files:
+        with open(path) as f:
+            for line in f:
+                if line.startswith("#") or not line.strip():
+                    continue
+                size, ns = line.split()
+                best[int(size)] = min(float(ns), best.get(int(size), float("inf")))
+    with open(out, "w") as f:
+        f.write("# homa-bench baseline: size_bytes best_unloaded_ns (minimum of %s)\n"
+                % " ".join(os.path.basename(p) for p in files))
+        for size in sorted(best):
+            f.write("%d %.1f\n" % (size, best[size]))
+
+
+def wmean(pairs):
+    """Weighted mean of (value, weight) pairs, skipping None; None if empty."""
+    pairs = [(v, w) for v, w in pairs if v is not None and w]
+    tot = sum(w for _, w in pairs)
+    return sum(v * w for v, w in pairs) / tot if tot else None
+
+
+def queue_summary(path):
+    """Totals of a qstats watch file: packets and drops per priority over all
+    ports, the largest backlog and the priorities that carried packets."""
+    if not os.path.exists(path):
+        return None
+    q = load(path)
+    prio = {str(p): {"packets": 0, "drops": 0, "max_backlog_bytes": 0} for p in range(8)}
+    for port in q.values():
+        for p, c in port.items():
+            prio[p]["packets"] += c["packets"]
+            prio[p]["drops"] += c["drops"]
+            prio[p]["max_backlog_bytes"] = max(prio[p]["max_backlog_bytes"], c["max_backlog_bytes"])
+    return {"per_priority": prio,
+            "priorities_used": [int(p) for p in sorted(prio) if prio[p]["packets"] > 0],
+            "drops": sum(c["drops"] for c in prio.values()),
+            "max_backlog_bytes": max(c["max_backlog_bytes"] for c in prio.values())}
+
+
+def merge_arm(d, capacity_gbps):
+    """Merges the client JSON files of one arm directory. Percentiles over
+    clients are count-weighted means of the clients' own percentiles (the
+    clients draw from the same distribution); the worst client's short P99
+    is kept too. Returns a dict, or one with "error" if no client finished."""
+    clients = [load(p) for p in sorted(glob.glob(os.path.join(d, "client-h*.json")))]
+    if not clients:
+        return {"error": "no client results"}
+    w = [c.get("rpcs") or 0 for c in clients]
+    arm = {
+        "clients": len(clients),
+        "rpcs": sum(w),
+        "errors": sum(c.get("errors") or 0 for c in clients),
+        "unfinished": sum(c.get("unfinished") or 0 for c in clients),
+        "goodput_gbps": sum(c.get("gbps") or 0 for c in clients),
+        "cpu_us_per_rpc": wmean((c.get("cpu_us_per_rpc"), x) for c, x in zip(clients, w)),
+        "p50_us": wmean((c.get("p50_us"), x) for c, x in zip(clients, w)),
+        "p99_us": wmean((c.get("p99_us"), x) for c, x in zip(clients, w)),
+    }
+    for k in ("short_p50_slowdown", "short_p99_slowdown"):
+        arm[k] = wmean((c.get(k), x) for c, x in zip(clients, w))
+    arm["short_p99_slowdown_worst_client"] = max(
+        (c.get("short_p99_slowdown") or 0 for c in clients), default=None)
+    arm["load_fraction"] = arm["goodput_gbps"] / capacity_gbps if capacity_gbps else None
+    buckets = []
+    for b in range(max(len(c.get("buckets") or []) for c in clients)):
+        rows = [(c["buckets"][b], x) for c, x in zip(clients, w) if len(c.get("buckets") or []) > b]
+        m = {"max_bytes": rows[0][0]["max_bytes"], "count": sum(r["count"] for r, _ in rows)}
+        for k in ("p50_us", "p99_us", "p50_slowdown", "p99_slowdown"):
+            m[k] = wmean((r.get(k), r["count"]) for r, _ in rows)
+        buckets.append(m)
+    arm["buckets"] = buckets
+    arm["queues"] = queue_summary(os.path.join(d, "queues.json"))
+    return arm
+
+
+def plot(d, title, arms):
+    """P99 slowdown per size bucket, every arm on one chart: DIR/p99.png."""
+    names = [a for a in arms if arms[a].get("buckets")]
+    if not names:
+        return
+    cmds = ["set terminal pngcairo size 800,500" if has_cairo() else "set terminal png size 800,500",
+            f"set output '{os.path.join(d, 'p99.png')}'", f"set title '{title}'",
+            "set logscale xy", "set xlabel 'message size (bytes, bucket upper bound)'",
+            "set ylabel 'P99 slowdown'", "set key top left", "set grid"]
+    plots = []
+    for a in names:
+        dat = os.path.join(d, f"p99-{a}.dat")
+        with open(dat, "w") as f:
+            for b in arms[a]["buckets"]:
+                if b.get("p99_slowdown"):
+                    f.write(f"{b['max_bytes']} {b['p99_slowdown']:.3f}\n")
+        plots.append(f"'{dat}' using 1:2 with linespoints title '{a}'")
+    cmds.append("plot " + ", ".join(plots))
+    subprocess.run(["gnuplot"], input="\n".join(cmds) + "\n", text=True, check=True)
+
+
+def has_cairo():
+    """True if gnuplot has the pngcairo terminal."""
+    r = subprocess.run(["gnuplot", "-e", "set terminal"], capture_output=True, text=True)
+    return "pngcairo" in (r.stdout + r.stderr)
+
+
+def fmt(v, nd=2):
+    """Formats a number for a table; '-' for None."""
+    return "-" if v is None else f"{v:.{nd}f}"
+
+
+def case(d, name, wl, load_pct, rate, hosts, arm_names):
+    """Merges every arm of a case into DIR/run.json, prints it, plots it."""
+    link = rate / 1000
+    capacity = link if name in ("incast", "ci") else link * hosts
+    arms = {a: merge_arm(os.path.join(d, a), capacity) for a in arm_names}
+    res = {"experiment": name, "workload": wl, "load_percent": int(load_pct),
+           "link_mbit": rate, "hosts": hosts, "arms": arms}
+    ref = arms.get(arm_names[0], {})
+    res["ratios"] = {}
+    for a in arm_names[1:]:
+        o = arms[a]
+        r = {}
+        if ref.get("short_p99_slowdown") and o.get("short_p99_slowdown"):
+            r["short_p99_slowdown_" + a + "_over_" + arm_names[0]] = \
+                o["short_p99_slowdown"] / ref["short_p99_slowdown"]
+        if ref.get("goodput_gbps") and o.get("goodput_gbps"):
+            r["goodput_" + arm_names[0] + "_over_" + a] = ref["goodput_gbps"] / o["goodput_gbps"]
+        res["ratios"][a] = r
+    with open(os.path.join(d, "run.json"), "w") as f:
+        json.dump(res, f, indent=1, sort_keys=True)
+    print(case_table(res))
+    plot(d, f"{name} {wl} {load_pct}% of {rate} Mbit/s, {hosts} hosts", arms)
+
+
+def case_table(res):
+    """Markdown table of one case."""
+    lines = [f"**{res['experiment']} {res['workload']} {res['load_percent']}%** "
+             f"({res['hosts']} hosts, {res['link_mbit']} Mbit/s)", "",
+             "| arm | short P50 sd | short P99 sd | goodput Gbps | load | CPU us/RPC | RPCs | unfinished | prios used | drops | max backlog B |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for a, o in res["arms"].items():
+        q = o.get("queues") or {}
+        lines.append(f"| {a} | {fmt(o.get('short_p50_slowdown'))} | {fmt(o.get('short_p99_slowdown'))} "
+                     f"| {fmt(o.get('goodput_gbps'), 3)} | {fmt(o.get('load_fraction'))} "
+                     f"| {fmt(o.get('cpu_us_per_rpc'), 1)} | {o.get('rpcs', '-')} | {o.get('unfinished', '-')} "
+                     f"| {','.join(map(str, q.get('priorities_used', [])))} | {q.get('drops', '-')} "
+                     f"| {q.get('max_backlog_bytes', '-')} |")
+    lines.append("")
+    hdr = "| bucket <= bytes | " + " | ".join(f"{a} P50 / P99 sd" for a in res["arms"]) + " |"
+    lines += [hdr, "|---" * (1 + len(res["arms"])) + "|"]
+    nb = max(len(o.get("buckets") or []) for o in res["arms"].values())
+    for b in range(nb):
+        row, size = [], None
+        for o in res["arms"].values():
+            bk = (o.get("buckets") or [])
+            if b < len(bk):
+                size = bk[b]["max_bytes"]
+                row.append(f"{fmt(bk[b].get('p50_slowdown'), 1)} / {fmt(bk[b].get('p99_slowdown'), 1)}")
+            else:
+                row.append("-")
+        lines.append(f"| {size} | " + " | ".join(row) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def index(out):
+    """Prints the tables of every run.json under OUT."""
+    for path in sorted(glob.glob(os.path.join(out, "*", "*", "run.json"))):
+        print(case_table(load(path)))
+
+
+def main(argv):
+    """Command-line entry; returns the exit status."""
+    if len(argv) == 6 and argv[1] == "fabric":
+        fabric(argv[2], int(argv[3]), int(argv[4]), int(argv[5]))
+        return 0
+    if len(argv) >= 4 and argv[1] == "baseline":
+        baseline(argv[2], argv[3:])
+        return 0
+    if len(argv) >= 9 and argv[1] == "case":
+        case(argv[2], argv[3], argv[4], argv[5], int(argv[6]), int(argv[7]), argv[8:])
+        return 0
+    if len(argv) == 3 and argv[1] == "index":
+        index(argv[2])
+        return 0
+    print(__doc__, file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,123 @@
+# testbed.d/run.sh: experiments on a running testbed. Sourced by
+# scripts/testbed; tb_run dispatches on the experiment name.
+
+BG_PIDS=()
+
+# Starts a command on host I in the background; remembers its pid (the
+# command's own: ip netns exec and taskset exec into it).
+hbg() {
+  local i=$1; shift
+  ip netns exec "$(tb_host_ns "$i")" nice -n "$TB_NICE" taskset -c "$TB_HOST_CPUS" "$@" &
+  BG_PIDS+=($!)
+}
+
+# Waits for every background command; fails if any of them failed.
+wait_bg() {
+  local pid rc=0
+  for pid in "${BG_PIDS[@]}"; do wait "$pid" || rc=1; done
+  BG_PIDS=()
+  return $rc
+}
+
+# Starts the switch queue sampler writing OUT; sets QWATCH_PID.
+qwatch_start() {
+  local n
+  rm -f "$1.ready"
+  ip netns exec "$TB_SW" nice -n 10 python3 "$TB_LIB/qstats.py" watch "$1" 0.2 &
+  QWATCH_PID=$!
+  for ((n = 0; n < 100; n++)); do [[ -e $1.ready ]] && break; sleep 0.05; done
+  [[ -e $1.ready ]] || die "queue sampler did not start"
+  rm -f "$1.ready"
+}
+
+qwatch_stop() {
+  kill -TERM "$QWATCH_PID" 2>/dev/null || true
+  wait "$QWATCH_PID" || true
+}
+
+# Sum of the "dropped" column of /proc/net/softnet_stat (packets the
+# per-CPU backlogs could not take: drops outside the switch queues).
+softnet_drops() {
+  local sum=0 d
+  while read -r _ d _; do sum=$((sum + 16#$d)); done </proc/net/softnet_stat
+  echo "$sum"
+}
+
+# Starts a long-running receiver (echo, sink) on host I until srv_stop.
+srv_start() {
+  local i=$1; shift
+  ip netns exec "$(tb_host_ns "$i")" nice -n "$TB_NICE" taskset -c "$TB_HOST_CPUS" "$@" &
+  SRV_PIDS+=($!)
+}
+
+# Stops the receivers (they print their results on SIGTERM) and waits.
+srv_stop() {
+  local pid
+  for pid in "${SRV_PIDS[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
+  for pid in "${SRV_PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
+  SRV_PIDS=()
+}
+
+# Waits until UDP port PORT is bound on host I (up to 10 s).
+wait_port() {
+  local i=$1 port=$2 n
+  for ((n = 0; n < 100; n++)); do
+    ip netns exec "$(tb_host_ns "$i")" ss -Huln "sport = :$port" | grep -q . && return 0
+    sleep 0.1
+  done
+  die "nothing listens on UDP port $port of host $i"
+}
+
+# Fabric check without any transport: (1) two UDP blasters at the link rate
+# into one port, (2) open-loop probes at priority 7 and 0 through the same
+# port while it is overrun. Writes $TB_OUT/fabric/*.json and fabric.json.
+exp_fabric() {
+  ((TB_HOSTS >= 4)) || die "fabric needs at least 4 hosts"
+  local d="$TB_OUT/fabric" u="$TB_BUILD/testbed-udp" dst dur=$((TB_DURATION < 5 ? TB_DURATION : 5))
+  local sn0 sn1
+  [[ -x $u ]] || die "$u missing (make BUILD=$TB_BUILD builds it)"
+  mkdir -p "$d"
+  dst=$(tb_host_ip 0)
+  SRV_PIDS=()
+  log "fabric: idle probes"
+  srv_start 0 "$u" echo 9001 0
+  wait_port 0 9001
+  hexec 3 "$u" probe "$dst:9001" 7,0 1000 "$dur" >"$d/probe-idle.json"
+  log "fabric: h1+h2 blast ${TB_RATE_MBIT} Mbit/s each into h0, priority 0"
+  srv_stop
+  srv_start 0 "$u" sink 9000 0 >"$d/sink.json"
+  wait_port 0 9000
+  sn0=$(softnet_drops)
+  qwatch_start "$d/queues-overrun.json"
+  hbg 1 "$u" blast "$dst:9000" "$TB_RATE_MBIT" 1500 0 "$dur" >"$d/blast1.json"
+  hbg 2 "$u" blast "$dst:9000" "$TB_RATE_MBIT" 1500 0 "$dur" >"$d/blast2.json"
+  wait_bg
+  qwatch_stop
+  sn1=$(softnet_drops)
+  srv_stop
+  srv_start 0 "$u" echo 9001 0
+  srv_start 0 "$u" sink 9000 0 >/dev/null
+  wait_port 0 9000
+  wait_port 0 9001
+  log "fabric: same overrun, probes at priority 7 and 0 from h3"
+  qwatch_start "$d/queues-probe.json"
+  hbg 1 "$u" blast "$dst:9000" "$TB_RATE_MBIT" 1500 0 0 >/dev/null
+  hbg 2 "$u" blast "$dst:9000" "$TB_RATE_MBIT" 1500 0 0 >/dev/null
+  sleep 1
+  hexec 3 "$u" probe "$dst:9001" 7,0 1000 "$dur" >"$d/probe-load.json"
+  kill -TERM "${BG_PIDS[@]}" 2>/dev/null || true
+  wait_bg
+  qwatch_stop
+  srv_stop
+  python3 "$TB_LIB/report.py" fabric "$d" "$TB_RATE_MBIT" "$TB_BUFFER" $((sn1 - sn0)) | tee "$d/summary.txt"
+}
+
+# Dispatches an experiment by name.
+tb_run() {
+  mkdir -p "$TB_OUT"
+  case "$1" in
+    fabric) exp_fabric ;;
+    alltoall|incast|coexist|ci|all) bench_run "$1" ;;
+    *) die "unknown experiment $1 (see scripts/testbed help)" ;;
+  esac
+}
