@@ -27,3 +27,10 @@ clean:
 .PHONY: sim-paper
 sim-paper: all
 	tools/sim/paper.sh $(BUILD) docs/sim
+
+# Homa against kernel TCP on the emulated datacenter (needs root; see
+# docs/RESULTS.md). TESTBED_FLAGS passes options, e.g. --rate 200.
+TESTBED_FLAGS ?=
+.PHONY: bench-testbed
+bench-testbed: all
+	./scripts/testbed --build $(BUILD) $(TESTBED_FLAGS) run all
