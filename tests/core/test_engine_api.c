@@ -483,6 +483,9 @@ static struct outcome run_echo(struct counting *ac, struct counting *as)
 
 		th_pair_run(&p, 1000000);
 		serve_step(&p, &pending, &have);
+		if (!have && homa_engine_next_deadline(p.e[0]) == UINT64_MAX &&
+		    homa_engine_next_deadline(p.e[1]) == UINT64_MAX)
+			break; /* both idle: nothing more can happen */
 		if (p.now == before)
 			p.now += 1000000;
 	}
