@@ -84,6 +84,29 @@ static void net_host__timer_at_deadline(void **state)
 	homa_sim_net_free(net);
 }
 
+/**
+ * An agent whose deadline says "now" while its NIC is busy (as an engine
+ * with packets queued does) is woken when the NIC frees up, not polled.
+ */
+static void net_host__no_polling_while_nic_busy(void **state)
+{
+	struct homa_sim_net *net = make_star(2, &link10);
+	struct homa_sim_net_stats st;
+	int i;
+
+	(void)state;
+	for (i = 0; i < 50; i++)
+		fake_script(&agents[0], 0, 1, 0, HOMA_PKT_DATA, PAYLOAD, 0, 2 + 2 * (uint64_t)i);
+	homa_sim_host_kick(net, 0);
+	homa_sim_run_until(net, 1000000);
+	homa_sim_net_stats(net, &st);
+	assert_int_equal(agents[1].nrx, 50);
+	assert_true(agents[0].emit_time[49] == 49000);
+	assert_true(st.busy_wakeups == 0);
+	assert_true(st.events < 3 * 50 + 10);
+	homa_sim_net_free(net);
+}
+
 /** Packets to or from a down host are dropped and counted. */
 static void net_host__down_drops(void **state)
 {
@@ -215,6 +238,7 @@ int main(void)
 		cmocka_unit_test(net_timing__two_hops),
 		cmocka_unit_test(net_host__nic_serializes),
 		cmocka_unit_test(net_host__timer_at_deadline),
+		cmocka_unit_test(net_host__no_polling_while_nic_busy),
 		cmocka_unit_test(net_host__down_drops),
 		cmocka_unit_test(net_route__hook),
 		cmocka_unit_test(net_route__unknown_address),
