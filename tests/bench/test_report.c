@@ -44,6 +44,9 @@ static void bench_stats_compute__rates_and_cpu(void **state)
 	assert_true(st.lat_us.max == 1000);
 	assert_int_equal(st.nbuckets, 0);
 	assert_false(st.have_slow);
+	r.server_rpcs = 2200; /* another client shared the server */
+	assert_int_equal(bench_stats_compute(&r, NULL, NULL, 1416, &st), 0);
+	assert_true(st.server_cpu_us_per_rpc == 0.5 && st.cpu_us_per_rpc == 2.5);
 	r.server_cpu_us = -1;
 	assert_int_equal(bench_stats_compute(&r, NULL, NULL, 1416, &st), 0);
 	assert_true(st.server_cpu_us_per_rpc < 0 && st.cpu_us_per_rpc == 2);

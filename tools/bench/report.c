@@ -73,7 +73,9 @@ int bench_stats_compute(const struct bench_result *res, const struct homa_bucket
 	}
 	double n = res->rpcs ? (double)res->rpcs : 1;
 	st->client_cpu_us_per_rpc = (double)res->client_cpu_us / n;
-	st->server_cpu_us_per_rpc = res->server_cpu_us >= 0 ? (double)res->server_cpu_us / n : -1;
+	/* Per RPC the servers answered: right also when other clients share them. */
+	double sn = res->server_rpcs ? (double)res->server_rpcs : n;
+	st->server_cpu_us_per_rpc = res->server_cpu_us >= 0 ? (double)res->server_cpu_us / sn : -1;
 	st->cpu_us_per_rpc = st->client_cpu_us_per_rpc +
 			     (st->server_cpu_us_per_rpc > 0 ? st->server_cpu_us_per_rpc : 0);
 	st->have_slow = bl && bl->n > 0;

@@ -27,7 +27,7 @@ struct bench_stats {
 	double gbps;                /**< payload bytes both ways, per second */
 	double rpcs_per_sec;
 	double client_cpu_us_per_rpc;
-	double server_cpu_us_per_rpc; /**< negative when unknown */
+	double server_cpu_us_per_rpc; /**< servers' CPU / RPCs they answered; < 0: unknown */
 	double cpu_us_per_rpc;        /**< client + server (client only if unknown) */
 	uint64_t rpcs, errors, skipped, unfinished;
 	int have_slow;
