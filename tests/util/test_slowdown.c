@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -37,7 +38,9 @@ static void homa_baseline_best__interpolates(void **state)
 static void homa_baseline_save__round_trip(void **state)
 {
 	struct homa_baseline b, c;
-	char path[] = "/tmp/homa_bl_XXXXXX";
+	char path[] = "/tmp/homa_bl_......";
+
+	memset(path + sizeof(path) - 7, 'X', 6); /* mkstemp() template */
 	int fd = mkstemp(path);
 
 	assert_true(fd >= 0);

