@@ -2,7 +2,8 @@
 -- homa.lua: Wireshark/tshark dissector for Homa (IP protocol 146, or Homa
 -- carried over UDP), byte layout as in include/homa/wire.h: the 28-byte
 -- common header and DATA, GRANT, RESEND, RPC_UNKNOWN, BUSY, CUTOFFS,
--- FREEZE, NEED_ACK, ACK and START_MSG (0x19, a homa extension).
+-- FREEZE, NEED_ACK, ACK and START_MSG (0x19, a homa extension), and the
+-- flags byte's INCAST (0x01) and FINISHED (0x02) bits.
 --
 -- Load without compiling anything:
 --   tshark -X lua_script:tools/wireshark/homa.lua -r capture.pcap
@@ -44,6 +45,7 @@ f.type = ProtoField.uint8("homa.type", "Type", base.HEX, type_names)
 f.doff = ProtoField.uint8("homa.doff", "Header length (32-bit words)", base.DEC, nil, 0xf0)
 f.flags = ProtoField.uint8("homa.flags", "Flags", base.HEX)
 f.flag_incast = ProtoField.bool("homa.flags.incast", "Incast", 8, nil, 0x01)
+f.flag_finished = ProtoField.bool("homa.flags.finished", "Finished (RPC_UNKNOWN: do not restart)", 8, nil, 0x02)
 f.window = ProtoField.uint16("homa.window", "Window (unused)", base.DEC)
 f.checksum = ProtoField.uint16("homa.checksum", "Checksum (unused)", base.HEX)
 f.urgent = ProtoField.uint16("homa.urgent", "Urgent (unused)", base.DEC)
@@ -124,6 +126,7 @@ local function dissect_common(tvb, pinfo, tree)
 	local doff_item = tree:add(f.doff, tvb(12, 1))
 	local fl = tree:add(f.flags, tvb(13, 1))
 	fl:add(f.flag_incast, tvb(13, 1))
+	fl:add(f.flag_finished, tvb(13, 1))
 	tree:add(f.window, tvb(14, 2))
 	tree:add(f.checksum, tvb(16, 2))
 	tree:add(f.urgent, tvb(18, 2))
