@@ -21,7 +21,7 @@ enum homa_error {
 	HOMA_EMSGSIZE = -4,    /**< message longer than settings.max_message */
 	HOMA_ENOTFOUND = -5,   /**< no RPC with that id (never existed, or already finished) */
 	HOMA_ETIMEDOUT = -6,   /**< the peer stopped answering; the RPC was aborted */
-	HOMA_ECANCELED = -7,   /**< the RPC was aborted by the application */
+	HOMA_ECANCELED = -7,   /**< the RPC was aborted by the application (client: or abandoned by the server) */
 	HOMA_ESHUTDOWN = -8,   /**< the endpoint is closed */
 	HOMA_EADDRINUSE = -9,  /**< the port is already bound */
 	HOMA_EPERM = -10,      /**< missing privilege (raw IP needs CAP_NET_RAW) */

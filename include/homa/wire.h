@@ -78,6 +78,14 @@ enum homa_pkt_type {
  */
 #define HOMA_FLAG_INCAST 0x01
 
+/**
+ * Flags-byte bit on RPC_UNKNOWN (homa extension): the server executed or
+ * abandoned this RPC (its application aborted it, or it timed out) and
+ * remembers it as finished, so a restarted request would be refused; the
+ * client fails the RPC (HOMA_ECANCELED) instead of restarting it.
+ */
+#define HOMA_FLAG_FINISHED 0x02
+
 /** One acknowledged client RPC: the server may free it. */
 struct homa_ack {
 	uint64_t client_id;

@@ -130,8 +130,10 @@ void homa_ctl_resend(homa_engine *e, struct homa_rpc *rpc, uint32_t offset, uint
 
 /**
  * homa_ctl_reply_unknown() - Answer a packet about an RPC we do not have
- * with RPC_UNKNOWN. Limited to a few per peer per tick so that forged
- * packets cannot turn this endpoint into an amplifier.
+ * with RPC_UNKNOWN, flagged HOMA_FLAG_FINISHED if it is a server RPC we
+ * finished (so the client gives up rather than restarting it forever).
+ * Limited to a few per peer per tick so that forged packets cannot turn
+ * this endpoint into an amplifier.
  */
 void homa_ctl_reply_unknown(homa_engine *e, const homa_addr *src, const struct homa_pkt *in,
 			    struct homa_peer *p)
@@ -151,6 +153,8 @@ void homa_ctl_reply_unknown(homa_engine *e, const homa_addr *src, const struct h
 	pkt.type = HOMA_PKT_RPC_UNKNOWN;
 	pkt.dport = in->sport;
 	pkt.sender_id = in->sender_id ^ 1;
+	if (homa_done_seen(e, in->sender_id ^ 1, src, in->sport))
+		pkt.flags = HOMA_FLAG_FINISHED;
 	homa_ctl_send(e, &pkt, src, ctl_prio(e));
 }
 

@@ -16,7 +16,7 @@ const char *homa_strerror(int err)
 	case HOMA_EMSGSIZE: return "message longer than the configured maximum";
 	case HOMA_ENOTFOUND: return "no such RPC";
 	case HOMA_ETIMEDOUT: return "peer did not respond (RPC timed out)";
-	case HOMA_ECANCELED: return "RPC aborted by the application";
+	case HOMA_ECANCELED: return "RPC aborted (by the application, or abandoned by the server)";
 	case HOMA_ESHUTDOWN: return "endpoint is shut down";
 	case HOMA_EADDRINUSE: return "port already in use";
 	case HOMA_EPERM: return "operation not permitted (raw IP needs CAP_NET_RAW)";

@@ -277,7 +277,9 @@ static int handle_resend(homa_engine *e, const homa_addr *src, const struct homa
 
 /**
  * handle_unknown() - The other side has no record of the RPC. A client
- * restarts its request from byte 0; a server forgets the RPC.
+ * restarts its request from byte 0, or fails the RPC with HOMA_ECANCELED
+ * if the server says it finished it (HOMA_FLAG_FINISHED: executed or
+ * abandoned, a restart would be refused); a server forgets the RPC.
  */
 static int handle_unknown(homa_engine *e, const homa_addr *src, const struct homa_pkt *pkt)
 {
@@ -287,6 +289,10 @@ static int handle_unknown(homa_engine *e, const homa_addr *src, const struct hom
 		return HOMA_DROP(HOMA_DROP_UNKNOWN_RPC);
 	if (!homa_is_client_id(rpc->id)) {
 		homa_rpc_free(e, rpc);
+		return 0;
+	}
+	if (pkt->flags & HOMA_FLAG_FINISHED) {
+		homa_rpc_fail(e, rpc, HOMA_ECANCELED);
 		return 0;
 	}
 	homa_grant_remove(e, rpc);
