@@ -344,6 +344,77 @@ static void homa_timer_tick__busy_keeps_long_call_alive(void **state)
 	th_pair_free(&p);
 }
 
+/**
+ * homa_engine_abort__server_abort_fails_client() - The server application
+ * aborts a request it received. The client's RESEND draws an RPC_UNKNOWN
+ * flagged HOMA_FLAG_FINISHED, and the client fails the RPC with
+ * HOMA_ECANCELED a few ticks later instead of restarting it (the restart
+ * would be refused as completed, forever); the server ran it once.
+ */
+static void homa_engine_abort__server_abort_fails_client(void **state)
+{
+	struct homa_event ev;
+	struct homa_stats st;
+	struct th_pair p;
+	struct crash c;
+	uint64_t id, t0;
+
+	setup(&p, &c, NULL);
+	p.logging = true;
+	id = send(&p, 100);
+	th_pair_run(&p, 1000);
+	assert_int_equal(homa_engine_next_event(p.e[1], &ev), 1);
+	assert_int_equal(homa_engine_abort(p.e[1], ev.id, p.now), 0);
+	homa_engine_msg_release(p.e[1], ev.msg);
+	t0 = p.now;
+	assert_true(wait_client_event(&p, 50 * TICK, &ev));
+	assert_int_equal(ev.type, HOMA_EV_ERROR);
+	assert_int_equal(ev.error, HOMA_ECANCELED);
+	assert_int_equal(ev.id, id);
+	assert_true(p.now - t0 <= 7 * TICK);
+	assert_non_null(strstr(p.log, "c>s RESEND 40000@0 p7; s>c RPC_UNKNOWN p7"));
+	homa_engine_stats(p.e[0], &st);
+	assert_int_equal(st.rpc_restarts, 0);
+	assert_int_equal(st.active_rpcs, 0);
+	homa_engine_stats(p.e[1], &st);
+	assert_int_equal(st.server_requests_received, 1);
+	assert_int_equal(st.active_rpcs, 0);
+	th_pair_free(&p);
+}
+
+/**
+ * handle_unknown__unflagged_restarts() - An RPC_UNKNOWN without the
+ * FINISHED flag (a server that lost its state) still restarts the request,
+ * which then completes.
+ */
+static void handle_unknown__unflagged_restarts(void **state)
+{
+	struct homa_event ev;
+	struct homa_stats st;
+	struct th_pair p;
+	struct crash c;
+	uint64_t id;
+
+	setup(&p, &c, NULL);
+	id = send(&p, 100);
+	th_pair_run(&p, 1000);
+	assert_int_equal(homa_engine_next_event(p.e[1], &ev), 1);
+	homa_engine_msg_release(p.e[1], ev.msg);
+	/* the server restarts with no memory of the RPC */
+	homa_engine_free(p.e[1]);
+	assert_int_equal(homa_engine_new(&p.e[1], NULL, &p.addr[1], p.port[1], NULL, p.now), 0);
+	homa_engine_set_server(p.e[1], true);
+	p.echo = true;
+	assert_true(wait_client_event(&p, 50 * TICK, &ev));
+	assert_int_equal(ev.type, HOMA_EV_RESPONSE);
+	assert_int_equal(ev.id, id);
+	assert_true(th_check_pattern(ev.msg, 11));
+	homa_engine_msg_release(p.e[0], ev.msg);
+	homa_engine_stats(p.e[0], &st);
+	assert_int_equal(st.rpc_restarts, 1);
+	th_pair_free(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -354,6 +425,8 @@ int main(void)
 		cmocka_unit_test(homa_timer_tick__need_ack_after_lost_ack),
 		cmocka_unit_test(homa_timer_tick__start_msg_repeated),
 		cmocka_unit_test(homa_timer_tick__busy_keeps_long_call_alive),
+		cmocka_unit_test(homa_engine_abort__server_abort_fails_client),
+		cmocka_unit_test(handle_unknown__unflagged_restarts),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
