@@ -273,6 +273,93 @@ static void homa_packet_hooks__key_mismatch(void **state)
 	th_pair_free(&p);
 }
 
+/** Seal context that refuses every fifth packet. */
+struct moody {
+	struct tagger t;
+	uint64_t calls, refused;
+};
+
+/** moody_seal() - Seal, but refuse every fifth packet (it is then not sent). */
+static int moody_seal(void *ctx, uint8_t *pkt, size_t hdr_len, size_t len, size_t cap)
+{
+	struct moody *m = ctx;
+
+	if (++m->calls % 5 == 0) {
+		m->refused++;
+		return -1;
+	}
+	return seal(&m->t, pkt, hdr_len, len, cap);
+}
+
+/** moody_open() - Open with the inner tagger. */
+static int moody_open(void *ctx, const homa_addr *src, uint8_t *pkt, size_t len)
+{
+	return open_pkt(&((struct moody *)ctx)->t, src, pkt, len);
+}
+
+/**
+ * homa_packet_hooks__seal_refusals() - A seal hook that refuses packets
+ * (they are not sent) behaves like loss: the RPC completes bit-exact by
+ * retransmission, and the pacer's statistics stay sane.
+ */
+static void homa_packet_hooks__seal_refusals(void **state)
+{
+	struct moody m[2] = {{.t = {.key = 5}}, {.t = {.key = 5}}};
+	struct homa_packet_hooks h[2] = {{moody_seal, moody_open, TAG, &m[0]},
+					 {moody_seal, moody_open, TAG, &m[1]}};
+	struct homa_event ev;
+	struct homa_stats st;
+	struct th_pair p;
+	int i;
+
+	th_pair_init(&p, NULL);
+	homa_engine_set_hooks(p.e[0], &h[0]);
+	homa_engine_set_hooks(p.e[1], &h[1]);
+	p.echo = true;
+	p.logging = false;
+	send(&p, 60000, 4);
+	th_pair_run(&p, 1000000000);
+	assert_int_equal(homa_engine_next_event(p.e[0], &ev), 1);
+	assert_int_equal(ev.type, HOMA_EV_RESPONSE);
+	assert_true(th_check_pattern(ev.msg, 4));
+	homa_engine_msg_release(p.e[0], ev.msg);
+	assert_true(m[0].refused > 0 && m[1].refused > 0);
+	for (i = 0; i < 2; i++) {
+		homa_engine_stats(p.e[i], &st);
+		assert_true(st.pacer_throttled_ns < 1000000000ull);
+		assert_int_equal(st.drops[HOMA_DROP_VERIFY], 0);
+	}
+	th_pair_free(&p);
+}
+
+/**
+ * homa_engine_output__seal_refusal_not_throttling() - A packet the seal
+ * hook refuses makes homa_engine_output() return 0, but that is not the
+ * pacer holding data back: pacer_throttled_ns stays 0 while the modelled
+ * NIC queue is below its limit, and the next call sends the next packet.
+ */
+static void homa_engine_output__seal_refusal_not_throttling(void **state)
+{
+	struct moody m = {.t = {.key = 5}};
+	struct homa_packet_hooks h = {moody_seal, moody_open, TAG, &m};
+	struct homa_stats st;
+	struct th_pkt k;
+	struct th_pair p;
+	int i;
+
+	th_pair_init(&p, NULL);
+	homa_engine_set_hooks(p.e[0], &h);
+	send(&p, 20000, 1);
+	for (i = 0; i < 4; i++)
+		assert_int_equal(th_take(p.e[0], 0, &k), 1472);
+	assert_int_equal(th_take(p.e[0], 0, &k), 0); /* the fifth is refused */
+	assert_int_equal(m.refused, 1);
+	homa_engine_stats(p.e[0], &st);
+	assert_int_equal(st.pacer_throttled_ns, 0);
+	assert_int_equal(th_take(p.e[0], 0, &k), 1472);
+	th_pair_free(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -280,6 +367,8 @@ int main(void)
 		cmocka_unit_test(homa_packet_hooks__payload_shrinks_by_overhead),
 		cmocka_unit_test(homa_packet_hooks__tampered_packets_dropped),
 		cmocka_unit_test(homa_packet_hooks__key_mismatch),
+		cmocka_unit_test(homa_packet_hooks__seal_refusals),
+		cmocka_unit_test(homa_engine_output__seal_refusal_not_throttling),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
