@@ -65,6 +65,8 @@ void cap_build(int i, struct homa_pkt *p, unsigned char *payload)
 	p->dport = 4000;
 	p->seq = p->type == HOMA_PKT_DATA ? 2800 : 0;
 	p->flags = (i & 1) ? HOMA_FLAG_INCAST : 0;
+	if (p->type == HOMA_PKT_RPC_UNKNOWN)
+		p->flags |= HOMA_FLAG_FINISHED;
 	/* large ids so 64-bit handling is exercised; odd ones are server ids */
 	p->sender_id = 0x0123456789abcd00ull + (uint64_t)i;
 	build_body(i, p, payload);
@@ -179,6 +181,7 @@ void cap_expect(const struct homa_pkt *p, int prio, int field, char *out, size_t
 	case 6: snprintf(out, cap, "%s", (p->flags & HOMA_FLAG_INCAST) ? "1" : "0"); return;
 	case 7: snprintf(out, cap, "%d", p->type == HOMA_PKT_DATA ? 14 : 5); return;
 	case 14: snprintf(out, cap, "%d", prio); return;
+	case 21: snprintf(out, cap, "%s", (p->flags & HOMA_FLAG_FINISHED) ? "1" : "0"); return;
 	default: break;
 	}
 	if (!type_field(p, field, out, cap))

@@ -20,10 +20,10 @@
 	"homa.payload_len", "homa.length", "homa.priority",                   \
 	"homa.ip_priority", "homa.cutoff", "homa.cutoff_version",             \
 	"homa.retransmit", "homa.num_acks", "homa.ack.client_id",             \
-	"homa.ack.server_port"
+	"homa.ack.server_port", "homa.flags.finished"
 
 /** Number of names in CAP_FIELDS. */
-#define CAP_NFIELDS 21
+#define CAP_NFIELDS 22
 
 /**
  * cap_build() - Fill @p with packet @i (0..9: type HOMA_PKT_FIRST + i);
