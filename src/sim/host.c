@@ -127,11 +127,11 @@ static bool host_emit(struct homa_sim_host *h)
 
 /**
  * host_service() - Run @h's due timers, send while the NIC is free, and
- * schedule the next wakeup at the agent's deadline, but not before the NIC
- * is free again: an agent's deadline mixes timers and "more to send", and
- * sending must wait for the NIC anyway (a due timer then runs at most one
- * packet time late). An agent whose deadline stays in the past after
- * being serviced is polled every nanosecond and counted in busy_wakeups.
+ * schedule the next wakeup: when the NIC frees up if it is busy (the agent
+ * may have more to send, and an agent's deadline mixes timers with "more
+ * to send", so a due timer then runs at most one packet time late), else
+ * at the agent's deadline. An agent whose deadline stays in the past with
+ * the NIC idle is polled every nanosecond and counted in busy_wakeups.
  */
 static void host_service(struct homa_sim_host *h)
 {
@@ -145,10 +145,10 @@ static void host_service(struct homa_sim_host *h)
 		ops->on_timer(h->agent, now);
 	while (h->nic->busy_until <= now && !h->down && host_emit(h))
 		;
-	if (ops->next_deadline)
-		next = ops->next_deadline(h->agent);
-	if (next < h->nic->busy_until)
+	if (h->nic->busy_until > now)
 		next = h->nic->busy_until;
+	else if (ops->next_deadline)
+		next = ops->next_deadline(h->agent);
 	if (next <= now) {
 		h->net->st.busy_wakeups++;
 		next = now + 1;
