@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <cmocka.h>
 
 #include "fake_agent.h"
@@ -104,6 +105,31 @@ static void net_host__no_polling_while_nic_busy(void **state)
 	assert_true(agents[0].emit_time[49] == 49000);
 	assert_true(st.busy_wakeups == 0);
 	assert_true(st.events < 3 * 50 + 10);
+	homa_sim_net_free(net);
+}
+
+/** An agent without a deadline op is still woken whenever its NIC frees up. */
+static void net_host__agent_without_deadline_drains(void **state)
+{
+	struct homa_sim_agent_ops ops = fake_agent_ops;
+	struct homa_sim_net *net;
+	int i;
+
+	(void)state;
+	ops.next_deadline = NULL;
+	ops.on_timer = NULL;
+	assert_int_equal(homa_sim_net_new(&net, NULL), 0);
+	fake_add(net, &agents[0]);
+	memset(&agents[1], 0, sizeof(agents[1]));
+	agents[1].net = net;
+	agents[1].host = homa_sim_add_host(net, &ops, &agents[1]);
+	homa_sim_star(net, &link10);
+	for (i = 0; i < 20; i++)
+		fake_script(&agents[1], 0, 0, 0, HOMA_PKT_DATA, PAYLOAD, 0, 2 + 2 * (uint64_t)i);
+	homa_sim_host_kick(net, 1);
+	homa_sim_run_until(net, 1000000);
+	assert_int_equal(agents[0].nrx, 20);
+	assert_true(agents[0].rx[19].time == 4000 + 19000);
 	homa_sim_net_free(net);
 }
 
@@ -239,6 +265,7 @@ int main(void)
 		cmocka_unit_test(net_host__nic_serializes),
 		cmocka_unit_test(net_host__timer_at_deadline),
 		cmocka_unit_test(net_host__no_polling_while_nic_busy),
+		cmocka_unit_test(net_host__agent_without_deadline_drains),
 		cmocka_unit_test(net_host__down_drops),
 		cmocka_unit_test(net_route__hook),
 		cmocka_unit_test(net_route__unknown_address),
