@@ -36,18 +36,27 @@ int homa_msgin_init(homa_engine *e, struct homa_rpc *rpc, uint32_t length, uint3
 	return 0;
 }
 
-/** add_gap() - Append hole [start, end) after the existing ones. Return: 0 or HOMA_ENOMEM. */
+/**
+ * add_gap() - Append hole [start, end) after the existing ones. The hole
+ * list is charged to the rx budget like message bytes: tiny forged packets
+ * every other byte would otherwise grow it to several times the cap.
+ * Return: 0, HOMA_EAGAIN (rx budget) or HOMA_ENOMEM.
+ */
 static int add_gap(homa_engine *e, struct homa_msgin *in, uint32_t start, uint32_t end)
 {
 	if (in->ngaps == in->gaps_cap) {
 		uint32_t cap = in->gaps_cap ? 2 * in->gaps_cap : 4;
-		struct homa_gap *g = homa_mem_alloc(e, cap * sizeof(*g));
+		struct homa_gap *g;
 
+		if (e->rx_buffered + cap * sizeof(*g) > e->s.max_rx_buffered)
+			return HOMA_EAGAIN;
+		g = homa_mem_alloc(e, cap * sizeof(*g));
 		if (!g)
 			return HOMA_ENOMEM;
 		if (in->ngaps)
 			memcpy(g, in->gaps, in->ngaps * sizeof(*g));
 		homa_mem_free(e, in->gaps, in->gaps_cap * sizeof(*g));
+		e->rx_buffered += (cap - in->gaps_cap) * sizeof(*g);
 		in->gaps = g;
 		in->gaps_cap = cap;
 	}
@@ -184,6 +193,7 @@ bool homa_msgin_first_gap(const struct homa_msgin *in, uint32_t *start, uint32_t
 void homa_msgin_destroy(homa_engine *e, struct homa_msgin *in)
 {
 	homa_mem_free(e, in->gaps, in->gaps_cap * sizeof(*in->gaps));
+	e->rx_buffered -= in->gaps_cap * sizeof(*in->gaps);
 	in->gaps = NULL;
 	in->ngaps = in->gaps_cap = 0;
 	if (in->msg) {
