@@ -321,11 +321,42 @@ static void homa_ctl_reply_unknown__rate_limited(void **state)
 	th_pair_free(&p);
 }
 
+/**
+ * homa_ctl_send__queue_cap() - With max_control_queue 16, thirty forged
+ * RESENDs from thirty hosts in one tick queue at most 16 RPC_UNKNOWN
+ * replies (the rest are dropped: every control packet is repeated by a
+ * timer if it matters); the engine stays usable.
+ */
+static void homa_ctl_send__queue_cap(void **state)
+{
+	struct homa_settings s;
+	struct homa_stats st;
+	struct th_pair p;
+	uint32_t i;
+
+	homa_settings_default(&s);
+	s.max_control_queue = 16;
+	th_pair_init(&p, &s);
+	for (i = 0; i < 30; i++) {
+		homa_addr forger = homa_addr_ipv4(0x0b000000 + i);
+
+		resend_from(&p, &forger, 2 + 2 * i);
+	}
+	homa_engine_stats(p.e[1], &st);
+	assert_int_equal(st.control_queue, 16);
+	assert_int_equal(unknown_replies(&p), 16);
+	homa_engine_stats(p.e[1], &st);
+	assert_int_equal(st.control_queue, 0);
+	assert_int_equal(st.drops[HOMA_DROP_UNKNOWN_RPC], 30);
+	th_pair_free(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(homa_engine_input__malformed_corpus),
 		cmocka_unit_test(homa_ctl_reply_unknown__rate_limited),
+		cmocka_unit_test(homa_ctl_send__queue_cap),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

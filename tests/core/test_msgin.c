@@ -426,6 +426,50 @@ static void handle_data__duplicate_bytes_counted(void **state)
 	th_pair_free(&p);
 }
 
+/**
+ * homa_engine_rx_progress__contiguous_prefix() - The incremental receive
+ * API reports the bytes present from offset 0 on, not the bytes received.
+ */
+static void homa_engine_rx_progress__contiguous_prefix(void **state)
+{
+	static uint8_t buf[5 * PKT];
+	static const int order[5] = {0, 1, 3, 4, 2};
+	struct homa_iov iov = {buf, sizeof(buf)};
+	static const int64_t want[4] = {PKT, 2 * PKT, 2 * PKT, 2 * PKT};
+	const homa_msg *m = NULL;
+	struct homa_event ev;
+	struct th_pkt pk[5];
+	struct th_pair p;
+	uint64_t id, handle;
+	int i;
+
+	th_pair_init(&p, NULL);
+	th_pattern(buf, sizeof(buf), 3);
+	assert_int_equal(homa_engine_send_request(p.e[0], &p.addr[1], p.port[1], &iov, 1, 0, 0, &id), 0);
+	for (i = 0; i < 5; i++)
+		assert_true(th_take(p.e[0], 0, &pk[i]) > 0);
+	handle = 0;
+	for (i = 0; i < 4; i++) {
+		struct th_pkt *k = &pk[order[i]];
+
+		assert_int_equal(homa_engine_input(p.e[1], &p.addr[0], k->buf, (size_t)k->len, 0), 0);
+		if (!handle) {
+			struct homa_link *l = p.e[1]->all_rpcs.next;
+
+			handle = homa_container_of(l, struct homa_rpc, all_link)->handle;
+		}
+		assert_int_equal(homa_engine_rx_progress(p.e[1], handle, &m), want[i]);
+		assert_non_null(m);
+		assert_int_equal(homa_msg_length(m), sizeof(buf));
+	}
+	assert_int_equal(homa_engine_input(p.e[1], &p.addr[0], pk[2].buf, (size_t)pk[2].len, 0), 0);
+	assert_int_equal(homa_engine_next_event(p.e[1], &ev), 1);
+	assert_int_equal(ev.id, handle);
+	assert_true(th_check_pattern(ev.msg, 3));
+	homa_engine_msg_release(p.e[1], ev.msg);
+	th_pair_free(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -439,6 +483,7 @@ int main(void)
 		cmocka_unit_test(homa_msgin_add__rx_budget),
 		cmocka_unit_test(homa_msgin_add__enomem_keeps_holes_exact),
 		cmocka_unit_test(handle_data__duplicate_bytes_counted),
+		cmocka_unit_test(homa_engine_rx_progress__contiguous_prefix),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

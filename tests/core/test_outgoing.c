@@ -370,6 +370,52 @@ static void homa_rpc_new__max_rpcs(void **state)
 	homa_engine_free(e);
 }
 
+/**
+ * fill_data__piggybacked_ack() - A completed RPC's ack rides in the next
+ * request's first DATA packet to the same server port, and the server
+ * frees the finished RPC on it (no ACK packet needed).
+ */
+static void fill_data__piggybacked_ack(void **state)
+{
+	struct homa_event ev;
+	struct homa_stats st;
+	struct th_pkt k;
+	struct th_pair p;
+	uint64_t id1;
+
+	th_pair_init(&p, NULL);
+	p.echo = true;
+	id1 = request(p.e[0], 100, 0);
+	/* move packets without running timers (which would send an ACK) */
+	while (th_take(p.e[0], p.now, &k) > 0 || th_take(p.e[1], p.now, &k) > 0) {
+		int from = k.tx.dport == 4001 ? 0 : 1;
+		struct homa_event sev;
+
+		homa_engine_input(p.e[1 - from], &p.addr[from], k.buf, (size_t)k.len, p.now);
+		while (homa_engine_next_event(p.e[1], &sev)) {
+			struct homa_iov iov = {big, 10};
+
+			assert_int_equal(homa_engine_send_reply(p.e[1], sev.id, &iov, 1, p.now), 0);
+			homa_engine_msg_release(p.e[1], sev.msg);
+		}
+	}
+	assert_int_equal(homa_engine_next_event(p.e[0], &ev), 1);
+	assert_int_equal(ev.id, id1);
+	homa_engine_msg_release(p.e[0], ev.msg);
+	homa_engine_stats(p.e[1], &st);
+	assert_int_equal(st.active_rpcs, 1); /* finished, waiting for the ack */
+	request(p.e[0], 100, p.now);
+	assert_int_equal(next_data(p.e[0], p.now, &k), 100);
+	assert_true(k.k.u.data.ack.client_id == id1);
+	assert_int_equal(k.k.u.data.ack.server_port, 4001);
+	assert_int_equal(homa_engine_input(p.e[1], &p.addr[0], k.buf, (size_t)k.len, p.now), 0);
+	homa_engine_stats(p.e[1], &st);
+	assert_int_equal(st.acks_received, 1);
+	assert_int_equal(st.active_rpcs, 1); /* only the new request */
+	assert_int_equal(st.pkts_recv[HOMA_PKT_ACK - HOMA_PKT_FIRST], 0);
+	th_pair_free(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -380,6 +426,7 @@ int main(void)
 		cmocka_unit_test(fill_data__incast_flag),
 		cmocka_unit_test(check_message__tx_budget),
 		cmocka_unit_test(homa_rpc_new__max_rpcs),
+		cmocka_unit_test(fill_data__piggybacked_ack),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -415,6 +415,62 @@ static void handle_unknown__unflagged_restarts(void **state)
 	th_pair_free(&p);
 }
 
+/** RESENDs seen on the wire: when and for which RPC. */
+struct resend_log {
+	struct th_pair *p;
+	int n;
+	uint64_t at[64];
+	uint64_t id[64];
+};
+
+/** log_resends() - Filter: record the client's RESENDs, then drop everything (server is dead). */
+static bool log_resends(void *ctx, int from, const uint8_t *pkt, size_t len, uint64_t n)
+{
+	struct resend_log *r = ctx;
+	struct homa_pkt k;
+
+	if (from == 0 && r->n < 64 && homa_wire_decode(pkt, len, &k) == 0 &&
+	    k.type == HOMA_PKT_RESEND) {
+		r->at[r->n] = r->p->now;
+		r->id[r->n] = k.sender_id;
+		r->n++;
+	}
+	return true;
+}
+
+/**
+ * homa_timer_tick__one_resend_per_peer_rotated() - Three RPCs wait on a
+ * dead server: the client sends at most one RESEND to it per tick, and
+ * the RESENDs rotate over the three RPCs.
+ */
+static void homa_timer_tick__one_resend_per_peer_rotated(void **state)
+{
+	struct resend_log r;
+	struct th_pair p;
+	struct crash c;
+	uint64_t ids[3];
+	int i, k, count[3] = {0, 0, 0};
+
+	setup(&p, &c, NULL);
+	for (i = 0; i < 3; i++)
+		ids[i] = send(&p, 100);
+	th_pair_run(&p, 1000);
+	memset(&r, 0, sizeof(r));
+	r.p = &p;
+	p.filter = log_resends;
+	p.filter_ctx = &r;
+	th_pair_run(&p, 40 * TICK);
+	assert_true(r.n >= 9);
+	for (i = 1; i < r.n; i++)
+		assert_true(r.at[i] >= r.at[i - 1] + TICK); /* never two in one tick */
+	for (i = 0; i < 9; i++)
+		for (k = 0; k < 3; k++)
+			count[k] += r.id[i] == ids[k];
+	for (k = 0; k < 3; k++)
+		assert_int_equal(count[k], 3);
+	th_pair_free(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -425,6 +481,7 @@ int main(void)
 		cmocka_unit_test(homa_timer_tick__need_ack_after_lost_ack),
 		cmocka_unit_test(homa_timer_tick__start_msg_repeated),
 		cmocka_unit_test(homa_timer_tick__busy_keeps_long_call_alive),
+		cmocka_unit_test(homa_timer_tick__one_resend_per_peer_rotated),
 		cmocka_unit_test(homa_engine_abort__server_abort_fails_client),
 		cmocka_unit_test(handle_unknown__unflagged_restarts),
 	};
