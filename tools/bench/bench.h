@@ -62,6 +62,7 @@ struct bench_opts {
 	const char *scenario;   /**< compare: rtt|throughput|rate|mixed|all */
 	bool quiet;             /**< no progress line */
 	int calib_count;        /**< calibrate: RPCs per size (default 200) */
+	int rounds;             /**< compare: measurements per arm, arms alternating (1) */
 };
 
 /** One RPC that finished (successfully or not). */

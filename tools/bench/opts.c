@@ -77,6 +77,8 @@ static const char usage[] =
 "                 or --outstanding N, with --response and --conns; both arms are\n"
 "                 calibrated first; per-bucket P99 slowdown table and plot\n"
 "  --duration S              seconds per measurement (default 3; demo 2)\n"
+"  --rounds N                measure each arm N times, alternating the arms' order\n"
+"                            (homa, tcp, tcp, homa, ...); figures pool all rounds\n"
 "  --json                    print one JSON object on stdout (the table goes to stderr)\n"
 "  --plot FILE.png           mixed, workload: P99 slowdown per message size, both arms\n"
 "                            (demo default: homa-bench-demo.png)\n"
@@ -110,6 +112,7 @@ void bench_opts_default(struct bench_opts *o)
 	o->buckets = 10;
 	o->scenario = "all";
 	o->calib_count = 200;
+	o->rounds = 1;
 }
 
 /** num() - Parse a double in [lo, hi] for @flag. Return: 0 or HOMA_EINVAL. */
@@ -182,7 +185,7 @@ static int set_num(struct bench_opts *o, const char *f, const char *v)
 		{ "--conns", 1, 1024 }, { "--duration", 0.05, 86400 }, { "--warmup", 0, 3600 },
 		{ "--seed", 0, 1e18 }, { "--buckets", 1, HOMA_BUCKETS_MAX },
 		{ "--calib-count", 1, 1e7 }, { "--homa-mtu", 100, 65507 },
-		{ "--homa-link-gbps", 0.001, 10000 },
+		{ "--homa-link-gbps", 0.001, 10000 }, { "--rounds", 1, 100 },
 	};
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
 		if (strcmp(f, t[i].f))
@@ -205,7 +208,8 @@ static int set_num(struct bench_opts *o, const char *f, const char *v)
 		case 12: o->buckets = (int)d; break;
 		case 13: o->calib_count = (int)d; break;
 		case 14: o->homa_mtu = (uint32_t)d; break;
-		default: o->homa_link_gbps = d; break;
+		case 15: o->homa_link_gbps = d; break;
+		default: o->rounds = (int)d; break;
 		}
 		return 1;
 	}

@@ -17,6 +17,25 @@ uint32_t bench_short_max(void)
 	return s.mtu - HOMA_DATA_HDR_LEN;
 }
 
+int bench_result_merge(struct bench_result *dst, const struct bench_result *src)
+{
+	if (homa_lat_merge(&dst->lat, &src->lat))
+		return HOMA_ENOMEM;
+	dst->rpcs += src->rpcs;
+	dst->bytes += src->bytes;
+	dst->errors += src->errors;
+	dst->skipped += src->skipped;
+	dst->unfinished += src->unfinished;
+	dst->secs += src->secs;
+	dst->client_cpu_us += src->client_cpu_us;
+	dst->server_rpcs += src->server_rpcs;
+	if (dst->server_cpu_us < 0 || src->server_cpu_us < 0)
+		dst->server_cpu_us = -1;
+	else
+		dst->server_cpu_us += src->server_cpu_us;
+	return 0;
+}
+
 /** to_us() - Scale a summary in ns to µs. */
 static void to_us(struct homa_summary *s)
 {

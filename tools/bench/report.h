@@ -53,6 +53,13 @@ void bench_stats_json(struct homa_json *j, const struct bench_stats *st);
 /** bench_stats_print() - Human-readable figures of one arm on @f. */
 void bench_stats_print(FILE *f, const char *label, const struct bench_stats *st);
 
+/**
+ * bench_result_merge() - Pool @src into @dst: samples appended, counters,
+ * window lengths and CPU times added (server CPU stays unknown if either
+ * is unknown). @src keeps its samples. Return: 0 or HOMA_ENOMEM.
+ */
+int bench_result_merge(struct bench_result *dst, const struct bench_result *src);
+
 /** bench_short_max() - Largest message that fits one Homa packet (default MTU). */
 uint32_t bench_short_max(void);
 

@@ -1,5 +1,11 @@
 /* SPDX-License-Identifier: MIT */
-/* The four compare scenarios. */
+/*
+ * The compare scenarios. Every arm gets its own server process; the arms
+ * are calibrated (where slowdown is reported) and then measured in
+ * rounds, alternating the order of the arms from round to round, so a
+ * change in the machine's background load hits every arm alike. The
+ * samples and counters of all rounds are pooled per arm.
+ */
 #include "scenario.h"
 
 #include <stdio.h>
@@ -17,6 +23,16 @@
 #define MIXED_BULK_STREAMS 2
 /** Buckets per class in the mixed scenario's size breakdown. */
 #define MIXED_BUCKETS 5
+
+/** Scenario kinds. */
+enum kind { K_RTT, K_THROUGHPUT, K_RATE, K_MIXED, K_WORKLOAD };
+
+/** Pooled results of one arm. */
+struct arm_raw {
+	struct bench_child srv;
+	struct bench_result calib, main, extra;
+	int have_main, have_extra;
+};
 
 /** job_base() - A job template for arm @t on @port. */
 static struct bench_job job_base(const struct bench_opts *o, enum bench_transport t,
@@ -52,46 +68,17 @@ static int run_jobs(const struct bench_job *jobs, size_t n, struct bench_result 
 	return rc;
 }
 
-/** headline() - Headline figures taken from the main stats. */
-static void headline(struct scen_arm *a)
+/** pool() - Add @src (consumed) to @dst; @have says whether @dst holds a run. */
+static int pool(struct bench_result *dst, int *have, struct bench_result *src)
 {
-	a->gbps = a->st.gbps;
-	a->rpcs_per_sec = a->st.rpcs_per_sec;
-	a->cpu_us_per_rpc = a->st.cpu_us_per_rpc;
-}
-
-/** simple_arm() - rtt, rate, throughput: one server, @n job sets in sequence. */
-static int simple_arm(const struct bench_opts *o, const char *scen, enum bench_transport t,
-		      uint16_t port, struct scen_arm *a)
-{
-	struct bench_child srv;
-	struct bench_result r[2];
-	struct bench_job j[2];
-	int n = 1;
-
-	j[0] = job_base(o, t, port, "100");
-	if (!strcmp(scen, "rate")) {
-		j[0].outstanding = 32;
-		j[0].conns = 4;
-	} else if (!strcmp(scen, "throughput")) {
-		j[0].workload = "500K";
-		j[1] = j[0];
-		j[1].outstanding = 4;
-		j[1].conns = 4;
-		n = 2;
+	if (!*have) {
+		*dst = *src;
+		*have = 1;
+		homa_lat_init(&src->lat);
+		return 0;
 	}
-	int rc = bench_spawn_server(o, t, port, &srv);
-	if (rc)
-		return rc;
-	for (int i = 0; i < n && rc == 0; i++) {
-		rc = run_jobs(&j[i], 1, &r[i]);
-		if (rc == 0)
-			rc = bench_stats_compute(&r[i], NULL, NULL, bench_short_max(),
-						 i ? &a->extra : &a->st);
-		homa_lat_free(&r[i].lat);
-	}
-	bench_stop_server(&srv);
-	headline(a);
+	int rc = bench_result_merge(dst, src);
+	homa_lat_free(&src->lat);
 	return rc;
 }
 
@@ -110,84 +97,6 @@ static void mixed_buckets(struct homa_buckets *bk)
 		bk->upper[bk->n++] = bb.upper[i];
 }
 
-/** Raw results of one mixed arm, kept until every arm has calibrated. */
-struct mixed_raw {
-	struct bench_result calib, lookups, bulk;
-};
-
-/** mixed_arm() - Calibrate unloaded, then lookups and bulk together. */
-static int mixed_arm(const struct bench_opts *o, enum bench_transport t, uint16_t port,
-		     struct mixed_raw *raw)
-{
-	struct bench_child srv;
-	struct homa_buckets bk;
-	uint32_t sizes[BENCH_CALIB_MAX + 1];
-	struct bench_job j[2];
-	struct bench_result r[2];
-
-	mixed_buckets(&bk);
-	sizes[0] = 100;
-	memcpy(sizes + 1, bk.upper, bk.n * sizeof(sizes[0]));
-	int rc = bench_spawn_server(o, t, port, &srv);
-	if (rc)
-		return rc;
-	j[0] = job_base(o, t, port, MIXED_BULK);
-	j[0].calibrate = 1;
-	j[0].sizes = sizes;
-	j[0].nsizes = bk.n + 1;
-	j[0].progress = false;
-	rc = run_jobs(j, 1, &raw->calib);
-	/* Bulk starts first and runs longer, so lookups are measured under load. */
-	j[0] = job_base(o, t, port, MIXED_BULK);
-	j[0].outstanding = MIXED_BULK_STREAMS;
-	j[0].conns = MIXED_BULK_STREAMS;
-	j[0].duration = o->duration + 0.6;
-	j[0].progress = false;
-	j[0].label = "bulk";
-	j[1] = job_base(o, t, port, MIXED_LOOKUPS);
-	j[1].warmup = 0.6;
-	j[1].seed = o->seed + 7;
-	if (rc == 0)
-		rc = run_jobs(j, 2, r);
-	if (rc == 0) {
-		raw->bulk = r[0];
-		raw->lookups = r[1];
-	}
-	bench_stop_server(&srv);
-	return rc;
-}
-
-/** mixed_figures() - Stats of one mixed arm against the shared baseline @bl. */
-static int mixed_figures(struct mixed_raw *raw, const struct homa_baseline *bl,
-			 struct scen_arm *a)
-{
-	struct homa_buckets bk;
-	struct bench_result all = raw->lookups;
-	uint32_t smax = bench_short_max();
-
-	mixed_buckets(&bk);
-	homa_lat_init(&all.lat);
-	int rc = homa_lat_merge(&all.lat, &raw->lookups.lat);
-	if (rc == 0)
-		rc = homa_lat_merge(&all.lat, &raw->bulk.lat);
-	if (rc == 0)
-		rc = bench_stats_compute(&raw->lookups, NULL, bl, smax, &a->st);
-	if (rc == 0)
-		rc = bench_stats_compute(&raw->bulk, NULL, bl, smax, &a->extra);
-	if (rc == 0)
-		rc = bench_stats_compute(&all, &bk, bl, smax, &a->by_size);
-	homa_lat_free(&all.lat);
-	if (rc)
-		return rc;
-	a->gbps = a->extra.gbps;
-	a->rpcs_per_sec = a->st.rpcs_per_sec;
-	double srv = raw->lookups.server_cpu_us > 0 ? (double)raw->lookups.server_cpu_us : 0;
-	double n = (double)(raw->lookups.rpcs + raw->bulk.rpcs);
-	a->cpu_us_per_rpc = n > 0 ? ((double)raw->lookups.client_cpu_us +
-				     (double)raw->bulk.client_cpu_us + srv) / n : 0;
-	return 0;
-}
-
 /** wl_buckets() - Buckets of the workload scenario. Return: 0 or error. */
 static int wl_buckets(const struct bench_opts *o, struct homa_workload *w,
 		      struct homa_buckets *bk)
@@ -202,133 +111,265 @@ static int wl_buckets(const struct bench_opts *o, struct homa_workload *w,
 	return homa_buckets_from_workload(w, (size_t)o->buckets, bk);
 }
 
-/** workload_arm() - Calibrate unloaded, then the workload at the given load. */
-static int workload_arm(const struct bench_opts *o, enum bench_transport t, uint16_t port,
-			struct mixed_raw *raw)
+/** calibrate_arm() - mixed, workload: unloaded best times of arm @t. */
+static int calibrate_arm(const struct bench_opts *o, enum kind k, enum bench_transport t,
+			 uint16_t port, struct arm_raw *raw)
 {
-	struct bench_child srv;
-	struct homa_workload w;
 	struct homa_buckets bk;
-	uint32_t sizes[BENCH_CALIB_MAX];
-	struct bench_job j;
+	struct homa_workload w;
+	uint32_t sizes[BENCH_CALIB_MAX + 1];
+	struct bench_job j = job_base(o, t, port, MIXED_BULK);
+	size_t n;
 
-	int rc = wl_buckets(o, &w, &bk);
-	if (rc)
-		return rc;
-	size_t n = bench_calib_sizes(&w, &bk, sizes);
-	double rate = o->rate > 0 ? o->rate
-		      : homa_poisson_rate_for_load(o->load_gbps > 0 ? o->load_gbps : 1.0,
-						   w.mean + o->response);
-	homa_workload_free(&w);
-	rc = bench_spawn_server(o, t, port, &srv);
-	if (rc)
-		return rc;
-	j = job_base(o, t, port, o->workload);
-	j.response = o->response;
+	if (k == K_MIXED) {
+		mixed_buckets(&bk);
+		sizes[0] = 100;
+		memcpy(sizes + 1, bk.upper, bk.n * sizeof(sizes[0]));
+		n = bk.n + 1;
+	} else {
+		int rc = wl_buckets(o, &w, &bk);
+		if (rc)
+			return rc;
+		n = bench_calib_sizes(&w, &bk, sizes);
+		homa_workload_free(&w);
+		j.workload = o->workload;
+		j.response = o->response;
+	}
 	j.calibrate = 1;
 	j.sizes = sizes;
 	j.nsizes = n;
 	j.progress = false;
-	rc = run_jobs(&j, 1, &raw->calib);
-	j = job_base(o, t, port, o->workload);
-	j.response = o->response;
-	j.conns = o->conns;
-	j.rate = o->outstanding > 0 ? 0 : rate;
-	j.outstanding = o->outstanding > 0 ? o->outstanding : 1;
-	j.warmup = 0.5;
-	if (rc == 0)
-		rc = run_jobs(&j, 1, &raw->lookups);
-	bench_stop_server(&srv);
-	return rc;
+	return run_jobs(&j, 1, &raw->calib);
 }
 
-/** workload_figures() - Stats of one workload arm against the shared baseline. */
-static int workload_figures(const struct bench_opts *o, struct mixed_raw *raw,
-			    const struct homa_baseline *bl, struct scen_arm *a)
+/**
+ * phase_jobs() - The jobs of phase @ph of scenario @k for arm @t.
+ * Return: how many jobs (0: the scenario has no such phase); @to_extra[i]
+ * says whether job i's result is pooled into extra rather than main.
+ */
+static size_t phase_jobs(const struct bench_opts *o, enum kind k, int ph, enum bench_transport t,
+			 uint16_t port, struct bench_job *j, int *to_extra)
 {
-	struct homa_workload w;
-	struct homa_buckets bk;
+	j[0] = job_base(o, t, port, "100");
+	to_extra[0] = ph;
+	if (k == K_THROUGHPUT) {
+		j[0].workload = "500K";
+		j[0].outstanding = j[0].conns = ph ? 4 : 1;
+		return ph < 2 ? 1 : 0;
+	}
+	if (ph)
+		return 0;
+	if (k == K_RATE) {
+		j[0].outstanding = 32;
+		j[0].conns = 4;
+	} else if (k == K_WORKLOAD) {
+		struct homa_workload w;
+		char err[256];
+		double mean = homa_workload_parse(o->workload, NULL, &w, err, sizeof(err)) ? 1000
+			      : w.mean;
+		homa_workload_free(&w);
+		j[0].workload = o->workload;
+		j[0].response = o->response;
+		j[0].conns = o->conns;
+		j[0].warmup = 0.5;
+		j[0].outstanding = o->outstanding > 0 ? o->outstanding : 1;
+		j[0].rate = o->outstanding > 0 ? 0 : o->rate > 0 ? o->rate
+			    : homa_poisson_rate_for_load(o->load_gbps > 0 ? o->load_gbps : 1.0,
+							 mean + o->response);
+	} else if (k == K_MIXED) {
+		/* Bulk measures a longer window around the lookups' window. */
+		j[0].workload = MIXED_BULK;
+		j[0].outstanding = j[0].conns = MIXED_BULK_STREAMS;
+		j[0].duration = o->duration + 0.6;
+		j[0].progress = false;
+		j[0].label = "bulk";
+		to_extra[0] = 1;
+		j[1] = job_base(o, t, port, MIXED_LOOKUPS);
+		j[1].warmup = 0.6;
+		j[1].seed = o->seed + 7;
+		to_extra[1] = 0;
+		return 2;
+	}
+	return 1;
+}
 
-	int rc = wl_buckets(o, &w, &bk);
+/** measure() - Every round, phase and arm; results pooled into @raw. */
+static void measure(const struct bench_opts *o, enum kind k, int narms, uint16_t port,
+		    struct scen *s, struct arm_raw *raw)
+{
+	int rounds = o->rounds > 0 ? o->rounds : 1;
+
+	for (int r = 0; r < rounds && !bench_stop; r++) {
+		for (int ph = 0; ph < 2; ph++) {
+			for (int i = 0; i < narms; i++) {
+				int arm = r % 2 ? narms - 1 - i : i;
+				enum bench_transport t = arm == ARM_HOMA ? BENCH_TR_HOMA
+							 : arm == ARM_TCP ? BENCH_TR_TCP : BENCH_TR_UDP;
+				struct bench_job j[2];
+				struct bench_result res[2];
+				int to_extra[2];
+				uint16_t p = (uint16_t)(port + 2 * arm);
+				size_t n = phase_jobs(o, k, ph, t, p, j, to_extra);
+
+				if (n == 0 || s->a[arm].rc)
+					continue;
+				for (size_t q = 0; q < n; q++)
+					j[q].seed += (uint64_t)r * 1000;
+				memset(res, 0, sizeof(res));
+				s->a[arm].rc = run_jobs(j, n, res);
+				for (size_t q = 0; q < n; q++) {
+					struct arm_raw *a = &raw[arm];
+					int rc = to_extra[q] ? pool(&a->extra, &a->have_extra, &res[q])
+						 : pool(&a->main, &a->have_main, &res[q]);
+					if (rc && !s->a[arm].rc)
+						s->a[arm].rc = rc;
+				}
+			}
+		}
+	}
+}
+
+/** headline() - Headline figures taken from the main stats. */
+static void headline(struct scen_arm *a)
+{
+	a->gbps = a->st.gbps;
+	a->rpcs_per_sec = a->st.rpcs_per_sec;
+	a->cpu_us_per_rpc = a->st.cpu_us_per_rpc;
+}
+
+/** mixed_figures() - Stats of one mixed arm against the shared baseline @bl. */
+static int mixed_figures(struct arm_raw *raw, const struct homa_baseline *bl,
+			 struct scen_arm *a)
+{
+	struct homa_buckets bk;
+	struct bench_result all = raw->main;
+	uint32_t smax = bench_short_max();
+
+	mixed_buckets(&bk);
+	homa_lat_init(&all.lat);
+	int rc = homa_lat_merge(&all.lat, &raw->main.lat);
+	if (rc == 0)
+		rc = homa_lat_merge(&all.lat, &raw->extra.lat);
+	if (rc == 0)
+		rc = bench_stats_compute(&raw->main, NULL, bl, smax, &a->st);
+	if (rc == 0)
+		rc = bench_stats_compute(&raw->extra, NULL, bl, smax, &a->extra);
+	if (rc == 0)
+		rc = bench_stats_compute(&all, &bk, bl, smax, &a->by_size);
+	homa_lat_free(&all.lat);
 	if (rc)
 		return rc;
-	homa_workload_free(&w);
-	rc = bench_stats_compute(&raw->lookups, &bk, bl, bench_short_max(), &a->st);
-	if (rc == 0)
-		rc = bench_stats_compute(&raw->lookups, &bk, bl, bench_short_max(), &a->by_size);
+	a->gbps = a->extra.gbps;
+	a->rpcs_per_sec = a->st.rpcs_per_sec;
+	/* Both clients' CPU plus the server's (its CPU per answered RPC). */
+	double n = (double)(raw->main.rpcs + raw->extra.rpcs);
+	double srv = a->st.server_cpu_us_per_rpc > 0 ? a->st.server_cpu_us_per_rpc * n : 0;
+	a->cpu_us_per_rpc = n > 0 ? ((double)raw->main.client_cpu_us +
+				     (double)raw->extra.client_cpu_us + srv) / n : 0;
+	return 0;
+}
+
+/** figures() - Stats of arm @a from its pooled results. */
+static int figures(const struct bench_opts *o, enum kind k, struct arm_raw *raw,
+		   const struct homa_baseline *bl, struct scen_arm *a)
+{
+	uint32_t smax = bench_short_max();
+	int rc = 0;
+
+	if (k == K_MIXED)
+		return mixed_figures(raw, bl, a);
+	if (k == K_WORKLOAD) {
+		struct homa_workload w;
+		struct homa_buckets bk;
+		rc = wl_buckets(o, &w, &bk);
+		if (rc)
+			return rc;
+		homa_workload_free(&w);
+		rc = bench_stats_compute(&raw->main, &bk, bl, smax, &a->st);
+		if (rc == 0)
+			rc = bench_stats_compute(&raw->main, &bk, bl, smax, &a->by_size);
+	} else {
+		rc = bench_stats_compute(&raw->main, NULL, NULL, smax, &a->st);
+		if (rc == 0 && raw->have_extra)
+			rc = bench_stats_compute(&raw->extra, NULL, NULL, smax, &a->extra);
+	}
 	headline(a);
 	return rc;
 }
 
-/** calibrated_run() - mixed or workload: both arms, one shared baseline (best of both). */
-static int calibrated_run(const struct bench_opts *o, uint16_t port, struct scen *s, int mixed)
+/** describe() - Name, one-line description and extra key of scenario @k. */
+static void describe(const struct bench_opts *o, enum kind k, struct scen *s)
 {
-	struct mixed_raw raw[2];
-	struct homa_baseline bl;
-	int rc = 0;
+	static const char *const what[] = {
+		"100 B request and 100 B response, one RPC at a time",
+		"500 KB requests, 100 B responses: 1 stream, then 4 streams",
+		"100 B RPCs, 32 in flight (TCP: 4 connections)",
+		"100 B-1 KB lookups, one at a time, while 2 streams send 1-8 MB requests "
+		"to the same server",
+	};
 
-	memset(raw, 0, sizeof(raw));
-	homa_baseline_init(&bl);
-	for (int arm = ARM_HOMA; arm <= ARM_TCP; arm++) {
-		enum bench_transport t = arm == ARM_HOMA ? BENCH_TR_HOMA : BENCH_TR_TCP;
-		uint16_t p = (uint16_t)(port + 2 * arm);
-		s->a[arm].ran = 1;
-		s->a[arm].rc = mixed ? mixed_arm(o, t, p, &raw[arm]) : workload_arm(o, t, p, &raw[arm]);
-		if (s->a[arm].rc && !rc)
-			rc = s->a[arm].rc;
-		for (size_t i = 0; i < raw[arm].calib.lat.n; i++)
-			homa_baseline_add(&bl, raw[arm].calib.lat.v[i].size,
-					  (double)raw[arm].calib.lat.v[i].ns);
+	s->extra_key = k == K_THROUGHPUT ? "four_streams" : k == K_MIXED ? "bulk" : NULL;
+	if (k != K_WORKLOAD) {
+		s->what = what[k];
+		return;
 	}
-	for (int arm = ARM_HOMA; arm <= ARM_TCP; arm++) {
-		if (s->a[arm].rc == 0)
-			s->a[arm].rc = mixed ? mixed_figures(&raw[arm], &bl, &s->a[arm])
-				       : workload_figures(o, &raw[arm], &bl, &s->a[arm]);
-		homa_lat_free(&raw[arm].calib.lat);
-		homa_lat_free(&raw[arm].lookups.lat);
-		homa_lat_free(&raw[arm].bulk.lat);
-	}
-	homa_baseline_free(&bl);
-	return rc;
+	snprintf(s->what_buf, sizeof(s->what_buf),
+		 "workload %s, %s, %u B responses (TCP: %d connection%s)", o->workload,
+		 o->outstanding > 0 ? "closed loop" : "open-loop Poisson arrivals", o->response,
+		 o->conns, o->conns > 1 ? "s" : "");
+	s->what = s->what_buf;
+}
+
+/** kind_of() - Scenario kind of @name. */
+static enum kind kind_of(const char *name)
+{
+	static const char *const names[] = { "rtt", "throughput", "rate", "mixed", "workload" };
+
+	for (int k = 0; k < 5; k++)
+		if (!strcmp(name, names[k]))
+			return (enum kind)k;
+	return K_RTT;
 }
 
 int bench_scenario_run(const struct bench_opts *o, const char *name, uint16_t port,
 		       struct scen *s)
 {
+	enum kind k = kind_of(name);
+	int narms = k == K_RTT ? ARM_COUNT : ARM_UDP;
+	struct arm_raw raw[ARM_COUNT];
+	struct homa_baseline bl;
 	int rc = 0;
 
 	memset(s, 0, sizeof(*s));
+	memset(raw, 0, sizeof(raw));
+	homa_baseline_init(&bl);
 	s->name = name;
-	if (!strcmp(name, "workload")) {
-		snprintf(s->what_buf, sizeof(s->what_buf),
-			 "workload %s, %s, %u B responses (TCP: %d connection%s)", o->workload,
-			 o->outstanding > 0 ? "closed loop" : "open-loop Poisson arrivals",
-			 o->response, o->conns, o->conns > 1 ? "s" : "");
-		s->what = s->what_buf;
-		return calibrated_run(o, port, s, 0);
-	}
-	if (!strcmp(name, "mixed")) {
-		s->what = "100 B-1 KB lookups, one at a time, while 2 streams send 1-8 MB requests "
-			  "to the same server";
-		s->extra_key = "bulk";
-		return calibrated_run(o, port, s, 1);
-	}
-	if (!strcmp(name, "rtt"))
-		s->what = "100 B request and 100 B response, one RPC at a time";
-	else if (!strcmp(name, "rate"))
-		s->what = "100 B RPCs, 32 in flight (TCP: 4 connections)";
-	else
-		s->what = "500 KB requests, 100 B responses: 1 stream, then 4 streams";
-	if (!strcmp(name, "throughput"))
-		s->extra_key = "four_streams";
-	int arms = !strcmp(name, "rtt") ? ARM_COUNT : ARM_UDP;
-	for (int arm = 0; arm < arms; arm++) {
+	describe(o, k, s);
+	for (int arm = 0; arm < narms; arm++) {
 		enum bench_transport t = arm == ARM_HOMA ? BENCH_TR_HOMA
 					 : arm == ARM_TCP ? BENCH_TR_TCP : BENCH_TR_UDP;
+		uint16_t p = (uint16_t)(port + 2 * arm);
 		s->a[arm].ran = 1;
-		s->a[arm].rc = simple_arm(o, name, t, (uint16_t)(port + 2 * arm), &s->a[arm]);
+		s->a[arm].rc = bench_spawn_server(o, t, p, &raw[arm].srv);
+		if (s->a[arm].rc == 0 && (k == K_MIXED || k == K_WORKLOAD))
+			s->a[arm].rc = calibrate_arm(o, k, t, p, &raw[arm]);
+		for (size_t i = 0; i < raw[arm].calib.lat.n; i++)
+			homa_baseline_add(&bl, raw[arm].calib.lat.v[i].size,
+					  (double)raw[arm].calib.lat.v[i].ns);
+	}
+	measure(o, k, narms, port, s, raw);
+	for (int arm = 0; arm < narms; arm++) {
+		bench_stop_server(&raw[arm].srv);
+		if (s->a[arm].rc == 0 && !raw[arm].have_main)
+			s->a[arm].rc = HOMA_ECANCELED;
+		if (s->a[arm].rc == 0)
+			s->a[arm].rc = figures(o, k, &raw[arm], &bl, &s->a[arm]);
 		if (s->a[arm].rc && !rc)
 			rc = s->a[arm].rc;
+		homa_lat_free(&raw[arm].calib.lat);
+		homa_lat_free(&raw[arm].main.lat);
+		homa_lat_free(&raw[arm].extra.lat);
 	}
+	homa_baseline_free(&bl);
 	return rc;
 }
