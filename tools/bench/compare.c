@@ -21,12 +21,26 @@ static double ratio(double a, double b)
 	return (a > 0 && b > 0) ? a / b : NAN;
 }
 
+/** cell() - One figure of width @w; "-" when there is none (not positive). */
+static void cell(FILE *f, int w, double v)
+{
+	if (v > 0 && !isinf(v))
+		fprintf(f, " %*.2f", w, v);
+	else
+		fprintf(f, " %*s", w, "-");
+}
+
 /** row() - One table row: homa, tcp, ratio and optionally the UDP floor. */
 static void row(FILE *f, const char *what, double h, double t, double u)
 {
-	fprintf(f, "  %-34s %10.2f %10.2f %9.2f", what, h, t, ratio(h, t));
-	if (!isnan(u))
-		fprintf(f, " %10.2f %9.2f", u, ratio(h, u));
+	fprintf(f, "  %-34s", what);
+	cell(f, 10, h);
+	cell(f, 10, t);
+	cell(f, 9, ratio(h, t));
+	if (!isnan(u)) {
+		cell(f, 10, u);
+		cell(f, 9, ratio(h, u));
+	}
 	fprintf(f, "\n");
 }
 
@@ -89,9 +103,10 @@ static void json_arm(struct homa_json *j, const struct scen *s, const struct sce
 	homa_json_object(j);
 	if (a->rc)
 		homa_json_kv_str(j, "error", homa_strerror(a->rc));
-	homa_json_kv_num(j, "p50_us", a->rc ? NAN : a->st.lat_us.p50);
-	homa_json_kv_num(j, "p99_us", a->rc ? NAN : a->st.lat_us.p99);
-	homa_json_kv_num(j, "p999_us", a->rc ? NAN : a->st.lat_us.p999);
+	int none = a->rc || a->st.lat_us.count == 0;
+	homa_json_kv_num(j, "p50_us", none ? NAN : a->st.lat_us.p50);
+	homa_json_kv_num(j, "p99_us", none ? NAN : a->st.lat_us.p99);
+	homa_json_kv_num(j, "p999_us", none ? NAN : a->st.lat_us.p999);
 	homa_json_kv_num(j, "gbps", a->rc ? NAN : a->gbps);
 	homa_json_kv_num(j, "rpcs_per_sec", a->rc ? NAN : a->rpcs_per_sec);
 	homa_json_kv_num(j, "cpu_us_per_rpc", a->rc ? NAN : a->cpu_us_per_rpc);

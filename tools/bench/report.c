@@ -111,10 +111,11 @@ int bench_stats_compute(const struct bench_result *res, const struct homa_bucket
 
 void bench_stats_json(struct homa_json *j, const struct bench_stats *st)
 {
-	homa_json_kv_num(j, "p50_us", st->lat_us.p50);
-	homa_json_kv_num(j, "p99_us", st->lat_us.p99);
-	homa_json_kv_num(j, "p999_us", st->lat_us.p999);
-	homa_json_kv_num(j, "mean_us", st->lat_us.mean);
+	double none = st->lat_us.count ? 0 : NAN; /* no samples: null, not 0 */
+	homa_json_kv_num(j, "p50_us", st->lat_us.p50 + none);
+	homa_json_kv_num(j, "p99_us", st->lat_us.p99 + none);
+	homa_json_kv_num(j, "p999_us", st->lat_us.p999 + none);
+	homa_json_kv_num(j, "mean_us", st->lat_us.mean + none);
 	homa_json_kv_num(j, "gbps", st->gbps);
 	homa_json_kv_num(j, "rpcs_per_sec", st->rpcs_per_sec);
 	homa_json_kv_num(j, "cpu_us_per_rpc", st->cpu_us_per_rpc);
