@@ -264,6 +264,9 @@ static void pcap__sampling_and_snaplen(void **state)
 	pcap_free(&pf);
 }
 
+/** Filled before the writer threads start (payload() writes its buffer). */
+static const uint8_t *shared_payload;
+
 /** writer_thread() - Write 500 packets. */
 static void *writer_thread(void *arg)
 {
@@ -271,7 +274,8 @@ static void *writer_thread(void *arg)
 	int i;
 
 	for (i = 0; i < 500; i++) {
-		struct homa_pcap_pkt p = pkt(payload(), 64 + (size_t)(i % 100), HOMA_PCAP_UDP, i & 1);
+		struct homa_pcap_pkt p = pkt(shared_payload, 64 + (size_t)(i % 100),
+					     HOMA_PCAP_UDP, i & 1);
 
 		if (homa_pcap_write(pc, &p) != 1)
 			return (void *)1;
@@ -290,6 +294,7 @@ static void pcap__concurrent_writers(void **state)
 	int i, total = 0;
 
 	assert_int_equal(homa_pcap_open(path_of("mt.pcap"), &o, &pc), 0);
+	shared_payload = payload();
 	for (i = 0; i < 4; i++)
 		pthread_create(&t[i], NULL, writer_thread, pc);
 	for (i = 0; i < 4; i++) {
