@@ -70,6 +70,25 @@ uint64_t sim_best_ns(const struct sim_fabric *f, const struct sim_opts *o,
 }
 
 /**
+ * set_unsched_prios() - Use @n of the priority levels for unscheduled
+ * data, with starting cutoffs (the engine's dynamic cutoffs replace them
+ * once it has seen enough messages).
+ */
+static void set_unsched_prios(struct homa_settings *s, uint32_t n)
+{
+	static const uint32_t start[] = {200, 1000, 2800, 8000, 15000, 60000, 250000};
+	uint32_t top = s->num_priorities - 1, i;
+
+	if (n > s->num_priorities)
+		n = s->num_priorities;
+	s->num_unsched_priorities = n;
+	memset(s->unsched_cutoffs, 0, sizeof(s->unsched_cutoffs));
+	for (i = 0; i + 1 < n; i++)
+		s->unsched_cutoffs[top - i] = start[i];
+	s->unsched_cutoffs[top - (n - 1)] = 0xffffffffu;
+}
+
+/**
  * size_settings() - Engine settings sized to the fabric: the pacer runs
  * at the host link rate, unscheduled bytes cover one unloaded RTT between
  * racks (a full DATA packet out, a GRANT back), rounded up to whole packets,
@@ -87,6 +106,8 @@ static void size_settings(struct sim_fabric *f, const struct sim_opts *o)
 	s->start_msg = o->start_msg;
 	if (o->overcommit)
 		s->max_overcommit = o->overcommit;
+	if (o->unsched_prios)
+		set_unsched_prios(s, o->unsched_prios);
 	f->payload = s->mtu - HOMA_DATA_HDR_LEN;
 	f->rtt_ns = sim_best_ns(f, o, f->payload, 0, far) +
 		    homa_sim_leafspine_unloaded_ns(&f->ls, f->ls.cfg.racks < 2, grant_wire,

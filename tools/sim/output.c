@@ -117,6 +117,11 @@ static void json_engine(struct homa_json *j, const struct sim_run *r)
 	homa_json_int(j, (int64_t)t.busy_sent);
 	homa_json_key(j, "timeouts");
 	homa_json_int(j, (int64_t)t.rpcs_timed_out);
+	homa_json_key(j, "pkts_by_priority");
+	homa_json_array(j);
+	for (k = 0; k < 8; k++)
+		homa_json_int(j, (int64_t)t.pkts_sent_prio[k]);
+	homa_json_end(j);
 	homa_json_end(j);
 }
 

@@ -195,6 +195,8 @@ void sim_engine_totals(const struct sim_run *r, struct homa_stats *t)
 		homa_engine_stats(r->fab.eh[h]->engine, &s);
 		for (k = 0; k < HOMA_PKT_TYPES; k++)
 			t->pkts_sent[k] += s.pkts_sent[k];
+		for (k = 0; k < 8; k++)
+			t->pkts_sent_prio[k] += s.pkts_sent_prio[k];
 		t->grants_sent += s.grants_sent;
 		t->fifo_grants_sent += s.fifo_grants_sent;
 		t->resends_sent += s.resends_sent;
