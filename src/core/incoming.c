@@ -321,17 +321,24 @@ static int handle_busy(homa_engine *e, const homa_addr *src, const struct homa_p
 /**
  * handle_need_ack() - A server asks whether we (the client) are done with
  * an RPC. If we no longer have it, we are: answer with an ACK for it plus
- * any other acks owed to that server port.
+ * any other acks owed to that server port. If we still have it (part of
+ * the reply was lost and our RESEND waits for its turn), answer BUSY so
+ * the server knows this process is alive and keeps the RPC.
  */
 static int handle_need_ack(homa_engine *e, const homa_addr *src, const struct homa_pkt *pkt)
 {
 	uint64_t id = pkt->sender_id ^ 1;
 	struct homa_peer *peer;
+	struct homa_rpc *rpc;
 
 	if (!homa_is_client_id(id))
 		return HOMA_DROP(HOMA_DROP_BAD_FIELD);
-	if (homa_rpc_find(e, id, src, pkt->sport))
-		return 0; /* still in progress: the server will hear from us */
+	rpc = homa_rpc_find(e, id, src, pkt->sport);
+	if (rpc) {
+		homa_ctl_simple(e, rpc, HOMA_PKT_BUSY);
+		e->st.busy_sent++;
+		return 0;
+	}
 	peer = homa_peer_get(e, src);
 	if (!peer)
 		return HOMA_DROP(HOMA_DROP_MEMORY);

@@ -99,6 +99,7 @@ struct homa_rpc {
 	uint8_t state;
 	bool incast;              /**< server: reply limited to incast_unsched_bytes */
 	bool ev_reserved;         /**< owns one node of engine.spare_events for its event */
+	uint16_t probes;          /**< RESEND/NEED_ACK probes sent since we last heard of it */
 	uint32_t silent_ticks;    /**< timer ticks without hearing from the peer */
 	uint32_t resend_at;       /**< silent_ticks value at which the next RESEND is due */
 	uint64_t cookie;
@@ -307,6 +308,7 @@ static inline void homa_rpc_heard(struct homa_rpc *rpc)
 {
 	rpc->silent_ticks = 0;
 	rpc->resend_at = 0;
+	rpc->probes = 0;
 }
 
 /** HOMA_DROP() - Encode a drop reason as a handler's negative return. */

@@ -4,9 +4,12 @@
  * The once-per-tick scan: RESENDs for missing data (at most one per peer
  * per tick, rotating among that peer's RPCs), keepalive grants, NEED_ACK
  * for finished server RPCs, START_MSG repeats, and timeouts that abort
- * RPCs and mark their peer dead. An RPC times out only when both it and
- * its peer were silent for timeout_ticks: a live peer busy answering other
- * RPCs' RESENDs (one per tick) keeps them all alive.
+ * RPCs and mark their peer dead. An RPC times out when it was silent for
+ * timeout_ticks and either its peer was silent as long, or the RPC's own
+ * probes went unanswered for timeout_ticks worth of resend_interval turns:
+ * a live peer busy answering other RPCs' RESENDs (one per tick) keeps
+ * them alive, but not RPCs of a dead process on a live host (their port
+ * answers nothing while the host keeps talking through other ports).
  */
 #include "internal.h"
 
@@ -50,12 +53,21 @@ static void timeout(homa_engine *e, struct homa_rpc *rpc)
 	}
 }
 
+/** count_probe() - @rpc sent a probe that a live peer process must answer. */
+static void count_probe(struct homa_rpc *rpc)
+{
+	if (rpc->probes < UINT16_MAX)
+		rpc->probes++;
+}
+
 /**
  * probe() - Ask @rpc's peer for what we miss: the first hole of the
  * incoming message, or (client, nothing received yet) the response's start;
  * a receiver withholding grants repeats its latest GRANT as a keepalive;
- * a server with a fully sent reply asks for an ack. Return: true if a
- * RESEND went out (it counts against the peer's one-per-tick budget).
+ * a server with a fully sent reply asks for an ack. RESEND and NEED_ACK
+ * must be answered by a live peer process, so they count in rpc->probes.
+ * Return: true if a RESEND went out (it counts against the peer's
+ * one-per-tick budget).
  */
 static bool probe(homa_engine *e, struct homa_rpc *rpc)
 {
@@ -63,6 +75,7 @@ static bool probe(homa_engine *e, struct homa_rpc *rpc)
 
 	if (rpc->state == RPC_DONE) {
 		homa_ctl_simple(e, rpc, HOMA_PKT_NEED_ACK);
+		count_probe(rpc);
 		return false;
 	}
 	if (rpc->state == RPC_OUTGOING && !homa_is_client_id(rpc->id))
@@ -71,10 +84,12 @@ static bool probe(homa_engine *e, struct homa_rpc *rpc)
 		if (!homa_is_client_id(rpc->id))
 			return false;
 		homa_ctl_resend(e, rpc, 0, e->s.unsched_bytes);
+		count_probe(rpc);
 		return true;
 	}
 	if (homa_msgin_first_gap(&rpc->in, &start, &end)) {
 		homa_ctl_resend(e, rpc, start, end - start);
+		count_probe(rpc);
 		return true;
 	}
 	homa_ctl_grant(e, rpc, rpc->in.granted, rpc->in.priority);
@@ -95,6 +110,17 @@ static void start_repeat(homa_engine *e, struct homa_rpc *rpc)
 	homa_tx_update(e, rpc);
 }
 
+/**
+ * unanswered() - True if @rpc sent as many probes as fit in timeout_ticks
+ * (at least one) without hearing back, whatever its peer does meanwhile.
+ */
+static bool unanswered(const homa_engine *e, const struct homa_rpc *rpc)
+{
+	uint32_t turns = e->s.timeout_ticks / e->s.resend_interval;
+
+	return rpc->probes >= (turns ? turns : 1);
+}
+
 /** check_rpc() - Per-tick work for one RPC. Return: true if it was rotated to the tail. */
 static bool check_rpc(homa_engine *e, struct homa_rpc *rpc)
 {
@@ -108,7 +134,7 @@ static bool check_rpc(homa_engine *e, struct homa_rpc *rpc)
 	}
 	rpc->silent_ticks++;
 	if (rpc->silent_ticks >= e->s.timeout_ticks &&
-	    e->tick - peer->heard_tick >= e->s.timeout_ticks) {
+	    (e->tick - peer->heard_tick >= e->s.timeout_ticks || unanswered(e, rpc))) {
 		timeout(e, rpc);
 		return false;
 	}
