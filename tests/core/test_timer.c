@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "harness.h"
+#include "internal.h"
 
 #define TICK 1000000ull
 /** Slack allowed past timeout_ticks * tick_ns: tick alignment plus one tick. */
@@ -471,6 +472,134 @@ static void homa_timer_tick__one_resend_per_peer_rotated(void **state)
 	th_pair_free(&p);
 }
 
+/** Server S and two client processes A (port 4000) and B (port 4002) on one host. */
+struct host3 {
+	homa_engine *s, *a, *b;
+	homa_addr client_host, server_host;
+	uint64_t now;
+	bool a_dead;
+	struct homa_event a_req;  /**< A's request at the server, if delivered */
+	bool have_a_req;
+};
+
+/** h3_move() - Deliver every packet the three engines want to send; S echoes B's requests. */
+static void h3_move(struct host3 *h)
+{
+	struct homa_event ev;
+	struct th_pkt k;
+	bool any = true;
+
+	while (any) {
+		any = false;
+		while (th_take(h->s, h->now, &k) > 0) {
+			any = true;
+			if (k.tx.dport == 4002)
+				homa_engine_input(h->b, &h->server_host, k.buf, (size_t)k.len, h->now);
+			else if (!h->a_dead)
+				homa_engine_input(h->a, &h->server_host, k.buf, (size_t)k.len, h->now);
+		}
+		while (!h->a_dead && th_take(h->a, h->now, &k) > 0) {
+			any = true;
+			homa_engine_input(h->s, &h->client_host, k.buf, (size_t)k.len, h->now);
+		}
+		while (th_take(h->b, h->now, &k) > 0) {
+			any = true;
+			homa_engine_input(h->s, &h->client_host, k.buf, (size_t)k.len, h->now);
+		}
+		while (homa_engine_next_event(h->s, &ev)) {
+			struct homa_iov iov = {big, homa_msg_length(ev.msg)};
+
+			if (ev.peer_port != 4002) {
+				h->a_req = ev;
+				h->have_a_req = true;
+				continue;
+			}
+			assert_int_equal(homa_engine_send_reply(h->s, ev.id, &iov, 1, h->now), 0);
+			homa_engine_msg_release(h->s, ev.msg);
+		}
+	}
+}
+
+/** a_rpcs_at_server() - Server RPCs that belong to process A. */
+static int a_rpcs_at_server(struct host3 *h)
+{
+	struct homa_link *pos;
+	int n = 0;
+
+	for (pos = h->s->all_rpcs.next; pos != &h->s->all_rpcs; pos = pos->next)
+		n += homa_container_of(pos, struct homa_rpc, all_link)->dport == 4000;
+	return n;
+}
+
+/**
+ * dead_process_on_live_host() - Process A dies with a server RPC in
+ * state @a_len's outcome while process B on the same host keeps talking
+ * to the server: the server frees A's RPC within timeout_ticks plus a few
+ * ticks (its own RESEND/NEED_ACK probes go unanswered), and B is unharmed.
+ * @a_len: A's request length; @reply: whether the server answers A (the
+ * reply then waits for an ack) before A dies.
+ */
+static void dead_process_on_live_host(size_t a_len, bool reply)
+{
+	struct homa_iov ia = {big, a_len}, ib = {big, 100};
+	struct homa_event ev;
+	struct host3 h;
+	uint64_t id, died;
+	int b_done = 0;
+
+	memset(&h, 0, sizeof(h));
+	h.client_host = homa_addr_ipv4(0x0a000001);
+	h.server_host = homa_addr_ipv4(0x0a000002);
+	assert_int_equal(homa_engine_new(&h.s, NULL, &h.server_host, 4001, NULL, 0), 0);
+	assert_int_equal(homa_engine_new(&h.a, NULL, &h.client_host, 4000, NULL, 0), 0);
+	assert_int_equal(homa_engine_new(&h.b, NULL, &h.client_host, 4002, NULL, 0), 0);
+	homa_engine_set_server(h.s, true);
+	assert_int_equal(homa_engine_send_request(h.a, &h.server_host, 4001, &ia, 1, 0, 0, &id), 0);
+	h.now = 1000;
+	h3_move(&h); /* at most the unscheduled part of a long request crosses */
+	assert_int_equal(h.have_a_req, reply);
+	if (reply) {
+		assert_int_equal(homa_engine_send_reply(h.s, h.a_req.id, &ia, 1, h.now), 0);
+		homa_engine_msg_release(h.s, h.a_req.msg);
+	}
+	h.a_dead = true;
+	h3_move(&h);
+	assert_int_equal(a_rpcs_at_server(&h), 1);
+	died = h.now;
+	while (h.now < died + 300 * TICK && a_rpcs_at_server(&h)) {
+		h.now += TICK;
+		if ((h.now / TICK) % 3 == 0)
+			assert_int_equal(homa_engine_send_request(h.b, &h.server_host, 4001, &ib, 1, 0,
+								  h.now, &id), 0);
+		homa_engine_on_timer(h.s, h.now);
+		homa_engine_on_timer(h.b, h.now);
+		h3_move(&h);
+		while (homa_engine_next_event(h.b, &ev)) {
+			assert_int_equal(ev.type, HOMA_EV_RESPONSE);
+			homa_engine_msg_release(h.b, ev.msg);
+			b_done++;
+		}
+	}
+	assert_int_equal(a_rpcs_at_server(&h), 0);
+	assert_true(h.now - died <= 100 * TICK + SLACK + 5 * TICK);
+	assert_true(b_done >= 25);
+	homa_engine_free(h.s);
+	homa_engine_free(h.a);
+	homa_engine_free(h.b);
+}
+
+/** homa_timer_tick__dead_process_live_host_request() - A's half-received request is freed. */
+static void homa_timer_tick__dead_process_live_host_request(void **state)
+{
+	dead_process_on_live_host(150000, false);
+}
+
+/** homa_timer_tick__dead_process_live_host_unacked_reply() - A's answered, never acked RPC is freed. */
+static void homa_timer_tick__dead_process_live_host_unacked_reply(void **state)
+{
+	dead_process_on_live_host(1000, true);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -482,6 +611,8 @@ int main(void)
 		cmocka_unit_test(homa_timer_tick__start_msg_repeated),
 		cmocka_unit_test(homa_timer_tick__busy_keeps_long_call_alive),
 		cmocka_unit_test(homa_timer_tick__one_resend_per_peer_rotated),
+		cmocka_unit_test(homa_timer_tick__dead_process_live_host_request),
+		cmocka_unit_test(homa_timer_tick__dead_process_live_host_unacked_reply),
 		cmocka_unit_test(homa_engine_abort__server_abort_fails_client),
 		cmocka_unit_test(handle_unknown__unflagged_restarts),
 	};
