@@ -276,8 +276,10 @@ int64_t homa_recv_partial(homa_socket *s, uint64_t id, size_t offset,
  * @id: the request's homa_message.id. @iov, @iovcnt: the response, copied.
  * The request message may be released before or after replying.
  * May wait for buffer space (see opts.send_timeout_ns).
- * Return: 0; HOMA_ENOTFOUND (no such server RPC: unknown id, or the
- * client went away); HOMA_ESTATE (already answered); HOMA_EINVAL;
+ * Return: 0; HOMA_ENOTFOUND (no such server RPC: unknown id, the client
+ * went away, or it was answered and the client has acknowledged the
+ * response); HOMA_ESTATE (already answered, response not yet
+ * acknowledged); HOMA_EINVAL;
  * HOMA_EMSGSIZE; HOMA_EAGAIN (no space within the send timeout);
  * HOMA_ESHUTDOWN; HOMA_ENOMEM.
  */

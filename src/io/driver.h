@@ -84,6 +84,7 @@ struct homa_driver {
 	uint16_t port;       /**< bound Homa port */
 	homa_addr local;     /**< bound address (may be the wildcard) */
 	bool gso, gro;       /**< offloads in use */
+	bool maps_v4;        /**< an IPv6 socket reaches IPv4 peers (mapped) */
 	struct homa_io_counters c;
 };
 

@@ -203,6 +203,7 @@ int homa_udp_open(const struct homa_driver_config *cfg, struct homa_driver **out
 	d->base.ops = &udp_ops;
 	d->base.fd = fd;
 	d->base.family = cfg->bind.ss_family;
+	d->base.maps_v4 = true;
 	homa_io_addr_from_sockaddr((const struct sockaddr *)&cfg->bind, &d->base.local, NULL);
 	set_bufs(fd);
 	enable_offloads(d, cfg->offload);

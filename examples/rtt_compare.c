@@ -1,0 +1,283 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file rtt_compare.c
+ * Example and measurement: the round-trip time of a small request and
+ * response (default 100 bytes each way) on loopback, over homa (UDP and
+ * raw drivers, threaded and polled modes), kernel TCP (TCP_NODELAY) and
+ * plain UDP ping-pong, all in one run; prints P50/P99 and ratios to UDP.
+ *
+ *   rtt_compare [--count N] [--size BYTES] [--no-raw]
+ *
+ * Each arm runs its server in a thread of this process and its client in
+ * the main thread, one RPC at a time.
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "homa/homa.h"
+
+static int count = 20000;
+static size_t size = 100;
+
+/** now_ns() - CLOCK_MONOTONIC in ns. */
+static uint64_t now_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+/** cmp_u64() - qsort order. */
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/** One arm's result. */
+struct result {
+	const char *name;
+	double p50, p99;  /* microseconds */
+	int ok;
+};
+
+/** summarize() - Sort @t (count samples) into P50/P99, skipping warm-up. */
+static void summarize(struct result *r, uint64_t *t)
+{
+	int warm = count / 10, n = count - warm;
+
+	qsort(t + warm, (size_t)n, sizeof(*t), cmp_u64);
+	r->p50 = t[warm + n / 2] / 1e3;
+	r->p99 = t[warm + n * 99 / 100] / 1e3;
+	r->ok = 1;
+}
+
+/** full_io() - read or write exactly @len bytes on a stream socket. */
+static int full_io(int fd, void *buf, size_t len, int wr)
+{
+	for (size_t done = 0; done < len;) {
+		ssize_t n = wr ? write(fd, (char *)buf + done, len - done)
+			       : read(fd, (char *)buf + done, len - done);
+
+		if (n <= 0)
+			return -1;
+		done += (size_t)n;
+	}
+	return 0;
+}
+
+/** tcp_server() - Echo one connection's fixed-size messages. */
+static void *tcp_server(void *arg)
+{
+	int lfd = *(int *)arg, one = 1;
+	int fd = accept(lfd, NULL, NULL);
+	char *buf = malloc(size);
+
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	while (full_io(fd, buf, size, 0) == 0 && full_io(fd, buf, size, 1) == 0)
+		;
+	close(fd);
+	free(buf);
+	return NULL;
+}
+
+/** run_tcp() - Kernel TCP ping-pong arm. */
+static void run_tcp(struct result *r, uint64_t *t)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t al = sizeof(a);
+	int lfd = socket(AF_INET, SOCK_STREAM, 0), fd, one = 1;
+	char *buf = calloc(1, size);
+	pthread_t th;
+
+	bind(lfd, (struct sockaddr *)&a, sizeof(a));
+	listen(lfd, 1);
+	getsockname(lfd, (struct sockaddr *)&a, &al);
+	pthread_create(&th, NULL, tcp_server, &lfd);
+	fd = socket(AF_INET, SOCK_STREAM, 0);
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	if (connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0) {
+		for (int i = 0; i < count; i++) {
+			uint64_t t0 = now_ns();
+
+			if (full_io(fd, buf, size, 1) || full_io(fd, buf, size, 0))
+				break;
+			t[i] = now_ns() - t0;
+			if (i == count - 1)
+				summarize(r, t);
+		}
+	}
+	close(fd);
+	pthread_join(th, NULL);
+	close(lfd);
+	free(buf);
+}
+
+/** udp_server() - Echo datagrams until a 1-byte one arrives. */
+static void *udp_server(void *arg)
+{
+	int fd = *(int *)arg;
+	char buf[65536];
+	struct sockaddr_storage peer;
+
+	for (;;) {
+		socklen_t pl = sizeof(peer);
+		ssize_t n = recvfrom(fd, buf, sizeof(buf), 0, (struct sockaddr *)&peer, &pl);
+
+		if (n <= 1)
+			break;
+		sendto(fd, buf, (size_t)n, 0, (struct sockaddr *)&peer, pl);
+	}
+	return NULL;
+}
+
+/** run_udp() - Plain UDP ping-pong arm (the floor for a UDP-carried stack). */
+static void run_udp(struct result *r, uint64_t *t)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t al = sizeof(a);
+	int sfd = socket(AF_INET, SOCK_DGRAM, 0), fd = socket(AF_INET, SOCK_DGRAM, 0);
+	char *buf = calloc(1, size > 1 ? size : 2);
+	struct timeval tv = {1, 0};
+	pthread_t th;
+
+	bind(sfd, (struct sockaddr *)&a, sizeof(a));
+	getsockname(sfd, (struct sockaddr *)&a, &al);
+	pthread_create(&th, NULL, udp_server, &sfd);
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	for (int i = 0; i < count; i++) {
+		uint64_t t0 = now_ns();
+
+		sendto(fd, buf, size, 0, (struct sockaddr *)&a, al);
+		if (recv(fd, buf, size, 0) <= 0)
+			break;
+		t[i] = now_ns() - t0;
+		if (i == count - 1)
+			summarize(r, t);
+	}
+	sendto(fd, buf, 1, 0, (struct sockaddr *)&a, al);
+	pthread_join(th, NULL);
+	close(fd);
+	close(sfd);
+	free(buf);
+}
+
+/** homa_server() - Echo requests until the socket closes. */
+static void *homa_server(void *arg)
+{
+	homa_socket *s = arg;
+	struct homa_message m;
+	char *buf = malloc(size);
+
+	while (homa_recv(s, HOMA_RECV_REQUEST, 0, -1, &m) == 0) {
+		homa_message_copy(&m, 0, buf, size);
+		homa_message_release(&m);
+		homa_reply_buf(s, m.id, buf, size);
+	}
+	free(buf);
+	return NULL;
+}
+
+/** run_homa() - Homa arm with @driver and @mode for both ends. */
+static void run_homa(struct result *r, uint64_t *t, int driver, int mode)
+{
+	struct homa_open_opts o;
+	homa_socket *srv, *cli;
+	struct sockaddr_storage dst;
+	socklen_t dl;
+	char *buf = calloc(1, size);
+	pthread_t th;
+
+	homa_open_opts_default(&o);
+	o.driver = driver;
+	o.mode = mode;
+	o.server = true;
+	if (homa_open(&srv, &o)) {
+		free(buf);
+		return;
+	}
+	o.server = false;
+	if (homa_open(&cli, &o)) {
+		homa_close(srv);
+		free(buf);
+		return;
+	}
+	homa_sockaddr_parse("127.0.0.1", (uint16_t)homa_local_port(srv), &dst, &dl);
+	pthread_create(&th, NULL, homa_server, srv);
+	for (int i = 0; i < count; i++) {
+		struct homa_message m;
+		uint64_t id, t0 = now_ns();
+
+		if (homa_send(cli, (struct sockaddr *)&dst, buf, size, 0, &id) ||
+		    homa_recv(cli, HOMA_RECV_RESPONSE, id, 2000000000LL, &m))
+			break;
+		homa_message_release(&m);
+		t[i] = now_ns() - t0;
+		if (i == count - 1)
+			summarize(r, t);
+	}
+	homa_close(cli);
+	homa_close(srv);
+	pthread_join(th, NULL);
+	free(buf);
+}
+
+int main(int argc, char **argv)
+{
+	static const char *const names[6] = {"udp ping-pong", "tcp (nodelay)",
+		"homa udp threaded", "homa udp polled", "homa raw threaded",
+		"homa raw polled"};
+	struct result res[6];
+	int no_raw = 0;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--count") && i + 1 < argc)
+			count = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--size") && i + 1 < argc)
+			size = (size_t)atol(argv[++i]);
+		else if (!strcmp(argv[i], "--no-raw"))
+			no_raw = 1;
+	}
+	if (count < 10 || size < 2 || size > 60000) {
+		fprintf(stderr, "rtt_compare: need --count >= 10 and 2 <= --size <= 60000\n");
+		return 2;
+	}
+	uint64_t *t = calloc((size_t)count, sizeof(*t));
+
+	memset(res, 0, sizeof(res));
+	for (int i = 0; i < 6; i++)
+		res[i].name = names[i];
+
+	run_udp(&res[0], t);
+	run_tcp(&res[1], t);
+	run_homa(&res[2], t, HOMA_DRIVER_UDP, HOMA_MODE_THREADED);
+	run_homa(&res[3], t, HOMA_DRIVER_UDP, HOMA_MODE_POLLED);
+	if (!no_raw) {
+		run_homa(&res[4], t, HOMA_DRIVER_RAW, HOMA_MODE_THREADED);
+		run_homa(&res[5], t, HOMA_DRIVER_RAW, HOMA_MODE_POLLED);
+	}
+	printf("%zu-byte round trips on loopback, %d each (first 10%% dropped as warm-up)\n",
+	       size, count);
+	printf("%-20s %9s %9s %9s %9s\n", "arm", "P50 us", "P99 us", "P50/udp", "P99/udp");
+	for (int i = 0; i < 6; i++) {
+		if (!res[i].ok) {
+			printf("%-20s %9s\n", res[i].name, "n/a");
+			continue;
+		}
+		printf("%-20s %9.1f %9.1f %9.2f %9.2f\n", res[i].name, res[i].p50, res[i].p99,
+		       res[0].ok ? res[i].p50 / res[0].p50 : 0, res[0].ok ? res[i].p99 / res[0].p99 : 0);
+	}
+	free(t);
+	return 0;
+}

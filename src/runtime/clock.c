@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file clock.c
+ * The runtime's clock: CLOCK_MONOTONIC in nanoseconds, as the engine's
+ * "now" and for every timed wait (condition variables use it too).
+ */
+#include <stdint.h>
+#include <time.h>
+
+#include "rt.h"
+
+/** homa_rt_now() - See rt.h. */
+uint64_t homa_rt_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/** homa_rt_deadline() - See rt.h. Negative timeouts mean "never". */
+uint64_t homa_rt_deadline(int64_t timeout_ns)
+{
+	uint64_t now = homa_rt_now();
+
+	if (timeout_ns < 0 || (uint64_t)timeout_ns > UINT64_MAX - now)
+		return UINT64_MAX;
+	return now + (uint64_t)timeout_ns;
+}
+
+/** homa_rt_timespec() - See rt.h. UINT64_MAX maps to a far future. */
+struct timespec homa_rt_timespec(uint64_t ns)
+{
+	struct timespec ts;
+
+	if (ns > (uint64_t)INT32_MAX * 1000000000ull)
+		ns = (uint64_t)INT32_MAX * 1000000000ull;
+	ts.tv_sec = (time_t)(ns / 1000000000ull);
+	ts.tv_nsec = (long)(ns % 1000000000ull);
+	return ts;
+}

@@ -1,0 +1,191 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file io.c
+ * The I/O loop: receive packets, feed them to the engine, run its timers
+ * and send what it produces. Threaded sockets run homa_rt_thread(); polled
+ * sockets run homa_rt_poll_step() from an application thread.
+ */
+#define _GNU_SOURCE
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+
+#include "rt.h"
+
+/** Nice value asked for the I/O thread. */
+#define IO_THREAD_NICE -10
+
+/** Receive rounds per call before timers get a turn again. */
+#define INPUT_ROUNDS 8
+
+/** homa_rt_timers() - See rt.h. */
+void homa_rt_timers(struct homa_rt *rt)
+{
+	uint64_t now = homa_rt_now();
+
+	homa_rt_lock(rt);
+	if (now >= homa_engine_next_deadline(rt->engine)) {
+		homa_engine_on_timer(rt->engine, now);
+		homa_rt_collect(rt);
+	}
+	homa_rt_unlock(rt);
+	homa_rt_flush(rt);
+}
+
+/** homa_rt_input() - See rt.h. */
+int homa_rt_input(struct homa_rt *rt)
+{
+	int total = 0;
+
+	for (int round = 0; round < INPUT_ROUNDS; round++) {
+		struct homa_io_rx *rx;
+		int n = rt->drv->ops->recv(rt->drv, &rx);
+
+		if (n <= 0)
+			break;
+		homa_rt_lock(rt);
+		uint64_t now = homa_rt_now();
+
+		for (int i = 0; i < n; i++)
+			homa_engine_input(rt->engine, &rx[i].src, rx[i].data, rx[i].len, now);
+		homa_rt_collect(rt);
+		homa_rt_unlock(rt);
+		homa_rt_flush(rt);
+		total += n;
+		if (n < (int)rt->batch)
+			break;  /* the socket queue is most likely empty now */
+	}
+	return total;
+}
+
+/**
+ * wait_packets() - Sleep until a packet arrives, the kick eventfd fires
+ * or the absolute time @until passes (a past @until only checks).
+ * Return: true if packets are waiting.
+ */
+static bool wait_packets(struct homa_rt *rt, uint64_t until)
+{
+	struct pollfd p[2] = {{.fd = rt->drv->fd, .events = POLLIN},
+			      {.fd = rt->kick_fd, .events = POLLIN}};
+	uint64_t now = homa_rt_now();
+	struct timespec ts = homa_rt_timespec(until > now ? until - now : 0);
+
+	if (ppoll(p, 2, until == UINT64_MAX ? NULL : &ts, NULL) <= 0)
+		return false;
+	if (p[1].revents & POLLIN) {
+		uint64_t v;
+
+		if (read(rt->kick_fd, &v, sizeof(v)) < 0)
+			return p[0].revents & POLLIN;
+	}
+	return p[0].revents & POLLIN;
+}
+
+/**
+ * next_wake() - Under rt->lock: the engine's next deadline, published in
+ * rt->wake_at so flushing threads know whether to kick.
+ */
+static uint64_t next_wake(struct homa_rt *rt, uint64_t limit)
+{
+	uint64_t d;
+
+	homa_rt_lock(rt);
+	d = homa_engine_next_deadline(rt->engine);
+	if (d > limit)
+		d = limit;
+	atomic_store(&rt->wake_at, d);
+	homa_rt_unlock(rt);
+	return d;
+}
+
+/** homa_rt_poll_step() - See rt.h. */
+void homa_rt_poll_step(struct homa_rt *rt, uint64_t until)
+{
+	homa_rt_timers(rt);
+	if (wait_packets(rt, next_wake(rt, until)))
+		homa_rt_input(rt);
+	atomic_store(&rt->wake_at, 0);
+	if (rt->timer_fd >= 0)
+		homa_rt_arm_timer(rt);
+}
+
+/** homa_rt_arm_timer() - See rt.h. Rearms only when the deadline moved. */
+void homa_rt_arm_timer(struct homa_rt *rt)
+{
+	struct itimerspec its = {0};
+	uint64_t d;
+
+	homa_rt_lock(rt);
+	d = homa_engine_next_deadline(rt->engine);
+	if (d == rt->timer_armed) {
+		homa_rt_unlock(rt);
+		return;
+	}
+	rt->timer_armed = d;
+	if (d != UINT64_MAX)
+		its.it_value = homa_rt_timespec(d ? d : 1);
+	timerfd_settime(rt->timer_fd, TFD_TIMER_ABSTIME, &its, NULL);
+	homa_rt_unlock(rt);
+}
+
+/**
+ * io_thread() - Threaded mode's loop: timers, sleep until the next
+ * deadline or a packet, receive. Ends when the socket closes.
+ */
+static void *io_thread(void *arg)
+{
+	struct homa_rt *rt = arg;
+
+	/* Pacer deadlines are microseconds apart: ask for exact wake-ups. */
+	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
+	/*
+	 * The protocol's timers and grants run here: when the process has many
+	 * busy threads, let this one go first (works with CAP_SYS_NICE only;
+	 * otherwise it keeps the normal priority).
+	 */
+	setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), IO_THREAD_NICE);
+	for (;;) {
+		homa_rt_lock(rt);
+		bool closing = rt->closing;
+
+		homa_rt_unlock(rt);
+		if (closing)
+			break;
+		homa_rt_timers(rt);
+		if (wait_packets(rt, next_wake(rt, UINT64_MAX)))
+			homa_rt_input(rt);
+		atomic_store(&rt->wake_at, 0);
+	}
+	return NULL;
+}
+
+/** homa_rt_thread_start() - See rt.h. Signals are blocked in the thread. */
+int homa_rt_thread_start(struct homa_rt *rt)
+{
+	sigset_t all, old;
+	int err;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	err = pthread_create(&rt->thread, NULL, io_thread, rt);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (err)
+		return HOMA_EIO;
+	rt->thread_started = true;
+	return 0;
+}
+
+/** homa_rt_thread_stop() - See rt.h. rt->closing must already be set. */
+void homa_rt_thread_stop(struct homa_rt *rt)
+{
+	if (!rt->thread_started)
+		return;
+	homa_rt_kick(rt);
+	pthread_join(rt->thread, NULL);
+	rt->thread_started = false;
+}

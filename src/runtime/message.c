@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file message.c
+ * Reading and releasing received messages, and parsing addresses. A
+ * homa_message's bytes stay in the engine (zero copy); priv[0] is the
+ * socket handle, priv[1] the engine's homa_msg.
+ */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <string.h>
+
+#include "rt.h"
+
+/** homa_message_segment() - See homa.h. */
+size_t homa_message_segment(const struct homa_message *m, size_t offset,
+			    const void **ptr)
+{
+	const uint8_t *p = NULL;
+	size_t n;
+
+	if (!m || !ptr || !m->priv[1])
+		return 0;
+	n = homa_msg_segment(m->priv[1], offset, &p);
+	*ptr = p;
+	return n;
+}
+
+/** homa_message_copy() - See homa.h. */
+size_t homa_message_copy(const struct homa_message *m, size_t offset,
+			 void *dst, size_t len)
+{
+	if (!m || !dst || !m->priv[1])
+		return 0;
+	return homa_msg_copy(m->priv[1], offset, dst, len);
+}
+
+/** homa_message_release() - See homa.h. */
+void homa_message_release(struct homa_message *m)
+{
+	struct homa_rt *rt;
+
+	if (!m || !m->priv[1])
+		return;
+	rt = homa_rt_get(m->priv[0]);
+	if (rt) {
+		homa_rt_lock(rt);
+		homa_engine_msg_release(rt->engine, m->priv[1]);
+		if (rt->space_waiters)
+			pthread_cond_broadcast(&rt->space_cond);
+		homa_rt_unlock(rt);
+		homa_rt_flush(rt);
+		homa_rt_put(rt);
+	}
+	m->priv[0] = NULL;
+	m->priv[1] = NULL;
+}
+
+/** homa_sockaddr_parse() - See homa.h. */
+int homa_sockaddr_parse(const char *host, uint16_t port,
+			struct sockaddr_storage *out, socklen_t *len)
+{
+	struct sockaddr_in *in = (struct sockaddr_in *)out;
+	struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)out;
+
+	if (!host || !out || !len)
+		return HOMA_EINVAL;
+	memset(out, 0, sizeof(*out));
+	if (inet_pton(AF_INET, host, &in->sin_addr) == 1) {
+		in->sin_family = AF_INET;
+		in->sin_port = htons(port);
+		*len = sizeof(*in);
+		return 0;
+	}
+	if (inet_pton(AF_INET6, host, &in6->sin6_addr) == 1) {
+		in6->sin6_family = AF_INET6;
+		in6->sin6_port = htons(port);
+		*len = sizeof(*in6);
+		return 0;
+	}
+	return HOMA_EINVAL;
+}

@@ -1,0 +1,154 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file queue.c
+ * Handing engine events to application threads. A completed message goes
+ * straight to a thread already waiting for it (a waiter for that RPC id
+ * first, then one waiting for any message of its kind); otherwise it is
+ * queued, oldest first, and the socket's eventfd becomes readable. Every
+ * function here runs with rt->lock held.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "rt.h"
+
+/** kind_flag() - The HOMA_RECV_* flag that accepts an event of @type. */
+static int kind_flag(int type)
+{
+	return type == HOMA_EV_REQUEST ? HOMA_RECV_REQUEST : HOMA_RECV_RESPONSE;
+}
+
+/** homa_rt_item_matches() - See rt.h. */
+bool homa_rt_item_matches(const struct rt_item *item, int flags, uint64_t id)
+{
+	if (!(flags & kind_flag(item->ev.type)))
+		return false;
+	return id == 0 || item->ev.id == id;
+}
+
+/** set_ready_fd() - Make the eventfd readable (@on) or not. */
+static void set_ready_fd(struct homa_rt *rt, bool on)
+{
+	uint64_t v = 1;
+
+	if (rt->ready_fd < 0)
+		return;
+	if (on) {
+		if (write(rt->ready_fd, &v, sizeof(v)) < 0)
+			return;
+	} else if (read(rt->ready_fd, &v, sizeof(v)) < 0) {
+		return;
+	}
+}
+
+/** find_waiter() - First waiter that accepts @item, specific ids first. */
+static struct rt_waiter *find_waiter(struct homa_rt *rt, const struct rt_item *item)
+{
+	for (struct rt_waiter *w = rt->waiters; w; w = w->next)
+		if (w->id != 0 && homa_rt_item_matches(item, w->flags, w->id))
+			return w;
+	for (struct rt_waiter *w = rt->waiters; w; w = w->next)
+		if (w->id == 0 && homa_rt_item_matches(item, w->flags, 0))
+			return w;
+	return NULL;
+}
+
+/** homa_rt_remove_waiter() - See rt.h. Does nothing if @w is not listed. */
+void homa_rt_remove_waiter(struct homa_rt *rt, struct rt_waiter *w)
+{
+	for (struct rt_waiter **p = &rt->waiters; *p; p = &(*p)->next) {
+		if (*p == w) {
+			*p = w->next;
+			w->next = NULL;
+			return;
+		}
+	}
+}
+
+/** homa_rt_deliver() - See rt.h. Takes ownership of @item. */
+void homa_rt_deliver(struct homa_rt *rt, struct rt_item *item)
+{
+	struct rt_waiter *w = find_waiter(rt, item);
+
+	item->next = NULL;
+	if (w) {
+		homa_rt_remove_waiter(rt, w);
+		w->item = item;
+		rt->wakeups++;
+		homa_rt_wake_waiter(rt, w);
+		return;
+	}
+	if (rt->tail)
+		rt->tail->next = item;
+	else
+		rt->head = item;
+	rt->tail = item;
+	if (++rt->nready == 1)
+		set_ready_fd(rt, true);
+}
+
+/** homa_rt_collect() - See rt.h. Events that cannot be stored are released. */
+void homa_rt_collect(struct homa_rt *rt)
+{
+	struct homa_event ev;
+
+	while (homa_engine_next_event(rt->engine, &ev) == 1) {
+		struct rt_item *item = malloc(sizeof(*item));
+
+		if (!item) {
+			if (ev.msg)
+				homa_engine_msg_release(rt->engine, ev.msg);
+			continue;
+		}
+		item->ev = ev;
+		homa_rt_deliver(rt, item);
+	}
+	if (rt->space_waiters)
+		pthread_cond_broadcast(&rt->space_cond);
+}
+
+/** homa_rt_take() - See rt.h. The caller owns the returned item. */
+struct rt_item *homa_rt_take(struct homa_rt *rt, int flags, uint64_t id)
+{
+	struct rt_item *prev = NULL;
+
+	for (struct rt_item *it = rt->head; it; prev = it, it = it->next) {
+		if (!homa_rt_item_matches(it, flags, id))
+			continue;
+		if (prev)
+			prev->next = it->next;
+		else
+			rt->head = it->next;
+		if (rt->tail == it)
+			rt->tail = prev;
+		it->next = NULL;
+		if (--rt->nready == 0)
+			set_ready_fd(rt, false);
+		return it;
+	}
+	return NULL;
+}
+
+/** homa_rt_wake_all() - See rt.h. */
+void homa_rt_wake_all(struct homa_rt *rt)
+{
+	for (struct rt_waiter *w = rt->waiters; w; w = w->next)
+		homa_rt_wake_waiter(rt, w);
+	pthread_cond_broadcast(&rt->space_cond);
+}
+
+/** homa_rt_drop_queue() - See rt.h. */
+void homa_rt_drop_queue(struct homa_rt *rt)
+{
+	while (rt->head) {
+		struct rt_item *it = rt->head;
+
+		rt->head = it->next;
+		if (it->ev.msg)
+			homa_engine_msg_release(rt->engine, it->ev.msg);
+		free(it);
+	}
+	rt->tail = NULL;
+	rt->nready = 0;
+}

@@ -1,0 +1,167 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file recv.c
+ * Receiving: homa_recv() (take a queued message or wait for one),
+ * incremental reads of a response still arriving, and homa_poll().
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "rt.h"
+
+/** check_recv() - Validate homa_recv()'s arguments. Return: 0 or HOMA_EINVAL. */
+static int check_recv(const struct homa_rt *rt, int flags, uint64_t id,
+		      const struct homa_message *out)
+{
+	if (!out || flags == 0 || (flags & ~(HOMA_RECV_REQUEST | HOMA_RECV_RESPONSE)))
+		return HOMA_EINVAL;
+	if (id != 0 && (!(flags & HOMA_RECV_RESPONSE) || (id & 1)))
+		return HOMA_EINVAL;
+	if ((flags & HOMA_RECV_REQUEST) && !rt->server)
+		return HOMA_EINVAL;
+	return 0;
+}
+
+/**
+ * fill_message() - Describe @item in @out (the item is freed by the
+ * caller; its message now belongs to @out). Return: 0, or the failed
+ * RPC's error.
+ */
+static int fill_message(struct homa_rt *rt, homa_socket *s,
+			const struct rt_item *item, struct homa_message *out)
+{
+	const struct homa_event *ev = &item->ev;
+	int len;
+
+	memset(out, 0, sizeof(*out));
+	out->id = ev->id;
+	out->cookie = ev->cookie;
+	out->type = ev->type == HOMA_EV_REQUEST ? HOMA_RECV_REQUEST : HOMA_RECV_RESPONSE;
+	out->error = ev->type == HOMA_EV_ERROR ? ev->error : 0;
+	len = homa_io_addr_to_sockaddr(rt->drv->family, &ev->peer, ev->peer_port,
+				       &out->peer);
+	out->peer_len = len > 0 ? (socklen_t)len : 0;
+	if (ev->msg) {
+		out->length = homa_msg_length(ev->msg);
+		out->priv[0] = s;
+		out->priv[1] = ev->msg;
+	}
+	if (ev->type == HOMA_EV_RESPONSE && ev->start_ns)
+		out->rtt_ns = homa_rt_now() - ev->start_ns;
+	return out->error;
+}
+
+/**
+ * wait_for() - Register a waiter for (@flags, @id) and wait until
+ * @until. Called with rt->lock held. Return: the item, or NULL with
+ * *@err set to HOMA_EAGAIN or HOMA_ESHUTDOWN.
+ */
+static struct rt_item *wait_for(struct homa_rt *rt, int flags, uint64_t id,
+				uint64_t until, int *err)
+{
+	struct rt_waiter w = {.flags = flags, .id = id};
+	struct rt_waiter **tail = &rt->waiters;
+
+	while (*tail)
+		tail = &(*tail)->next;
+	*tail = &w;
+	*err = homa_rt_wait_item(rt, &w, until);
+	return w.item;
+}
+
+/** homa_recv() - See homa.h. */
+int homa_recv(homa_socket *s, int flags, uint64_t id, int64_t timeout_ns,
+	      struct homa_message *out)
+{
+	struct homa_rt *rt = s ? homa_rt_get(s) : NULL;
+	struct rt_item *item = NULL;
+	int err;
+
+	if (!rt)
+		return s ? HOMA_ESHUTDOWN : HOMA_EINVAL;
+	err = check_recv(rt, flags, id, out);
+	if (err) {
+		homa_rt_put(rt);
+		return err;
+	}
+	homa_rt_lock(rt);
+	if (rt->closing)
+		err = HOMA_ESHUTDOWN;
+	else if (id && !homa_rt_idset_has(&rt->ids, id))
+		err = HOMA_ENOTFOUND;
+	if (!err) {
+		item = homa_rt_take(rt, flags, id);
+		if (!item && timeout_ns == 0 && rt->mode == HOMA_MODE_POLLED &&
+		    homa_rt_poll_locked(rt, homa_rt_now()))
+			item = homa_rt_take(rt, flags, id);
+		if (!item && timeout_ns != 0)
+			item = wait_for(rt, flags, id, homa_rt_deadline(timeout_ns), &err);
+		else if (!item)
+			err = HOMA_EAGAIN;
+	}
+	if (item) {
+		if (item->ev.type != HOMA_EV_REQUEST)
+			homa_rt_idset_del(&rt->ids, item->ev.id);
+		err = fill_message(rt, s, item, out);
+		free(item);
+	}
+	homa_rt_unlock(rt);
+	homa_rt_put(rt);
+	return err;
+}
+
+/** homa_recv_partial() - See homa.h. */
+int64_t homa_recv_partial(homa_socket *s, uint64_t id, size_t offset,
+			  void *buf, size_t cap, size_t *available)
+{
+	struct homa_rt *rt = s ? homa_rt_get(s) : NULL;
+	const homa_msg *msg = NULL;
+	int64_t got, n = 0;
+
+	if (!rt)
+		return s ? HOMA_ESHUTDOWN : HOMA_EINVAL;
+	if (!buf && cap) {
+		homa_rt_put(rt);
+		return HOMA_EINVAL;
+	}
+	homa_rt_lock(rt);
+	got = rt->closing ? HOMA_ESHUTDOWN : homa_engine_rx_progress(rt->engine, id, &msg);
+	if (got >= 0) {
+		if (available)
+			*available = (size_t)got;
+		if (msg && offset < (size_t)got) {
+			size_t want = (size_t)got - offset < cap ? (size_t)got - offset : cap;
+
+			n = (int64_t)homa_msg_copy(msg, offset, buf, want);
+		}
+	} else {
+		n = got;
+	}
+	homa_rt_unlock(rt);
+	homa_rt_put(rt);
+	return n;
+}
+
+/** homa_poll() - See homa.h. */
+int homa_poll(homa_socket *s, int64_t timeout_ns)
+{
+	struct homa_rt *rt = s ? homa_rt_get(s) : NULL;
+	int n;
+
+	if (!rt)
+		return s ? HOMA_ESHUTDOWN : HOMA_EINVAL;
+	if (rt->mode != HOMA_MODE_POLLED) {
+		homa_rt_put(rt);
+		return HOMA_EINVAL;
+	}
+	homa_rt_lock(rt);
+	if (rt->closing) {
+		n = HOMA_ESHUTDOWN;
+	} else {
+		homa_rt_poll_locked(rt, homa_rt_deadline(timeout_ns));
+		n = (int)rt->nready;
+	}
+	homa_rt_unlock(rt);
+	homa_rt_put(rt);
+	return n;
+}

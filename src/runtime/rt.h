@@ -1,0 +1,217 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file rt.h
+ * Internals of the runtime behind include/homa/homa.h.
+ *
+ * One struct homa_rt per socket. Its mutex `lock` guards the engine, the
+ * queue of delivered messages, the list of waiting threads and the set of
+ * outstanding client ids. Output is drained from the engine under `lock`
+ * into the transmit batch, which `tx_lock` guards, and sent after `lock`
+ * is dropped (lock order: tx_lock, then lock). In threaded mode one I/O
+ * thread receives packets and runs timers; in polled mode an application
+ * thread takes the "poller" role instead.
+ */
+#ifndef HOMA_RT_H
+#define HOMA_RT_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "driver.h"
+#include "homa/homa.h"
+
+/** A delivered engine event waiting for homa_recv(). */
+struct rt_item {
+	struct rt_item *next;
+	struct homa_event ev;
+};
+
+/** An application thread blocked in homa_recv(). */
+struct rt_waiter {
+	struct rt_waiter *next;
+	int flags;              /**< HOMA_RECV_* accepted */
+	uint64_t id;            /**< 0 = any */
+	_Atomic uint32_t word;  /**< futex word: 1 = look again */
+	struct rt_item *item;   /**< set when a message is handed over */
+};
+
+/** Open-addressing set of outstanding client RPC ids. */
+struct rt_idset {
+	uint64_t *slots;        /**< 0 = empty, UINT64_MAX = deleted */
+	size_t cap, used, tomb;
+};
+
+/** The runtime state of one socket. */
+/** Futex wake-ups deferred until rt->lock is released. */
+#define RT_MAX_DEFERRED_WAKES 16
+
+struct homa_rt {
+	pthread_mutex_t lock;
+	_Atomic uint32_t *wake[RT_MAX_DEFERRED_WAKES]; /**< under lock */
+	int nwake;
+	homa_engine *engine;
+	struct homa_driver *drv;
+	int mode;
+	bool server;
+	bool closing;
+	int64_t send_timeout_ns;
+
+	/* delivered messages and waiters (under lock) */
+	struct rt_item *head, *tail;
+	size_t nready;
+	struct rt_waiter *waiters;
+	struct rt_idset ids;
+	pthread_cond_t space_cond;  /**< senders waiting for buffer space */
+	int space_waiters;
+	bool poller_active;         /**< polled mode: a thread drives I/O */
+	int ready_fd;               /**< eventfd: readable while nready > 0 */
+
+	/* transmit (under tx_lock) */
+	pthread_mutex_t tx_lock;
+	atomic_int tx_pending;
+	uint32_t batch;
+	size_t pkt_cap;
+	uint8_t *tx_bufs;
+	struct homa_io_tx *tx_pkts;
+
+	/* I/O thread / poller */
+	pthread_t thread;
+	bool thread_started;
+	int kick_fd;                /**< eventfd that interrupts a wait */
+	_Atomic uint64_t wake_at;   /**< when the waiting I/O thread wakes */
+	int poll_epfd;              /**< polled mode homa_fd(): epoll set, or -1 */
+	int timer_fd;               /**< polled mode: engine deadline, or -1 */
+	uint64_t timer_armed;
+
+	/* counters not kept by the driver */
+	_Atomic uint64_t wakeups, send_waits;
+};
+
+/* lock.c */
+/** homa_rt_lock() - Take rt->lock (an adaptive mutex: spins briefly). */
+void homa_rt_lock(struct homa_rt *rt);
+/**
+ * homa_rt_unlock() - Release rt->lock, then wake the threads that were
+ * handed something while it was held (so they do not wake into a held
+ * lock).
+ */
+void homa_rt_unlock(struct homa_rt *rt);
+/**
+ * homa_rt_wake_waiter() - Under rt->lock: mark @w to look again and
+ * schedule its wake-up for homa_rt_unlock().
+ */
+void homa_rt_wake_waiter(struct homa_rt *rt, struct rt_waiter *w);
+/**
+ * homa_rt_futex_wait() - Sleep while *@word == 0, until a wake-up or the
+ * absolute time @until (UINT64_MAX: no limit).
+ */
+void homa_rt_futex_wait(_Atomic uint32_t *word, uint64_t until);
+/**
+ * homa_rt_wake_now() - Under rt->lock: issue the deferred wake-ups now
+ * (before releasing the lock by other means, e.g. a condition wait).
+ */
+void homa_rt_wake_now(struct homa_rt *rt);
+/** homa_rt_lock_init() - Initialise rt->lock as an adaptive mutex. */
+void homa_rt_lock_init(struct homa_rt *rt);
+
+/* clock.c */
+/** homa_rt_now() - CLOCK_MONOTONIC in nanoseconds. */
+uint64_t homa_rt_now(void);
+/** homa_rt_deadline() - Absolute time @timeout_ns from now (-1: UINT64_MAX). */
+uint64_t homa_rt_deadline(int64_t timeout_ns);
+/** homa_rt_timespec() - CLOCK_MONOTONIC timespec for absolute @ns. */
+struct timespec homa_rt_timespec(uint64_t ns);
+
+/* registry.c */
+/** homa_rt_register() - Give @rt a handle. Return: 0 or HOMA_ENOMEM. */
+int homa_rt_register(struct homa_rt *rt, homa_socket **handle);
+/** homa_rt_get() - Take a reference on a live socket, or NULL. */
+struct homa_rt *homa_rt_get(homa_socket *handle);
+/** homa_rt_put() - Drop a reference taken by homa_rt_get(). */
+void homa_rt_put(struct homa_rt *rt);
+/**
+ * homa_rt_unregister() - Make the handle dead (later homa_rt_get()
+ * fails). Return: the socket, or NULL if the handle was already dead.
+ */
+struct homa_rt *homa_rt_unregister(homa_socket *handle);
+/** homa_rt_wait_unused() - Wait until no reference to @rt is held. */
+void homa_rt_wait_unused(struct homa_rt *rt);
+
+/* idset.c */
+/** homa_rt_idset_add() - Add @id. Return: 0 or HOMA_ENOMEM. */
+int homa_rt_idset_add(struct rt_idset *s, uint64_t id);
+/** homa_rt_idset_has() - True if @id is present. */
+bool homa_rt_idset_has(const struct rt_idset *s, uint64_t id);
+/** homa_rt_idset_del() - Remove @id if present. */
+void homa_rt_idset_del(struct rt_idset *s, uint64_t id);
+/** homa_rt_idset_free() - Free the set's memory. */
+void homa_rt_idset_free(struct rt_idset *s);
+
+/* queue.c (all under rt->lock) */
+/** homa_rt_collect() - Move every pending engine event to a waiter or the queue. */
+void homa_rt_collect(struct homa_rt *rt);
+/** homa_rt_deliver() - Hand @item to a matching waiter, else queue it. */
+void homa_rt_deliver(struct homa_rt *rt, struct rt_item *item);
+/** homa_rt_take() - Remove and return the oldest queued item matching. */
+struct rt_item *homa_rt_take(struct homa_rt *rt, int flags, uint64_t id);
+/** homa_rt_item_matches() - True if @item satisfies @flags and @id. */
+bool homa_rt_item_matches(const struct rt_item *item, int flags, uint64_t id);
+/** homa_rt_wake_all() - Signal every waiter and sender (closing). */
+void homa_rt_wake_all(struct homa_rt *rt);
+/** homa_rt_drop_queue() - Release every queued message (closing). */
+void homa_rt_drop_queue(struct homa_rt *rt);
+/** homa_rt_remove_waiter() - Unlink @w from the waiter list. */
+void homa_rt_remove_waiter(struct homa_rt *rt, struct rt_waiter *w);
+
+/* tx.c */
+/**
+ * homa_rt_flush() - Send whatever the engine has to send now, from the
+ * calling thread, and wake the I/O thread if its wake-up time must move
+ * earlier. Call without rt->lock held.
+ */
+void homa_rt_flush(struct homa_rt *rt);
+/** homa_rt_kick() - Interrupt the I/O thread's or poller's wait. */
+void homa_rt_kick(struct homa_rt *rt);
+
+/* io.c */
+/** homa_rt_timers() - Run due engine timers; deliver events; flush. */
+void homa_rt_timers(struct homa_rt *rt);
+/** homa_rt_input() - Receive and process what the driver has; flush. Return: packets. */
+int homa_rt_input(struct homa_rt *rt);
+/**
+ * homa_rt_poll_step() - Polled mode: timers, then wait up to @until (an
+ * absolute time; bounded by the engine's next deadline) for packets and
+ * process them. Call without rt->lock held.
+ */
+void homa_rt_poll_step(struct homa_rt *rt, uint64_t until);
+/** homa_rt_thread_start() - Start the I/O thread. Return: 0 or HOMA_EIO. */
+int homa_rt_thread_start(struct homa_rt *rt);
+/** homa_rt_thread_stop() - Stop and join the I/O thread (if started). */
+void homa_rt_thread_stop(struct homa_rt *rt);
+/** homa_rt_arm_timer() - Polled mode: point timer_fd at the engine deadline. */
+void homa_rt_arm_timer(struct homa_rt *rt);
+
+/* wait.c */
+/**
+ * homa_rt_wait_space() - Called with rt->lock held after the engine said
+ * HOMA_EAGAIN: wait (until the absolute @until) for buffer space.
+ * Return: 0 to retry, HOMA_EAGAIN (time is up), HOMA_ESHUTDOWN.
+ */
+int homa_rt_wait_space(struct homa_rt *rt, uint64_t until);
+/**
+ * homa_rt_wait_item() - Called with rt->lock held and @w on the waiter
+ * list: wait until @w->item is set, the socket closes or @until passes.
+ * Return: 0 (item set), HOMA_EAGAIN or HOMA_ESHUTDOWN; @w is unlinked.
+ */
+int homa_rt_wait_item(struct homa_rt *rt, struct rt_waiter *w, uint64_t until);
+
+/**
+ * homa_rt_poll_locked() - Polled mode, rt->lock held: if no other thread
+ * is the poller, drive I/O until the absolute @until (bounded by engine
+ * deadlines) and hand the role on. Return: true if this thread polled.
+ */
+bool homa_rt_poll_locked(struct homa_rt *rt, uint64_t until);
+
+#endif /* HOMA_RT_H */

@@ -1,0 +1,321 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file socket.c
+ * Opening and closing sockets, and the calls that only read or set
+ * socket-wide state (port, descriptor, settings, counters).
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+
+#include "rt.h"
+
+/** Largest Homa packet a UDP datagram can carry. */
+#define MAX_MTU 65507
+
+/** homa_open_opts_default() - See homa.h. */
+void homa_open_opts_default(struct homa_open_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->version = HOMA_OPEN_OPTS_VERSION;
+	o->driver = HOMA_DRIVER_UDP;
+	o->mode = HOMA_MODE_THREADED;
+	o->send_timeout_ns = -1;
+	o->batch = 32;
+	o->offload = true;
+}
+
+/**
+ * bind_address() - The local sockaddr from @o (bind_sa, or bind_addr and
+ * port). Return: 0 or HOMA_EINVAL.
+ */
+static int bind_address(const struct homa_open_opts *o,
+			struct homa_driver_config *cfg)
+{
+	if (o->bind_sa) {
+		socklen_t len = o->bind_sa->sa_family == AF_INET ? sizeof(struct sockaddr_in)
+			: sizeof(struct sockaddr_in6);
+
+		if (o->bind_sa->sa_family != AF_INET && o->bind_sa->sa_family != AF_INET6)
+			return HOMA_EINVAL;
+		memcpy(&cfg->bind, o->bind_sa, len);
+		cfg->bind_len = len;
+		return 0;
+	}
+	return homa_sockaddr_parse(o->bind_addr ? o->bind_addr : "0.0.0.0",
+				   o->port, &cfg->bind, &cfg->bind_len);
+}
+
+/** check_opts() - Validate @o and @st. Return: 0 or HOMA_EINVAL. */
+static int check_opts(const struct homa_open_opts *o, const struct homa_settings *st)
+{
+	if (o->version != HOMA_OPEN_OPTS_VERSION ||
+	    (o->driver != HOMA_DRIVER_UDP && o->driver != HOMA_DRIVER_RAW) ||
+	    (o->mode != HOMA_MODE_THREADED && o->mode != HOMA_MODE_POLLED) ||
+	    o->batch < 1 || o->batch > 1024)
+		return HOMA_EINVAL;
+	if (homa_settings_validate(st, NULL) || st->mtu > MAX_MTU)
+		return HOMA_EINVAL;
+	return 0;
+}
+
+/** init_sync() - Mutexes and monotonic-clock condition variables. */
+static void init_sync(struct homa_rt *rt)
+{
+	pthread_condattr_t ca;
+
+	homa_rt_lock_init(rt);
+	pthread_mutex_init(&rt->tx_lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&rt->space_cond, &ca);
+	pthread_condattr_destroy(&ca);
+	rt->kick_fd = rt->ready_fd = rt->poll_epfd = rt->timer_fd = -1;
+}
+
+/** rt_free() - Free everything @rt owns (any part may be missing). */
+static void rt_free(struct homa_rt *rt)
+{
+	if (rt->engine) {
+		homa_rt_drop_queue(rt);
+		homa_engine_free(rt->engine);
+	}
+	homa_driver_close(rt->drv);
+	int fds[] = {rt->kick_fd, rt->ready_fd, rt->poll_epfd, rt->timer_fd};
+
+	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	free(rt->tx_bufs);
+	free(rt->tx_pkts);
+	homa_rt_idset_free(&rt->ids);
+	pthread_cond_destroy(&rt->space_cond);
+	pthread_mutex_destroy(&rt->lock);
+	pthread_mutex_destroy(&rt->tx_lock);
+	free(rt);
+}
+
+/**
+ * rt_setup() - Open the driver and the engine and allocate buffers.
+ * Return: 0 or a homa error.
+ */
+static int rt_setup(struct homa_rt *rt, const struct homa_open_opts *o,
+		    const struct homa_settings *st)
+{
+	struct homa_driver_config cfg = {.batch = o->batch, .max_packet = st->mtu,
+					 .offload = o->offload};
+	int err = bind_address(o, &cfg);
+
+	if (err)
+		return err;
+	err = homa_driver_open(o->driver, &cfg, &rt->drv);
+	if (err)
+		return err;
+	err = homa_engine_new(&rt->engine, st, &rt->drv->local, rt->drv->port,
+			      NULL, homa_rt_now());
+	if (err)
+		return err;
+	homa_engine_set_server(rt->engine, o->server);
+	rt->batch = o->batch;
+	rt->pkt_cap = st->mtu;
+	rt->tx_bufs = malloc((size_t)rt->batch * rt->pkt_cap);
+	rt->tx_pkts = calloc(rt->batch, sizeof(*rt->tx_pkts));
+	rt->kick_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	rt->ready_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (!rt->tx_bufs || !rt->tx_pkts)
+		return HOMA_ENOMEM;
+	if (rt->kick_fd < 0 || rt->ready_fd < 0)
+		return HOMA_EIO;
+	return 0;
+}
+
+/** homa_open() - See homa.h. */
+int homa_open(homa_socket **out, const struct homa_open_opts *opts)
+{
+	struct homa_open_opts def;
+	struct homa_settings st_def;
+	const struct homa_settings *st;
+	struct homa_rt *rt;
+	int err;
+
+	if (!out)
+		return HOMA_EINVAL;
+	if (!opts) {
+		homa_open_opts_default(&def);
+		opts = &def;
+	}
+	homa_settings_default(&st_def);
+	st = opts->settings ? opts->settings : &st_def;
+	err = check_opts(opts, st);
+	if (err)
+		return err;
+	rt = calloc(1, sizeof(*rt));
+	if (!rt)
+		return HOMA_ENOMEM;
+	init_sync(rt);
+	rt->mode = opts->mode;
+	rt->server = opts->server;
+	rt->send_timeout_ns = opts->send_timeout_ns;
+	err = rt_setup(rt, opts, st);
+	if (!err)
+		err = homa_rt_register(rt, out);
+	if (!err && rt->mode == HOMA_MODE_THREADED) {
+		err = homa_rt_thread_start(rt);
+		if (err) {
+			homa_rt_unregister(*out);
+			homa_rt_wait_unused(rt);
+		}
+	}
+	if (err)
+		rt_free(rt);
+	return err;
+}
+
+/** homa_close() - See homa.h. */
+int homa_close(homa_socket *s)
+{
+	struct homa_rt *rt;
+
+	if (!s)
+		return HOMA_EINVAL;
+	rt = homa_rt_unregister(s);
+	if (!rt)
+		return HOMA_ESHUTDOWN;
+	homa_rt_lock(rt);
+	rt->closing = true;
+	homa_engine_shutdown(rt->engine, homa_rt_now());
+	homa_rt_collect(rt);
+	homa_rt_wake_all(rt);
+	homa_rt_unlock(rt);
+	homa_rt_flush(rt);
+	homa_rt_kick(rt);
+	homa_rt_thread_stop(rt);
+	homa_rt_wait_unused(rt);
+	rt_free(rt);
+	return 0;
+}
+
+/** homa_local_port() - See homa.h. */
+int homa_local_port(homa_socket *s)
+{
+	struct homa_rt *rt = s ? homa_rt_get(s) : NULL;
+	int port;
+
+	if (!s)
+		return HOMA_EINVAL;
+	if (!rt)
+		return HOMA_ESHUTDOWN;
+	port = rt->drv->port;
+	homa_rt_put(rt);
+	return port;
+}
+
+/**
+ * polled_fd() - Polled mode: create (once) the epoll set of the driver
+ * socket, the ready eventfd and a timerfd at the engine's deadline.
+ * Called with rt->lock held. Return: the epoll fd or HOMA_EIO.
+ */
+static int polled_fd(struct homa_rt *rt)
+{
+	struct epoll_event ev = {.events = EPOLLIN};
+
+	if (rt->poll_epfd >= 0)
+		return rt->poll_epfd;
+	rt->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	rt->poll_epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (rt->timer_fd < 0 || rt->poll_epfd < 0 ||
+	    epoll_ctl(rt->poll_epfd, EPOLL_CTL_ADD, rt->drv->fd, &ev) ||
+	    epoll_ctl(rt->poll_epfd, EPOLL_CTL_ADD, rt->ready_fd, &ev) ||
+	    epoll_ctl(rt->poll_epfd, EPOLL_CTL_ADD, rt->timer_fd, &ev))
+		return HOMA_EIO;
+	rt->timer_armed = 0;
+	return rt->poll_epfd;
+}
+
+/** homa_fd() - See homa.h. */
+int homa_fd(homa_socket *s)
+{
+	struct homa_rt *rt = s ? homa_rt_get(s) : NULL;
+	int fd;
+
+	if (!s)
+		return HOMA_EINVAL;
+	if (!rt)
+		return HOMA_ESHUTDOWN;
+	homa_rt_lock(rt);
+	fd = rt->mode == HOMA_MODE_THREADED ? rt->ready_fd : polled_fd(rt);
+	homa_rt_unlock(rt);
+	if (fd >= 0 && rt->mode == HOMA_MODE_POLLED)
+		homa_rt_arm_timer(rt);
+	homa_rt_put(rt);
+	return fd;
+}
+
+/** homa_set_settings() - See homa.h. */
+int homa_set_settings(homa_socket *s, const struct homa_settings *st)
+{
+	struct homa_rt *rt = s ? homa_rt_get(s) : NULL;
+	int err;
+
+	if (!s || !st) {
+		if (rt)
+			homa_rt_put(rt);
+		return HOMA_EINVAL;
+	}
+	if (!rt)
+		return HOMA_ESHUTDOWN;
+	homa_rt_lock(rt);
+	err = st->mtu > rt->pkt_cap ? HOMA_EINVAL : homa_engine_set_settings(rt->engine, st);
+	homa_rt_unlock(rt);
+	homa_rt_put(rt);
+	return err;
+}
+
+/** homa_socket_stats() - See homa.h. */
+int homa_socket_stats(homa_socket *s, struct homa_stats *out)
+{
+	struct homa_rt *rt = s ? homa_rt_get(s) : NULL;
+
+	if (!s || !out) {
+		if (rt)
+			homa_rt_put(rt);
+		return HOMA_EINVAL;
+	}
+	if (!rt)
+		return HOMA_ESHUTDOWN;
+	homa_rt_lock(rt);
+	homa_engine_stats(rt->engine, out);
+	homa_rt_unlock(rt);
+	homa_rt_put(rt);
+	return 0;
+}
+
+/** homa_io_stats() - See homa.h. Driver counters are read without locks. */
+int homa_io_stats(homa_socket *s, struct homa_io_stats *out)
+{
+	struct homa_rt *rt = s ? homa_rt_get(s) : NULL;
+
+	if (!s || !out) {
+		if (rt)
+			homa_rt_put(rt);
+		return HOMA_EINVAL;
+	}
+	if (!rt)
+		return HOMA_ESHUTDOWN;
+	const struct homa_io_counters *c = &rt->drv->c;
+
+	*out = (struct homa_io_stats){
+		.tx_packets = c->tx_packets, .tx_bytes = c->tx_bytes,
+		.tx_calls = c->tx_calls, .tx_gso_batches = c->tx_gso_batches,
+		.tx_errors = c->tx_errors, .rx_packets = c->rx_packets,
+		.rx_bytes = c->rx_bytes, .rx_calls = c->rx_calls,
+		.rx_gro_batches = c->rx_gro_batches, .rx_filtered = c->rx_filtered,
+		.wakeups = rt->wakeups, .send_waits = rt->send_waits};
+	homa_rt_put(rt);
+	return 0;
+}

@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file wait.c
+ * Blocking: receivers waiting for a message and senders waiting for
+ * buffer space. In threaded mode receivers sleep on their waiter's futex
+ * word and senders on a condition variable (on CLOCK_MONOTONIC); the I/O
+ * thread wakes them. In polled mode one of
+ * them at a time becomes the poller and drives I/O itself; when it leaves
+ * it wakes another waiter to take over.
+ */
+#include <stdint.h>
+
+#include "rt.h"
+
+/** Longest single sleep of a sender waiting for space (a safety net). */
+#define SPACE_NAP_NS 10000000ull
+
+/**
+ * timed_wait() - Wait on @cond (with rt->lock) until the absolute @until.
+ */
+static void timed_wait(struct homa_rt *rt, pthread_cond_t *cond, uint64_t until)
+{
+	struct timespec ts;
+
+	homa_rt_wake_now(rt);
+	if (until == UINT64_MAX) {
+		pthread_cond_wait(cond, &rt->lock);
+		return;
+	}
+	ts = homa_rt_timespec(until);
+	pthread_cond_timedwait(cond, &rt->lock, &ts);
+}
+
+/**
+ * pass_poller() - A poller is leaving: wake the first remaining waiter
+ * so that it can take the role.
+ */
+static void pass_poller(struct homa_rt *rt)
+{
+	if (rt->waiters)
+		homa_rt_wake_waiter(rt, rt->waiters);
+	else if (rt->space_waiters)
+		pthread_cond_broadcast(&rt->space_cond);
+}
+
+/**
+ * run_poller() - Polled mode, rt->lock held: drive I/O once (until the
+ * absolute @until at most) as the poller.
+ */
+static void run_poller(struct homa_rt *rt, uint64_t until)
+{
+	rt->poller_active = true;
+	homa_rt_unlock(rt);
+	homa_rt_poll_step(rt, until);
+	homa_rt_lock(rt);
+	rt->poller_active = false;
+}
+
+/** homa_rt_wait_item() - See rt.h. */
+int homa_rt_wait_item(struct homa_rt *rt, struct rt_waiter *w, uint64_t until)
+{
+	int err = 0;
+
+	for (;;) {
+		if (w->item)
+			break;
+		if (rt->closing) {
+			err = HOMA_ESHUTDOWN;
+			break;
+		}
+		if (homa_rt_now() >= until) {
+			err = HOMA_EAGAIN;
+			break;
+		}
+		if (rt->mode == HOMA_MODE_POLLED && !rt->poller_active) {
+			run_poller(rt, until);
+			continue;
+		}
+		atomic_store(&w->word, 0);
+		homa_rt_unlock(rt);
+		homa_rt_futex_wait(&w->word, until);
+		homa_rt_lock(rt);
+	}
+	homa_rt_remove_waiter(rt, w);
+	if (rt->mode == HOMA_MODE_POLLED && !rt->poller_active)
+		pass_poller(rt);
+	return err;
+}
+
+/** homa_rt_wait_space() - See rt.h. */
+int homa_rt_wait_space(struct homa_rt *rt, uint64_t until)
+{
+	uint64_t now = homa_rt_now();
+
+	if (rt->closing)
+		return HOMA_ESHUTDOWN;
+	if (now >= until)
+		return HOMA_EAGAIN;
+	rt->send_waits++;
+	if (until - now > SPACE_NAP_NS)
+		until = now + SPACE_NAP_NS;
+	if (rt->mode == HOMA_MODE_POLLED && !rt->poller_active) {
+		run_poller(rt, until);
+		pass_poller(rt);
+	} else {
+		rt->space_waiters++;
+		timed_wait(rt, &rt->space_cond, until);
+		rt->space_waiters--;
+	}
+	return rt->closing ? HOMA_ESHUTDOWN : 0;
+}
+
+/** homa_rt_poll_locked() - See rt.h. */
+bool homa_rt_poll_locked(struct homa_rt *rt, uint64_t until)
+{
+	if (rt->poller_active || rt->closing)
+		return false;
+	run_poller(rt, until);
+	pass_poller(rt);
+	return true;
+}

@@ -1,0 +1,148 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file helpers.c
+ * See helpers.h.
+ */
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "helpers.h"
+
+/** test_open() - See helpers.h. */
+int test_open(homa_socket **s, int driver, int mode, bool server, uint16_t port,
+	      const struct homa_settings *st)
+{
+	struct homa_open_opts o;
+	struct homa_settings tolerant;
+
+	if (!st) {
+		homa_settings_default(&tolerant);
+		tolerant.timeout_ticks = TEST_TIMEOUT_TICKS;
+		st = &tolerant;
+	}
+
+	homa_open_opts_default(&o);
+	o.driver = driver;
+	o.mode = mode;
+	o.server = server;
+	o.port = port;
+	o.bind_addr = "127.0.0.1";
+	o.settings = st;
+	return homa_open(s, &o);
+}
+
+/** test_serve_forever() - See helpers.h. */
+void test_serve_forever(homa_socket *s, uint64_t *served, uint64_t *errors)
+{
+	struct homa_message m;
+	size_t cap = 0;
+	uint8_t *buf = NULL;
+
+	while (homa_recv(s, HOMA_RECV_REQUEST, 0, -1, &m) == 0) {
+		if (m.length > cap) {
+			free(buf);
+			cap = m.length;
+			buf = malloc(cap);
+		}
+		homa_message_copy(&m, 0, buf, m.length);
+		for (size_t i = 0; i < m.length; i++)
+			buf[i] ^= 0x5a;
+		if (homa_reply_buf(s, m.id, buf, m.length))
+			atomic_fetch_add((_Atomic uint64_t *)errors, 1);
+		else
+			atomic_fetch_add((_Atomic uint64_t *)served, 1);
+		homa_message_release(&m);
+	}
+	free(buf);
+}
+
+/** server_thread() - One answering thread of a test_server. */
+static void *server_thread(void *arg)
+{
+	struct test_server *ts = arg;
+
+	test_serve_forever(ts->s, &ts->served, &ts->errors);
+	return NULL;
+}
+
+/** test_server_start() - See helpers.h. */
+int test_server_start(struct test_server *ts, int driver, int mode, int nthreads,
+		      const struct homa_settings *st)
+{
+	int err;
+
+	memset(ts, 0, sizeof(*ts));
+	err = test_open(&ts->s, driver, mode, true, 0, st);
+	if (err)
+		return err;
+	ts->port = homa_local_port(ts->s);
+	ts->nthreads = nthreads > 16 ? 16 : nthreads;
+	for (int i = 0; i < ts->nthreads; i++)
+		pthread_create(&ts->threads[i], NULL, server_thread, ts);
+	return 0;
+}
+
+/** test_server_stop() - See helpers.h. */
+void test_server_stop(struct test_server *ts)
+{
+	homa_close(ts->s);
+	for (int i = 0; i < ts->nthreads; i++)
+		pthread_join(ts->threads[i], NULL);
+}
+
+/** test_dst() - See helpers.h. */
+struct sockaddr_storage test_dst(int port)
+{
+	struct sockaddr_storage d;
+	socklen_t len;
+
+	homa_sockaddr_parse("127.0.0.1", (uint16_t)port, &d, &len);
+	return d;
+}
+
+/** test_fill() - See helpers.h. A xorshift stream seeded by @seed. */
+void test_fill(uint8_t *buf, size_t len, uint64_t seed)
+{
+	uint64_t x = seed * 0x9e3779b97f4a7c15ull + 1;
+
+	for (size_t i = 0; i < len; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		buf[i] = (uint8_t)x;
+	}
+}
+
+/** test_check_response() - See helpers.h. */
+bool test_check_response(const struct homa_message *m, size_t len, uint64_t seed)
+{
+	uint8_t *want;
+	size_t off = 0;
+	bool ok = true;
+
+	if (m->length != len)
+		return false;
+	want = malloc(len ? len : 1);
+	test_fill(want, len, seed);
+	while (ok && off < len) {
+		const void *p;
+		size_t n = homa_message_segment(m, off, &p);
+
+		if (n == 0)
+			break;
+		for (size_t i = 0; i < n; i++)
+			if (((const uint8_t *)p)[i] != (want[off + i] ^ 0x5a))
+				ok = false;
+		off += n;
+	}
+	free(want);
+	return ok && off == len;
+}
+
+/** test_is_root() - See helpers.h. */
+bool test_is_root(void)
+{
+	return geteuid() == 0;
+}

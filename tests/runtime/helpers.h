@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file helpers.h
+ * Shared pieces of the runtime tests: sockets on loopback, a
+ * multi-threaded "transform" server (each response byte is the request
+ * byte XOR 0x5a), and deterministic message contents.
+ */
+#ifndef HOMA_TEST_RT_HELPERS_H
+#define HOMA_TEST_RT_HELPERS_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "homa/homa.h"
+
+/** A server socket and the threads answering its requests. */
+struct test_server {
+	homa_socket *s;
+	int port;
+	int nthreads;
+	pthread_t threads[16];
+	uint64_t served;   /**< requests answered (atomic) */
+	uint64_t errors;   /**< reply failures (atomic) */
+};
+
+/**
+ * RPC timeout used by the tests unless they say otherwise: 3 s of silence
+ * (3000 ticks of 1 ms). The tests check data and accounting, not timing,
+ * and a loaded CI machine can starve a process for longer than the
+ * default 100 ms; test_kill checks the timeout itself.
+ */
+#define TEST_TIMEOUT_TICKS 3000
+
+/**
+ * test_open() - Open a socket on 127.0.0.1 with @driver and @mode.
+ * @st: settings, or NULL for the defaults with TEST_TIMEOUT_TICKS.
+ * @port: 0 for ephemeral. Return: homa_open()'s result.
+ */
+int test_open(homa_socket **s, int driver, int mode, bool server, uint16_t port,
+	      const struct homa_settings *st);
+
+/**
+ * test_server_start() - Open a server and start @nthreads threads that
+ * answer every request with its bytes XOR 0x5a, until the socket closes.
+ * Return: homa_open()'s result.
+ */
+int test_server_start(struct test_server *ts, int driver, int mode, int nthreads,
+		      const struct homa_settings *st);
+
+/** test_server_stop() - Close the socket and join the threads. */
+void test_server_stop(struct test_server *ts);
+
+/**
+ * test_serve_forever() - Answer requests on @s (XOR 0x5a) until the
+ * socket closes; count replies in *@served and failures in *@errors
+ * (updated atomically).
+ */
+void test_serve_forever(homa_socket *s, uint64_t *served, uint64_t *errors);
+
+/** test_dst() - sockaddr for 127.0.0.1:@port. */
+struct sockaddr_storage test_dst(int port);
+
+/** test_fill() - Deterministic contents for message @seed of @len bytes. */
+void test_fill(uint8_t *buf, size_t len, uint64_t seed);
+
+/**
+ * test_check_response() - True if @m is exactly the transformed
+ * test_fill(@len, @seed) (compared segment by segment, zero copy).
+ */
+bool test_check_response(const struct homa_message *m, size_t len, uint64_t seed);
+
+/** test_is_root() - True if raw sockets can be opened (euid 0). */
+bool test_is_root(void);
+
+#endif /* HOMA_TEST_RT_HELPERS_H */

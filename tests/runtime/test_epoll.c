@@ -1,0 +1,142 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file test_epoll.c
+ * homa_fd() with epoll: in threaded mode the descriptor is readable while
+ * a message waits and not once all are taken; in polled mode it wakes
+ * the application when homa_poll() has work.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "helpers.h"
+
+/** watch() - An epoll set with @fd in it for EPOLLIN. */
+static int watch(int fd)
+{
+	struct epoll_event ev = {.events = EPOLLIN};
+	int ep = epoll_create1(0);
+
+	assert_true(ep >= 0);
+	assert_int_equal(epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev), 0);
+	return ep;
+}
+
+/** ready() - Wait up to @ms for @ep; true if an event came. */
+static bool ready(int ep, int ms)
+{
+	struct epoll_event ev;
+
+	return epoll_wait(ep, &ev, 1, ms) == 1;
+}
+
+/**
+ * homa_fd__threaded_readable_while_messages_wait() - Requests make the
+ * server's descriptor readable; taking them all clears it; responses do
+ * the same on the client.
+ */
+static void homa_fd__threaded_readable_while_messages_wait(void **state)
+{
+	homa_socket *srv, *cli;
+	struct sockaddr_storage dst;
+	struct homa_message m;
+	uint64_t ids[3];
+	int eps, epc, got = 0;
+
+	assert_int_equal(test_open(&srv, HOMA_DRIVER_UDP, HOMA_MODE_THREADED, true, 0, NULL), 0);
+	assert_int_equal(test_open(&cli, HOMA_DRIVER_UDP, HOMA_MODE_THREADED, false, 0, NULL), 0);
+	eps = watch(homa_fd(srv));
+	epc = watch(homa_fd(cli));
+	assert_false(ready(eps, 0));
+	dst = test_dst(homa_local_port(srv));
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(homa_send(cli, (struct sockaddr *)&dst, "ping", 4, (uint64_t)i,
+					   &ids[i]), 0);
+	while (got < 3) {
+		assert_true(ready(eps, 10000));
+		while (homa_recv(srv, HOMA_RECV_REQUEST, 0, 0, &m) == 0) {
+			assert_int_equal(homa_reply_buf(srv, m.id, "pong", 4), 0);
+			homa_message_release(&m);
+			got++;
+		}
+	}
+	assert_false(ready(eps, 0));
+	for (got = 0; got < 3;) {
+		assert_true(ready(epc, 10000));
+		while (homa_recv(cli, HOMA_RECV_RESPONSE, 0, 0, &m) == 0) {
+			assert_int_equal(m.length, 4);
+			homa_message_release(&m);
+			got++;
+		}
+	}
+	assert_false(ready(epc, 0));
+	close(eps);
+	close(epc);
+	homa_close(cli);
+	homa_close(srv);
+}
+
+/** serve_thread() - Answer requests until the socket closes. */
+static void *serve_thread(void *arg)
+{
+	uint64_t served = 0, errors = 0;
+
+	test_serve_forever(arg, &served, &errors);
+	return NULL;
+}
+
+/**
+ * homa_fd__polled_wakes_for_homa_poll() - A polled client sleeps in
+ * epoll, then homa_poll() and homa_recv(timeout 0) get its response.
+ */
+static void homa_fd__polled_wakes_for_homa_poll(void **state)
+{
+	homa_socket *srv, *cli;
+	struct sockaddr_storage dst;
+	struct homa_message m;
+	pthread_t th;
+	uint64_t id;
+	int ep, err = HOMA_EAGAIN, wakeups = 0;
+
+	assert_int_equal(test_open(&srv, HOMA_DRIVER_UDP, HOMA_MODE_THREADED, true, 0, NULL), 0);
+	assert_int_equal(test_open(&cli, HOMA_DRIVER_UDP, HOMA_MODE_POLLED, false, 0, NULL), 0);
+	pthread_create(&th, NULL, serve_thread, srv);
+	ep = watch(homa_fd(cli));
+	dst = test_dst(homa_local_port(srv));
+	assert_int_equal(homa_send(cli, (struct sockaddr *)&dst, "hello", 5, 0, &id), 0);
+	while (err == HOMA_EAGAIN && wakeups < 1000) {
+		if (ready(ep, 10000))
+			wakeups++;
+		assert_true(homa_poll(cli, 0) >= 0);
+		err = homa_recv(cli, HOMA_RECV_RESPONSE, id, 0, &m);
+	}
+	assert_int_equal(err, 0);
+	assert_true(wakeups >= 1);
+	assert_int_equal(m.length, 5);
+	char got[5];
+
+	assert_int_equal(homa_message_copy(&m, 0, got, 5), 5);
+	for (int i = 0; i < 5; i++)
+		assert_int_equal((uint8_t)got[i], (uint8_t)("hello"[i] ^ 0x5a));
+	homa_message_release(&m);
+	close(ep);
+	homa_close(cli);
+	homa_close(srv);
+	pthread_join(th, NULL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(homa_fd__threaded_readable_while_messages_wait),
+		cmocka_unit_test(homa_fd__polled_wakes_for_homa_poll),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
