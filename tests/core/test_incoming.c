@@ -552,17 +552,6 @@ static void homa_engine_input__mutation_fuzz(void **state)
 		homa_engine_msg_release(p.e[0], ev.msg);
 		done++;
 	}
-	if (getenv("TH_DEBUG")) {
-		struct homa_link *pos;
-		for (int e = 0; e < 2; e++)
-		for (pos = p.e[e]->all_rpcs.next; pos != &p.e[e]->all_rpcs; pos = pos->next) {
-			struct homa_rpc *r = homa_container_of(pos, struct homa_rpc, all_link);
-			fprintf(stderr, "e%d rpc id %llu dport %u state %u in len %u recv %u granted %u sched %d out len %u next %u granted %u silent %u\n", e,
-				(unsigned long long)r->id, r->dport, r->state, r->in.length, r->in.received, r->in.granted, r->in.scheduled,
-				r->out.length, r->out.next_xmit, r->out.granted, r->silent_ticks);
-		}
-		fprintf(stderr, "srv total_incoming %llu outstanding %u\n", (unsigned long long)p.e[1]->total_incoming, p.e[1]->outstanding_msgs);
-	}
 	assert_int_equal(done, 4);
 	check_engine(p.e[1]);
 	th_pair_free(&p);
