@@ -18,13 +18,14 @@
 #define LINKTYPE_RAW 101
 #define IPPROTO_HOMA 146
 
-/** put16()/put32() - Big-endian stores into a header. */
+/** put16() - Big-endian 16-bit store into a header. */
 static void put16(uint8_t *p, uint16_t v)
 {
 	p[0] = (uint8_t)(v >> 8);
 	p[1] = (uint8_t)v;
 }
 
+/** put32() - Big-endian 32-bit store into a header. */
 static void put32(uint8_t *p, uint32_t v)
 {
 	put16(p, (uint16_t)(v >> 16));
