@@ -41,7 +41,8 @@ void sim_usage(FILE *f)
 		"  --pcap FILE         write the first packets (IPv4, protocol 146)\n"
 		"  --pcap-count N      packets to write (1000)\n"
 		"  --samples FILE      per-message lines: size slowdown ideal_slowdown\n"
-		"  --json              JSON report instead of text\n");
+		"  --json              JSON report instead of text\n"
+		"  --no-timing         leave out wall-clock fields (same seed, same bytes)\n");
 }
 
 /** defaults() - Fill @o with the SIGCOMM 2018 setup. */
@@ -223,6 +224,8 @@ static int flag_opt(struct sim_opts *o, const char *k)
 		o->json = true;
 	else if (!strcmp(k, "--no-ideal"))
 		o->ideal = false;
+	else if (!strcmp(k, "--no-timing"))
+		o->no_timing = true;
 	else
 		return 0;
 	return 1;

@@ -180,10 +180,12 @@ static int write_json(const struct sim_run *r, const struct sim_stats *st, FILE 
 	homa_json_int(&j, (int64_t)r->end_ns);
 	homa_json_key(&j, "events");
 	homa_json_int(&j, (int64_t)r->events);
-	homa_json_kv_num(&j, "wall_seconds", r->wall_s);
-	homa_json_kv_num(&j, "cpu_seconds", r->cpu_s);
-	homa_json_kv_num(&j, "events_per_sec",
-			 r->cpu_s > 0 ? (double)r->events / r->cpu_s : 0);
+	if (!r->o->no_timing) {
+		homa_json_kv_num(&j, "wall_seconds", r->wall_s);
+		homa_json_kv_num(&j, "cpu_seconds", r->cpu_s);
+		homa_json_kv_num(&j, "events_per_sec",
+				 r->cpu_s > 0 ? (double)r->events / r->cpu_s : 0);
+	}
 	homa_json_end(&j);
 	return homa_json_finish(&j) ? HOMA_EIO : 0;
 }
@@ -223,6 +225,10 @@ static void write_text(const struct sim_run *r, const struct sim_stats *st, FILE
 		"spine->tor max %llu\n", (unsigned long long)r->queues.tor_down.max_bytes,
 		r->queues.tor_down.mean_bytes, (unsigned long long)r->queues.tor_up.max_bytes,
 		(unsigned long long)r->queues.spine_down.max_bytes);
+	if (o->no_timing) {
+		fprintf(f, "events: %llu\n", (unsigned long long)r->events);
+		return;
+	}
 	fprintf(f, "speed: %llu events in %.2f s CPU (%.2f s wall) = %.2f M events/s\n",
 		(unsigned long long)r->events, r->cpu_s, r->wall_s,
 		r->cpu_s > 0 ? (double)r->events / r->cpu_s / 1e6 : 0);

@@ -54,6 +54,7 @@ struct sim_opts {
 	uint64_t seed;
 	bool start_msg;
 	bool json;
+	bool no_timing;          /**< leave wall-clock fields out (byte-identical reports) */
 	bool ideal;              /**< compute the SRPT reference */
 	int pattern;             /**< enum sim_pattern */
 	int oneway;              /**< enum sim_oneway */
