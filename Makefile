@@ -34,3 +34,15 @@ TESTBED_FLAGS ?=
 .PHONY: bench-testbed
 bench-testbed: all
 	./scripts/testbed --build $(BUILD) $(TESTBED_FLAGS) run all
+
+# Hardening (docs/HARDENING.md): libFuzzer targets, sanitizer builds, soak.
+FUZZ_BUILD ?= build-fuzz
+.PHONY: fuzz fuzz-smoke sanitize
+fuzz: deps
+	./scripts/fuzz.sh build $(FUZZ_BUILD)
+
+fuzz-smoke: deps
+	./scripts/fuzz.sh smoke 60 $(FUZZ_BUILD)
+
+sanitize: deps
+	./scripts/sanitize.sh build-sanitize

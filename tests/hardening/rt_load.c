@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file rt_load.c
+ * See rt_load.h.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "rt_load.h"
+
+/** Per-RPC bookkeeping of one run. */
+struct slot {
+	uint64_t start;
+	uint8_t ended;
+};
+
+/** send_one() - Start RPC @serial. Return: 0 or the send error. */
+static int send_one(homa_socket *c, const struct sockaddr_storage *dst, uint64_t serial, uint8_t *buf)
+{
+	uint64_t id;
+	uint32_t len = rt_req_len(serial);
+
+	rt_fill(buf, serial, RT_REQ_SEED(serial), len);
+	return homa_send(c, (const struct sockaddr *)dst, buf, len, serial, &id);
+}
+
+/** on_outcome() - Record the outcome of one RPC. */
+static void on_outcome(struct rt_result *res, struct slot *sl, uint64_t first, int r,
+		       struct homa_message *m, uint8_t *tmp)
+{
+	uint64_t serial = m->cookie;
+	struct slot *s;
+	uint64_t lat;
+
+	if (serial < first || serial - first >= res->sent) {
+		res->corrupt++;
+		if (r == 0)
+			homa_message_release(m);
+		return;
+	}
+	s = &sl[serial - first];
+	if (s->ended++)
+		res->twice++;
+	if (r) {
+		res->failed++;
+		res->last_error = (uint64_t)-r;
+		return;
+	}
+	if (!rt_check(m, serial, RT_RESP_SEED(serial), rt_resp_len(serial), tmp))
+		res->corrupt++;
+	else
+		res->ok++;
+	lat = rt_now() - s->start;
+	res->lat_sum_ns += lat;
+	res->lat_n++;
+	if (lat > res->lat_max_ns)
+		res->lat_max_ns = lat;
+	homa_message_release(m);
+}
+
+/** rt_load_run() - See rt_load.h. */
+void rt_load_run(homa_socket *c, int port, uint64_t first, uint64_t n, int window,
+		 uint64_t wait_ns, uint64_t stop_ns, struct rt_result *res)
+{
+	struct sockaddr_storage dst = rt_addr(port);
+	struct slot *sl = calloc(n ? n : 1, sizeof(*sl));
+	uint8_t *buf = malloc(RT_MAX_MSG), *tmp = malloc(RT_MAX_MSG);
+	uint64_t outstanding = 0;
+	struct homa_message m;
+
+	if (!sl || !buf || !tmp)
+		abort();
+	memset(res, 0, sizeof(*res));
+	for (;;) {
+		while (res->sent < n && outstanding < (uint64_t)window &&
+		       (!stop_ns || rt_now() < stop_ns)) {
+			sl[res->sent].start = rt_now();
+			if (send_one(c, &dst, first + res->sent, buf))
+				break;
+			res->sent++;
+			outstanding++;
+		}
+		if (!outstanding)
+			break;
+		int r = homa_recv(c, HOMA_RECV_RESPONSE, 0, (int64_t)wait_ns, &m);
+
+		if (r == HOMA_EAGAIN) {
+			res->hung += outstanding;
+			break;
+		}
+		if (r && r != HOMA_ETIMEDOUT && r != HOMA_ECANCELED && r != HOMA_ESHUTDOWN) {
+			res->hung += outstanding;
+			break;
+		}
+		outstanding--;
+		on_outcome(res, sl, first, r, &m, tmp);
+	}
+	free(sl);
+	free(buf);
+	free(tmp);
+}

@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file rt_load.h
+ * A closed-loop client for the hardening tests: keeps a window of RPCs
+ * outstanding against an rt_server, checks every response byte, and
+ * records how each RPC ended.
+ */
+#ifndef HOMA_HARDENING_RT_LOAD_H
+#define HOMA_HARDENING_RT_LOAD_H
+
+#include <stdint.h>
+
+#include "rt_util.h"
+
+/** Outcome of a run. */
+struct rt_result {
+	uint64_t sent;
+	uint64_t ok;            /**< responses, bit-exact */
+	uint64_t failed;        /**< RPCs that ended with an error */
+	uint64_t last_error;    /**< the error code of the latest failure (negated) */
+	uint64_t corrupt;       /**< responses that were not bit-exact */
+	uint64_t twice;         /**< RPCs that ended more than once */
+	uint64_t hung;          /**< RPCs with no outcome within the wait bound */
+	uint64_t lat_sum_ns, lat_max_ns, lat_n;
+};
+
+/**
+ * rt_load_run() - Send @n RPCs (serials @first .. @first+@n-1) to
+ * 127.0.0.1:@port, @window at a time, from socket @c. Waits at most
+ * @wait_ns for each next outcome before counting the rest as hung.
+ * @stop_ns: if non-zero, stop sending new RPCs at this rt_now() time.
+ */
+void rt_load_run(homa_socket *c, int port, uint64_t first, uint64_t n, int window,
+		 uint64_t wait_ns, uint64_t stop_ns, struct rt_result *res);
+
+#endif
