@@ -7,7 +7,9 @@
  * messages, keeping granted-but-unreceived bytes under max_incoming; each
  * active message may have about unsched_bytes (one RTT) outstanding, and
  * a message starts receiving grants only while fewer than max_overcommit
- * messages have explicitly granted bytes in flight.
+ * messages have explicitly granted bytes in flight. A message whose sender
+ * went silent (our RESEND for it is unanswered) does not hold its peer's
+ * slot, so a dead process cannot block live ones on the same host.
  * Priorities go by rank, using the lowest scheduled levels when few
  * messages are active. A grant_fifo_fraction share of granted bytes goes
  * to the oldest message that SRPT is not serving, so none starves.
@@ -186,6 +188,8 @@ void homa_grant_check(homa_engine *e)
 
 		if (r->peer->grant_gen == gen)
 			continue;
+		if (r->probes)
+			continue; /* silent since our RESEND: its peer's next message may go */
 		r->peer->grant_gen = gen;
 		chosen[n++] = r;
 	}
