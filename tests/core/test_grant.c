@@ -359,6 +359,51 @@ static void homa_grant_check__fifo_reaches_oldest(void **state)
 	assert_true(fifo >= 5);
 }
 
+/**
+ * homa_grant_check__stalled_message_does_not_block_its_peer() - A message
+ * from a process that died right after its first packet (forged here:
+ * port 4999 of the client's host) is granted and then sends nothing. It
+ * must not hold its host's one-message grant slot until it times out: a
+ * longer request from a live process on the same host completes in a few
+ * resend periods, not after timeout_ticks.
+ */
+static void homa_grant_check__stalled_message_does_not_block_its_peer(void **state)
+{
+	static uint8_t junk[1416], req[150000];
+	struct homa_iov iov = {req, sizeof(req)};
+	struct homa_event ev;
+	struct homa_pkt k;
+	struct th_pair p;
+	uint8_t buf[1500];
+	uint64_t id;
+	int len;
+
+	th_pair_init(&p, NULL);
+	p.echo = true;
+	p.logging = false;
+	memset(&k, 0, sizeof(k));
+	k.type = HOMA_PKT_DATA;
+	k.sport = 4999;
+	k.dport = 4001;
+	k.sender_id = 2;
+	k.u.data.message_length = 100000;
+	k.u.data.incoming = 40000;
+	k.u.data.payload = junk;
+	k.u.data.payload_len = sizeof(junk);
+	len = homa_wire_encode(&k, buf, sizeof(buf));
+	assert_int_equal(homa_engine_input(p.e[1], &p.addr[0], buf, (size_t)len, 0), 0);
+	th_pattern(req, sizeof(req), 5);
+	assert_int_equal(homa_engine_send_request(p.e[0], &p.addr[1], p.port[1], &iov, 1, 0, 0, &id), 0);
+	while (!homa_engine_next_event(p.e[0], &ev) && p.now < 500000000)
+		th_pair_run(&p, 1000000);
+	assert_int_equal(ev.type, HOMA_EV_RESPONSE);
+	assert_true(th_check_pattern(ev.msg, 5));
+	homa_engine_msg_release(p.e[0], ev.msg);
+	if (p.now > 30000000)
+		fail_msg("live request took %llu ns", (unsigned long long)p.now);
+	th_pair_free(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -368,6 +413,7 @@ int main(void)
 		cmocka_unit_test(homa_grant_check__max_overcommit),
 		cmocka_unit_test(homa_grant_check__max_incoming),
 		cmocka_unit_test(homa_grant_check__fifo_reaches_oldest),
+		cmocka_unit_test(homa_grant_check__stalled_message_does_not_block_its_peer),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

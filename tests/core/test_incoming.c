@@ -487,24 +487,26 @@ static size_t mutate(uint8_t *b, size_t len, uint32_t *x)
 }
 
 /**
- * homa_engine_input__mutation_fuzz() - Real packets of a lossy exchange,
+ * mutation_fuzz() - Real packets of a lossy exchange,
  * damaged at random (bit flips, truncation, other types, random offsets
  * and lengths, other ids), are fed by the thousand to a client and a
  * server that are running real RPCs at the same time. After every packet
  * the engine's bookkeeping is consistent; nothing crashes (run under
  * ASan in CI builds with HOMA_SANITIZE); afterwards fresh RPCs complete.
+ * TH_SEED=n in the environment picks another mutation sequence.
  */
-static void homa_engine_input__mutation_fuzz(void **state)
+static void mutation_fuzz(bool start_msg)
 {
 	static struct pool pl;
 	struct homa_settings s;
 	struct homa_event ev;
 	struct th_pair p;
-	uint32_t x = 2026;
+	uint32_t x = getenv("TH_SEED") ? (uint32_t)atoi(getenv("TH_SEED")) : 2026;
 	int i, done = 0;
 
 	homa_settings_default(&s);
 	s.unsched_bytes = 10000;
+	s.start_msg = start_msg;
 	th_pair_init(&p, &s);
 	p.echo = true;
 	p.logging = false;
@@ -557,6 +559,18 @@ static void homa_engine_input__mutation_fuzz(void **state)
 	th_pair_free(&p);
 }
 
+/** homa_engine_input__mutation_fuzz() - The fuzz above with unscheduled data. */
+static void homa_engine_input__mutation_fuzz(void **state)
+{
+	mutation_fuzz(false);
+}
+
+/** homa_engine_input__mutation_fuzz_start_msg() - The same in START_MSG mode. */
+static void homa_engine_input__mutation_fuzz_start_msg(void **state)
+{
+	mutation_fuzz(true);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -564,6 +578,7 @@ int main(void)
 		cmocka_unit_test(homa_ctl_reply_unknown__rate_limited),
 		cmocka_unit_test(homa_ctl_send__queue_cap),
 		cmocka_unit_test(homa_engine_input__mutation_fuzz),
+		cmocka_unit_test(homa_engine_input__mutation_fuzz_start_msg),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
