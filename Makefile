@@ -46,3 +46,8 @@ fuzz-smoke: deps
 
 sanitize: deps
 	./scripts/sanitize.sh build-sanitize
+
+SOAK_SECS ?= 60
+.PHONY: soak
+soak: deps
+	./scripts/soak.sh $(SOAK_SECS)

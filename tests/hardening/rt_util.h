@@ -15,7 +15,7 @@
 
 #include "homa/homa.h"
 
-#define RT_MAX_SERIALS 65536
+#define RT_MAX_SERIALS (1u << 20)
 #define RT_MAX_MSG (512u * 1024)
 
 /** A server socket, its threads, and per-request execution counts. */
