@@ -54,6 +54,7 @@ static void bench_opts_parse__server_defaults(void **state)
 	assert_true(o.port_set);
 	assert_int_equal(o.threads, 2);
 	assert_int_equal(o.driver, HOMA_DRIVER_UDP);
+	assert_true(o.polled);
 	assert_int_equal(o.response, 100);
 	assert_true(o.duration == 5);
 }
@@ -68,6 +69,11 @@ static void bench_opts_parse__compare_json_flag(void **state)
 	assert_true(o.json_stdout);
 	assert_string_equal(o.scenario, "rtt");
 	assert_true(o.duration == 3);
+	const char *b[] = { "homa-bench", "compare", "--threaded", "--rounds", "3", NULL };
+	assert_int_equal(parse(&o, b), 0);
+	assert_false(o.polled);
+	assert_int_equal(o.rounds, 3);
+	assert_false(o.json_stdout);
 }
 
 /** Unknown modes, flags, values and conflicting loads are refused. */

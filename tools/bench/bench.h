@@ -37,7 +37,7 @@ struct bench_opts {
 	int ctl_port;           /**< server: control port (-1: data port + 1) */
 	const char *bind;       /**< server: local address (default 0.0.0.0) */
 	int driver;             /**< enum homa_driver_kind */
-	bool polled;            /**< Homa sockets in polled mode */
+	bool polled;            /**< Homa sockets in polled mode (default; --threaded clears) */
 	uint32_t homa_mtu;      /**< Homa packet size incl. header (0: engine default) */
 	double homa_link_gbps;  /**< Homa pacer rate (0: engine default) */
 	int threads;            /**< server threads (default 1) */

@@ -25,7 +25,10 @@ static const char usage[] =
 "  --transport homa|tcp|udp  stack to use (default homa; udp = raw UDP ping-pong floor,\n"
 "                            messages up to 65000 B)\n"
 "  --driver udp|raw          Homa packet driver (default udp; raw needs CAP_NET_RAW)\n"
-"  --polled                  Homa sockets in polled mode (no runtime thread)\n"
+"  --threaded                Homa sockets in threaded mode (a runtime thread per socket\n"
+"                            moves packets and wakes the application)\n"
+"  --polled                  Homa sockets in polled mode (the default: the thread that\n"
+"                            waits in homa_recv() moves the packets itself)\n"
 "  --homa-mtu N              Homa packet size incl. headers (default: engine's, 1472;\n"
 "                            both ends must agree); up to 65507 over UDP\n"
 "  --homa-link-gbps G        rate of Homa's pacer (default: engine's, 25 Gbps)\n"
@@ -101,6 +104,7 @@ void bench_opts_default(struct bench_opts *o)
 	o->ctl_port = -2; /* -2: not given */
 	o->bind = "0.0.0.0";
 	o->driver = HOMA_DRIVER_UDP;
+	o->polled = true;
 	o->threads = 1;
 	o->workload = "100";
 	o->response = 100;
@@ -240,8 +244,10 @@ int bench_opts_parse(int argc, char **argv, struct bench_opts *o)
 			bench_usage(stdout);
 			return 1;
 		}
-		if (!strcmp(f, "--polled") || !strcmp(f, "--quiet") || (multi && !strcmp(f, "--json"))) {
+		if (!strcmp(f, "--polled") || !strcmp(f, "--threaded") || !strcmp(f, "--quiet") ||
+		    (multi && !strcmp(f, "--json"))) {
 			if (f[2] == 'p') o->polled = true;
+			else if (f[2] == 't') o->polled = false;
 			else if (f[2] == 'q') o->quiet = true;
 			else o->json_stdout = true;
 			continue;
