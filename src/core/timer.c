@@ -64,7 +64,8 @@ static void count_probe(struct homa_rpc *rpc)
  * probe() - Ask @rpc's peer for what we miss: the first hole of the
  * incoming message, or (client, nothing received yet) the response's start;
  * a receiver withholding grants repeats its latest GRANT as a keepalive;
- * a server with a fully sent reply asks for an ack. RESEND and NEED_ACK
+ * a server with a fully sent reply asks for an ack, one whose reply waits
+ * for grants asks whether the client is still there. RESEND and NEED_ACK
  * must be answered by a live peer process, so they count in rpc->probes.
  * Return: true if a RESEND went out (it counts against the peer's
  * one-per-tick budget).
@@ -78,8 +79,13 @@ static bool probe(homa_engine *e, struct homa_rpc *rpc)
 		count_probe(rpc);
 		return false;
 	}
-	if (rpc->state == RPC_OUTGOING && !homa_is_client_id(rpc->id))
-		return false; /* waiting for grants: the client drives */
+	if (rpc->state == RPC_OUTGOING && !homa_is_client_id(rpc->id)) {
+		/* waiting for grants: a RESEND past the request's end costs a
+		 * live client nothing and draws a BUSY (or RPC_UNKNOWN) */
+		homa_ctl_resend(e, rpc, rpc->in.length, 0);
+		count_probe(rpc);
+		return true;
+	}
 	if (!rpc->in.msg) {
 		if (!homa_is_client_id(rpc->id))
 			return false;
