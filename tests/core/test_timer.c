@@ -532,16 +532,18 @@ static int a_rpcs_at_server(struct host3 *h)
 }
 
 /**
- * dead_process_on_live_host() - Process A dies with a server RPC in
- * state @a_len's outcome while process B on the same host keeps talking
- * to the server: the server frees A's RPC within timeout_ticks plus a few
- * ticks (its own RESEND/NEED_ACK probes go unanswered), and B is unharmed.
- * @a_len: A's request length; @reply: whether the server answers A (the
- * reply then waits for an ack) before A dies.
+ * dead_process_on_live_host() - Process A dies with an RPC at the server
+ * while process B on the same host keeps talking to the server: the
+ * server frees A's RPC within timeout_ticks plus a few ticks (its own
+ * probes go unanswered), and B is unharmed.
+ * @a_len: A's request length; @reply_len: if not 0, the server answers A
+ * with that many bytes before A dies (a short reply then waits for an
+ * ack, a long one for grants).
  */
-static void dead_process_on_live_host(size_t a_len, bool reply)
+static void dead_process_on_live_host(size_t a_len, size_t reply_len)
 {
-	struct homa_iov ia = {big, a_len}, ib = {big, 100};
+	struct homa_iov ia = {big, a_len}, ib = {big, 100}, ir = {big, reply_len};
+	bool reply = reply_len > 0;
 	struct homa_event ev;
 	struct host3 h;
 	uint64_t id, died;
@@ -559,7 +561,7 @@ static void dead_process_on_live_host(size_t a_len, bool reply)
 	h3_move(&h); /* at most the unscheduled part of a long request crosses */
 	assert_int_equal(h.have_a_req, reply);
 	if (reply) {
-		assert_int_equal(homa_engine_send_reply(h.s, h.a_req.id, &ia, 1, h.now), 0);
+		assert_int_equal(homa_engine_send_reply(h.s, h.a_req.id, &ir, 1, h.now), 0);
 		homa_engine_msg_release(h.s, h.a_req.msg);
 	}
 	h.a_dead = true;
@@ -591,13 +593,19 @@ static void dead_process_on_live_host(size_t a_len, bool reply)
 /** homa_timer_tick__dead_process_live_host_request() - A's half-received request is freed. */
 static void homa_timer_tick__dead_process_live_host_request(void **state)
 {
-	dead_process_on_live_host(150000, false);
+	dead_process_on_live_host(150000, 0);
 }
 
 /** homa_timer_tick__dead_process_live_host_unacked_reply() - A's answered, never acked RPC is freed. */
 static void homa_timer_tick__dead_process_live_host_unacked_reply(void **state)
 {
-	dead_process_on_live_host(1000, true);
+	dead_process_on_live_host(1000, 1000);
+}
+
+/** homa_timer_tick__dead_process_live_host_reply_awaiting_grants() - A's long reply waiting for grants is freed. */
+static void homa_timer_tick__dead_process_live_host_reply_awaiting_grants(void **state)
+{
+	dead_process_on_live_host(1000, 150000);
 }
 
 int main(void)
@@ -613,6 +621,7 @@ int main(void)
 		cmocka_unit_test(homa_timer_tick__one_resend_per_peer_rotated),
 		cmocka_unit_test(homa_timer_tick__dead_process_live_host_request),
 		cmocka_unit_test(homa_timer_tick__dead_process_live_host_unacked_reply),
+		cmocka_unit_test(homa_timer_tick__dead_process_live_host_reply_awaiting_grants),
 		cmocka_unit_test(homa_engine_abort__server_abort_fails_client),
 		cmocka_unit_test(handle_unknown__unflagged_restarts),
 	};
