@@ -57,6 +57,7 @@
 
 #include "homa/engine.h"
 #include "homa/errors.h"
+#include "homa/obs.h"
 #include "homa/settings.h"
 #include "homa/stats.h"
 
@@ -110,6 +111,20 @@ struct homa_open_opts {
 	uint32_t batch;
 	/** Use UDP_SEGMENT / UDP_GRO when the kernel has them (default true). */
 	bool offload;
+	/*
+	 * Observability (docs/OBSERVABILITY.md); all off by default.
+	 */
+	/** Write every packet sent and received to this pcap file (NULL: no capture). */
+	const char *pcap_path;
+	/** Capture bounds: size limit and rotation, sampling, snaplen (zeros: defaults). */
+	struct homa_pcap_opts pcap;
+	/**
+	 * Serve this socket's counters on GET /metrics at this TCP port (0: no
+	 * listener). Sockets of one process that name the same port share it.
+	 */
+	uint16_t metrics_port;
+	/** Numeric address the metrics listener binds (NULL: "127.0.0.1"). */
+	const char *metrics_addr;
 };
 
 /** Flags for homa_recv(): which kinds of message to accept. */
@@ -165,6 +180,9 @@ void homa_open_opts_default(struct homa_open_opts *o);
  * process); HOMA_EPERM (raw driver without CAP_NET_RAW; a message saying
  * so is also written to stderr); HOMA_ENOTSUP (address family not
  * available); HOMA_ENOMEM; HOMA_EIO (another system call failed).
+ * With pcap_path or metrics_port set: HOMA_EIO (the capture file cannot
+ * be created), HOMA_EADDRINUSE (the metrics port is taken by another
+ * listener), HOMA_EINVAL (bad metrics_addr or pcap options).
  */
 int homa_open(homa_socket **out, const struct homa_open_opts *opts);
 

@@ -34,7 +34,7 @@ void homa_rt_timers(struct homa_rt *rt)
 		homa_rt_collect(rt);
 	}
 	homa_rt_unlock(rt);
-	homa_rt_flush(rt);
+	homa_rt_flush_wait(rt);
 }
 
 /** homa_rt_input() - See rt.h. */
@@ -48,6 +48,7 @@ int homa_rt_input(struct homa_rt *rt)
 
 		if (n <= 0)
 			break;
+		homa_rt_obs_rx(rt, rx, n);
 		homa_rt_lock(rt);
 		uint64_t now = homa_rt_now();
 
@@ -150,11 +151,7 @@ static void *io_thread(void *arg)
 	 */
 	setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), IO_THREAD_NICE);
 	for (;;) {
-		homa_rt_lock(rt);
-		bool closing = rt->closing;
-
-		homa_rt_unlock(rt);
-		if (closing)
+		if (atomic_load(&rt->closing))
 			break;
 		homa_rt_timers(rt);
 		if (wait_packets(rt, next_wake(rt, UINT64_MAX)))

@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "driver.h"
+#include "observe.h"
 #include "homa/homa.h"
 
 /** A delivered engine event waiting for homa_recv(). */
@@ -34,6 +35,7 @@ struct rt_waiter {
 	int flags;              /**< HOMA_RECV_* accepted */
 	uint64_t id;            /**< 0 = any */
 	_Atomic uint32_t word;  /**< futex word: 1 = look again */
+	bool polling;           /**< this thread is the poller: needs no wake-up */
 	struct rt_item *item;   /**< set when a message is handed over */
 };
 
@@ -55,7 +57,7 @@ struct homa_rt {
 	struct homa_driver *drv;
 	int mode;
 	bool server;
-	bool closing;
+	_Atomic bool closing;       /**< set (under lock) by homa_close() */
 	int64_t send_timeout_ns;
 
 	/* delivered messages and waiters (under lock) */
@@ -84,6 +86,9 @@ struct homa_rt {
 	int poll_epfd;              /**< polled mode homa_fd(): epoll set, or -1 */
 	int timer_fd;               /**< polled mode: engine deadline, or -1 */
 	uint64_t timer_armed;
+
+	/* capture and metrics (observe.c) */
+	struct rt_obs obs;
 
 	/* counters not kept by the driver */
 	_Atomic uint64_t wakeups, send_waits;
@@ -172,6 +177,14 @@ void homa_rt_remove_waiter(struct homa_rt *rt, struct rt_waiter *w);
  * earlier. Call without rt->lock held.
  */
 void homa_rt_flush(struct homa_rt *rt);
+/**
+ * homa_rt_flush_wait() - Like homa_rt_flush(), but if another thread is
+ * sending, wait for it and then send what is left, so that afterwards
+ * the engine's deadline reflects only timers and the pacer. Used by the
+ * I/O thread and the poller, which would otherwise spin on a deadline of
+ * "now" while another thread drains.
+ */
+void homa_rt_flush_wait(struct homa_rt *rt);
 /** homa_rt_kick() - Interrupt the I/O thread's or poller's wait. */
 void homa_rt_kick(struct homa_rt *rt);
 

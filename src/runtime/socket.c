@@ -81,6 +81,7 @@ static void init_sync(struct homa_rt *rt)
 /** rt_free() - Free everything @rt owns (any part may be missing). */
 static void rt_free(struct homa_rt *rt)
 {
+	homa_rt_obs_close(rt);
 	if (rt->engine) {
 		homa_rt_drop_queue(rt);
 		homa_engine_free(rt->engine);
@@ -162,6 +163,8 @@ int homa_open(homa_socket **out, const struct homa_open_opts *opts)
 	rt->server = opts->server;
 	rt->send_timeout_ns = opts->send_timeout_ns;
 	err = rt_setup(rt, opts, st);
+	if (!err)
+		err = homa_rt_obs_open(rt, opts);
 	if (!err)
 		err = homa_rt_register(rt, out);
 	if (!err && rt->mode == HOMA_MODE_THREADED) {

@@ -49,8 +49,10 @@ static uint64_t send_all(struct homa_rt *rt)
 		n = drain(rt, homa_rt_now());
 		deadline = homa_engine_next_deadline(rt->engine);
 		homa_rt_unlock(rt);
-		if (n)
+		if (n) {
+			homa_rt_obs_tx(rt, rt->tx_pkts, n);
 			rt->drv->ops->send(rt->drv, rt->tx_pkts, n);
+		}
 	} while (n == (int)rt->batch);
 	return deadline;
 }
@@ -86,4 +88,17 @@ void homa_rt_flush(struct homa_rt *rt)
 		homa_rt_kick(rt);
 	if (rt->mode == HOMA_MODE_POLLED && rt->timer_fd >= 0)
 		homa_rt_arm_timer(rt);
+}
+
+/** homa_rt_flush_wait() - See rt.h. */
+void homa_rt_flush_wait(struct homa_rt *rt)
+{
+	atomic_store(&rt->tx_pending, 1);
+	pthread_mutex_lock(&rt->tx_lock);
+	while (atomic_exchange(&rt->tx_pending, 0))
+		send_all(rt);
+	pthread_mutex_unlock(&rt->tx_lock);
+	/* a note left after the loop: its writer could not get the lock */
+	if (atomic_load(&rt->tx_pending))
+		homa_rt_flush(rt);
 }

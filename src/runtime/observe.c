@@ -1,0 +1,152 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file observe.c
+ * Runtime observability hooks (see observe.h): pcap capture at the
+ * driver boundary and a /metrics snapshot of the engine and driver
+ * counters.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "rt.h"
+
+/** wall_ns() - CLOCK_REALTIME in ns (pcap timestamps are wall-clock). */
+static uint64_t wall_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/**
+ * local_for() - This socket's address as seen with peer @peer: the bound
+ * address, or the wildcard of the peer's family when an IPv6 socket talks
+ * to a mapped IPv4 peer.
+ */
+static homa_addr local_for(const struct homa_rt *rt, const homa_addr *peer)
+{
+	if (homa_addr_is_ipv4(&rt->drv->local) == homa_addr_is_ipv4(peer))
+		return rt->drv->local;
+	if (homa_addr_is_ipv4(peer))
+		return homa_addr_ipv4(0);
+	return (homa_addr){{0}};
+}
+
+/** homa_rt_obs_tx() - See observe.h. */
+void homa_rt_obs_tx(struct homa_rt *rt, const struct homa_io_tx *pkts, int n)
+{
+	struct homa_pcap_pkt p = {.dir = HOMA_PCAP_TX};
+	int i;
+
+	if (!rt->obs.pcap)
+		return;
+	p.transport = rt->obs.transport;
+	p.ts_ns = wall_ns();
+	for (i = 0; i < n; i++) {
+		p.data = pkts[i].data;
+		p.len = pkts[i].len;
+		p.dst = pkts[i].dst;
+		p.src = local_for(rt, &p.dst);
+		p.priority = pkts[i].priority;
+		homa_pcap_write(rt->obs.pcap, &p);
+	}
+}
+
+/** homa_rt_obs_rx() - See observe.h. */
+void homa_rt_obs_rx(struct homa_rt *rt, const struct homa_io_rx *pkts, int n)
+{
+	/* the drivers do not report the DSCP a packet arrived with: priority 0 */
+	struct homa_pcap_pkt p = {.dir = HOMA_PCAP_RX};
+	int i;
+
+	if (!rt->obs.pcap)
+		return;
+	p.transport = rt->obs.transport;
+	p.ts_ns = wall_ns();
+	for (i = 0; i < n; i++) {
+		p.data = pkts[i].data;
+		p.len = pkts[i].len;
+		p.src = pkts[i].src;
+		p.dst = local_for(rt, &p.src);
+		homa_pcap_write(rt->obs.pcap, &p);
+	}
+}
+
+/** The driver and runtime counters exported next to the engine's. */
+#define IO_COUNTER(field, help) {"io_" #field, help, offsetof(struct homa_io_counters, field)}
+static const struct {
+	const char *name;
+	const char *help;
+	size_t offset;
+} io_counters[] = {
+	IO_COUNTER(tx_packets, "Homa packets handed to the driver."),
+	IO_COUNTER(tx_bytes, "Bytes of those packets."),
+	IO_COUNTER(tx_calls, "Send system calls."),
+	IO_COUNTER(tx_gso_batches, "UDP_SEGMENT super-packets sent."),
+	IO_COUNTER(tx_errors, "Packets the kernel refused (dropped)."),
+	IO_COUNTER(rx_packets, "Homa packets received from the driver."),
+	IO_COUNTER(rx_bytes, "Bytes of those packets."),
+	IO_COUNTER(rx_calls, "Receive system calls that returned data."),
+	IO_COUNTER(rx_gro_batches, "Coalesced UDP_GRO buffers split."),
+	IO_COUNTER(rx_filtered, "Raw driver: packets for another port."),
+};
+
+/**
+ * snapshot() - The exporter's callback: engine counters under the socket
+ * lock, driver and runtime counters beside them as homa_io_* values.
+ */
+static int snapshot(void *arg, struct homa_stats *st, struct homa_metric_value *ex,
+		    size_t *n)
+{
+	struct homa_rt *rt = arg;
+	size_t i, k = 0;
+	char *base = (char *)&rt->drv->c;
+
+	homa_rt_lock(rt);
+	homa_engine_stats(rt->engine, st);
+	ex[k++] = (struct homa_metric_value){"io_ready_messages",
+		"Messages waiting for homa_recv().", HOMA_METRIC_GAUGE, NULL, (double)rt->nready};
+	homa_rt_unlock(rt);
+	for (i = 0; i < sizeof(io_counters) / sizeof(io_counters[0]); i++) {
+		uint64_t v;
+
+		memcpy(&v, base + io_counters[i].offset, sizeof(v));
+		ex[k++] = (struct homa_metric_value){io_counters[i].name, io_counters[i].help,
+						     HOMA_METRIC_COUNTER, NULL, (double)v};
+	}
+	ex[k++] = (struct homa_metric_value){"io_wakeups", "Application threads woken with a message.",
+					     HOMA_METRIC_COUNTER, NULL, (double)rt->wakeups};
+	ex[k++] = (struct homa_metric_value){"io_send_waits", "Sends that waited for buffer space.",
+					     HOMA_METRIC_COUNTER, NULL, (double)rt->send_waits};
+	*n = k;
+	return 0;
+}
+
+/** homa_rt_obs_open() - See observe.h. */
+int homa_rt_obs_open(struct homa_rt *rt, const struct homa_open_opts *o)
+{
+	struct homa_http_opts h = {.bind_addr = o->metrics_addr, .port = o->metrics_port};
+	int err;
+
+	rt->obs.transport = o->driver == HOMA_DRIVER_RAW ? HOMA_PCAP_RAW : HOMA_PCAP_UDP;
+	snprintf(rt->obs.endpoint, sizeof(rt->obs.endpoint), "%u", rt->drv->port);
+	if (o->pcap_path) {
+		err = homa_pcap_open(o->pcap_path, &o->pcap, &rt->obs.pcap);
+		if (err)
+			return err;
+	}
+	if (o->metrics_port)
+		return homa_exporter_join(&h, rt->obs.endpoint, snapshot, rt, &rt->obs.metrics);
+	return 0;
+}
+
+/** homa_rt_obs_close() - See observe.h. */
+void homa_rt_obs_close(struct homa_rt *rt)
+{
+	homa_exporter_leave(rt->obs.metrics);
+	rt->obs.metrics = NULL;
+	homa_pcap_close(rt->obs.pcap);
+	rt->obs.pcap = NULL;
+}

@@ -1,0 +1,149 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file rt_util.c
+ * Real-traffic helpers for the runtime observability tests.
+ */
+#include <arpa/inet.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "rt_util.h"
+
+/** fill_pattern() - Byte i of a message is (i * 31 + seed) & 0xff. */
+static void fill_pattern(uint8_t *b, size_t len, uint8_t seed)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		b[i] = (uint8_t)(i * 31 + seed);
+}
+
+/** serve() - The server thread: reply to requests until the socket closes. */
+static void *serve(void *arg)
+{
+	struct rt_server *srv = arg;
+
+	for (;;) {
+		struct homa_message m;
+		uint8_t hdr[4] = {0};
+		uint8_t *resp;
+		size_t len;
+
+		if (homa_recv(srv->s, HOMA_RECV_REQUEST, 0, -1, &m))
+			break;
+		homa_message_copy(&m, 0, hdr, sizeof(hdr));
+		len = ((size_t)hdr[0] << 24) | ((size_t)hdr[1] << 16) | ((size_t)hdr[2] << 8) | hdr[3];
+		resp = malloc(len ? len : 1);
+		fill_pattern(resp, len, 7);
+		homa_reply_buf(srv->s, m.id, resp, len);
+		free(resp);
+		homa_message_release(&m);
+		srv->served++;
+	}
+	return NULL;
+}
+
+/** rt_server_start() - See rt_util.h. */
+int rt_server_start(struct rt_server *srv, struct homa_open_opts *o)
+{
+	int err;
+
+	memset(srv, 0, sizeof(*srv));
+	o->bind_addr = "127.0.0.1";
+	o->server = true;
+	err = homa_open(&srv->s, o);
+	if (err)
+		return err;
+	srv->port = (uint16_t)homa_local_port(srv->s);
+	if (pthread_create(&srv->thread, NULL, serve, srv)) {
+		homa_close(srv->s);
+		return HOMA_EIO;
+	}
+	return 0;
+}
+
+/** rt_server_stop() - See rt_util.h. */
+void rt_server_stop(struct rt_server *srv)
+{
+	homa_close(srv->s);
+	pthread_join(srv->thread, NULL);
+}
+
+/** check_response() - True if @m holds @len bytes of the server's pattern. */
+static int check_response(const struct homa_message *m, size_t len)
+{
+	uint8_t *got, *want;
+	int ok;
+
+	if (m->length != len)
+		return 0;
+	got = malloc(len ? len : 1);
+	want = malloc(len ? len : 1);
+	homa_message_copy(m, 0, got, len);
+	fill_pattern(want, len, 7);
+	ok = !memcmp(got, want, len);
+	free(got);
+	free(want);
+	return ok;
+}
+
+/** rt_rpc() - See rt_util.h. */
+int rt_rpc(homa_socket *c, uint16_t server_port, size_t req_len, size_t resp_len)
+{
+	struct sockaddr_storage sa;
+	struct homa_message m;
+	socklen_t sl;
+	uint8_t *req = malloc(req_len < 4 ? 4 : req_len);
+	uint64_t id;
+	int err;
+
+	fill_pattern(req, req_len, 3);
+	req[0] = (uint8_t)(resp_len >> 24);
+	req[1] = (uint8_t)(resp_len >> 16);
+	req[2] = (uint8_t)(resp_len >> 8);
+	req[3] = (uint8_t)resp_len;
+	homa_sockaddr_parse("127.0.0.1", server_port, &sa, &sl);
+	err = homa_send(c, (struct sockaddr *)&sa, req, req_len, 0, &id);
+	free(req);
+	if (err)
+		return err;
+	err = homa_recv(c, HOMA_RECV_RESPONSE, id, 10000000000ll, &m);
+	if (err)
+		return err;
+	err = check_response(&m, resp_len) ? 0 : HOMA_EPROTO;
+	homa_message_release(&m);
+	return err;
+}
+
+/** sent_total() - Packets the engine of @s has sent so far. */
+static uint64_t sent_total(homa_socket *s)
+{
+	struct homa_stats st;
+	uint64_t t = 0;
+	int i;
+
+	if (homa_socket_stats(s, &st))
+		return 0;
+	for (i = 0; i < HOMA_PKT_TYPES; i++)
+		t += st.pkts_sent[i];
+	return t;
+}
+
+/** rt_quiesce() - See rt_util.h. */
+int rt_quiesce(homa_socket *a, homa_socket *b, int max_ms)
+{
+	uint64_t last = UINT64_MAX;
+	int quiet = 0, waited;
+
+	for (waited = 0; waited < max_ms; waited += 20) {
+		uint64_t now = sent_total(a) + sent_total(b);
+
+		quiet = now == last ? quiet + 20 : 0;
+		if (quiet >= 100)
+			return 0;
+		last = now;
+		usleep(20000);
+	}
+	return -1;
+}

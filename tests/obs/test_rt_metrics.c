@@ -1,0 +1,233 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file test_rt_metrics.c
+ * Metrics of real sockets: a known traffic pattern (RPCs of known sizes,
+ * injected malformed packets, and in a private network namespace
+ * injected loss), then the counters scraped from /metrics must add up.
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <sched.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "homa/homa.h"
+#include "http_get.h"
+#include "prom_check.h"
+#include "rt_util.h"
+
+#define NRPCS 20
+
+/** free_tcp_port() - A TCP port free on 127.0.0.1 right now. */
+static uint16_t free_tcp_port(void)
+{
+	struct sockaddr_in sa = {.sin_family = AF_INET};
+	socklen_t sl = sizeof(sa);
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	getsockname(fd, (struct sockaddr *)&sa, &sl);
+	close(fd);
+	return ntohs(sa.sin_port);
+}
+
+/** scrape() - GET /metrics; the text must pass the strict checker. Caller frees. */
+static char *scrape(uint16_t port)
+{
+	static const char req[] = "GET /metrics HTTP/1.1\r\n\r\n";
+	char *r = http_exchange(port, req, sizeof(req) - 1), err[256];
+
+	assert_non_null(r);
+	assert_int_equal(http_status(r), 200);
+	if (prom_check(http_body(r), err, sizeof(err)))
+		fail_msg("invalid exposition: %s", err);
+	return r;
+}
+
+/** metric() - Value of @name{endpoint="@ep"@more} in @text; fails if absent. */
+static double metric(const char *text, const char *name, uint16_t ep, const char *more)
+{
+	char labels[128];
+	double v;
+
+	snprintf(labels, sizeof(labels), "{endpoint=\"%u\"%s}", ep, more);
+	if (prom_value(text, name, labels, &v))
+		fail_msg("no %s%s", name, labels);
+	return v;
+}
+
+/** inject() - Send @len raw bytes as one UDP datagram to 127.0.0.1:@port. */
+static void inject(uint16_t from, uint16_t port, const uint8_t *b, size_t len)
+{
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(port)};
+	struct sockaddr_in me = {.sin_family = AF_INET, .sin_port = htons(from)};
+	int fd = socket(AF_INET, SOCK_DGRAM, 0), one = 1;
+
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	me.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	assert_int_equal(bind(fd, (struct sockaddr *)&me, sizeof(me)), 0);
+	assert_int_equal(sendto(fd, b, len, 0, (struct sockaddr *)&sa, sizeof(sa)), (ssize_t)len);
+	close(fd);
+}
+
+/** homa_hdr() - A common header of @type from @sport to @dport in @b (64 bytes zeroed). */
+static void homa_hdr(uint8_t *b, uint8_t type, uint16_t sport, uint16_t dport, uint64_t id)
+{
+	int i;
+
+	memset(b, 0, 64);
+	b[0] = (uint8_t)(sport >> 8), b[1] = (uint8_t)sport;
+	b[2] = (uint8_t)(dport >> 8), b[3] = (uint8_t)dport;
+	b[11] = type;
+	b[12] = type == HOMA_PKT_DATA ? 0xe0 : 0x50;
+	for (i = 0; i < 8; i++)
+		b[20 + i] = (uint8_t)(id >> (56 - 8 * i));
+}
+
+/** inject_malformed() - 3 truncated, 2 bad type, 1 bad GRANT priority, 2 GRANTs for no RPC. */
+static void inject_malformed(uint16_t port)
+{
+	uint8_t b[64];
+	int i;
+
+	homa_hdr(b, HOMA_PKT_GRANT, 40999, port, 12345);
+	for (i = 0; i < 3; i++)
+		inject(40999, port, b, 10 + (size_t)i);           /* truncated */
+	homa_hdr(b, 0x1f, 40999, port, 12345);
+	inject(40999, port, b, 28);                               /* bad type */
+	homa_hdr(b, 0x05, 40999, port, 12345);
+	inject(40999, port, b, 40);                               /* bad type */
+	homa_hdr(b, HOMA_PKT_GRANT, 40999, port, 12345);
+	b[32] = 9;
+	inject(40999, port, b, HOMA_GRANT_LEN);                   /* priority 9: bad field */
+	b[32] = 1;
+	inject(40999, port, b, HOMA_GRANT_LEN);                   /* no such RPC */
+	homa_hdr(b, HOMA_PKT_RESEND, 40999, port, 777);
+	inject(40999, port, b, HOMA_RESEND_LEN);                  /* no such RPC */
+}
+
+/** drops_total() - Sum of an engine's drop counters. */
+static uint64_t drops_total(homa_socket *s)
+{
+	struct homa_stats st;
+	uint64_t t = 0;
+	int i;
+
+	homa_socket_stats(s, &st);
+	for (i = 0; i < HOMA_DROP_REASONS; i++)
+		t += st.drops[i];
+	return t;
+}
+
+/** sum_received() - Sum of homa_packets_received_total of @ep over all types. */
+static double sum_received(const char *text, uint16_t ep)
+{
+	char more[64];
+	double t = 0;
+	int i;
+
+	for (i = 0; i < HOMA_PKT_TYPES; i++) {
+		snprintf(more, sizeof(more), ",type=\"%s\"",
+			 homa_wire_type_name((uint8_t)(HOMA_PKT_FIRST + i)));
+		t += metric(text, "homa_packets_received_total", ep, more);
+	}
+	return t;
+}
+
+/** check_counts() - The counters of the known pattern, from one scrape of both sockets. */
+static void check_counts(const char *t, uint16_t cp, uint16_t sp)
+{
+	double drops_decode;
+
+	assert_true(metric(t, "homa_client_rpcs_started_total", cp, "") == NRPCS);
+	assert_true(metric(t, "homa_client_rpcs_completed_total", cp, "") == NRPCS);
+	assert_true(metric(t, "homa_server_requests_received_total", sp, "") == NRPCS);
+	assert_true(metric(t, "homa_server_replies_sent_total", sp, "") == NRPCS);
+	assert_true(metric(t, "homa_packets_dropped_total", sp, ",reason=\"truncated\"") == 3);
+	assert_true(metric(t, "homa_packets_dropped_total", sp, ",reason=\"bad_type\"") == 2);
+	assert_true(metric(t, "homa_packets_dropped_total", sp, ",reason=\"bad_field\"") == 1);
+	assert_true(metric(t, "homa_packets_dropped_total", sp, ",reason=\"unknown_rpc\"") == 2);
+	assert_true(metric(t, "homa_packets_dropped_total", cp, ",reason=\"truncated\"") == 0);
+	/* 1000-byte requests: all in [512, 1024) */
+	assert_true(metric(t, "homa_rx_message_size_bytes_bucket", sp, ",le=\"511\"") == 0);
+	assert_true(metric(t, "homa_rx_message_size_bytes_bucket", sp, ",le=\"1023\"") == NRPCS);
+	assert_true(metric(t, "homa_rx_message_size_bytes_count", sp, "") == NRPCS);
+	/* 3000-byte responses: [2048, 4096) */
+	assert_true(metric(t, "homa_rx_message_size_bytes_bucket", cp, ",le=\"2047\"") == 0);
+	assert_true(metric(t, "homa_rx_message_size_bytes_bucket", cp, ",le=\"4095\"") == NRPCS);
+	assert_true(metric(t, "homa_client_rpc_latency_seconds_count", cp, "") == NRPCS);
+	assert_true(metric(t, "homa_client_rpc_latency_seconds_count", sp, "") == 0);
+	/* what one side sent as DATA, the other received (loopback, no loss) */
+	assert_true(metric(t, "homa_packets_sent_total", cp, ",type=\"DATA\"") ==
+		    metric(t, "homa_packets_received_total", sp, ",type=\"DATA\""));
+	assert_true(metric(t, "homa_packets_sent_total", sp, ",type=\"DATA\"") ==
+		    metric(t, "homa_packets_received_total", cp, ",type=\"DATA\""));
+	/* every datagram the driver read was either counted as received or
+	 * dropped while decoding (truncated, bad type, bad field) */
+	drops_decode = 3 + 2 + 1;
+	assert_true(metric(t, "homa_io_rx_packets_total", sp, "") ==
+		    sum_received(t, sp) + drops_decode);
+	assert_true(metric(t, "homa_io_rx_packets_total", cp, "") == sum_received(t, cp));
+}
+
+/** rt_metrics__known_pattern_adds_up() - Two sockets, one listener, counters consistent. */
+static void rt_metrics__known_pattern_adds_up(void **state)
+{
+	struct homa_open_opts so, co;
+	struct rt_server srv;
+	homa_socket *c;
+	uint16_t mport = free_tcp_port(), cport;
+	char *t, ep[32];
+	int i;
+
+	homa_open_opts_default(&so);
+	so.metrics_port = mport;
+	assert_int_equal(rt_server_start(&srv, &so), 0);
+	homa_open_opts_default(&co);
+	co.bind_addr = "127.0.0.1";
+	co.metrics_port = mport;       /* shares the server's listener */
+	assert_int_equal(homa_open(&c, &co), 0);
+	cport = (uint16_t)homa_local_port(c);
+	for (i = 0; i < NRPCS; i++)
+		assert_int_equal(rt_rpc(c, srv.port, 1000, 3000), 0);
+	inject_malformed(srv.port);
+	for (i = 0; i < 500 && drops_total(srv.s) < 8; i++)
+		usleep(10000);
+	assert_int_equal(rt_quiesce(c, srv.s, 10000), 0);
+	t = scrape(mport);
+	check_counts(t, cport, srv.port);
+	free(t);
+	assert_int_equal(homa_close(c), 0);
+	t = scrape(mport);                              /* the client left the listener */
+	snprintf(ep, sizeof(ep), "{endpoint=\"%u\"}", cport);
+	assert_null(strstr(t, ep));
+	snprintf(ep, sizeof(ep), "{endpoint=\"%u\"}", srv.port);
+	assert_non_null(strstr(t, ep));
+	free(t);
+	rt_server_stop(&srv);
+	assert_null(http_exchange(mport, "GET /metrics HTTP/1.1\r\n\r\n", 26));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(rt_metrics__known_pattern_adds_up),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
