@@ -6,7 +6,7 @@
  * loss of every packet type, 2% duplication and delay jitter on 10% of
  * packets (reordering). All complete bit-exact, each exactly once, the
  * server application runs each exactly once, and afterwards every engine
- * has freed its RPCs.
+ * has freed its RPCs. The same, shorter, in START_MSG mode.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -19,7 +19,6 @@
 #include "world.h"
 
 #define HOSTS 4
-#define RPCS 10000
 
 /** pick_len() - A message length: mostly small, some multi-packet, a few scheduled. */
 static uint32_t pick_len(struct homa_sim_rng *r)
@@ -33,8 +32,8 @@ static uint32_t pick_len(struct homa_sim_rng *r)
 	return 20000 + (uint32_t)homa_sim_rng_below(r, 100000);
 }
 
-/** random_loss__10k_rpcs() - The scenario. */
-static void random_loss__10k_rpcs(void **state)
+/** run_lossy() - @rpcs RPCs under loss, duplication and jitter; all must end well. */
+static void run_lossy(size_t rpcs, bool start_msg)
 {
 	struct world w;
 	struct world_opts o;
@@ -44,10 +43,10 @@ static void random_loss__10k_rpcs(void **state)
 	size_t i;
 	int h;
 
-	(void)state;
 	world_opts_default(&o);
 	o.nhosts = HOSTS;
 	o.seed = 5;
+	o.settings.start_msg = start_msg;
 	assert_int_equal(world_init(&w, &o), 0);
 	world_chaos(&w, 55);
 	w.chaos.loss_ppm = 50000;
@@ -55,7 +54,7 @@ static void random_loss__10k_rpcs(void **state)
 	w.chaos.jitter_ppm = 100000;
 	w.chaos.jitter_ns = 20000;
 	homa_sim_rng_seed(&r, 555);
-	for (i = 0; i < RPCS; i++) {
+	for (i = 0; i < rpcs; i++) {
 		int c = (int)homa_sim_rng_below(&r, HOSTS);
 		int s = (c + 1 + (int)homa_sim_rng_below(&r, HOSTS - 1)) % HOSTS;
 
@@ -96,10 +95,25 @@ static void random_loss__10k_rpcs(void **state)
 	world_free(&w);
 }
 
+/** random_loss__10k_rpcs() - The scenario, classic mode. */
+static void random_loss__10k_rpcs(void **state)
+{
+	(void)state;
+	run_lossy(10000, false);
+}
+
+/** random_loss__2k_rpcs_start_msg() - A shorter run in START_MSG mode. */
+static void random_loss__2k_rpcs_start_msg(void **state)
+{
+	(void)state;
+	run_lossy(2000, true);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(random_loss__10k_rpcs),
+		cmocka_unit_test(random_loss__2k_rpcs_start_msg),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
