@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -49,8 +50,19 @@ static int cmp_u64(const void *a, const void *b)
 struct result {
 	const char *name;
 	double p50, p99;  /* microseconds */
+	double cpu_us;    /* CPU time of the whole process per round trip */
 	int ok;
 };
+
+/** cpu_now() - User + system CPU time of this process, in microseconds. */
+static double cpu_now(void)
+{
+	struct rusage u;
+
+	getrusage(RUSAGE_SELF, &u);
+	return (double)(u.ru_utime.tv_sec + u.ru_stime.tv_sec) * 1e6 +
+	       (double)(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+}
 
 /** summarize() - Sort @t (count samples) into P50/P99, skipping warm-up. */
 static void summarize(struct result *r, uint64_t *t)
@@ -259,24 +271,30 @@ int main(int argc, char **argv)
 	for (int i = 0; i < 6; i++)
 		res[i].name = names[i];
 
-	run_udp(&res[0], t);
-	run_tcp(&res[1], t);
-	run_homa(&res[2], t, HOMA_DRIVER_UDP, HOMA_MODE_THREADED);
-	run_homa(&res[3], t, HOMA_DRIVER_UDP, HOMA_MODE_POLLED);
-	if (!no_raw) {
-		run_homa(&res[4], t, HOMA_DRIVER_RAW, HOMA_MODE_THREADED);
-		run_homa(&res[5], t, HOMA_DRIVER_RAW, HOMA_MODE_POLLED);
+	for (int i = 0; i < 6; i++) {
+		double c0 = cpu_now();
+
+		if (i == 0)
+			run_udp(&res[i], t);
+		else if (i == 1)
+			run_tcp(&res[i], t);
+		else if (i < 4 || !no_raw)
+			run_homa(&res[i], t, i < 4 ? HOMA_DRIVER_UDP : HOMA_DRIVER_RAW,
+				 i % 2 ? HOMA_MODE_POLLED : HOMA_MODE_THREADED);
+		res[i].cpu_us = (cpu_now() - c0) / count;
 	}
 	printf("%zu-byte round trips on loopback, %d each (first 10%% dropped as warm-up)\n",
 	       size, count);
-	printf("%-20s %9s %9s %9s %9s\n", "arm", "P50 us", "P99 us", "P50/udp", "P99/udp");
+	printf("%-20s %9s %9s %9s %9s %11s\n", "arm", "P50 us", "P99 us", "P50/udp", "P99/udp",
+	       "CPU us/RTT");
 	for (int i = 0; i < 6; i++) {
 		if (!res[i].ok) {
 			printf("%-20s %9s\n", res[i].name, "n/a");
 			continue;
 		}
-		printf("%-20s %9.1f %9.1f %9.2f %9.2f\n", res[i].name, res[i].p50, res[i].p99,
-		       res[0].ok ? res[i].p50 / res[0].p50 : 0, res[0].ok ? res[i].p99 / res[0].p99 : 0);
+		printf("%-20s %9.1f %9.1f %9.2f %9.2f %11.1f\n", res[i].name, res[i].p50, res[i].p99,
+		       res[0].ok ? res[i].p50 / res[0].p50 : 0, res[0].ok ? res[i].p99 / res[0].p99 : 0,
+		       res[i].cpu_us);
 	}
 	free(t);
 	return 0;

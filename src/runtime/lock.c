@@ -67,6 +67,8 @@ void homa_rt_unlock(struct homa_rt *rt)
 void homa_rt_wake_waiter(struct homa_rt *rt, struct rt_waiter *w)
 {
 	atomic_store(&w->word, 1);
+	if (w->polling)
+		return;  /* the poller itself delivered it: it is awake */
 	if (rt->nwake < RT_MAX_DEFERRED_WAKES)
 		rt->wake[rt->nwake++] = &w->word;
 	else

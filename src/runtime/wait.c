@@ -73,7 +73,9 @@ int homa_rt_wait_item(struct homa_rt *rt, struct rt_waiter *w, uint64_t until)
 			break;
 		}
 		if (rt->mode == HOMA_MODE_POLLED && !rt->poller_active) {
+			w->polling = true;
 			run_poller(rt, until);
+			w->polling = false;
 			continue;
 		}
 		atomic_store(&w->word, 0);

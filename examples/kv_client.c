@@ -1,0 +1,192 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file kv_client.c
+ * Example: load kv_server with two kinds of clients at once, all sharing
+ * one Homa socket: "lookup" threads doing small GETs and timing them, and
+ * "pusher" threads uploading multi-megabyte values and reading each one
+ * back to check it. Prints the lookup latency next to the push volume.
+ *
+ *   kv_client [--server ADDR] [--port P] [--raw] [--lookups N]
+ *             [--pushers M] [--value-mb K] [--seconds S]
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "homa/homa.h"
+
+static homa_socket *sock;
+static struct sockaddr_storage server;
+static size_t value_len = 4 << 20;
+static double seconds = 3;
+static _Atomic int failures;
+static _Atomic uint64_t pushed_bytes, pushes;
+
+/** now() - Monotonic seconds. */
+static double now(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + t.tv_nsec / 1e9;
+}
+
+/**
+ * call() - One RPC: op, key and optional value in; the response's status
+ * byte out, its value copied into @out (up to @cap). Return: status or 0.
+ */
+static char call(char op, const char *key, const void *val, size_t len,
+		 void *out, size_t cap, size_t *out_len)
+{
+	uint8_t hdr[3] = {(uint8_t)op, 0, (uint8_t)strlen(key)};
+	struct homa_iov iov[3] = {{hdr, 3}, {key, strlen(key)}, {val, len}};
+	struct homa_message m;
+	char status = 0;
+	uint64_t id;
+	int err = homa_send_request(sock, (struct sockaddr *)&server, iov, len ? 3 : 2, 0, &id);
+
+	if (!err)
+		err = homa_recv(sock, HOMA_RECV_RESPONSE, id, 10000000000LL, &m);
+	if (err) {
+		if (failures++ == 0)
+			fprintf(stderr, "kv_client: first failure: %s\n", homa_strerror(err));
+		return 0;
+	}
+	homa_message_copy(&m, 0, &status, 1);
+	if (out_len)
+		*out_len = homa_message_copy(&m, 1, out, cap);
+	homa_message_release(&m);
+	return status;
+}
+
+/** cmp_double() - qsort order. */
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/** Per lookup thread: its latencies in microseconds. */
+struct lookup {
+	int id;
+	double *lat;
+	int n, cap;
+};
+
+/** lookup_thread() - Time GETs of small keys until the time is up. */
+static void *lookup_thread(void *arg)
+{
+	struct lookup *l = arg;
+	char key[32], val[64], got[64];
+	size_t got_len;
+
+	for (int k = 0; k < 10; k++) {     /* each thread owns 10 small keys */
+		snprintf(key, sizeof(key), "small-%d-%d", l->id, k);
+		snprintf(val, sizeof(val), "value of %s", key);
+		call('P', key, val, strlen(val), NULL, 0, NULL);
+	}
+	for (double end = now() + seconds; now() < end && l->n < l->cap;) {
+		int k = l->n % 10;
+		double t0;
+
+		snprintf(key, sizeof(key), "small-%d-%d", l->id, k);
+		snprintf(val, sizeof(val), "value of %s", key);
+		t0 = now();
+		if (call('G', key, NULL, 0, got, sizeof(got), &got_len) != 'K' ||
+		    got_len != strlen(val) || memcmp(got, val, got_len))
+			failures++;
+		l->lat[l->n++] = (now() - t0) * 1e6;
+	}
+	return NULL;
+}
+
+/** pusher_thread() - PUT a big value, GET it back, compare; repeat. */
+static void *pusher_thread(void *arg)
+{
+	int id = (int)(intptr_t)arg;
+	uint8_t *val = malloc(value_len), *back = malloc(value_len);
+	char key[32];
+	size_t got;
+
+	for (double end = now() + seconds; now() < end;) {
+		snprintf(key, sizeof(key), "big-%d", id);
+		for (size_t k = 0; k < value_len; k++)
+			val[k] = (uint8_t)(k * 7 + id + pushes);
+		if (call('P', key, val, value_len, NULL, 0, NULL) != 'K' ||
+		    call('G', key, NULL, 0, back, value_len, &got) != 'K' ||
+		    got != value_len || memcmp(val, back, value_len))
+			failures++;
+		pushes++;
+		pushed_bytes += value_len;
+	}
+	free(val);
+	free(back);
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	const char *host = "127.0.0.1";
+	int port = 4001, nlookup = 4, npush = 2, total = 0;
+	struct homa_open_opts o;
+	struct homa_settings st;
+	socklen_t len;
+
+	homa_settings_default(&st);     /* engine settings: defaults, one changed */
+	st.timeout_ticks = 1000;        /* give up after 1 s of silence (default 100 ms) */
+	homa_open_opts_default(&o);
+	o.settings = &st;
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--raw"))
+			o.driver = HOMA_DRIVER_RAW;
+		else if (!strcmp(argv[i], "--server") && i + 1 < argc)
+			host = argv[++i];
+		else if (!strcmp(argv[i], "--port") && i + 1 < argc)
+			port = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--lookups") && i + 1 < argc)
+			nlookup = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--pushers") && i + 1 < argc)
+			npush = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--value-mb") && i + 1 < argc)
+			value_len = (size_t)atol(argv[++i]) << 20;
+		else if (!strcmp(argv[i], "--seconds") && i + 1 < argc)
+			seconds = atof(argv[++i]);
+	}
+	if (nlookup < 1 || nlookup > 64 || npush < 0 || npush > 64 || value_len < 1 ||
+	    homa_sockaddr_parse(host, (uint16_t)port, &server, &len) || homa_open(&sock, &o)) {
+		fprintf(stderr, "kv_client: bad arguments or homa_open failed\n");
+		return 2;
+	}
+	pthread_t lt[64], pt[64];
+	struct lookup l[64];
+
+	for (int i = 0; i < nlookup; i++) {
+		l[i] = (struct lookup){.id = i, .cap = 1000000};
+		l[i].lat = malloc(sizeof(double) * (size_t)l[i].cap);
+		pthread_create(&lt[i], NULL, lookup_thread, &l[i]);
+	}
+	for (int i = 0; i < npush; i++)
+		pthread_create(&pt[i], NULL, pusher_thread, (void *)(intptr_t)i);
+	for (int i = 0; i < npush; i++)
+		pthread_join(pt[i], NULL);
+	double *all = malloc(sizeof(double) * (size_t)nlookup * 1000000);
+
+	for (int i = 0; i < nlookup; i++) {
+		pthread_join(lt[i], NULL);
+		memcpy(all + total, l[i].lat, sizeof(double) * (size_t)l[i].n);
+		total += l[i].n;
+		free(l[i].lat);
+	}
+	qsort(all, (size_t)total, sizeof(double), cmp_double);
+	printf("kv_client: %d lookups by %d threads, latency P50 %.1f us P99 %.1f us, while %d pushers "
+	       "stored and read back %lu values of %zu MB (%.0f MB); %d failures\n",
+	       total, nlookup, total ? all[total / 2] : 0, total ? all[total * 99 / 100] : 0, npush,
+	       (unsigned long)pushes, value_len >> 20, pushed_bytes / 1e6, (int)failures);
+	free(all);
+	homa_close(sock);
+	return failures ? 1 : 0;
+}
