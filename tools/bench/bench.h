@@ -40,6 +40,8 @@ struct bench_opts {
 	bool polled;            /**< Homa sockets in polled mode (default; --threaded clears) */
 	uint32_t homa_mtu;      /**< Homa packet size incl. header (0: engine default) */
 	double homa_link_gbps;  /**< Homa pacer rate (0: engine default) */
+	uint32_t homa_unsched;  /**< Homa unsched_bytes (0: engine default) */
+	uint32_t homa_incoming; /**< Homa max_incoming (0: engine default) */
 	int threads;            /**< server threads (default 1) */
 	const char *servers;    /**< client: IP:PORT[,IP:PORT...] */
 	const char *workload;   /**< request sizes (default "100") */
@@ -82,6 +84,8 @@ struct bench_tr_cfg {
 	bool polled;        /**< Homa polled mode */
 	uint32_t homa_mtu;  /**< 0: engine default */
 	double homa_link_gbps; /**< 0: engine default */
+	uint32_t homa_unsched;  /**< 0: engine default */
+	uint32_t homa_incoming; /**< 0: engine default */
 	uint32_t max_size;  /**< largest request or response that will be sent */
 };
 

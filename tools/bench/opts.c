@@ -32,6 +32,10 @@ static const char usage[] =
 "  --homa-mtu N              Homa packet size incl. headers (default: engine's, 1472;\n"
 "                            both ends must agree); up to 65507 over UDP\n"
 "  --homa-link-gbps G        rate of Homa's pacer (default: engine's, 25 Gbps)\n"
+"  --homa-unsched-bytes N    Homa unscheduled bytes per message, also the granted-ahead\n"
+"                            window (default: engine's, 40000)\n"
+"  --homa-max-incoming N     Homa granted-but-unreceived bytes cap (default: engine's,\n"
+"                            400000)\n"
 "  --cc cubic|bbr            TCP congestion control (TCP_CONGESTION; default: kernel's)\n"
 "  --seed N                  seed of sizes, destinations and arrivals (default 1)\n"
 "  --quiet                   no progress line on stderr\n"
@@ -190,6 +194,7 @@ static int set_num(struct bench_opts *o, const char *f, const char *v)
 		{ "--seed", 0, 1e18 }, { "--buckets", 1, HOMA_BUCKETS_MAX },
 		{ "--calib-count", 1, 1e7 }, { "--homa-mtu", 100, 65507 },
 		{ "--homa-link-gbps", 0.001, 10000 }, { "--rounds", 1, 100 },
+		{ "--homa-unsched-bytes", 1, 1e9 }, { "--homa-max-incoming", 1, 1e9 },
 	};
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
 		if (strcmp(f, t[i].f))
@@ -213,7 +218,9 @@ static int set_num(struct bench_opts *o, const char *f, const char *v)
 		case 13: o->calib_count = (int)d; break;
 		case 14: o->homa_mtu = (uint32_t)d; break;
 		case 15: o->homa_link_gbps = d; break;
-		default: o->rounds = (int)d; break;
+		case 16: o->rounds = (int)d; break;
+		case 17: o->homa_unsched = (uint32_t)d; break;
+		default: o->homa_incoming = (uint32_t)d; break;
 		}
 		return 1;
 	}

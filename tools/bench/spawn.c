@@ -130,6 +130,8 @@ static void job_cfg(const struct bench_job *j, struct bench_tr_cfg *cfg, uint32_
 	cfg->polled = j->o->polled;
 	cfg->homa_mtu = j->o->homa_mtu;
 	cfg->homa_link_gbps = j->o->homa_link_gbps;
+	cfg->homa_unsched = j->o->homa_unsched;
+	cfg->homa_incoming = j->o->homa_incoming;
 	cfg->max_size = max_size;
 }
 

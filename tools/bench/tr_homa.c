@@ -25,18 +25,38 @@ struct homa_client {
 	const struct bench_tr_cfg *cfg;
 };
 
-/** open_socket() - homa_open() with the bench's driver and mode. */
-static int open_socket(homa_socket **s, int driver, bool polled, bool server,
+/** Homa socket parameters shared by client and server. */
+struct homa_arm_cfg {
+	int driver;
+	bool polled;
+	uint32_t mtu;
+	double link_gbps;
+	uint32_t unsched, incoming;
+};
+
+/** open_socket() - homa_open() with the bench's driver, mode and settings. */
+static int open_socket(homa_socket **s, const struct homa_arm_cfg *a, bool server,
 		       const char *bind, uint16_t port)
 {
 	struct homa_open_opts o;
+	struct homa_settings st;
 
 	homa_open_opts_default(&o);
-	o.driver = driver;
-	o.mode = polled ? HOMA_MODE_POLLED : HOMA_MODE_THREADED;
+	homa_settings_default(&st);
+	if (a->mtu)
+		st.mtu = a->mtu;
+	if (a->link_gbps > 0)
+		st.link_mbps = (uint64_t)(a->link_gbps * 1000);
+	if (a->unsched)
+		st.unsched_bytes = a->unsched;
+	if (a->incoming)
+		st.max_incoming = a->incoming;
+	o.driver = a->driver;
+	o.mode = a->polled ? HOMA_MODE_POLLED : HOMA_MODE_THREADED;
 	o.server = server;
 	o.bind_addr = bind;
 	o.port = port;
+	o.settings = &st;
 	int rc = homa_open(s, &o);
 	if (rc)
 		fprintf(stderr, "homa-bench: homa_open(%s port %u): %s\n", bind, port,
@@ -53,7 +73,9 @@ static int homa_client_open(void **ctx, const struct bench_tr_cfg *cfg)
 		return HOMA_ENOMEM;
 	c->cfg = cfg;
 	bool v6 = cfg->nservers && cfg->servers[0].ss_family == AF_INET6;
-	int rc = open_socket(&c->s, cfg->driver, cfg->polled, false, v6 ? "::" : "0.0.0.0", 0);
+	struct homa_arm_cfg a = { cfg->driver, cfg->polled, cfg->homa_mtu, cfg->homa_link_gbps,
+				  cfg->homa_unsched, cfg->homa_incoming };
+	int rc = open_socket(&c->s, &a, false, v6 ? "::" : "0.0.0.0", 0);
 	if (rc) {
 		free(c);
 		return rc;
@@ -158,7 +180,9 @@ int bench_homa_server(const struct bench_opts *o)
 	pthread_t th[64];
 	int started = 0;
 
-	int rc = open_socket(&s, o->driver, o->polled, true, o->bind, o->port);
+	struct homa_arm_cfg a = { o->driver, o->polled, o->homa_mtu, o->homa_link_gbps,
+				  o->homa_unsched, o->homa_incoming };
+	int rc = open_socket(&s, &a, true, o->bind, o->port);
 	if (rc)
 		return rc;
 	bench_ctl_ready();
