@@ -71,34 +71,39 @@ void world_opts_default(struct world_opts *o)
 	homa_settings_default(&o->settings);
 }
 
-/** find_short() - The oldest unexecuted RPC from @client with a @len-byte request. */
-static struct world_rpc *find_short(struct world *w, int client, size_t len)
+/**
+ * find_short() - The oldest unexecuted RPC from @client to @server with a
+ * @len-byte request.
+ */
+static struct world_rpc *find_short(struct world *w, int client, int server,
+				    size_t len)
 {
 	size_t i;
 
 	for (i = 0; i < w->nrpcs; i++) {
 		struct world_rpc *r = &w->rpcs[i];
 
-		if (r->client == client && r->req_len == len && r->execs == 0 &&
-		    r->status == 0)
+		if (r->client == client && r->server == server && r->req_len == len &&
+		    r->execs == 0 && r->status == 0)
 			return r;
 	}
 	return NULL;
 }
 
-/** match_request() - The RPC a request belongs to, or NULL. */
-static struct world_rpc *match_request(struct world *w, int client, const homa_msg *m)
+/** match_request() - The RPC a request to @server belongs to, or NULL. */
+static struct world_rpc *match_request(struct world *w, int client, int server,
+				       const homa_msg *m)
 {
 	size_t len = homa_msg_length(m);
 	uint8_t hdr[REQ_HDR];
 	uint64_t tag;
 
 	if (len < REQ_HDR)
-		return find_short(w, client, len);
+		return find_short(w, client, server, len);
 	homa_msg_copy(m, 0, hdr, REQ_HDR);
 	memcpy(&tag, hdr, sizeof(tag));
 	if (tag >= w->nrpcs || w->rpcs[tag].client != client ||
-	    w->rpcs[tag].req_len != len)
+	    w->rpcs[tag].server != server || w->rpcs[tag].req_len != len)
 		return NULL;
 	return &w->rpcs[tag];
 }
@@ -108,7 +113,7 @@ static void serve(struct world *w, struct homa_sim_engine_host *eh,
 		  const struct homa_event *ev)
 {
 	int client = homa_sim_host_of(w->net, &ev->peer);
-	struct world_rpc *r = match_request(w, client, ev->msg);
+	struct world_rpc *r = match_request(w, client, eh->host, ev->msg);
 	uint64_t tag;
 	uint8_t *buf;
 

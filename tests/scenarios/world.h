@@ -9,7 +9,8 @@
  *
  * Requests of 12 bytes or more start with the RPC's tag (u64) and the
  * response length (u32); shorter requests are matched to the oldest
- * unexecuted RPC of the same client and length.
+ * unexecuted RPC of the same client, server and length (so tests that run
+ * such short RPCs concurrently between one pair cannot tell them apart).
  */
 #ifndef HOMA_TEST_WORLD_H
 #define HOMA_TEST_WORLD_H
