@@ -8,7 +8,8 @@
 #   clang    clang, -Wall -Wextra -Werror, every test
 #   asan     clang, AddressSanitizer + UndefinedBehaviorSanitizer (no recovery,
 #            LeakSanitizer on), every test
-#   tsan     clang, ThreadSanitizer, the runtime tests (the threaded code)
+#   tsan     clang, ThreadSanitizer: the runtime, its tests and the hardening
+#            tests on the real stack (the threaded code)
 #   asan-ci  like asan, but only the engine, simulator and hardening tests
 #            (the fast subset registered in `make test`)
 # Exit status: 0 if every build and test passed with zero sanitizer reports.
@@ -51,6 +52,7 @@ run_tests() {
 }
 
 CI_PARTS="src/core;src/util;src/sim;tests/core;tests/sim;tests/hardening"
+TSAN_PARTS="src/core;src/util;src/obs;src/io;src/runtime;tests/runtime;tests/hardening"
 SAN_FLAGS="-fno-sanitize-recover=undefined"
 mkdir -p "$OUT"
 for step in $STEPS; do
@@ -70,8 +72,8 @@ for step in $STEPS; do
 			-DCMAKE_C_FLAGS="$SAN_FLAGS" "-DHOMA_ONLY=$CI_PARTS"
 		run_tests asan-ci -E "fuzz_smoke|sanitize" ;;
 	tsan)
-		configure_build tsan clang -DHOMA_SANITIZE=thread
-		run_tests tsan -R "runtime" ;;
+		configure_build tsan clang -DHOMA_SANITIZE=thread "-DHOMA_ONLY=$TSAN_PARTS"
+		run_tests tsan -R "runtime|hardening_rt|hardening_soak" ;;
 	*)
 		echo "sanitize.sh: unknown step $step" >&2
 		exit 2 ;;
