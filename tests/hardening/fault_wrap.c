@@ -10,6 +10,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -42,7 +43,7 @@ struct hd_queue {
 
 static pthread_mutex_t hd_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct hd_queue hd_queues[HD_MAX_FDS];
-static uint32_t hd_loss, hd_dup, hd_reorder;
+static _Atomic uint32_t hd_loss, hd_dup, hd_reorder; /* read without the lock on the fast path */
 static uint64_t hd_rng = 1;
 static struct hd_fault_counts hd_counts;
 
