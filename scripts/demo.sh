@@ -52,13 +52,17 @@ demo_rtt() {
 	"$BUILD/rtt_compare" --count 5000 $raw
 }
 
-DEMOS=(demo_echo demo_kv demo_rtt)
+demo_bench() {
+	echo "== homa-bench demo: homa against kernel TCP, side by side (docs/BENCH.md)"
+	"$BUILD/homa-bench" demo --quiet --plot "$BUILD/homa-bench-demo.png"
+}
+
+DEMOS=(demo_echo demo_kv demo_rtt demo_bench)
 if [ "$(id -u)" -eq 0 ]; then
 	DEMOS+=("demo_echo --raw")
 else
 	echo "(not root: skipping the raw IP driver demos)"
 fi
-# More demos (e.g. homa-bench) can be appended to DEMOS here.
 
 FAILED=()
 for d in "${DEMOS[@]}"; do

@@ -201,18 +201,27 @@ static void print_demo(FILE *f, const struct scen *rtt, const struct scen *mix, 
 
 	fprintf(f, "\nhoma-bench demo: Homa (this library, over UDP) against the kernel's TCP,\n"
 		   "both on this machine's loopback, measured one after the other in this run.\n\n");
+	for (int i = 0; i < ARM_COUNT; i++) {
+		if (rtt->a[i].ran && rtt->a[i].rc)
+			fprintf(f, "  rtt: the %s arm FAILED: %s\n", i == ARM_HOMA ? "homa"
+				: i == ARM_TCP ? "tcp" : "udp", homa_strerror(rtt->a[i].rc));
+		if (mix->a[i].ran && mix->a[i].rc)
+			fprintf(f, "  mixed: the %s arm FAILED: %s\n", i == ARM_HOMA ? "homa" : "tcp",
+				homa_strerror(mix->a[i].rc));
+	}
 	fprintf(f, "  %-34s %10s %10s %9s\n", "what was measured", "homa", "tcp", "homa/tcp");
-	row(f, "one 100 B RPC, median (us)", h->st.lat_us.p50, t->st.lat_us.p50, nan);
-	row(f, "one 100 B RPC, 99th percentile (us)", h->st.lat_us.p99, t->st.lat_us.p99, nan);
-	row(f, "small lookups under bulk load, median", mh->st.lat_us.p50, mt->st.lat_us.p50, nan);
-	row(f, "  ... 99th percentile (us)", mh->st.lat_us.p99, mt->st.lat_us.p99, nan);
+	row(f, "one 100 B RPC alone, median (us)", h->st.lat_us.p50, t->st.lat_us.p50, nan);
+	row(f, "one 100 B RPC alone, 99th pct (us)", h->st.lat_us.p99, t->st.lat_us.p99, nan);
+	row(f, "lookup during bulk, median (us)", mh->st.lat_us.p50, mt->st.lat_us.p50, nan);
+	row(f, "lookup during bulk, 99th pct (us)", mh->st.lat_us.p99, mt->st.lat_us.p99, nan);
 	row(f, "bulk goodput meanwhile (Gbps)", mh->gbps, mt->gbps, nan);
-	row(f, "CPU per lookup-or-bulk RPC (us)", mh->cpu_us_per_rpc, mt->cpu_us_per_rpc, nan);
+	row(f, "CPU per RPC, all processes (us)", mh->cpu_us_per_rpc, mt->cpu_us_per_rpc, nan);
 	if (u->ran && u->rc == 0)
 		fprintf(f, "\n  Floor: plain UDP ping-pong of 100 B takes %.1f us median here "
 			   "(homa is %.2fx that).\n", u->st.lat_us.p50,
 			ratio(h->st.lat_us.p50, u->st.lat_us.p50));
-	fprintf(f, "  Times and CPU: lower is better; goodput: higher is better.\n"
+	fprintf(f, "  'lookup during bulk': 100 B-1 KB RPCs while 2 streams send 1-8 MB to the\n"
+		   "  same server. Times and CPU: lower is better; goodput: higher is better.\n"
 		   "  A homa/tcp ratio below 1 means homa's figure is lower.\n");
 	if (plot)
 		fprintf(f, "  Plot of P99 slowdown per message size (mixed run): %s\n", plot);
