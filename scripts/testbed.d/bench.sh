@@ -16,12 +16,30 @@ bench_bin() {
 # Prints the homa-bench transport flags of ARM; exits on an unknown arm.
 arm_flags() {
   case "$1" in
-    homa) echo "--transport homa" ;;
+    homa) echo "--transport homa --homa-link-gbps $(gbps_of "$TB_RATE_MBIT")" ;;
     tcp-cubic) echo "--transport tcp --cc cubic" ;;
     tcp-bbr) echo "--transport tcp --cc bbr" ;;
     tcp) echo "--transport tcp" ;;
     *) die "unknown arm $1 (homa, tcp-cubic, tcp-bbr)" ;;
   esac
+}
+
+# Prints the homa-bench --workload value of WL: W4 and W5 capped at
+# TB_MAX_MESSAGE bytes (as the ATC paper truncates them at 1 MB); "mix" is
+# testbed.d/mix.txt (95% 200 B, 5% 200 KB); others unchanged.
+wl_arg() {
+  local wl=$1 f
+  if [[ ($wl == w4 || $wl == w5) && $TB_MAX_MESSAGE != 0 ]]; then
+    f="$TB_OUT/workloads/$wl-cap$TB_MAX_MESSAGE.txt"
+    mkdir -p "$TB_OUT/workloads"
+    awk -v m="$TB_MAX_MESSAGE" '/^[0-9]/ { print ($1 > m ? m : $1), $2 }' \
+      "$TB_ROOT/workloads/$wl.txt" >"$f"
+    echo "file:$f"
+  elif [[ $wl == mix ]]; then
+    echo "file:$TB_LIB/mix.txt"
+  else
+    echo "$wl"
+  fi
 }
 
 arm_port() { [[ $1 == homa ]] && echo $HOMA_PORT || echo $TCP_PORT; }
@@ -68,7 +86,7 @@ calibrate_arm() {
   servers_start "$arm" "$d" 0
   # shellcheck disable=SC2046
   hexec 1 "$b" calibrate $(arm_flags "$arm") --servers "$(server_list "$arm" 0)" \
-    --workload "$wl" --calib-count "$TB_CALIB_COUNT" --baseline "$d/$wl.$arm" --quiet \
+    --workload "$(wl_arg "$wl")" --calib-count "$TB_CALIB_COUNT" --baseline "$d/$wl.$arm" --quiet \
     >"$d/$wl.$arm.log" 2>&1 || { servers_stop; die "calibrate $arm $wl failed (see $d/$wl.$arm.log)"; }
   servers_stop
 }
@@ -89,7 +107,7 @@ client_start() {
   # shellcheck disable=SC2046
   ip netns exec "$(tb_host_ns "$i")" nice -n "$TB_NICE" taskset -c "$TB_HOST_CPUS" \
     "$b" client $(arm_flags "$arm") --servers "$(server_list "$arm" "$@")" \
-    --workload "$wl" --load-gbps "$gbps" --link-gbps "$(gbps_of "$TB_RATE_MBIT")" \
+    --workload "$(wl_arg "$wl")" --load-gbps "$gbps" --link-gbps "$(gbps_of "$TB_RATE_MBIT")" \
     --duration "$TB_DURATION" --baseline "$dir/baseline.txt" --seed $((i + 1)) \
     --json "$dir/client-h$i.json" --quiet >"$dir/client-h$i.log" 2>&1 &
   BG_PIDS+=($!)
@@ -180,7 +198,7 @@ bench_run() {
       ARMS=(homa homa+bulk)
       run_case coexist alltoall w4 80 ;;
     ci)
-      run_case ci incast "${WLS[0]}" "${LOADS[-1]}" ;;
+      run_case ci alltoall "${WLS[0]}" "${LOADS[-1]}" ;;
     all)
       exp_fabric
       bench_run alltoall; bench_run incast; bench_run coexist ;;

@@ -186,7 +186,7 @@ def fmt(v, nd=2):
 def case(d, name, wl, load_pct, rate, hosts, arm_names):
     """Merges every arm of a case into DIR/run.json, prints it, plots it."""
     link = rate / 1000
-    capacity = link if name in ("incast", "ci") else link * hosts
+    capacity = link if name == "incast" else link * hosts
     arms = {a: merge_arm(os.path.join(d, a), capacity) for a in arm_names}
     res = {"experiment": name, "workload": wl, "load_percent": int(load_pct),
            "link_mbit": rate, "hosts": hosts, "arms": arms}
