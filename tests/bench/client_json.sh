@@ -1,17 +1,24 @@
 #!/bin/sh
 # CTest: the server/client/calibrate modes the testbed uses, on loopback:
 # calibrate a baseline, run an open-loop W1 client against it, check the
-# JSON fields the testbed reads. Usage: client_json.sh HOMA_BENCH TRANSPORT PORT
+# JSON fields the testbed reads.
+# Usage: client_json.sh HOMA_BENCH TRANSPORT [PORT] (default: from the pid)
 set -eu
 bench=$1
 tr=$2
-port=$3
+port=${3:-$((30000 + ($$ % 1000) * 20))}
 dir=$(mktemp -d)
 "$bench" server --transport "$tr" --port "$port" 2> "$dir/server.log" &
 srv=$!
-trap 'kill $srv 2>/dev/null; wait $srv 2>/dev/null; rm -rf "$dir"' EXIT
+finish() {
+  rc=$?
+  kill $srv 2>/dev/null; wait $srv 2>/dev/null
+  [ $rc -eq 0 ] || { echo "server log:"; cat "$dir/server.log"; }
+  rm -rf "$dir"
+}
+trap finish EXIT
 i=0
-until grep -q ready "$dir/server.log"; do
+until grep -qs ready "$dir/server.log"; do
   i=$((i + 1)); [ $i -lt 100 ] || { echo "server did not start"; cat "$dir/server.log"; exit 1; }
   sleep 0.1
 done
