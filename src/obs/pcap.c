@@ -194,7 +194,9 @@ static int write_record(struct homa_pcap *pc, const struct homa_pcap_pkt *p,
 static int record(struct homa_pcap *pc, const struct homa_pcap_pkt *p, uint64_t ts)
 {
 	uint8_t prefix[HOMA_PCAP_MAX_PREFIX];
-	int plen = homa_pcap_build_prefix(p, pc->ip_id, prefix);
+	size_t pre = (homa_addr_is_ipv4(&p->src) ? 20 : 40) + (p->transport == HOMA_PCAP_UDP ? 8 : 0);
+	bool cut = pre + p->len > pc->opts.snaplen;
+	int plen = homa_pcap_build_prefix(p, pc->ip_id, cut, prefix);
 
 	if (plen < 0)
 		return plen;

@@ -59,8 +59,8 @@ static void udp_header(uint8_t *u, const struct homa_pcap_pkt *p, uint32_t pseud
 	put16(u + 6, ck ? ck : 0xffff);
 }
 
-/** ipv4_prefix() - IPv4 header (+ UDP). Return: bytes written or HOMA_EINVAL. */
-static int ipv4_prefix(const struct homa_pcap_pkt *p, uint16_t id, uint8_t *o)
+/** ipv4_prefix() - IPv4 header (+ UDP; checksum 0 if @cut). Return: bytes or HOMA_EINVAL. */
+static int ipv4_prefix(const struct homa_pcap_pkt *p, uint16_t id, bool cut, uint8_t *o)
 {
 	int udp = p->transport == HOMA_PCAP_UDP;
 	size_t total = 20 + (udp ? 8 : 0) + p->len;
@@ -81,6 +81,12 @@ static int ipv4_prefix(const struct homa_pcap_pkt *p, uint16_t id, uint8_t *o)
 	put16(o + 10, fold(sum_bytes(0, o, 20)));
 	if (!udp)
 		return 20;
+	if (cut) {
+		memcpy(o + 20, p->data, 4);
+		put16(o + 24, (uint32_t)(8 + p->len));
+		put16(o + 26, 0);
+		return 28;
+	}
 	memcpy(pseudo, o + 12, 8);
 	pseudo[8] = 0;
 	pseudo[9] = 17;
@@ -118,7 +124,7 @@ static int ipv6_prefix(const struct homa_pcap_pkt *p, uint8_t *o)
 }
 
 /** homa_pcap_build_prefix() - See pcap_hdr.h. */
-int homa_pcap_build_prefix(const struct homa_pcap_pkt *p, uint16_t ip_id,
+int homa_pcap_build_prefix(const struct homa_pcap_pkt *p, uint16_t ip_id, bool cut,
 			   uint8_t out[HOMA_PCAP_MAX_PREFIX])
 {
 	bool v4 = homa_addr_is_ipv4(&p->src);
@@ -129,5 +135,5 @@ int homa_pcap_build_prefix(const struct homa_pcap_pkt *p, uint16_t ip_id,
 		return HOMA_EINVAL;
 	if (p->transport == HOMA_PCAP_UDP && p->len < 4)
 		return HOMA_EINVAL;
-	return v4 ? ipv4_prefix(p, ip_id, out) : ipv6_prefix(p, out);
+	return v4 ? ipv4_prefix(p, ip_id, cut, out) : ipv6_prefix(p, out);
 }

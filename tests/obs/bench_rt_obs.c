@@ -4,7 +4,8 @@
  * What capture and metrics cost a real socket pair (a benchmark, not a
  * test): RPC rate over loopback with capture off, capture of every packet,
  * capture cut to 128 bytes, and metrics scraped 100 times a second, arms
- * interleaved in rounds within one run; prints rates and ratios to "off".
+ * interleaved in rounds within one run; prints rates and CPU time per RPC
+ * (all threads, getrusage) and their ratios to "off".
  *   usage: bench_rt_obs [rounds] [rpcs per arm per round] [request bytes]
  */
 #include <pthread.h>
@@ -12,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -46,19 +48,38 @@ static void *scraper(void *arg)
 	return NULL;
 }
 
-/** run_arm() - Open a pair configured for @arm, run @n RPCs. Return: RPCs per second. */
-static double run_arm(int arm, int n, size_t req)
+/** cpu_s() - CPU time of the whole process (all threads), seconds. */
+static double cpu_s(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+	       (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+}
+
+/**
+ * run_arm() - Open a pair configured for @arm, run @n RPCs.
+ * @cpu_us: receives CPU microseconds per RPC (client, server and helper threads).
+ * Return: RPCs per second.
+ */
+static double run_arm(int arm, int n, size_t req, double *cpu_us)
 {
 	char spath[64], cpath[64];
 	struct homa_open_opts so, co;
+	struct homa_settings st;
 	struct rt_server srv;
 	pthread_t th;
+	int err;
 	homa_socket *c;
-	double t0, t;
+	double t0, t, c0;
 	int i;
 
+	homa_settings_default(&st);
+	st.timeout_ticks = 5000; /* a loaded machine must not abort RPCs mid-run */
 	homa_open_opts_default(&so);
 	homa_open_opts_default(&co);
+	so.settings = co.settings = &st;
 	snprintf(spath, sizeof(spath), "/tmp/bench_rt_obs_s.pcap");
 	snprintf(cpath, sizeof(cpath), "/tmp/bench_rt_obs_c.pcap");
 	if (arm == ARM_PCAP || arm == ARM_SNAP) {
@@ -70,10 +91,15 @@ static double run_arm(int arm, int n, size_t req)
 	}
 	if (arm == ARM_SCRAPE)
 		so.metrics_port = co.metrics_port = 19464;
-	if (rt_server_start(&srv, &so))
+	err = rt_server_start(&srv, &so);
+	if (err) {
+		fprintf(stderr, "server: %s\n", homa_strerror(err));
 		return -1;
+	}
 	co.bind_addr = "127.0.0.1";
-	if (homa_open(&c, &co)) {
+	err = homa_open(&c, &co);
+	if (err) {
+		fprintf(stderr, "client: %s\n", homa_strerror(err));
 		rt_server_stop(&srv);
 		return -1;
 	}
@@ -82,10 +108,16 @@ static double run_arm(int arm, int n, size_t req)
 		pthread_create(&th, NULL, scraper, (void *)(uintptr_t)19464);
 	}
 	t0 = now_s();
-	for (i = 0; i < n; i++)
-		if (rt_rpc(c, srv.port, req, 100))
+	c0 = cpu_s();
+	for (i = 0; i < n; i++) {
+		err = rt_rpc(c, srv.port, req, 100);
+		if (err) {
+			fprintf(stderr, "rpc %d: %s\n", i, homa_strerror(err));
 			break;
+		}
+	}
 	t = now_s() - t0;
+	*cpu_us = (cpu_s() - c0) * 1e6 / n;
 	if (arm == ARM_SCRAPE) {
 		atomic_store(&scraping, 0);
 		pthread_join(th, NULL);
@@ -101,23 +133,25 @@ int main(int argc, char **argv)
 {
 	int rounds = argc > 1 ? atoi(argv[1]) : 5, n = argc > 2 ? atoi(argv[2]) : 2000;
 	size_t req = argc > 3 ? (size_t)atol(argv[3]) : 1000;
-	double sum[NARMS] = {0};
+	double sum[NARMS] = {0}, cpu[NARMS] = {0};
 	int r, a;
 
 	for (r = 0; r < rounds; r++)
 		for (a = 0; a < NARMS; a++) {
-			double rate = run_arm(a, n, req);
+			double c, rate = run_arm(a, n, req, &c);
 
 			if (rate < 0) {
 				fprintf(stderr, "arm %s failed\n", arm_names[a]);
 				return 1;
 			}
 			sum[a] += rate;
+			cpu[a] += c;
 		}
 	printf("%d rounds x %d RPCs per arm, request %zu bytes, response 100 bytes\n",
 	       rounds, n, req);
 	for (a = 0; a < NARMS; a++)
-		printf("%-24s %10.0f RPC/s  %.3fx of off\n", arm_names[a], sum[a] / rounds,
-		       sum[a] / sum[ARM_OFF]);
+		printf("%-24s %10.0f RPC/s  %.3fx of off   %7.1f CPU us/RPC  %.3fx of off\n",
+		       arm_names[a], sum[a] / rounds, sum[a] / sum[ARM_OFF], cpu[a] / rounds,
+		       cpu[a] / cpu[ARM_OFF]);
 	return 0;
 }
