@@ -245,7 +245,8 @@ int homa_send(homa_socket *s, const struct sockaddr *dst, const void *buf,
  * HOMA_EINVAL (NULL @out, flags 0 or unknown bits, a non-zero @id
  * without HOMA_RECV_RESPONSE, HOMA_RECV_REQUEST on a non-server socket);
  * HOMA_ENOTFOUND (@id is not an outstanding RPC of this socket);
- * HOMA_ESHUTDOWN (socket closed).
+ * HOMA_ESHUTDOWN (socket closed); HOMA_ENOMEM (the message could not be
+ * tracked and was dropped).
  */
 int homa_recv(homa_socket *s, int flags, uint64_t id, int64_t timeout_ns,
 	      struct homa_message *out);

@@ -111,3 +111,12 @@ void homa_rt_idset_free(struct rt_idset *s)
 	free(s->slots);
 	*s = (struct rt_idset){0};
 }
+
+/** homa_rt_idset_foreach() - See rt.h. */
+void homa_rt_idset_foreach(const struct rt_idset *s, void (*fn)(uint64_t id, void *ctx),
+			   void *ctx)
+{
+	for (size_t i = 0; i < s->cap; i++)
+		if (s->slots[i] != EMPTY && s->slots[i] != DELETED)
+			fn(s->slots[i], ctx);
+}

@@ -44,6 +44,7 @@ void homa_message_release(struct homa_message *m)
 	rt = homa_rt_get(m->priv[0]);
 	if (rt) {
 		homa_rt_lock(rt);
+		homa_rt_idset_del(&rt->held, (uint64_t)(uintptr_t)m->priv[1]);
 		homa_engine_msg_release(rt->engine, m->priv[1]);
 		if (rt->space_waiters)
 			pthread_cond_broadcast(&rt->space_cond);

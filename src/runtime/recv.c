@@ -45,6 +45,12 @@ static int fill_message(struct homa_rt *rt, homa_socket *s,
 		out->length = homa_msg_length(ev->msg);
 		out->priv[0] = s;
 		out->priv[1] = ev->msg;
+		/* remembered so homa_close() can free it if never released */
+		if (homa_rt_idset_add(&rt->held, (uint64_t)(uintptr_t)ev->msg)) {
+			homa_engine_msg_release(rt->engine, ev->msg);
+			memset(out, 0, sizeof(*out));
+			return HOMA_ENOMEM;
+		}
 	}
 	if (ev->type == HOMA_EV_RESPONSE && ev->start_ns)
 		out->rtt_ns = homa_rt_now() - ev->start_ns;

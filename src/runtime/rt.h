@@ -65,6 +65,7 @@ struct homa_rt {
 	size_t nready;
 	struct rt_waiter *waiters;
 	struct rt_idset ids;
+	struct rt_idset held;       /**< messages handed to the application (homa_msg *) */
 	pthread_cond_t space_cond;  /**< senders waiting for buffer space */
 	int space_waiters;
 	bool poller_active;         /**< polled mode: a thread drives I/O */
@@ -151,6 +152,9 @@ int homa_rt_idset_add(struct rt_idset *s, uint64_t id);
 bool homa_rt_idset_has(const struct rt_idset *s, uint64_t id);
 /** homa_rt_idset_del() - Remove @id if present. */
 void homa_rt_idset_del(struct rt_idset *s, uint64_t id);
+/** homa_rt_idset_foreach() - Call @fn for every id in the set. */
+void homa_rt_idset_foreach(const struct rt_idset *s, void (*fn)(uint64_t id, void *ctx),
+			   void *ctx);
 /** homa_rt_idset_free() - Free the set's memory. */
 void homa_rt_idset_free(struct rt_idset *s);
 

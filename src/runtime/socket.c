@@ -78,12 +78,19 @@ static void init_sync(struct homa_rt *rt)
 	rt->kick_fd = rt->ready_fd = rt->poll_epfd = rt->timer_fd = -1;
 }
 
+/** release_held() - Free a message the application never released. */
+static void release_held(uint64_t msg, void *rt)
+{
+	homa_engine_msg_release(((struct homa_rt *)rt)->engine, (homa_msg *)(uintptr_t)msg);
+}
+
 /** rt_free() - Free everything @rt owns (any part may be missing). */
 static void rt_free(struct homa_rt *rt)
 {
 	homa_rt_obs_close(rt);
 	if (rt->engine) {
 		homa_rt_drop_queue(rt);
+		homa_rt_idset_foreach(&rt->held, release_held, rt);
 		homa_engine_free(rt->engine);
 	}
 	homa_driver_close(rt->drv);
@@ -95,6 +102,7 @@ static void rt_free(struct homa_rt *rt)
 	free(rt->tx_bufs);
 	free(rt->tx_pkts);
 	homa_rt_idset_free(&rt->ids);
+	homa_rt_idset_free(&rt->held);
 	pthread_cond_destroy(&rt->space_cond);
 	pthread_mutex_destroy(&rt->lock);
 	pthread_mutex_destroy(&rt->tx_lock);
