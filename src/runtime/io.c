@@ -52,8 +52,12 @@ int homa_rt_input(struct homa_rt *rt)
 		homa_rt_lock(rt);
 		uint64_t now = homa_rt_now();
 
-		for (int i = 0; i < n; i++)
-			homa_engine_input(rt->engine, &rx[i].src, rx[i].data, rx[i].len, now);
+		for (int i = 0; i < n; i++) {
+			int r = homa_engine_input(rt->engine, &rx[i].src, rx[i].data, rx[i].len, now);
+
+			if (r < 0)
+				homa_rt_obs_drop(rt, &rx[i].src, r);
+		}
 		homa_rt_collect(rt);
 		homa_rt_unlock(rt);
 		homa_rt_flush(rt);

@@ -74,6 +74,24 @@ void homa_rt_obs_rx(struct homa_rt *rt, const struct homa_io_rx *pkts, int n)
 	}
 }
 
+/** homa_rt_obs_drop() - See observe.h. */
+void homa_rt_obs_drop(struct homa_rt *rt, const homa_addr *src, int code)
+{
+	int reason = -code - HOMA_INPUT_DROPPED;
+	char a[64];
+
+	if (reason < 0 || reason >= HOMA_DROP_REASONS)
+		return;
+	/* the arguments are only evaluated when the level is enabled */
+	if (reason <= HOMA_DROP_BAD_OFFSET)
+		HOMA_LOG_WARN("port %s: dropped a malformed packet from %s (%s)",
+			      rt->obs.endpoint, homa_addr_format(src, a, sizeof(a)),
+			      homa_drop_reason_name(reason));
+	else
+		HOMA_LOG_DEBUG("port %s: dropped a packet from %s (%s)", rt->obs.endpoint,
+			       homa_addr_format(src, a, sizeof(a)), homa_drop_reason_name(reason));
+}
+
 /** The driver and runtime counters exported next to the engine's. */
 #define IO_COUNTER(field, help) {"io_" #field, help, offsetof(struct homa_io_counters, field)}
 static const struct {

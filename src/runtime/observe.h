@@ -41,6 +41,14 @@ void homa_rt_obs_tx(struct homa_rt *rt, const struct homa_io_tx *pkts, int n);
 void homa_rt_obs_rx(struct homa_rt *rt, const struct homa_io_rx *pkts, int n);
 
 /**
+ * homa_rt_obs_drop() - Log a packet the engine dropped (@code is
+ * homa_engine_input()'s negative result): malformed packets (truncated,
+ * bad type, bad field, bad offset) at warn level, other drops at debug;
+ * rate-limited per call site, so a flood costs a few lines.
+ */
+void homa_rt_obs_drop(struct homa_rt *rt, const homa_addr *src, int code);
+
+/**
  * homa_rt_obs_close() - Leave the metrics listener (waits for a scrape in
  * progress) and close the capture. Call without rt->lock held, before the
  * engine and driver are freed. Safe on a socket that never opened any.

@@ -247,9 +247,68 @@ static void rt_metrics__known_pattern_adds_up(void **state)
 	assert_null(http_exchange(mport, "GET /metrics HTTP/1.1\r\n\r\n", 26));
 }
 
+/** Messages the log sink received. */
+static struct {
+	int n, level;
+	char last[600];
+} logged;
+
+static uint64_t log_now = 1000000000;
+
+/** fixed_clock() - The log's clock in this test: moves only when the test says. */
+static uint64_t fixed_clock(void)
+{
+	return log_now;
+}
+
+/** log_sink() - Record what the runtime logs. */
+static void log_sink(void *arg, int level, const char *file, int line, const char *msg)
+{
+	logged.n++;
+	logged.level = level;
+	snprintf(logged.last, sizeof(logged.last), "%s", msg);
+}
+
+/**
+ * rt_metrics__malformed_flood_rate_limited() - 100 truncated packets give
+ * 10 warnings (the burst), not 100; the next one after the limit lifts
+ * reports the 90 it suppressed.
+ */
+static void rt_metrics__malformed_flood_rate_limited(void **state)
+{
+	struct homa_open_opts so;
+	struct rt_server srv;
+	uint8_t b[64] = {0};
+	int i;
+
+	homa_log_set_clock(fixed_clock);
+	homa_log_set_sink(log_sink, NULL);
+	homa_log_set_rate(10, 1);
+	homa_open_opts_default(&so);
+	assert_int_equal(rt_server_start(&srv, &so), 0);
+	for (i = 0; i < 100; i++)
+		inject(40998, srv.port, b, 12);
+	for (i = 0; i < 500 && drops_total(srv.s) < 100; i++)
+		usleep(10000);
+	assert_int_equal(drops_total(srv.s), 100);
+	assert_int_equal(logged.n, 10);
+	assert_int_equal(logged.level, HOMA_LOG_WARN);
+	assert_non_null(strstr(logged.last, "malformed packet from 127.0.0.1 (truncated)"));
+	log_now += 3000000000ull;
+	inject(40998, srv.port, b, 12);
+	for (i = 0; i < 500 && logged.n < 11; i++)
+		usleep(10000);
+	assert_int_equal(logged.n, 11);
+	assert_non_null(strstr(logged.last, "(90 similar messages suppressed)"));
+	rt_server_stop(&srv);
+	homa_log_set_sink(NULL, NULL);
+	homa_log_set_clock(NULL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(rt_metrics__malformed_flood_rate_limited),
 		cmocka_unit_test(rt_metrics__known_pattern_adds_up),
 	};
 
