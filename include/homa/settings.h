@@ -47,7 +47,9 @@ struct homa_settings {
 	uint32_t timeout_ticks;    /**< silent ticks before the RPC is aborted (100) */
 	uint32_t request_ack_ticks;/**< ticks before a server sends NEED_ACK (2) */
 	uint64_t max_message;      /**< longest message accepted or sent (64 MiB) */
-	uint64_t max_rx_buffered;  /**< cap on buffered incoming bytes + RPC state (256 MiB) */
+	uint64_t max_rx_buffered;  /**< cap on buffered incoming bytes + RPC state (256 MiB); keep it
+				    *   above the largest message you expect to receive plus max_incoming:
+				    *   a message that cannot fit never completes */
 	uint64_t max_tx_buffered;  /**< cap on queued outgoing message bytes (256 MiB) */
 	uint32_t max_rpcs;         /**< cap on live RPCs (client + server) (65536) */
 	bool start_msg;            /**< announce scheduled messages with START_MSG (false) */

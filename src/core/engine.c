@@ -43,6 +43,7 @@ int homa_engine_new(homa_engine **out, const struct homa_settings *s,
 	homa_list_init(&e->grantable);
 	homa_list_init(&e->tx_list);
 	homa_list_init(&e->events);
+	homa_list_init(&e->delivered);
 	homa_list_init(&e->spare_events);
 	homa_cutoffs_init(e);
 	if (homa_table_init(e, &e->rpcs, 64) || homa_table_init(e, &e->handles, 64) ||
@@ -65,6 +66,8 @@ void homa_engine_free(homa_engine *e)
 		homa_rpc_free(e, homa_container_of(e->all_rpcs.next, struct homa_rpc, all_link));
 	while (homa_engine_next_event(e, &ev))
 		homa_engine_msg_release(e, ev.msg);
+	while (!homa_list_empty(&e->delivered))
+		homa_engine_msg_release(e, homa_container_of(e->delivered.next, struct homa_msg, link));
 	homa_peers_free_all(e);
 	if (e->rpcs.buckets)
 		homa_table_destroy(e, &e->rpcs);

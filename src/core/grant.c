@@ -188,6 +188,8 @@ void homa_grant_check(homa_engine *e)
 
 		if (r->peer->grant_gen == gen)
 			continue;
+		if (r->in.granted >= r->in.length)
+			continue; /* nothing left to grant: its peer's next message may go */
 		if (r->probes)
 			continue; /* silent since our RESEND: its peer's next message may go */
 		r->peer->grant_gen = gen;

@@ -129,6 +129,8 @@ static void message_complete(homa_engine *e, struct homa_rpc *rpc)
 	if (homa_rpc_event(e, rpc, &ev)) {
 		e->rx_buffered -= ev.msg->charged;
 		homa_msg_free(e, ev.msg);
+	} else {
+		homa_list_add_tail(&e->delivered, &ev.msg->link);
 	}
 	if (homa_is_client_id(rpc->id))
 		homa_rpc_free(e, rpc);

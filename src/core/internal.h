@@ -35,6 +35,7 @@ struct homa_msg {
 	uint32_t nchunks;
 	uint8_t **chunks;     /**< nchunks pointers; NULL until first written */
 	uint64_t charged;     /**< bytes charged to the engine's rx or tx budget */
+	struct homa_link link; /**< on engine.delivered once handed to the application */
 };
 
 /** A hole in a partially received message: bytes [start, end) missing. */
@@ -178,6 +179,7 @@ struct homa_engine {
 	struct homa_link grantable;  /**< incoming scheduled messages, fewest bytes left first */
 	struct homa_link tx_list;    /**< messages with something to send, fewest bytes left first */
 	struct homa_link events;
+	struct homa_link delivered;  /**< messages handed out and not yet released */
 	uint32_t nevents;
 	/**
 	 * Event nodes reserved at RPC creation, one per RPC that has not yet

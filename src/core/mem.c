@@ -56,6 +56,7 @@ struct homa_msg *homa_msg_new(homa_engine *e, uint32_t length)
 
 	if (!m)
 		return NULL;
+	homa_list_init(&m->link);
 	m->length = length;
 	m->nchunks = (uint32_t)(((uint64_t)length + HOMA_CHUNK - 1) >> HOMA_CHUNK_SHIFT);
 	m->chunks = homa_mem_zalloc(e, m->nchunks * sizeof(uint8_t *));
@@ -133,6 +134,7 @@ void homa_msg_free(homa_engine *e, struct homa_msg *m)
 
 	if (!m)
 		return;
+	homa_list_del(&m->link);
 	for (i = 0; i < m->nchunks; i++)
 		homa_mem_free(e, m->chunks[i], chunk_len(m->length, i));
 	homa_mem_free(e, m->chunks, m->nchunks * sizeof(uint8_t *));

@@ -2,7 +2,7 @@
 /**
  * @file timer.c
  * The once-per-tick scan: RESENDs for missing data (at most one per peer
- * per tick, rotating among that peer's RPCs), keepalive grants, NEED_ACK
+ * per tick, rotating among that peer's RPCs), NEED_ACK
  * for finished server RPCs, START_MSG repeats, and timeouts that abort
  * RPCs and mark their peer dead. An RPC times out when it was silent for
  * timeout_ticks and either its peer was silent as long, or the RPC's own
@@ -34,8 +34,8 @@ static bool waiting(const struct homa_rpc *rpc)
 		return false;
 	if (rpc->state == RPC_IN_SERVICE)
 		return false;
-	if (!homa_is_client_id(rpc->id) && rpc->state == RPC_INCOMING && rpc->in.msg)
-		return rpc->in.received < rpc->in.granted || rpc->in.granted >= rpc->in.length;
+	if (rpc->state == RPC_INCOMING && rpc->in.msg)
+		return rpc->in.received < rpc->in.granted;
 	return true;
 }
 
@@ -63,7 +63,6 @@ static void count_probe(struct homa_rpc *rpc)
 /**
  * probe() - Ask @rpc's peer for what we miss: the first hole of the
  * incoming message, or (client, nothing received yet) the response's start;
- * a receiver withholding grants repeats its latest GRANT as a keepalive;
  * a server with a fully sent reply asks for an ack, one whose reply waits
  * for grants asks whether the client is still there. RESEND and NEED_ACK
  * must be answered by a live peer process, so they count in rpc->probes.
@@ -93,13 +92,11 @@ static bool probe(homa_engine *e, struct homa_rpc *rpc)
 		count_probe(rpc);
 		return true;
 	}
-	if (homa_msgin_first_gap(&rpc->in, &start, &end)) {
-		homa_ctl_resend(e, rpc, start, end - start);
-		count_probe(rpc);
-		return true;
-	}
-	homa_ctl_grant(e, rpc, rpc->in.granted, rpc->in.priority);
-	return false;
+	if (!homa_msgin_first_gap(&rpc->in, &start, &end))
+		return false;
+	homa_ctl_resend(e, rpc, start, end - start);
+	count_probe(rpc);
+	return true;
 }
 
 /** start_repeat() - Repeat a START_MSG that no GRANT or BUSY answered. */
