@@ -16,12 +16,27 @@ bench_bin() {
 # Prints the homa-bench transport flags of ARM; exits on an unknown arm.
 arm_flags() {
   case "$1" in
-    homa) echo "--transport homa --homa-link-gbps $(gbps_of "$TB_RATE_MBIT")" ;;
+    homa) echo "--transport homa --homa-link-gbps $(gbps_of "$TB_RATE_MBIT") $(homa_window_flags) $TB_HOMA_FLAGS" ;;
     tcp-cubic) echo "--transport tcp --cc cubic" ;;
     tcp-bbr) echo "--transport tcp --cc bbr" ;;
     tcp) echo "--transport tcp" ;;
     *) die "unknown arm $1 (homa, tcp-cubic, tcp-bbr)" ;;
   esac
+}
+
+# Prints Homa's window flags sized to the link: unscheduled bytes about
+# TB_HOMA_UNSCHED_US of link time (at least two packets), max_incoming about
+# TB_HOMA_INCOMING_US (kept under the engine's 5 ms RESEND timer, so
+# granted data never waits in a switch queue longer than that). A value of
+# 0 for either leaves the engine's default (sized for 25 Gbps).
+homa_window_flags() {
+  awk -v m="$TB_RATE_MBIT" -v u="$TB_HOMA_UNSCHED_US" -v i="$TB_HOMA_INCOMING_US" -v p="$TB_MTU" 'BEGIN {
+    bpus = m / 8                       # bytes per microsecond
+    un = int(bpus * u); if (un < 2 * (p - 28)) un = 2 * (p - 28)
+    inc = int(bpus * i); if (inc < 2 * un) inc = 2 * un
+    if (u > 0) printf "--homa-unsched-bytes %d ", un
+    if (i > 0) printf "--homa-max-incoming %d", inc
+  }'
 }
 
 # Prints the homa-bench --workload value of WL: W4 and W5 capped at
