@@ -99,18 +99,25 @@ static bool probe(homa_engine *e, struct homa_rpc *rpc)
 	return true;
 }
 
-/** start_repeat() - Repeat a START_MSG that no GRANT or BUSY answered. */
-static void start_repeat(homa_engine *e, struct homa_rpc *rpc)
+/**
+ * start_repeat() - For a message announced by START_MSG and not granted
+ * yet, the START_MSG is the probe: repeat it every resend_ticks silent
+ * ticks (each repeat counts as an unanswered probe until GRANT or BUSY).
+ * Return: true if @rpc is waiting for its first grant (no other probe).
+ */
+static bool start_repeat(homa_engine *e, struct homa_rpc *rpc)
 {
 	struct homa_msgout *out = &rpc->out;
 
-	if (!out->start_sent || out->granted > 0 || out->start_pending || !out->msg)
-		return;
-	if (++out->start_ticks < e->s.resend_ticks)
-		return;
+	if (!out->start_sent || out->granted > 0 || !out->msg)
+		return false;
+	if (out->start_pending || ++out->start_ticks < e->s.resend_ticks)
+		return true;
 	out->start_pending = true;
+	count_probe(rpc);
 	e->st.start_msgs_resent++;
 	homa_tx_update(e, rpc);
+	return true;
 }
 
 /**
@@ -130,7 +137,6 @@ static bool check_rpc(homa_engine *e, struct homa_rpc *rpc)
 	struct homa_peer *peer = rpc->peer;
 	uint32_t first;
 
-	start_repeat(e, rpc);
 	if (!waiting(rpc)) {
 		homa_rpc_heard(rpc);
 		return false;
@@ -141,6 +147,9 @@ static bool check_rpc(homa_engine *e, struct homa_rpc *rpc)
 		timeout(e, rpc);
 		return false;
 	}
+	/* after the silence count: our own START_MSG repeat is not a sign of life */
+	if (start_repeat(e, rpc))
+		return false;
 	first = rpc->state == RPC_DONE ? e->s.request_ack_ticks : e->s.resend_ticks;
 	if (rpc->silent_ticks < first || rpc->silent_ticks < rpc->resend_at)
 		return false;

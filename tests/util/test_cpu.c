@@ -19,6 +19,7 @@ static void spin(enum homa_cpu_who who, int64_t us)
 	while (homa_cpu_now_us(who) - start < us)
 		for (int i = 0; i < 10000; i++)
 			x += i;
+	(void)x;
 }
 
 /** Burning CPU shows up in the process and thread meters. */

@@ -196,7 +196,8 @@ static int tcp_client_wait(void *ctx, uint64_t deadline_ns, struct bench_done *o
 			break;
 	}
 	int k = (int)(c->ndone < (size_t)max ? c->ndone : (size_t)max);
-	memcpy(out, c->done, (size_t)k * sizeof(*out));
+	if (k)
+		memcpy(out, c->done, (size_t)k * sizeof(*out));
 	memmove(c->done, c->done + k, (c->ndone - (size_t)k) * sizeof(*out));
 	c->ndone -= (size_t)k;
 	if (k == 0 && c->err)
