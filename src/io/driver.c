@@ -31,3 +31,14 @@ void homa_driver_close(struct homa_driver *d)
 	if (d)
 		d->ops->close(d);
 }
+
+/** homa_driver_set_bufs() - See driver.h. */
+void homa_driver_set_bufs(int fd)
+{
+	int v = HOMA_DRIVER_SOCKBUF;
+
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &v, sizeof(v)) < 0)
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &v, sizeof(v));
+	if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &v, sizeof(v)) < 0)
+		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &v, sizeof(v));
+}

@@ -105,6 +105,16 @@ int homa_driver_open(int kind, const struct homa_driver_config *cfg,
 /** homa_driver_close() - Close @d (NULL is ignored). */
 void homa_driver_close(struct homa_driver *d);
 
+/** Socket buffer size the drivers ask for (both directions). */
+#define HOMA_DRIVER_SOCKBUF (8 << 20)
+
+/**
+ * homa_driver_set_bufs() - Ask for HOMA_DRIVER_SOCKBUF-byte socket buffers
+ * on @fd, forcing past the sysctl caps when privileged (otherwise the
+ * kernel's cap applies; never fails).
+ */
+void homa_driver_set_bufs(int fd);
+
 /** homa_udp_open() - The UDP driver (see homa_driver_open()). */
 int homa_udp_open(const struct homa_driver_config *cfg, struct homa_driver **out);
 

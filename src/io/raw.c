@@ -24,8 +24,6 @@
 #include "driver.h"
 #include "homa/wire.h"
 
-/** Socket buffer size asked for. */
-#define RAW_SOCKBUF (8 << 20)
 /** Room for the longest IPv4 header in front of each received packet. */
 #define RAW_IPV4_HDR_MAX 60
 
@@ -70,7 +68,6 @@ static int reserve_port(const struct homa_driver_config *cfg, uint16_t *port)
 static int open_raw(const struct homa_driver_config *cfg)
 {
 	struct sockaddr_storage a = cfg->bind;
-	int v = RAW_SOCKBUF;
 	int fd = socket(a.ss_family, SOCK_RAW | SOCK_CLOEXEC, HOMA_IPPROTO);
 
 	if (fd < 0) {
@@ -91,10 +88,7 @@ static int open_raw(const struct homa_driver_config *cfg)
 		close(fd);
 		return err;
 	}
-	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &v, sizeof(v)) < 0)
-		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &v, sizeof(v));
-	if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &v, sizeof(v)) < 0)
-		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &v, sizeof(v));
+	homa_driver_set_bufs(fd);
 	return fd;
 }
 

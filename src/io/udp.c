@@ -25,8 +25,6 @@
 #define UDP_GRO 104
 #endif
 
-/** Socket buffer size asked for (the kernel may cap it). */
-#define UDP_SOCKBUF (8 << 20)
 /** Receive buffer size with UDP_GRO: a whole coalesced super-packet. */
 #define UDP_GRO_BUF 65536
 
@@ -38,20 +36,6 @@ struct udp_driver {
 	struct homa_io_rx *pkts;  /**< what recv() returns */
 	size_t max_pkts;
 };
-
-/**
- * set_bufs() - Ask for large socket buffers, forcing past the sysctl caps
- * when privileged.
- */
-static void set_bufs(int fd)
-{
-	int v = UDP_SOCKBUF;
-
-	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &v, sizeof(v)) < 0)
-		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &v, sizeof(v));
-	if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &v, sizeof(v)) < 0)
-		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &v, sizeof(v));
-}
 
 /**
  * probe_gso() - True if the kernel accepts UDP_SEGMENT on @fd.
@@ -205,7 +189,7 @@ int homa_udp_open(const struct homa_driver_config *cfg, struct homa_driver **out
 	d->base.family = cfg->bind.ss_family;
 	d->base.maps_v4 = true;
 	homa_io_addr_from_sockaddr((const struct sockaddr *)&cfg->bind, &d->base.local, NULL);
-	set_bufs(fd);
+	homa_driver_set_bufs(fd);
 	enable_offloads(d, cfg->offload);
 	buf = d->base.gro ? UDP_GRO_BUF : cfg->max_packet;
 	d->max_pkts = (size_t)cfg->batch * (d->base.gro ? HOMA_IO_GSO_MAX_SEGS : 1);
