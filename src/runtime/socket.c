@@ -267,19 +267,35 @@ int homa_fd(homa_socket *s)
 	return fd;
 }
 
-/** homa_set_settings() - See homa.h. */
-int homa_set_settings(homa_socket *s, const struct homa_settings *st)
+/**
+ * acquire() - Validate @s and a required pointer argument @arg, and take a
+ * reference on the socket (drop it with homa_rt_put()).
+ * Return: 0 with *@rtp set; HOMA_EINVAL if @s or @arg is NULL;
+ * HOMA_ESHUTDOWN if the socket is closed.
+ */
+static int acquire(homa_socket *s, const void *arg, struct homa_rt **rtp)
 {
 	struct homa_rt *rt = s ? homa_rt_get(s) : NULL;
-	int err;
 
-	if (!s || !st) {
+	if (!s || !arg) {
 		if (rt)
 			homa_rt_put(rt);
 		return HOMA_EINVAL;
 	}
 	if (!rt)
 		return HOMA_ESHUTDOWN;
+	*rtp = rt;
+	return 0;
+}
+
+/** homa_set_settings() - See homa.h. */
+int homa_set_settings(homa_socket *s, const struct homa_settings *st)
+{
+	struct homa_rt *rt;
+	int err = acquire(s, st, &rt);
+
+	if (err)
+		return err;
 	homa_rt_lock(rt);
 	err = st->mtu > rt->pkt_cap ? HOMA_EINVAL : homa_engine_set_settings(rt->engine, st);
 	homa_rt_unlock(rt);
@@ -290,15 +306,11 @@ int homa_set_settings(homa_socket *s, const struct homa_settings *st)
 /** homa_socket_stats() - See homa.h. */
 int homa_socket_stats(homa_socket *s, struct homa_stats *out)
 {
-	struct homa_rt *rt = s ? homa_rt_get(s) : NULL;
+	struct homa_rt *rt;
+	int err = acquire(s, out, &rt);
 
-	if (!s || !out) {
-		if (rt)
-			homa_rt_put(rt);
-		return HOMA_EINVAL;
-	}
-	if (!rt)
-		return HOMA_ESHUTDOWN;
+	if (err)
+		return err;
 	homa_rt_lock(rt);
 	homa_engine_stats(rt->engine, out);
 	homa_rt_unlock(rt);
@@ -309,15 +321,11 @@ int homa_socket_stats(homa_socket *s, struct homa_stats *out)
 /** homa_io_stats() - See homa.h. Driver counters are read without locks. */
 int homa_io_stats(homa_socket *s, struct homa_io_stats *out)
 {
-	struct homa_rt *rt = s ? homa_rt_get(s) : NULL;
+	struct homa_rt *rt;
+	int err = acquire(s, out, &rt);
 
-	if (!s || !out) {
-		if (rt)
-			homa_rt_put(rt);
-		return HOMA_EINVAL;
-	}
-	if (!rt)
-		return HOMA_ESHUTDOWN;
+	if (err)
+		return err;
 	const struct homa_io_counters *c = &rt->drv->c;
 
 	*out = (struct homa_io_stats){
