@@ -20,11 +20,17 @@
 #define FP_MAX_HELD 16
 #define FP_PKT_CAP 9100
 
-/** One packet on the wire. */
+/**
+ * One packet on the wire, a slot of the world's packet pool. Under ASan
+ * everything around the packet's @len bytes is poisoned (the guard before
+ * them, the unused tail after them, the whole slot while it is free), so a
+ * read outside the packet is caught exactly as with a malloc of @len bytes.
+ */
 struct fp_pkt {
 	int from;            /**< 0 = client, 1 = server */
 	uint64_t due;        /**< earliest delivery time */
 	uint32_t len;
+	_Alignas(16) uint8_t guard[16]; /**< always poisoned */
 	uint8_t bytes[FP_PKT_CAP];
 };
 
@@ -50,13 +56,17 @@ struct fp_world {
 	uint64_t now;
 	struct fp_req req[FP_MAX_REQ];
 	int nreq;
-	struct fp_pkt *net[FP_MAX_INFLIGHT];
+	struct fp_pkt *net[FP_MAX_INFLIGHT];  /**< on the wire, from the pool */
 	int nnet;
+	struct fp_pkt *spare[FP_MAX_INFLIGHT]; /**< free pool slots */
+	int nspare;
 	uint64_t held[FP_MAX_HELD];   /**< server handles awaiting a reply */
 	uint64_t held_serial[FP_MAX_HELD];
 	int nheld;
 	uint8_t buf[FP_PKT_CAP];
 	uint8_t msg[1 << 18];
+	bool pool_poisoned;  /**< pool slots poisoned once (kept across inputs) */
+	struct fp_pkt pool[FP_MAX_INFLIGHT];
 };
 
 /** fp_req_seed() - Pattern of request @serial. */
@@ -76,6 +86,7 @@ void fp_pump(struct fp_world *w, int from, int n);
 void fp_deliver(struct fp_world *w, int n);
 void fp_timers(struct fp_world *w);
 bool fp_settle_step(struct fp_world *w);
+void fp_net_init(struct fp_world *w);
 void fp_net_free(struct fp_world *w);
 
 #endif

@@ -6,22 +6,48 @@
  * queued packets are delivered in an input-chosen order (reordering).
  * fp_settle_step() runs a perfect network to let every RPC finish.
  */
+#include <sanitizer/asan_interface.h>
 #include <stddef.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "fuzz_pair.h"
+
+/**
+ * fp_net_init() - Empty wire, every pool slot free. Called once per
+ * input, after the world was reset. The slots are poisoned (under ASan)
+ * the first time; after that slot_free() keeps every free slot poisoned.
+ */
+void fp_net_init(struct fp_world *w)
+{
+	int i;
+
+	w->nnet = 0;
+	w->nspare = FP_MAX_INFLIGHT;
+	for (i = 0; i < FP_MAX_INFLIGHT; i++) {
+		w->spare[i] = &w->pool[i];
+		if (!w->pool_poisoned)
+			ASAN_POISON_MEMORY_REGION(w->pool[i].guard,
+						  sizeof(w->pool[i].guard) + FP_PKT_CAP);
+	}
+	w->pool_poisoned = true;
+}
+
+/** slot_free() - Give packet @p's slot back to the pool (poisoned again). */
+static void slot_free(struct fp_world *w, struct fp_pkt *p)
+{
+	ASAN_POISON_MEMORY_REGION(p->bytes, p->len);
+	w->spare[w->nspare++] = p;
+}
 
 /** enqueue() - Put a copy of @len bytes from engine @from on the wire, due at @due. */
 static void enqueue(struct fp_world *w, int from, const uint8_t *b, uint32_t len, uint64_t due)
 {
 	struct fp_pkt *p;
 
-	if (w->nnet == FP_MAX_INFLIGHT)
+	if (w->nnet == FP_MAX_INFLIGHT || len > FP_PKT_CAP)
 		return; /* a full switch drops */
-	p = malloc(offsetof(struct fp_pkt, bytes) + len); /* header plus the bytes in use */
-	if (!p)
-		abort();
+	p = w->spare[--w->nspare];
+	ASAN_UNPOISON_MEMORY_REGION(p->bytes, len); /* exactly the bytes in use */
 	p->from = from;
 	p->due = due;
 	p->len = len;
@@ -72,7 +98,7 @@ static void deliver_at(struct fp_world *w, int i)
 	r = homa_engine_input(w->e[to], &w->addr[p->from], p->bytes, p->len, w->now);
 	if (r != 0 && r > -HOMA_INPUT_DROPPED)
 		fz_fail("input returned %d", r);
-	free(p);
+	slot_free(w, p);
 }
 
 /**
@@ -161,5 +187,5 @@ bool fp_settle_step(struct fp_world *w)
 void fp_net_free(struct fp_world *w)
 {
 	while (w->nnet)
-		free(w->net[--w->nnet]);
+		slot_free(w, w->net[--w->nnet]);
 }

@@ -33,4 +33,11 @@ int fz_pattern_match(const uint8_t *p, uint64_t seed, uint64_t off, size_t len);
  */
 int fz_msg_matches(const homa_msg *m, uint64_t seed, size_t len);
 
+/**
+ * fz_msg_matches_from() - Like fz_msg_matches(), but only bytes
+ * [@from, @len) are checked against the pattern (the caller checks the
+ * first @from bytes itself); the message length must still be @len.
+ */
+int fz_msg_matches_from(const homa_msg *m, uint64_t seed, size_t from, size_t len);
+
 #endif

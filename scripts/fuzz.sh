@@ -9,6 +9,13 @@
 set -eu
 cd "$(dirname "$0")/.."
 TARGETS="wire engine pair"
+# ASan holds freed blocks in a quarantine to catch use after free. 32 MB
+# instead of the default 256 MB still spans many inputs' worth of frees
+# (an input's engines hold at most a few MB) and spares the page faults of
+# always touching fresh memory: with it the pair target runs about 2x
+# faster (docs/HARDENING.md). A caller's ASAN_OPTIONS wins.
+: "${ASAN_OPTIONS:=quarantine_size_mb=32}"
+export ASAN_OPTIONS
 
 build() {
 	dir=$1
