@@ -69,32 +69,60 @@ int homa_rt_input(struct homa_rt *rt)
 }
 
 /**
+ * arm_wait() - Point rt->wait_tfd at the absolute time @until (UINT64_MAX:
+ * disarm) unless it already is. Programming a timer is costly (on a
+ * virtual machine it leaves the guest), and the engine's deadline is
+ * mostly its next tick, the same across many waits, so a timerfd armed
+ * only when the deadline moves replaces a timeout on every ppoll().
+ * Only the thread in the waiting role calls this.
+ */
+static void arm_wait(struct homa_rt *rt, uint64_t until)
+{
+	struct itimerspec its = {0};
+
+	if (until == rt->wait_armed)
+		return;
+	rt->wait_armed = until;
+	if (until != UINT64_MAX)
+		its.it_value = homa_rt_timespec(until ? until : 1);
+	timerfd_settime(rt->wait_tfd, TFD_TIMER_ABSTIME, &its, NULL);
+}
+
+/** drain_fd() - Read and discard an eventfd's or timerfd's count. */
+static void drain_fd(int fd)
+{
+	uint64_t v;
+
+	if (read(fd, &v, sizeof(v)) < 0)
+		return;
+}
+
+/**
  * wait_packets() - Sleep until a packet arrives, the kick eventfd fires
  * or the absolute time @until passes (a past @until only checks).
  * Return: true if packets are waiting.
  */
 static bool wait_packets(struct homa_rt *rt, uint64_t until)
 {
-	struct pollfd p[2] = {{.fd = rt->drv->fd, .events = POLLIN},
-			      {.fd = rt->kick_fd, .events = POLLIN}};
-	uint64_t now = homa_rt_now();
-	struct timespec ts = homa_rt_timespec(until > now ? until - now : 0);
+	struct pollfd p[3] = {{.fd = rt->drv->fd, .events = POLLIN},
+			      {.fd = rt->kick_fd, .events = POLLIN},
+			      {.fd = rt->wait_tfd, .events = POLLIN}};
+	struct timespec zero = {0, 0};
+	bool past = until <= homa_rt_now();
 
-	if (ppoll(p, 2, until == UINT64_MAX ? NULL : &ts, NULL) <= 0)
+	if (!past)
+		arm_wait(rt, until);
+	if (ppoll(p, 3, past ? &zero : NULL, NULL) <= 0)
 		return false;
-	if (p[1].revents & POLLIN) {
-		uint64_t v;
-
-		if (read(rt->kick_fd, &v, sizeof(v)) < 0)
-			return p[0].revents & POLLIN;
+	if (p[1].revents & POLLIN)
+		drain_fd(rt->kick_fd);
+	if (p[2].revents & POLLIN) {
+		drain_fd(rt->wait_tfd);
+		rt->wait_armed = UINT64_MAX;  /* a fired one-shot timer is off */
 	}
 	return p[0].revents & POLLIN;
 }
 
-/**
- * next_wake() - Under rt->lock: the engine's next deadline, published in
- * rt->wake_at so flushing threads know whether to kick.
- */
 static uint64_t next_wake(struct homa_rt *rt, uint64_t limit)
 {
 	uint64_t d;

@@ -83,6 +83,8 @@ struct homa_rt {
 	pthread_t thread;
 	bool thread_started;
 	int kick_fd;                /**< eventfd that interrupts a wait */
+	int wait_tfd;               /**< timerfd ending the I/O wait (owned by the waiter) */
+	uint64_t wait_armed;        /**< absolute time wait_tfd is armed for (UINT64_MAX: off) */
 	_Atomic uint64_t wake_at;   /**< when the waiting I/O thread wakes */
 	int poll_epfd;              /**< polled mode homa_fd(): epoll set, or -1 */
 	int timer_fd;               /**< polled mode: engine deadline, or -1 */

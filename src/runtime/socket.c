@@ -75,7 +75,8 @@ static void init_sync(struct homa_rt *rt)
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&rt->space_cond, &ca);
 	pthread_condattr_destroy(&ca);
-	rt->kick_fd = rt->ready_fd = rt->poll_epfd = rt->timer_fd = -1;
+	rt->kick_fd = rt->ready_fd = rt->poll_epfd = rt->timer_fd = rt->wait_tfd = -1;
+	rt->wait_armed = UINT64_MAX;
 }
 
 /** release_held() - Free a message the application never released. */
@@ -94,7 +95,7 @@ static void rt_free(struct homa_rt *rt)
 		homa_engine_free(rt->engine);
 	}
 	homa_driver_close(rt->drv);
-	int fds[] = {rt->kick_fd, rt->ready_fd, rt->poll_epfd, rt->timer_fd};
+	int fds[] = {rt->kick_fd, rt->ready_fd, rt->poll_epfd, rt->timer_fd, rt->wait_tfd};
 
 	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
 		if (fds[i] >= 0)
@@ -136,9 +137,10 @@ static int rt_setup(struct homa_rt *rt, const struct homa_open_opts *o,
 	rt->tx_pkts = calloc(rt->batch, sizeof(*rt->tx_pkts));
 	rt->kick_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	rt->ready_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	rt->wait_tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
 	if (!rt->tx_bufs || !rt->tx_pkts)
 		return HOMA_ENOMEM;
-	if (rt->kick_fd < 0 || rt->ready_fd < 0)
+	if (rt->kick_fd < 0 || rt->ready_fd < 0 || rt->wait_tfd < 0)
 		return HOMA_EIO;
 	return 0;
 }
