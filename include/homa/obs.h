@@ -45,7 +45,8 @@ enum homa_metric_kind {
 /**
  * An extra named value the runtime adds (buffer-pool use, threads, ...).
  * Entries with the same name form one metric family (one HELP and TYPE,
- * taken from the first entry); they should differ in @endpoint.
+ * taken from the first entry); they should differ in @endpoint or in the
+ * value of their one optional extra label.
  */
 struct homa_metric_value {
 	const char *name;     /**< without the homa_ prefix: [a-z_][a-z0-9_]*, e.g. "pool_used_bytes" */
@@ -53,6 +54,8 @@ struct homa_metric_value {
 	int kind;             /**< enum homa_metric_kind; must be the same for one name */
 	const char *endpoint; /**< endpoint label value, or NULL for none */
 	double value;         /**< finite, or NaN / +-Inf (rendered as NaN, +Inf, -Inf) */
+	const char *label;    /**< extra label name ([a-z_][a-z0-9_]*, not "endpoint"), or NULL */
+	const char *label_value; /**< its value (any UTF-8, escaped); needed when @label is set */
 };
 
 /**
@@ -68,7 +71,8 @@ struct homa_metric_value {
  * @needed: if not NULL, receives the bytes needed including the NUL, also on HOMA_ENOSPC.
  * Return: bytes written (without the NUL); HOMA_ENOSPC if @cap is too small
  * (then @buf holds a truncated prefix); HOMA_EINVAL for a NULL source or
- * stats, an extra with a bad name, an unknown kind, or one name with two kinds.
+ * stats, an extra with a bad name or label (or a label without a value),
+ * an unknown kind, or one name with two kinds.
  */
 int homa_metrics_render(const struct homa_metrics_source *src, size_t nsrc,
 			const struct homa_metric_value *extra, size_t nextra,

@@ -84,10 +84,11 @@ static int run_length(const struct homa_io_tx *p, int n)
 
 /**
  * fill_ctl() - Write the DSCP mark and, for a run of @segs > 1 packets,
- * the UDP_SEGMENT size into @m's control buffer @ctl.
+ * the UDP_SEGMENT size into @m's control buffer @ctl. IPv4 destinations
+ * get IP_TOS even from IPv6 sockets (mapped peers): the kernel ignores
+ * IPV6_TCLASS on packets it sends as IPv4.
  */
-static void fill_ctl(struct homa_io_sender *s, struct msghdr *m, char *ctl,
-		     const struct homa_io_tx *p, int segs)
+static void fill_ctl(struct msghdr *m, char *ctl, const struct homa_io_tx *p, int segs)
 {
 	struct cmsghdr *c;
 	size_t used = 0;
@@ -96,10 +97,11 @@ static void fill_ctl(struct homa_io_sender *s, struct msghdr *m, char *ctl,
 	m->msg_controllen = HOMA_IO_TX_CTL;
 	c = CMSG_FIRSTHDR(m);
 	if (p->priority) {
-		int tos = (int)p->priority << 5;
+		int tos = (int)p->priority << HOMA_IO_TOS_SHIFT;
+		bool v4 = homa_addr_is_ipv4(&p->dst);
 
-		c->cmsg_level = s->family == AF_INET ? IPPROTO_IP : IPPROTO_IPV6;
-		c->cmsg_type = s->family == AF_INET ? IP_TOS : IPV6_TCLASS;
+		c->cmsg_level = v4 ? IPPROTO_IP : IPPROTO_IPV6;
+		c->cmsg_type = v4 ? IP_TOS : IPV6_TCLASS;
 		c->cmsg_len = CMSG_LEN(sizeof(int));
 		memcpy(CMSG_DATA(c), &tos, sizeof(tos));
 		used += CMSG_SPACE(sizeof(int));
@@ -152,7 +154,7 @@ static int build(struct homa_io_sender *s, const struct homa_io_tx *p, int n,
 			s->iovs[used + i].iov_len = p[used + i].len;
 			c->tx_bytes += p[used + i].len;
 		}
-		fill_ctl(s, h, s->ctl + (size_t)m * HOMA_IO_TX_CTL, &p[used], segs);
+		fill_ctl(h, s->ctl + (size_t)m * HOMA_IO_TX_CTL, &p[used], segs);
 		if (segs > 1)
 			c->tx_gso_batches++;
 		c->tx_packets += (uint64_t)segs;
@@ -280,4 +282,35 @@ int homa_io_receiver_recv(struct homa_io_receiver *r)
 			return 0;
 		return HOMA_EIO;
 	}
+}
+
+/** homa_io_recv_tos_enable() - See batch.h. */
+void homa_io_recv_tos_enable(int fd, int family)
+{
+	int on = 1;
+
+	setsockopt(fd, IPPROTO_IP, IP_RECVTOS, &on, sizeof(on));
+	if (family == AF_INET6)
+		setsockopt(fd, IPPROTO_IPV6, IPV6_RECVTCLASS, &on, sizeof(on));
+}
+
+/**
+ * homa_io_cmsg_priority() - See batch.h. IP_TOS data is one byte,
+ * IPV6_TCLASS data an int.
+ */
+uint8_t homa_io_cmsg_priority(struct msghdr *h)
+{
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(h); c; c = CMSG_NXTHDR(h, c)) {
+		if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_TOS &&
+		    c->cmsg_len >= CMSG_LEN(1))
+			return homa_io_tos_priority(*CMSG_DATA(c));
+		if (c->cmsg_level == IPPROTO_IPV6 && c->cmsg_type == IPV6_TCLASS &&
+		    c->cmsg_len >= CMSG_LEN(sizeof(int))) {
+			int tclass;
+
+			memcpy(&tclass, CMSG_DATA(c), sizeof(tclass));
+			return homa_io_tos_priority((unsigned int)tclass);
+		}
+	}
+	return 0;
 }

@@ -15,8 +15,10 @@
 
 /** Control-message room for one sent message: TOS/TCLASS and UDP_SEGMENT. */
 #define HOMA_IO_TX_CTL (CMSG_SPACE(sizeof(int)) + CMSG_SPACE(sizeof(uint16_t)))
-/** Control-message room for one received message: UDP_GRO size. */
-#define HOMA_IO_RX_CTL (CMSG_SPACE(sizeof(int)) * 2)
+/** Control-message room for one received message: UDP_GRO size and TOS/TCLASS. */
+#define HOMA_IO_RX_CTL (CMSG_SPACE(sizeof(int)) * 3)
+/** Bits the priority is shifted by in the TOS / traffic class byte. */
+#define HOMA_IO_TOS_SHIFT 5
 /** Most segments the kernel accepts in one UDP_SEGMENT send. */
 #define HOMA_IO_GSO_MAX_SEGS 64
 /** Most payload bytes in one UDP_SEGMENT send. */
@@ -82,5 +84,30 @@ void homa_io_receiver_free(struct homa_io_receiver *r);
  * Return: datagrams received (0 if none waiting), or HOMA_EIO.
  */
 int homa_io_receiver_recv(struct homa_io_receiver *r);
+
+/**
+ * homa_io_tos_priority() - The Homa priority of a packet whose TOS (IPv4)
+ * or traffic class (IPv6) byte is @tos: the inverse of the sender's
+ * priority << HOMA_IO_TOS_SHIFT (ECN and unused DSCP bits are ignored).
+ */
+static inline uint8_t homa_io_tos_priority(unsigned int tos)
+{
+	return (uint8_t)((tos >> HOMA_IO_TOS_SHIFT) & 7);
+}
+
+/**
+ * homa_io_recv_tos_enable() - Ask the kernel to report the TOS / traffic
+ * class of each datagram received on @fd as a control message: IP_RECVTOS
+ * on IPv4 sockets, and on IPv6 sockets IPV6_RECVTCLASS plus IP_RECVTOS
+ * (for IPv4-mapped peers). Failures leave priorities reported as 0.
+ */
+void homa_io_recv_tos_enable(int fd, int family);
+
+/**
+ * homa_io_cmsg_priority() - The priority carried by the IP_TOS or
+ * IPV6_TCLASS control message of received message @h (see
+ * homa_io_recv_tos_enable()); 0 if there is none.
+ */
+uint8_t homa_io_cmsg_priority(struct msghdr *h);
 
 #endif /* HOMA_IO_BATCH_H */

@@ -6,7 +6,8 @@
  * A driver owns one kernel socket bound to a local address and Homa port.
  * It sends batches of Homa packets (each with a destination and a
  * priority, marked in the DSCP bits) and receives batches of Homa packets
- * (header first, with the sender's address). The runtime never sees
+ * (header first, with the sender's address and the priority read back
+ * from the DSCP bits they arrived with). The runtime never sees
  * which driver is in use, and the engine never sees a driver at all.
  *
  * Threading: send and recv may run concurrently in different threads
@@ -37,12 +38,14 @@ struct homa_io_rx {
 	uint8_t *data;       /**< Homa packet, header first; may be modified */
 	size_t len;
 	homa_addr src;       /**< sending host */
+	uint8_t priority;    /**< 0..7, from the DSCP bits (TOS / traffic class >> 5) */
 };
 
 /** Driver counters (added to the runtime's struct homa_io_stats). */
 struct homa_io_counters {
 	uint64_t tx_packets, tx_bytes, tx_calls, tx_gso_batches, tx_errors;
 	uint64_t rx_packets, rx_bytes, rx_calls, rx_gro_batches, rx_filtered;
+	uint64_t rx_prio[HOMA_MAX_PRIORITIES]; /**< received packets by priority */
 };
 
 /** What to open. */

@@ -6,7 +6,8 @@
  *
  * A raw socket receives every protocol-146 packet addressed to the host,
  * so the driver keeps only those whose Homa destination port is its own.
- * IPv4 raw sockets deliver the IP header too; it is stripped here. The
+ * IPv4 raw sockets deliver the IP header too; it is stripped here (its
+ * TOS byte gives the priority; IPv6 uses IPV6_RECVTCLASS). The
  * Homa port is reserved against other users by binding a UDP socket to
  * the same address and port (the kernel then also picks ephemeral ports
  * and reports "port in use" across processes).
@@ -89,22 +90,29 @@ static int open_raw(const struct homa_driver_config *cfg)
 		return err;
 	}
 	homa_driver_set_bufs(fd);
+	if (a.ss_family == AF_INET6)
+		homa_io_recv_tos_enable(fd, AF_INET6);
 	return fd;
 }
 
 /**
- * strip_ip() - Find the Homa packet in datagram @buf/@len: after the IPv4
- * header on IPv4 sockets, the whole datagram on IPv6 ones.
+ * strip_ip() - Find the Homa packet in datagram @buf/@len of message @h:
+ * after the IPv4 header on IPv4 sockets (@prio from its TOS byte), the
+ * whole datagram on IPv6 ones (@prio from the IPV6_TCLASS control message).
  * Return: offset of the Homa header, or -1 if the datagram is malformed.
  */
-static int strip_ip(int family, const uint8_t *buf, size_t len)
+static int strip_ip(int family, const uint8_t *buf, size_t len,
+		    struct msghdr *h, uint8_t *prio)
 {
 	size_t ihl;
 
-	if (family != AF_INET)
+	if (family != AF_INET) {
+		*prio = homa_io_cmsg_priority(h);
 		return 0;
+	}
 	if (len < 20 || (buf[0] >> 4) != 4)
 		return -1;
+	*prio = homa_io_tos_priority(buf[1]);
 	ihl = (size_t)(buf[0] & 0xf) * 4;
 	return ihl < 20 || ihl > len ? -1 : (int)ihl;
 }
@@ -122,7 +130,8 @@ static int raw_recv(struct homa_driver *base, struct homa_io_rx **out)
 		struct msghdr *h = &d->rx.msgs[i].msg_hdr;
 		uint8_t *buf = d->rx.iovs[i].iov_base;
 		size_t len = d->rx.msgs[i].msg_len;
-		int off = strip_ip(base->family, buf, len);
+		uint8_t prio = 0;
+		int off = strip_ip(base->family, buf, len, h, &prio);
 		homa_addr src;
 
 		if (off < 0 || (h->msg_flags & MSG_TRUNC) || len - (size_t)off < 4 ||
@@ -137,7 +146,9 @@ static int raw_recv(struct homa_driver *base, struct homa_io_rx **out)
 		d->pkts[k].data = buf;
 		d->pkts[k].len = len;
 		d->pkts[k].src = src;
+		d->pkts[k].priority = prio;
 		base->c.rx_bytes += len;
+		base->c.rx_prio[prio]++;
 		k++;
 	}
 	base->c.rx_packets += (uint64_t)k;

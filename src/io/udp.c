@@ -94,7 +94,8 @@ static size_t gro_size(struct msghdr *h, size_t len)
 
 /**
  * udp_recv() - Receive a batch; split UDP_GRO super-packets into Homa
- * packets using the segment size the kernel reports. See driver.h.
+ * packets using the segment size the kernel reports; read each
+ * datagram's priority from its TOS / traffic class. See driver.h.
  */
 static int udp_recv(struct homa_driver *base, struct homa_io_rx **out)
 {
@@ -110,6 +111,7 @@ static int udp_recv(struct homa_driver *base, struct homa_io_rx **out)
 		uint8_t *buf = d->rx.iovs[i].iov_base;
 		size_t len = d->rx.msgs[i].msg_len, seg = len;
 		homa_addr src;
+		uint8_t prio;
 
 		if ((h->msg_flags & MSG_TRUNC) ||
 		    homa_io_addr_from_sockaddr(h->msg_name, &src, NULL) < 0)
@@ -117,11 +119,15 @@ static int udp_recv(struct homa_driver *base, struct homa_io_rx **out)
 		seg = gro_size(h, len);
 		if (seg < len)
 			base->c.rx_gro_batches++;
+		/* GRO only coalesces datagrams with the same TOS */
+		prio = homa_io_cmsg_priority(h);
 		for (size_t off = 0; off < len && k < d->max_pkts; off += seg) {
 			d->pkts[k].data = buf + off;
 			d->pkts[k].len = len - off < seg ? len - off : seg;
 			d->pkts[k].src = src;
+			d->pkts[k].priority = prio;
 			base->c.rx_bytes += d->pkts[k].len;
+			base->c.rx_prio[prio]++;
 			k++;
 		}
 	}
@@ -190,6 +196,7 @@ int homa_udp_open(const struct homa_driver_config *cfg, struct homa_driver **out
 	d->base.maps_v4 = true;
 	homa_io_addr_from_sockaddr((const struct sockaddr *)&cfg->bind, &d->base.local, NULL);
 	homa_driver_set_bufs(fd);
+	homa_io_recv_tos_enable(fd, d->base.family);
 	enable_offloads(d, cfg->offload);
 	buf = d->base.gro ? UDP_GRO_BUF : cfg->max_packet;
 	d->max_pkts = (size_t)cfg->batch * (d->base.gro ? HOMA_IO_GSO_MAX_SEGS : 1);

@@ -36,14 +36,22 @@ static void full_name(const struct homa_metric_value *v, char *out, size_t cap)
 		 v->kind == HOMA_METRIC_COUNTER ? "_total" : "");
 }
 
-/** check_extras() - Validate names and kinds. Return: 0 or HOMA_EINVAL. */
+/** valid_label() - True if @v has no extra label, or a valid one with a value. */
+static bool valid_label(const struct homa_metric_value *v)
+{
+	if (!v->label)
+		return true;
+	return valid_name(v->label) && strcmp(v->label, "endpoint") && v->label_value;
+}
+
+/** check_extras() - Validate names, labels and kinds. Return: 0 or HOMA_EINVAL. */
 static int check_extras(const struct homa_metric_value *extra, size_t n)
 {
 	char full[EXTRA_NAME_MAX + 16];
 	size_t i, j;
 
 	for (i = 0; i < n; i++) {
-		if (!valid_name(extra[i].name))
+		if (!valid_name(extra[i].name) || !valid_label(&extra[i]))
 			return HOMA_EINVAL;
 		if (extra[i].kind != HOMA_METRIC_COUNTER && extra[i].kind != HOMA_METRIC_GAUGE)
 			return HOMA_EINVAL;
@@ -100,7 +108,8 @@ int homa_metrics_extras(struct homa_textbuf *tb,
 			if (strcmp(extra[i].name, extra[j].name))
 				continue;
 			homa_textbuf_puts(tb, full);
-			homa_metrics_labels(tb, extra[j].endpoint, NULL, NULL);
+			homa_metrics_labels(tb, extra[j].endpoint, extra[j].label,
+					    extra[j].label_value);
 			write_value(tb, extra[j].value);
 		}
 	}

@@ -57,7 +57,6 @@ void homa_rt_obs_tx(struct homa_rt *rt, const struct homa_io_tx *pkts, int n)
 /** homa_rt_obs_rx() - See observe.h. */
 void homa_rt_obs_rx(struct homa_rt *rt, const struct homa_io_rx *pkts, int n)
 {
-	/* the drivers do not report the DSCP a packet arrived with: priority 0 */
 	struct homa_pcap_pkt p = {.dir = HOMA_PCAP_RX};
 	int i;
 
@@ -70,6 +69,7 @@ void homa_rt_obs_rx(struct homa_rt *rt, const struct homa_io_rx *pkts, int n)
 		p.len = pkts[i].len;
 		p.src = pkts[i].src;
 		p.dst = local_for(rt, &p.src);
+		p.priority = pkts[i].priority;
 		homa_pcap_write(rt->obs.pcap, &p);
 	}
 }
@@ -111,9 +111,33 @@ static const struct {
 	IO_COUNTER(rx_filtered, "Raw driver: packets for another port."),
 };
 
+/** Label values of the priority family. */
+static const char *const prio_labels[HOMA_MAX_PRIORITIES] = {
+	"0", "1", "2", "3", "4", "5", "6", "7",
+};
+
+/**
+ * rx_by_priority() - Append homa_packets_received_by_priority_total (the
+ * driver's count of packets by the DSCP they arrived with) to @ex.
+ * Return: entries written (HOMA_MAX_PRIORITIES).
+ */
+static size_t rx_by_priority(const struct homa_rt *rt, struct homa_metric_value *ex)
+{
+	size_t p;
+
+	for (p = 0; p < HOMA_MAX_PRIORITIES; p++)
+		ex[p] = (struct homa_metric_value){
+			.name = "packets_received_by_priority",
+			.help = "Packets received, by the priority of their IP DSCP (0 lowest, 7 highest).",
+			.kind = HOMA_METRIC_COUNTER, .value = (double)rt->drv->c.rx_prio[p],
+			.label = "priority", .label_value = prio_labels[p]};
+	return HOMA_MAX_PRIORITIES;
+}
+
 /**
  * snapshot() - The exporter's callback: engine counters under the socket
- * lock, driver and runtime counters beside them as homa_io_* values.
+ * lock, driver and runtime counters beside them as homa_io_* values, and
+ * received packets by priority.
  */
 static int snapshot(void *arg, struct homa_stats *st, struct homa_metric_value *ex,
 		    size_t *n)
@@ -124,20 +148,24 @@ static int snapshot(void *arg, struct homa_stats *st, struct homa_metric_value *
 
 	homa_rt_lock(rt);
 	homa_engine_stats(rt->engine, st);
-	ex[k++] = (struct homa_metric_value){"io_ready_messages",
-		"Messages waiting for homa_recv().", HOMA_METRIC_GAUGE, NULL, (double)rt->nready};
+	ex[k++] = (struct homa_metric_value){.name = "io_ready_messages",
+		.help = "Messages waiting for homa_recv().", .kind = HOMA_METRIC_GAUGE,
+		.value = (double)rt->nready};
 	homa_rt_unlock(rt);
 	for (i = 0; i < sizeof(io_counters) / sizeof(io_counters[0]); i++) {
 		uint64_t v;
 
 		memcpy(&v, base + io_counters[i].offset, sizeof(v));
-		ex[k++] = (struct homa_metric_value){io_counters[i].name, io_counters[i].help,
-						     HOMA_METRIC_COUNTER, NULL, (double)v};
+		ex[k++] = (struct homa_metric_value){.name = io_counters[i].name,
+			.help = io_counters[i].help, .kind = HOMA_METRIC_COUNTER, .value = (double)v};
 	}
-	ex[k++] = (struct homa_metric_value){"io_wakeups", "Application threads woken with a message.",
-					     HOMA_METRIC_COUNTER, NULL, (double)rt->wakeups};
-	ex[k++] = (struct homa_metric_value){"io_send_waits", "Sends that waited for buffer space.",
-					     HOMA_METRIC_COUNTER, NULL, (double)rt->send_waits};
+	ex[k++] = (struct homa_metric_value){.name = "io_wakeups",
+		.help = "Application threads woken with a message.", .kind = HOMA_METRIC_COUNTER,
+		.value = (double)rt->wakeups};
+	ex[k++] = (struct homa_metric_value){.name = "io_send_waits",
+		.help = "Sends that waited for buffer space.", .kind = HOMA_METRIC_COUNTER,
+		.value = (double)rt->send_waits};
+	k += rx_by_priority(rt, ex + k);
 	*n = k;
 	return 0;
 }

@@ -4,10 +4,19 @@
  * Real-traffic helpers for the runtime observability tests.
  */
 #include <arpa/inet.h>
+#include <netinet/in.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
+#include <cmocka.h>
+
+#include "http_get.h"
+#include "prom_check.h"
 #include "rt_util.h"
 
 /** fill_pattern() - Byte i of a message is (i * 31 + seed) & 0xff. */
@@ -50,7 +59,8 @@ int rt_server_start(struct rt_server *srv, struct homa_open_opts *o)
 	int err;
 
 	memset(srv, 0, sizeof(*srv));
-	o->bind_addr = "127.0.0.1";
+	if (!o->bind_addr)
+		o->bind_addr = "127.0.0.1";
 	o->server = true;
 	err = homa_open(&srv->s, o);
 	if (err)
@@ -91,6 +101,13 @@ static int check_response(const struct homa_message *m, size_t len)
 /** rt_rpc() - See rt_util.h. */
 int rt_rpc(homa_socket *c, uint16_t server_port, size_t req_len, size_t resp_len)
 {
+	return rt_rpc_addr(c, "127.0.0.1", server_port, req_len, resp_len);
+}
+
+/** rt_rpc_addr() - See rt_util.h. */
+int rt_rpc_addr(homa_socket *c, const char *addr, uint16_t server_port, size_t req_len,
+		size_t resp_len)
+{
 	struct sockaddr_storage sa;
 	struct homa_message m;
 	socklen_t sl;
@@ -103,7 +120,7 @@ int rt_rpc(homa_socket *c, uint16_t server_port, size_t req_len, size_t resp_len
 	req[1] = (uint8_t)(resp_len >> 16);
 	req[2] = (uint8_t)(resp_len >> 8);
 	req[3] = (uint8_t)resp_len;
-	homa_sockaddr_parse("127.0.0.1", server_port, &sa, &sl);
+	homa_sockaddr_parse(addr, server_port, &sa, &sl);
 	err = homa_send(c, (struct sockaddr *)&sa, req, req_len, 0, &id);
 	free(req);
 	if (err)
@@ -146,4 +163,43 @@ int rt_quiesce(homa_socket *a, homa_socket *b, int max_ms)
 		usleep(20000);
 	}
 	return -1;
+}
+
+/** rt_free_tcp_port() - See rt_util.h. */
+uint16_t rt_free_tcp_port(void)
+{
+	struct sockaddr_in sa = {.sin_family = AF_INET};
+	socklen_t sl = sizeof(sa);
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	getsockname(fd, (struct sockaddr *)&sa, &sl);
+	close(fd);
+	return ntohs(sa.sin_port);
+}
+
+/** rt_scrape() - See rt_util.h. */
+char *rt_scrape(uint16_t port)
+{
+	static const char req[] = "GET /metrics HTTP/1.1\r\n\r\n";
+	char *r = http_exchange(port, req, sizeof(req) - 1), err[256];
+
+	assert_non_null(r);
+	assert_int_equal(http_status(r), 200);
+	if (prom_check(http_body(r), err, sizeof(err)))
+		fail_msg("invalid exposition: %s", err);
+	return r;
+}
+
+/** rt_metric() - See rt_util.h. */
+double rt_metric(const char *text, const char *name, uint16_t ep, const char *more)
+{
+	char labels[128];
+	double v;
+
+	snprintf(labels, sizeof(labels), "{endpoint=\"%u\"%s}", ep, more);
+	if (prom_value(text, name, labels, &v))
+		fail_msg("no %s%s", name, labels);
+	return v;
 }

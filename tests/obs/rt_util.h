@@ -22,10 +22,10 @@ struct rt_server {
 };
 
 /**
- * rt_server_start() - Open a server on 127.0.0.1 with @o (driver, pcap,
- * metrics already set by the caller; bind address and server flag are
- * set here) and answer each request with a response whose length is the
- * request's first 4 bytes (big-endian). Return: 0 or a homa error.
+ * rt_server_start() - Open a server on @o->bind_addr (127.0.0.1 if NULL)
+ * with @o (driver, pcap, metrics already set by the caller; the server
+ * flag is set here) and answer each request with a response whose length
+ * is the request's first 4 bytes (big-endian). Return: 0 or a homa error.
  */
 int rt_server_start(struct rt_server *srv, struct homa_open_opts *o);
 
@@ -39,10 +39,30 @@ void rt_server_stop(struct rt_server *srv);
  */
 int rt_rpc(homa_socket *c, uint16_t server_port, size_t req_len, size_t resp_len);
 
+/** rt_rpc_addr() - rt_rpc() to a server at numeric address @addr. */
+int rt_rpc_addr(homa_socket *c, const char *addr, uint16_t server_port, size_t req_len,
+		size_t resp_len);
+
 /**
  * rt_quiesce() - Wait (at most @max_ms) until neither socket's engine
  * counters of packets sent change for 100 ms. Return: 0 or -1 (never quiet).
  */
 int rt_quiesce(homa_socket *a, homa_socket *b, int max_ms);
+
+/** rt_free_tcp_port() - A TCP port free on 127.0.0.1 right now (asserts on failure). */
+uint16_t rt_free_tcp_port(void);
+
+/**
+ * rt_scrape() - GET /metrics from 127.0.0.1:@port; asserts status 200 and
+ * that the body passes the strict exposition checker.
+ * Return: the whole response (caller frees; http_body() finds the text).
+ */
+char *rt_scrape(uint16_t port);
+
+/**
+ * rt_metric() - Value of @name{endpoint="@ep"@more} in @text (@more is
+ * further labels, e.g. ",type=\"DATA\"", or ""); fails the test if absent.
+ */
+double rt_metric(const char *text, const char *name, uint16_t ep, const char *more);
 
 #endif

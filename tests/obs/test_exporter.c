@@ -33,10 +33,11 @@ static int snap(void *arg, struct homa_stats *st, struct homa_metric_value *ex, 
 	if (e->fail)
 		return e->fail;
 	st->client_rpcs_started = e->rpcs;
-	ex[0] = (struct homa_metric_value){"pool_used_bytes", "Pool bytes in use.",
-					   HOMA_METRIC_GAUGE, NULL, (double)e->rpcs * 10};
-	ex[1] = (struct homa_metric_value){"io_wakeups", "Wakeups.", HOMA_METRIC_COUNTER,
-					   "overwritten", 3};
+	ex[0] = (struct homa_metric_value){.name = "pool_used_bytes", .help = "Pool bytes in use.",
+					   .kind = HOMA_METRIC_GAUGE, .value = (double)e->rpcs * 10};
+	ex[1] = (struct homa_metric_value){.name = "io_wakeups", .help = "Wakeups.",
+					   .kind = HOMA_METRIC_COUNTER, .endpoint = "overwritten",
+					   .value = 3};
 	*n = 2;
 	return 0;
 }

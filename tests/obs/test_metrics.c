@@ -190,11 +190,12 @@ static void render__extras(void **state)
 {
 	struct homa_stats a;
 	struct homa_metrics_source src = {"1", &a};
+#define EX(n, h, k, e, v) {.name = n, .help = h, .kind = k, .endpoint = e, .value = v}
 	struct homa_metric_value ex[] = {
-		{"pool_used_bytes", "Buffer pool bytes in use.", HOMA_METRIC_GAUGE, "1", 4096},
-		{"wakeups", NULL, HOMA_METRIC_COUNTER, NULL, 17},
-		{"pool_used_bytes", "ignored", HOMA_METRIC_GAUGE, "2", NAN},
-		{"load_ratio", "Load.", HOMA_METRIC_GAUGE, "1", -INFINITY},
+		EX("pool_used_bytes", "Buffer pool bytes in use.", HOMA_METRIC_GAUGE, "1", 4096),
+		EX("wakeups", NULL, HOMA_METRIC_COUNTER, NULL, 17),
+		EX("pool_used_bytes", "ignored", HOMA_METRIC_GAUGE, "2", NAN),
+		EX("load_ratio", "Load.", HOMA_METRIC_GAUGE, "1", -INFINITY),
 	};
 	char *t;
 
@@ -214,18 +215,47 @@ static void render__extras(void **state)
 	free(t);
 }
 
-/** render__bad_extras_rejected() - Bad names, kinds and clashes give HOMA_EINVAL. */
+/** render__labelled_extras() - One family, one sample per label value, after the endpoint. */
+static void render__labelled_extras(void **state)
+{
+	struct homa_metric_value ex[] = {
+		{.name = "packets_received_by_priority", .help = "By priority.",
+		 .kind = HOMA_METRIC_COUNTER, .endpoint = "9", .value = 5,
+		 .label = "priority", .label_value = "0"},
+		{.name = "packets_received_by_priority", .kind = HOMA_METRIC_COUNTER,
+		 .endpoint = "9", .value = 7, .label = "priority", .label_value = "7"},
+		{.name = "queue_depth", .kind = HOMA_METRIC_GAUGE, .value = 2,
+		 .label = "queue", .label_value = "a\"b"},
+	};
+	char *t = render(NULL, 0, ex, 3);
+
+	check_valid(t);
+	assert_true(value_of(t, "homa_packets_received_by_priority_total",
+			     "{endpoint=\"9\",priority=\"0\"}") == 5);
+	assert_true(value_of(t, "homa_packets_received_by_priority_total",
+			     "{endpoint=\"9\",priority=\"7\"}") == 7);
+	assert_non_null(strstr(t, "homa_queue_depth{queue=\"a\\\"b\"} 2\n"));
+	free(t);
+}
+
+/** render__bad_extras_rejected() - Bad names, labels, kinds and clashes give HOMA_EINVAL. */
 static void render__bad_extras_rejected(void **state)
 {
+#define BAD(n, k) {.name = n, .help = "", .kind = k, .value = 1}
+#define BADL(l, v) {.name = "x", .kind = HOMA_METRIC_GAUGE, .label = l, .label_value = v}
 	struct homa_metric_value bad[][2] = {
-		{{"Upper", "", HOMA_METRIC_GAUGE, NULL, 1}},
-		{{"9lives", "", HOMA_METRIC_GAUGE, NULL, 1}},
-		{{"has space", "", HOMA_METRIC_GAUGE, NULL, 1}},
-		{{"", "", HOMA_METRIC_GAUGE, NULL, 1}},
-		{{"x", "", 7, NULL, 1}},
-		{{"peers", "", HOMA_METRIC_GAUGE, NULL, 1}},
-		{{"rx_message_size_bytes_count", "", HOMA_METRIC_GAUGE, NULL, 1}},
-		{{"x", "", HOMA_METRIC_GAUGE, NULL, 1}, {"x", "", HOMA_METRIC_COUNTER, NULL, 1}},
+		{BAD("Upper", HOMA_METRIC_GAUGE)},
+		{BAD("9lives", HOMA_METRIC_GAUGE)},
+		{BAD("has space", HOMA_METRIC_GAUGE)},
+		{BAD("", HOMA_METRIC_GAUGE)},
+		{BAD("x", 7)},
+		{BAD("peers", HOMA_METRIC_GAUGE)},
+		{BAD("rx_message_size_bytes_count", HOMA_METRIC_GAUGE)},
+		{BAD("x", HOMA_METRIC_GAUGE), BAD("x", HOMA_METRIC_COUNTER)},
+		{BADL("endpoint", "1")},
+		{BADL("bad-label", "1")},
+		{BADL("", "1")},
+		{BADL("priority", NULL)},
 	};
 	char buf[64];
 	size_t i;
@@ -270,6 +300,7 @@ int main(void)
 		cmocka_unit_test(render__escapes_label_values),
 		cmocka_unit_test(render__no_endpoint_label),
 		cmocka_unit_test(render__extras),
+		cmocka_unit_test(render__labelled_extras),
 		cmocka_unit_test(render__bad_extras_rejected),
 		cmocka_unit_test(render__enospc_reports_needed),
 	};

@@ -2,10 +2,12 @@
 /**
  * @file test_rt_capture.c
  * Real traffic through the runtime with capture on (pcap_path), for the
- * UDP and the raw IP driver, decoded by tshark with the Lua dissector:
- * every packet is Homa and well formed, the packets of each type and
- * priority match the engine's own counters, and the DATA packets of every
- * message cover it exactly from offset 0 to its length.
+ * UDP and the raw IP driver over IPv4 and IPv6, decoded by tshark with the
+ * Lua dissector: every packet is Homa and well formed, the packets of each
+ * type and priority match the engine's own counters, the DATA packets of
+ * every message cover it exactly from offset 0 to its length, and every
+ * packet one side received carries the priority the other side sent it
+ * with (read back from the DSCP by the driver), as /metrics also counts.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -41,10 +43,24 @@ struct msg {
 	uint32_t lo[MAX_RANGES], hi[MAX_RANGES];
 };
 
+/** One captured packet, as far as matching a receipt to its sending goes. */
+struct pkt {
+	uint64_t sender_id;
+	uint32_t offset, plen;       /**< 0 for types without them */
+	uint8_t type, prio;
+};
+
+/** A growing list of packets. */
+struct pkts {
+	struct pkt *p;
+	size_t n, cap;
+};
+
 /** What the capture says. */
 struct capture {
-	uint64_t tx_type[HOMA_PKT_TYPES], rx_type[HOMA_PKT_TYPES], tx_prio[8];
+	uint64_t tx_type[HOMA_PKT_TYPES], rx_type[HOMA_PKT_TYPES], tx_prio[8], rx_prio[8];
 	uint64_t frames;
+	struct pkts tx, rx;          /**< every packet sent and received */
 	int nmsgs;
 	struct msg msgs[MAX_MSGS];
 };
@@ -75,18 +91,38 @@ static unsigned long long column(const char *line, int k)
 	return strtoull(line, NULL, 0);
 }
 
-/** add_frame() - Account one frame "sport dport type rpc_id offset plen mlen prio". */
-static void add_frame(struct capture *c, const char *line, uint16_t client_port)
+/** push() - Append @p to @l. */
+static void push(struct pkts *l, const struct pkt *p)
+{
+	if (l->n == l->cap) {
+		l->cap = l->cap ? 2 * l->cap : 1024;
+		l->p = realloc(l->p, l->cap * sizeof(*l->p));
+		assert_non_null(l->p);
+	}
+	l->p[l->n++] = *p;
+}
+
+/**
+ * add_frame() - Account one frame "sport dport type rpc_id offset plen mlen
+ * prio sender_id" of the capture of the side whose port is @me ("tx" =
+ * sent by that side).
+ */
+static void add_frame(struct capture *c, const char *line, uint16_t me)
 {
 	unsigned type = (unsigned)column(line, 2);
-	int tx = column(line, 0) == client_port;
+	int tx = column(line, 0) == me;
+	unsigned prio = (unsigned)column(line, 7);
+	struct pkt p = {.sender_id = column(line, 8), .offset = (uint32_t)column(line, 4),
+			.plen = (uint32_t)column(line, 5), .type = (uint8_t)type,
+			.prio = (uint8_t)prio};
 
 	c->frames++;
 	assert_true(type >= HOMA_PKT_FIRST && type < HOMA_PKT_FIRST + HOMA_PKT_TYPES);
-	assert_true(tx || column(line, 1) == client_port);
+	assert_true(tx || column(line, 1) == me);
+	assert_true(prio < 8);
 	(tx ? c->tx_type : c->rx_type)[type - HOMA_PKT_FIRST]++;
-	if (tx)
-		c->tx_prio[column(line, 7) & 7]++;
+	(tx ? c->tx_prio : c->rx_prio)[prio]++;
+	push(tx ? &c->tx : &c->rx, &p);
 	if (type == HOMA_PKT_DATA) {
 		struct msg *m = find_msg(c, column(line, 3), tx);
 		uint32_t off = (uint32_t)column(line, 4);
@@ -98,21 +134,29 @@ static void add_frame(struct capture *c, const char *line, uint16_t client_port)
 	}
 }
 
-/** decode() - Decode @pcap into @c. Also asserts nothing is malformed. */
-static void decode(const char *pcap, uint16_t client_port, struct capture *c)
+/** free_capture() - Free the packet lists of @c. */
+static void free_capture(struct capture *c)
+{
+	free(c->tx.p);
+	free(c->rx.p);
+	memset(c, 0, sizeof(*c));
+}
+
+/** decode() - Decode the capture @pcap of port @me into @c. Also asserts nothing is malformed. */
+static void decode(const char *pcap, uint16_t me, struct capture *c)
 {
 	char cmd[1024], line[1024];
 	FILE *p;
 
-	memset(c, 0, sizeof(*c));
+	free_capture(c);
 	snprintf(cmd, sizeof(cmd),
 		 "%s -n -r %s -X lua_script:%s -T fields -e homa.sport -e homa.dport -e homa.type "
 		 "-e homa.rpc_id -e homa.offset -e homa.payload_len -e homa.message_length "
-		 "-e homa.ip_priority 2>/dev/null", HOMA_TSHARK, pcap, HOMA_LUA);
+		 "-e homa.ip_priority -e homa.sender_id 2>/dev/null", HOMA_TSHARK, pcap, HOMA_LUA);
 	p = popen(cmd, "r");
 	assert_non_null(p);
 	while (fgets(line, sizeof(line), p))
-		add_frame(c, line, client_port);
+		add_frame(c, line, me);
 	assert_int_equal(pclose(p), 0);
 	snprintf(cmd, sizeof(cmd), "%s -n -r %s -X lua_script:%s -Y 'homa.malformed || !homa' "
 		 "2>/dev/null | wc -l", HOMA_TSHARK, pcap, HOMA_LUA);
@@ -165,9 +209,30 @@ static void check_messages(struct capture *c)
 	}
 }
 
-/** run_traffic() - Server and client with capture on; RPCs; stats; close. */
-static void run_traffic(int driver, const char *cpath, const char *spath,
-			struct homa_stats *cst, uint16_t *cport)
+/** What one run produced. */
+struct run {
+	struct homa_stats cst;       /**< the client engine's counters at the end */
+	uint16_t cport, sport;
+	double rx_prio[8];           /**< the client's /metrics received-by-priority */
+};
+
+/** scrape_rx_prio() - The client's homa_packets_received_by_priority_total into @r. */
+static void scrape_rx_prio(uint16_t mport, struct run *r)
+{
+	char *t = rt_scrape(mport), more[32];
+	int p;
+
+	for (p = 0; p < 8; p++) {
+		snprintf(more, sizeof(more), ",priority=\"%d\"", p);
+		r->rx_prio[p] = rt_metric(t, "homa_packets_received_by_priority_total",
+					  r->cport, more);
+	}
+	free(t);
+}
+
+/** run_traffic() - Server and client on @addr with capture on; RPCs; stats; close. */
+static void run_traffic(int driver, const char *addr, const char *cpath,
+			const char *spath, struct run *r)
 {
 	struct homa_open_opts so, co;
 	struct rt_server srv;
@@ -177,6 +242,7 @@ static void run_traffic(int driver, const char *cpath, const char *spath,
 
 	homa_open_opts_default(&so);
 	so.driver = driver;
+	so.bind_addr = addr;
 	so.pcap_path = spath;
 	err = rt_server_start(&srv, &so);
 	if (err == HOMA_EPERM)
@@ -184,33 +250,101 @@ static void run_traffic(int driver, const char *cpath, const char *spath,
 	assert_int_equal(err, 0);
 	homa_open_opts_default(&co);
 	co.driver = driver;
-	co.bind_addr = "127.0.0.1";
+	co.bind_addr = addr;
 	co.pcap_path = cpath;
+	co.metrics_port = rt_free_tcp_port();
 	assert_int_equal(homa_open(&c, &co), 0);
-	*cport = (uint16_t)homa_local_port(c);
+	r->cport = (uint16_t)homa_local_port(c);
+	r->sport = srv.port;
 	for (k = 0; k < NRPC; k++)
-		assert_int_equal(rt_rpc(c, srv.port, sizes[k][0], sizes[k][1]), 0);
+		assert_int_equal(rt_rpc_addr(c, addr, srv.port, sizes[k][0], sizes[k][1]), 0);
 	assert_int_equal(rt_quiesce(c, srv.s, 10000), 0);
-	assert_int_equal(homa_socket_stats(c, cst), 0);
+	assert_int_equal(homa_socket_stats(c, &r->cst), 0);
+	scrape_rx_prio(co.metrics_port, r);
 	assert_int_equal(homa_close(c), 0);
 	rt_server_stop(&srv);
 	assert_int_equal(srv.served, (int)NRPC);
 }
 
-/** check_driver() - The whole check for one driver. */
-static void check_driver(int driver, const char *name)
+/** pkt_cmp() - qsort order of struct pkt: every field. */
+static int pkt_cmp(const void *x, const void *y)
+{
+	const struct pkt *a = x, *b = y;
+
+	if (a->type != b->type)
+		return a->type < b->type ? -1 : 1;
+	if (a->sender_id != b->sender_id)
+		return a->sender_id < b->sender_id ? -1 : 1;
+	if (a->offset != b->offset)
+		return a->offset < b->offset ? -1 : 1;
+	if (a->plen != b->plen)
+		return a->plen < b->plen ? -1 : 1;
+	return (int)a->prio - (int)b->prio;
+}
+
+/**
+ * check_received() - Every packet in @rx (one side's receipts) was sent,
+ * at the same priority, in @tx (the other side's sendings): @rx is a
+ * sub-multiset of @tx on (type, sender id, offset, length, priority).
+ * Receipts may be fewer (a kernel socket buffer may overflow), never
+ * different. Sorts both lists.
+ */
+static void check_received(const char *what, struct pkts *rx, struct pkts *tx)
+{
+	size_t i, j = 0;
+
+	qsort(rx->p, rx->n, sizeof(*rx->p), pkt_cmp);
+	qsort(tx->p, tx->n, sizeof(*tx->p), pkt_cmp);
+	for (i = 0; i < rx->n; i++, j++) {
+		const struct pkt *p = &rx->p[i];
+
+		while (j < tx->n && pkt_cmp(&tx->p[j], p) < 0)
+			j++;
+		if (j == tx->n || pkt_cmp(&tx->p[j], p))
+			fail_msg("%s: %s id %llu offset %u len %u received at priority %u, "
+				 "not sent so", what, homa_wire_type_name(p->type),
+				 (unsigned long long)p->sender_id, p->offset, p->plen, p->prio);
+	}
+}
+
+/**
+ * check_rx_priorities() - Receipts match sendings at their priority both
+ * ways; the client's /metrics count by priority equals its capture; and
+ * the priorities in use are more than one (GRANTs at the top level).
+ */
+static void check_rx_priorities(const char *name, struct capture *cc, struct capture *sc,
+				const struct run *r)
+{
+	int p, levels = 0;
+
+	check_received(name, &cc->rx, &sc->tx);
+	check_received(name, &sc->rx, &cc->tx);
+	for (p = 0; p < 8; p++) {
+		if ((double)cc->rx_prio[p] != r->rx_prio[p])
+			fail_msg("%s: priority %d: captured %llu received, /metrics says %.0f", name,
+				 p, (unsigned long long)cc->rx_prio[p], r->rx_prio[p]);
+		levels += cc->rx_prio[p] > 0;
+	}
+	assert_true(levels >= 2);
+	assert_true(cc->rx_prio[HOMA_MAX_PRIORITIES - 1] >=
+		    cc->rx_type[HOMA_PKT_GRANT - HOMA_PKT_FIRST]);
+}
+
+/** check_driver() - The whole check for one driver over one address family. */
+static void check_driver(int driver, const char *addr, const char *name)
 {
 	static struct capture cc, sc; /* large: not on the stack */
 	char cpath[128], spath[128];
 	struct homa_stats st;
-	uint16_t cport;
+	struct run r;
 	int i;
 
 	snprintf(cpath, sizeof(cpath), "%s/%s_client.pcap", tmpdir, name);
 	snprintf(spath, sizeof(spath), "%s/%s_server.pcap", tmpdir, name);
-	run_traffic(driver, cpath, spath, &st, &cport);
-	decode(cpath, cport, &cc);
-	decode(spath, cport, &sc);
+	run_traffic(driver, addr, cpath, spath, &r);
+	st = r.cst;
+	decode(cpath, r.cport, &cc);
+	decode(spath, r.sport, &sc);
 	for (i = 0; i < HOMA_PKT_TYPES; i++) {
 		if (cc.tx_type[i] != st.pkts_sent[i] || cc.rx_type[i] != st.pkts_recv[i])
 			fail_msg("%s %s: captured tx %llu rx %llu, engine sent %llu received %llu",
@@ -218,11 +352,12 @@ static void check_driver(int driver, const char *name)
 				 (unsigned long long)cc.tx_type[i], (unsigned long long)cc.rx_type[i],
 				 (unsigned long long)st.pkts_sent[i], (unsigned long long)st.pkts_recv[i]);
 		/*
-		 * The server's capture holds the same conversation: at most
-		 * what the client sent, at least what the client received
-		 * (equal unless a kernel socket buffer overflowed).
+		 * The server's capture holds the same conversation: it
+		 * received at most what the client sent, and sent at least
+		 * what the client received (equal unless a kernel socket
+		 * buffer overflowed).
 		 */
-		if (sc.tx_type[i] > cc.tx_type[i] || sc.rx_type[i] < cc.rx_type[i])
+		if (sc.rx_type[i] > cc.tx_type[i] || sc.tx_type[i] < cc.rx_type[i])
 			fail_msg("%s %s: client capture %llu/%llu, server capture %llu/%llu", name,
 				 homa_wire_type_name((uint8_t)(HOMA_PKT_FIRST + i)),
 				 (unsigned long long)cc.tx_type[i], (unsigned long long)cc.rx_type[i],
@@ -233,20 +368,37 @@ static void check_driver(int driver, const char *name)
 		assert_true(cc.tx_prio[i] == st.pkts_sent_prio[i]);
 	assert_true(cc.rx_type[HOMA_PKT_GRANT - HOMA_PKT_FIRST] > 0); /* long requests were granted */
 	check_messages(&cc);
+	check_rx_priorities(name, &cc, &sc, &r);
+	free_capture(&cc);
+	free_capture(&sc);
 }
 
-/** rt_capture__udp_driver() - UDP driver, decoded as UDP by the heuristic. */
+/** rt_capture__udp_driver() - UDP driver over IPv4, decoded as UDP by the heuristic. */
 static void rt_capture__udp_driver(void **state)
 {
-	check_driver(HOMA_DRIVER_UDP, "udp");
+	check_driver(HOMA_DRIVER_UDP, "127.0.0.1", "udp");
 }
 
-/** rt_capture__raw_driver() - Raw IP protocol 146 (needs root). */
+/** rt_capture__udp_driver_ipv6() - UDP driver over IPv6 (IPV6_RECVTCLASS). */
+static void rt_capture__udp_driver_ipv6(void **state)
+{
+	check_driver(HOMA_DRIVER_UDP, "::1", "udp6");
+}
+
+/** rt_capture__raw_driver() - Raw IP protocol 146 over IPv4 (needs root). */
 static void rt_capture__raw_driver(void **state)
 {
 	if (geteuid() != 0)
 		skip();
-	check_driver(HOMA_DRIVER_RAW, "raw");
+	check_driver(HOMA_DRIVER_RAW, "127.0.0.1", "raw");
+}
+
+/** rt_capture__raw_driver_ipv6() - Raw IP protocol 146 over IPv6 (needs root). */
+static void rt_capture__raw_driver_ipv6(void **state)
+{
+	if (geteuid() != 0)
+		skip();
+	check_driver(HOMA_DRIVER_RAW, "::1", "raw6");
 }
 
 /** setup() - Temporary directory. */
@@ -269,7 +421,9 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(rt_capture__udp_driver),
+		cmocka_unit_test(rt_capture__udp_driver_ipv6),
 		cmocka_unit_test(rt_capture__raw_driver),
+		cmocka_unit_test(rt_capture__raw_driver_ipv6),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

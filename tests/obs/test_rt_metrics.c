@@ -31,45 +31,6 @@
 
 #define NRPCS 20
 
-/** free_tcp_port() - A TCP port free on 127.0.0.1 right now. */
-static uint16_t free_tcp_port(void)
-{
-	struct sockaddr_in sa = {.sin_family = AF_INET};
-	socklen_t sl = sizeof(sa);
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-
-	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
-	getsockname(fd, (struct sockaddr *)&sa, &sl);
-	close(fd);
-	return ntohs(sa.sin_port);
-}
-
-/** scrape() - GET /metrics; the text must pass the strict checker. Caller frees. */
-static char *scrape(uint16_t port)
-{
-	static const char req[] = "GET /metrics HTTP/1.1\r\n\r\n";
-	char *r = http_exchange(port, req, sizeof(req) - 1), err[256];
-
-	assert_non_null(r);
-	assert_int_equal(http_status(r), 200);
-	if (prom_check(http_body(r), err, sizeof(err)))
-		fail_msg("invalid exposition: %s", err);
-	return r;
-}
-
-/** metric() - Value of @name{endpoint="@ep"@more} in @text; fails if absent. */
-static double metric(const char *text, const char *name, uint16_t ep, const char *more)
-{
-	char labels[128];
-	double v;
-
-	snprintf(labels, sizeof(labels), "{endpoint=\"%u\"%s}", ep, more);
-	if (prom_value(text, name, labels, &v))
-		fail_msg("no %s%s", name, labels);
-	return v;
-}
-
 /** inject() - Send @len raw bytes as one UDP datagram to 127.0.0.1:@port. */
 static void inject(uint16_t from, uint16_t port, const uint8_t *b, size_t len)
 {
@@ -99,7 +60,7 @@ static void homa_hdr(uint8_t *b, uint8_t type, uint16_t sport, uint16_t dport, u
 		b[20 + i] = (uint8_t)(id >> (56 - 8 * i));
 }
 
-/** inject_malformed() - 3 truncated, 2 bad type, 1 bad GRANT priority, 2 GRANTs for no RPC. */
+/** inject_malformed() - 3 truncated, 2 bad type, 1 bad GRANT priority, 2 packets for no RPC. */
 static void inject_malformed(uint16_t port)
 {
 	uint8_t b[64];
@@ -144,9 +105,57 @@ static double sum_received(const char *text, uint16_t ep)
 	for (i = 0; i < HOMA_PKT_TYPES; i++) {
 		snprintf(more, sizeof(more), ",type=\"%s\"",
 			 homa_wire_type_name((uint8_t)(HOMA_PKT_FIRST + i)));
-		t += metric(text, "homa_packets_received_total", ep, more);
+		t += rt_metric(text, "homa_packets_received_total", ep, more);
 	}
 	return t;
+}
+
+/** rx_prio() - homa_packets_received_by_priority_total of @ep at @p in @t. */
+static double rx_prio(const char *t, uint16_t ep, int p)
+{
+	char more[32];
+
+	snprintf(more, sizeof(more), ",priority=\"%d\"", p);
+	return rt_metric(t, "homa_packets_received_by_priority_total", ep, more);
+}
+
+/** tx_prio() - homa_packets_sent_by_priority_total of @ep at @p in @t. */
+static double tx_prio(const char *t, uint16_t ep, int p)
+{
+	char more[32];
+
+	snprintf(more, sizeof(more), ",priority=\"%d\"", p);
+	return rt_metric(t, "homa_packets_sent_by_priority_total", ep, more);
+}
+
+/**
+ * check_priorities() - Received packets by priority (driver, from the
+ * DSCP): in @b0 (after the RPCs, before the injection) each side received
+ * at each priority what the other sent at it, and the counts add up to the
+ * packets the driver read; by @t the @injected malformed datagrams (plain
+ * UDP, TOS 0) were added at @sp's priority 0 and nothing else arrived.
+ */
+static void check_priorities(const char *b0, const char *t, uint16_t cp, uint16_t sp,
+			     int injected)
+{
+	double rc = 0, rs = 0, high = 0;
+	int p;
+
+	for (p = 0; p < HOMA_MAX_PRIORITIES; p++) {
+		double c = rx_prio(b0, cp, p), s = rx_prio(b0, sp, p);
+
+		if (c != tx_prio(b0, sp, p) || s != tx_prio(b0, cp, p))
+			fail_msg("priority %d: client received %.0f of %.0f, server %.0f of %.0f",
+				 p, c, tx_prio(b0, sp, p), s, tx_prio(b0, cp, p));
+		assert_true(rx_prio(t, cp, p) == c);
+		assert_true(rx_prio(t, sp, p) == s + (p ? 0 : injected));
+		rc += c;
+		rs += s;
+		high += p ? c + s : 0;
+	}
+	assert_true(rc == rt_metric(b0, "homa_io_rx_packets_total", cp, ""));
+	assert_true(rs == rt_metric(b0, "homa_io_rx_packets_total", sp, ""));
+	assert_true(high > 0); /* control packets travel at the top priority */
 }
 
 /** drop_delta() - Increase of drops for @reason at @ep between @b0 and @t. */
@@ -155,8 +164,8 @@ static double drop_delta(const char *b0, const char *t, uint16_t ep, const char 
 	char more[64];
 
 	snprintf(more, sizeof(more), ",reason=\"%s\"", reason);
-	return metric(t, "homa_packets_dropped_total", ep, more) -
-	       metric(b0, "homa_packets_dropped_total", ep, more);
+	return rt_metric(t, "homa_packets_dropped_total", ep, more) -
+	       rt_metric(b0, "homa_packets_dropped_total", ep, more);
 }
 
 /**
@@ -169,39 +178,40 @@ static void check_counts(const char *b0, const char *t, uint16_t cp, uint16_t sp
 {
 	double drops_decode;
 
-	assert_true(metric(t, "homa_client_rpcs_started_total", cp, "") == NRPCS);
-	assert_true(metric(t, "homa_client_rpcs_completed_total", cp, "") == NRPCS);
-	assert_true(metric(t, "homa_server_requests_received_total", sp, "") == NRPCS);
-	assert_true(metric(t, "homa_server_replies_sent_total", sp, "") == NRPCS);
+	assert_true(rt_metric(t, "homa_client_rpcs_started_total", cp, "") == NRPCS);
+	assert_true(rt_metric(t, "homa_client_rpcs_completed_total", cp, "") == NRPCS);
+	assert_true(rt_metric(t, "homa_server_requests_received_total", sp, "") == NRPCS);
+	assert_true(rt_metric(t, "homa_server_replies_sent_total", sp, "") == NRPCS);
 	assert_true(drop_delta(b0, t, sp, "truncated") == 3);
 	assert_true(drop_delta(b0, t, sp, "bad_type") == 2);
 	assert_true(drop_delta(b0, t, sp, "bad_field") == 1);
 	assert_true(drop_delta(b0, t, sp, "unknown_rpc") == 2);
-	assert_true(metric(t, "homa_packets_dropped_total", cp, ",reason=\"truncated\"") == 0);
+	assert_true(rt_metric(t, "homa_packets_dropped_total", cp, ",reason=\"truncated\"") == 0);
 	/* 1000-byte requests: all in [512, 1024) */
-	assert_true(metric(t, "homa_rx_message_size_bytes_bucket", sp, ",le=\"511\"") == 0);
-	assert_true(metric(t, "homa_rx_message_size_bytes_bucket", sp, ",le=\"1023\"") == NRPCS);
-	assert_true(metric(t, "homa_rx_message_size_bytes_count", sp, "") == NRPCS);
+	assert_true(rt_metric(t, "homa_rx_message_size_bytes_bucket", sp, ",le=\"511\"") == 0);
+	assert_true(rt_metric(t, "homa_rx_message_size_bytes_bucket", sp, ",le=\"1023\"") == NRPCS);
+	assert_true(rt_metric(t, "homa_rx_message_size_bytes_count", sp, "") == NRPCS);
 	/* 3000-byte responses: [2048, 4096) */
-	assert_true(metric(t, "homa_rx_message_size_bytes_bucket", cp, ",le=\"2047\"") == 0);
-	assert_true(metric(t, "homa_rx_message_size_bytes_bucket", cp, ",le=\"4095\"") == NRPCS);
-	assert_true(metric(t, "homa_client_rpc_latency_seconds_count", cp, "") == NRPCS);
-	assert_true(metric(t, "homa_client_rpc_latency_seconds_count", sp, "") == 0);
+	assert_true(rt_metric(t, "homa_rx_message_size_bytes_bucket", cp, ",le=\"2047\"") == 0);
+	assert_true(rt_metric(t, "homa_rx_message_size_bytes_bucket", cp, ",le=\"4095\"") == NRPCS);
+	assert_true(rt_metric(t, "homa_client_rpc_latency_seconds_count", cp, "") == NRPCS);
+	assert_true(rt_metric(t, "homa_client_rpc_latency_seconds_count", sp, "") == 0);
 	/* what one side sent as DATA, the other received (loopback, no loss) */
-	assert_true(metric(t, "homa_packets_sent_total", cp, ",type=\"DATA\"") ==
-		    metric(t, "homa_packets_received_total", sp, ",type=\"DATA\""));
-	assert_true(metric(t, "homa_packets_sent_total", sp, ",type=\"DATA\"") ==
-		    metric(t, "homa_packets_received_total", cp, ",type=\"DATA\""));
+	assert_true(rt_metric(t, "homa_packets_sent_total", cp, ",type=\"DATA\"") ==
+		    rt_metric(t, "homa_packets_received_total", sp, ",type=\"DATA\""));
+	assert_true(rt_metric(t, "homa_packets_sent_total", sp, ",type=\"DATA\"") ==
+		    rt_metric(t, "homa_packets_received_total", cp, ",type=\"DATA\""));
 	/*
 	 * Every datagram the driver read was either counted as received or
 	 * dropped while decoding (truncated, bad type, and the one bad
 	 * field: the real traffic decodes cleanly).
 	 */
-	drops_decode = metric(t, "homa_packets_dropped_total", sp, ",reason=\"truncated\"") +
-		       metric(t, "homa_packets_dropped_total", sp, ",reason=\"bad_type\"") + 1;
-	assert_true(metric(t, "homa_io_rx_packets_total", sp, "") ==
+	drops_decode = rt_metric(t, "homa_packets_dropped_total", sp, ",reason=\"truncated\"") +
+		       rt_metric(t, "homa_packets_dropped_total", sp, ",reason=\"bad_type\"") + 1;
+	assert_true(rt_metric(t, "homa_io_rx_packets_total", sp, "") ==
 		    sum_received(t, sp) + drops_decode);
-	assert_true(metric(t, "homa_io_rx_packets_total", cp, "") == sum_received(t, cp));
+	assert_true(rt_metric(t, "homa_io_rx_packets_total", cp, "") == sum_received(t, cp));
+	check_priorities(b0, t, cp, sp, 8);
 }
 
 /** rt_metrics__known_pattern_adds_up() - Two sockets, one listener, counters consistent. */
@@ -210,7 +220,7 @@ static void rt_metrics__known_pattern_adds_up(void **state)
 	struct homa_open_opts so, co;
 	struct rt_server srv;
 	homa_socket *c;
-	uint16_t mport = free_tcp_port(), cport;
+	uint16_t mport = rt_free_tcp_port(), cport;
 	char *t, *b0, ep[32];
 	uint64_t base;
 	int i;
@@ -226,18 +236,18 @@ static void rt_metrics__known_pattern_adds_up(void **state)
 	for (i = 0; i < NRPCS; i++)
 		assert_int_equal(rt_rpc(c, srv.port, 1000, 3000), 0);
 	assert_int_equal(rt_quiesce(c, srv.s, 10000), 0);
-	b0 = scrape(mport);
+	b0 = rt_scrape(mport);
 	base = drops_total(srv.s);
 	inject_malformed(srv.port);
 	for (i = 0; i < 500 && drops_total(srv.s) < base + 8; i++)
 		usleep(10000);
 	assert_int_equal(rt_quiesce(c, srv.s, 10000), 0);
-	t = scrape(mport);
+	t = rt_scrape(mport);
 	check_counts(b0, t, cport, srv.port);
 	free(t);
 	free(b0);
 	assert_int_equal(homa_close(c), 0);
-	t = scrape(mport);                              /* the client left the listener */
+	t = rt_scrape(mport);                              /* the client left the listener */
 	snprintf(ep, sizeof(ep), "{endpoint=\"%u\"}", cport);
 	assert_null(strstr(t, ep));
 	snprintf(ep, sizeof(ep), "{endpoint=\"%u\"}", srv.port);

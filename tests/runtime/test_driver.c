@@ -3,7 +3,8 @@
  * @file test_driver.c
  * Tests of the packet drivers (src/io) on loopback: raw bytes between two
  * driver instances, UDP_SEGMENT/UDP_GRO batching and the plain path, DSCP
- * marks, port reservation and the raw driver's port filter.
+ * marks on send and priorities read back on receive, port reservation and
+ * the raw driver's port filter.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -272,6 +273,93 @@ static void raw_recv__filters_by_port(void **state)
 	homa_driver_close(c);
 }
 
+/** cfg_of() - A config bound to @addr (numeric, port 0) with @offload. */
+static struct homa_driver_config cfg_of(const char *addr, bool offload)
+{
+	struct homa_driver_config c = cfg_loopback(0, offload);
+	struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&c.bind;
+
+	if (!strchr(addr, ':'))
+		return c;
+	memset(&c.bind, 0, sizeof(c.bind));
+	in6->sin6_family = AF_INET6;
+	assert_int_equal(inet_pton(AF_INET6, addr, &in6->sin6_addr), 1);
+	c.bind_len = sizeof(*in6);
+	return c;
+}
+
+/**
+ * check_rx_priorities() - From a driver of @kind bound to @from to one
+ * bound to @to (sent to @dst): 8 packets at priorities 7..0, then a run of
+ * 6 same-size packets at priority 2 (one UDP_SEGMENT super-packet when
+ * offloads are on); each arrives with the priority it was sent with, and
+ * the receiver's rx_prio counts them.
+ */
+static void check_rx_priorities(int kind, const char *from, const char *to,
+				const homa_addr *dst, bool offload)
+{
+	struct homa_driver_config ca = cfg_of(from, offload), cb = cfg_of(to, offload);
+	static uint8_t out[14][1500];
+	struct homa_io_tx tx[14];
+	struct homa_driver *a, *b;
+	int got = 0, i;
+
+	assert_int_equal(homa_driver_open(kind, &ca, &a), 0);
+	assert_int_equal(homa_driver_open(kind, &cb, &b), 0);
+	for (i = 0; i < 14; i++) {
+		fake_packet(out[i], 1000, a->port, b->port, (unsigned)i);
+		tx[i] = (struct homa_io_tx){.data = out[i], .len = 1000, .dst = *dst,
+			.dport = b->port, .priority = (uint8_t)(i < 8 ? 7 - i : 2)};
+	}
+	assert_int_equal(a->ops->send(a, tx, 14), 0);
+	for (int tries = 0; got < 14 && tries < 200; tries++) {
+		struct pollfd p = {.fd = b->fd, .events = POLLIN};
+		struct homa_io_rx *rx;
+		int n;
+
+		poll(&p, 1, 10);
+		n = b->ops->recv(b, &rx);
+		assert_true(n >= 0 && got + n <= 14);
+		for (i = 0; i < n; i++, got++) {
+			assert_memory_equal(rx[i].data, out[got], 1000);
+			if (rx[i].priority != tx[got].priority)
+				fail_msg("%s %s -> %s offload %d: packet %d priority %u, sent %u",
+					 a->ops->name, from, to, offload, got, rx[i].priority,
+					 tx[got].priority);
+		}
+	}
+	assert_int_equal(got, 14);
+	for (i = 0; i < 8; i++)
+		assert_int_equal(b->c.rx_prio[i], i == 2 ? 7 : 1);
+	homa_driver_close(a);
+	homa_driver_close(b);
+}
+
+/**
+ * driver_recv__reports_priority() - Received packets carry the priority of
+ * their DSCP (the inverse of the send path's marks): UDP over IPv4, IPv6
+ * and from an IPv6 socket to an IPv4 one (mapped), with and without
+ * offloads; raw IP over IPv4 (TOS in the delivered header) and IPv6
+ * (IPV6_TCLASS) when privileged.
+ */
+static void driver_recv__reports_priority(void **state)
+{
+	homa_addr v4 = homa_addr_ipv4(INADDR_LOOPBACK), v6;
+
+	memcpy(v6.b, &in6addr_loopback, 16);
+	for (int off = 0; off < 2; off++) {
+		check_rx_priorities(HOMA_IO_UDP, "127.0.0.1", "127.0.0.1", &v4, off);
+		check_rx_priorities(HOMA_IO_UDP, "::1", "::1", &v6, off);
+		check_rx_priorities(HOMA_IO_UDP, "::", "127.0.0.1", &v4, off);
+	}
+	if (geteuid() != 0) {
+		print_message("raw driver part skipped: needs root (CAP_NET_RAW)\n");
+		return;
+	}
+	check_rx_priorities(HOMA_IO_RAW, "127.0.0.1", "127.0.0.1", &v4, false);
+	check_rx_priorities(HOMA_IO_RAW, "::1", "::1", &v6, false);
+}
+
 /** homa_io_addr__round_trip() - sockaddr <-> homa_addr conversions. */
 static void homa_io_addr__round_trip(void **state)
 {
@@ -308,6 +396,7 @@ int main(void)
 		cmocka_unit_test(udp_open__port_in_use),
 		cmocka_unit_test(udp_send__ipv6_loopback),
 		cmocka_unit_test(raw_recv__filters_by_port),
+		cmocka_unit_test(driver_recv__reports_priority),
 		cmocka_unit_test(homa_io_addr__round_trip),
 	};
 
