@@ -63,6 +63,9 @@ struct homa_stats {
 	uint64_t sends_refused;               /**< sends that returned HOMA_EAGAIN */
 	uint64_t pacer_throttled_ns;          /**< time output was held back by the NIC model */
 	uint64_t unknown_replies_suppressed;  /**< RPC_UNKNOWN not sent: rate limit */
+	uint64_t msgs_evicted;                /**< incomplete requests freed to make rx room (all causes) */
+	uint64_t stale_evicted;               /**< of which: silent after their unscheduled bytes, under memory pressure */
+	uint64_t evicted_bytes;               /**< message bytes those requests had received */
 	uint64_t cutoffs_version;             /**< gauge: current cutoff version */
 	/* gauges */
 	uint64_t active_rpcs;

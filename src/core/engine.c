@@ -45,6 +45,7 @@ int homa_engine_new(homa_engine **out, const struct homa_settings *s,
 	homa_list_init(&e->events);
 	homa_list_init(&e->delivered);
 	homa_list_init(&e->spare_events);
+	homa_evict_init(e);
 	homa_cutoffs_init(e);
 	if (homa_table_init(e, &e->rpcs, 64) || homa_table_init(e, &e->handles, 64) ||
 	    homa_table_init(e, &e->peers, 16) || homa_done_init(e)) {

@@ -22,17 +22,32 @@ static uint32_t left(const struct homa_msgin *in)
 	return in->length - in->received;
 }
 
+/** uncount() - Take @in's share out of total_incoming (and unsched_incoming). */
+static void uncount(homa_engine *e, struct homa_msgin *in)
+{
+	e->total_incoming -= in->counted;
+	if (in->counted_unsched)
+		e->unsched_incoming -= in->counted;
+	in->counted = 0;
+	in->counted_unsched = false;
+}
+
 /**
- * recount() - Bring @in's share of total_incoming, and whether it counts
- * among the messages with explicitly granted bytes in flight, up to date.
+ * recount() - Bring @in's share of total_incoming (and of unsched_incoming
+ * while we never granted it), and whether it counts among the messages
+ * with explicitly granted bytes in flight, up to date.
  */
 static void recount(homa_engine *e, struct homa_msgin *in)
 {
 	uint32_t now = in->granted > in->received ? in->granted - in->received : 0;
 	bool out = in->explicit_grant && now > 0;
 
-	e->total_incoming = e->total_incoming - in->counted + now;
+	uncount(e, in);
+	e->total_incoming += now;
 	in->counted = now;
+	in->counted_unsched = !in->explicit_grant;
+	if (in->counted_unsched)
+		e->unsched_incoming += now;
 	e->outstanding_msgs = e->outstanding_msgs - in->outstanding + out;
 	in->outstanding = out;
 }
@@ -60,9 +75,8 @@ void homa_grant_remove(homa_engine *e, struct homa_rpc *rpc)
 	if (!homa_list_linked(&rpc->in.grant_link))
 		return;
 	homa_list_del(&rpc->in.grant_link);
-	e->total_incoming -= rpc->in.counted;
+	uncount(e, &rpc->in);
 	e->outstanding_msgs -= rpc->in.outstanding;
-	rpc->in.counted = 0;
 	rpc->in.outstanding = false;
 	e->st.incoming_msgs--;
 }
@@ -101,10 +115,10 @@ static uint8_t rank_priority(const homa_engine *e, uint32_t rank, uint32_t activ
 
 /**
  * grant_one() - Raise @rpc's grant toward received + unsched_bytes within
- * the max_incoming budget and send a GRANT if it moved by at least a packet
- * (or to the end). Return: bytes newly granted.
+ * the max_incoming budget, of which @used is taken, and send a GRANT if it
+ * moved by at least a packet (or to the end). Return: bytes newly granted.
  */
-static uint32_t grant_one(homa_engine *e, struct homa_rpc *rpc, uint8_t prio)
+static uint32_t grant_one(homa_engine *e, struct homa_rpc *rpc, uint8_t prio, uint64_t used)
 {
 	struct homa_msgin *in = &rpc->in;
 	uint64_t target = (uint64_t)in->received + e->s.unsched_bytes;
@@ -115,7 +129,7 @@ static uint32_t grant_one(homa_engine *e, struct homa_rpc *rpc, uint8_t prio)
 		target = in->length;
 	if (target <= in->granted)
 		return 0;
-	avail = e->total_incoming < e->s.max_incoming ? e->s.max_incoming - e->total_incoming : 0;
+	avail = used < e->s.max_incoming ? e->s.max_incoming - used : 0;
 	if (target - in->granted > avail)
 		target = in->granted + avail;
 	step = homa_data_payload(e);
@@ -169,23 +183,42 @@ static void grant_fifo(homa_engine *e, struct homa_rpc *const *chosen, uint32_t 
 }
 
 /**
+ * has_room() - True if the rx budget can absorb max_incoming more bytes (or
+ * all @in still needs, if less) for @in, counting what requests with more bytes left hold (a shorter message
+ * evicts them, evict.c): the backpressure. A flood of forged long messages
+ * that fills the budget therefore does not stop grants to shorter ones.
+ */
+static bool has_room(const homa_engine *e, const struct homa_msgin *in)
+{
+	uint64_t want = left(in) < e->s.max_incoming ? left(in) : e->s.max_incoming;
+
+	return !homa_evict_pressure(e) || homa_evict_headroom(e, left(in)) >= want;
+}
+
+/**
  * homa_grant_check() - Run one scheduling pass (after data arrives, a
- * message completes or leaves). Grants nothing while the rx budget is too
- * tight to absorb max_incoming more bytes: that is the backpressure.
+ * message completes or leaves). A message is granted only while the rx
+ * budget has room for it (has_room()). Its max_incoming budget counts all
+ * explicitly granted bytes but only the unscheduled bytes of messages at
+ * least as short (SRPT order): the unscheduled bytes a longer message
+ * announced, genuine or forged and maybe never sent, do not hold back a
+ * shorter one.
  */
 void homa_grant_check(homa_engine *e)
 {
 	struct homa_rpc *chosen[64];
+	uint64_t ahead[64], unsched = 0, moved = 0;
 	uint32_t n = 0, i, granted = 0;
 	uint64_t gen = ++e->grant_gen;
 	struct homa_link *pos;
 
-	if (homa_list_empty(&e->grantable) ||
-	    e->rx_buffered + e->s.max_incoming > e->s.max_rx_buffered)
+	if (homa_list_empty(&e->grantable))
 		return;
 	for (pos = e->grantable.next; pos != &e->grantable && n < e->s.max_overcommit; pos = pos->next) {
 		struct homa_rpc *r = homa_container_of(pos, struct homa_rpc, in.grant_link);
 
+		if (r->in.counted_unsched)
+			unsched += r->in.counted;
 		if (r->peer->grant_gen == gen)
 			continue;
 		if (r->in.granted >= r->in.length)
@@ -193,15 +226,24 @@ void homa_grant_check(homa_engine *e)
 		if (r->probes)
 			continue; /* silent since our RESEND: its peer's next message may go */
 		r->peer->grant_gen = gen;
+		ahead[n] = unsched;
 		chosen[n++] = r;
 	}
 	for (i = 0; i < n; i++) {
+		struct homa_msgin *in = &chosen[i]->in;
+		uint64_t was = in->counted_unsched ? in->counted : 0;
+
 		/* a message with no grant in flight may start only while fewer
 		 * than max_overcommit messages have granted bytes in flight
 		 * (messages SRPT just displaced may still have some) */
-		if (!chosen[i]->in.outstanding && e->outstanding_msgs >= e->s.max_overcommit)
+		if (!in->outstanding && e->outstanding_msgs >= e->s.max_overcommit)
 			continue;
-		granted += grant_one(e, chosen[i], rank_priority(e, i, n));
+		if (!has_room(e, in))
+			continue;
+		granted += grant_one(e, chosen[i], rank_priority(e, i, n),
+				     e->total_incoming - e->unsched_incoming + ahead[i] - moved);
+		if (!in->counted_unsched)
+			moved += was; /* now among the explicit bytes: not twice */
 	}
 	e->st.granted_msgs = n;
 	if (!e->s.grant_fifo_fraction)

@@ -10,11 +10,11 @@
 
 /**
  * new_server_rpc() - Create the server side of an RPC announced by a
- * DATA or START_MSG packet from @src. Return: the RPC or a HOMA_DROP code
- * in *@drop.
+ * DATA or START_MSG packet from @src for a message of @length bytes.
+ * Return: the RPC or a HOMA_DROP code in *@drop.
  */
 static struct homa_rpc *new_server_rpc(homa_engine *e, const homa_addr *src,
-				       const struct homa_pkt *pkt, int *drop)
+				       const struct homa_pkt *pkt, uint32_t length, int *drop)
 {
 	struct homa_peer *peer;
 	struct homa_rpc *rpc;
@@ -27,6 +27,9 @@ static struct homa_rpc *new_server_rpc(homa_engine *e, const homa_addr *src,
 		*drop = HOMA_DROP(HOMA_DROP_COMPLETED);
 		return NULL;
 	}
+	/* a full rx budget gives way to a shorter message (evict.c); if it
+	 * cannot, homa_rpc_new() or homa_msgin_init() refuses below */
+	homa_evict_room(e, NULL, length, sizeof(*rpc) + HOMA_CHUNK);
 	peer = homa_peer_get(e, src);
 	rpc = peer ? homa_rpc_new(e, pkt->sender_id ^ 1, peer, pkt->sport) : NULL;
 	if (!rpc) {
@@ -64,7 +67,7 @@ static struct homa_rpc *message_start(homa_engine *e, const homa_addr *src,
 			*drop = HOMA_DROP(HOMA_DROP_UNKNOWN_RPC);
 			return NULL;
 		}
-		rpc = new_server_rpc(e, src, pkt, drop);
+		rpc = new_server_rpc(e, src, pkt, length, drop);
 		if (!rpc)
 			return NULL;
 		created = true;
@@ -107,6 +110,7 @@ static void message_complete(homa_engine *e, struct homa_rpc *rpc)
 	struct homa_event ev;
 
 	homa_grant_remove(e, rpc);
+	homa_evict_untrack(e, rpc);
 	memset(&ev, 0, sizeof(ev));
 	ev.id = rpc->handle;
 	ev.cookie = rpc->cookie;

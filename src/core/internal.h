@@ -22,6 +22,9 @@
 /** Slots of the cache of recently finished server RPCs (see done.c). */
 #define HOMA_DONE_SLOTS 4096
 
+/** Buckets of evictable requests by log2 of bytes left (see evict.c). */
+#define HOMA_EVICT_BUCKETS 32
+
 /** Size buckets of the cutoff histogram (geometric, see cutoffs.c). */
 #define HOMA_CUTOFF_BUCKETS 64
 
@@ -61,6 +64,11 @@ struct homa_msgin {
 	bool scheduled;           /**< needs grants beyond what the sender announced */
 	uint64_t birth;           /**< arrival of first packet (FIFO grants) */
 	struct homa_link grant_link; /**< on engine.grantable, sorted by bytes left */
+	bool counted_unsched;     /**< counted is in engine.unsched_incoming too */
+	bool evict_tracked;       /**< on engine.evict[evict_bucket] (evict.c) */
+	uint8_t evict_bucket;
+	uint64_t evict_charge;    /**< our share of engine.evict_bytes[evict_bucket] */
+	struct homa_link evict_link;
 };
 
 /** Send state of one message (request at a client, response at a server). */
@@ -198,6 +206,7 @@ struct homa_engine {
 
 	/* grants */
 	uint64_t total_incoming;     /**< granted but not received, scheduled messages */
+	uint64_t unsched_incoming;   /**< of which in messages never explicitly granted */
 	uint32_t outstanding_msgs;   /**< messages with explicitly granted bytes in flight */
 	uint64_t grant_gen;
 	uint64_t fifo_grant_credit;
@@ -218,6 +227,9 @@ struct homa_engine {
 	/* memory */
 	uint64_t rx_buffered;
 	uint64_t tx_buffered;
+	struct homa_link evict[HOMA_EVICT_BUCKETS]; /**< incomplete requests by log2(bytes left) */
+	uint64_t evict_bytes[HOMA_EVICT_BUCKETS];   /**< rx bytes each bucket's requests hold */
+	bool evict_sweep;            /**< this tick frees stale requests (memory pressure at its start) */
 
 	struct homa_stats st;
 };
@@ -284,6 +296,15 @@ void homa_grant_add(homa_engine *e, struct homa_rpc *rpc);
 void homa_grant_remove(homa_engine *e, struct homa_rpc *rpc);
 void homa_grant_received(homa_engine *e, struct homa_rpc *rpc, uint32_t newbytes);
 void homa_grant_check(homa_engine *e);
+
+/* evict.c */
+void homa_evict_init(homa_engine *e);
+void homa_evict_track(homa_engine *e, struct homa_rpc *rpc);
+void homa_evict_untrack(homa_engine *e, struct homa_rpc *rpc);
+bool homa_evict_room(homa_engine *e, const struct homa_rpc *self, uint32_t left, uint64_t need);
+uint64_t homa_evict_headroom(const homa_engine *e, uint32_t left);
+bool homa_evict_pressure(const homa_engine *e);
+bool homa_evict_stale(homa_engine *e, struct homa_rpc *rpc);
 
 /* cutoffs.c */
 void homa_cutoffs_init(homa_engine *e);

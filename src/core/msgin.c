@@ -20,7 +20,7 @@ int homa_msgin_init(homa_engine *e, struct homa_rpc *rpc, uint32_t length, uint3
 {
 	struct homa_msgin *in = &rpc->in;
 
-	if (e->rx_buffered + HOMA_CHUNK > e->s.max_rx_buffered)
+	if (!homa_evict_room(e, rpc, length, HOMA_CHUNK))
 		return HOMA_EAGAIN;
 	in->msg = homa_msg_new(e, length);
 	if (!in->msg)
@@ -33,6 +33,7 @@ int homa_msgin_init(homa_engine *e, struct homa_rpc *rpc, uint32_t length, uint3
 	homa_cutoffs_record(e, length);
 	if (in->scheduled)
 		homa_grant_add(e, rpc);
+	homa_evict_track(e, rpc);
 	return 0;
 }
 
@@ -48,7 +49,8 @@ static int add_gap(homa_engine *e, struct homa_msgin *in, uint32_t start, uint32
 		uint32_t cap = in->gaps_cap ? 2 * in->gaps_cap : 4;
 		struct homa_gap *g;
 
-		if (e->rx_buffered + cap * sizeof(*g) > e->s.max_rx_buffered)
+		if (!homa_evict_room(e, homa_container_of(in, struct homa_rpc, in),
+				     in->length - in->received, cap * sizeof(*g)))
 			return HOMA_EAGAIN;
 		g = homa_mem_alloc(e, cap * sizeof(*g));
 		if (!g)
@@ -138,6 +140,8 @@ static bool needs_chunk(const struct homa_msg *m, uint32_t off, uint32_t len)
  * inside the message) and account the new bytes. On HOMA_ENOMEM the bytes
  * stored before the failure are accounted and the holes stay exact, so a
  * retransmission fills in the rest.
+ * When the rx budget cannot take a new chunk, requests with more bytes
+ * left are evicted to make room (evict.c).
  * Return: bytes that were new (0 for a pure duplicate), HOMA_EAGAIN when
  * the rx budget cannot take a new chunk (packet dropped), or HOMA_ENOMEM.
  */
@@ -149,7 +153,7 @@ int homa_msgin_add(homa_engine *e, struct homa_rpc *rpc, uint32_t off,
 	int err = 0;
 
 	if (needs_chunk(in->msg, off, len) &&
-	    e->rx_buffered + HOMA_CHUNK > e->s.max_rx_buffered)
+	    !homa_evict_room(e, rpc, in->length - in->received, HOMA_CHUNK))
 		return HOMA_EAGAIN;
 	if (off < in->recv_end)
 		err = fill_gaps(e, in, off, end < in->recv_end ? end : in->recv_end, data, &added);
@@ -165,6 +169,7 @@ int homa_msgin_add(homa_engine *e, struct homa_rpc *rpc, uint32_t off,
 		}
 	}
 	in->received += added;
+	homa_evict_track(e, rpc);
 	return err ? err : (int)added;
 }
 
@@ -189,9 +194,13 @@ bool homa_msgin_first_gap(const struct homa_msgin *in, uint32_t *start, uint32_t
 	return false;
 }
 
-/** homa_msgin_destroy() - Free the hole list and the message if still attached. */
+/**
+ * homa_msgin_destroy() - Free the hole list and the message if still
+ * attached (@in is the one embedded in an RPC); leaves the eviction buckets.
+ */
 void homa_msgin_destroy(homa_engine *e, struct homa_msgin *in)
 {
+	homa_evict_untrack(e, homa_container_of(in, struct homa_rpc, in));
 	homa_mem_free(e, in->gaps, in->gaps_cap * sizeof(*in->gaps));
 	e->rx_buffered -= in->gaps_cap * sizeof(*in->gaps);
 	in->gaps = NULL;

@@ -147,6 +147,8 @@ static bool check_rpc(homa_engine *e, struct homa_rpc *rpc)
 		timeout(e, rpc);
 		return false;
 	}
+	if (homa_evict_stale(e, rpc))
+		return false; /* memory pressure: freed rather than asked again */
 	/* after the silence count: our own START_MSG repeat is not a sign of life */
 	if (start_repeat(e, rpc))
 		return false;
@@ -171,6 +173,7 @@ void homa_timer_tick(homa_engine *e)
 	struct homa_link *pos = e->all_rpcs.next;
 
 	e->tick++;
+	e->evict_sweep = homa_evict_pressure(e);
 	homa_cutoffs_maybe_update(e);
 	homa_peers_tick(e);
 	while (n-- && pos != &e->all_rpcs) {

@@ -322,7 +322,8 @@ static void homa_msgin_add__chunk_boundaries(void **state)
  * homa_msgin_add__rx_budget() - When a new chunk would pass
  * max_rx_buffered the packet is refused with HOMA_EAGAIN and nothing
  * changes; bytes in chunks already held are still taken; a new message
- * is refused at init.
+ * with more bytes left than every buffered request is refused at init (a
+ * shorter one would evict, see test_evict.c).
  */
 static void homa_msgin_add__rx_budget(void **state)
 {
@@ -343,7 +344,7 @@ static void homa_msgin_add__rx_budget(void **state)
 	other = homa_rpc_new(f.e, 5, homa_peer_get(f.e, &peer), 4000);
 	assert_non_null(other);
 	other->state = RPC_INCOMING;
-	assert_int_equal(homa_msgin_init(f.e, other, 1000, 1000), HOMA_EAGAIN);
+	assert_int_equal(homa_msgin_init(f.e, other, 8 * HOMA_CHUNK, 1000), HOMA_EAGAIN);
 	assert_null(other->in.msg);
 	homa_rpc_free(f.e, other);
 	assert_true(homa_msgin_first_gap(&f.rpc->in, &s, &e));

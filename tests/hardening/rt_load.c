@@ -51,6 +51,8 @@ static void on_outcome(struct rt_result *res, struct slot *sl, uint64_t first, i
 	else
 		res->ok++;
 	lat = rt_now() - s->start;
+	if (res->lat_n < RT_LAT_SAMPLES)
+		res->lat[res->lat_n] = lat;
 	res->lat_sum_ns += lat;
 	res->lat_n++;
 	if (lat > res->lat_max_ns)
@@ -98,4 +100,24 @@ void rt_load_run(homa_socket *c, int port, uint64_t first, uint64_t n, int windo
 	free(sl);
 	free(buf);
 	free(tmp);
+}
+
+/** cmp_u64() - qsort order of uint64_t. */
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/** rt_lat_percentile() - See rt_load.h. */
+uint64_t rt_lat_percentile(struct rt_result *res, double pct)
+{
+	uint64_t n = res->lat_n < RT_LAT_SAMPLES ? res->lat_n : RT_LAT_SAMPLES, i;
+
+	if (!n)
+		return 0;
+	qsort(res->lat, n, sizeof(res->lat[0]), cmp_u64);
+	i = (uint64_t)(pct / 100.0 * (double)(n - 1) + 0.5);
+	return res->lat[i < n ? i : n - 1];
 }

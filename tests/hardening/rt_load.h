@@ -12,6 +12,9 @@
 
 #include "rt_util.h"
 
+/** Latencies kept per run for percentiles. */
+#define RT_LAT_SAMPLES 4096
+
 /** Outcome of a run. */
 struct rt_result {
 	uint64_t sent;
@@ -22,7 +25,14 @@ struct rt_result {
 	uint64_t twice;         /**< RPCs that ended more than once */
 	uint64_t hung;          /**< RPCs with no outcome within the wait bound */
 	uint64_t lat_sum_ns, lat_max_ns, lat_n;
+	uint64_t lat[RT_LAT_SAMPLES]; /**< the first RT_LAT_SAMPLES latencies, ns (for percentiles) */
 };
+
+/**
+ * rt_lat_percentile() - The @pct-th percentile (0..100) of the recorded
+ * latencies of @res, in ns (0 if none). Sorts res->lat in place.
+ */
+uint64_t rt_lat_percentile(struct rt_result *res, double pct);
 
 /**
  * rt_load_run() - Send @n RPCs (serials @first .. @first+@n-1) to
