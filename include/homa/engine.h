@@ -180,6 +180,22 @@ int homa_engine_send_request(homa_engine *e, const homa_addr *dst,
 			     uint64_t *id);
 
 /**
+ * homa_engine_send_request_ref() - homa_engine_send_request() without
+ * copying the request: the engine copies only the gather list and reads
+ * the bytes it describes whenever it builds a DATA packet (first sends and
+ * retransmissions). The caller keeps those bytes unchanged and valid until
+ * the RPC ends: its HOMA_EV_RESPONSE message was released, its
+ * HOMA_EV_ERROR event taken, or homa_engine_abort(), homa_engine_free() on
+ * it returned. The message counts against max_tx_buffered as a copied one.
+ * For senders that own long-lived buffers (the simulator).
+ * Return: as homa_engine_send_request().
+ */
+int homa_engine_send_request_ref(homa_engine *e, const homa_addr *dst,
+				 uint16_t dport, const struct homa_iov *iov,
+				 int iovcnt, uint64_t cookie, uint64_t now,
+				 uint64_t *id);
+
+/**
  * homa_engine_send_reply() - Answer a server RPC delivered by a
  * HOMA_EV_REQUEST event.
  * Return: 0; HOMA_ENOTFOUND (no such server RPC: unknown id, or the

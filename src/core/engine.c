@@ -153,10 +153,14 @@ static int check_message(homa_engine *e, const struct homa_iov *iov, int iovcnt)
 	return 0;
 }
 
-/** homa_engine_send_request() - See engine.h. */
-int homa_engine_send_request(homa_engine *e, const homa_addr *dst, uint16_t dport,
-			     const struct homa_iov *iov, int iovcnt, uint64_t cookie,
-			     uint64_t now, uint64_t *id)
+/**
+ * start_request() - Start a client RPC carrying @iov: copied, or with
+ * @borrow referenced (homa_engine_send_request_ref()).
+ * Return: as homa_engine_send_request().
+ */
+static int start_request(homa_engine *e, const homa_addr *dst, uint16_t dport,
+			 const struct homa_iov *iov, int iovcnt, uint64_t cookie,
+			 bool borrow, uint64_t now, uint64_t *id)
 {
 	struct homa_peer *peer;
 	struct homa_rpc *rpc;
@@ -188,13 +192,29 @@ int homa_engine_send_request(homa_engine *e, const homa_addr *dst, uint16_t dpor
 	rpc->start_ns = now;
 	rpc->state = RPC_OUTGOING;
 	peer->client_rpcs++;
-	if (homa_msgout_init(e, rpc, iov, iovcnt, e->s.unsched_bytes)) {
+	if (homa_msgout_init(e, rpc, iov, iovcnt, e->s.unsched_bytes, borrow)) {
 		homa_rpc_free(e, rpc);
 		return HOMA_ENOMEM;
 	}
 	e->st.client_rpcs_started++;
 	*id = rpc->id;
 	return 0;
+}
+
+/** homa_engine_send_request() - See engine.h. */
+int homa_engine_send_request(homa_engine *e, const homa_addr *dst, uint16_t dport,
+			     const struct homa_iov *iov, int iovcnt, uint64_t cookie,
+			     uint64_t now, uint64_t *id)
+{
+	return start_request(e, dst, dport, iov, iovcnt, cookie, false, now, id);
+}
+
+/** homa_engine_send_request_ref() - See engine.h. */
+int homa_engine_send_request_ref(homa_engine *e, const homa_addr *dst, uint16_t dport,
+				 const struct homa_iov *iov, int iovcnt, uint64_t cookie,
+				 uint64_t now, uint64_t *id)
+{
+	return start_request(e, dst, dport, iov, iovcnt, cookie, true, now, id);
 }
 
 /** homa_engine_send_reply() - See engine.h. */
@@ -219,7 +239,7 @@ int homa_engine_send_reply(homa_engine *e, uint64_t id, const struct homa_iov *i
 	unsched = e->s.unsched_bytes;
 	if (rpc->incast && e->s.incast_unsched_bytes < unsched)
 		unsched = e->s.incast_unsched_bytes;
-	if (homa_msgout_init(e, rpc, iov, iovcnt, unsched))
+	if (homa_msgout_init(e, rpc, iov, iovcnt, unsched, false))
 		return HOMA_ENOMEM;
 	rpc->state = RPC_OUTGOING;
 	homa_rpc_heard(rpc);

@@ -87,6 +87,9 @@ struct homa_msgout {
 	uint32_t start_ticks;     /**< ticks since the START_MSG without a grant */
 	uint64_t birth;
 	struct homa_link tx_link; /**< on engine.tx_list, sorted by bytes left */
+	struct homa_iov *ref;     /**< borrowed caller bytes (send_request_ref): engine-owned
+				       copy of the gather list; NULL when the bytes are in msg */
+	uint32_t nref;            /**< entries in ref */
 };
 
 /** RPC states. */
@@ -282,7 +285,8 @@ void homa_msgin_destroy(homa_engine *e, struct homa_msgin *in);
 bool homa_msgin_first_gap(const struct homa_msgin *in, uint32_t *start, uint32_t *end);
 
 /* outgoing.c */
-int homa_msgout_init(homa_engine *e, struct homa_rpc *rpc, const struct homa_iov *iov, int iovcnt, uint32_t unsched);
+int homa_msgout_init(homa_engine *e, struct homa_rpc *rpc, const struct homa_iov *iov, int iovcnt,
+		     uint32_t unsched, bool borrow);
 void homa_msgout_destroy(homa_engine *e, struct homa_msgout *out);
 void homa_msgout_restart(homa_engine *e, struct homa_rpc *rpc);
 void homa_tx_update(homa_engine *e, struct homa_rpc *rpc);

@@ -34,14 +34,45 @@ uint8_t homa_unsched_priority(const homa_engine *e, const struct homa_peer *p, u
 }
 
 /**
- * homa_msgout_init() - Buffer a copy of the message in @iov for @rpc and
- * queue it for transmission. @unsched is how many bytes may go without
- * grants; in START_MSG mode a message longer than that is announced with
- * START_MSG and sent only as granted.
+ * store_message() - Give @out its message of @len bytes from @iov: a copy
+ * in engine chunks, or with @borrow only a copy of the gather list (the
+ * caller's bytes are read at send time). A borrowed message is charged
+ * the same to the tx budget as a copied one.
+ * Return: 0 or HOMA_ENOMEM (nothing is kept then).
+ */
+static int store_message(homa_engine *e, struct homa_msgout *out, const struct homa_iov *iov,
+			 int iovcnt, uint64_t len, bool borrow)
+{
+	out->msg = homa_msg_new(e, (uint32_t)len);
+	if (!out->msg)
+		return HOMA_ENOMEM;
+	if (borrow) {
+		out->ref = homa_mem_alloc(e, (size_t)iovcnt * sizeof(*iov));
+		if (out->ref) {
+			memcpy(out->ref, iov, (size_t)iovcnt * sizeof(*iov));
+			out->nref = (uint32_t)iovcnt;
+			out->msg->charged += len;
+			return 0;
+		}
+	} else if (!homa_msg_fill(e, out->msg, iov, iovcnt)) {
+		return 0;
+	}
+	homa_msg_free(e, out->msg);
+	out->msg = NULL;
+	return HOMA_ENOMEM;
+}
+
+/**
+ * homa_msgout_init() - Buffer the message in @iov for @rpc (a copy, or
+ * with @borrow a reference to the caller's bytes, see
+ * homa_engine_send_request_ref()) and queue it for transmission.
+ * @unsched is how many bytes may go without grants; in START_MSG mode a
+ * message longer than that is announced with START_MSG and sent only as
+ * granted.
  * Return: 0 or HOMA_ENOMEM.
  */
 int homa_msgout_init(homa_engine *e, struct homa_rpc *rpc, const struct homa_iov *iov,
-		     int iovcnt, uint32_t unsched)
+		     int iovcnt, uint32_t unsched, bool borrow)
 {
 	struct homa_msgout *out = &rpc->out;
 	uint64_t len = 0;
@@ -49,14 +80,8 @@ int homa_msgout_init(homa_engine *e, struct homa_rpc *rpc, const struct homa_iov
 
 	for (i = 0; i < iovcnt; i++)
 		len += iov[i].len;
-	out->msg = homa_msg_new(e, (uint32_t)len);
-	if (!out->msg)
+	if (store_message(e, out, iov, iovcnt, len, borrow))
 		return HOMA_ENOMEM;
-	if (homa_msg_fill(e, out->msg, iov, iovcnt)) {
-		homa_msg_free(e, out->msg);
-		out->msg = NULL;
-		return HOMA_ENOMEM;
-	}
 	e->tx_buffered += out->msg->charged;
 	out->length = (uint32_t)len;
 	out->unsched = unsched < len ? unsched : (uint32_t)len;
@@ -85,7 +110,10 @@ void homa_msgout_restart(homa_engine *e, struct homa_rpc *rpc)
 	homa_tx_update(e, rpc);
 }
 
-/** homa_msgout_destroy() - Free the buffered message, if any. */
+/**
+ * homa_msgout_destroy() - Free the buffered message, if any (a borrowed
+ * message: the engine's copy of the gather list; the bytes are the caller's).
+ */
 void homa_msgout_destroy(homa_engine *e, struct homa_msgout *out)
 {
 	if (!out->msg)
@@ -93,6 +121,37 @@ void homa_msgout_destroy(homa_engine *e, struct homa_msgout *out)
 	e->tx_buffered -= out->msg->charged;
 	homa_msg_free(e, out->msg);
 	out->msg = NULL;
+	homa_mem_free(e, out->ref, out->nref * sizeof(*out->ref));
+	out->ref = NULL;
+	out->nref = 0;
+}
+
+/**
+ * msgout_copy() - Copy @len bytes from offset @off of @out's message
+ * (engine chunks, or the borrowed caller bytes) into @dst.
+ * Return: bytes copied (fewer only if the message is shorter).
+ */
+static size_t msgout_copy(const struct homa_msgout *out, uint32_t off, uint8_t *dst,
+			  uint32_t len)
+{
+	size_t done = 0, at = off;
+	uint32_t i;
+
+	if (!out->ref)
+		return homa_msg_copy(out->msg, off, dst, len);
+	for (i = 0; i < out->nref && done < len; i++) {
+		size_t piece = out->ref[i].len, n;
+
+		if (at >= piece) {
+			at -= piece;
+			continue;
+		}
+		n = piece - at < len - done ? piece - at : len - done;
+		memcpy(dst + done, (const uint8_t *)out->ref[i].base + at, n);
+		done += n;
+		at = 0;
+	}
+	return done;
 }
 
 /** sendable() - True if @out has something to put on the wire now. */
@@ -253,7 +312,7 @@ int homa_output_data(homa_engine *e, uint64_t now, uint8_t *buf, size_t cap,
 		pkt.u.data.payload_len = 0;
 	}
 	len = homa_wire_encode(&pkt, buf, cap);
-	len += (int)homa_msg_copy(rpc->out.msg, pkt.u.data.offset, buf + len, payload_len);
+	len += (int)msgout_copy(&rpc->out, pkt.u.data.offset, buf + len, payload_len);
 	homa_tx_update(e, rpc);
 	after_send(rpc);
 	len = homa_seal(e, buf, homa_wire_header_len(pkt.type), (size_t)len, cap);

@@ -144,6 +144,22 @@ int homa_sim_engine_host_request(struct homa_sim_engine_host *eh, int dst,
 	return rc;
 }
 
+/** homa_sim_engine_host_request_ref() - See engine_host.h. */
+int homa_sim_engine_host_request_ref(struct homa_sim_engine_host *eh, int dst,
+				     uint16_t dport, const struct homa_iov *iov,
+				     int iovcnt, uint64_t cookie, uint64_t *id)
+{
+	homa_addr addr = homa_sim_host_addr(dst);
+	int rc;
+
+	if (!eh->engine)
+		return HOMA_ESHUTDOWN;
+	rc = homa_engine_send_request_ref(eh->engine, &addr, dport, iov, iovcnt, cookie,
+					  homa_sim_now(eh->net), id);
+	homa_sim_host_kick(eh->net, eh->host);
+	return rc;
+}
+
 /** homa_sim_engine_host_reply() - See engine_host.h. */
 int homa_sim_engine_host_reply(struct homa_sim_engine_host *eh, uint64_t id,
 			       const void *buf, size_t len)

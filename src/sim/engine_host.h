@@ -73,6 +73,17 @@ int homa_sim_engine_host_request(struct homa_sim_engine_host *eh, int dst,
 				 uint64_t cookie, uint64_t *id);
 
 /**
+ * homa_sim_engine_host_request_ref() - Like homa_sim_engine_host_request(),
+ * but the engine reads the request from the caller's bytes described by
+ * @iov instead of copying them (homa_engine_send_request_ref()): they must
+ * stay unchanged until the RPC ends.
+ * Return: as homa_engine_send_request_ref(); HOMA_ESHUTDOWN after a crash.
+ */
+int homa_sim_engine_host_request_ref(struct homa_sim_engine_host *eh, int dst,
+				     uint16_t dport, const struct homa_iov *iov,
+				     int iovcnt, uint64_t cookie, uint64_t *id);
+
+/**
  * homa_sim_engine_host_reply() - Answer server RPC @id now and wake the host.
  * Return: as homa_engine_send_reply(); HOMA_ESHUTDOWN after a crash.
  */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /**
  * @file eventq.h
- * The discrete-event core: a binary min-heap of events ordered by
+ * The discrete-event core: a 4-ary min-heap of events ordered by
  * (time, sequence number). The sequence number is assigned at insertion,
  * so events due at the same time run in the order they were scheduled and
  * a run is deterministic.
@@ -22,7 +22,17 @@ extern "C" {
  */
 typedef void (*homa_sim_event_fn)(void *obj, void *ptr, uint64_t now);
 
-/** One scheduled event. */
+/**
+ * A re-armable event: at most one queue entry, moved in place when it is
+ * armed again (see homa_sim_eventq_arm()), so an owner that keeps
+ * changing its mind (a host whose next wakeup moves earlier with every
+ * packet it receives) leaves no stale entries behind. Zero-initialize.
+ */
+struct homa_sim_timer {
+	uint32_t slot; /**< its slot + 1 while armed; 0 when not armed */
+};
+
+/** One scheduled event, as homa_sim_eventq_pop() returns it. */
 struct homa_sim_event {
 	uint64_t time;          /**< when it fires, ns */
 	uint64_t seq;           /**< insertion order, breaks ties */
@@ -31,12 +41,39 @@ struct homa_sim_event {
 	void *ptr;              /**< handler's argument (often a packet) */
 };
 
-/** The queue; zero-initialize or use homa_sim_eventq_init(). */
+/**
+ * Heap entry: the ordering key only (16 bytes, four to a cache line).
+ * @tie packs the sequence number (high 39 bits), a timer flag (bit 24)
+ * and the slot holding the handler (low 24 bits); sequence numbers are
+ * unique, so ordering by (time, tie) is ordering by (time, seq).
+ */
+struct homa_sim_eventq_key {
+	uint64_t time;
+	uint64_t tie;
+};
+
+/** Where an event's handler waits while its key is in the heap. */
+struct homa_sim_eventq_slot {
+	homa_sim_event_fn fn;
+	void *obj;
+	void *ptr;
+	struct homa_sim_timer *timer; /**< or NULL */
+	uint32_t pos;                 /**< heap index (timers only) */
+	uint32_t next_free;           /**< free list link (slot + 1, 0 ends) */
+};
+
+/**
+ * The queue: a 4-ary min-heap of keys plus a slot table; zero-initialize
+ * or use homa_sim_eventq_init().
+ */
 struct homa_sim_eventq {
-	struct homa_sim_event *heap; /**< owned array, heap-ordered */
-	size_t len;                  /**< events queued */
-	size_t cap;                  /**< slots allocated */
-	uint64_t next_seq;           /**< next sequence number */
+	struct homa_sim_eventq_key *heap;  /**< owned, heap-ordered */
+	size_t len;                        /**< events queued */
+	size_t cap;                        /**< heap entries allocated */
+	struct homa_sim_eventq_slot *slots;/**< owned, indexed by slot */
+	uint32_t nslots;                   /**< slots allocated */
+	uint32_t free_slot;                /**< first free slot + 1, 0 if none */
+	uint64_t next_seq;                 /**< next sequence number */
 };
 
 /** homa_sim_eventq_init() - Make @q empty (allocates nothing yet). */
@@ -63,6 +100,19 @@ int homa_sim_eventq_push(struct homa_sim_eventq *q, uint64_t time,
  * Return: 1, or 0 if the queue is empty.
  */
 int homa_sim_eventq_pop(struct homa_sim_eventq *q, struct homa_sim_event *out);
+
+/**
+ * homa_sim_eventq_arm() - Schedule @fn(@obj, @ptr, @time) as timer @t: if
+ * @t is armed its entry is replaced, else one is added. Either way the
+ * entry gets a new sequence number, so it runs exactly where a freshly
+ * pushed event would. @t is disarmed again when the event is popped.
+ * Return: 0, or HOMA_ENOMEM (then @t is unchanged).
+ */
+int homa_sim_eventq_arm(struct homa_sim_eventq *q, struct homa_sim_timer *t,
+			uint64_t time, homa_sim_event_fn fn, void *obj, void *ptr);
+
+/** homa_sim_eventq_disarm() - Remove timer @t's entry, if it is armed. */
+void homa_sim_eventq_disarm(struct homa_sim_eventq *q, struct homa_sim_timer *t);
 
 /** homa_sim_eventq_peek_time() - Time of the earliest event; UINT64_MAX if empty. */
 uint64_t homa_sim_eventq_peek_time(const struct homa_sim_eventq *q);

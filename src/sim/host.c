@@ -11,21 +11,22 @@
 
 static void host_service(struct homa_sim_host *h);
 
-/** host_wake() - Event: scheduled wakeup of host @obj; stale ones are ignored. */
+/** host_wake() - Event: the scheduled wakeup of host @obj. */
 static void host_wake(void *obj, void *ptr, uint64_t now)
 {
 	struct homa_sim_host *h = obj;
 
 	(void)ptr;
-	if (now != h->wake_at)
-		return;
+	(void)now;
 	h->wake_at = UINT64_MAX;
 	host_service(h);
 }
 
 /**
  * host_schedule_wake() - Make sure host @h is serviced at @t (UINT64_MAX:
- * no need). Only an earlier time than the one already scheduled adds an event.
+ * no need). Only an earlier time than the one already scheduled changes
+ * anything: the host's one wakeup event moves there (a service always
+ * schedules its successor, so the later time is not lost).
  */
 void host_schedule_wake(struct homa_sim_host *h, uint64_t t)
 {
@@ -35,7 +36,7 @@ void host_schedule_wake(struct homa_sim_host *h, uint64_t t)
 		return;
 	if (t < net->now)
 		t = net->now;
-	if (homa_sim_eventq_push(&net->q, t, host_wake, h, NULL)) {
+	if (homa_sim_eventq_arm(&net->q, &h->wake, t, host_wake, h, NULL)) {
 		net->st.alloc_failures++;
 		return;
 	}

@@ -43,7 +43,8 @@ struct homa_sim_host {
 	void *agent;
 	struct homa_sim_port *nic; /**< NULL until connected */
 	bool down;
-	uint64_t wake_at;          /**< earliest scheduled wakeup, UINT64_MAX if none */
+	uint64_t wake_at;          /**< the scheduled wakeup, UINT64_MAX if none */
+	struct homa_sim_timer wake; /**< its event (one per host, moved when it changes) */
 };
 
 /** A switch: ports plus the port toward each directly attached host. */

@@ -348,6 +348,77 @@ static void check_message__tx_budget(void **state)
 	th_pair_free(&p);
 }
 
+/** Counters of drop_some_data(). */
+struct drop_count {
+	int seen;    /**< client packets seen */
+	int dropped; /**< of them dropped */
+};
+
+/** drop_some_data() - Filter: drop the 3rd and 20th packets the client sends. */
+static bool drop_some_data(void *ctx, int from, const uint8_t *pkt, size_t len, uint64_t n)
+{
+	struct drop_count *d = ctx;
+
+	(void)pkt;
+	(void)len;
+	(void)n;
+	if (from != 0)
+		return false;
+	d->seen++;
+	if (d->seen != 3 && d->seen != 20)
+		return false;
+	d->dropped++;
+	return true;
+}
+
+/**
+ * homa_engine_send_request_ref__reads_caller_bytes() - A request sent by
+ * reference from three uneven pieces arrives bit-exact, including the
+ * retransmitted packets, and carries the bytes as they are at send time
+ * (changed after the call: the engine kept no copy); it is charged to
+ * the tx budget like a copied one, and the budget is released at the end.
+ */
+static void homa_engine_send_request_ref__reads_caller_bytes(void **state)
+{
+	static uint8_t buf[200000];
+	struct homa_iov iov[3] = {{buf, 1000}, {buf + 1000, 50001}, {buf + 51001, 148999}};
+	struct homa_iov whole = {big, sizeof(buf)};
+	struct homa_stats st, copied;
+	struct homa_event ev;
+	struct th_pair p;
+	uint64_t id;
+	struct drop_count dropped = {0, 0};
+
+	(void)state;
+	th_pair_init(&p, NULL);
+	p.logging = false;
+	p.filter = drop_some_data;
+	p.filter_ctx = &dropped;
+	th_pattern(buf, sizeof(buf), 1);
+	assert_int_equal(homa_engine_send_request_ref(p.e[0], &p.addr[1], p.port[1], iov, 3,
+						      7, 0, &id), 0);
+	homa_engine_stats(p.e[0], &st);
+	assert_int_equal(homa_engine_send_request(p.e[1], &p.addr[0], p.port[0], &whole, 1,
+						  8, 0, &id), 0);
+	homa_engine_stats(p.e[1], &copied);
+	assert_true(st.tx_buffered_bytes == copied.tx_buffered_bytes);
+	homa_engine_abort(p.e[1], id, 0);
+	th_pattern(buf, sizeof(buf), 2);
+	th_pair_run(&p, 1000000000);
+	assert_int_equal(dropped.dropped, 2);
+	assert_int_equal(homa_engine_next_event(p.e[1], &ev), 1);
+	assert_int_equal(ev.type, HOMA_EV_REQUEST);
+	assert_int_equal(homa_msg_length(ev.msg), sizeof(buf));
+	assert_true(th_check_pattern(ev.msg, 2));
+	homa_engine_stats(p.e[0], &st);
+	assert_true(st.retransmitted_bytes > 0);
+	homa_engine_abort(p.e[0], ev.id ^ 1, p.now);
+	homa_engine_msg_release(p.e[1], ev.msg);
+	homa_engine_stats(p.e[0], &st);
+	assert_int_equal(st.tx_buffered_bytes, 0);
+	th_pair_free(&p);
+}
+
 /** homa_rpc_new__max_rpcs() - The RPC cap refuses new requests with HOMA_EAGAIN. */
 static void homa_rpc_new__max_rpcs(void **state)
 {
@@ -426,6 +497,7 @@ int main(void)
 		cmocka_unit_test(fill_data__incast_flag),
 		cmocka_unit_test(check_message__tx_budget),
 		cmocka_unit_test(homa_rpc_new__max_rpcs),
+		cmocka_unit_test(homa_engine_send_request_ref__reads_caller_bytes),
 		cmocka_unit_test(fill_data__piggybacked_ack),
 	};
 

@@ -87,12 +87,105 @@ static void eventq_peek__empty(void **state)
 	homa_sim_eventq_free(&q);
 }
 
+/** A timer that moves earlier replaces its entry; ties go by the latest arming. */
+static void eventq_arm__moves_in_place(void **state)
+{
+	struct homa_sim_eventq q;
+	struct homa_sim_event ev;
+	struct homa_sim_timer t = {0};
+
+	(void)state;
+	homa_sim_eventq_init(&q);
+	homa_sim_eventq_push(&q, 100, noop, NULL, (void *)1);
+	assert_int_equal(homa_sim_eventq_arm(&q, &t, 200, noop, NULL, (void *)2), 0);
+	homa_sim_eventq_push(&q, 150, noop, NULL, (void *)3);
+	assert_int_equal(homa_sim_eventq_arm(&q, &t, 100, noop, NULL, (void *)4), 0);
+	homa_sim_eventq_push(&q, 100, noop, NULL, (void *)5);
+	assert_int_equal(q.len, 4);
+	assert_int_equal(homa_sim_eventq_pop(&q, &ev), 1);
+	assert_true(ev.time == 100 && ev.ptr == (void *)1);
+	assert_int_equal(homa_sim_eventq_pop(&q, &ev), 1);
+	assert_true(ev.time == 100 && ev.ptr == (void *)4); /* armed after 1, before 5 */
+	assert_int_equal(t.slot, 0);
+	assert_int_equal(homa_sim_eventq_arm(&q, &t, 120, noop, NULL, (void *)6), 0);
+	assert_int_equal(homa_sim_eventq_arm(&q, &t, 160, noop, NULL, (void *)7), 0);
+	assert_int_equal(homa_sim_eventq_pop(&q, &ev), 1);
+	assert_true(ev.time == 100 && ev.ptr == (void *)5);
+	assert_int_equal(homa_sim_eventq_pop(&q, &ev), 1);
+	assert_true(ev.time == 150 && ev.ptr == (void *)3);
+	assert_int_equal(homa_sim_eventq_pop(&q, &ev), 1);
+	assert_true(ev.time == 160 && ev.ptr == (void *)7);
+	assert_int_equal(homa_sim_eventq_pop(&q, &ev), 0);
+	homa_sim_eventq_free(&q);
+}
+
+/** Reference model entry for eventq_arm__random_against_model. */
+struct model_ev {
+	uint64_t time, seq;
+	int live;
+};
+
+/**
+ * Random pushes, timer arms, disarms and pops against a linear-scan model:
+ * every pop returns the model's (time, seq) minimum.
+ */
+static void eventq_arm__random_against_model(void **state)
+{
+	enum { TIMERS = 16, OPS = 20000 };
+	static struct model_ev m[OPS + TIMERS];
+	struct homa_sim_timer t[TIMERS] = {{0}};
+	struct homa_sim_eventq q;
+	struct homa_sim_event ev;
+	struct homa_sim_rng r;
+	uint64_t seq = 0, now = 0;
+	int i, k, n = TIMERS, best;
+
+	(void)state;
+	homa_sim_eventq_init(&q);
+	homa_sim_rng_seed(&r, 17);
+	for (i = 0; i < OPS; i++) {
+		uint64_t op = homa_sim_rng_below(&r, 4), when = now + homa_sim_rng_below(&r, 50);
+
+		k = (int)homa_sim_rng_below(&r, TIMERS);
+		if (op == 0) {
+			m[n] = (struct model_ev){when, seq++, 1};
+			homa_sim_eventq_push(&q, when, noop, NULL, (void *)(intptr_t)n);
+			n++;
+		} else if (op == 1) {
+			m[k] = (struct model_ev){when, seq++, 1};
+			homa_sim_eventq_arm(&q, &t[k], when, noop, NULL, (void *)(intptr_t)k);
+		} else if (op == 2) {
+			m[k].live = 0;
+			homa_sim_eventq_disarm(&q, &t[k]);
+			assert_int_equal(t[k].slot, 0);
+		} else {
+			best = -1;
+			for (k = 0; k < n; k++)
+				if (m[k].live && (best < 0 || m[k].time < m[best].time ||
+						  (m[k].time == m[best].time && m[k].seq < m[best].seq)))
+					best = k;
+			if (best < 0) {
+				assert_int_equal(homa_sim_eventq_pop(&q, &ev), 0);
+				continue;
+			}
+			assert_int_equal(homa_sim_eventq_pop(&q, &ev), 1);
+			assert_int_equal((intptr_t)ev.ptr, best);
+			assert_true(ev.time == m[best].time && ev.seq == m[best].seq);
+			m[best].live = 0;
+			now = ev.time;
+		}
+	}
+	homa_sim_eventq_free(&q);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(eventq_pop__time_then_seq_order),
 		cmocka_unit_test(eventq_pop__interleaved),
 		cmocka_unit_test(eventq_peek__empty),
+		cmocka_unit_test(eventq_arm__moves_in_place),
+		cmocka_unit_test(eventq_arm__random_against_model),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -78,6 +78,7 @@ struct sim_msg {
 	uint64_t best_ns;    /**< unloaded time for this size and path */
 	uint64_t ideal_ns;   /**< completion time under the SRPT reference */
 	uint64_t client_id;  /**< the sender's RPC id */
+	uint64_t tag;        /**< first 8 bytes of the message: its index (engines read them here) */
 	uint32_t size;
 	int32_t src, dst;
 };
@@ -106,7 +107,7 @@ struct sim_run {
 	uint64_t next_arrival;
 	struct homa_poisson arrivals;
 	struct homa_rng rng;
-	uint8_t *buf;            /**< message contents (zeros, index first) */
+	uint8_t *buf;            /**< zeros: every message's bytes after its tag (engines read them in place) */
 	uint64_t win_start, win_end; /**< load window: arrivals of the measured messages */
 	uint64_t win_bytes;      /**< DATA wire bytes delivered inside the window */
 	double ideal_win_bytes;  /**< the same for the ideal reference (-1: not computed) */
