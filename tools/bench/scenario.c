@@ -304,8 +304,8 @@ static void describe(const struct bench_opts *o, enum kind k, struct scen *s)
 		"100 B request and 100 B response, one RPC at a time",
 		"500 KB requests, 100 B responses: 1 stream, then 4 streams",
 		"100 B RPCs, 32 in flight (TCP: 4 connections)",
-		"100 B-1 KB lookups, one at a time, while 2 streams send 1-8 MB requests "
-		"to the same server",
+		("100 B-1 KB lookups, one at a time, while 2 streams send 1-8 MB requests "
+		 "to the same server"),
 	};
 
 	s->extra_key = k == K_THROUGHPUT ? "four_streams" : k == K_MIXED ? "bulk" : NULL;
