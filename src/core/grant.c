@@ -37,17 +37,17 @@ static void uncount(homa_engine *e, struct homa_msgin *in)
  * while we never granted it), and whether it counts among the messages
  * with explicitly granted bytes in flight, up to date.
  */
-static void recount(homa_engine *e, struct homa_msgin *in)
+static inline void recount(homa_engine *e, struct homa_msgin *in)
 {
 	uint32_t now = in->granted > in->received ? in->granted - in->received : 0;
 	bool out = in->explicit_grant && now > 0;
+	uint32_t un_was = in->counted_unsched ? in->counted : 0;
+	uint32_t un_now = in->explicit_grant ? 0 : now;
 
-	uncount(e, in);
-	e->total_incoming += now;
+	e->total_incoming = e->total_incoming - in->counted + now;
+	e->unsched_incoming = e->unsched_incoming - un_was + un_now;
 	in->counted = now;
 	in->counted_unsched = !in->explicit_grant;
-	if (in->counted_unsched)
-		e->unsched_incoming += now;
 	e->outstanding_msgs = e->outstanding_msgs - in->outstanding + out;
 	in->outstanding = out;
 }
