@@ -11,7 +11,7 @@
 void homa_sim_chaos_init(struct homa_sim_chaos *c, uint64_t seed)
 {
 	memset(c, 0, sizeof(*c));
-	homa_sim_rng_seed(&c->rng, seed);
+	homa_rng_seed(&c->rng, seed);
 }
 
 /** scripted_drop() - True if @uid is in the drop list. */
@@ -41,19 +41,19 @@ void homa_sim_chaos_filter(void *ctx, const struct homa_sim_pkt *pkt,
 	if (c->type_mask && (pkt->type < 0x10 || pkt->type >= 0x30 ||
 			     !(c->type_mask & (1u << (pkt->type - 0x10)))))
 		return;
-	if (homa_sim_rng_chance(&c->rng, c->loss_ppm)) {
+	if (homa_rng_chance(&c->rng, c->loss_ppm)) {
 		c->dropped++;
 		fate->copies = 0;
 		return;
 	}
-	if (homa_sim_rng_chance(&c->rng, c->dup_ppm)) {
+	if (homa_rng_chance(&c->rng, c->dup_ppm)) {
 		c->duplicated++;
 		fate->copies = 2;
 	}
 	for (i = 0; i < fate->copies && c->jitter_ns; i++) {
-		if (!homa_sim_rng_chance(&c->rng, c->jitter_ppm))
+		if (!homa_rng_chance(&c->rng, c->jitter_ppm))
 			continue;
 		c->delayed++;
-		fate->extra_delay_ns[i] = 1 + homa_sim_rng_below(&c->rng, c->jitter_ns);
+		fate->extra_delay_ns[i] = 1 + homa_rng_below(&c->rng, c->jitter_ns);
 	}
 }

@@ -12,7 +12,7 @@
 #include <stdint.h>
 
 #include "sim/net.h"
-#include "sim/rng.h"
+#include "util/rng.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -27,7 +27,7 @@ struct homa_sim_chaos {
 	uint32_t type_mask;    /**< only packets with type bit (type - 0x10) set; 0 = all */
 	const uint64_t *drop_uids; /**< scripted: drop exactly these uids (caller owns) */
 	size_t ndrop_uids;
-	struct homa_sim_rng rng;
+	struct homa_rng rng;
 	uint64_t dropped, duplicated, delayed; /**< what the filter did */
 };
 

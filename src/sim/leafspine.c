@@ -56,7 +56,7 @@ static int spray_route(void *ctx, struct homa_sim_net *net, int sw,
 		return -1;
 	if (sw < ls->first_spine)
 		return rack_hosts(ls, sw - ls->first_leaf) +
-		       (int)homa_sim_rng_below(homa_sim_net_rng(net),
+		       (int)homa_rng_below(homa_sim_net_rng(net),
 					       (uint64_t)ls->cfg.spines);
 	return homa_sim_leafspine_rack(ls, pkt->dst);
 }

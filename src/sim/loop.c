@@ -98,7 +98,7 @@ uint64_t homa_sim_now(const struct homa_sim_net *net)
 }
 
 /** homa_sim_net_rng() - See net.h. */
-struct homa_sim_rng *homa_sim_net_rng(struct homa_sim_net *net)
+struct homa_rng *homa_sim_net_rng(struct homa_sim_net *net)
 {
 	return &net->rng;
 }

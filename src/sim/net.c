@@ -37,7 +37,7 @@ int homa_sim_net_new(struct homa_sim_net **out, const struct homa_sim_config *cf
 	}
 	homa_sim_eventq_init(&net->q);
 	homa_sim_pool_init(&net->pool, net->cfg.max_pkt_bytes);
-	homa_sim_rng_seed(&net->rng, net->cfg.seed);
+	homa_rng_seed(&net->rng, net->cfg.seed);
 	*out = net;
 	return 0;
 }

@@ -27,7 +27,7 @@
 #include "homa/engine.h"
 #include "sim/eventq.h"
 #include "sim/pkt.h"
-#include "sim/rng.h"
+#include "util/rng.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -231,7 +231,7 @@ void *homa_sim_host_agent(const struct homa_sim_net *net, int id);
 uint64_t homa_sim_now(const struct homa_sim_net *net);
 
 /** homa_sim_net_rng() - The network's seeded generator (for hooks and traffic). */
-struct homa_sim_rng *homa_sim_net_rng(struct homa_sim_net *net);
+struct homa_rng *homa_sim_net_rng(struct homa_sim_net *net);
 
 /**
  * homa_sim_schedule() - Run @fn(@obj, @ptr, @time) at @time (not earlier

@@ -61,7 +61,7 @@ struct homa_sim_net {
 	struct homa_sim_config cfg;
 	struct homa_sim_eventq q;
 	struct homa_sim_pool pool;
-	struct homa_sim_rng rng;
+	struct homa_rng rng;
 	uint64_t now;
 	uint64_t next_uid;
 	struct homa_sim_host **hosts;

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "sim/rng.h"
+#include "util/rng.h"
 #include "world.h"
 
 /** run() - 300 RPCs among 4 hosts under loss, duplication and jitter; the trace as text. */
@@ -21,7 +21,7 @@ static char *run(uint64_t net_seed)
 {
 	struct world w;
 	struct world_opts o;
-	struct homa_sim_rng r;
+	struct homa_rng r;
 	uint64_t t = 0;
 	char *text;
 	int i;
@@ -36,13 +36,13 @@ static char *run(uint64_t net_seed)
 	w.chaos.dup_ppm = 20000;
 	w.chaos.jitter_ppm = 100000;
 	w.chaos.jitter_ns = 5000;
-	homa_sim_rng_seed(&r, 99);
+	homa_rng_seed(&r, 99);
 	for (i = 0; i < 300; i++) {
-		int c = (int)homa_sim_rng_below(&r, 4);
+		int c = (int)homa_rng_below(&r, 4);
 
 		t += 2000;
-		world_rpc_at(&w, t, c, (c + 1) % 4, 12 + (uint32_t)homa_sim_rng_below(&r, 60000),
-			     12 + (uint32_t)homa_sim_rng_below(&r, 60000));
+		world_rpc_at(&w, t, c, (c + 1) % 4, 12 + (uint32_t)homa_rng_below(&r, 60000),
+			     12 + (uint32_t)homa_rng_below(&r, 60000));
 	}
 	assert_int_equal(world_run(&w, 10000000000ull), 0);
 	text = homa_sim_trace_render(&w.trace, 0, HOMA_SIM_TRACE_TIME | HOMA_SIM_TRACE_ID);

@@ -15,21 +15,21 @@
 #include <stdio.h>
 #include <cmocka.h>
 
-#include "sim/rng.h"
+#include "util/rng.h"
 #include "world.h"
 
 #define HOSTS 4
 
 /** pick_len() - A message length: mostly small, some multi-packet, a few scheduled. */
-static uint32_t pick_len(struct homa_sim_rng *r)
+static uint32_t pick_len(struct homa_rng *r)
 {
-	uint64_t u = homa_sim_rng_below(r, 100);
+	uint64_t u = homa_rng_below(r, 100);
 
 	if (u < 60)
-		return 12 + (uint32_t)homa_sim_rng_below(r, 1400);
+		return 12 + (uint32_t)homa_rng_below(r, 1400);
 	if (u < 90)
-		return 1400 + (uint32_t)homa_sim_rng_below(r, 20000);
-	return 20000 + (uint32_t)homa_sim_rng_below(r, 100000);
+		return 1400 + (uint32_t)homa_rng_below(r, 20000);
+	return 20000 + (uint32_t)homa_rng_below(r, 100000);
 }
 
 /** run_lossy() - @rpcs RPCs under loss, duplication and jitter; all must end well. */
@@ -37,7 +37,7 @@ static void run_lossy(size_t rpcs, bool start_msg)
 {
 	struct world w;
 	struct world_opts o;
-	struct homa_sim_rng r;
+	struct homa_rng r;
 	struct homa_stats st;
 	uint64_t t = 0, restarts = 0, resends = 0;
 	size_t i;
@@ -53,12 +53,12 @@ static void run_lossy(size_t rpcs, bool start_msg)
 	w.chaos.dup_ppm = 20000;
 	w.chaos.jitter_ppm = 100000;
 	w.chaos.jitter_ns = 20000;
-	homa_sim_rng_seed(&r, 555);
+	homa_rng_seed(&r, 555);
 	for (i = 0; i < rpcs; i++) {
-		int c = (int)homa_sim_rng_below(&r, HOSTS);
-		int s = (c + 1 + (int)homa_sim_rng_below(&r, HOSTS - 1)) % HOSTS;
+		int c = (int)homa_rng_below(&r, HOSTS);
+		int s = (c + 1 + (int)homa_rng_below(&r, HOSTS - 1)) % HOSTS;
 
-		t += (uint64_t)homa_sim_rng_exp(&r, 10000.0); /* ~100k RPCs/s offered */
+		t += (uint64_t)homa_rng_exp(&r, 10000.0); /* ~100k RPCs/s offered */
 		world_rpc_at(&w, t, c, s, pick_len(&r), pick_len(&r));
 	}
 	assert_int_equal(world_run(&w, 20000000000ull), 0);

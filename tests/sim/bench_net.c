@@ -15,7 +15,7 @@
 #include <time.h>
 
 #include "sim/net.h"
-#include "sim/rng.h"
+#include "util/rng.h"
 
 /** A host that sends @left packets as fast as its NIC allows. */
 struct blaster {
@@ -40,18 +40,18 @@ static int bl_output(void *agent, uint64_t now, uint8_t *buf, size_t cap,
 		     struct homa_tx *tx)
 {
 	struct blaster *b = agent;
-	struct homa_sim_rng *r = homa_sim_net_rng(b->net);
+	struct homa_rng *r = homa_sim_net_rng(b->net);
 	int dst;
 
 	(void)now;
 	if (!b->left || cap < 1500)
 		return 0;
 	b->left--;
-	dst = (b->id + 1 + (int)homa_sim_rng_below(r, (uint64_t)b->hosts - 1)) % b->hosts;
+	dst = (b->id + 1 + (int)homa_rng_below(r, (uint64_t)b->hosts - 1)) % b->hosts;
 	memset(buf, 0, 64);
 	buf[11] = 0x10;
 	tx->dst = homa_sim_host_addr(dst);
-	tx->priority = (uint8_t)homa_sim_rng_below(r, 8);
+	tx->priority = (uint8_t)homa_rng_below(r, 8);
 	tx->len = 1500;
 	return 1500;
 }

@@ -7,7 +7,7 @@
 #include <cmocka.h>
 
 #include "sim/eventq.h"
-#include "sim/rng.h"
+#include "util/rng.h"
 
 /** noop() - Handler that is never called by these tests. */
 static void noop(void *obj, void *ptr, uint64_t now)
@@ -22,14 +22,14 @@ static void eventq_pop__time_then_seq_order(void **state)
 {
 	struct homa_sim_eventq q;
 	struct homa_sim_event ev, prev = {0};
-	struct homa_sim_rng r;
+	struct homa_rng r;
 	int i, n = 0;
 
 	(void)state;
 	homa_sim_eventq_init(&q);
-	homa_sim_rng_seed(&r, 3);
+	homa_rng_seed(&r, 3);
 	for (i = 0; i < 5000; i++)
-		assert_int_equal(homa_sim_eventq_push(&q, homa_sim_rng_below(&r, 100),
+		assert_int_equal(homa_sim_eventq_push(&q, homa_rng_below(&r, 100),
 						      noop, NULL, (void *)(intptr_t)i), 0);
 	while (homa_sim_eventq_pop(&q, &ev)) {
 		if (n) {
@@ -49,20 +49,20 @@ static void eventq_pop__interleaved(void **state)
 {
 	struct homa_sim_eventq q;
 	struct homa_sim_event ev;
-	struct homa_sim_rng r;
+	struct homa_rng r;
 	uint64_t floor = 0;
 	int i;
 
 	(void)state;
 	homa_sim_eventq_init(&q);
-	homa_sim_rng_seed(&r, 5);
+	homa_rng_seed(&r, 5);
 	for (i = 0; i < 20000; i++) {
-		if (homa_sim_rng_below(&r, 3) && q.len) {
+		if (homa_rng_below(&r, 3) && q.len) {
 			assert_int_equal(homa_sim_eventq_pop(&q, &ev), 1);
 			assert_true(ev.time >= floor);
 			floor = ev.time;
 		} else {
-			homa_sim_eventq_push(&q, floor + homa_sim_rng_below(&r, 1000),
+			homa_sim_eventq_push(&q, floor + homa_rng_below(&r, 1000),
 					     noop, NULL, NULL);
 		}
 	}
@@ -136,17 +136,17 @@ static void eventq_arm__random_against_model(void **state)
 	struct homa_sim_timer t[TIMERS] = {{0}};
 	struct homa_sim_eventq q;
 	struct homa_sim_event ev;
-	struct homa_sim_rng r;
+	struct homa_rng r;
 	uint64_t seq = 0, now = 0;
 	int i, k, n = TIMERS, best;
 
 	(void)state;
 	homa_sim_eventq_init(&q);
-	homa_sim_rng_seed(&r, 17);
+	homa_rng_seed(&r, 17);
 	for (i = 0; i < OPS; i++) {
-		uint64_t op = homa_sim_rng_below(&r, 4), when = now + homa_sim_rng_below(&r, 50);
+		uint64_t op = homa_rng_below(&r, 4), when = now + homa_rng_below(&r, 50);
 
-		k = (int)homa_sim_rng_below(&r, TIMERS);
+		k = (int)homa_rng_below(&r, TIMERS);
 		if (op == 0) {
 			m[n] = (struct model_ev){when, seq++, 1};
 			homa_sim_eventq_push(&q, when, noop, NULL, (void *)(intptr_t)n);
