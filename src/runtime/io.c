@@ -23,6 +23,15 @@
 /** Receive rounds per call before timers get a turn again. */
 #define INPUT_ROUNDS 8
 
+/**
+ * Deadlines closer than this are not slept for: the waiter only checks for
+ * packets and returns. A sleep and wake-up costs more than this on most
+ * machines (far more on virtual ones), and the pacer's deadlines are
+ * often a microsecond apart, so sleeping for them would send one packet
+ * per wake-up.
+ */
+#define RT_SPIN_NS 10000
+
 /** homa_rt_timers() - See rt.h. */
 void homa_rt_timers(struct homa_rt *rt)
 {
@@ -99,7 +108,8 @@ static void drain_fd(int fd)
 
 /**
  * wait_packets() - Sleep until a packet arrives, the kick eventfd fires
- * or the absolute time @until passes (a past @until only checks).
+ * or the absolute time @until passes (an @until in the past or within
+ * RT_SPIN_NS only checks).
  * Return: true if packets are waiting.
  */
 static bool wait_packets(struct homa_rt *rt, uint64_t until)
@@ -108,7 +118,7 @@ static bool wait_packets(struct homa_rt *rt, uint64_t until)
 			      {.fd = rt->kick_fd, .events = POLLIN},
 			      {.fd = rt->wait_tfd, .events = POLLIN}};
 	struct timespec zero = {0, 0};
-	bool past = until <= homa_rt_now();
+	bool past = until <= homa_rt_now() + RT_SPIN_NS;
 
 	if (!past)
 		arm_wait(rt, until);

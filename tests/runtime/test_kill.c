@@ -29,7 +29,7 @@
 #define CLIENTS 8
 /** The client's timeout: 200 silent ticks of 1 ms. */
 #define TICK_NS 1000000ull
-#define TIMEOUT_TICKS 200
+#define TIMEOUT_TICKS 1000
 /** Slack for a busy CI machine on top of the configured bound. */
 #define SLACK_NS 3000000000ull
 
