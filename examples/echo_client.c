@@ -5,12 +5,16 @@
  * and print the round-trip times.
  *
  *   echo_client [--server ADDR] [--port P] [--size BYTES] [--count N] [--raw]
+ *               [--pcap FILE] [--metrics-port N]
+ *
+ * --pcap and --metrics-port: see obs_args.h.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "homa/homa.h"
+#include "obs_args.h"
 
 /** cmp_u64() - qsort order for round-trip times. */
 static int cmp_u64(const void *a, const void *b)
@@ -19,6 +23,10 @@ static int cmp_u64(const void *a, const void *b)
 
 	return x < y ? -1 : x > y;
 }
+
+static const char usage[] =
+	"usage: echo_client [--server ADDR] [--port P] [--size BYTES] [--count N] [--raw]\n"
+	"                   " EXAMPLE_OBS_USAGE "\n" EXAMPLE_OBS_HELP;
 
 int main(int argc, char **argv)
 {
@@ -42,6 +50,8 @@ int main(int argc, char **argv)
 			size = (size_t)atol(argv[++i]);
 		else if (!strcmp(argv[i], "--count") && i + 1 < argc)
 			count = atoi(argv[++i]);
+		else
+			example_obs_arg(argc, argv, &i, &o, usage);  /* --pcap, --metrics-port, --help */
 	}
 	if (size < 1 || count < 1 || homa_sockaddr_parse(server, (uint16_t)port, &dst, &dlen)) {
 		fprintf(stderr, "echo_client: bad arguments\n");

@@ -5,14 +5,21 @@
  * bytes, sent straight from the received buffers (zero copy on receive).
  *
  *   echo_server [--port P] [--raw] [--count N] [--bind ADDR]
+ *               [--pcap FILE] [--metrics-port N]
  *
- * --raw uses IP protocol 146 (needs root); --count exits after N requests.
+ * --raw uses IP protocol 146 (needs root); --count exits after N requests;
+ * --pcap and --metrics-port: see obs_args.h.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "homa/homa.h"
+#include "obs_args.h"
+
+static const char usage[] =
+	"usage: echo_server [--port P] [--raw] [--count N] [--bind ADDR] " EXAMPLE_OBS_USAGE "\n"
+	EXAMPLE_OBS_HELP;
 
 int main(int argc, char **argv)
 {
@@ -33,6 +40,8 @@ int main(int argc, char **argv)
 			count = atol(argv[++i]);
 		else if (!strcmp(argv[i], "--bind") && i + 1 < argc)
 			o.bind_addr = argv[++i];
+		else
+			example_obs_arg(argc, argv, &i, &o, usage);  /* --pcap, --metrics-port, --help */
 	}
 	err = homa_open(&s, &o);
 	if (err) {

@@ -8,6 +8,9 @@
  *
  *   kv_client [--server ADDR] [--port P] [--raw] [--lookups N]
  *             [--pushers M] [--value-mb K] [--seconds S]
+ *             [--pcap FILE] [--metrics-port N]
+ *
+ * --pcap and --metrics-port: see obs_args.h.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -17,6 +20,7 @@
 #include <time.h>
 
 #include "homa/homa.h"
+#include "obs_args.h"
 
 static homa_socket *sock;
 static struct sockaddr_storage server;
@@ -128,6 +132,10 @@ static void *pusher_thread(void *arg)
 	return NULL;
 }
 
+static const char usage[] =
+	"usage: kv_client [--server ADDR] [--port P] [--raw] [--lookups N] [--pushers M]\n"
+	"                 [--value-mb K] [--seconds S] " EXAMPLE_OBS_USAGE "\n" EXAMPLE_OBS_HELP;
+
 int main(int argc, char **argv)
 {
 	const char *host = "127.0.0.1";
@@ -155,6 +163,8 @@ int main(int argc, char **argv)
 			value_len = (size_t)atol(argv[++i]) << 20;
 		else if (!strcmp(argv[i], "--seconds") && i + 1 < argc)
 			seconds = atof(argv[++i]);
+		else
+			example_obs_arg(argc, argv, &i, &o, usage);  /* --pcap, --metrics-port, --help */
 	}
 	if (nlookup < 1 || nlookup > 64 || npush < 0 || npush > 64 || value_len < 1 ||
 	    homa_sockaddr_parse(host, (uint16_t)port, &server, &len) || homa_open(&sock, &o)) {

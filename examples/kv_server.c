@@ -6,11 +6,11 @@
  * multi-megabyte uploads because Homa delivers and schedules each
  * message on its own (shortest remaining first).
  *
- *   kv_server [--port P] [--raw] [--threads N]
+ *   kv_server [--port P] [--raw] [--threads N] [--pcap FILE] [--metrics-port N]
  *
  * Request:  'G' keylen(2, big-endian) key            -> 'K' value | 'N'
  *           'P' keylen(2, big-endian) key value      -> 'K'
- * Stops cleanly on SIGINT or SIGTERM.
+ * Stops cleanly on SIGINT or SIGTERM. --pcap and --metrics-port: see obs_args.h.
  */
 #include <pthread.h>
 #include <signal.h>
@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "homa/homa.h"
+#include "obs_args.h"
 
 #define BUCKETS 4096
 
@@ -116,6 +117,9 @@ static void *worker(void *arg)
 	return NULL;
 }
 
+static const char usage[] =
+	"usage: kv_server [--port P] [--raw] [--threads N] " EXAMPLE_OBS_USAGE "\n" EXAMPLE_OBS_HELP;
+
 int main(int argc, char **argv)
 {
 	struct homa_open_opts o;
@@ -138,6 +142,8 @@ int main(int argc, char **argv)
 			o.port = (uint16_t)atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--threads") && i + 1 < argc)
 			nthreads = atoi(argv[++i]);
+		else
+			example_obs_arg(argc, argv, &i, &o, usage);  /* --pcap, --metrics-port, --help */
 	}
 	if (nthreads < 1 || nthreads > 16)
 		nthreads = 2;

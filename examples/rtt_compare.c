@@ -6,10 +6,13 @@
  * raw drivers, threaded and polled modes), kernel TCP (TCP_NODELAY) and
  * plain UDP ping-pong, all in one run; prints P50/P99 and ratios to UDP.
  *
- *   rtt_compare [--count N] [--size BYTES] [--no-raw]
+ *   rtt_compare [--count N] [--size BYTES] [--no-raw] [--pcap FILE] [--metrics-port N]
  *
  * Each arm runs its server in a thread of this process and its client in
- * the main thread, one RPC at a time.
+ * the main thread, one RPC at a time. --pcap FILE captures the client
+ * socket of each Homa arm (it sees every packet of the exchange) in
+ * FILE.<driver>-<mode>; --metrics-port serves both Homa sockets of the arm
+ * running (see obs_args.h).
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -25,9 +28,15 @@
 #include <unistd.h>
 
 #include "homa/homa.h"
+#include "obs_args.h"
 
 static int count = 20000;
 static size_t size = 100;
+static struct homa_open_opts obs; /* --pcap (file name stem) and --metrics-port */
+
+static const char usage[] =
+	"usage: rtt_compare [--count N] [--size BYTES] [--no-raw] " EXAMPLE_OBS_USAGE "\n"
+	EXAMPLE_OBS_HELP "                     (--pcap FILE: FILE.<driver>-<mode>, one per Homa arm)\n";
 
 /** now_ns() - CLOCK_MONOTONIC in ns. */
 static uint64_t now_ns(void)
@@ -209,18 +218,25 @@ static void run_homa(struct result *r, uint64_t *t, int driver, int mode)
 	homa_socket *srv, *cli;
 	struct sockaddr_storage dst;
 	socklen_t dl;
-	char *buf = calloc(1, size);
+	char *buf = calloc(1, size), pcap[4096];
 	pthread_t th;
 
 	homa_open_opts_default(&o);
 	o.driver = driver;
 	o.mode = mode;
 	o.server = true;
+	o.metrics_port = obs.metrics_port;
 	if (homa_open(&srv, &o)) {
 		free(buf);
 		return;
 	}
 	o.server = false;
+	if (obs.pcap_path) {
+		snprintf(pcap, sizeof(pcap), "%s.%s-%s", obs.pcap_path,
+			 driver == HOMA_DRIVER_RAW ? "raw" : "udp",
+			 mode == HOMA_MODE_POLLED ? "polled" : "threaded");
+		o.pcap_path = pcap;
+	}
 	if (homa_open(&cli, &o)) {
 		homa_close(srv);
 		free(buf);
@@ -257,6 +273,7 @@ int main(int argc, char **argv)
 	struct result res[6];
 	int no_raw = 0;
 
+	homa_open_opts_default(&obs);
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--count") && i + 1 < argc)
 			count = atoi(argv[++i]);
@@ -264,6 +281,8 @@ int main(int argc, char **argv)
 			size = (size_t)atol(argv[++i]);
 		else if (!strcmp(argv[i], "--no-raw"))
 			no_raw = 1;
+		else
+			example_obs_arg(argc, argv, &i, &obs, usage);  /* --pcap, --metrics-port, --help */
 	}
 	if (count < 10 || size < 2 || size > 60000) {
 		fprintf(stderr, "rtt_compare: need --count >= 10 and 2 <= --size <= 60000\n");

@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
 
@@ -97,6 +98,67 @@ static void bench_opts_parse__rejects(void **state)
 	assert_int_equal(parse(&o, a7), HOMA_EINVAL);
 }
 
+/** --pcap and --metrics-port reach the options of server, client and calibrate. */
+static void bench_opts_parse__observability_flags(void **state)
+{
+	struct bench_opts o;
+	const char *a[] = { "homa-bench", "server", "--pcap", "/tmp/s.pcap", "--metrics-port",
+			    "9464", NULL };
+	const char *b[] = { "homa-bench", "client", "--servers", "127.0.0.1:4000",
+			    "--metrics-port", "65535", "--pcap", "c.pcap", NULL };
+	const char *c[] = { "homa-bench", "calibrate", "--pcap", "k.pcap", NULL };
+
+	assert_int_equal(parse(&o, a), 0);
+	assert_string_equal(o.pcap, "/tmp/s.pcap");
+	assert_int_equal(o.metrics_port, 9464);
+	assert_int_equal(parse(&o, b), 0);
+	assert_string_equal(o.pcap, "c.pcap");
+	assert_int_equal(o.metrics_port, 65535);
+	assert_int_equal(parse(&o, c), 0);
+	assert_string_equal(o.pcap, "k.pcap");
+	assert_int_equal(o.metrics_port, 0);
+	const char *d[] = { "homa-bench", "server", NULL };
+	assert_int_equal(parse(&o, d), 0);
+	assert_null(o.pcap);
+	assert_int_equal(o.metrics_port, 0);
+
+	char *help = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&help, &len);
+
+	bench_usage(f);
+	fclose(f);
+	assert_non_null(strstr(help, "--pcap FILE"));
+	assert_non_null(strstr(help, "--metrics-port N"));
+	free(help);
+}
+
+/** Bad ports, an empty file name, other transports and compare/demo are refused. */
+static void bench_opts_parse__observability_rejects(void **state)
+{
+	struct bench_opts o;
+	const char *bad[][6] = {
+		{ "homa-bench", "server", "--metrics-port", "0", NULL },
+		{ "homa-bench", "server", "--metrics-port", "65536", NULL },
+		{ "homa-bench", "server", "--metrics-port", "80x", NULL },
+		{ "homa-bench", "server", "--pcap", "", NULL },
+		{ "homa-bench", "server", "--pcap", NULL },
+		{ "homa-bench", "server", "--transport", "tcp", "--pcap", "f" },
+		{ "homa-bench", "client", "--metrics-port", "9000", "--transport", "udp" },
+		{ "homa-bench", "compare", "--pcap", "f", NULL },
+		{ "homa-bench", "demo", "--metrics-port", "9000", NULL },
+	};
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		int n = 0;
+
+		while (n < 6 && bad[i][n])
+			n++;
+		if (bench_opts_parse(n, (char **)bad[i], &o) != HOMA_EINVAL)
+			fail_msg("case %zu accepted", i);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -104,6 +166,8 @@ int main(void)
 		cmocka_unit_test(bench_opts_parse__server_defaults),
 		cmocka_unit_test(bench_opts_parse__compare_json_flag),
 		cmocka_unit_test(bench_opts_parse__rejects),
+		cmocka_unit_test(bench_opts_parse__observability_flags),
+		cmocka_unit_test(bench_opts_parse__observability_rejects),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

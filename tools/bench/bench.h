@@ -65,6 +65,8 @@ struct bench_opts {
 	bool quiet;             /**< no progress line */
 	int calib_count;        /**< calibrate: RPCs per size (default 200) */
 	int rounds;             /**< compare: measurements per arm, arms alternating (1) */
+	const char *pcap;       /**< server/client, Homa: capture file (NULL: none) */
+	uint16_t metrics_port;  /**< server/client, Homa: /metrics on 127.0.0.1 (0: none) */
 };
 
 /** One RPC that finished (successfully or not). */
@@ -87,6 +89,8 @@ struct bench_tr_cfg {
 	uint32_t homa_unsched;  /**< 0: engine default */
 	uint32_t homa_incoming; /**< 0: engine default */
 	uint32_t max_size;  /**< largest request or response that will be sent */
+	const char *pcap;   /**< Homa: capture file of the client socket (NULL: none) */
+	uint16_t metrics_port; /**< Homa: /metrics port of the client socket (0: none) */
 };
 
 /**

@@ -40,6 +40,13 @@ static const char usage[] =
 "  --seed N                  seed of sizes, destinations and arrivals (default 1)\n"
 "  --quiet                   no progress line on stderr\n"
 "\n"
+"Observability (server, client and calibrate; Homa only; docs/OBSERVABILITY.md):\n"
+"  --pcap FILE               write every Homa packet the socket sends and receives,\n"
+"                            with its priority, to FILE (pcap; open it with tshark -X\n"
+"                            lua_script:tools/wireshark/homa.lua -r FILE)\n"
+"  --metrics-port N          serve the socket's counters as Prometheus text on\n"
+"                            http://127.0.0.1:N/metrics (read it with homa-stat -p N)\n"
+"\n"
 "Server (homa-bench server --transport T --port P [--driver D] [--threads N]):\n"
 "  --port P                  data port (default 4000); Homa uses UDP port P\n"
 "  --ctl-port C              TCP control port answering CPU queries (default P+1)\n"
@@ -168,6 +175,7 @@ static int set_enum(struct bench_opts *o, const char *f, const char *v)
 	else if (!strcmp(f, "--json")) o->json = v;
 	else if (!strcmp(f, "--plot")) o->plot = v;
 	else if (!strcmp(f, "--baseline")) o->baseline = v;
+	else if (!strcmp(f, "--pcap")) o->pcap = v;
 	else return 0;
 	return 1;
 }
@@ -195,6 +203,7 @@ static int set_num(struct bench_opts *o, const char *f, const char *v)
 		{ "--calib-count", 1, 1e7 }, { "--homa-mtu", 100, 65507 },
 		{ "--homa-link-gbps", 0.001, 10000 }, { "--rounds", 1, 100 },
 		{ "--homa-unsched-bytes", 1, 1e9 }, { "--homa-max-incoming", 1, 1e9 },
+		{ "--metrics-port", 1, 65535 },
 	};
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
 		if (strcmp(f, t[i].f))
@@ -220,9 +229,35 @@ static int set_num(struct bench_opts *o, const char *f, const char *v)
 		case 15: o->homa_link_gbps = d; break;
 		case 16: o->rounds = (int)d; break;
 		case 17: o->homa_unsched = (uint32_t)d; break;
-		default: o->homa_incoming = (uint32_t)d; break;
+		case 18: o->homa_incoming = (uint32_t)d; break;
+		default: o->metrics_port = (uint16_t)d; break;
 		}
 		return 1;
+	}
+	return 0;
+}
+
+/**
+ * check_obs() - --pcap and --metrics-port open one Homa socket's capture
+ * and listener: they need --transport homa and a mode with one socket
+ * (not compare/demo, @multi). Return: 0 or HOMA_EINVAL (message on stderr).
+ */
+static int check_obs(const struct bench_opts *o, bool multi)
+{
+	if (!o->pcap && !o->metrics_port)
+		return 0;
+	if (multi) {
+		fprintf(stderr, "homa-bench: --pcap and --metrics-port are for server, client "
+			"and calibrate\n");
+		return HOMA_EINVAL;
+	}
+	if (o->transport != BENCH_TR_HOMA) {
+		fprintf(stderr, "homa-bench: --pcap and --metrics-port need --transport homa\n");
+		return HOMA_EINVAL;
+	}
+	if (o->pcap && !*o->pcap) {
+		fprintf(stderr, "homa-bench: --pcap wants a file name\n");
+		return HOMA_EINVAL;
 	}
 	return 0;
 }
@@ -283,5 +318,5 @@ int bench_opts_parse(int argc, char **argv, struct bench_opts *o)
 		fprintf(stderr, "homa-bench: give only one of --rate, --load-gbps, --outstanding\n");
 		return HOMA_EINVAL;
 	}
-	return 0;
+	return check_obs(o, multi);
 }

@@ -32,6 +32,8 @@ struct homa_arm_cfg {
 	uint32_t mtu;
 	double link_gbps;
 	uint32_t unsched, incoming;
+	const char *pcap;      /**< capture file, or NULL */
+	uint16_t metrics_port; /**< /metrics listener on 127.0.0.1, or 0 */
 };
 
 /** open_socket() - homa_open() with the bench's driver, mode and settings. */
@@ -57,10 +59,17 @@ static int open_socket(homa_socket **s, const struct homa_arm_cfg *a, bool serve
 	o.bind_addr = bind;
 	o.port = port;
 	o.settings = &st;
+	o.pcap_path = a->pcap;
+	o.metrics_port = a->metrics_port;
 	int rc = homa_open(s, &o);
-	if (rc)
-		fprintf(stderr, "homa-bench: homa_open(%s port %u): %s\n", bind, port,
-			homa_strerror(rc));
+	if (rc) {
+		char obs[64] = "";
+
+		if (a->metrics_port)
+			snprintf(obs, sizeof(obs), ", metrics port %u", a->metrics_port);
+		fprintf(stderr, "homa-bench: homa_open(%s port %u%s%s%s): %s\n", bind, port,
+			a->pcap ? ", pcap " : "", a->pcap ? a->pcap : "", obs, homa_strerror(rc));
+	}
 	return rc;
 }
 
@@ -74,7 +83,8 @@ static int homa_client_open(void **ctx, const struct bench_tr_cfg *cfg)
 	c->cfg = cfg;
 	bool v6 = cfg->nservers && cfg->servers[0].ss_family == AF_INET6;
 	struct homa_arm_cfg a = { cfg->driver, cfg->polled, cfg->homa_mtu, cfg->homa_link_gbps,
-				  cfg->homa_unsched, cfg->homa_incoming };
+				  cfg->homa_unsched, cfg->homa_incoming, cfg->pcap,
+				  cfg->metrics_port };
 	int rc = open_socket(&c->s, &a, false, v6 ? "::" : "0.0.0.0", 0);
 	if (rc) {
 		free(c);
@@ -181,7 +191,7 @@ int bench_homa_server(const struct bench_opts *o)
 	int started = 0;
 
 	struct homa_arm_cfg a = { o->driver, o->polled, o->homa_mtu, o->homa_link_gbps,
-				  o->homa_unsched, o->homa_incoming };
+				  o->homa_unsched, o->homa_incoming, o->pcap, o->metrics_port };
 	int rc = open_socket(&s, &a, true, o->bind, o->port);
 	if (rc)
 		return rc;

@@ -1,0 +1,324 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file test_tools_obs.c
+ * The observability flags of the programs (issue 7): homa-bench server and
+ * client and every example take --metrics-port N and --pcap FILE. Each
+ * program is run on loopback: while it runs, its /metrics must answer and
+ * pass the strict exposition checker with the counters of its own socket;
+ * afterwards its capture must be a pcap file that tshark with the Lua
+ * dissector reads completely, every frame Homa and well formed, with
+ * packets in both directions.
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "http_get.h"
+#include "pcap_read.h"
+#include "prom_check.h"
+
+static char tmpdir[64];
+
+/** free_port() - A port of @type (SOCK_STREAM/SOCK_DGRAM) free on 0.0.0.0 right now. */
+static uint16_t free_port(int type)
+{
+	struct sockaddr_in sa = {.sin_family = AF_INET};
+	socklen_t sl = sizeof(sa);
+	int fd = socket(AF_INET, type, 0);
+
+	assert_true(fd >= 0);
+	assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_int_equal(getsockname(fd, (struct sockaddr *)&sa, &sl), 0);
+	close(fd);
+	return ntohs(sa.sin_port);
+}
+
+/** path_of() - @name inside the temporary directory (a static buffer per slot). */
+static const char *path_of(const char *name, int slot)
+{
+	static char buf[4][192];
+
+	snprintf(buf[slot], sizeof(buf[slot]), "%s/%s", tmpdir, name);
+	return buf[slot];
+}
+
+/** spawn() - Start @argv (NULL-terminated) with stdout and stderr in @log. Return: pid. */
+static pid_t spawn(char *const argv[], const char *log)
+{
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+		dup2(fd, 1);
+		dup2(fd, 2);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	return pid;
+}
+
+/** show_log() - Print @log (on failure, for the reader of the test output). */
+static void show_log(const char *log)
+{
+	char line[512];
+	FILE *f = fopen(log, "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		print_message("  | %s", line);
+	if (f)
+		fclose(f);
+}
+
+/** wait_exit() - Wait for @pid; its exit status must be 0. */
+static void wait_exit(pid_t pid, const char *log)
+{
+	int st;
+
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	if (!WIFEXITED(st) || WEXITSTATUS(st)) {
+		show_log(log);
+		fail_msg("%s: exit status 0x%x", log, st);
+	}
+}
+
+/**
+ * scrape() - GET /metrics on @port, retrying for up to 5 s while the
+ * program starts. The body must pass the strict checker and hold the
+ * series @name{endpoint="@endpoint"} (any endpoint if 0), whose value is
+ * returned.
+ */
+static double scrape(uint16_t port, const char *name, uint16_t endpoint)
+{
+	static const char req[] = "GET /metrics HTTP/1.1\r\n\r\n";
+	char err[256], labels[64];
+	double v = -1;
+
+	for (int tries = 0; tries < 500; tries++) {
+		char *r = http_exchange(port, req, sizeof(req) - 1);
+
+		if (!r) {
+			usleep(10000);
+			continue;
+		}
+		assert_int_equal(http_status(r), 200);
+		if (prom_check(http_body(r), err, sizeof(err)))
+			fail_msg("port %u: invalid exposition: %s", port, err);
+		snprintf(labels, sizeof(labels), "{endpoint=\"%u\"}", endpoint);
+		if (endpoint ? prom_value(http_body(r), name, labels, &v)
+			     : !strstr(http_body(r), name))
+			fail_msg("port %u: no %s%s", port, name, endpoint ? labels : "");
+		free(r);
+		return v;
+	}
+	fail_msg("nothing answered on metrics port %u", port);
+	return v;
+}
+
+/**
+ * check_pcap() - @path is a pcap file with at least @min records, and
+ * tshark with the dissector decodes each as well-formed Homa (one pass);
+ * unless @port is 0, some were sent to and some from @port (the program's
+ * Homa port).
+ */
+static void check_pcap(const char *path, int min, uint16_t port)
+{
+	int n, ok = 0, to = 0, from = 0;
+	struct pcap_file pf;
+	char cmd[1024], line[256];
+	FILE *p;
+
+	if (pcap_read(path, &pf))
+		fail_msg("%s: not a readable pcap file", path);
+	n = pf.n;
+	pcap_free(&pf);
+	if (n < min)
+		fail_msg("%s: %d packets, expected at least %d", path, n, min);
+	snprintf(cmd, sizeof(cmd), "%s -n -r %s -X lua_script:%s -Y 'homa && !homa.malformed' "
+		 "-T fields -e homa.sport -e homa.dport 2>/dev/null", HOMA_TSHARK, path, HOMA_LUA);
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	while (fgets(line, sizeof(line), p)) {
+		unsigned sport = 0, dport = 0;
+
+		ok++;
+		if (sscanf(line, "%u\t%u", &sport, &dport) == 2) {
+			from += sport == port;
+			to += dport == port;
+		}
+	}
+	assert_int_equal(pclose(p), 0);
+	if (ok != n)
+		fail_msg("%s: %d packets, %d decoded as well-formed Homa", path, n, ok);
+	if (port && (!to || !from))
+		fail_msg("%s: %d packets to port %u, %d from it", path, to, port, from);
+}
+
+/** num() - @v as text in a static buffer slot. */
+static char *num(unsigned v, int slot)
+{
+	static char buf[8][16];
+
+	snprintf(buf[slot], sizeof(buf[slot]), "%u", v);
+	return buf[slot];
+}
+
+/**
+ * tools_obs__bench_server_and_client() - homa-bench server and client
+ * with --metrics-port and --pcap: both serve /metrics while they run (the
+ * server's counts the requests it answered), both captures decode.
+ */
+static void tools_obs__bench_server_and_client(void **state)
+{
+	uint16_t port = free_port(SOCK_DGRAM), ms = free_port(SOCK_STREAM);
+	uint16_t mc = free_port(SOCK_STREAM);
+	char servers[32], *slog = strdup(path_of("bench_server.log", 0));
+	char *clog = strdup(path_of("bench_client.log", 1));
+	char *sp = strdup(path_of("bench_server.pcap", 2)), *cp = strdup(path_of("bench_client.pcap", 3));
+	char *sargv[] = {HOMA_BENCH, "server", "--port", num(port, 0), "--ctl-port", "-1",
+			 "--metrics-port", num(ms, 1), "--pcap", sp, NULL};
+	pid_t srv = spawn(sargv, slog), cli;
+
+	snprintf(servers, sizeof(servers), "127.0.0.1:%u", port);
+	assert_true(scrape(ms, "homa_server_requests_received_total", port) == 0);
+	char *cargv[] = {HOMA_BENCH, "client", "--servers", servers, "--ctl-port", "-1",
+			 "--workload", "5000", "--rate", "100", "--duration", "1",
+			 "--warmup", "0", "--quiet", "--metrics-port", num(mc, 2), "--pcap", cp, NULL};
+	cli = spawn(cargv, clog);
+	scrape(mc, "homa_client_rpcs_started_total", 0);
+	wait_exit(cli, clog);
+	assert_true(scrape(ms, "homa_server_requests_received_total", port) > 0);
+	scrape(ms, "homa_packets_received_by_priority_total", 0);
+	kill(srv, SIGTERM);
+	wait_exit(srv, slog);
+	check_pcap(sp, 4, port);
+	check_pcap(cp, 4, 0);
+	free(slog);
+	free(clog);
+	free(sp);
+	free(cp);
+}
+
+/**
+ * tools_obs__echo_examples() - echo_server serves /metrics and captures;
+ * echo_client's capture holds its 20 requests and their echoes.
+ */
+static void tools_obs__echo_examples(void **state)
+{
+	uint16_t port = free_port(SOCK_DGRAM), ms = free_port(SOCK_STREAM);
+	uint16_t mc = free_port(SOCK_STREAM);
+	char *slog = strdup(path_of("echo_server.log", 0)), *clog = strdup(path_of("echo_client.log", 1));
+	char *sp = strdup(path_of("echo_server.pcap", 2)), *cp = strdup(path_of("echo_client.pcap", 3));
+	char *sargv[] = {ECHO_SERVER, "--port", num(port, 0), "--count", "20",
+			 "--metrics-port", num(ms, 1), "--pcap", sp, NULL};
+	char *cargv[] = {ECHO_CLIENT, "--port", num(port, 0), "--count", "20", "--size", "3000",
+			 "--metrics-port", num(mc, 2), "--pcap", cp, NULL};
+	pid_t srv = spawn(sargv, slog), cli;
+
+	assert_true(scrape(ms, "homa_server_requests_received_total", port) == 0);
+	cli = spawn(cargv, clog);
+	wait_exit(cli, clog);
+	wait_exit(srv, slog);      /* --count 20: it stops by itself */
+	check_pcap(sp, 40, port);
+	check_pcap(cp, 40, 0);
+	free(slog);
+	free(clog);
+	free(sp);
+	free(cp);
+}
+
+/**
+ * tools_obs__kv_examples() - kv_server and kv_client (one lookup thread
+ * for 0.3 s: a capture tshark reads in a few seconds) both serve /metrics
+ * while running; both captures decode.
+ */
+static void tools_obs__kv_examples(void **state)
+{
+	uint16_t port = free_port(SOCK_DGRAM), ms = free_port(SOCK_STREAM);
+	uint16_t mc = free_port(SOCK_STREAM);
+	char *slog = strdup(path_of("kv_server.log", 0)), *clog = strdup(path_of("kv_client.log", 1));
+	char *sp = strdup(path_of("kv_server.pcap", 2)), *cp = strdup(path_of("kv_client.pcap", 3));
+	char *sargv[] = {KV_SERVER, "--port", num(port, 0), "--metrics-port", num(ms, 1),
+			 "--pcap", sp, NULL};
+	char *cargv[] = {KV_CLIENT, "--port", num(port, 0), "--lookups", "1", "--pushers", "0",
+			 "--seconds", "0.3", "--metrics-port", num(mc, 2), "--pcap", cp, NULL};
+	pid_t srv = spawn(sargv, slog), cli;
+
+	scrape(ms, "homa_server_requests_received_total", port);
+	cli = spawn(cargv, clog);
+	scrape(mc, "homa_client_rpcs_started_total", 0);
+	wait_exit(cli, clog);
+	assert_true(scrape(ms, "homa_server_requests_received_total", port) > 0);
+	kill(srv, SIGTERM);
+	wait_exit(srv, slog);
+	check_pcap(sp, 4, port);
+	check_pcap(cp, 4, 0);
+	free(slog);
+	free(clog);
+	free(sp);
+	free(cp);
+}
+
+/**
+ * tools_obs__rtt_compare() - rtt_compare with both flags: the UDP-driver
+ * Homa arms each leave a capture FILE.udp-threaded / FILE.udp-polled.
+ */
+static void tools_obs__rtt_compare(void **state)
+{
+	uint16_t ms = free_port(SOCK_STREAM);
+	char *log = strdup(path_of("rtt.log", 0)), *stem = strdup(path_of("rtt.pcap", 1));
+	char *argv[] = {RTT_COMPARE, "--count", "20", "--no-raw", "--metrics-port", num(ms, 0),
+			"--pcap", stem, NULL};
+	char file[256];
+
+	wait_exit(spawn(argv, log), log);
+	snprintf(file, sizeof(file), "%s.udp-threaded", stem);
+	check_pcap(file, 40, 0);
+	snprintf(file, sizeof(file), "%s.udp-polled", stem);
+	check_pcap(file, 40, 0);
+	free(log);
+	free(stem);
+}
+
+/** setup() - A fresh temporary directory. */
+static int setup(void **state)
+{
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/homa-obs-tools-XXXXXX");
+	return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+/** teardown() - Remove it (KEEP=1 keeps it for a look). */
+static int teardown(void **state)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "%s %s", getenv("KEEP") ? "echo" : "rm -rf", tmpdir);
+	return system(cmd);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(tools_obs__bench_server_and_client),
+		cmocka_unit_test(tools_obs__echo_examples),
+		cmocka_unit_test(tools_obs__kv_examples),
+		cmocka_unit_test(tools_obs__rtt_compare),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
