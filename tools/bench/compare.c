@@ -244,7 +244,7 @@ static uint16_t default_port(const struct bench_opts *o)
 #define LO_MTU 65000
 #define LO_LINK_GBPS 400.0
 #define LO_UNSCHED 200000
-#define LO_INCOMING 2000000
+#define LO_INCOMING 400000
 
 /**
  * loopback_profile() - Copy @o to @lo, filling each Homa setting the user
