@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /**
  * @file eventq.h
- * The discrete-event core: a 4-ary min-heap of events ordered by
- * (time, sequence number). The sequence number is assigned at insertion,
+ * The discrete-event core: a queue of events ordered by (time,
+ * sequence number): a ring of one-ns buckets for the near future and a
+ * 4-ary min-heap for the rest. The sequence number is assigned at insertion,
  * so events due at the same time run in the order they were scheduled and
  * a run is deterministic.
  */
@@ -42,7 +43,7 @@ struct homa_sim_event {
 };
 
 /**
- * Heap entry: the ordering key only (16 bytes, four to a cache line).
+ * Far-heap entry: the ordering key only (16 bytes, four to a cache line).
  * @tie packs the sequence number (high 39 bits), a timer flag (bit 24)
  * and the slot holding the handler (low 24 bits); sequence numbers are
  * unique, so ordering by (time, tie) is ordering by (time, seq).
@@ -52,28 +53,51 @@ struct homa_sim_eventq_key {
 	uint64_t tie;
 };
 
-/** Where an event's handler waits while its key is in the heap. */
+/** Where an event's handler waits while the event is queued. */
 struct homa_sim_eventq_slot {
 	homa_sim_event_fn fn;
 	void *obj;
 	void *ptr;
 	struct homa_sim_timer *timer; /**< or NULL */
-	uint32_t pos;                 /**< heap index (timers only) */
-	uint32_t next_free;           /**< free list link (slot + 1, 0 ends) */
+	uint64_t time, seq;           /**< the event's key (ring entries) */
+	uint32_t pos;                 /**< far-heap index (timers only) */
+	uint32_t next;                /**< ring bucket or free list link (slot + 1, 0 ends) */
+	uint8_t where;                /**< HOMA_SIM_EVQ_IN_FREE/HEAP/RING/DEAD */
+};
+
+/** Slot states. */
+enum { HOMA_SIM_EVQ_IN_FREE = 0, HOMA_SIM_EVQ_IN_HEAP, HOMA_SIM_EVQ_IN_RING, HOMA_SIM_EVQ_IN_DEAD };
+
+/** log2 of the near ring's span: one bucket per ns for the next 4096 ns. */
+#define HOMA_SIM_EVQ_RING_SHIFT 12
+#define HOMA_SIM_EVQ_RING (1u << HOMA_SIM_EVQ_RING_SHIFT)
+
+/** One ring bucket: a FIFO (in sequence order) of the events due at one ns. */
+struct homa_sim_eventq_bucket {
+	uint32_t head, tail; /**< slot + 1; 0 when empty */
 };
 
 /**
- * The queue: a 4-ary min-heap of keys plus a slot table; zero-initialize
- * or use homa_sim_eventq_init().
+ * The queue: events due within HOMA_SIM_EVQ_RING ns of the last popped
+ * one sit in a ring of one-ns FIFO buckets (O(1) push and pop, the
+ * common case: packets crossing links); later ones in a 4-ary min-heap
+ * of keys. A pop takes the earlier (time, seq) of the ring's first event
+ * and the heap's top, so the order is exactly (time, seq).
+ * Zero-initialize or use homa_sim_eventq_init().
  */
 struct homa_sim_eventq {
-	struct homa_sim_eventq_key *heap;  /**< owned, heap-ordered */
-	size_t len;                        /**< events queued */
+	struct homa_sim_eventq_key *heap;  /**< owned, heap-ordered far events */
+	size_t heap_len;                   /**< far events */
 	size_t cap;                        /**< heap entries allocated */
+	size_t len;                        /**< events queued (ring and heap) */
 	struct homa_sim_eventq_slot *slots;/**< owned, indexed by slot */
 	uint32_t nslots;                   /**< slots allocated */
 	uint32_t free_slot;                /**< first free slot + 1, 0 if none */
 	uint64_t next_seq;                 /**< next sequence number */
+	uint64_t now;                      /**< time of the last popped event */
+	size_t ring_len;                   /**< entries in the ring (dead ones included) */
+	struct homa_sim_eventq_bucket ring[HOMA_SIM_EVQ_RING];
+	uint64_t ring_bits[HOMA_SIM_EVQ_RING / 64]; /**< bit set: bucket not empty */
 };
 
 /** homa_sim_eventq_init() - Make @q empty (allocates nothing yet). */

@@ -126,8 +126,10 @@ struct model_ev {
 };
 
 /**
- * Random pushes, timer arms, disarms and pops against a linear-scan model:
- * every pop returns the model's (time, seq) minimum.
+ * Random pushes, timer arms, disarms and pops against a linear-scan model,
+ * with times both inside the near ring's span and beyond it (the far
+ * heap), timers moving between the two: every pop returns the model's
+ * (time, seq) minimum and peek its time, dead ring entries included.
  */
 static void eventq_arm__random_against_model(void **state)
 {
@@ -145,6 +147,9 @@ static void eventq_arm__random_against_model(void **state)
 	homa_rng_seed(&r, 17);
 	for (i = 0; i < OPS; i++) {
 		uint64_t op = homa_rng_below(&r, 4), when = now + homa_rng_below(&r, 50);
+
+		if (homa_rng_below(&r, 4) == 0) /* past the near ring: the far heap */
+			when = now + homa_rng_below(&r, 3 * HOMA_SIM_EVQ_RING);
 
 		k = (int)homa_rng_below(&r, TIMERS);
 		if (op == 0) {
@@ -174,6 +179,11 @@ static void eventq_arm__random_against_model(void **state)
 			m[best].live = 0;
 			now = ev.time;
 		}
+		best = -1;
+		for (k = 0; k < n; k++)
+			if (m[k].live && (best < 0 || m[k].time < m[best].time))
+				best = k;
+		assert_true(homa_sim_eventq_peek_time(&q) == (best < 0 ? UINT64_MAX : m[best].time));
 	}
 	homa_sim_eventq_free(&q);
 }
