@@ -22,6 +22,7 @@
 struct flow {
 	double left;   /**< wire bytes left */
 	uint64_t idx;  /**< index in run->msgs */
+	uint32_t src, dst; /**< its hosts (copied here: matching scans only this array) */
 };
 
 /** Fluid state. */
@@ -31,6 +32,7 @@ struct fluid {
 	uint32_t *src_gen, *dst_gen; /**< host busy in the current pass if == gen */
 	uint32_t gen;
 	unsigned char *chosen;
+	size_t hosts;  /**< most pairs a matching can hold */
 	double rate;   /**< bytes per ns */
 	double delivered; /**< wire bytes delivered so far */
 };
@@ -56,22 +58,26 @@ static void resort(struct fluid *f)
 }
 
 /** match() - Greedy SRPT matching. Return: ns until the first chosen flow ends. */
-static double match(struct fluid *f, const struct sim_msg *msgs)
+static double match(struct fluid *f)
 {
 	double first = 1e300;
-	size_t i;
+	size_t i, pairs = 0, most = f->hosts;
 
 	f->gen++;
 	for (i = 0; i < f->n; i++) {
-		const struct sim_msg *m = &msgs[f->v[i].idx];
+		const struct flow *fl = &f->v[i];
 
 		f->chosen[i] = 0;
-		if (f->src_gen[m->src] == f->gen || f->dst_gen[m->dst] == f->gen)
+		if (f->src_gen[fl->src] == f->gen || f->dst_gen[fl->dst] == f->gen)
 			continue;
-		f->src_gen[m->src] = f->dst_gen[m->dst] = f->gen;
+		f->src_gen[fl->src] = f->dst_gen[fl->dst] = f->gen;
 		f->chosen[i] = 1;
-		if (f->v[i].left / f->rate < first)
-			first = f->v[i].left / f->rate;
+		if (fl->left / f->rate < first)
+			first = fl->left / f->rate;
+		if (++pairs == most) { /* every host is busy: nothing more can match */
+			memset(f->chosen + i + 1, 0, f->n - i - 1);
+			break;
+		}
 	}
 	return first;
 }
@@ -109,6 +115,7 @@ static int fluid_alloc(struct fluid *f, const struct sim_run *r)
 	f->src_gen = calloc((size_t)r->o->hosts, sizeof(uint32_t));
 	f->dst_gen = calloc((size_t)r->o->hosts, sizeof(uint32_t));
 	f->rate = (double)r->fab.ls.cfg.host_mbps / 8000.0;
+	f->hosts = (size_t)r->o->hosts;
 	return f->v && f->chosen && f->src_gen && f->dst_gen ? 0 : HOMA_ENOMEM;
 }
 
@@ -169,10 +176,12 @@ int sim_ideal(struct sim_run *r)
 			if (r->msgs[a].done_ns == UINT64_MAX)
 				continue;
 			f.v[f.n].left = (double)sim_wire_bytes(&r->fab, r->o, r->msgs[a].size);
+			f.v[f.n].src = (uint32_t)r->msgs[a].src;
+			f.v[f.n].dst = (uint32_t)r->msgs[a].dst;
 			f.v[f.n++].idx = a;
 		}
 		resort(&f);
-		dt = match(&f, r->msgs);
+		dt = match(&f);
 		if (a < r->nmsgs && (double)r->msgs[a].start_ns - t < dt)
 			dt = (double)r->msgs[a].start_ns - t;
 		dt = window_mark(r, &f, t, dt, &at_start);
