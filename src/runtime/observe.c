@@ -135,9 +135,25 @@ static size_t rx_by_priority(const struct homa_rt *rt, struct homa_metric_value 
 }
 
 /**
+ * buffer_limits() - Append the caps of the buffered-bytes gauges (the
+ * socket's buffer pools: homa_rx_buffered_bytes is the use of the first)
+ * from settings @st to @ex. Return: entries written (2).
+ */
+static size_t buffer_limits(const struct homa_settings *st, struct homa_metric_value *ex)
+{
+	ex[0] = (struct homa_metric_value){.name = "rx_buffer_limit_bytes",
+		.help = "Cap on buffered incoming bytes (settings.max_rx_buffered).",
+		.kind = HOMA_METRIC_GAUGE, .value = (double)st->max_rx_buffered};
+	ex[1] = (struct homa_metric_value){.name = "tx_buffer_limit_bytes",
+		.help = "Cap on queued outgoing bytes (settings.max_tx_buffered).",
+		.kind = HOMA_METRIC_GAUGE, .value = (double)st->max_tx_buffered};
+	return 2;
+}
+
+/**
  * snapshot() - The exporter's callback: engine counters under the socket
- * lock, driver and runtime counters beside them as homa_io_* values, and
- * received packets by priority.
+ * lock, driver and runtime counters beside them as homa_io_* values, the
+ * buffer caps, and received packets by priority.
  */
 static int snapshot(void *arg, struct homa_stats *st, struct homa_metric_value *ex,
 		    size_t *n)
@@ -151,6 +167,7 @@ static int snapshot(void *arg, struct homa_stats *st, struct homa_metric_value *
 	ex[k++] = (struct homa_metric_value){.name = "io_ready_messages",
 		.help = "Messages waiting for homa_recv().", .kind = HOMA_METRIC_GAUGE,
 		.value = (double)rt->nready};
+	k += buffer_limits(homa_engine_settings(rt->engine), ex + k);
 	homa_rt_unlock(rt);
 	for (i = 0; i < sizeof(io_counters) / sizeof(io_counters[0]); i++) {
 		uint64_t v;

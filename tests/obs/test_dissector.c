@@ -321,6 +321,49 @@ static void dissector__snaplen_cut_data(void **state)
 	free_lines(&ls);
 }
 
+/**
+ * dissector__reserved_fields_and_five_acks() - The fields that
+ * homa_wire_encode() leaves zero (unused, the whole flags byte, window,
+ * checksum, urgent, DATA's pad) are decoded from the bytes where they sit,
+ * and an ACK with all 5 entries used shows each of them.
+ */
+static void dissector__reserved_fields_and_five_acks(void **state)
+{
+	uint8_t b[128];
+	char path[128];
+	struct lines ls;
+	homa_pcap *pc;
+	int k;
+
+	snprintf(path, sizeof(path), "%s/reserved.pcap", tmpdir);
+	assert_int_equal(homa_pcap_open(path, NULL, &pc), 0);
+	put_common(b, HOMA_PKT_DATA);
+	b[8] = 0x0a, b[9] = 0x0b, b[10] = 0x0c;               /* unused */
+	b[13] = 0x43;                                          /* flags */
+	b[14] = 0x12, b[15] = 0x34;                            /* window */
+	b[16] = 0xbe, b[17] = 0xef;                            /* checksum */
+	b[18] = 0x00, b[19] = 0x63;                            /* urgent 99 */
+	b[31] = 100;                                           /* message_length */
+	b[49] = 0x01, b[50] = 0x02, b[51] = 0x03;              /* pad */
+	write_raw(pc, b, 56 + 20, HOMA_PCAP_RAW, 0, 4);
+	put_common(b, HOMA_PKT_ACK);
+	b[29] = 5;
+	for (k = 0; k < 5; k++) {
+		b[30 + 10 * k + 7] = (uint8_t)(2 * k + 10);      /* client_id 10, 12, .. */
+		b[30 + 10 * k + 9] = (uint8_t)(k + 70);          /* server_port 70, 71, .. */
+	}
+	write_raw(pc, b, 80, HOMA_PCAP_UDP, 1, 7);
+	assert_int_equal(homa_pcap_close(pc), 0);
+	run_tshark(path, "-T fields -E occurrence=a -E aggregator=, -e homa.unused -e homa.flags "
+			 "-e homa.window -e homa.checksum -e homa.urgent -e homa.pad "
+			 "-e homa.ack.client_id -e homa.ack.server_port -e homa.malformed", &ls);
+	assert_int_equal(ls.n, 2);
+	assert_string_equal(ls.l[0], "0x0a0b0c\t0x43\t4660\t0xbeef\t99\t010203\t0\t0\t");
+	assert_string_equal(ls.l[1], "0x000000\t0x00\t0\t0x0000\t0\t\t10,12,14,16,18\t"
+				     "70,71,72,73,74\t");
+	free_lines(&ls);
+}
+
 /** setup() - A fresh temporary directory. */
 static int setup(void **state)
 {
@@ -344,6 +387,7 @@ int main(void)
 		cmocka_unit_test(dissector__malformed_is_flagged),
 		cmocka_unit_test(dissector__udp_port_preference),
 		cmocka_unit_test(dissector__snaplen_cut_data),
+		cmocka_unit_test(dissector__reserved_fields_and_five_acks),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -222,6 +222,37 @@ static void http__ipv6_loopback(void **state)
 	homa_http_stop(h);
 }
 
+/** connect_v4() - 0 if a TCP connection to @addr:@port is accepted, else -1. */
+static int connect_v4(uint32_t addr, uint16_t port)
+{
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(port)};
+	int fd = socket(AF_INET, SOCK_STREAM, 0), r;
+
+	sa.sin_addr.s_addr = htonl(addr);
+	r = connect(fd, (struct sockaddr *)&sa, sizeof(sa));
+	close(fd);
+	return r ? -1 : 0;
+}
+
+/**
+ * http__loopback_only_by_default() - With no address the listener binds
+ * 127.0.0.1 only: 127.0.0.2 (also loopback, but another address) is
+ * refused, which a wildcard bind would accept; "0.0.0.0" when asked.
+ */
+static void http__loopback_only_by_default(void **state)
+{
+	struct homa_http_opts any = {.bind_addr = "0.0.0.0"};
+	struct fill_ctx c = {0};
+	homa_http *h = start(&c, NULL);
+
+	assert_int_equal(connect_v4(0x7f000001, homa_http_port(h)), 0);
+	assert_int_equal(connect_v4(0x7f000002, homa_http_port(h)), -1);
+	homa_http_stop(h);
+	h = start(&c, &any);
+	assert_int_equal(connect_v4(0x7f000002, homa_http_port(h)), 0);
+	homa_http_stop(h);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -232,6 +263,7 @@ int main(void)
 		cmocka_unit_test(http__bind_errors),
 		cmocka_unit_test(http__stop_closes_socket),
 		cmocka_unit_test(http__ipv6_loopback),
+		cmocka_unit_test(http__loopback_only_by_default),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

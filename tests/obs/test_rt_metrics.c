@@ -174,7 +174,8 @@ static double drop_delta(const char *b0, const char *t, uint16_t ep, const char 
  * scrape after the RPCs: a loaded machine may add protocol-level drops of
  * late packets during the RPCs, which are not what this test counts).
  */
-static void check_counts(const char *b0, const char *t, uint16_t cp, uint16_t sp)
+static void check_counts(const char *b0, const char *t, uint16_t cp, uint16_t sp,
+			 const struct homa_settings *st)
 {
 	double drops_decode;
 
@@ -212,12 +213,17 @@ static void check_counts(const char *b0, const char *t, uint16_t cp, uint16_t sp
 		    sum_received(t, sp) + drops_decode);
 	assert_true(rt_metric(t, "homa_io_rx_packets_total", cp, "") == sum_received(t, cp));
 	check_priorities(b0, t, cp, sp, 8);
+	/* buffer-pool use: the gauge and its cap */
+	assert_true(rt_metric(t, "homa_rx_buffer_limit_bytes", sp, "") == st->max_rx_buffered);
+	assert_true(rt_metric(t, "homa_tx_buffer_limit_bytes", cp, "") == st->max_tx_buffered);
+	assert_true(rt_metric(t, "homa_rx_buffered_bytes", sp, "") <= st->max_rx_buffered);
 }
 
 /** rt_metrics__known_pattern_adds_up() - Two sockets, one listener, counters consistent. */
 static void rt_metrics__known_pattern_adds_up(void **state)
 {
 	struct homa_open_opts so, co;
+	struct homa_settings st;
 	struct rt_server srv;
 	homa_socket *c;
 	uint16_t mport = rt_free_tcp_port(), cport;
@@ -225,10 +231,15 @@ static void rt_metrics__known_pattern_adds_up(void **state)
 	uint64_t base;
 	int i;
 
+	homa_settings_default(&st);
+	st.max_rx_buffered = 96u << 20;  /* not the defaults: the caps must be the settings' */
+	st.max_tx_buffered = 48u << 20;
 	homa_open_opts_default(&so);
+	so.settings = &st;
 	so.metrics_port = mport;
 	assert_int_equal(rt_server_start(&srv, &so), 0);
 	homa_open_opts_default(&co);
+	co.settings = &st;
 	co.bind_addr = "127.0.0.1";
 	co.metrics_port = mport;       /* shares the server's listener */
 	assert_int_equal(homa_open(&c, &co), 0);
@@ -243,7 +254,7 @@ static void rt_metrics__known_pattern_adds_up(void **state)
 		usleep(10000);
 	assert_int_equal(rt_quiesce(c, srv.s, 10000), 0);
 	t = rt_scrape(mport);
-	check_counts(b0, t, cport, srv.port);
+	check_counts(b0, t, cport, srv.port, &st);
 	free(t);
 	free(b0);
 	assert_int_equal(homa_close(c), 0);

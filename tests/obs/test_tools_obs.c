@@ -27,6 +27,7 @@
 
 #include <cmocka.h>
 
+#include "homa/obs.h"
 #include "http_get.h"
 #include "pcap_read.h"
 #include "prom_check.h"
@@ -295,6 +296,65 @@ static void tools_obs__rtt_compare(void **state)
 	free(stem);
 }
 
+/**
+ * readme_command() - The one-line tshark command that README.md shows
+ * (the first line starting "tshark -X lua_script:"), into @out.
+ */
+static void readme_command(char *out, size_t cap)
+{
+	char line[512];
+	FILE *f = fopen(HOMA_SOURCE_DIR "/README.md", "r");
+
+	assert_non_null(f);
+	out[0] = '\0';
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "tshark -X lua_script:", 21)) {
+			line[strcspn(line, "\n")] = '\0';
+			snprintf(out, cap, "%s", line);
+			break;
+		}
+	fclose(f);
+	if (!out[0])
+		fail_msg("README.md shows no 'tshark -X lua_script:...' line");
+}
+
+/**
+ * tools_obs__readme_tshark_line() - The README's one-line command, run as
+ * written from the source tree (its file name replaced by a capture of
+ * one GRANT), decodes the packet.
+ */
+static void tools_obs__readme_tshark_line(void **state)
+{
+	struct homa_pkt g = {.sport = 4000, .dport = 5000, .type = HOMA_PKT_GRANT,
+			     .sender_id = 42, .u.grant = {.offset = 30000, .priority = 3}};
+	struct homa_pcap_pkt p = {.priority = 7, .transport = HOMA_PCAP_UDP, .dir = HOMA_PCAP_TX};
+	char cmd[512], out[1024], *file;
+	uint8_t buf[64];
+	homa_pcap *pc;
+	FILE *f;
+
+	readme_command(cmd, sizeof(cmd));
+	file = strstr(cmd, " -r ");
+	assert_non_null(file);
+	p.src = homa_addr_ipv4(0x7f000001);
+	p.dst = homa_addr_ipv4(0x7f000001);
+	p.data = buf;
+	p.len = (size_t)homa_wire_encode(&g, buf, sizeof(buf));
+	assert_int_equal(homa_pcap_open(path_of("readme.pcap", 0), NULL, &pc), 0);
+	assert_int_equal(homa_pcap_write(pc, &p), 1);
+	assert_int_equal(homa_pcap_close(pc), 0);
+	snprintf(file + 4, sizeof(cmd) - (size_t)(file + 4 - cmd), "%s", path_of("readme.pcap", 0));
+	assert_int_equal(strncmp(cmd, "tshark ", 7), 0);
+	snprintf(out, sizeof(out), "cd %s && %s%s 2>/dev/null", HOMA_SOURCE_DIR, HOMA_TSHARK,
+		 cmd + 6);
+	f = popen(out, "r");
+	assert_non_null(f);
+	assert_non_null(fgets(out, sizeof(out), f));
+	pclose(f);
+	if (!strstr(out, "HOMA") || !strstr(out, "GRANT id 42 4000 > 5000 offset 30000 prio 3"))
+		fail_msg("README command printed: %s", out);
+}
+
 /** setup() - A fresh temporary directory. */
 static int setup(void **state)
 {
@@ -318,6 +378,7 @@ int main(void)
 		cmocka_unit_test(tools_obs__echo_examples),
 		cmocka_unit_test(tools_obs__kv_examples),
 		cmocka_unit_test(tools_obs__rtt_compare),
+		cmocka_unit_test(tools_obs__readme_tshark_line),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
