@@ -21,6 +21,7 @@
 
 #include "driver.h"
 #include "observe.h"
+#include "pool.h"
 #include "homa/homa.h"
 
 /** A delivered engine event waiting for homa_recv(). */
@@ -54,6 +55,7 @@ struct homa_rt {
 	_Atomic uint32_t *wake[RT_MAX_DEFERRED_WAKES]; /**< under lock */
 	int nwake;
 	homa_engine *engine;
+	struct rt_pool pool;        /**< chunk cache the engine allocates from (under lock) */
 	struct homa_driver *drv;
 	int mode;
 	bool server;

@@ -94,6 +94,7 @@ static void rt_free(struct homa_rt *rt)
 		homa_rt_idset_foreach(&rt->held, release_held, rt);
 		homa_engine_free(rt->engine);
 	}
+	homa_rt_pool_drain(&rt->pool);
 	homa_driver_close(rt->drv);
 	int fds[] = {rt->kick_fd, rt->ready_fd, rt->poll_epfd, rt->timer_fd, rt->wait_tfd};
 
@@ -126,8 +127,11 @@ static int rt_setup(struct homa_rt *rt, const struct homa_open_opts *o,
 	err = homa_driver_open(o->driver, &cfg, &rt->drv);
 	if (err)
 		return err;
+	struct homa_alloc hooks;
+
+	homa_rt_pool_init(&rt->pool, RT_POOL_MAX_BYTES, &hooks);
 	err = homa_engine_new(&rt->engine, st, &rt->drv->local, rt->drv->port,
-			      NULL, homa_rt_now());
+			      &hooks, homa_rt_now());
 	if (err)
 		return err;
 	homa_engine_set_server(rt->engine, o->server);

@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file pool.h
+ * A cache of freed message chunks behind the engine's allocation hooks.
+ *
+ * The engine stores messages in RT_POOL_BLOCK-byte chunks. Handing each
+ * freed chunk straight back to malloc lets the C library return the
+ * memory to the kernel, and the next message then page-faults on fresh
+ * memory; on a virtual machine a page fault costs microseconds, and
+ * copying a 10 MB message stalled its thread for milliseconds, long
+ * enough for peers to ask for retransmissions. The pool keeps up to
+ * max_bytes of freed chunks for reuse; blocks of any other size go to
+ * malloc and free unchanged.
+ *
+ * Locking: none of its own. The runtime calls the engine, and so these
+ * hooks, only under rt->lock.
+ */
+#ifndef HOMA_RT_POOL_H
+#define HOMA_RT_POOL_H
+
+#include <stddef.h>
+
+#include "homa/engine.h"
+
+/** Size of the engine's full message chunk (64 KiB). */
+#define RT_POOL_BLOCK ((size_t)1 << 16)
+
+/** Default bound on cached bytes per socket. */
+#define RT_POOL_MAX_BYTES ((size_t)32 << 20)
+
+/** Freed chunks kept for reuse (a LIFO list linked through each block's first bytes). */
+struct rt_pool {
+	void *head;
+	size_t count;     /**< blocks cached */
+	size_t max;       /**< most blocks to cache */
+	size_t reused;    /**< allocations served from the cache */
+};
+
+/**
+ * homa_rt_pool_init() - Make @p an empty pool caching at most @max_bytes,
+ * and fill @hooks so that an engine allocates through it. The pool must
+ * outlive the engine.
+ */
+void homa_rt_pool_init(struct rt_pool *p, size_t max_bytes, struct homa_alloc *hooks);
+
+/**
+ * homa_rt_pool_drain() - Free every cached block (after the engine that
+ * used the pool is freed). The pool stays usable.
+ */
+void homa_rt_pool_drain(struct rt_pool *p);
+
+#endif

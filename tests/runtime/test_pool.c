@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file test_pool.c
+ * The runtime's chunk cache (src/runtime/pool.c): reuse, its bound, the
+ * pass-through of other sizes, and an engine running on it.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "pool.h"
+
+/** pool__freed_chunk_is_reused() - A freed chunk comes back on the next chunk allocation. */
+static void pool__freed_chunk_is_reused(void **state)
+{
+	struct rt_pool p;
+	struct homa_alloc h;
+	void *a, *b;
+
+	(void)state;
+	homa_rt_pool_init(&p, 4 * RT_POOL_BLOCK, &h);
+	a = h.alloc(h.ctx, RT_POOL_BLOCK);
+	assert_non_null(a);
+	memset(a, 0x5a, RT_POOL_BLOCK);
+	h.free(h.ctx, a, RT_POOL_BLOCK);
+	assert_int_equal(p.count, 1);
+	b = h.alloc(h.ctx, RT_POOL_BLOCK);
+	assert_ptr_equal(a, b);
+	assert_int_equal(p.count, 0);
+	assert_int_equal(p.reused, 1);
+	h.free(h.ctx, b, RT_POOL_BLOCK);
+	homa_rt_pool_drain(&p);
+	assert_int_equal(p.count, 0);
+	assert_null(p.head);
+}
+
+/** pool__bound_is_kept() - Frees beyond max_bytes go back to the C library. */
+static void pool__bound_is_kept(void **state)
+{
+	struct rt_pool p;
+	struct homa_alloc h;
+	void *blk[6];
+
+	(void)state;
+	homa_rt_pool_init(&p, 4 * RT_POOL_BLOCK, &h);
+	for (int i = 0; i < 6; i++)
+		assert_non_null(blk[i] = h.alloc(h.ctx, RT_POOL_BLOCK));
+	for (int i = 0; i < 6; i++)
+		h.free(h.ctx, blk[i], RT_POOL_BLOCK);
+	assert_int_equal(p.count, 4);
+	homa_rt_pool_drain(&p);
+}
+
+/** pool__other_sizes_pass_through() - Blocks that are not chunks are never cached. */
+static void pool__other_sizes_pass_through(void **state)
+{
+	struct rt_pool p;
+	struct homa_alloc h;
+	void *a;
+
+	(void)state;
+	homa_rt_pool_init(&p, 4 * RT_POOL_BLOCK, &h);
+	a = h.alloc(h.ctx, 1000);
+	assert_non_null(a);
+	h.free(h.ctx, a, 1000);
+	assert_int_equal(p.count, 0);
+	a = h.alloc(h.ctx, RT_POOL_BLOCK + 1);
+	h.free(h.ctx, a, RT_POOL_BLOCK + 1);
+	assert_int_equal(p.count, 0);
+	assert_int_equal(p.reused, 0);
+}
+
+/**
+ * pool__engine_messages_reuse_chunks() - An engine built on the pool
+ * stores a second message in the chunks the first one freed.
+ */
+static void pool__engine_messages_reuse_chunks(void **state)
+{
+	static uint8_t data[3 << 16];
+	struct rt_pool p;
+	struct homa_alloc h;
+	homa_engine *e;
+	homa_addr local = homa_addr_ipv4(0x0a000001), peer = homa_addr_ipv4(0x0a000002);
+	struct homa_iov iov = {data, sizeof(data)};
+	uint64_t id;
+
+	(void)state;
+	homa_rt_pool_init(&p, RT_POOL_MAX_BYTES, &h);
+	assert_int_equal(homa_engine_new(&e, NULL, &local, 4000, &h, 0), 0);
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(homa_engine_send_request(e, &peer, 4001, &iov, 1, 0, 0, &id), 0);
+		assert_int_equal(homa_engine_abort(e, id, 0), 0);
+	}
+	assert_true(p.reused >= 3);
+	homa_engine_free(e);
+	homa_rt_pool_drain(&p);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(pool__freed_chunk_is_reused),
+		cmocka_unit_test(pool__bound_is_kept),
+		cmocka_unit_test(pool__other_sizes_pass_through),
+		cmocka_unit_test(pool__engine_messages_reuse_chunks),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
