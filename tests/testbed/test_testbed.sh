@@ -6,7 +6,7 @@
 #   test_testbed.sh fabric SRC BUILD       4 hosts, UDP overrun + probes
 #   test_testbed.sh homa_vs_tcp SRC BUILD  3 hosts, each a client and a
 #                                          server, W4 at 80%, Homa and TCP
-#                                          (only with HOMA_TESTBED_HOMA=1)
+#                                          (HOMA_TESTBED_HOMA=0 skips it)
 set -euo pipefail
 
 mode=$1 src=$2 build=$3
@@ -55,12 +55,10 @@ case "$mode" in
       || fail "priority 7 probes did not overtake priority 0 ($hi us vs $lo us)"
     ;;
   homa_vs_tcp)
-    # Opt-in until Homa's tail on this fabric is fixed (docs/RESULTS.md
-    # section 6: runtime CPU cost, engine defaults sized for 25 Gbps,
-    # homa-bench --homa-link-gbps not applied): it fails more often than
-    # not today. Exit 77 is CTest's "skipped".
-    if [[ ${HOMA_TESTBED_HOMA:-0} != 1 ]]; then
-      echo "skipped: set HOMA_TESTBED_HOMA=1 to run (see docs/RESULTS.md section 7)"
+    # On by default since the runtime fixes of session 2 (docs/RESULTS.md
+    # section 7); HOMA_TESTBED_HOMA=0 skips it (exit 77, CTest's "skipped").
+    if [[ ${HOMA_TESTBED_HOMA:-1} == 0 ]]; then
+      echo "skipped: HOMA_TESTBED_HOMA=0"
       exit 77
     fi
     TB_CALIB_COUNT=30 "${tb[@]}" --hosts 3 --rate 50 --nic off --duration 6 \
