@@ -19,10 +19,10 @@
 
 #include "capture_pkts.h"
 #include "homa/obs.h"
+#include "tmpdir.h"
 
 #define MAX_LINES 256
 
-static char tmpdir[64];
 
 /** Output lines of one tshark run. */
 struct lines {
@@ -364,22 +364,6 @@ static void dissector__reserved_fields_and_five_acks(void **state)
 	free_lines(&ls);
 }
 
-/** setup() - A fresh temporary directory. */
-static int setup(void **state)
-{
-	snprintf(tmpdir, sizeof(tmpdir), "/tmp/homa-obs-dis-XXXXXX");
-	return mkdtemp(tmpdir) ? 0 : -1;
-}
-
-/** teardown() - Remove the temporary directory. */
-static int teardown(void **state)
-{
-	char cmd[128];
-
-	snprintf(cmd, sizeof(cmd), "%s %s", getenv("KEEP") ? "echo" : "rm -rf", tmpdir);
-	return system(cmd);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -390,5 +374,5 @@ int main(void)
 		cmocka_unit_test(dissector__reserved_fields_and_five_acks),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, tmpdir_setup, tmpdir_teardown);
 }

@@ -20,8 +20,8 @@
 
 #include "homa/obs.h"
 #include "pcap_read.h"
+#include "tmpdir.h"
 
-static char tmpdir[64];
 
 /** path_of() - @name inside the temporary directory. */
 static const char *path_of(const char *name)
@@ -318,22 +318,6 @@ static void pcap__concurrent_writers(void **state)
 	assert_int_equal(total, 2000);
 }
 
-/** setup() - A fresh temporary directory. */
-static int setup(void **state)
-{
-	snprintf(tmpdir, sizeof(tmpdir), "/tmp/homa-obs-pcap-XXXXXX");
-	return mkdtemp(tmpdir) ? 0 : -1;
-}
-
-/** teardown() - Remove it. */
-static int teardown(void **state)
-{
-	char cmd[128];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
-	return system(cmd);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -346,5 +330,5 @@ int main(void)
 		cmocka_unit_test(pcap__concurrent_writers),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, tmpdir_setup, tmpdir_teardown);
 }

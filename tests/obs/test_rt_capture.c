@@ -22,11 +22,11 @@
 
 #include "homa/homa.h"
 #include "rt_util.h"
+#include "tmpdir.h"
 
 #define MAX_MSGS 32
 #define MAX_RANGES 2048
 
-static char tmpdir[64];
 
 /** Request and response sizes of the RPCs (some need grants). */
 static const size_t sizes[][2] = {
@@ -401,22 +401,6 @@ static void rt_capture__raw_driver_ipv6(void **state)
 	check_driver(HOMA_DRIVER_RAW, "::1", "raw6");
 }
 
-/** setup() - Temporary directory. */
-static int setup(void **state)
-{
-	snprintf(tmpdir, sizeof(tmpdir), "/tmp/homa-obs-rt-XXXXXX");
-	return mkdtemp(tmpdir) ? 0 : -1;
-}
-
-/** teardown() - Remove it. */
-static int teardown(void **state)
-{
-	char cmd[128];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
-	return system(cmd);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -426,5 +410,5 @@ int main(void)
 		cmocka_unit_test(rt_capture__raw_driver_ipv6),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, tmpdir_setup, tmpdir_teardown);
 }

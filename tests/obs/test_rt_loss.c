@@ -26,7 +26,6 @@
 
 #include "homa/homa.h"
 #include "http_get.h"
-#include "prom_check.h"
 #include "rt_util.h"
 
 #define NRPCS 10
@@ -83,29 +82,16 @@ static void nft_counts(uint64_t *seen, uint64_t *dropped)
 	assert_int_equal(k, 2);
 }
 
-/** metric() - Value of @name{endpoint="@ep"@more}; fails if absent. */
-static double metric(const char *text, const char *name, uint16_t ep, const char *more)
-{
-	char labels[128];
-	double v;
-
-	snprintf(labels, sizeof(labels), "{endpoint=\"%u\"%s}", ep, more);
-	if (prom_value(text, name, labels, &v))
-		fail_msg("no %s%s", name, labels);
-	return v;
-}
-
 /** rt_loss__dropped_packets_accounted() - Sent minus received equals what nft dropped. */
 static void rt_loss__dropped_packets_accounted(void **state)
 {
-	static const char req[] = "GET /metrics HTTP/1.1\r\n\r\n";
 	struct homa_open_opts so, co;
 	struct homa_settings st;
 	struct rt_server srv;
 	homa_socket *c;
 	uint16_t cport;
 	uint64_t seen, dropped;
-	char *r, err[256];
+	char *r;
 	const char *t;
 	int i;
 
@@ -134,27 +120,24 @@ static void rt_loss__dropped_packets_accounted(void **state)
 		assert_int_equal(rt_rpc(c, srv.port, REQ_LEN, 100), 0);
 	assert_int_equal(rt_quiesce(c, srv.s, 10000), 0);
 	nft_counts(&seen, &dropped);
-	r = http_exchange(9464, req, sizeof(req) - 1);
-	assert_non_null(r);
+	r = rt_scrape(9464);
 	t = http_body(r);
-	if (prom_check(t, err, sizeof(err)))
-		fail_msg("invalid: %s", err);
 	assert_true(dropped > 0);
-	assert_true(metric(t, "homa_packets_sent_total", cport, ",type=\"DATA\"") == (double)seen);
-	assert_true(metric(t, "homa_client_rpcs_completed_total", cport, "") == NRPCS);
-	assert_true(metric(t, "homa_server_requests_received_total", srv.port, "") == NRPCS);
-	if (metric(t, "homa_packets_sent_total", cport, ",type=\"DATA\"") -
-	    metric(t, "homa_packets_received_total", srv.port, ",type=\"DATA\"") != (double)dropped)
+	assert_true(rt_metric(t, "homa_packets_sent_total", cport, ",type=\"DATA\"") == (double)seen);
+	assert_true(rt_metric(t, "homa_client_rpcs_completed_total", cport, "") == NRPCS);
+	assert_true(rt_metric(t, "homa_server_requests_received_total", srv.port, "") == NRPCS);
+	if (rt_metric(t, "homa_packets_sent_total", cport, ",type=\"DATA\"") -
+	    rt_metric(t, "homa_packets_received_total", srv.port, ",type=\"DATA\"") != (double)dropped)
 		fail_msg("DATA sent %.0f, received %.0f, dropped by nft %llu",
-			 metric(t, "homa_packets_sent_total", cport, ",type=\"DATA\""),
-			 metric(t, "homa_packets_received_total", srv.port, ",type=\"DATA\""),
+			 rt_metric(t, "homa_packets_sent_total", cport, ",type=\"DATA\""),
+			 rt_metric(t, "homa_packets_received_total", srv.port, ",type=\"DATA\""),
 			 (unsigned long long)dropped);
-	assert_true(metric(t, "homa_resends_sent_total", srv.port, "") > 0);
-	assert_true(metric(t, "homa_resends_received_total", cport, "") > 0);
-	assert_true(metric(t, "homa_retransmitted_bytes_total", cport, "") > 0);
-	assert_true(metric(t, "homa_packets_sent_total", srv.port, ",type=\"RESEND\"") ==
-		    metric(t, "homa_packets_received_total", cport, ",type=\"RESEND\""));
-	assert_true(metric(t, "homa_rx_message_size_bytes_count", srv.port, "") == NRPCS);
+	assert_true(rt_metric(t, "homa_resends_sent_total", srv.port, "") > 0);
+	assert_true(rt_metric(t, "homa_resends_received_total", cport, "") > 0);
+	assert_true(rt_metric(t, "homa_retransmitted_bytes_total", cport, "") > 0);
+	assert_true(rt_metric(t, "homa_packets_sent_total", srv.port, ",type=\"RESEND\"") ==
+		    rt_metric(t, "homa_packets_received_total", cport, ",type=\"RESEND\""));
+	assert_true(rt_metric(t, "homa_rx_message_size_bytes_count", srv.port, "") == NRPCS);
 	free(r);
 	assert_int_equal(homa_close(c), 0);
 	rt_server_stop(&srv);

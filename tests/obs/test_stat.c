@@ -17,8 +17,8 @@
 
 #include "homa/obs.h"
 #include "stat.h"
+#include "tmpdir.h"
 
-static char tmpdir[64];
 
 static const char sample_text[] =
 	"# HELP a_total A.\n# TYPE a_total counter\n"
@@ -229,22 +229,6 @@ static void stat__tool_errors(void **state)
 	free(out);
 }
 
-/** setup() - Temporary directory. */
-static int setup(void **state)
-{
-	snprintf(tmpdir, sizeof(tmpdir), "/tmp/homa-obs-stat-XXXXXX");
-	return mkdtemp(tmpdir) ? 0 : -1;
-}
-
-/** teardown() - Remove it. */
-static int teardown(void **state)
-{
-	char cmd[128];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
-	return system(cmd);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -255,5 +239,5 @@ int main(void)
 		cmocka_unit_test(stat__tool_errors),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, tmpdir_setup, tmpdir_teardown);
 }

@@ -16,6 +16,7 @@
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -31,8 +32,8 @@
 #include "http_get.h"
 #include "pcap_read.h"
 #include "prom_check.h"
+#include "tmpdir.h"
 
-static char tmpdir[64];
 
 /** free_port() - A port of @type (SOCK_STREAM/SOCK_DGRAM) free on 0.0.0.0 right now. */
 static uint16_t free_port(int type)
@@ -48,13 +49,13 @@ static uint16_t free_port(int type)
 	return ntohs(sa.sin_port);
 }
 
-/** path_of() - @name inside the temporary directory (a static buffer per slot). */
-static const char *path_of(const char *name, int slot)
+/** path_of() - @name inside the temporary directory (malloc'd; caller frees). */
+static char *path_of(const char *name)
 {
-	static char buf[4][192];
+	char *p;
 
-	snprintf(buf[slot], sizeof(buf[slot]), "%s/%s", tmpdir, name);
-	return buf[slot];
+	assert_true(asprintf(&p, "%s/%s", tmpdir, name) > 0);
+	return p;
 }
 
 /** spawn() - Start @argv (NULL-terminated) with stdout and stderr in @log. Return: pid. */
@@ -179,6 +180,46 @@ static char *num(unsigned v, int slot)
 	return buf[slot];
 }
 
+/** The log and capture files of a server and its client. */
+struct pair_files {
+	char *slog, *clog, *sp, *cp;
+};
+
+/** pair_files() - <prog>_server.log, <prog>_client.log and their .pcap files. */
+static struct pair_files pair_files(const char *prog)
+{
+	char name[64];
+	struct pair_files f;
+
+	snprintf(name, sizeof(name), "%s_server.log", prog);
+	f.slog = path_of(name);
+	snprintf(name, sizeof(name), "%s_client.log", prog);
+	f.clog = path_of(name);
+	snprintf(name, sizeof(name), "%s_server.pcap", prog);
+	f.sp = path_of(name);
+	snprintf(name, sizeof(name), "%s_client.pcap", prog);
+	f.cp = path_of(name);
+	return f;
+}
+
+/**
+ * finish_pair() - Stop the server @srv (SIGTERM unless it stops by itself)
+ * and check both captures (at least @min packets; the server's to and
+ * from @port); free @f.
+ */
+static void finish_pair(pid_t srv, bool term, struct pair_files *f, uint16_t port, int min)
+{
+	if (term)
+		kill(srv, SIGTERM);
+	wait_exit(srv, f->slog);
+	check_pcap(f->sp, min, port);
+	check_pcap(f->cp, min, 0);
+	free(f->slog);
+	free(f->clog);
+	free(f->sp);
+	free(f->cp);
+}
+
 /**
  * tools_obs__bench_server_and_client() - homa-bench server and client
  * with --metrics-port and --pcap: both serve /metrics while they run (the
@@ -188,31 +229,23 @@ static void tools_obs__bench_server_and_client(void **state)
 {
 	uint16_t port = free_port(SOCK_DGRAM), ms = free_port(SOCK_STREAM);
 	uint16_t mc = free_port(SOCK_STREAM);
-	char servers[32], *slog = strdup(path_of("bench_server.log", 0));
-	char *clog = strdup(path_of("bench_client.log", 1));
-	char *sp = strdup(path_of("bench_server.pcap", 2)), *cp = strdup(path_of("bench_client.pcap", 3));
+	struct pair_files f = pair_files("bench");
+	char servers[32];
 	char *sargv[] = {HOMA_BENCH, "server", "--port", num(port, 0), "--ctl-port", "-1",
-			 "--metrics-port", num(ms, 1), "--pcap", sp, NULL};
-	pid_t srv = spawn(sargv, slog), cli;
+			 "--metrics-port", num(ms, 1), "--pcap", f.sp, NULL};
+	char *cargv[] = {HOMA_BENCH, "client", "--servers", servers, "--ctl-port", "-1",
+			 "--workload", "5000", "--rate", "100", "--duration", "1",
+			 "--warmup", "0", "--quiet", "--metrics-port", num(mc, 2), "--pcap", f.cp, NULL};
+	pid_t srv = spawn(sargv, f.slog), cli;
 
 	snprintf(servers, sizeof(servers), "127.0.0.1:%u", port);
 	assert_true(scrape(ms, "homa_server_requests_received_total", port) == 0);
-	char *cargv[] = {HOMA_BENCH, "client", "--servers", servers, "--ctl-port", "-1",
-			 "--workload", "5000", "--rate", "100", "--duration", "1",
-			 "--warmup", "0", "--quiet", "--metrics-port", num(mc, 2), "--pcap", cp, NULL};
-	cli = spawn(cargv, clog);
+	cli = spawn(cargv, f.clog);
 	scrape(mc, "homa_client_rpcs_started_total", 0);
-	wait_exit(cli, clog);
+	wait_exit(cli, f.clog);
 	assert_true(scrape(ms, "homa_server_requests_received_total", port) > 0);
 	scrape(ms, "homa_packets_received_by_priority_total", 0);
-	kill(srv, SIGTERM);
-	wait_exit(srv, slog);
-	check_pcap(sp, 4, port);
-	check_pcap(cp, 4, 0);
-	free(slog);
-	free(clog);
-	free(sp);
-	free(cp);
+	finish_pair(srv, true, &f, port, 4);
 }
 
 /**
@@ -223,24 +256,16 @@ static void tools_obs__echo_examples(void **state)
 {
 	uint16_t port = free_port(SOCK_DGRAM), ms = free_port(SOCK_STREAM);
 	uint16_t mc = free_port(SOCK_STREAM);
-	char *slog = strdup(path_of("echo_server.log", 0)), *clog = strdup(path_of("echo_client.log", 1));
-	char *sp = strdup(path_of("echo_server.pcap", 2)), *cp = strdup(path_of("echo_client.pcap", 3));
+	struct pair_files f = pair_files("echo");
 	char *sargv[] = {ECHO_SERVER, "--port", num(port, 0), "--count", "20",
-			 "--metrics-port", num(ms, 1), "--pcap", sp, NULL};
+			 "--metrics-port", num(ms, 1), "--pcap", f.sp, NULL};
 	char *cargv[] = {ECHO_CLIENT, "--port", num(port, 0), "--count", "20", "--size", "3000",
-			 "--metrics-port", num(mc, 2), "--pcap", cp, NULL};
-	pid_t srv = spawn(sargv, slog), cli;
+			 "--metrics-port", num(mc, 2), "--pcap", f.cp, NULL};
+	pid_t srv = spawn(sargv, f.slog);
 
 	assert_true(scrape(ms, "homa_server_requests_received_total", port) == 0);
-	cli = spawn(cargv, clog);
-	wait_exit(cli, clog);
-	wait_exit(srv, slog);      /* --count 20: it stops by itself */
-	check_pcap(sp, 40, port);
-	check_pcap(cp, 40, 0);
-	free(slog);
-	free(clog);
-	free(sp);
-	free(cp);
+	wait_exit(spawn(cargv, f.clog), f.clog);
+	finish_pair(srv, false, &f, port, 40);  /* --count 20: it stops by itself */
 }
 
 /**
@@ -252,27 +277,19 @@ static void tools_obs__kv_examples(void **state)
 {
 	uint16_t port = free_port(SOCK_DGRAM), ms = free_port(SOCK_STREAM);
 	uint16_t mc = free_port(SOCK_STREAM);
-	char *slog = strdup(path_of("kv_server.log", 0)), *clog = strdup(path_of("kv_client.log", 1));
-	char *sp = strdup(path_of("kv_server.pcap", 2)), *cp = strdup(path_of("kv_client.pcap", 3));
+	struct pair_files f = pair_files("kv");
 	char *sargv[] = {KV_SERVER, "--port", num(port, 0), "--metrics-port", num(ms, 1),
-			 "--pcap", sp, NULL};
+			 "--pcap", f.sp, NULL};
 	char *cargv[] = {KV_CLIENT, "--port", num(port, 0), "--lookups", "1", "--pushers", "0",
-			 "--seconds", "0.3", "--metrics-port", num(mc, 2), "--pcap", cp, NULL};
-	pid_t srv = spawn(sargv, slog), cli;
+			 "--seconds", "0.3", "--metrics-port", num(mc, 2), "--pcap", f.cp, NULL};
+	pid_t srv = spawn(sargv, f.slog), cli;
 
 	scrape(ms, "homa_server_requests_received_total", port);
-	cli = spawn(cargv, clog);
+	cli = spawn(cargv, f.clog);
 	scrape(mc, "homa_client_rpcs_started_total", 0);
-	wait_exit(cli, clog);
+	wait_exit(cli, f.clog);
 	assert_true(scrape(ms, "homa_server_requests_received_total", port) > 0);
-	kill(srv, SIGTERM);
-	wait_exit(srv, slog);
-	check_pcap(sp, 4, port);
-	check_pcap(cp, 4, 0);
-	free(slog);
-	free(clog);
-	free(sp);
-	free(cp);
+	finish_pair(srv, true, &f, port, 4);
 }
 
 /**
@@ -282,7 +299,7 @@ static void tools_obs__kv_examples(void **state)
 static void tools_obs__rtt_compare(void **state)
 {
 	uint16_t ms = free_port(SOCK_STREAM);
-	char *log = strdup(path_of("rtt.log", 0)), *stem = strdup(path_of("rtt.pcap", 1));
+	char *log = path_of("rtt.log"), *stem = path_of("rtt.pcap");
 	char *argv[] = {RTT_COMPARE, "--count", "20", "--no-raw", "--metrics-port", num(ms, 0),
 			"--pcap", stem, NULL};
 	char file[256];
@@ -328,7 +345,7 @@ static void tools_obs__readme_tshark_line(void **state)
 	struct homa_pkt g = {.sport = 4000, .dport = 5000, .type = HOMA_PKT_GRANT,
 			     .sender_id = 42, .u.grant = {.offset = 30000, .priority = 3}};
 	struct homa_pcap_pkt p = {.priority = 7, .transport = HOMA_PCAP_UDP, .dir = HOMA_PCAP_TX};
-	char cmd[512], out[1024], *file;
+	char cmd[512], out[1024], *file, *pcap = path_of("readme.pcap");
 	uint8_t buf[64];
 	homa_pcap *pc;
 	FILE *f;
@@ -340,10 +357,11 @@ static void tools_obs__readme_tshark_line(void **state)
 	p.dst = homa_addr_ipv4(0x7f000001);
 	p.data = buf;
 	p.len = (size_t)homa_wire_encode(&g, buf, sizeof(buf));
-	assert_int_equal(homa_pcap_open(path_of("readme.pcap", 0), NULL, &pc), 0);
+	assert_int_equal(homa_pcap_open(pcap, NULL, &pc), 0);
 	assert_int_equal(homa_pcap_write(pc, &p), 1);
 	assert_int_equal(homa_pcap_close(pc), 0);
-	snprintf(file + 4, sizeof(cmd) - (size_t)(file + 4 - cmd), "%s", path_of("readme.pcap", 0));
+	snprintf(file + 4, sizeof(cmd) - (size_t)(file + 4 - cmd), "%s", pcap);
+	free(pcap);
 	assert_int_equal(strncmp(cmd, "tshark ", 7), 0);
 	snprintf(out, sizeof(out), "cd %s && %s%s 2>/dev/null", HOMA_SOURCE_DIR, HOMA_TSHARK,
 		 cmd + 6);
@@ -353,22 +371,6 @@ static void tools_obs__readme_tshark_line(void **state)
 	pclose(f);
 	if (!strstr(out, "HOMA") || !strstr(out, "GRANT id 42 4000 > 5000 offset 30000 prio 3"))
 		fail_msg("README command printed: %s", out);
-}
-
-/** setup() - A fresh temporary directory. */
-static int setup(void **state)
-{
-	snprintf(tmpdir, sizeof(tmpdir), "/tmp/homa-obs-tools-XXXXXX");
-	return mkdtemp(tmpdir) ? 0 : -1;
-}
-
-/** teardown() - Remove it (KEEP=1 keeps it for a look). */
-static int teardown(void **state)
-{
-	char cmd[128];
-
-	snprintf(cmd, sizeof(cmd), "%s %s", getenv("KEEP") ? "echo" : "rm -rf", tmpdir);
-	return system(cmd);
 }
 
 int main(void)
@@ -381,5 +383,5 @@ int main(void)
 		cmocka_unit_test(tools_obs__readme_tshark_line),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, tmpdir_setup, tmpdir_teardown);
 }
