@@ -151,9 +151,27 @@ static size_t buffer_limits(const struct homa_settings *st, struct homa_metric_v
 }
 
 /**
+ * pool_values() - Append the chunk cache's state (@p, read under the
+ * socket lock) to @ex. Return: entries written (3).
+ */
+static size_t pool_values(const struct rt_pool *p, struct homa_metric_value *ex)
+{
+	ex[0] = (struct homa_metric_value){.name = "pool_cached_bytes",
+		.help = "Freed message chunks kept for reuse.", .kind = HOMA_METRIC_GAUGE,
+		.value = (double)(p->count * RT_POOL_BLOCK)};
+	ex[1] = (struct homa_metric_value){.name = "pool_cached_limit_bytes",
+		.help = "Most bytes of freed chunks kept.", .kind = HOMA_METRIC_GAUGE,
+		.value = (double)(p->max * RT_POOL_BLOCK)};
+	ex[2] = (struct homa_metric_value){.name = "pool_reuses",
+		.help = "Message chunks served from the cache instead of malloc.",
+		.kind = HOMA_METRIC_COUNTER, .value = (double)p->reused};
+	return 3;
+}
+
+/**
  * snapshot() - The exporter's callback: engine counters under the socket
  * lock, driver and runtime counters beside them as homa_io_* values, the
- * buffer caps, and received packets by priority.
+ * buffer caps, the chunk cache, and received packets by priority.
  */
 static int snapshot(void *arg, struct homa_stats *st, struct homa_metric_value *ex,
 		    size_t *n)
@@ -168,6 +186,7 @@ static int snapshot(void *arg, struct homa_stats *st, struct homa_metric_value *
 		.help = "Messages waiting for homa_recv().", .kind = HOMA_METRIC_GAUGE,
 		.value = (double)rt->nready};
 	k += buffer_limits(homa_engine_settings(rt->engine), ex + k);
+	k += pool_values(&rt->pool, ex + k);
 	homa_rt_unlock(rt);
 	for (i = 0; i < sizeof(io_counters) / sizeof(io_counters[0]); i++) {
 		uint64_t v;

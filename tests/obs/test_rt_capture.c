@@ -216,11 +216,20 @@ struct run {
 	double rx_prio[8];           /**< the client's /metrics received-by-priority */
 };
 
-/** scrape_rx_prio() - The client's homa_packets_received_by_priority_total into @r. */
-static void scrape_rx_prio(uint16_t mport, struct run *r)
+/**
+ * scrape_client() - The client's homa_packets_received_by_priority_total
+ * into @r; its chunk cache served some of the long messages (chunks freed
+ * by one RPC are reused by the next) and holds no more than its limit.
+ */
+static void scrape_client(uint16_t mport, struct run *r)
 {
 	char *t = rt_scrape(mport), more[32];
 	int p;
+
+	assert_true(rt_metric(t, "homa_pool_reuses_total", r->cport, "") > 0);
+	assert_true(rt_metric(t, "homa_pool_cached_bytes", r->cport, "") <=
+		    rt_metric(t, "homa_pool_cached_limit_bytes", r->cport, ""));
+	assert_true(rt_metric(t, "homa_pool_cached_limit_bytes", r->cport, "") > 0);
 
 	for (p = 0; p < 8; p++) {
 		snprintf(more, sizeof(more), ",priority=\"%d\"", p);
@@ -260,7 +269,7 @@ static void run_traffic(int driver, const char *addr, const char *cpath,
 		assert_int_equal(rt_rpc_addr(c, addr, srv.port, sizes[k][0], sizes[k][1]), 0);
 	assert_int_equal(rt_quiesce(c, srv.s, 10000), 0);
 	assert_int_equal(homa_socket_stats(c, &r->cst), 0);
-	scrape_rx_prio(co.metrics_port, r);
+	scrape_client(co.metrics_port, r);
 	assert_int_equal(homa_close(c), 0);
 	rt_server_stop(&srv);
 	assert_int_equal(srv.served, (int)NRPC);
