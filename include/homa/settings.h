@@ -30,7 +30,7 @@ struct homa_settings {
 	uint32_t grant_fifo_fraction;  /**< per mille of grants to the oldest message (50) */
 	uint32_t fifo_grant_increment; /**< bytes per FIFO grant (50000) */
 	uint32_t pacer_fifo_fraction;  /**< per mille of pacer output to the oldest message (50) */
-	uint32_t max_nic_queue_ns;     /**< NIC backlog limit (5000) */
+	uint32_t max_nic_queue_ns;     /**< NIC backlog limit (5000; never below two full packets of link time) */
 	uint32_t num_priorities;       /**< levels used, 1..8 (8) */
 	/**
 	 * Unscheduled priority cutoffs: a message of length L uses the highest

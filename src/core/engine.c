@@ -33,6 +33,7 @@ int homa_engine_new(homa_engine **out, const struct homa_settings *s,
 		return HOMA_ENOMEM;
 	e->alloc = boot.alloc;
 	e->s = *s;
+	homa_pacer_configure(e);
 	e->local = *local;
 	e->port = port;
 	e->now = now;
@@ -92,6 +93,7 @@ int homa_engine_set_settings(homa_engine *e, const struct homa_settings *s)
 		e->st.cutoffs_version = e->cutoff_version;
 	}
 	e->s = *s;
+	homa_pacer_configure(e);
 	if (e->next_tick_ns != UINT64_MAX)
 		e->next_tick_ns = e->now + e->s.tick_ns;
 	return 0;
@@ -332,8 +334,8 @@ int homa_engine_output(homa_engine *e, uint64_t now, uint8_t *buf, size_t cap,
 		return r;
 	r = homa_output_data(e, now, buf, cap, tx);
 	/* 0 also comes from a packet the seal hook refused: count only real waits */
-	if (r == 0 && !homa_list_empty(&e->tx_list) && e->link_idle_ns > now + e->s.max_nic_queue_ns)
-		e->st.pacer_throttled_ns += e->link_idle_ns - now - e->s.max_nic_queue_ns;
+	if (r == 0 && !homa_list_empty(&e->tx_list) && e->link_idle_ns > now + e->nic_queue_ns)
+		e->st.pacer_throttled_ns += e->link_idle_ns - now - e->nic_queue_ns;
 	return r;
 }
 
@@ -342,7 +344,7 @@ static uint64_t pacer_deadline(const homa_engine *e)
 {
 	if (homa_list_empty(&e->tx_list))
 		return UINT64_MAX;
-	return e->link_idle_ns > e->s.max_nic_queue_ns ? e->link_idle_ns - e->s.max_nic_queue_ns : 0;
+	return e->link_idle_ns > e->pacer_wake_ns ? e->link_idle_ns - e->pacer_wake_ns : 0;
 }
 
 /** homa_engine_next_deadline() - See engine.h. */

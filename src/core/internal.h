@@ -205,6 +205,8 @@ struct homa_engine {
 
 	/* pacer */
 	uint64_t link_idle_ns;
+	uint64_t nic_queue_ns;       /**< backlog bound: homa_pacer_configure() */
+	uint64_t pacer_wake_ns;      /**< output resumes when the backlog is down to this */
 	uint64_t pacer_fifo_credit;
 
 	/* grants */
@@ -294,6 +296,7 @@ int homa_output_data(homa_engine *e, uint64_t now, uint8_t *buf, size_t cap, str
 uint32_t homa_data_payload(const homa_engine *e);
 uint8_t homa_unsched_priority(const homa_engine *e, const struct homa_peer *p, uint32_t length);
 void homa_pacer_account(homa_engine *e, uint64_t now, size_t bytes);
+void homa_pacer_configure(homa_engine *e);
 
 /* grant.c */
 void homa_grant_add(homa_engine *e, struct homa_rpc *rpc);

@@ -190,6 +190,33 @@ void homa_tx_update(homa_engine *e, struct homa_rpc *rpc)
 	homa_list_insert_before(pos, &rpc->out.tx_link);
 }
 
+/** Fewest full packets the pacer lets queue in the NIC, whatever max_nic_queue_ns says. */
+#define HOMA_PACER_MIN_PKTS 2
+
+/**
+ * homa_pacer_configure() - Derive the NIC backlog bound from the settings:
+ * max_nic_queue_ns, but at least HOMA_PACER_MIN_PKTS full packets of link
+ * time. On slow links a few microseconds hold less than one packet: the
+ * pacer would then release one packet per call and the link would idle
+ * for the caller's whole wake-up delay after each one. With that minimum
+ * in force, the deadline comes when one packet is left in the backlog
+ * (pacer_wake_ns), so each call refills it with two; otherwise as soon as
+ * there is room. Call after every change of e->s.
+ */
+void homa_pacer_configure(homa_engine *e)
+{
+	uint64_t pkt_ns = ((uint64_t)(e->s.mtu + HOMA_FRAMING_BYTES) * 8000) / e->s.link_mbps;
+	uint64_t min_ns = HOMA_PACER_MIN_PKTS * pkt_ns;
+
+	if (e->s.max_nic_queue_ns >= min_ns) {
+		e->nic_queue_ns = e->s.max_nic_queue_ns;
+		e->pacer_wake_ns = e->nic_queue_ns;
+	} else {
+		e->nic_queue_ns = min_ns;
+		e->pacer_wake_ns = pkt_ns;
+	}
+}
+
 /** homa_pacer_account() - Add a packet of @bytes to the modelled NIC queue. */
 void homa_pacer_account(homa_engine *e, uint64_t now, size_t bytes)
 {
@@ -296,7 +323,7 @@ int homa_output_data(homa_engine *e, uint64_t now, uint8_t *buf, size_t cap,
 	uint8_t prio;
 	int len;
 
-	if (homa_list_empty(&e->tx_list) || e->link_idle_ns > now + e->s.max_nic_queue_ns)
+	if (homa_list_empty(&e->tx_list) || e->link_idle_ns > now + e->nic_queue_ns)
 		return 0;
 	if (cap < e->s.mtu)
 		return HOMA_ENOSPC;

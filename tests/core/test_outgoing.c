@@ -83,9 +83,12 @@ static void homa_output_data__srpt_short_first(void **state)
 
 /**
  * homa_engine_output__pacer_holds_nic_queue() - At 1 Gbps a full packet
- * takes 12304 ns on the wire (1472 + 66 bytes of framing). With a 5000 ns
- * queue limit the second packet must wait until 7304 ns, which
- * homa_engine_next_deadline() reports; output before then returns 0.
+ * takes 12304 ns on the wire (1472 + 66 bytes of framing), so the backlog
+ * bound is two packets (24608 ns), above max_nic_queue_ns = 5000. The
+ * first three packets go at once (each is sent while the backlog is at
+ * most the bound). The pacer then wants to be called when one packet is
+ * left (3 * 12304 - 12304 ns), and that call sends two more; output
+ * before 12304 ns, when the backlog first drops to the bound, returns 0.
  */
 static void homa_engine_output__pacer_holds_nic_queue(void **state)
 {
@@ -99,20 +102,48 @@ static void homa_engine_output__pacer_holds_nic_queue(void **state)
 	e = engine(&s);
 	request(e, 100000, 0);
 	assert_true(homa_engine_want_output(e, 0));
-	assert_int_equal(next_data(e, 0, &k), 100000);
-	assert_int_equal(k.len, 1472);
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(next_data(e, 0, &k), 100000);
+		assert_int_equal(k.len, 1472);
+		assert_int_equal(k.k.u.data.offset, (uint32_t)i * 1416);
+	}
 	assert_int_equal(th_take(e, 0, &k), 0);
 	assert_false(homa_engine_want_output(e, 0));
-	assert_int_equal(homa_engine_next_deadline(e), 12304 - 5000);
-	assert_int_equal(th_take(e, 7303, &k), 0);
-	assert_false(homa_engine_want_output(e, 7303));
-	assert_true(homa_engine_want_output(e, 7304));
-	assert_int_equal(next_data(e, 7304, &k), 100000);
-	assert_int_equal(k.k.u.data.offset, 1416);
-	assert_int_equal(homa_engine_next_deadline(e), 2 * 12304 - 5000);
+	assert_int_equal(homa_engine_next_deadline(e), 2 * 12304);
+	assert_int_equal(th_take(e, 12303, &k), 0);
+	assert_false(homa_engine_want_output(e, 2 * 12304 - 1));
+	assert_true(homa_engine_want_output(e, 2 * 12304));
+	for (int i = 3; i < 5; i++) {
+		assert_int_equal(next_data(e, 2 * 12304, &k), 100000);
+		assert_int_equal(k.k.u.data.offset, (uint32_t)i * 1416);
+	}
+	assert_int_equal(th_take(e, 2 * 12304, &k), 0);
+	assert_int_equal(homa_engine_next_deadline(e), 4 * 12304);
 	homa_engine_stats(e, &st);
 	assert_true(st.pacer_throttled_ns > 0);
-	assert_int_equal(st.pkts_sent[0], 2);
+	assert_int_equal(st.pkts_sent[0], 5);
+	homa_engine_free(e);
+}
+
+/**
+ * homa_engine_output__pacer_fast_link_uses_setting() - At 25 Gbps two
+ * packets take 984 ns, less than max_nic_queue_ns = 5000: the setting is
+ * the bound, and a 100 KB message goes out in a burst of about 5000 ns of
+ * link time (5000 / 492 + 1 = 11 packets) before the pacer holds it.
+ */
+static void homa_engine_output__pacer_fast_link_uses_setting(void **state)
+{
+	struct homa_settings s;
+	struct th_pkt k;
+	homa_engine *e;
+	int sent = 0;
+
+	homa_settings_default(&s);
+	e = engine(&s);
+	request(e, 100000, 0);
+	while (th_take(e, 0, &k) > 0)
+		sent++;
+	assert_int_equal(sent, 11);
 	homa_engine_free(e);
 }
 
@@ -492,6 +523,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(homa_output_data__srpt_short_first),
 		cmocka_unit_test(homa_engine_output__pacer_holds_nic_queue),
+		cmocka_unit_test(homa_engine_output__pacer_fast_link_uses_setting),
 		cmocka_unit_test(homa_output_data__pacer_fifo_share),
 		cmocka_unit_test(homa_unsched_priority__from_peer_cutoffs),
 		cmocka_unit_test(fill_data__incast_flag),
