@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <net/if.h>
 #include <netinet/in.h>
 #include <sched.h>
@@ -326,11 +327,53 @@ static void rt_metrics__malformed_flood_rate_limited(void **state)
 	homa_log_set_clock(NULL);
 }
 
+/** threads() - Threads of this process now (entries of /proc/self/task). */
+static int threads(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	int n = 0;
+
+	assert_non_null(d);
+	while ((e = readdir(d)))
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
+/**
+ * rt_metrics__off_by_default() - Default options ask for no capture and
+ * no listener, and a default socket starts no listener thread: the same
+ * socket with metrics_port starts one thread more.
+ */
+static void rt_metrics__off_by_default(void **state)
+{
+	struct homa_open_opts o;
+	homa_socket *a, *b;
+	int t0, t1;
+
+	homa_open_opts_default(&o);
+	assert_null(o.pcap_path);
+	assert_int_equal(o.metrics_port, 0);
+	assert_null(o.metrics_addr);
+	o.bind_addr = "127.0.0.1";
+	t0 = threads();
+	assert_int_equal(homa_open(&a, &o), 0);
+	t1 = threads();
+	o.metrics_port = rt_free_tcp_port();
+	assert_int_equal(homa_open(&b, &o), 0);
+	/* the same socket with a listener costs exactly one thread more */
+	assert_int_equal(threads() - t1, t1 - t0 + 1);
+	assert_int_equal(homa_close(b), 0);
+	assert_int_equal(homa_close(a), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(rt_metrics__malformed_flood_rate_limited),
 		cmocka_unit_test(rt_metrics__known_pattern_adds_up),
+		cmocka_unit_test(rt_metrics__off_by_default),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
