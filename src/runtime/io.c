@@ -47,32 +47,52 @@ void homa_rt_timers(struct homa_rt *rt)
 }
 
 /** homa_rt_input() - See rt.h. */
+/** homa_rt_rx_order() - See rt.h. */
+void homa_rt_rx_order(const struct homa_io_rx *rx, int n, uint16_t *order)
+{
+	for (int i = 0; i < n; i++) {
+		int j = i;
+
+		while (j > 0 && rx[order[j - 1]].priority < rx[i].priority) {
+			order[j] = order[j - 1];
+			j--;
+		}
+		order[j] = (uint16_t)i;
+	}
+}
+
 int homa_rt_input(struct homa_rt *rt)
 {
+	uint16_t order[HOMA_RT_MAX_BATCH];
 	int total = 0;
 
 	for (int round = 0; round < INPUT_ROUNDS; round++) {
 		struct homa_io_rx *rx;
 		int n = rt->drv->ops->recv(rt->drv, &rx);
+		bool fed;
 
 		if (n <= 0)
 			break;
 		homa_rt_obs_rx(rt, rx, n);
+		homa_rt_rx_order(rx, n, order);
 		homa_rt_lock(rt);
 		uint64_t now = homa_rt_now();
 
-		for (int i = 0; i < n; i++) {
-			int r = homa_engine_input(rt->engine, &rx[i].src, rx[i].data, rx[i].len, now);
+		for (int k = 0; k < n; k++) {
+			struct homa_io_rx *p = &rx[order[k]];
+			int r = homa_engine_input(rt->engine, &p->src, p->data, p->len, now);
 
 			if (r < 0)
-				homa_rt_obs_drop(rt, &rx[i].src, r);
+				homa_rt_obs_drop(rt, &p->src, r);
 		}
 		homa_rt_collect(rt);
+		fed = rt->poller_fed;
+		rt->poller_fed = false;
 		homa_rt_unlock(rt);
 		homa_rt_flush(rt);
 		total += n;
-		if (n < (int)rt->batch)
-			break;  /* the socket queue is most likely empty now */
+		if (fed || n < (int)rt->batch)
+			break;  /* the poller has its message, or the queue is most likely empty */
 	}
 	return total;
 }

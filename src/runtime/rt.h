@@ -47,6 +47,9 @@ struct rt_idset {
 };
 
 /** The runtime state of one socket. */
+/** Largest batch homa_open() accepts (packets per system call). */
+#define HOMA_RT_MAX_BATCH 1024
+
 /** Futex wake-ups deferred until rt->lock is released. */
 #define RT_MAX_DEFERRED_WAKES 16
 
@@ -71,6 +74,7 @@ struct homa_rt {
 	pthread_cond_t space_cond;  /**< senders waiting for buffer space */
 	int space_waiters;
 	bool poller_active;         /**< polled mode: a thread drives I/O */
+	bool poller_fed;            /**< a message went to the polling thread's own wait */
 	int ready_fd;               /**< eventfd: readable while nready > 0 */
 
 	/* transmit (under tx_lock) */
@@ -199,8 +203,20 @@ void homa_rt_kick(struct homa_rt *rt);
 /* io.c */
 /** homa_rt_timers() - Run due engine timers; deliver events; flush. */
 void homa_rt_timers(struct homa_rt *rt);
-/** homa_rt_input() - Receive and process what the driver has; flush. Return: packets. */
+/**
+ * homa_rt_input() - Receive and process what the driver has, each batch
+ * highest priority first; flush. Stops early once the polling thread has
+ * been handed its message. Return: packets.
+ */
 int homa_rt_input(struct homa_rt *rt);
+/**
+ * homa_rt_rx_order() - Fill @order with the indices of @rx's @n packets,
+ * highest priority first and in arrival order within a priority. The
+ * socket's queue is FIFO: where no priority queue sits in front of it
+ * (loopback), a short message's packet read in the same batch as bulk
+ * data is then still handled first.
+ */
+void homa_rt_rx_order(const struct homa_io_rx *rx, int n, uint16_t *order);
 /**
  * homa_rt_poll_step() - Polled mode: timers, then wait up to @until (an
  * absolute time; bounded by the engine's next deadline) for packets and

@@ -57,7 +57,7 @@ static int check_opts(const struct homa_open_opts *o, const struct homa_settings
 	if (o->version != HOMA_OPEN_OPTS_VERSION ||
 	    (o->driver != HOMA_DRIVER_UDP && o->driver != HOMA_DRIVER_RAW) ||
 	    (o->mode != HOMA_MODE_THREADED && o->mode != HOMA_MODE_POLLED) ||
-	    o->batch < 1 || o->batch > 1024)
+	    o->batch < 1 || o->batch > HOMA_RT_MAX_BATCH)
 		return HOMA_EINVAL;
 	if (homa_settings_validate(st, NULL) || st->mtu > MAX_MTU)
 		return HOMA_EINVAL;
