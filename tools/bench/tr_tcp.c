@@ -196,10 +196,11 @@ static int tcp_client_wait(void *ctx, uint64_t deadline_ns, struct bench_done *o
 			break;
 	}
 	int k = (int)(c->ndone < (size_t)max ? c->ndone : (size_t)max);
-	if (k)
+	if (k) { /* c->done may still be NULL when nothing completed */
 		memcpy(out, c->done, (size_t)k * sizeof(*out));
-	memmove(c->done, c->done + k, (c->ndone - (size_t)k) * sizeof(*out));
-	c->ndone -= (size_t)k;
+		memmove(c->done, c->done + k, (c->ndone - (size_t)k) * sizeof(*out));
+		c->ndone -= (size_t)k;
+	}
 	if (k == 0 && c->err)
 		return c->err;
 	return k;
