@@ -69,7 +69,6 @@ int homa_rt_input(struct homa_rt *rt)
 	for (int round = 0; round < INPUT_ROUNDS; round++) {
 		struct homa_io_rx *rx;
 		int n = rt->drv->ops->recv(rt->drv, &rx);
-		bool fed;
 
 		if (n <= 0)
 			break;
@@ -86,13 +85,11 @@ int homa_rt_input(struct homa_rt *rt)
 				homa_rt_obs_drop(rt, &p->src, r);
 		}
 		homa_rt_collect(rt);
-		fed = rt->poller_fed;
-		rt->poller_fed = false;
 		homa_rt_unlock(rt);
 		homa_rt_flush(rt);
 		total += n;
-		if (fed || n < (int)rt->batch)
-			break;  /* the poller has its message, or the queue is most likely empty */
+		if (n < (int)rt->batch)
+			break;  /* the socket queue is most likely empty now */
 	}
 	return total;
 }

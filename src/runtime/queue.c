@@ -75,7 +75,6 @@ void homa_rt_deliver(struct homa_rt *rt, struct rt_item *item)
 	if (w) {
 		homa_rt_remove_waiter(rt, w);
 		w->item = item;
-		rt->poller_fed |= w->polling;
 		rt->wakeups++;
 		homa_rt_wake_waiter(rt, w);
 		return;

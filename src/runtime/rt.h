@@ -74,7 +74,6 @@ struct homa_rt {
 	pthread_cond_t space_cond;  /**< senders waiting for buffer space */
 	int space_waiters;
 	bool poller_active;         /**< polled mode: a thread drives I/O */
-	bool poller_fed;            /**< a message went to the polling thread's own wait */
 	int ready_fd;               /**< eventfd: readable while nready > 0 */
 
 	/* transmit (under tx_lock) */
@@ -205,8 +204,7 @@ void homa_rt_kick(struct homa_rt *rt);
 void homa_rt_timers(struct homa_rt *rt);
 /**
  * homa_rt_input() - Receive and process what the driver has, each batch
- * highest priority first; flush. Stops early once the polling thread has
- * been handed its message. Return: packets.
+ * highest priority first; flush. Return: packets.
  */
 int homa_rt_input(struct homa_rt *rt);
 /**
