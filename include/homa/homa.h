@@ -161,6 +161,7 @@ struct homa_io_stats {
 	uint64_t rx_calls;        /**< receive system calls that returned data */
 	uint64_t rx_gro_batches;  /**< coalesced UDP_GRO buffers split */
 	uint64_t rx_filtered;     /**< raw driver: packets for another port */
+	uint64_t rx_packets_prio[8]; /**< received Homa packets by priority (from the DSCP bits) */
 	uint64_t wakeups;         /**< application threads woken with a message */
 	uint64_t send_waits;      /**< sends that waited for buffer space */
 };

@@ -341,6 +341,7 @@ int homa_io_stats(homa_socket *s, struct homa_io_stats *out)
 		.rx_bytes = c->rx_bytes, .rx_calls = c->rx_calls,
 		.rx_gro_batches = c->rx_gro_batches, .rx_filtered = c->rx_filtered,
 		.wakeups = rt->wakeups, .send_waits = rt->send_waits};
+	memcpy(out->rx_packets_prio, c->rx_prio, sizeof(out->rx_packets_prio));
 	homa_rt_put(rt);
 	return 0;
 }

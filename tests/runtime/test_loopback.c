@@ -135,6 +135,14 @@ static void loopback__32_threads_500_rpcs_bit_exact(void **state)
 	assert_int_equal(cs.client_rpcs_started, THREADS * RPCS);
 	assert_int_equal(cs.client_rpcs_completed, THREADS * RPCS);
 	assert_int_equal(ss.server_requests_received, THREADS * RPCS);
+	uint64_t by_prio = 0, above0 = 0;
+
+	for (int p = 0; p < 8; p++) {
+		by_prio += io.rx_packets_prio[p];
+		above0 += p ? io.rx_packets_prio[p] : 0;
+	}
+	assert_int_equal(by_prio, io.rx_packets); /* every received packet has a priority */
+	assert_true(above0 > 0);                  /* responses and grants come above 0 */
 	homa_close(r.cli);
 	test_server_stop(&srv);
 	assert_int_equal(srv.served, THREADS * RPCS);
