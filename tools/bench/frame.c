@@ -4,6 +4,7 @@
 
 #include <endian.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -149,12 +150,29 @@ static int parse(struct frame_conn *c, const uint8_t *p, size_t n, frame_cb cb, 
 	return 0;
 }
 
+/* Each thread's read buffer is freed when the thread exits (buf_key's
+ * destructor); LeakSanitizer reported it after every server thread. */
+static pthread_key_t buf_key;
+static pthread_once_t buf_once = PTHREAD_ONCE_INIT;
+static int buf_key_ok;
+
+/** buf_key_init() - Create the key whose destructor frees a thread's buffer. */
+static void buf_key_init(void)
+{
+	buf_key_ok = pthread_key_create(&buf_key, free) == 0;
+}
+
 int frame_read(struct frame_conn *c, frame_cb cb, void *arg)
 {
 	static __thread uint8_t *buf;
 
-	if (!buf && !(buf = malloc(FRAME_READ_CHUNK)))
-		return HOMA_ENOMEM;
+	if (!buf) {
+		if (!(buf = malloc(FRAME_READ_CHUNK)))
+			return HOMA_ENOMEM;
+		pthread_once(&buf_once, buf_key_init);
+		if (buf_key_ok)
+			pthread_setspecific(buf_key, buf);
+	}
 	for (;;) {
 		ssize_t r = recv(c->fd, buf, FRAME_READ_CHUNK, 0);
 		if (r == 0)
