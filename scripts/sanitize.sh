@@ -56,6 +56,7 @@ TSAN_PARTS="src/core;src/util;src/obs;src/io;src/runtime;tests/runtime;tests/har
 SAN_FLAGS="-fno-sanitize-recover=undefined"
 mkdir -p "$OUT"
 for step in $STEPS; do
+	t0=$(date +%s)
 	case "$step" in
 	gcc)
 		configure_build gcc gcc
@@ -78,5 +79,6 @@ for step in $STEPS; do
 		echo "sanitize.sh: unknown step $step" >&2
 		exit 2 ;;
 	esac
+	echo "sanitize.sh: $step: passed in $(($(date +%s) - t0)) s (build and tests)" >&2
 done
 echo "sanitize.sh: all steps passed: $STEPS" >&2
