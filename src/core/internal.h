@@ -227,7 +227,9 @@ struct homa_engine {
 	uint64_t size_hist_msgs;      /**< messages recorded since last recompute */
 
 	/* recently finished server RPCs (at-most-once against late duplicates) */
-	uint64_t *done;
+	uint64_t *done;              /**< ring of HOMA_DONE_SLOTS fingerprints, then its index */
+	uint32_t done_head;          /**< next ring slot to write */
+	uint32_t done_count;         /**< fingerprints in the ring */
 
 	/* memory */
 	uint64_t rx_buffered;
