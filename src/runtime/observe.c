@@ -34,44 +34,51 @@ static homa_addr local_for(const struct homa_rt *rt, const homa_addr *peer)
 	return (homa_addr){{0}};
 }
 
+/**
+ * capture() - Write one packet of @len bytes at @data to the capture, sent
+ * to (HOMA_PCAP_TX) or received from (HOMA_PCAP_RX) @peer at @priority,
+ * stamped @ts_ns. The caller checked that capture is on.
+ */
+static void capture(struct homa_rt *rt, uint8_t dir, uint64_t ts_ns, const uint8_t *data,
+		    size_t len, const homa_addr *peer, uint8_t priority)
+{
+	struct homa_pcap_pkt p = {.dir = dir, .transport = rt->obs.transport, .ts_ns = ts_ns,
+				  .data = data, .len = len, .priority = priority};
+
+	if (dir == HOMA_PCAP_TX) {
+		p.dst = *peer;
+		p.src = local_for(rt, peer);
+	} else {
+		p.src = *peer;
+		p.dst = local_for(rt, peer);
+	}
+	homa_pcap_write(rt->obs.pcap, &p);
+}
+
 /** homa_rt_obs_tx() - See observe.h. */
 void homa_rt_obs_tx(struct homa_rt *rt, const struct homa_io_tx *pkts, int n)
 {
-	struct homa_pcap_pkt p = {.dir = HOMA_PCAP_TX};
-	int i;
+	uint64_t ts;
 
 	if (!rt->obs.pcap)
 		return;
-	p.transport = rt->obs.transport;
-	p.ts_ns = wall_ns();
-	for (i = 0; i < n; i++) {
-		p.data = pkts[i].data;
-		p.len = pkts[i].len;
-		p.dst = pkts[i].dst;
-		p.src = local_for(rt, &p.dst);
-		p.priority = pkts[i].priority;
-		homa_pcap_write(rt->obs.pcap, &p);
-	}
+	ts = wall_ns();
+	for (int i = 0; i < n; i++)
+		capture(rt, HOMA_PCAP_TX, ts, pkts[i].data, pkts[i].len, &pkts[i].dst,
+			pkts[i].priority);
 }
 
 /** homa_rt_obs_rx() - See observe.h. */
 void homa_rt_obs_rx(struct homa_rt *rt, const struct homa_io_rx *pkts, int n)
 {
-	struct homa_pcap_pkt p = {.dir = HOMA_PCAP_RX};
-	int i;
+	uint64_t ts;
 
 	if (!rt->obs.pcap)
 		return;
-	p.transport = rt->obs.transport;
-	p.ts_ns = wall_ns();
-	for (i = 0; i < n; i++) {
-		p.data = pkts[i].data;
-		p.len = pkts[i].len;
-		p.src = pkts[i].src;
-		p.dst = local_for(rt, &p.src);
-		p.priority = pkts[i].priority;
-		homa_pcap_write(rt->obs.pcap, &p);
-	}
+	ts = wall_ns();
+	for (int i = 0; i < n; i++)
+		capture(rt, HOMA_PCAP_RX, ts, pkts[i].data, pkts[i].len, &pkts[i].src,
+			pkts[i].priority);
 }
 
 /** homa_rt_obs_drop() - See observe.h. */
