@@ -348,7 +348,10 @@ static void op_reply(struct fe_world *w)
 		sv->open = false;
 		return;
 	}
-	fz_pattern_fill(buf, fe_reply_seed(sv->peer, sv->port, sv->c), 0, len);
+	if (sv->ambiguous)
+		w->anon[sv->peer][sv->port] = true;
+	fz_pattern_fill(buf, fe_reply_seed(sv->peer, sv->port, sv->ambiguous ? FE_ANON_C : sv->c),
+			0, len);
 	iov.base = buf;
 	iov.len = len;
 	r = homa_engine_send_reply(w->e, sv->handle, &iov, 1, w->now);

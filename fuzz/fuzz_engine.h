@@ -51,7 +51,8 @@ struct fe_tuple {
 struct fe_server {
 	uint64_t handle;
 	int peer, port;
-	uint64_t c;        /**< client's wire id */
+	uint64_t c;        /**< client's wire id (when not ambiguous) */
+	bool ambiguous;    /**< several requests have these bytes: wire id unknown */
 	bool open;         /**< no reply or abort yet */
 };
 
@@ -72,6 +73,8 @@ struct fe_world {
 	int ntu;
 	struct fe_server sv[FE_MAX_SERVER];
 	int nsv;
+	/** anon[peer][port]: an anonymous-seed reply went to that client port */
+	bool anon[FE_PEERS][FE_PORTS];
 	homa_msg *held[FE_MAX_HELD];
 	int nheld;
 	uint8_t pkt[70000];
@@ -102,6 +105,9 @@ static inline uint64_t fe_reply_seed(int peer, int port, uint64_t c)
 {
 	return fe_request_seed(peer, port, c, 0) ^ 0x77777777ull;
 }
+
+/** Client id in the seed of a reply to an ambiguous request (never on the wire: odd). */
+#define FE_ANON_C 0xffffffffffffffffull
 
 /* fuzz_engine_check.c */
 int fe_peer_index(const struct fe_world *w, const homa_addr *a);

@@ -92,8 +92,13 @@ static void check_data_out(struct fe_world *w, const struct homa_pkt *p, int pee
 	} else {
 		seed = fe_reply_seed(peer, port, p->sender_id ^ 1);
 	}
-	if (peer != FE_RAW_PEER &&
-	    !fz_pattern_match(p->u.data.payload, seed, p->u.data.offset, p->u.data.payload_len))
+	if (peer == FE_RAW_PEER ||
+	    fz_pattern_match(p->u.data.payload, seed, p->u.data.offset, p->u.data.payload_len))
+		return;
+	/* a reply to an ambiguous request carries the anonymous seed of its client port */
+	if (!(p->sender_id & 1) || !w->anon[peer][port] ||
+	    !fz_pattern_match(p->u.data.payload, fe_reply_seed(peer, port, FE_ANON_C),
+			      p->u.data.offset, p->u.data.payload_len))
 		fz_fail("DATA %u@%u from the engine has wrong bytes", p->u.data.payload_len,
 			p->u.data.offset);
 }
@@ -137,19 +142,31 @@ void fe_drain_output(struct fe_world *w, int max)
 	}
 }
 
-/** tuple_for() - The simulated request @m (from @peer:@port) is, or NULL. */
-static const struct fe_tuple *tuple_for(struct fe_world *w, int peer, int port, const homa_msg *m)
+/**
+ * tuple_for() - The simulated request @m (from @peer:@port) is, or NULL.
+ * A short message can match the patterns of several requests (one byte
+ * matches by chance one time in 256); then *@ambiguous is set, as the
+ * engine's reply will carry a wire id the bytes do not tell.
+ */
+static const struct fe_tuple *tuple_for(struct fe_world *w, int peer, int port, const homa_msg *m,
+					bool *ambiguous)
 {
+	const struct fe_tuple *found = NULL;
 	int i;
 
+	*ambiguous = false;
 	for (i = 0; i < w->ntu; i++) {
 		const struct fe_tuple *t = &w->tu[i];
 
-		if (t->peer == peer && t->port == port && t->len == homa_msg_length(m) &&
-		    fz_msg_matches(m, fe_request_seed(peer, port, t->c, t->len), t->len))
-			return t;
+		if (t->peer != peer || t->port != port || t->len != homa_msg_length(m) ||
+		    !fz_msg_matches(m, fe_request_seed(peer, port, t->c, t->len), t->len))
+			continue;
+		if (found)
+			*ambiguous = true;
+		else
+			found = t;
 	}
-	return NULL;
+	return found;
 }
 
 /** on_request() - A request was delivered: check it and remember it for replies. */
@@ -157,11 +174,12 @@ static void on_request(struct fe_world *w, const struct homa_event *ev, int peer
 {
 	const struct fe_tuple *t = NULL;
 	struct fe_server *sv;
+	bool ambiguous = false;
 
 	if ((ev->id & 1) == 0)
 		fz_fail("server handle %llu is even", (unsigned long long)ev->id);
 	if (peer != FE_RAW_PEER) {
-		t = tuple_for(w, peer, port, ev->msg);
+		t = tuple_for(w, peer, port, ev->msg, &ambiguous);
 		if (!t)
 			fz_fail("request of %zu bytes from peer %d matches nothing it sent",
 				homa_msg_length(ev->msg), peer);
@@ -173,6 +191,7 @@ static void on_request(struct fe_world *w, const struct homa_event *ev, int peer
 	sv->peer = peer;
 	sv->port = port;
 	sv->c = t ? t->c : 0;
+	sv->ambiguous = ambiguous;
 	sv->open = true;
 }
 
