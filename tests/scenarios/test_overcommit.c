@@ -4,7 +4,11 @@
  * Scenario 3, overcommitment: many clients send long requests to one
  * server at once. Reading the packet trace (GRANTs the server emitted,
  * DATA the server received), at no moment do more than max_overcommit
- * RPCs have granted-but-unreceived bytes, and that limit is reached.
+ * RPCs, plus the shortest one, have granted-but-unreceived bytes, and
+ * max_overcommit is reached. The shortest message is granted at once even
+ * when max_overcommit others still drain granted bytes (src/core/grant.c),
+ * so a message that was just fully granted does not leave the receiver
+ * idle for a round trip before the next one starts.
  *
  * FIFO grants are turned off here (grant_fifo_fraction = 0): by design they
  * go to a message outside the SRPT set, which would add one more.
@@ -55,7 +59,7 @@ static void run(int clients, uint32_t overcommit, uint32_t len)
 {
 	struct world w;
 	struct world_opts o;
-	int c;
+	int c, most;
 	size_t i;
 
 	world_opts_default(&o);
@@ -70,7 +74,8 @@ static void run(int clients, uint32_t overcommit, uint32_t len)
 	for (i = 0; i < w.nrpcs; i++)
 		assert_int_equal(w.rpcs[i].status, 1);
 	assert_int_equal(w.bad_requests + w.unmatched, 0);
-	assert_int_equal(max_granted_at_once(&w, clients), (int)overcommit);
+	most = max_granted_at_once(&w, clients);
+	assert_true(most >= (int)overcommit && most <= (int)overcommit + 1);
 	world_free(&w);
 }
 
