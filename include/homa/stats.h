@@ -57,6 +57,7 @@ struct homa_stats {
 	uint64_t busy_sent;
 	uint64_t grants_sent;
 	uint64_t fifo_grants_sent;
+	uint64_t grants_merged;               /**< GRANTs folded into one still queued for the same RPC */
 	uint64_t start_msgs_resent;
 	uint64_t acks_received;               /**< server RPCs freed by an ack */
 	uint64_t peers_declared_dead;

@@ -55,24 +55,39 @@ static int grow_ring(homa_engine *e)
  * homa_ctl_send() - Encode @pkt (sport filled in here) and queue it for
  * @dst. When the ring is full the packet is dropped: every control packet
  * is repeated by a timer if it matters.
+ * Return: the packet's ring sequence number plus one, or 0 if dropped.
  */
-void homa_ctl_send(homa_engine *e, struct homa_pkt *pkt, const homa_addr *dst, uint8_t priority)
+uint64_t homa_ctl_send(homa_engine *e, struct homa_pkt *pkt, const homa_addr *dst, uint8_t priority)
 {
 	struct homa_ctl *c;
 	int len;
 
 	if (e->ctl_count == e->ctl_cap && grow_ring(e))
-		return;
+		return 0;
 	c = &e->ctl[(e->ctl_head + e->ctl_count) % e->ctl_cap];
 	pkt->sport = e->port;
 	len = homa_wire_encode(pkt, c->bytes, sizeof(c->bytes));
 	if (len <= 0)
-		return;
+		return 0;
 	c->len = (uint8_t)len;
 	c->dst = *dst;
 	c->dport = pkt->dport;
 	c->priority = priority;
 	e->ctl_count++;
+	return e->ctl_taken + e->ctl_count;
+}
+
+/**
+ * queued() - The ring entry with sequence number @seq_plus_one - 1 if it
+ * has not been taken yet, else NULL.
+ */
+static struct homa_ctl *queued(homa_engine *e, uint64_t seq_plus_one)
+{
+	uint64_t seq = seq_plus_one - 1;
+
+	if (!seq_plus_one || seq < e->ctl_taken || seq >= e->ctl_taken + e->ctl_count)
+		return NULL;
+	return &e->ctl[(e->ctl_head + (seq - e->ctl_taken)) % e->ctl_cap];
 }
 
 /** ctl_prio() - Control packets go at the highest priority in use. */
@@ -99,15 +114,27 @@ void homa_ctl_simple(homa_engine *e, struct homa_rpc *rpc, uint8_t type)
 	homa_ctl_send(e, &pkt, &rpc->peer->addr, ctl_prio(e));
 }
 
-/** homa_ctl_grant() - Queue a GRANT for @rpc up to @offset at @priority. */
+/**
+ * homa_ctl_grant() - Queue a GRANT for @rpc up to @offset at @priority. If
+ * a GRANT for @rpc is still queued (the application has not taken the
+ * packets the last batch of input produced), that one is rewritten to the
+ * new offset and priority instead: a later GRANT supersedes an earlier one,
+ * and a batch of DATA packets then costs one GRANT, not one per packet.
+ */
 void homa_ctl_grant(homa_engine *e, struct homa_rpc *rpc, uint32_t offset, uint8_t priority)
 {
+	struct homa_ctl *c = queued(e, rpc->in.grant_seq);
 	struct homa_pkt pkt;
 
 	start_pkt(&pkt, rpc, HOMA_PKT_GRANT);
+	pkt.sport = e->port;
 	pkt.u.grant.offset = offset;
 	pkt.u.grant.priority = priority;
-	homa_ctl_send(e, &pkt, &rpc->peer->addr, ctl_prio(e));
+	if (c && homa_wire_encode(&pkt, c->bytes, sizeof(c->bytes)) == c->len) {
+		e->st.grants_merged++;
+		return;
+	}
+	rpc->in.grant_seq = homa_ctl_send(e, &pkt, &rpc->peer->addr, ctl_prio(e));
 	e->st.grants_sent++;
 }
 
@@ -173,6 +200,7 @@ int homa_ctl_output(homa_engine *e, uint64_t now, uint8_t *buf, size_t cap, stru
 			return HOMA_ENOSPC;
 		e->ctl_head = (e->ctl_head + 1) % e->ctl_cap;
 		e->ctl_count--;
+		e->ctl_taken++;
 		memcpy(buf, c->bytes, c->len);
 		len = homa_seal(e, buf, c->len, c->len, cap);
 		if (len <= 0)
@@ -194,5 +222,6 @@ void homa_ctl_free(homa_engine *e)
 {
 	homa_mem_free(e, e->ctl, e->ctl_cap * sizeof(*e->ctl));
 	e->ctl = NULL;
+	e->ctl_taken += e->ctl_count; /* sequence numbers are never reused */
 	e->ctl_cap = e->ctl_count = e->ctl_head = 0;
 }

@@ -62,6 +62,7 @@ struct homa_msgin {
 	bool outstanding;         /**< explicitly granted bytes not yet received */
 	uint8_t priority;         /**< priority of our latest grant */
 	bool scheduled;           /**< needs grants beyond what the sender announced */
+	uint64_t grant_seq;       /**< 1 + ring sequence number of our latest queued GRANT (0: none) */
 	uint64_t birth;           /**< arrival of first packet (FIFO grants) */
 	struct homa_link grant_link; /**< on engine.grantable, sorted by bytes left */
 	bool counted_unsched;     /**< counted is in engine.unsched_incoming too */
@@ -202,6 +203,7 @@ struct homa_engine {
 	/* control packet ring */
 	struct homa_ctl *ctl;
 	uint32_t ctl_cap, ctl_head, ctl_count;
+	uint64_t ctl_taken;          /**< packets ever taken from the ring (its head's sequence number) */
 
 	/* pacer */
 	uint64_t link_idle_ns;
@@ -322,7 +324,7 @@ void homa_cutoffs_maybe_update(homa_engine *e);
 void homa_cutoffs_check_peer(homa_engine *e, struct homa_peer *p, uint16_t dport, uint16_t version);
 
 /* control.c */
-void homa_ctl_send(homa_engine *e, struct homa_pkt *pkt, const homa_addr *dst, uint8_t priority);
+uint64_t homa_ctl_send(homa_engine *e, struct homa_pkt *pkt, const homa_addr *dst, uint8_t priority);
 void homa_ctl_simple(homa_engine *e, struct homa_rpc *rpc, uint8_t type);
 void homa_ctl_grant(homa_engine *e, struct homa_rpc *rpc, uint32_t offset, uint8_t priority);
 void homa_ctl_resend(homa_engine *e, struct homa_rpc *rpc, uint32_t offset, uint32_t length);

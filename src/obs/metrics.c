@@ -39,6 +39,7 @@ static const struct scalar_def scalars[] = {
 	C("busy_sent_total", busy_sent, "BUSY packets sent."),
 	C("grants_sent_total", grants_sent, "GRANT packets sent."),
 	C("fifo_grants_sent_total", fifo_grants_sent, "GRANT packets sent to the oldest message (FIFO share)."),
+	C("grants_merged_total", grants_merged, "GRANTs folded into a GRANT still queued for the same RPC."),
 	C("start_msgs_resent_total", start_msgs_resent, "START_MSG packets repeated."),
 	C("acks_received_total", acks_received, "Server RPCs freed by an ack."),
 	C("peers_declared_dead_total", peers_declared_dead, "Peers declared dead after repeated silence."),
