@@ -140,7 +140,7 @@ static int build(struct homa_io_sender *s, const struct homa_io_tx *p, int n,
 						   &s->names[m]);
 
 		if (len < 0) {
-			c->tx_errors++;
+			homa_io_count(&c->tx_errors, 1);
 			used++;
 			continue;
 		}
@@ -152,12 +152,12 @@ static int build(struct homa_io_sender *s, const struct homa_io_tx *p, int n,
 		for (int i = 0; i < segs; i++) {
 			s->iovs[used + i].iov_base = (void *)p[used + i].data;
 			s->iovs[used + i].iov_len = p[used + i].len;
-			c->tx_bytes += p[used + i].len;
+			homa_io_count(&c->tx_bytes, p[used + i].len);
 		}
 		fill_ctl(h, s->ctl + (size_t)m * HOMA_IO_TX_CTL, &p[used], segs);
 		if (segs > 1)
-			c->tx_gso_batches++;
-		c->tx_packets += (uint64_t)segs;
+			homa_io_count(&c->tx_gso_batches, 1);
+		homa_io_count(&c->tx_packets, (uint64_t)segs);
 		used += segs;
 		m++;
 	}
@@ -188,7 +188,7 @@ static int send_msgs(struct homa_io_sender *s, int nmsg,
 	while (done < nmsg) {
 		int r = sendmmsg(s->fd, s->msgs + done, (unsigned)(nmsg - done), 0);
 
-		c->tx_calls++;
+		homa_io_count(&c->tx_calls, 1);
 		if (r > 0) {
 			done += r;
 			continue;
@@ -201,7 +201,7 @@ static int send_msgs(struct homa_io_sender *s, int nmsg,
 		}
 		if (r < 0 && (errno == EBADF || errno == ENOTSOCK))
 			return HOMA_EIO;
-		c->tx_errors += s->msgs[done].msg_hdr.msg_iovlen;
+		homa_io_count(&c->tx_errors, s->msgs[done].msg_hdr.msg_iovlen);
 		done++;
 	}
 	return 0;

@@ -41,7 +41,24 @@ struct homa_io_rx {
 	uint8_t priority;    /**< 0..7, from the DSCP bits (TOS / traffic class >> 5) */
 };
 
-/** Driver counters (added to the runtime's struct homa_io_stats). */
+/**
+ * homa_io_count() - Add @n to counter @c. Counters are written by the
+ * thread that moves packets and read by any thread (homa_io_stats(), the
+ * metrics exporter) without a lock, so both sides use relaxed atomics:
+ * each value read is one that was written, and no thread sanitizer race.
+ */
+static inline void homa_io_count(uint64_t *c, uint64_t n)
+{
+	__atomic_fetch_add(c, n, __ATOMIC_RELAXED);
+}
+
+/** homa_io_counter() - Read counter @c written with homa_io_count(). */
+static inline uint64_t homa_io_counter(const uint64_t *c)
+{
+	return __atomic_load_n(c, __ATOMIC_RELAXED);
+}
+
+/** Driver counters (added to the runtime's struct homa_io_stats); see homa_io_count(). */
 struct homa_io_counters {
 	uint64_t tx_packets, tx_bytes, tx_calls, tx_gso_batches, tx_errors;
 	uint64_t rx_packets, rx_bytes, rx_calls, rx_gro_batches, rx_filtered;

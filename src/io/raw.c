@@ -125,7 +125,7 @@ static int raw_recv(struct homa_driver *base, struct homa_io_rx **out)
 
 	if (n <= 0)
 		return n;
-	base->c.rx_calls++;
+	homa_io_count(&base->c.rx_calls, 1);
 	for (int i = 0; i < n; i++) {
 		struct msghdr *h = &d->rx.msgs[i].msg_hdr;
 		uint8_t *buf = d->rx.iovs[i].iov_base;
@@ -140,18 +140,18 @@ static int raw_recv(struct homa_driver *base, struct homa_io_rx **out)
 		buf += off;
 		len -= (size_t)off;
 		if ((uint16_t)((buf[2] << 8) | buf[3]) != base->port) {
-			base->c.rx_filtered++;
+			homa_io_count(&base->c.rx_filtered, 1);
 			continue;
 		}
 		d->pkts[k].data = buf;
 		d->pkts[k].len = len;
 		d->pkts[k].src = src;
 		d->pkts[k].priority = prio;
-		base->c.rx_bytes += len;
-		base->c.rx_prio[prio]++;
+		homa_io_count(&base->c.rx_bytes, len);
+		homa_io_count(&base->c.rx_prio[prio], 1);
 		k++;
 	}
-	base->c.rx_packets += (uint64_t)k;
+	homa_io_count(&base->c.rx_packets, (uint64_t)k);
 	*out = d->pkts;
 	return k;
 }

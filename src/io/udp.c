@@ -105,7 +105,7 @@ static int udp_recv(struct homa_driver *base, struct homa_io_rx **out)
 
 	if (n <= 0)
 		return n;
-	base->c.rx_calls++;
+	homa_io_count(&base->c.rx_calls, 1);
 	for (int i = 0; i < n; i++) {
 		struct msghdr *h = &d->rx.msgs[i].msg_hdr;
 		uint8_t *buf = d->rx.iovs[i].iov_base;
@@ -118,7 +118,7 @@ static int udp_recv(struct homa_driver *base, struct homa_io_rx **out)
 			continue;
 		seg = gro_size(h, len);
 		if (seg < len)
-			base->c.rx_gro_batches++;
+			homa_io_count(&base->c.rx_gro_batches, 1);
 		/* GRO only coalesces datagrams with the same TOS */
 		prio = homa_io_cmsg_priority(h);
 		for (size_t off = 0; off < len && k < d->max_pkts; off += seg) {
@@ -126,12 +126,12 @@ static int udp_recv(struct homa_driver *base, struct homa_io_rx **out)
 			d->pkts[k].len = len - off < seg ? len - off : seg;
 			d->pkts[k].src = src;
 			d->pkts[k].priority = prio;
-			base->c.rx_bytes += d->pkts[k].len;
-			base->c.rx_prio[prio]++;
+			homa_io_count(&base->c.rx_bytes, d->pkts[k].len);
+			homa_io_count(&base->c.rx_prio[prio], 1);
 			k++;
 		}
 	}
-	base->c.rx_packets += k;
+	homa_io_count(&base->c.rx_packets, k);
 	*out = d->pkts;
 	return (int)k;
 }

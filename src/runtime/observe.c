@@ -136,7 +136,8 @@ static size_t rx_by_priority(const struct homa_rt *rt, struct homa_metric_value 
 		ex[p] = (struct homa_metric_value){
 			.name = "packets_received_by_priority",
 			.help = "Packets received, by the priority of their IP DSCP (0 lowest, 7 highest).",
-			.kind = HOMA_METRIC_COUNTER, .value = (double)rt->drv->c.rx_prio[p],
+			.kind = HOMA_METRIC_COUNTER,
+			.value = (double)homa_io_counter(&rt->drv->c.rx_prio[p]),
 			.label = "priority", .label_value = prio_labels[p]};
 	return HOMA_MAX_PRIORITIES;
 }
@@ -198,7 +199,7 @@ static int snapshot(void *arg, struct homa_stats *st, struct homa_metric_value *
 	for (i = 0; i < sizeof(io_counters) / sizeof(io_counters[0]); i++) {
 		uint64_t v;
 
-		memcpy(&v, base + io_counters[i].offset, sizeof(v));
+		v = homa_io_counter((const uint64_t *)(base + io_counters[i].offset));
 		ex[k++] = (struct homa_metric_value){.name = io_counters[i].name,
 			.help = io_counters[i].help, .kind = HOMA_METRIC_COUNTER, .value = (double)v};
 	}

@@ -324,7 +324,11 @@ int homa_socket_stats(homa_socket *s, struct homa_stats *out)
 	return 0;
 }
 
-/** homa_io_stats() - See homa.h. Driver counters are read without locks. */
+/**
+ * homa_io_stats() - See homa.h. The counters are read without a lock, each
+ * with an atomic load (homa_io_counter()), while the I/O thread keeps
+ * adding to them: each is exact at some moment during the call.
+ */
 int homa_io_stats(homa_socket *s, struct homa_io_stats *out)
 {
 	struct homa_rt *rt;
@@ -335,13 +339,19 @@ int homa_io_stats(homa_socket *s, struct homa_io_stats *out)
 	const struct homa_io_counters *c = &rt->drv->c;
 
 	*out = (struct homa_io_stats){
-		.tx_packets = c->tx_packets, .tx_bytes = c->tx_bytes,
-		.tx_calls = c->tx_calls, .tx_gso_batches = c->tx_gso_batches,
-		.tx_errors = c->tx_errors, .rx_packets = c->rx_packets,
-		.rx_bytes = c->rx_bytes, .rx_calls = c->rx_calls,
-		.rx_gro_batches = c->rx_gro_batches, .rx_filtered = c->rx_filtered,
-		.wakeups = rt->wakeups, .send_waits = rt->send_waits};
-	memcpy(out->rx_packets_prio, c->rx_prio, sizeof(out->rx_packets_prio));
+		.tx_packets = homa_io_counter(&c->tx_packets),
+		.tx_bytes = homa_io_counter(&c->tx_bytes),
+		.tx_calls = homa_io_counter(&c->tx_calls),
+		.tx_gso_batches = homa_io_counter(&c->tx_gso_batches),
+		.tx_errors = homa_io_counter(&c->tx_errors),
+		.rx_packets = homa_io_counter(&c->rx_packets),
+		.rx_bytes = homa_io_counter(&c->rx_bytes),
+		.rx_calls = homa_io_counter(&c->rx_calls),
+		.rx_gro_batches = homa_io_counter(&c->rx_gro_batches),
+		.rx_filtered = homa_io_counter(&c->rx_filtered),
+		.wakeups = rt->wakeups, .send_waits = rt->send_waits}; /* _Atomic */
+	for (int p = 0; p < HOMA_MAX_PRIORITIES; p++)
+		out->rx_packets_prio[p] = homa_io_counter(&c->rx_prio[p]);
 	homa_rt_put(rt);
 	return 0;
 }
