@@ -216,8 +216,8 @@ static uint64_t head_extra(const homa_engine *e)
  * explicitly granted bytes but only the unscheduled bytes of messages at
  * least as short (SRPT order): the unscheduled bytes a longer message
  * announced, genuine or forged and maybe never sent, do not hold back a
- * shorter one. The shortest message is exempt from the budget and from
- * the max_overcommit limit: as in the SIGCOMM 2018 design it is granted
+ * shorter one. The shortest message is exempt from the max_overcommit
+ * limit and has a larger budget: as in the SIGCOMM 2018 design it is granted
  * its one-RTT window at once while the messages it displaced drain their
  * granted bytes. Otherwise longer messages whose senders serve others
  * first pin the whole budget and a new short message waits for a RESEND
