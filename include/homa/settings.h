@@ -17,7 +17,7 @@ extern "C" {
 #endif
 
 /** Bump when fields are added; homa_settings_default() writes it. */
-#define HOMA_SETTINGS_VERSION 1
+#define HOMA_SETTINGS_VERSION 2
 
 /** Protocol parameters (GUIDE section 4 names). Times are nanoseconds. */
 struct homa_settings {
@@ -56,6 +56,13 @@ struct homa_settings {
 	uint32_t incast_threshold; /**< outstanding RPCs to one server that trigger incast control (8; 0 = off) */
 	uint32_t incast_unsched_bytes; /**< unscheduled bytes a response may use under incast (1400) */
 	uint32_t max_control_queue; /**< control packets queued before new ones are dropped (4096) */
+	/**
+	 * Most slack the pacer adds to the NIC backlog bound when the host
+	 * calls it back late: it asks to be called that much earlier and lets
+	 * the backlog grow by as much, so a busy host's late wake-ups do not
+	 * idle the link (1000000 = 1 ms; 0 = the bound is max_nic_queue_ns only).
+	 */
+	uint32_t max_pacer_slack_ns;
 };
 
 /**

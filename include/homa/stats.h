@@ -78,6 +78,7 @@ struct homa_stats {
 	uint64_t pacer_backlog_bytes;         /**< bytes sendable but not yet sent */
 	uint64_t peers;
 	uint64_t control_queue;               /**< control packets waiting */
+	uint64_t pacer_slack_ns;              /**< slack the pacer keeps for late calls (pacer.c) */
 	/* histograms */
 	uint64_t rx_msg_size_hist[HOMA_HIST_BUCKETS]; /**< completed incoming message lengths */
 	uint64_t rpc_latency_hist[HOMA_HIST_BUCKETS]; /**< client RPC round trips, ns */

@@ -329,28 +329,23 @@ int homa_engine_output(homa_engine *e, uint64_t now, uint8_t *buf, size_t cap,
 	if (!e || !buf || !tx)
 		return HOMA_EINVAL;
 	e->now = now;
+	homa_pacer_note_call(e, now);
 	r = homa_ctl_output(e, now, buf, cap, tx);
 	if (r)
 		return r;
 	r = homa_output_data(e, now, buf, cap, tx);
 	/* 0 also comes from a packet the seal hook refused: count only real waits */
-	if (r == 0 && !homa_list_empty(&e->tx_list) && e->link_idle_ns > now + e->nic_queue_ns)
-		e->st.pacer_throttled_ns += e->link_idle_ns - now - e->nic_queue_ns;
+	if (r == 0 && !homa_list_empty(&e->tx_list) && e->link_idle_ns > now + homa_pacer_bound(e)) {
+		e->st.pacer_throttled_ns += e->link_idle_ns - now - homa_pacer_bound(e);
+		homa_pacer_note_held(e);
+	}
 	return r;
-}
-
-/** pacer_deadline() - When the pacer lets more DATA out, or UINT64_MAX. */
-static uint64_t pacer_deadline(const homa_engine *e)
-{
-	if (homa_list_empty(&e->tx_list))
-		return UINT64_MAX;
-	return e->link_idle_ns > e->pacer_wake_ns ? e->link_idle_ns - e->pacer_wake_ns : 0;
 }
 
 /** homa_engine_next_deadline() - See engine.h. */
 uint64_t homa_engine_next_deadline(const homa_engine *e)
 {
-	uint64_t d = pacer_deadline(e);
+	uint64_t d = homa_pacer_deadline(e);
 
 	if (e->ctl_count)
 		return 0;
@@ -360,7 +355,7 @@ uint64_t homa_engine_next_deadline(const homa_engine *e)
 /** homa_engine_want_output() - See engine.h. */
 bool homa_engine_want_output(const homa_engine *e, uint64_t now)
 {
-	return e->ctl_count || pacer_deadline(e) <= now;
+	return e->ctl_count || homa_pacer_deadline(e) <= now;
 }
 
 /** idle() - True if no RPC or owed ack needs the timer. */
@@ -435,6 +430,7 @@ void homa_engine_stats(const homa_engine *e, struct homa_stats *out)
 	out->tx_buffered_bytes = e->tx_buffered;
 	out->peers = e->peers.count;
 	out->control_queue = e->ctl_count;
+	out->pacer_slack_ns = e->pacer_slack_ns;
 	out->outgoing_msgs = 0;
 	out->pacer_backlog_bytes = 0;
 	for (pos = e->tx_list.next; pos != &e->tx_list; pos = pos->next) {

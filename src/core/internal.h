@@ -209,6 +209,8 @@ struct homa_engine {
 	uint64_t link_idle_ns;
 	uint64_t nic_queue_ns;       /**< backlog bound: homa_pacer_configure() */
 	uint64_t pacer_wake_ns;      /**< output resumes when the backlog is down to this */
+	uint64_t pacer_slack_ns;     /**< learned lateness of output calls, added to both (pacer.c) */
+	uint64_t pacer_due_ns;       /**< deadline the pacer is waiting for, 0 if none */
 	uint64_t pacer_fifo_credit;
 
 	/* grants */
@@ -301,6 +303,10 @@ uint32_t homa_data_payload(const homa_engine *e);
 uint8_t homa_unsched_priority(const homa_engine *e, const struct homa_peer *p, uint32_t length);
 void homa_pacer_account(homa_engine *e, uint64_t now, size_t bytes);
 void homa_pacer_configure(homa_engine *e);
+uint64_t homa_pacer_bound(const homa_engine *e);
+uint64_t homa_pacer_deadline(const homa_engine *e);
+void homa_pacer_note_call(homa_engine *e, uint64_t now);
+void homa_pacer_note_held(homa_engine *e);
 
 /* grant.c */
 void homa_grant_add(homa_engine *e, struct homa_rpc *rpc);

@@ -2,14 +2,11 @@
 /**
  * @file outgoing.c
  * Outgoing messages: buffering, the sender's SRPT queue, DATA and START_MSG
- * packets, and the pacer that keeps the modelled NIC queue short.
+ * packets (the pacer that gates them is pacer.c).
  */
 #include <string.h>
 
 #include "internal.h"
-
-/** Bytes of Ethernet + IP + UDP framing the pacer adds per packet. */
-#define HOMA_FRAMING_BYTES 66
 
 /** homa_data_payload() - Payload bytes in a full DATA packet. */
 uint32_t homa_data_payload(const homa_engine *e)
@@ -190,43 +187,6 @@ void homa_tx_update(homa_engine *e, struct homa_rpc *rpc)
 	homa_list_insert_before(pos, &rpc->out.tx_link);
 }
 
-/** Fewest full packets the pacer lets queue in the NIC, whatever max_nic_queue_ns says. */
-#define HOMA_PACER_MIN_PKTS 2
-
-/**
- * homa_pacer_configure() - Derive the NIC backlog bound from the settings:
- * max_nic_queue_ns, but at least HOMA_PACER_MIN_PKTS full packets of link
- * time. On slow links a few microseconds hold less than one packet: the
- * pacer would then release one packet per call and the link would idle
- * for the caller's whole wake-up delay after each one. With that minimum
- * in force, the deadline comes when one packet is left in the backlog
- * (pacer_wake_ns), so each call refills it with two; otherwise as soon as
- * there is room. Call after every change of e->s.
- */
-void homa_pacer_configure(homa_engine *e)
-{
-	uint64_t pkt_ns = ((uint64_t)(e->s.mtu + HOMA_FRAMING_BYTES) * 8000) / e->s.link_mbps;
-	uint64_t min_ns = HOMA_PACER_MIN_PKTS * pkt_ns;
-
-	if (e->s.max_nic_queue_ns >= min_ns) {
-		e->nic_queue_ns = e->s.max_nic_queue_ns;
-		e->pacer_wake_ns = e->nic_queue_ns;
-	} else {
-		e->nic_queue_ns = min_ns;
-		e->pacer_wake_ns = pkt_ns;
-	}
-}
-
-/** homa_pacer_account() - Add a packet of @bytes to the modelled NIC queue. */
-void homa_pacer_account(homa_engine *e, uint64_t now, size_t bytes)
-{
-	uint64_t ns = ((uint64_t)(bytes + HOMA_FRAMING_BYTES) * 8000) / e->s.link_mbps;
-
-	if (e->link_idle_ns < now)
-		e->link_idle_ns = now;
-	e->link_idle_ns += ns;
-}
-
 /** pick_rpc() - Next message to serve: SRPT head, or the oldest for the FIFO share. */
 static struct homa_rpc *pick_rpc(homa_engine *e)
 {
@@ -323,7 +283,7 @@ int homa_output_data(homa_engine *e, uint64_t now, uint8_t *buf, size_t cap,
 	uint8_t prio;
 	int len;
 
-	if (homa_list_empty(&e->tx_list) || e->link_idle_ns > now + e->nic_queue_ns)
+	if (homa_list_empty(&e->tx_list) || e->link_idle_ns > now + homa_pacer_bound(e))
 		return 0;
 	if (cap < e->s.mtu)
 		return HOMA_ENOSPC;

@@ -43,6 +43,7 @@ void homa_settings_default(struct homa_settings *s)
 	s->incast_threshold = 8;
 	s->incast_unsched_bytes = 1400;
 	s->max_control_queue = 4096;
+	s->max_pacer_slack_ns = 1000000;
 }
 
 /** check_cutoffs() - Cutoffs of used unscheduled levels must grow toward low priority. */

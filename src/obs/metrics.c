@@ -58,6 +58,7 @@ static const struct scalar_def scalars[] = {
 	G("pacer_backlog_bytes", pacer_backlog_bytes, "Bytes sendable but held back by the pacer."),
 	G("peers", peers, "Peers known."),
 	G("control_queue_packets", control_queue, "Control packets waiting to be sent."),
+	G("pacer_slack_nanoseconds", pacer_slack_ns, "Slack the pacer keeps for late output calls, ns."),
 };
 
 #undef C

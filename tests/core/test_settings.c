@@ -34,6 +34,7 @@ static void homa_settings_default__validates(void **state)
 	assert_int_equal(s.fifo_grant_increment, 50000);
 	assert_int_equal(s.pacer_fifo_fraction, 50);
 	assert_int_equal(s.max_nic_queue_ns, 5000);
+	assert_int_equal(s.max_pacer_slack_ns, 1000000);
 	assert_int_equal(s.num_priorities, 8);
 	assert_int_equal(s.unsched_cutoffs[7], 200);
 	assert_int_equal(s.unsched_cutoffs[6], 2800);

@@ -1,0 +1,115 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file pacer.c
+ * The pacer: a model of the NIC's transmit queue that keeps it short, so a
+ * new short message never waits behind a long backlog. Every packet the
+ * engine emits adds its wire time to link_idle_ns; DATA may go only while
+ * that backlog is within the bound, and the engine asks to be called back
+ * when it has drained to the wake-up mark.
+ *
+ * The host calls back late when its CPU is busy (a shared core, a VM, a
+ * loaded application): with a bound of a few microseconds the link then
+ * idles for the whole delay after every burst. The pacer measures how late
+ * each call back comes (homa_pacer_note_call()) and keeps that much slack:
+ * it asks to be called that much earlier and lets the backlog grow by as
+ * much, up to max_pacer_slack_ns. A host that calls on time keeps the
+ * configured bound (the slack decays to zero).
+ */
+#include "internal.h"
+
+/** Bytes of Ethernet + IP + UDP framing the pacer adds per packet. */
+#define HOMA_FRAMING_BYTES 66
+
+/** Fewest full packets the pacer lets queue in the NIC, whatever max_nic_queue_ns says. */
+#define HOMA_PACER_MIN_PKTS 2
+
+/** Each on-time or less-late call back removes 1/2^HOMA_SLACK_DECAY_SHIFT of the slack. */
+#define HOMA_SLACK_DECAY_SHIFT 3
+
+/**
+ * homa_pacer_configure() - Derive the NIC backlog bound from the settings:
+ * max_nic_queue_ns, but at least HOMA_PACER_MIN_PKTS full packets of link
+ * time. On slow links a few microseconds hold less than one packet: the
+ * pacer would then release one packet per call and the link would idle
+ * for the caller's whole wake-up delay after each one. With that minimum
+ * in force, the deadline comes when one packet is left in the backlog
+ * (pacer_wake_ns), so each call refills it with two; otherwise as soon as
+ * there is room. Call after every change of e->s; the slack stays within
+ * the (new) max_pacer_slack_ns.
+ */
+void homa_pacer_configure(homa_engine *e)
+{
+	uint64_t pkt_ns = ((uint64_t)(e->s.mtu + HOMA_FRAMING_BYTES) * 8000) / e->s.link_mbps;
+	uint64_t min_ns = HOMA_PACER_MIN_PKTS * pkt_ns;
+
+	if (e->s.max_nic_queue_ns >= min_ns) {
+		e->nic_queue_ns = e->s.max_nic_queue_ns;
+		e->pacer_wake_ns = e->nic_queue_ns;
+	} else {
+		e->nic_queue_ns = min_ns;
+		e->pacer_wake_ns = pkt_ns;
+	}
+	if (e->pacer_slack_ns > e->s.max_pacer_slack_ns)
+		e->pacer_slack_ns = e->s.max_pacer_slack_ns;
+}
+
+/** homa_pacer_account() - Add a packet of @bytes to the modelled NIC queue. */
+void homa_pacer_account(homa_engine *e, uint64_t now, size_t bytes)
+{
+	uint64_t ns = ((uint64_t)(bytes + HOMA_FRAMING_BYTES) * 8000) / e->s.link_mbps;
+
+	if (e->link_idle_ns < now)
+		e->link_idle_ns = now;
+	e->link_idle_ns += ns;
+}
+
+/** homa_pacer_bound() - Backlog (ns of link time) within which DATA may go: bound plus slack. */
+uint64_t homa_pacer_bound(const homa_engine *e)
+{
+	return e->nic_queue_ns + e->pacer_slack_ns;
+}
+
+/**
+ * homa_pacer_deadline() - When the pacer wants the next output call: the
+ * backlog is down to the wake-up mark plus the slack. UINT64_MAX if no
+ * message waits, 0 if now.
+ */
+uint64_t homa_pacer_deadline(const homa_engine *e)
+{
+	uint64_t mark = e->pacer_wake_ns + e->pacer_slack_ns;
+
+	if (homa_list_empty(&e->tx_list))
+		return UINT64_MAX;
+	return e->link_idle_ns > mark ? e->link_idle_ns - mark : 0;
+}
+
+/**
+ * homa_pacer_note_call() - An output call at @now: if the pacer was
+ * waiting for a deadline that has passed, learn how late the call came.
+ * The slack jumps to a later lateness at once (the link idled for it) and
+ * otherwise decays by an eighth per call, within max_pacer_slack_ns.
+ */
+void homa_pacer_note_call(homa_engine *e, uint64_t now)
+{
+	uint64_t late, decayed;
+
+	if (!e->pacer_due_ns || now < e->pacer_due_ns)
+		return;
+	late = now - e->pacer_due_ns;
+	e->pacer_due_ns = 0;
+	decayed = e->pacer_slack_ns - (e->pacer_slack_ns >> HOMA_SLACK_DECAY_SHIFT);
+	e->pacer_slack_ns = late > decayed ? late : decayed;
+	if (e->pacer_slack_ns > e->s.max_pacer_slack_ns)
+		e->pacer_slack_ns = e->s.max_pacer_slack_ns;
+}
+
+/**
+ * homa_pacer_note_held() - The pacer held DATA back after an output call:
+ * remember the deadline it asked for, to measure the next call against.
+ */
+void homa_pacer_note_held(homa_engine *e)
+{
+	uint64_t d = homa_pacer_deadline(e);
+
+	e->pacer_due_ns = d == UINT64_MAX ? 0 : d;
+}

@@ -1,0 +1,146 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file test_pacer.c
+ * The pacer's slack for late output calls (src/core/pacer.c). At 50 Mbit/s
+ * a full packet (1472 + 66 framing bytes) takes 246080 ns, so the backlog
+ * bound is two packets (492160 ns) and the pacer wants to be called when
+ * one packet is left. The first output burst of a long message is three
+ * packets and leaves the pacer waiting for 492160 ns.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "harness.h"
+#include "internal.h"
+
+#define PKT_NS 246080ull
+#define FIRST_DUE (2 * PKT_NS)
+
+static uint8_t big[400000];
+
+/** slow_engine() - A client at 50 Mbit/s with @max_slack, a 400 KB request queued at 0. */
+static homa_engine *slow_engine(uint32_t max_slack)
+{
+	homa_addr a = homa_addr_ipv4(0x0a000001), srv = homa_addr_ipv4(0x0a000002);
+	struct homa_iov iov = {big, sizeof(big)};
+	struct homa_settings s;
+	homa_engine *e;
+	uint64_t id;
+
+	homa_settings_default(&s);
+	s.link_mbps = 50;
+	s.max_pacer_slack_ns = max_slack;
+	s.unsched_bytes = sizeof(big); /* no grants needed: the pacer alone gates */
+	assert_int_equal(homa_engine_new(&e, &s, &a, 4000, NULL, 0), 0);
+	assert_int_equal(homa_engine_send_request(e, &srv, 4001, &iov, 1, sizeof(big), 0, &id), 0);
+	return e;
+}
+
+/** burst() - Take every DATA packet @e lets out at @now. Return: how many. */
+static int burst(homa_engine *e, uint64_t now)
+{
+	struct th_pkt k;
+	int n = 0;
+
+	while (th_take(e, now, &k) > 0) {
+		assert_true(k.ok);
+		assert_int_equal(k.k.type, HOMA_PKT_DATA);
+		n++;
+	}
+	return n;
+}
+
+/** slack_of() - The pacer_slack_ns gauge of @e. */
+static uint64_t slack_of(homa_engine *e)
+{
+	struct homa_stats st;
+
+	homa_engine_stats(e, &st);
+	return st.pacer_slack_ns;
+}
+
+/**
+ * homa_pacer_note_call__late_call_sends_more() - A call 1 ms after the
+ * deadline finds the link idle. With slack the pacer learns the lateness:
+ * this call fills the bound plus 1 ms (7 packets: 6 x 246080 <= 1492160)
+ * and the next deadline comes 1 ms earlier than the backlog mark. With
+ * max_pacer_slack_ns = 0 the same call sends the two-packet bound only.
+ */
+static void homa_pacer_note_call__late_call_sends_more(void **state)
+{
+	homa_engine *on = slow_engine(1000000), *off = slow_engine(0);
+	uint64_t late = FIRST_DUE + 1000000;
+
+	assert_int_equal(burst(on, 0), 3);
+	assert_int_equal(burst(off, 0), 3);
+	assert_int_equal(homa_pacer_deadline(on), FIRST_DUE);
+	assert_int_equal(burst(on, late), 7);
+	assert_int_equal(burst(off, late), 3);
+	assert_int_equal(slack_of(on), 1000000);
+	assert_int_equal(slack_of(off), 0);
+	assert_int_equal(homa_pacer_deadline(on), late + 7 * PKT_NS - PKT_NS - 1000000);
+	assert_int_equal(homa_pacer_deadline(off), late + 3 * PKT_NS - PKT_NS);
+	homa_engine_free(on);
+	homa_engine_free(off);
+}
+
+/**
+ * homa_pacer_note_call__on_time_calls_decay() - After one late call, calls
+ * that come exactly at each deadline shrink the slack by an eighth each:
+ * below 1e6 x (7/8)^20 + 20 after 20 of them, never rising on the way.
+ */
+static void homa_pacer_note_call__on_time_calls_decay(void **state)
+{
+	homa_engine *e = slow_engine(1000000);
+	uint64_t prev;
+	int i;
+
+	burst(e, 0);
+	burst(e, FIRST_DUE + 1000000);
+	prev = slack_of(e);
+	for (i = 0; i < 20; i++) {
+		uint64_t now = homa_pacer_deadline(e);
+
+		assert_true(burst(e, now) > 0);
+		assert_true(slack_of(e) < prev);
+		prev = slack_of(e);
+	}
+	assert_true(prev < 70000);
+	homa_engine_free(e);
+}
+
+/**
+ * homa_pacer_note_call__capped_and_early_calls_ignored() - Calls before
+ * the deadline learn nothing: before the backlog is within the bound
+ * (246080 ns) nothing goes, after it one packet does. A call 5 ms late
+ * raises the slack to max_pacer_slack_ns (300 us) and no further.
+ */
+static void homa_pacer_note_call__capped_and_early_calls_ignored(void **state)
+{
+	homa_engine *e = slow_engine(300000);
+
+	burst(e, 0);
+	assert_int_equal(burst(e, PKT_NS - 1), 0);
+	assert_int_equal(burst(e, FIRST_DUE - 1), 1);
+	assert_int_equal(slack_of(e), 0);
+	assert_true(burst(e, FIRST_DUE + 5000000) > 3);
+	assert_int_equal(slack_of(e), 300000);
+	homa_engine_free(e);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(homa_pacer_note_call__late_call_sends_more),
+		cmocka_unit_test(homa_pacer_note_call__on_time_calls_decay),
+		cmocka_unit_test(homa_pacer_note_call__capped_and_early_calls_ignored),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
