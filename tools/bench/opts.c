@@ -36,6 +36,11 @@ static const char usage[] =
 "                            window (default: engine's, 40000)\n"
 "  --homa-max-incoming N     Homa granted-but-unreceived bytes cap (default: engine's,\n"
 "                            400000)\n"
+"  --homa-nic-queue-us U     how far ahead of the link Homa's pacer may queue packets\n"
+"                            (default: engine's, 5 us or two packets); a longer queue\n"
+"                            means more packets per wake-up on a slow emulated link\n"
+"  --homa-pacer-slack-us U   most slack Homa's pacer adds for late wake-ups (default:\n"
+"                            engine's, 1000; 0 = none)\n"
 "                            compare and demo use loopback values instead where these\n"
 "                            are not given: 65000 B packets, 400 Gbps, 200000 B,\n"
 "                            400000 B\n"
@@ -131,6 +136,7 @@ void bench_opts_default(struct bench_opts *o)
 	o->scenario = "all";
 	o->calib_count = 200;
 	o->rounds = 1;
+	o->homa_slack_us = -1;
 }
 
 /** num() - Parse a double in [lo, hi] for @flag. Return: 0 or HOMA_EINVAL. */
@@ -206,7 +212,8 @@ static int set_num(struct bench_opts *o, const char *f, const char *v)
 		{ "--calib-count", 1, 1e7 }, { "--homa-mtu", 100, 65507 },
 		{ "--homa-link-gbps", 0.001, 10000 }, { "--rounds", 1, 100 },
 		{ "--homa-unsched-bytes", 1, 1e9 }, { "--homa-max-incoming", 1, 1e9 },
-		{ "--metrics-port", 1, 65535 },
+		{ "--metrics-port", 1, 65535 }, { "--homa-nic-queue-us", 0.001, 1e6 },
+		{ "--homa-pacer-slack-us", 0, 4e6 },
 	};
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
 		if (strcmp(f, t[i].f))
@@ -233,7 +240,9 @@ static int set_num(struct bench_opts *o, const char *f, const char *v)
 		case 16: o->rounds = (int)d; break;
 		case 17: o->homa_unsched = (uint32_t)d; break;
 		case 18: o->homa_incoming = (uint32_t)d; break;
-		default: o->metrics_port = (uint16_t)d; break;
+		case 19: o->metrics_port = (uint16_t)d; break;
+		case 20: o->homa_nicq_us = d; break;
+		default: o->homa_slack_us = d; break;
 		}
 		return 1;
 	}
