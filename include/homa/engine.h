@@ -253,6 +253,19 @@ int homa_engine_output(homa_engine *e, uint64_t now, uint8_t *buf,
  */
 uint64_t homa_engine_next_deadline(const homa_engine *e);
 
+/**
+ * homa_engine_wake_by() - The latest time a sleeping host should wake up:
+ * exactly when control packets or the pacer need it, but up to half a
+ * tick after the timer tick is due. Ticks only count silence, so a tick
+ * run late delays RESENDs and timeouts by at most half a tick; a host that
+ * wakes for packets in between runs the tick then (homa_engine_on_timer()
+ * once homa_engine_next_deadline() has passed), so a busy endpoint does
+ * not also wake once per tick for the timer alone. Sleep until this;
+ * check homa_engine_next_deadline() on every wake-up.
+ * Return: absolute ns; UINT64_MAX if nothing is pending.
+ */
+uint64_t homa_engine_wake_by(const homa_engine *e);
+
 /** homa_engine_want_output() - True if homa_engine_output() has something now. */
 bool homa_engine_want_output(const homa_engine *e, uint64_t now);
 

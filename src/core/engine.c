@@ -352,6 +352,18 @@ uint64_t homa_engine_next_deadline(const homa_engine *e)
 	return d < e->next_tick_ns ? d : e->next_tick_ns;
 }
 
+/** homa_engine_wake_by() - See engine.h. */
+uint64_t homa_engine_wake_by(const homa_engine *e)
+{
+	uint64_t d = homa_pacer_deadline(e), t = e->next_tick_ns;
+
+	if (e->ctl_count)
+		return 0;
+	if (t != UINT64_MAX)
+		t += e->s.tick_ns / 2;
+	return d < t ? d : t;
+}
+
 /** homa_engine_want_output() - See engine.h. */
 bool homa_engine_want_output(const homa_engine *e, uint64_t now)
 {

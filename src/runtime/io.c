@@ -150,12 +150,17 @@ static bool wait_packets(struct homa_rt *rt, uint64_t until)
 	return p[0].revents & POLLIN;
 }
 
+/**
+ * next_wake() - When the waiter must wake at the latest: the engine's
+ * homa_engine_wake_by() (ticks may wait for a packet wake-up), capped at
+ * @limit; published in rt->wake_at so senders know when to kick.
+ */
 static uint64_t next_wake(struct homa_rt *rt, uint64_t limit)
 {
 	uint64_t d;
 
 	homa_rt_lock(rt);
-	d = homa_engine_next_deadline(rt->engine);
+	d = homa_engine_wake_by(rt->engine);
 	if (d > limit)
 		d = limit;
 	atomic_store(&rt->wake_at, d);
@@ -181,7 +186,7 @@ void homa_rt_arm_timer(struct homa_rt *rt)
 	uint64_t d;
 
 	homa_rt_lock(rt);
-	d = homa_engine_next_deadline(rt->engine);
+	d = homa_engine_wake_by(rt->engine);
 	if (d == rt->timer_armed) {
 		homa_rt_unlock(rt);
 		return;

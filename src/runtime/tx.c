@@ -37,7 +37,8 @@ static int drain(struct homa_rt *rt, uint64_t now)
 
 /**
  * send_all() - Drain and send until the engine has nothing more to send
- * now. Called with rt->tx_lock held. Return: the engine's next deadline.
+ * now. Called with rt->tx_lock held. Return: when the engine wants a
+ * wake-up at the latest (homa_engine_wake_by()).
  */
 static uint64_t send_all(struct homa_rt *rt)
 {
@@ -47,7 +48,7 @@ static uint64_t send_all(struct homa_rt *rt)
 	do {
 		homa_rt_lock(rt);
 		n = drain(rt, homa_rt_now());
-		deadline = homa_engine_next_deadline(rt->engine);
+		deadline = homa_engine_wake_by(rt->engine);
 		homa_rt_unlock(rt);
 		if (n) {
 			homa_rt_obs_tx(rt, rt->tx_pkts, n);

@@ -608,9 +608,37 @@ static void homa_timer_tick__dead_process_live_host_reply_awaiting_grants(void *
 	dead_process_on_live_host(1000, 150000);
 }
 
+/**
+ * homa_engine_wake_by__tick_may_wait_half() - With a request in flight and
+ * the pacer idle, the tick is due one tick after the send, and a sleeping
+ * host may wake up to half a tick later. Without the leeway the second
+ * check fails; with nothing pending both are UINT64_MAX.
+ */
+static void homa_engine_wake_by__tick_may_wait_half(void **state)
+{
+	homa_addr me = homa_addr_ipv4(0x0a000001), srv = homa_addr_ipv4(0x0a000002);
+	static uint8_t msg[100];
+	struct homa_iov iov = {msg, sizeof(msg)};
+	struct homa_settings s;
+	struct th_pkt k;
+	homa_engine *e;
+	uint64_t id;
+
+	homa_settings_default(&s);
+	assert_int_equal(homa_engine_new(&e, &s, &me, 4000, NULL, 0), 0);
+	assert_int_equal(homa_engine_wake_by(e), UINT64_MAX);
+	assert_int_equal(homa_engine_send_request(e, &srv, 4001, &iov, 1, sizeof(msg), 1000, &id), 0);
+	while (th_take(e, 1000, &k) > 0)
+		;
+	assert_int_equal(homa_engine_next_deadline(e), 1000 + s.tick_ns);
+	assert_int_equal(homa_engine_wake_by(e), 1000 + s.tick_ns + s.tick_ns / 2);
+	homa_engine_free(e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(homa_engine_wake_by__tick_may_wait_half),
 		cmocka_unit_test(homa_timer_tick__server_crash),
 		cmocka_unit_test(homa_timer_tick__client_crash_while_reply_waits_for_grants),
 		cmocka_unit_test(homa_timer_tick__client_crash_mid_request),
