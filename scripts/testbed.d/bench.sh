@@ -131,12 +131,15 @@ client_start() {
 gbps_of() { awk -v m="$1" 'BEGIN { printf "%.6g", m / 1000 }'; }
 
 # TCP bulk traffic beside an arm (coexistence): host i sends 1 MB requests
-# back to back to host i+1, one connection per pair, until killed.
+# back to back to host i+1, one connection per pair, until killed; hosts
+# 0..TB_BULK_FLOWS-1 do (every host if 0). On one shared host CPU every
+# flow's receive work takes CPU from all emulated hosts (docs/RESULTS.md).
 bulk_start() {
-  local dir=$1 i b n=$TB_HOSTS
+  local dir=$1 i b n=$TB_HOSTS f=$TB_BULK_FLOWS
   b=$(bench_bin)
+  ((f > 0 && f < n)) || f=$n
   servers_start tcp "$dir" $(seq 0 $((n - 1)))
-  for ((i = 0; i < n; i++)); do
+  for ((i = 0; i < f; i++)); do
     ip netns exec "$(tb_host_ns "$i")" nice -n "$TB_NICE" taskset -c "$TB_HOST_CPUS" \
       "$b" client --transport tcp --cc cubic --servers "$(server_list tcp $(((i + 1) % n)))" \
       --workload 1M --outstanding 1 --duration $((TB_DURATION + 30)) --quiet \
