@@ -342,26 +342,31 @@ int homa_engine_output(homa_engine *e, uint64_t now, uint8_t *buf, size_t cap,
 	return r;
 }
 
-/** homa_engine_next_deadline() - See engine.h. */
-uint64_t homa_engine_next_deadline(const homa_engine *e)
-{
-	uint64_t d = homa_pacer_deadline(e);
-
-	if (e->ctl_count)
-		return 0;
-	return d < e->next_tick_ns ? d : e->next_tick_ns;
-}
-
-/** homa_engine_wake_by() - See engine.h. */
-uint64_t homa_engine_wake_by(const homa_engine *e)
+/**
+ * deadline() - Now (0) if control packets wait, else the earlier of the
+ * pacer's deadline and the next tick plus @tick_leeway; UINT64_MAX if none.
+ */
+static uint64_t deadline(const homa_engine *e, uint64_t tick_leeway)
 {
 	uint64_t d = homa_pacer_deadline(e), t = e->next_tick_ns;
 
 	if (e->ctl_count)
 		return 0;
 	if (t != UINT64_MAX)
-		t += e->s.tick_ns / 2;
+		t += tick_leeway;
 	return d < t ? d : t;
+}
+
+/** homa_engine_next_deadline() - See engine.h. */
+uint64_t homa_engine_next_deadline(const homa_engine *e)
+{
+	return deadline(e, 0);
+}
+
+/** homa_engine_wake_by() - See engine.h. */
+uint64_t homa_engine_wake_by(const homa_engine *e)
+{
+	return deadline(e, e->s.tick_ns / 2);
 }
 
 /** homa_engine_want_output() - See engine.h. */
