@@ -336,7 +336,7 @@ int homa_engine_output(homa_engine *e, uint64_t now, uint8_t *buf, size_t cap,
 	r = homa_output_data(e, now, buf, cap, tx);
 	/* 0 also comes from a packet the seal hook refused: count only real waits */
 	if (r == 0 && !homa_list_empty(&e->tx_list) && e->link_idle_ns > now + homa_pacer_bound(e)) {
-		e->st.pacer_throttled_ns += e->link_idle_ns - now - homa_pacer_bound(e);
+		e->st.pacer_throttled_ns += e->link_idle_ns - (now + homa_pacer_bound(e));
 		homa_pacer_note_held(e);
 	}
 	return r;
