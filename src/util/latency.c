@@ -3,6 +3,7 @@
 #include "util/latency.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -56,40 +57,107 @@ void homa_lat_free(struct homa_lat *l)
 	homa_lat_init(l);
 }
 
-/** cmp_double() - qsort order for doubles, ascending. */
-static int cmp_double(const void *a, const void *b)
+/** swap2() - Exchange *@a and *@b. */
+static inline void swap2(double *a, double *b)
 {
-	double x = *(const double *)a, y = *(const double *)b;
+	double t = *a;
 
-	return (x > y) - (x < y);
+	*a = *b;
+	*b = t;
 }
 
-/** rank() - Nearest-rank percentile @q of sorted @v (@n > 0). */
-static double rank(const double *v, size_t n, double q)
+/**
+ * split() - Hoare partition of v[lo..hi) (at least 2 values) around the
+ * median of its first, middle and last values. Return: j with every value
+ * of v[lo..j] <= every value of v[j+1..hi), lo <= j < hi - 1.
+ */
+static ptrdiff_t split(double *v, ptrdiff_t lo, ptrdiff_t hi)
+{
+	ptrdiff_t mid = lo + (hi - lo) / 2, i = lo - 1, j = hi;
+	double p;
+
+	/* order v[lo], v[mid], v[hi-1]; the median goes first as the pivot */
+	if (v[mid] < v[lo])
+		swap2(&v[mid], &v[lo]);
+	if (v[hi - 1] < v[mid])
+		swap2(&v[hi - 1], &v[mid]);
+	if (v[mid] < v[lo])
+		swap2(&v[mid], &v[lo]);
+	swap2(&v[lo], &v[mid]);
+	p = v[lo];
+	for (;;) {
+		do
+			i++;
+		while (v[i] < p);
+		do
+			j--;
+		while (v[j] > p);
+		if (i >= j)
+			return j;
+		swap2(&v[i], &v[j]);
+	}
+}
+
+void homa_select_nth(double *v, size_t n, size_t k)
+{
+	ptrdiff_t lo = 0, hi = (ptrdiff_t)n;
+
+	if (k >= n)
+		return;
+	while (hi - lo > 1) {
+		ptrdiff_t j = split(v, lo, hi);
+
+		if ((ptrdiff_t)k <= j)
+			hi = j + 1;
+		else
+			lo = j + 1;
+	}
+}
+
+/** rank_index() - 0-based index of nearest-rank percentile @q of @n (> 0) values. */
+static size_t rank_index(size_t n, double q)
 {
 	double r = ceil(q * (double)n - 1e-9);
 	size_t i = r < 1 ? 0 : (size_t)r - 1;
 
-	return v[i < n ? i : n - 1];
+	return i < n ? i : n - 1;
+}
+
+/**
+ * at_rank() - The value of rank index @i of @v[0..n), where every value
+ * before @from is at most every value from @from on (@from <= @i): places
+ * it at v[i] with the same property at @i.
+ */
+static double at_rank(double *v, size_t n, size_t from, size_t i)
+{
+	homa_select_nth(v + from, n - from, i - from);
+	return v[i];
 }
 
 void homa_summary_of(double *vals, size_t n, struct homa_summary *out)
 {
+	size_t i50, i99, i999;
 	double sum = 0;
 
 	memset(out, 0, sizeof(*out));
 	if (n == 0)
 		return;
-	qsort(vals, n, sizeof(*vals), cmp_double);
-	for (size_t i = 0; i < n; i++)
+	out->min = out->max = vals[0];
+	for (size_t i = 0; i < n; i++) {
 		sum += vals[i];
+		if (vals[i] < out->min)
+			out->min = vals[i];
+		if (vals[i] > out->max)
+			out->max = vals[i];
+	}
 	out->count = n;
-	out->min = vals[0];
-	out->max = vals[n - 1];
 	out->mean = sum / (double)n;
-	out->p50 = rank(vals, n, 0.50);
-	out->p99 = rank(vals, n, 0.99);
-	out->p999 = rank(vals, n, 0.999);
+	i50 = rank_index(n, 0.50);
+	i99 = rank_index(n, 0.99);
+	i999 = rank_index(n, 0.999);
+	out->p50 = at_rank(vals, n, 0, i50);
+	out->p99 = at_rank(vals, n, i50, i99);
+	out->p999 = at_rank(vals, n, i99, i999);
 }
 
 int homa_lat_summary(const struct homa_lat *l, uint32_t lo, uint32_t hi,

@@ -6,6 +6,8 @@
 #include <stdint.h>
 #include <math.h>
 #include <cmocka.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "util/latency.h"
 
@@ -40,6 +42,65 @@ static void homa_summary_of__small_sets(void **state)
 	homa_summary_of(one, 0, &s);
 	assert_int_equal(s.count, 0);
 	assert_true(s.p99 == 0);
+}
+
+/** cmp() - qsort order for the reference sort. */
+static int cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/** fill() - Input pattern @kind of @n values (random with few or many
+ * distinct values, sorted, reversed, constant, organ pipe). */
+static void fill(double *v, int n, int kind, unsigned *seed)
+{
+	for (int i = 0; i < n; i++) {
+		switch (kind) {
+		case 0: v[i] = rand_r(seed) % 1000000; break;
+		case 1: v[i] = rand_r(seed) % 3; break;
+		case 2: v[i] = i; break;
+		case 3: v[i] = n - i; break;
+		case 4: v[i] = 1.0; break;
+		default: v[i] = i < n / 2 ? i : n - i; break;
+		}
+	}
+}
+
+/**
+ * Selection gives what a full sort gives, at every rank tried, on inputs
+ * that break naive quickselects (duplicates, sorted, constant); the
+ * summary's percentiles equal the sorted array's at their ranks.
+ */
+static void homa_select_nth__matches_sort(void **state)
+{
+	static double src[4001], v[4001], ref[4001];
+	unsigned seed = 7;
+
+	for (int kind = 0; kind < 6; kind++) {
+		for (int n = 1; n <= 4001; n += n < 20 ? 1 : 997) {
+			size_t bytes = (size_t)n * sizeof(*v);
+			struct homa_summary s;
+
+			fill(src, n, kind, &seed);
+			memcpy(ref, src, bytes);
+			qsort(ref, (size_t)n, sizeof(*ref), cmp);
+			for (int k = 0; k < n; k += n < 50 ? 1 : n / 7 + 1) {
+				memcpy(v, src, bytes);
+				homa_select_nth(v, (size_t)n, (size_t)k);
+				assert_true(v[k] == ref[k]);
+				for (int i = 0; i < n; i++)
+					assert_true(i < k ? v[i] <= v[k] : v[i] >= v[k]);
+			}
+			memcpy(v, src, bytes);
+			homa_summary_of(v, (size_t)n, &s);
+			assert_true(s.min == ref[0] && s.max == ref[n - 1]);
+			assert_true(s.p50 == ref[(n + 1) / 2 - 1]);
+			assert_true(s.p99 == ref[(int)ceil(0.99 * n - 1e-9) - 1]);
+			assert_true(s.p999 == ref[(int)ceil(0.999 * n - 1e-9) - 1]);
+		}
+	}
 }
 
 /** Summaries select samples by size; merge appends. */
@@ -120,6 +181,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(homa_summary_of__nearest_rank),
 		cmocka_unit_test(homa_summary_of__small_sets),
+		cmocka_unit_test(homa_select_nth__matches_sort),
 		cmocka_unit_test(homa_lat_summary__size_filter),
 		cmocka_unit_test(homa_buckets_from_workload__uniform),
 		cmocka_unit_test(homa_buckets_from_workload__merges_repeats),

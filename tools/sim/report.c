@@ -31,58 +31,105 @@ static double slow(const struct sim_msg *m, bool ideal)
 	return t / (double)m->best_ns;
 }
 
-/** summarize() - Summary of slowdowns of measured messages in bucket @bk (-1: all). */
-static int summarize(const struct sim_run *r, const struct homa_buckets *b, int bk,
-		     bool ideal, double *vals, struct homa_summary *out)
+/** summarize_all() - Summary of the slowdowns of all measured messages. */
+static void summarize_all(const struct sim_run *r, bool ideal, double *vals,
+			  struct homa_summary *out)
 {
 	size_t k = 0;
 	uint64_t i;
 
-	for (i = 0; i < r->nmsgs; i++) {
-		if (!measured(r, i))
-			continue;
-		if (bk >= 0 && homa_buckets_index(b, r->msgs[i].size) != (size_t)bk)
-			continue;
-		vals[k++] = slow(&r->msgs[i], ideal);
-	}
+	for (i = 0; i < r->nmsgs; i++)
+		if (measured(r, i))
+			vals[k++] = slow(&r->msgs[i], ideal);
 	homa_summary_of(vals, k, out);
+}
+
+/**
+ * by_bucket() - Summaries per size bucket, engine (@ideal false) or ideal:
+ * the slowdowns are grouped by bucket in @vals (a counting sort; @bk holds
+ * each message's bucket, UINT8_MAX if not measured) and each group is
+ * summarized in place.
+ */
+static void by_bucket(const struct sim_run *r, const uint8_t *bk, bool ideal,
+		      double *vals, struct homa_summary *out, size_t nb)
+{
+	size_t start[HOMA_BUCKETS_MAX + 1] = {0}, fill[HOMA_BUCKETS_MAX];
+	uint64_t i;
+	size_t b;
+
+	for (i = 0; i < r->nmsgs; i++)
+		if (bk[i] != UINT8_MAX)
+			start[bk[i] + 1]++;
+	for (b = 0; b < nb; b++) {
+		start[b + 1] += start[b];
+		fill[b] = start[b];
+	}
+	for (i = 0; i < r->nmsgs; i++)
+		if (bk[i] != UINT8_MAX)
+			vals[fill[bk[i]]++] = slow(&r->msgs[i], ideal);
+	for (b = 0; b < nb; b++)
+		homa_summary_of(vals + start[b], start[b + 1] - start[b], &out[b]);
+}
+
+/**
+ * buckets() - Fill s->eng and s->ideal per bucket. Return: 0 or
+ * HOMA_ENOMEM (the per-message bucket array).
+ */
+static int buckets(const struct sim_run *r, struct sim_stats *s, double *vals)
+{
+	uint8_t *bk = malloc(r->nmsgs + 1);
+	uint64_t i;
+
+	if (!bk)
+		return HOMA_ENOMEM;
+	for (i = 0; i < r->nmsgs; i++)
+		bk[i] = measured(r, i) ? (uint8_t)homa_buckets_index(&s->b, r->msgs[i].size)
+				       : UINT8_MAX;
+	by_bucket(r, bk, false, vals, s->eng, s->b.n);
+	by_bucket(r, bk, true, vals, s->ideal, s->b.n);
+	free(bk);
 	return 0;
 }
 
-/** by_size() - qsort order of message pointers: size, then index (stable). */
-static int by_size(const void *a, const void *b)
-{
-	const struct sim_msg *x = *(const struct sim_msg *const *)a;
-	const struct sim_msg *y = *(const struct sim_msg *const *)b;
-
-	if (x->size != y->size)
-		return x->size < y->size ? -1 : 1;
-	return x < y ? -1 : x > y;
-}
-
-/** short_half() - P99 slowdown of the shortest half of the measured messages. */
+/**
+ * short_half() - P99 slowdown of the shortest half of the measured
+ * messages, ordered by size and then by index: the half-th smallest size
+ * is found by selection, then every message below it and the first ones
+ * (by index) of that size make up the half.
+ */
 static void short_half(const struct sim_run *r, struct sim_stats *s, double *vals)
 {
-	const struct sim_msg **v = malloc((r->nmsgs + 1) * sizeof(*v));
 	struct homa_summary sum;
-	size_t n = 0, i, half;
+	size_t n = 0, half, below = 0, k;
+	uint64_t i;
+	double cut;
 
-	if (!v)
-		return;
 	for (i = 0; i < r->nmsgs; i++)
 		if (measured(r, i))
-			v[n++] = &r->msgs[i];
-	qsort(v, n, sizeof(*v), by_size);
+			vals[n++] = r->msgs[i].size;
+	if (n == 0)
+		return;
 	half = (n + 1) / 2;
-	for (i = 0; i < half; i++)
-		vals[i] = slow(v[i], false);
-	homa_summary_of(vals, half, &sum);
-	s->short_p99 = sum.p99;
-	for (i = 0; i < half; i++)
-		vals[i] = slow(v[i], true);
-	homa_summary_of(vals, half, &sum);
-	s->short_ideal_p99 = sum.p99;
-	free(v);
+	homa_select_nth(vals, n, half - 1);
+	cut = vals[half - 1];
+	for (k = 0; k < half; k++)
+		below += vals[k] < cut;
+	for (int ideal = 0; ideal < 2; ideal++) {
+		size_t eq = half - below;
+
+		k = 0;
+		for (i = 0; i < r->nmsgs && k < half; i++) {
+			const struct sim_msg *m = &r->msgs[i];
+
+			if (!measured(r, i) || m->size > cut || (m->size == cut && !eq))
+				continue;
+			if (m->size == cut)
+				eq--;
+			vals[k++] = slow(m, ideal);
+		}
+		homa_summary_of(vals, half, &sum);
+		*(ideal ? &s->short_ideal_p99 : &s->short_p99) = sum.p99;
+	}
 }
 
 /** step_times() - Completion of the last message, engine and ideal (patterns). */
@@ -107,7 +154,6 @@ int sim_stats_compute(const struct sim_run *r, struct sim_stats *s)
 {
 	double *vals = malloc((r->nmsgs + 1) * sizeof(*vals));
 	uint64_t i;
-	size_t b;
 
 	memset(s, 0, sizeof(*s));
 	if (!vals)
@@ -124,12 +170,12 @@ int sim_stats_compute(const struct sim_run *r, struct sim_stats *s)
 		else if (i >= r->measure_from && r->msgs[i].done_ns != UINT64_MAX)
 			s->incomplete++;
 	}
-	for (b = 0; b < s->b.n; b++) {
-		summarize(r, &s->b, (int)b, false, vals, &s->eng[b]);
-		summarize(r, &s->b, (int)b, true, vals, &s->ideal[b]);
+	if (buckets(r, s, vals)) {
+		free(vals);
+		return HOMA_ENOMEM;
 	}
-	summarize(r, &s->b, -1, false, vals, &s->all);
-	summarize(r, &s->b, -1, true, vals, &s->all_ideal);
+	summarize_all(r, false, vals, &s->all);
+	summarize_all(r, true, vals, &s->all_ideal);
 	short_half(r, s, vals);
 	step_times(r, s);
 	free(vals);

@@ -54,11 +54,18 @@ int homa_lat_merge(struct homa_lat *dst, const struct homa_lat *src);
 void homa_lat_free(struct homa_lat *l);
 
 /**
- * homa_summary_of() - Exact summary of @n values. Sorts @vals in place.
- * Percentile q is the value at rank ceil(q * n) (1-based). With @n == 0
- * every field is 0.
+ * homa_summary_of() - Exact summary of @n values; reorders @vals (a
+ * selection, linear time on average, not a sort). Percentile q is the
+ * value at rank ceil(q * n) (1-based). With @n == 0 every field is 0.
  */
 void homa_summary_of(double *vals, size_t n, struct homa_summary *out);
+
+/**
+ * homa_select_nth() - Reorder @v[0..n) so that v[k] holds the value a sort
+ * would put there, no value before it is larger and none after it is
+ * smaller (quickselect with a median-of-three pivot). @k >= @n: no-op.
+ */
+void homa_select_nth(double *v, size_t n, size_t k);
 
 /**
  * homa_lat_summary() - Summary of the completion times (ns) of samples
