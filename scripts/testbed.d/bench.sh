@@ -16,12 +16,22 @@ bench_bin() {
 # Prints the homa-bench transport flags of ARM; exits on an unknown arm.
 arm_flags() {
   case "$1" in
-    homa) echo "--transport homa --homa-link-gbps $(gbps_of "$TB_RATE_MBIT") $(homa_window_flags) $TB_HOMA_FLAGS" ;;
+    homa) echo "--transport homa --homa-link-gbps $(gbps_of "$TB_RATE_MBIT") $(homa_window_flags)" \
+      "$(homa_tick_flag) $TB_HOMA_FLAGS" ;;
     tcp-cubic) echo "--transport tcp --cc cubic" ;;
     tcp-bbr) echo "--transport tcp --cc bbr" ;;
     tcp) echo "--transport tcp" ;;
     *) die "unknown arm $1 (homa, tcp-cubic, tcp-bbr)" ;;
   esac
+}
+
+# Prints Homa's timer tick flag (TB_HOMA_TICK_US; 0: the engine's 1 ms).
+# Every endpoint with work wakes once per tick, and the hosts' 16 Homa
+# processes share one CPU: at 1 ms the ticks alone took most of it
+# (docs/RESULTS.md section 12). RESENDs and timeouts count ticks, so
+# they scale with it.
+homa_tick_flag() {
+  [[ $TB_HOMA_TICK_US == 0 ]] || echo "--homa-tick-us $TB_HOMA_TICK_US"
 }
 
 # Prints Homa's window flags sized to the link: unscheduled bytes about
@@ -43,12 +53,16 @@ homa_window_flags() {
 # TB_MAX_MESSAGE bytes (as the ATC paper truncates them at 1 MB); "mix" is
 # testbed.d/mix.txt (95% 200 B, 5% 200 KB); others unchanged.
 wl_arg() {
-  local wl=$1 f
+  local wl=$1 f tmp
   if [[ ($wl == w4 || $wl == w5) && $TB_MAX_MESSAGE != 0 ]]; then
     f="$TB_OUT/workloads/$wl-cap$TB_MAX_MESSAGE.txt"
+    tmp="$f.$BASHPID"
     mkdir -p "$TB_OUT/workloads"
+    # Clients start while later ones call this again: write a private
+    # copy and rename it, so no client ever reads a half-written file.
     awk -v m="$TB_MAX_MESSAGE" '/^[0-9]/ { print ($1 > m ? m : $1), $2 }' \
-      "$TB_ROOT/workloads/$wl.txt" >"$f"
+      "$TB_ROOT/workloads/$wl.txt" >"$tmp"
+    mv -f "$tmp" "$f"
     echo "file:$f"
   elif [[ $wl == mix ]]; then
     echo "file:$TB_LIB/mix.txt"

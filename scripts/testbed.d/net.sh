@@ -21,6 +21,8 @@ tb_validate_config() {
   [[ $TB_NICE =~ ^-?[0-9]+$ ]] && ((TB_NICE >= -20 && TB_NICE <= 19)) || die "--nice must be -20..19"
   [[ $TB_BACKLOG =~ ^[0-9]+$ ]] || die "--backlog must be a packet count"
   [[ $TB_BULK_FLOWS =~ ^[0-9]+$ ]] || die "--bulk-flows must be a flow count (0 = one per host)"
+  [[ $TB_HOMA_TICK_US =~ ^[0-9]+$ ]] && ((TB_HOMA_TICK_US <= 1000000)) \
+    || die "--homa-tick-us must be 0..1000000 (got $TB_HOMA_TICK_US)"
   [[ $TB_SOFTIRQ_NICE == off || $TB_SOFTIRQ_NICE =~ ^-?[0-9]+$ ]] || die "--softirq-nice must be -20..19 or off"
   local ncpu; ncpu=$(nproc --all)
   ((TB_SWITCH_CPU < ncpu)) || die "--switch-cpu $TB_SWITCH_CPU: only $ncpu CPUs"

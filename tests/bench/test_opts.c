@@ -60,6 +60,25 @@ static void bench_opts_parse__server_defaults(void **state)
 	assert_true(o.duration == 5);
 }
 
+/** The Homa settings flags land in their fields; unset ones keep the
+ * engine-default markers; out-of-range values are refused. */
+static void bench_opts_parse__homa_settings(void **state)
+{
+	struct bench_opts o;
+	const char *a[] = { "homa-bench", "server", "--homa-nic-queue-us", "500",
+			    "--homa-pacer-slack-us", "0", "--homa-tick-us", "4000", NULL };
+	const char *b[] = { "homa-bench", "server", NULL };
+	const char *bad[] = { "homa-bench", "server", "--homa-tick-us", "0", NULL };
+
+	assert_int_equal(parse(&o, a), 0);
+	assert_true(o.homa_nicq_us == 500);
+	assert_true(o.homa_slack_us == 0);
+	assert_true(o.homa_tick_us == 4000);
+	assert_int_equal(parse(&o, b), 0);
+	assert_true(o.homa_nicq_us == 0 && o.homa_slack_us == -1 && o.homa_tick_us == 0);
+	assert_int_equal(parse(&o, bad), HOMA_EINVAL);
+}
+
 /** compare takes --json as a flag and defaults to 3 s. */
 static void bench_opts_parse__compare_json_flag(void **state)
 {
@@ -164,6 +183,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(bench_opts_parse__testbed_client),
 		cmocka_unit_test(bench_opts_parse__server_defaults),
+		cmocka_unit_test(bench_opts_parse__homa_settings),
 		cmocka_unit_test(bench_opts_parse__compare_json_flag),
 		cmocka_unit_test(bench_opts_parse__rejects),
 		cmocka_unit_test(bench_opts_parse__observability_flags),

@@ -44,6 +44,7 @@ struct bench_opts {
 	uint32_t homa_incoming; /**< Homa max_incoming (0: engine default) */
 	double homa_nicq_us;    /**< Homa max_nic_queue_ns in us (0: engine default) */
 	double homa_slack_us;   /**< Homa max_pacer_slack_ns in us (-1: engine default) */
+	double homa_tick_us;    /**< Homa timer tick in us (0: engine default) */
 	int threads;            /**< server threads (default 1) */
 	const char *servers;    /**< client: IP:PORT[,IP:PORT...] */
 	const char *workload;   /**< request sizes (default "100") */
@@ -92,6 +93,7 @@ struct bench_tr_cfg {
 	uint32_t homa_incoming; /**< 0: engine default */
 	double homa_nicq_us;    /**< 0: engine default */
 	double homa_slack_us;   /**< -1: engine default */
+	double homa_tick_us;    /**< 0: engine default */
 	uint32_t max_size;  /**< largest request or response that will be sent */
 	const char *pcap;   /**< Homa: capture file of the client socket (NULL: none) */
 	uint16_t metrics_port; /**< Homa: /metrics port of the client socket (0: none) */

@@ -46,6 +46,7 @@ static int client_setup(const struct bench_opts *o, struct bench_tr_cfg *cfg,
 	cfg->homa_incoming = o->homa_incoming;
 	cfg->homa_nicq_us = o->homa_nicq_us;
 	cfg->homa_slack_us = o->homa_slack_us;
+	cfg->homa_tick_us = o->homa_tick_us;
 	cfg->pcap = o->pcap;
 	cfg->metrics_port = o->metrics_port;
 	cfg->max_size = w->hi > o->response ? w->hi : o->response;

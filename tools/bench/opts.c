@@ -41,6 +41,8 @@ static const char usage[] =
 "                            means more packets per wake-up on a slow emulated link\n"
 "  --homa-pacer-slack-us U   most slack Homa's pacer adds for late wake-ups (default:\n"
 "                            engine's, 1000; 0 = none)\n"
+"  --homa-tick-us U          Homa's timer tick (default: engine's, 1000); RESENDs and\n"
+"                            timeouts are counted in ticks, so they scale with it\n"
 "                            compare and demo use loopback values instead where these\n"
 "                            are not given: 65000 B packets, 400 Gbps, 200000 B,\n"
 "                            400000 B\n"
@@ -213,7 +215,7 @@ static int set_num(struct bench_opts *o, const char *f, const char *v)
 		{ "--homa-link-gbps", 0.001, 10000 }, { "--rounds", 1, 100 },
 		{ "--homa-unsched-bytes", 1, 1e9 }, { "--homa-max-incoming", 1, 1e9 },
 		{ "--metrics-port", 1, 65535 }, { "--homa-nic-queue-us", 0.001, 1e6 },
-		{ "--homa-pacer-slack-us", 0, 4e6 },
+		{ "--homa-pacer-slack-us", 0, 4e6 }, { "--homa-tick-us", 1, 1e6 },
 	};
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
 		if (strcmp(f, t[i].f))
@@ -242,7 +244,8 @@ static int set_num(struct bench_opts *o, const char *f, const char *v)
 		case 18: o->homa_incoming = (uint32_t)d; break;
 		case 19: o->metrics_port = (uint16_t)d; break;
 		case 20: o->homa_nicq_us = d; break;
-		default: o->homa_slack_us = d; break;
+		case 21: o->homa_slack_us = d; break;
+		default: o->homa_tick_us = d; break;
 		}
 		return 1;
 	}

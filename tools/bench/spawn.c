@@ -134,6 +134,7 @@ static void job_cfg(const struct bench_job *j, struct bench_tr_cfg *cfg, uint32_
 	cfg->homa_incoming = j->o->homa_incoming;
 	cfg->homa_nicq_us = j->o->homa_nicq_us;
 	cfg->homa_slack_us = j->o->homa_slack_us;
+	cfg->homa_tick_us = j->o->homa_tick_us;
 	cfg->max_size = max_size;
 }
 

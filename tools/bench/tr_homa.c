@@ -34,6 +34,7 @@ struct homa_arm_cfg {
 	uint32_t unsched, incoming;
 	double nicq_us;        /**< max_nic_queue_ns in us, or 0 */
 	double slack_us;       /**< max_pacer_slack_ns in us, or -1 */
+	double tick_us;        /**< tick_ns in us, or 0 */
 	const char *pcap;      /**< capture file, or NULL */
 	uint16_t metrics_port; /**< /metrics listener on 127.0.0.1, or 0 */
 };
@@ -59,6 +60,8 @@ static int open_socket(homa_socket **s, const struct homa_arm_cfg *a, bool serve
 		st.max_nic_queue_ns = (uint32_t)(a->nicq_us * 1000);
 	if (a->slack_us >= 0)
 		st.max_pacer_slack_ns = (uint32_t)(a->slack_us * 1000);
+	if (a->tick_us > 0)
+		st.tick_ns = (uint64_t)(a->tick_us * 1000);
 	o.driver = a->driver;
 	o.mode = a->polled ? HOMA_MODE_POLLED : HOMA_MODE_THREADED;
 	o.server = server;
@@ -90,7 +93,7 @@ static int homa_client_open(void **ctx, const struct bench_tr_cfg *cfg)
 	bool v6 = cfg->nservers && cfg->servers[0].ss_family == AF_INET6;
 	struct homa_arm_cfg a = { cfg->driver, cfg->polled, cfg->homa_mtu, cfg->homa_link_gbps,
 				  cfg->homa_unsched, cfg->homa_incoming, cfg->homa_nicq_us,
-				  cfg->homa_slack_us, cfg->pcap,
+				  cfg->homa_slack_us, cfg->homa_tick_us, cfg->pcap,
 				  cfg->metrics_port };
 	int rc = open_socket(&c->s, &a, false, v6 ? "::" : "0.0.0.0", 0);
 	if (rc) {
@@ -199,7 +202,7 @@ int bench_homa_server(const struct bench_opts *o)
 
 	struct homa_arm_cfg a = { o->driver, o->polled, o->homa_mtu, o->homa_link_gbps,
 				  o->homa_unsched, o->homa_incoming, o->homa_nicq_us,
-				  o->homa_slack_us, o->pcap,
+				  o->homa_slack_us, o->homa_tick_us, o->pcap,
 				  o->metrics_port };
 	int rc = open_socket(&s, &a, true, o->bind, o->port);
 	if (rc)
