@@ -36,9 +36,11 @@ homa_tick_flag() {
 
 # Prints Homa's window flags sized to the link: unscheduled bytes about
 # TB_HOMA_UNSCHED_US of link time (at least two packets), max_incoming about
-# TB_HOMA_INCOMING_US (kept under the engine's 5 ms RESEND timer, so
-# granted data never waits in a switch queue longer than that). A value of
-# 0 for either leaves the engine's default (sized for 25 Gbps).
+# TB_HOMA_INCOMING_US (kept well under the RESEND timer, 5 ticks = 50 ms
+# at the testbed's tick, so granted data never waits in a switch queue
+# that long; 16 ms carried 8% more bytes than 4 ms at 50 Mbit/s, 32 ms
+# no more, with drops: docs/RESULTS.md section 12). A value of 0 for
+# either leaves the engine's default (sized for 25 Gbps).
 homa_window_flags() {
   awk -v m="$TB_RATE_MBIT" -v u="$TB_HOMA_UNSCHED_US" -v i="$TB_HOMA_INCOMING_US" -v p="$TB_MTU" 'BEGIN {
     bpus = m / 8                       # bytes per microsecond
