@@ -8,8 +8,20 @@
 
 /** Time limit per calibrated size. */
 #define CALIB_SIZE_NS 500000000ULL
-/** Longest wait for one calibration RPC. */
+/** Longest wait for one calibration RPC, plus its bytes at CALIB_MIN_BPS. */
 #define CALIB_RPC_NS 5000000000ULL
+/** Slowest link a calibration RPC is given time for (1 Mbit/s). */
+#define CALIB_MIN_BPS 1000000ULL
+
+/**
+ * rpc_wait_ns() - How long one calibration RPC of @size bytes may take:
+ * 5 s plus its transfer time at 1 Mbit/s (a 15 MB W3 message needs 6 s on
+ * a 20 Mbit/s link, more than the 5 s alone).
+ */
+static uint64_t rpc_wait_ns(uint32_t size)
+{
+	return CALIB_RPC_NS + (uint64_t)size * (8 * 1000000000ULL / CALIB_MIN_BPS);
+}
 
 size_t bench_calib_sizes(const struct homa_workload *w, const struct homa_buckets *bk,
 			 uint32_t sizes[BENCH_CALIB_MAX])
@@ -28,19 +40,19 @@ static int64_t one_rpc(const struct bench_client_ops *ops, void *ctx, uint32_t s
 		       uint32_t response, uint64_t tag)
 {
 	struct bench_done d;
-	uint64_t t0 = bench_now_ns();
+	uint64_t t0 = bench_now_ns(), wait = rpc_wait_ns(size);
 	int rc = ops->start(ctx, 0, size, response, tag);
 
 	if (rc)
 		return rc;
 	for (;;) {
-		int n = ops->wait(ctx, t0 + CALIB_RPC_NS, &d, 1);
+		int n = ops->wait(ctx, t0 + wait, &d, 1);
 		uint64_t now = bench_now_ns();
 		if (n < 0)
 			return n;
 		if (n == 1 && d.tag == tag)
 			return d.err ? d.err : (int64_t)(now - t0);
-		if (now >= t0 + CALIB_RPC_NS || bench_stop)
+		if (now >= t0 + wait || bench_stop)
 			return HOMA_ETIMEDOUT;
 	}
 }
