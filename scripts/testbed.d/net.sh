@@ -21,6 +21,7 @@ tb_validate_config() {
   [[ $TB_NICE =~ ^-?[0-9]+$ ]] && ((TB_NICE >= -20 && TB_NICE <= 19)) || die "--nice must be -20..19"
   [[ $TB_BACKLOG =~ ^[0-9]+$ ]] || die "--backlog must be a packet count"
   [[ $TB_BULK_FLOWS =~ ^[0-9]+$ ]] || die "--bulk-flows must be a flow count (0 = one per host)"
+  [[ $TB_TCP_CLASS == shared || $TB_TCP_CLASS == own ]] || die "--tcp-class must be shared or own"
   [[ $TB_HOMA_TICK_US =~ ^[0-9]+$ ]] && ((TB_HOMA_TICK_US <= 1000000)) \
     || die "--homa-tick-us must be 0..1000000 (got $TB_HOMA_TICK_US)"
   [[ $TB_SOFTIRQ_NICE == off || $TB_SOFTIRQ_NICE =~ ^-?[0-9]+$ ]] || die "--softirq-nice must be -20..19 or off"
@@ -90,7 +91,7 @@ tb_save_state() {
   {
     local v
     for v in TB_HOSTS TB_RATE_MBIT TB_BUFFER TB_MTU TB_NIC TB_NIC_BUFFER \
-             TB_SUBNET TB_HOST_CPUS TB_SWITCH_CPU TB_BURST_PKTS; do
+             TB_SUBNET TB_HOST_CPUS TB_SWITCH_CPU TB_BURST_PKTS TB_TCP_CLASS; do
       printf '%s=%q\n' "$v" "${!v}"
     done
   } >"$TB_STATE"
@@ -105,10 +106,17 @@ tb_load_state() {
 
 # Builds the switch port qdisc: HTB root, a parent at the link rate, eight
 # leaves (Homa priority P -> class 1:1P, HTB prio 7-P) each with a bfifo of
-# TB_BUFFER bytes, u32 filters on the top three DSCP bits.
+# TB_BUFFER bytes, u32 filters on the top three DSCP bits. With
+# TB_TCP_CLASS=own a filter tried first moves UDP with DSCP 0 (Homa's
+# priority 0) to class 1:11, so TCP is alone in the lowest class, as on a
+# switch configured to keep TCP below every Homa priority.
 tb_shape_switch_port() {
   local dev=$1 rate="${TB_RATE_MBIT}mbit" q=$((TB_MTU + 14)) p
   swexec tc qdisc add dev "$dev" root handle 1: htb default 10
+  if [[ $TB_TCP_CLASS == own ]]; then
+    swexec tc filter add dev "$dev" parent 1: protocol ip prio 9 u32 \
+      match ip protocol 17 0xff match ip tos 0 0xe0 flowid 1:11
+  fi
   swexec tc class add dev "$dev" parent 1: classid 1:1 htb rate "$rate" ceil "$rate" \
     burst "$TB_BURST" cburst "$TB_BURST" quantum "$q"
   for p in 0 1 2 3 4 5 6 7; do

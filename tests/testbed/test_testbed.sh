@@ -37,6 +37,14 @@ jget() { python3 -c "import json,sys; j=json.load(open(sys.argv[1])); print($2)"
 
 case "$mode" in
   fabric)
+    # Bad settings are refused with a clear message before anything is built.
+    for bad in "--tcp-class middle" "--homa-tick-us 1.5" "--bulk-flows x" "--rate 0"; do
+      # shellcheck disable=SC2086
+      if msg=$("$src/scripts/testbed" --prefix "$prefix" $bad status 2>&1); then
+        fail "scripts/testbed accepted $bad"
+      fi
+      grep -q "must be" <<<"$msg" || fail "no clear error for $bad: $msg"
+    done
     "${tb[@]}" --hosts 4 --rate 100 --buffer 250000 --duration 3 run fabric
     f="$out/fabric/fabric.json"
     drops=$(jget "$f" 'j["port_p0"]["drops"]')
