@@ -4,6 +4,7 @@
  * closed loop with N RPCs in flight, a warm-up, a measurement window,
  * a short drain, and the CPU of client and servers over the window.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +26,22 @@ struct slot {
 	int busy;
 };
 
+/**
+ * One snapshot of the servers' CPU and RPC counters, taken by its own
+ * thread: the queries are TCP connections to every server's control
+ * port, and through a congested switch they can take seconds, which must
+ * not stall the load generator (an open-loop client that stops issuing
+ * for a second charges that second to every RPC it issues late).
+ */
+struct srv_snap {
+	struct run *r;
+	pthread_t th;
+	bool started;
+	int rc;             /**< 0, or HOMA_EIO if a server did not answer */
+	int64_t cpu;
+	uint64_t rpcs;
+};
+
 /** Run state. */
 struct run {
 	const struct bench_client_ops *ops;
@@ -38,8 +55,7 @@ struct run {
 	struct homa_rng rng;
 	uint64_t warm_end, end;
 	int64_t cpu0;
-	int64_t srv_cpu0;
-	uint64_t srv_rpcs0;
+	struct srv_snap snap[2]; /**< servers' CPU at the window's start and end */
 	int fatal;
 };
 
@@ -129,25 +145,52 @@ static void progress(struct run *r, uint64_t now)
 		t > 0 ? (double)r->res->rpcs / t : 0.0);
 }
 
+/** snap_main() - Thread body: query every server once into its srv_snap. */
+static void *snap_main(void *arg)
+{
+	struct srv_snap *sn = arg;
+
+	sn->rc = ctl_sum(sn->r, &sn->cpu, &sn->rpcs);
+	return NULL;
+}
+
+/** snap_start() - Start snapshot @i in its own thread (on failure it counts as failed). */
+static void snap_start(struct run *r, int i)
+{
+	struct srv_snap *sn = &r->snap[i];
+
+	sn->r = r;
+	sn->rc = HOMA_EIO;
+	sn->started = pthread_create(&sn->th, NULL, snap_main, sn) == 0;
+}
+
 /** begin_window() - Snapshot CPU counters as measurement starts. */
 static void begin_window(struct run *r)
 {
 	r->cpu0 = homa_cpu_now_us(HOMA_CPU_PROCESS);
-	if (ctl_sum(r, &r->srv_cpu0, &r->srv_rpcs0))
-		r->srv_cpu0 = -1;
+	snap_start(r, 0);
 }
 
 /** end_window() - Snapshot CPU counters as measurement ends. */
 static void end_window(struct run *r)
 {
-	int64_t cpu;
-	uint64_t n;
-
 	r->res->client_cpu_us = homa_cpu_now_us(HOMA_CPU_PROCESS) - r->cpu0;
+	snap_start(r, 1);
+}
+
+/**
+ * servers_cpu() - Wait for both snapshots and fill the servers' CPU over
+ * the window (-1 if either failed).
+ */
+static void servers_cpu(struct run *r)
+{
+	for (int i = 0; i < 2; i++)
+		if (r->snap[i].started)
+			pthread_join(r->snap[i].th, NULL);
 	r->res->server_cpu_us = -1;
-	if (r->srv_cpu0 >= 0 && ctl_sum(r, &cpu, &n) == 0) {
-		r->res->server_cpu_us = cpu - r->srv_cpu0;
-		r->res->server_rpcs = n - r->srv_rpcs0;
+	if (r->snap[0].rc == 0 && r->snap[1].rc == 0) {
+		r->res->server_cpu_us = r->snap[1].cpu - r->snap[0].cpu;
+		r->res->server_rpcs = r->snap[1].rpcs - r->snap[0].rpcs;
 	}
 }
 
@@ -237,6 +280,7 @@ int bench_client_run(const struct bench_client_ops *ops, const struct bench_tr_c
 	r.warm_end = t0 + (uint64_t)(load->warmup * 1e9);
 	r.end = r.warm_end + (uint64_t)(load->duration * 1e9);
 	rc = loop(&r);
+	servers_cpu(&r); /* joins the snapshot threads on every path out of loop() */
 	res->secs = (double)(r.end - r.warm_end) / 1e9;
 	ops->close(r.ctx);
 out:

@@ -87,6 +87,25 @@ static void *ctl_main(void *arg)
 	return NULL;
 }
 
+/**
+ * Traffic class of the control connections: the top three DSCP bits set
+ * (priority 7). Measuring must not wait behind the traffic it measures:
+ * in the testbed a query marked like kernel TCP sat behind full
+ * lowest-class switch queues for seconds (docs/RESULTS.md section 12).
+ */
+#define CTL_TOS 0xe0
+
+/** mark_fast() - Give socket @fd of @family the control traffic class (best effort). */
+static void mark_fast(int fd, int family)
+{
+	int tos = CTL_TOS;
+
+	if (family == AF_INET6)
+		setsockopt(fd, IPPROTO_IPV6, IPV6_TCLASS, &tos, sizeof(tos));
+	else
+		setsockopt(fd, IPPROTO_IP, IP_TOS, &tos, sizeof(tos));
+}
+
 int bench_ctl_start(const struct bench_opts *o)
 {
 	struct bench_tr_cfg cfg;
@@ -102,6 +121,7 @@ int bench_ctl_start(const struct bench_opts *o)
 	if (ctl_fd < 0)
 		return HOMA_EIO;
 	setsockopt(ctl_fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	mark_fast(ctl_fd, cfg.servers[0].ss_family); /* accepted sockets inherit it */
 	if (bind(ctl_fd, (struct sockaddr *)&cfg.servers[0], cfg.server_lens[0]) ||
 	    listen(ctl_fd, 16)) {
 		int e = errno;
@@ -145,8 +165,10 @@ int bench_ctl_query(const struct sockaddr_storage *ss, int port, int64_t *cpu_us
 	int fd = socket(a.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return HOMA_EIO;
-	struct timeval tv = { 2, 0 };
+	struct timeval tv = { 5, 0 };
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)); /* bounds connect() too */
+	mark_fast(fd, a.ss_family);
 	if (connect(fd, (struct sockaddr *)&a, len) == 0 && write(fd, "stat\n", 5) == 5) {
 		ssize_t r = read(fd, buf, sizeof(buf) - 1);
 		if (r > 0) {
