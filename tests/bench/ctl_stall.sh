@@ -31,9 +31,11 @@ PY
 ctl=$!
 finish() {
   rc=$?
-  kill $srv $ctl 2>/dev/null; wait $srv $ctl 2>/dev/null
+  kill $srv $ctl 2>/dev/null || true
+  wait $srv $ctl 2>/dev/null || true
   [ $rc -eq 0 ] || { echo "server log:"; cat "$dir/server.log"; cat "$dir/ctl.log"; }
   rm -rf "$dir"
+  exit $rc
 }
 trap finish EXIT
 i=0
