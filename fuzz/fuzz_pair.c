@@ -58,12 +58,23 @@ static int setup(struct fp_world *w, const uint8_t *data, size_t size)
 	return 0;
 }
 
+/**
+ * scaled() - Length @len for MTU @mtu: lengths above 4000 bytes are cut in
+ * proportion at small MTUs, so a long message is about as many packets at
+ * MTU 300 as at 1472 (the engine's logic counts packets and grant windows,
+ * and MTU 300 would otherwise make every long message 5x the work).
+ */
+static uint32_t scaled(uint32_t len, uint32_t mtu)
+{
+	return len > 4000 && mtu < 1472 ? 4000 + (uint32_t)((uint64_t)(len - 4000) * mtu / 1472) : len;
+}
+
 /** resp_len_of() - The length of the response to request @serial. */
-static uint32_t resp_len_of(uint64_t serial, uint32_t req_len)
+static uint32_t resp_len_of(const struct fp_world *w, uint64_t serial, uint32_t req_len)
 {
 	static const uint32_t lens[] = {8, 100, 1400, 5000, 30000, 120000};
 
-	return serial % 7 == 6 ? req_len : lens[serial % 6];
+	return serial % 7 == 6 ? req_len : scaled(lens[serial % 6], w->s.mtu);
 }
 
 /** write_msg() - Message @len bytes: the serial in 8 bytes, then the @seed pattern. */
@@ -99,8 +110,8 @@ static void op_send(struct fp_world *w)
 	if (w->nreq == FP_MAX_REQ)
 		return;
 	r = &w->req[w->nreq];
-	r->len = pick(&w->in, lens);
-	r->resp_len = resp_len_of(serial, r->len);
+	r->len = scaled(pick(&w->in, lens), w->s.mtu);
+	r->resp_len = resp_len_of(w, serial, r->len);
 	write_msg(w->msg, serial, fp_req_seed(serial), r->len);
 	iov.base = w->msg;
 	iov.len = r->len;
