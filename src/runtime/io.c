@@ -100,6 +100,9 @@ int homa_rt_input(struct homa_rt *rt)
  * virtual machine it leaves the guest), and the engine's deadline is
  * mostly its next tick, the same across many waits, so a timerfd armed
  * only when the deadline moves replaces a timeout on every ppoll().
+ * (Keeping an earlier timer instead of moving it later was measured: it
+ * trades each timerfd_settime() for an early wake-up, ppoll() plus
+ * read(), and cost a server more system calls per RPC than it saved.)
  * Only the thread in the waiting role calls this.
  */
 static void arm_wait(struct homa_rt *rt, uint64_t until)
@@ -124,22 +127,33 @@ static void drain_fd(int fd)
 }
 
 /**
- * wait_packets() - Sleep until a packet arrives, the kick eventfd fires
- * or the absolute time @until passes (an @until in the past or within
- * RT_SPIN_NS only checks).
+ * wait_packets() - Sleep until a packet arrives, the kick eventfd fires,
+ * the engine's absolute deadline @engine_by passes (through wait_tfd) or
+ * the caller's absolute @caller_by passes (through ppoll's own timeout:
+ * it moves with every call, e.g. an open-loop client's next send time,
+ * so a timerfd for it would cost a timerfd_settime() and a read() per
+ * call). A deadline in the past or within RT_SPIN_NS only checks.
  * Return: true if packets are waiting.
  */
-static bool wait_packets(struct homa_rt *rt, uint64_t until)
+static bool wait_packets(struct homa_rt *rt, uint64_t engine_by, uint64_t caller_by)
 {
 	struct pollfd p[3] = {{.fd = rt->drv->fd, .events = POLLIN},
 			      {.fd = rt->kick_fd, .events = POLLIN},
 			      {.fd = rt->wait_tfd, .events = POLLIN}};
-	struct timespec zero = {0, 0};
-	bool past = until <= homa_rt_now() + RT_SPIN_NS;
+	uint64_t now = homa_rt_now(), first = engine_by < caller_by ? engine_by : caller_by;
+	struct timespec ts = {0, 0};
+	bool timed = true;
 
-	if (!past)
-		arm_wait(rt, until);
-	if (ppoll(p, 3, past ? &zero : NULL, NULL) <= 0)
+	if (first > now + RT_SPIN_NS) {
+		arm_wait(rt, engine_by);
+		if (caller_by < engine_by) {
+			ts.tv_sec = (time_t)((caller_by - now) / 1000000000u);
+			ts.tv_nsec = (long)((caller_by - now) % 1000000000u);
+		} else {
+			timed = false;
+		}
+	}
+	if (ppoll(p, 3, timed ? &ts : NULL, NULL) <= 0)
 		return false;
 	if (p[1].revents & POLLIN)
 		drain_fd(rt->kick_fd);
@@ -151,19 +165,18 @@ static bool wait_packets(struct homa_rt *rt, uint64_t until)
 }
 
 /**
- * next_wake() - When the waiter must wake at the latest: the engine's
- * homa_engine_wake_by() (ticks may wait for a packet wake-up), capped at
- * @limit; published in rt->wake_at so senders know when to kick.
+ * engine_wake() - When the waiter must wake at the latest for the engine:
+ * homa_engine_wake_by() (ticks may wait for a packet wake-up). Publishes
+ * the earlier of it and the caller's @limit in rt->wake_at, so senders
+ * know when to kick. Return: the engine's time.
  */
-static uint64_t next_wake(struct homa_rt *rt, uint64_t limit)
+static uint64_t engine_wake(struct homa_rt *rt, uint64_t limit)
 {
 	uint64_t d;
 
 	homa_rt_lock(rt);
 	d = homa_engine_wake_by(rt->engine);
-	if (d > limit)
-		d = limit;
-	atomic_store(&rt->wake_at, d);
+	atomic_store(&rt->wake_at, d < limit ? d : limit);
 	homa_rt_unlock(rt);
 	return d;
 }
@@ -172,7 +185,7 @@ static uint64_t next_wake(struct homa_rt *rt, uint64_t limit)
 void homa_rt_poll_step(struct homa_rt *rt, uint64_t until)
 {
 	homa_rt_timers(rt);
-	if (wait_packets(rt, next_wake(rt, until)))
+	if (wait_packets(rt, engine_wake(rt, until), until))
 		homa_rt_input(rt);
 	atomic_store(&rt->wake_at, 0);
 	if (rt->timer_fd >= 0)
@@ -218,7 +231,7 @@ static void *io_thread(void *arg)
 		if (atomic_load(&rt->closing))
 			break;
 		homa_rt_timers(rt);
-		if (wait_packets(rt, next_wake(rt, UINT64_MAX)))
+		if (wait_packets(rt, engine_wake(rt, UINT64_MAX), UINT64_MAX))
 			homa_rt_input(rt);
 		atomic_store(&rt->wake_at, 0);
 	}

@@ -27,12 +27,17 @@ bool homa_rt_item_matches(const struct rt_item *item, int flags, uint64_t id)
 	return id == 0 || item->ev.id == id;
 }
 
-/** set_ready_fd() - Make the eventfd readable (@on) or not. */
+/**
+ * set_ready_fd() - Make the eventfd readable (@on) or not. Only once
+ * homa_fd() has handed the descriptor out: before that nobody can watch
+ * it, and keeping it current cost a write() and a read() per message that
+ * found no thread waiting (homa_rt_export_ready() catches up).
+ */
 static void set_ready_fd(struct homa_rt *rt, bool on)
 {
 	uint64_t v = 1;
 
-	if (rt->ready_fd < 0)
+	if (rt->ready_fd < 0 || !rt->ready_exported)
 		return;
 	if (on) {
 		if (write(rt->ready_fd, &v, sizeof(v)) < 0)
@@ -85,6 +90,16 @@ void homa_rt_deliver(struct homa_rt *rt, struct rt_item *item)
 		rt->head = item;
 	rt->tail = item;
 	if (++rt->nready == 1)
+		set_ready_fd(rt, true);
+}
+
+/** homa_rt_export_ready() - See rt.h. */
+void homa_rt_export_ready(struct homa_rt *rt)
+{
+	if (rt->ready_exported)
+		return;
+	rt->ready_exported = true;
+	if (rt->nready > 0)
 		set_ready_fd(rt, true);
 }
 

@@ -74,7 +74,8 @@ struct homa_rt {
 	pthread_cond_t space_cond;  /**< senders waiting for buffer space */
 	int space_waiters;
 	bool poller_active;         /**< polled mode: a thread drives I/O */
-	int ready_fd;               /**< eventfd: readable while nready > 0 */
+	int ready_fd;               /**< eventfd: readable while nready > 0, once exported */
+	bool ready_exported;        /**< homa_fd() handed out ready_fd or the epoll set */
 
 	/* transmit (under tx_lock) */
 	pthread_mutex_t tx_lock;
@@ -166,6 +167,13 @@ void homa_rt_idset_foreach(const struct rt_idset *s, void (*fn)(uint64_t id, voi
 void homa_rt_idset_free(struct rt_idset *s);
 
 /* queue.c (all under rt->lock) */
+/**
+ * homa_rt_export_ready() - homa_fd() is handing out ready_fd (or the
+ * epoll set holding it): from now on keep it readable while messages are
+ * queued, starting with those queued already. Called with rt->lock held.
+ */
+void homa_rt_export_ready(struct homa_rt *rt);
+
 /** homa_rt_collect() - Move every pending engine event to a waiter or the queue. */
 void homa_rt_collect(struct homa_rt *rt);
 /** homa_rt_deliver() - Hand @item to a matching waiter, else queue it. */

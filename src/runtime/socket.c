@@ -266,6 +266,8 @@ int homa_fd(homa_socket *s)
 		return HOMA_ESHUTDOWN;
 	homa_rt_lock(rt);
 	fd = rt->mode == HOMA_MODE_THREADED ? rt->ready_fd : polled_fd(rt);
+	if (fd >= 0)
+		homa_rt_export_ready(rt);
 	homa_rt_unlock(rt);
 	if (fd >= 0 && rt->mode == HOMA_MODE_POLLED)
 		homa_rt_arm_timer(rt);

@@ -82,6 +82,44 @@ static void homa_fd__threaded_readable_while_messages_wait(void **state)
 	homa_close(srv);
 }
 
+/**
+ * homa_fd__readable_for_messages_queued_before_it() - The descriptor is
+ * kept current only once homa_fd() handed it out; requests that arrived
+ * before that must still make it readable at once, and taking them must
+ * clear it.
+ */
+static void homa_fd__readable_for_messages_queued_before_it(void **state)
+{
+	homa_socket *srv, *cli;
+	struct sockaddr_storage dst;
+	struct homa_message m;
+	struct homa_stats st;
+	uint64_t id;
+	int ep, waited = 0;
+
+	assert_int_equal(test_open(&srv, HOMA_DRIVER_UDP, HOMA_MODE_THREADED, true, 0, NULL), 0);
+	assert_int_equal(test_open(&cli, HOMA_DRIVER_UDP, HOMA_MODE_THREADED, false, 0, NULL), 0);
+	dst = test_dst(homa_local_port(srv));
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(homa_send(cli, (struct sockaddr *)&dst, "early", 5, (uint64_t)i,
+					   &id), 0);
+	do { /* both requests delivered and queued, nobody waiting */
+		usleep(1000);
+		assert_int_equal(homa_socket_stats(srv, &st), 0);
+	} while (st.server_requests_received < 2 && ++waited < 10000);
+	assert_int_equal(st.server_requests_received, 2);
+	ep = watch(homa_fd(srv));
+	assert_true(ready(ep, 0));
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(homa_recv(srv, HOMA_RECV_REQUEST, 0, 0, &m), 0);
+		homa_message_release(&m);
+	}
+	assert_false(ready(ep, 0));
+	close(ep);
+	homa_close(cli);
+	homa_close(srv);
+}
+
 /** serve_thread() - Answer requests until the socket closes. */
 static void *serve_thread(void *arg)
 {
@@ -136,6 +174,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(homa_fd__threaded_readable_while_messages_wait),
 		cmocka_unit_test(homa_fd__polled_wakes_for_homa_poll),
+		cmocka_unit_test(homa_fd__readable_for_messages_queued_before_it),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

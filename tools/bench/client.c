@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/prctl.h>
 #include <string.h>
 
 #include "bench.h"
@@ -273,6 +274,12 @@ int bench_client_run(const struct bench_client_ops *ops, const struct bench_tr_c
 		r.free_idx[i] = (uint32_t)(r.nslots - 1 - i);
 	r.nfree = r.nslots;
 	homa_rng_seed(&r.rng, load->seed);
+	/*
+	 * Open-loop arrivals must leave on time: every arm sleeps until the
+	 * next one with its transport's timed wait (ppoll, epoll_pwait2),
+	 * which the thread's default timer slack (50 us) would make late.
+	 */
+	prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
 	rc = ops->open(&r.ctx, cfg);
 	if (rc)
 		goto out;
