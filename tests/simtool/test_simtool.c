@@ -106,6 +106,25 @@ static void fabric_build__sizes_settings(void **state)
 	sim_fabric_free(&f);
 }
 
+/** The engine overrides reach the settings: --overcommit, --tick-us. */
+static void fabric_build__engine_overrides(void **state)
+{
+	static const char *const args[] = {"--hosts", "4", "--racks", "1", "--overcommit", "3",
+					   "--tick-us", "10000", NULL};
+	static const char *const bad[] = {"--tick-us", "0", NULL};
+	struct sim_fabric f;
+	struct sim_opts o;
+
+	(void)state;
+	assert_int_equal(parse(&o, args), 0);
+	assert_int_equal(sim_fabric_build(&f, &o, NULL, NULL), 0);
+	assert_int_equal(f.settings.max_overcommit, 3);
+	assert_true(f.settings.tick_ns == 10000000);
+	assert_int_equal(f.settings.max_incoming, 3 * f.settings.unsched_bytes);
+	sim_fabric_free(&f);
+	assert_int_not_equal(parse(&o, bad), 0);
+}
+
 static struct sim_opts iopts;
 static struct sim_msg imsgs[4];
 
@@ -206,6 +225,7 @@ int main(void)
 		cmocka_unit_test(opts_parse__rejects_bad_input),
 		cmocka_unit_test(opts_parse__patterns_count_messages),
 		cmocka_unit_test(fabric_build__sizes_settings),
+		cmocka_unit_test(fabric_build__engine_overrides),
 		cmocka_unit_test(ideal__unloaded_is_best),
 		cmocka_unit_test(ideal__srpt_at_a_shared_receiver),
 		cmocka_unit_test(ideal__parallel_and_preemption),

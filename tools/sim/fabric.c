@@ -108,6 +108,8 @@ static void size_settings(struct sim_fabric *f, const struct sim_opts *o)
 		s->max_overcommit = o->overcommit;
 	if (o->unsched_prios)
 		set_unsched_prios(s, o->unsched_prios);
+	if (o->tick_us)
+		s->tick_ns = o->tick_us * 1000;
 	f->payload = s->mtu - HOMA_DATA_HDR_LEN;
 	f->rtt_ns = sim_best_ns(f, o, f->payload, 0, far) +
 		    homa_sim_leafspine_unloaded_ns(&f->ls, f->ls.cfg.racks < 2, grant_wire,

@@ -65,6 +65,7 @@ struct sim_opts {
 	uint32_t max_incoming;   /**< 0 = max_overcommit x unsched_bytes */
 	uint32_t overcommit;     /**< 0 = engine default */
 	uint32_t unsched_prios;  /**< 0 = engine default */
+	uint64_t tick_us;        /**< timer tick in us, 0 = engine default (1000) */
 	double max_time_ms;      /**< cap on simulated time (0 = automatic) */
 	const char *pcap;
 	uint64_t pcap_count;
