@@ -155,14 +155,19 @@ static void *snap_main(void *arg)
 	return NULL;
 }
 
-/** snap_start() - Start snapshot @i in its own thread (on failure it counts as failed). */
+/**
+ * snap_start() - Start snapshot @i in its own thread (on failure it counts
+ * as failed). Without control ports (--ctl-port -1) there is nothing to
+ * ask: the snapshot fails at once, with no thread.
+ */
 static void snap_start(struct run *r, int i)
 {
 	struct srv_snap *sn = &r->snap[i];
 
 	sn->r = r;
 	sn->rc = HOMA_EIO;
-	sn->started = pthread_create(&sn->th, NULL, snap_main, sn) == 0;
+	sn->started = r->load->ctl_ports &&
+		      pthread_create(&sn->th, NULL, snap_main, sn) == 0;
 }
 
 /** begin_window() - Snapshot CPU counters as measurement starts. */
