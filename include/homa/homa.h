@@ -234,7 +234,9 @@ int homa_send(homa_socket *s, const struct sockaddr *dst, const void *buf,
  * @flags: HOMA_RECV_REQUEST, HOMA_RECV_RESPONSE or both.
  * @id: 0 for any RPC; otherwise only the response to this client RPC
  *	(requires HOMA_RECV_RESPONSE).
- * @timeout_ns: 0 = do not wait, -1 = wait forever, > 0 = wait at most.
+ * @timeout_ns: 0 = do not wait, -1 = wait forever, > 0 = wait at most
+ *	(like poll(): the wait may end up to the calling thread's timer
+ *	slack late, 50 us by default; see PR_SET_TIMERSLACK).
  * @out: filled on success and when an RPC failed (id, cookie, peer, error).
  * Messages are handed out oldest first; a message goes to exactly one
  * caller. A waiter for a specific id has priority over a waiter for any.
