@@ -147,6 +147,9 @@ def merge_arm(d, capacity_gbps):
             m[k] = wmean((r.get(k), r["count"]) for r, _ in rows)
         buckets.append(m)
     arm["buckets"] = buckets
+    counters = [c["homa_counters"] for c in clients if "homa_counters" in c]
+    if counters:  # Homa arms: the client sockets' protocol counters, summed
+        arm["homa_counters"] = {k: sum(c.get(k) or 0 for c in counters) for k in counters[0]}
     arm["queues"] = queue_summary(os.path.join(d, "queues.json"))
     return arm
 
@@ -221,6 +224,15 @@ def case_table(res):
                      f"| {','.join(map(str, q.get('priorities_used', [])))} | {q.get('drops', '-')} "
                      f"| {q.get('max_backlog_bytes', '-')} |")
     lines.append("")
+    for a, o in res["arms"].items():
+        c = o.get("homa_counters")
+        if c:
+            lines.append(f"{a} clients' sockets: DATA out {c['data_pkts_sent']}, GRANTs in "
+                         f"{c['grants_received']}, RESENDs out {c['resends_sent']} / in "
+                         f"{c['resends_received']}, BUSY out {c['busy_sent']}, retransmitted "
+                         f"{c['retransmitted_bytes']} B, timed out {c['rpcs_timed_out']}, "
+                         f"dropped {c['packets_dropped']}")
+            lines.append("")
     hdr = "| bucket <= bytes | " + " | ".join(f"{a} P50 / P99 sd" for a in res["arms"]) + " |"
     lines += [hdr, "|---" * (1 + len(res["arms"])) + "|"]
     nb = max(len(o.get("buckets") or []) for o in res["arms"].values())

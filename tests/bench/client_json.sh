@@ -31,4 +31,15 @@ jq -e --arg t "$tr" '.transport == $t and .rpcs > 0 and .gbps > 0
    and (.cpu_us_per_rpc > 0) and (.server_cpu_us_per_rpc | type == "number")
    and (.buckets | length) >= 2 and (.buckets[0].p99_slowdown | type == "number")' \
    "$dir/out.json" > /dev/null || { echo "bad client JSON"; cat "$dir/out.json"; exit 1; }
+# Homa's protocol counters: as many requests as DATA packets out at least
+# (W1 requests fit one packet), one response packet back per RPC; TCP has none.
+if [ "$tr" = homa ]; then
+  jq -e '.homa_counters.data_pkts_sent >= .rpcs and .homa_counters.data_pkts_received >= .rpcs
+     and (.homa_counters.resends_sent | type == "number")
+     and (.homa_counters.packets_dropped | type == "number")' "$dir/out.json" > /dev/null ||
+    { echo "bad homa_counters"; cat "$dir/out.json"; exit 1; }
+else
+  jq -e 'has("homa_counters") | not' "$dir/out.json" > /dev/null ||
+    { echo "homa_counters on a TCP arm"; exit 1; }
+fi
 echo "ok: $tr"

@@ -81,13 +81,23 @@ static int fake_wait(void *ctx, uint64_t deadline_ns, struct bench_done *out, in
 	return k;
 }
 
+/** fake_proto() - Counters: one DATA packet per RPC started. */
+static void fake_proto(void *ctx, struct bench_proto *out)
+{
+	struct fake *f = ctx;
+
+	memset(out, 0, sizeof(*out));
+	out->valid = true;
+	out->data_sent = f->started;
+}
+
 /** fake_close() - Nothing to release. */
 static void fake_close(void *ctx)
 {
 }
 
 static const struct bench_client_ops fake_ops = {
-	"fake", fake_open, fake_start, fake_wait, fake_close,
+	"fake", fake_open, fake_start, fake_wait, fake_proto, fake_close,
 };
 
 /** setup() - Fresh fake and a one-server config. */
@@ -119,6 +129,8 @@ static void bench_client_run__closed_loop(void **state)
 	assert_true(res.lat.n >= res.rpcs - 8 && res.lat.n <= fk.started);
 	assert_true(res.client_cpu_us >= 0);
 	assert_true(res.server_cpu_us == -1); /* no control ports given */
+	assert_true(res.proto.valid); /* the arm's counters, taken before close() */
+	assert_true(res.proto.data_sent == fk.started);
 	homa_lat_free(&res.lat);
 }
 

@@ -100,6 +100,22 @@ struct bench_tr_cfg {
 };
 
 /**
+ * Protocol counters of a client's socket over its whole run (Homa only:
+ * the engine's statistics, homa_socket_stats()). They show what the
+ * latency figures cannot: retransmission and grant traffic.
+ */
+struct bench_proto {
+	bool valid;                   /**< filled by the arm */
+	uint64_t data_sent, data_recv;   /**< DATA packets */
+	uint64_t grants_sent, grants_recv;
+	uint64_t resends_sent, resends_recv;
+	uint64_t busy_sent;
+	uint64_t retransmitted_bytes;
+	uint64_t rpcs_timed_out;
+	uint64_t dropped;             /**< received packets dropped, all reasons */
+};
+
+/**
  * A client arm. start() begins an RPC and must not block for long;
  * wait() returns finished RPCs, waiting until @deadline_ns (CLOCK_MONOTONIC;
  * 0: do not wait) for the first one.
@@ -112,6 +128,8 @@ struct bench_client_ops {
 	int (*start)(void *ctx, size_t server, uint32_t req, uint32_t resp, uint64_t tag);
 	/** wait() - Up to @max finished RPCs into @out; Return: count or error. */
 	int (*wait)(void *ctx, uint64_t deadline_ns, struct bench_done *out, int max);
+	/** proto() - Optional: the socket's protocol counters so far into @out. */
+	void (*proto)(void *ctx, struct bench_proto *out);
 	/** close() - Tear down; unfinished RPCs are dropped. */
 	void (*close)(void *ctx);
 };
@@ -141,6 +159,7 @@ struct bench_result {
 	int64_t client_cpu_us;   /**< this process's CPU in the window */
 	int64_t server_cpu_us;   /**< servers' CPU in the window (-1: unknown) */
 	uint64_t server_rpcs;    /**< RPCs the servers answered in the window */
+	struct bench_proto proto; /**< the client socket's counters, whole run */
 };
 
 /** How a client run generates load. */

@@ -294,6 +294,8 @@ int bench_client_run(const struct bench_client_ops *ops, const struct bench_tr_c
 	rc = loop(&r);
 	servers_cpu(&r); /* joins the snapshot threads on every path out of loop() */
 	res->secs = (double)(r.end - r.warm_end) / 1e9;
+	if (ops->proto)
+		ops->proto(r.ctx, &res->proto);
 	ops->close(r.ctx);
 out:
 	free(r.slots);

@@ -17,6 +17,24 @@ uint32_t bench_short_max(void)
 	return s.mtu - HOMA_DATA_HDR_LEN;
 }
 
+/** proto_merge() - Add @src's counters to @dst's (valid if either is). */
+static void proto_merge(struct bench_proto *dst, const struct bench_proto *src)
+{
+	if (!src->valid)
+		return;
+	dst->valid = true;
+	dst->data_sent += src->data_sent;
+	dst->data_recv += src->data_recv;
+	dst->grants_sent += src->grants_sent;
+	dst->grants_recv += src->grants_recv;
+	dst->resends_sent += src->resends_sent;
+	dst->resends_recv += src->resends_recv;
+	dst->busy_sent += src->busy_sent;
+	dst->retransmitted_bytes += src->retransmitted_bytes;
+	dst->rpcs_timed_out += src->rpcs_timed_out;
+	dst->dropped += src->dropped;
+}
+
 int bench_result_merge(struct bench_result *dst, const struct bench_result *src)
 {
 	if (homa_lat_merge(&dst->lat, &src->lat))
@@ -29,6 +47,7 @@ int bench_result_merge(struct bench_result *dst, const struct bench_result *src)
 	dst->secs += src->secs;
 	dst->client_cpu_us += src->client_cpu_us;
 	dst->server_rpcs += src->server_rpcs;
+	proto_merge(&dst->proto, &src->proto);
 	if (dst->server_cpu_us < 0 || src->server_cpu_us < 0)
 		dst->server_cpu_us = -1;
 	else
@@ -86,6 +105,7 @@ int bench_stats_compute(const struct bench_result *res, const struct homa_bucket
 	st->errors = res->errors;
 	st->skipped = res->skipped;
 	st->unfinished = res->unfinished;
+	st->proto = res->proto;
 	if (res->secs > 0) {
 		st->gbps = (double)res->bytes * 8 / res->secs / 1e9;
 		st->rpcs_per_sec = (double)res->rpcs / res->secs;
@@ -107,6 +127,28 @@ int bench_stats_compute(const struct bench_result *res, const struct homa_bucket
 		st->short_p99_slow = s.p99;
 	}
 	return bk ? fill_buckets(res, bk, bl, st) : 0;
+}
+
+/** proto_json() - The "homa_counters" object of @p (nothing if not valid). */
+static void proto_json(struct homa_json *j, const struct bench_proto *p)
+{
+	const struct { const char *k; uint64_t v; } f[] = {
+		{"data_pkts_sent", p->data_sent}, {"data_pkts_received", p->data_recv},
+		{"grants_sent", p->grants_sent}, {"grants_received", p->grants_recv},
+		{"resends_sent", p->resends_sent}, {"resends_received", p->resends_recv},
+		{"busy_sent", p->busy_sent}, {"retransmitted_bytes", p->retransmitted_bytes},
+		{"rpcs_timed_out", p->rpcs_timed_out}, {"packets_dropped", p->dropped},
+	};
+
+	if (!p->valid)
+		return;
+	homa_json_key(j, "homa_counters");
+	homa_json_object(j);
+	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++) {
+		homa_json_key(j, f[i].k);
+		homa_json_int(j, (int64_t)f[i].v);
+	}
+	homa_json_end(j);
 }
 
 void bench_stats_json(struct homa_json *j, const struct bench_stats *st)
@@ -135,6 +177,7 @@ void bench_stats_json(struct homa_json *j, const struct bench_stats *st)
 		homa_json_kv_num(j, "short_p50_slowdown", st->short_count ? st->short_p50_slow : NAN);
 		homa_json_kv_num(j, "short_p99_slowdown", st->short_count ? st->short_p99_slow : NAN);
 	}
+	proto_json(j, &st->proto);
 	if (st->nbuckets == 0)
 		return;
 	homa_json_key(j, "buckets");

@@ -35,6 +35,7 @@ struct bench_stats {
 	size_t short_count;
 	size_t nbuckets;
 	struct bench_bucket b[HOMA_BUCKETS_MAX];
+	struct bench_proto proto;     /**< client socket's protocol counters (valid: Homa) */
 };
 
 /**

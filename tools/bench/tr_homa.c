@@ -149,6 +149,30 @@ static int homa_client_wait(void *ctx, uint64_t deadline_ns, struct bench_done *
 	return got;
 }
 
+/** homa_client_proto() - The engine's counters of the client socket. */
+static void homa_client_proto(void *ctx, struct bench_proto *out)
+{
+	struct homa_client *c = ctx;
+	struct homa_stats st;
+	int t;
+
+	memset(out, 0, sizeof(*out));
+	if (homa_socket_stats(c->s, &st))
+		return;
+	out->valid = true;
+	out->data_sent = st.pkts_sent[HOMA_PKT_DATA - HOMA_PKT_FIRST];
+	out->data_recv = st.pkts_recv[HOMA_PKT_DATA - HOMA_PKT_FIRST];
+	out->grants_sent = st.pkts_sent[HOMA_PKT_GRANT - HOMA_PKT_FIRST];
+	out->grants_recv = st.pkts_recv[HOMA_PKT_GRANT - HOMA_PKT_FIRST];
+	out->resends_sent = st.resends_sent;
+	out->resends_recv = st.resends_received;
+	out->busy_sent = st.busy_sent;
+	out->retransmitted_bytes = st.retransmitted_bytes;
+	out->rpcs_timed_out = st.rpcs_timed_out;
+	for (t = 0; t < HOMA_DROP_REASONS; t++)
+		out->dropped += st.drops[t];
+}
+
 /** homa_client_close() - Close the socket. */
 static void homa_client_close(void *ctx)
 {
@@ -163,6 +187,7 @@ const struct bench_client_ops bench_homa_client = {
 	.open = homa_client_open,
 	.start = homa_client_start,
 	.wait = homa_client_wait,
+	.proto = homa_client_proto,
 	.close = homa_client_close,
 };
 
