@@ -103,15 +103,17 @@ def queue_summary(path):
     if not os.path.exists(path):
         return None
     q = load(path)
-    prio = {str(p): {"packets": 0, "drops": 0, "max_backlog_bytes": 0} for p in range(8)}
+    prio = {str(p): {"packets": 0, "bytes": 0, "drops": 0, "max_backlog_bytes": 0} for p in range(8)}
     for port in q.values():
         for p, c in port.items():
             prio[p]["packets"] += c["packets"]
+            prio[p]["bytes"] += c.get("bytes", 0)
             prio[p]["drops"] += c["drops"]
             prio[p]["max_backlog_bytes"] = max(prio[p]["max_backlog_bytes"], c["max_backlog_bytes"])
     return {"per_priority": prio,
             "priorities_used": [int(p) for p in sorted(prio) if prio[p]["packets"] > 0],
             "drops": sum(c["drops"] for c in prio.values()),
+            "port_bytes": sum(c["bytes"] for c in prio.values()),  # wire bytes to the hosts
             "max_backlog_bytes": max(c["max_backlog_bytes"] for c in prio.values())}
 
 
