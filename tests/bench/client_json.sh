@@ -12,7 +12,7 @@ dir=$(mktemp -d)
 srv=$!
 finish() {
   rc=$?
-  kill $srv 2>/dev/null; wait $srv 2>/dev/null
+  kill $srv 2>/dev/null || true; wait $srv 2>/dev/null || true
   [ $rc -eq 0 ] || { echo "server log:"; cat "$dir/server.log"; }
   rm -rf "$dir"
 }
@@ -38,6 +38,10 @@ if [ "$tr" = homa ]; then
      and (.homa_counters.resends_sent | type == "number")
      and (.homa_counters.packets_dropped | type == "number")' "$dir/out.json" > /dev/null ||
     { echo "bad homa_counters"; cat "$dir/out.json"; exit 1; }
+  # the server prints its socket's counters when it stops
+  kill -INT $srv; wait $srv || true
+  grep -Eq '^homa-bench server: homa counters: data_pkts_sent=[1-9][0-9]* data_pkts_received=[1-9]' \
+    "$dir/server.log" || { echo "no server counters"; cat "$dir/server.log"; exit 1; }
 else
   jq -e 'has("homa_counters") | not' "$dir/out.json" > /dev/null ||
     { echo "homa_counters on a TCP arm"; exit 1; }

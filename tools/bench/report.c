@@ -129,10 +129,18 @@ int bench_stats_compute(const struct bench_result *res, const struct homa_bucket
 	return bk ? fill_buckets(res, bk, bl, st) : 0;
 }
 
-/** proto_json() - The "homa_counters" object of @p (nothing if not valid). */
-static void proto_json(struct homa_json *j, const struct bench_proto *p)
+/** A protocol counter's name (as in the JSON) and value. */
+struct proto_field {
+	const char *k;
+	uint64_t v;
+};
+
+#define PROTO_FIELDS 10
+
+/** proto_fields() - @p's counters as named fields into @f (PROTO_FIELDS). */
+static void proto_fields(const struct bench_proto *p, struct proto_field *f)
 {
-	const struct { const char *k; uint64_t v; } f[] = {
+	const struct proto_field all[PROTO_FIELDS] = {
 		{"data_pkts_sent", p->data_sent}, {"data_pkts_received", p->data_recv},
 		{"grants_sent", p->grants_sent}, {"grants_received", p->grants_recv},
 		{"resends_sent", p->resends_sent}, {"resends_received", p->resends_recv},
@@ -140,15 +148,37 @@ static void proto_json(struct homa_json *j, const struct bench_proto *p)
 		{"rpcs_timed_out", p->rpcs_timed_out}, {"packets_dropped", p->dropped},
 	};
 
+	memcpy(f, all, sizeof(all));
+}
+
+/** proto_json() - The "homa_counters" object of @p (nothing if not valid). */
+static void proto_json(struct homa_json *j, const struct bench_proto *p)
+{
+	struct proto_field f[PROTO_FIELDS];
+
 	if (!p->valid)
 		return;
+	proto_fields(p, f);
 	homa_json_key(j, "homa_counters");
 	homa_json_object(j);
-	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++) {
+	for (size_t i = 0; i < PROTO_FIELDS; i++) {
 		homa_json_key(j, f[i].k);
 		homa_json_int(j, (int64_t)f[i].v);
 	}
 	homa_json_end(j);
+}
+
+void bench_proto_print(FILE *out, const char *who, const struct bench_proto *p)
+{
+	struct proto_field f[PROTO_FIELDS];
+
+	if (!p->valid)
+		return;
+	proto_fields(p, f);
+	fprintf(out, "%s: homa counters:", who);
+	for (size_t i = 0; i < PROTO_FIELDS; i++)
+		fprintf(out, " %s=%llu", f[i].k, (unsigned long long)f[i].v);
+	fprintf(out, "\n");
 }
 
 void bench_stats_json(struct homa_json *j, const struct bench_stats *st)

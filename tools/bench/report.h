@@ -61,6 +61,12 @@ void bench_stats_print(FILE *f, const char *label, const struct bench_stats *st)
  */
 int bench_result_merge(struct bench_result *dst, const struct bench_result *src);
 
+/**
+ * bench_proto_print() - One line "WHO: homa counters: name=value ..." with
+ * the JSON's names, on @out; nothing if @p is not valid.
+ */
+void bench_proto_print(FILE *out, const char *who, const struct bench_proto *p);
+
 /** bench_short_max() - Largest message that fits one Homa packet (default MTU). */
 uint32_t bench_short_max(void);
 

@@ -14,6 +14,7 @@
 
 #include "bench.h"
 #include "ctl.h"
+#include "report.h"
 #include "homa/homa.h"
 
 /** Second word of every request header. */
@@ -149,15 +150,14 @@ static int homa_client_wait(void *ctx, uint64_t deadline_ns, struct bench_done *
 	return got;
 }
 
-/** homa_client_proto() - The engine's counters of the client socket. */
-static void homa_client_proto(void *ctx, struct bench_proto *out)
+/** proto_of() - The engine's counters of socket @s into @out (not valid on error). */
+static void proto_of(homa_socket *s, struct bench_proto *out)
 {
-	struct homa_client *c = ctx;
 	struct homa_stats st;
 	int t;
 
 	memset(out, 0, sizeof(*out));
-	if (homa_socket_stats(c->s, &st))
+	if (homa_socket_stats(s, &st))
 		return;
 	out->valid = true;
 	out->data_sent = st.pkts_sent[HOMA_PKT_DATA - HOMA_PKT_FIRST];
@@ -171,6 +171,12 @@ static void homa_client_proto(void *ctx, struct bench_proto *out)
 	out->rpcs_timed_out = st.rpcs_timed_out;
 	for (t = 0; t < HOMA_DROP_REASONS; t++)
 		out->dropped += st.drops[t];
+}
+
+/** homa_client_proto() - The engine's counters of the client socket. */
+static void homa_client_proto(void *ctx, struct bench_proto *out)
+{
+	proto_of(((struct homa_client *)ctx)->s, out);
 }
 
 /** homa_client_close() - Close the socket. */
@@ -239,6 +245,10 @@ int bench_homa_server(const struct bench_opts *o)
 	homa_serve(s);
 	for (int i = 0; i < started; i++)
 		pthread_join(th[i], NULL);
+	struct bench_proto p;
+
+	proto_of(s, &p);
+	bench_proto_print(stderr, "homa-bench server", &p);
 	homa_close(s);
 	return 0;
 }
