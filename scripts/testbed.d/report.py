@@ -117,6 +117,22 @@ def queue_summary(path):
             "max_backlog_bytes": max(c["max_backlog_bytes"] for c in prio.values())}
 
 
+def server_counters(d):
+    """Sum of the "homa counters:" lines the Homa servers of arm directory D
+    print when they stop (server-h*.log), or None if there are none."""
+    total = {}
+    for path in sorted(glob.glob(os.path.join(d, "server-h*.log"))):
+        with open(path) as f:
+            for line in f:
+                if "homa counters:" not in line:
+                    continue
+                for kv in line.split("homa counters:", 1)[1].split():
+                    k, _, v = kv.partition("=")
+                    if v.isdigit():
+                        total[k] = total.get(k, 0) + int(v)
+    return total or None
+
+
 def merge_arm(d, capacity_gbps):
     """Merges the client JSON files of one arm directory. Percentiles over
     clients are count-weighted means of the clients' own percentiles (the
@@ -152,6 +168,9 @@ def merge_arm(d, capacity_gbps):
     counters = [c["homa_counters"] for c in clients if "homa_counters" in c]
     if counters:  # Homa arms: the client sockets' protocol counters, summed
         arm["homa_counters"] = {k: sum(c.get(k) or 0 for c in counters) for k in counters[0]}
+    servers = server_counters(d)
+    if servers:
+        arm["homa_server_counters"] = servers
     arm["queues"] = queue_summary(os.path.join(d, "queues.json"))
     return arm
 
@@ -227,14 +246,15 @@ def case_table(res):
                      f"| {q.get('max_backlog_bytes', '-')} |")
     lines.append("")
     for a, o in res["arms"].items():
-        c = o.get("homa_counters")
-        if c:
-            lines.append(f"{a} clients' sockets: DATA out {c['data_pkts_sent']}, GRANTs in "
-                         f"{c['grants_received']}, RESENDs out {c['resends_sent']} / in "
-                         f"{c['resends_received']}, BUSY out {c['busy_sent']}, retransmitted "
-                         f"{c['retransmitted_bytes']} B, timed out {c['rpcs_timed_out']}, "
-                         f"dropped {c['packets_dropped']}")
-            lines.append("")
+        for key, who in (("homa_counters", "clients'"), ("homa_server_counters", "servers'")):
+            c = o.get(key)
+            if c:
+                lines.append(f"{a} {who} sockets: DATA out {c.get('data_pkts_sent')}, GRANTs out "
+                             f"{c.get('grants_sent')} / in {c.get('grants_received')}, RESENDs out "
+                             f"{c.get('resends_sent')} / in {c.get('resends_received')}, BUSY out "
+                             f"{c.get('busy_sent')}, retransmitted {c.get('retransmitted_bytes')} B, "
+                             f"timed out {c.get('rpcs_timed_out')}, dropped {c.get('packets_dropped')}")
+                lines.append("")
     hdr = "| bucket <= bytes | " + " | ".join(f"{a} P50 / P99 sd" for a in res["arms"]) + " |"
     lines += [hdr, "|---" * (1 + len(res["arms"])) + "|"]
     nb = max(len(o.get("buckets") or []) for o in res["arms"].values())
