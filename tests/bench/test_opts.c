@@ -71,11 +71,11 @@ static void bench_opts_parse__homa_settings(void **state)
 	const char *bad[] = { "homa-bench", "server", "--homa-tick-us", "0", NULL };
 
 	assert_int_equal(parse(&o, a), 0);
-	assert_true(o.homa_nicq_us == 500);
-	assert_true(o.homa_slack_us == 0);
-	assert_true(o.homa_tick_us == 4000);
+	assert_true(o.homa.nicq_us == 500);
+	assert_true(o.homa.slack_us == 0);
+	assert_true(o.homa.tick_us == 4000);
 	assert_int_equal(parse(&o, b), 0);
-	assert_true(o.homa_nicq_us == 0 && o.homa_slack_us == -1 && o.homa_tick_us == 0);
+	assert_true(o.homa.nicq_us == 0 && o.homa.slack_us == -1 && o.homa.tick_us == 0);
 	assert_int_equal(parse(&o, bad), HOMA_EINVAL);
 }
 

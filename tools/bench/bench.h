@@ -28,6 +28,21 @@ enum bench_transport {
 	BENCH_TR_UDP = 2, /**< plain UDP ping-pong: the floor (datagrams up to 65000 B) */
 };
 
+/**
+ * Homa engine settings homa-bench passes on to both ends (0, or -1 where
+ * noted: the engine's default). One copy travels from the options to the
+ * transport configuration and the Homa arm.
+ */
+struct bench_homa_knobs {
+	uint32_t mtu;           /**< packet size incl. header */
+	double link_gbps;       /**< pacer rate */
+	uint32_t unsched;       /**< unsched_bytes */
+	uint32_t incoming;      /**< max_incoming */
+	double nicq_us;         /**< max_nic_queue_ns in us */
+	double slack_us;        /**< max_pacer_slack_ns in us (-1: engine default) */
+	double tick_us;         /**< timer tick in us */
+};
+
 /** Every option of every mode (see bench_usage()). */
 struct bench_opts {
 	const char *mode;
@@ -38,13 +53,7 @@ struct bench_opts {
 	const char *bind;       /**< server: local address (default 0.0.0.0) */
 	int driver;             /**< enum homa_driver_kind */
 	bool polled;            /**< Homa sockets in polled mode (default; --threaded clears) */
-	uint32_t homa_mtu;      /**< Homa packet size incl. header (0: engine default) */
-	double homa_link_gbps;  /**< Homa pacer rate (0: engine default) */
-	uint32_t homa_unsched;  /**< Homa unsched_bytes (0: engine default) */
-	uint32_t homa_incoming; /**< Homa max_incoming (0: engine default) */
-	double homa_nicq_us;    /**< Homa max_nic_queue_ns in us (0: engine default) */
-	double homa_slack_us;   /**< Homa max_pacer_slack_ns in us (-1: engine default) */
-	double homa_tick_us;    /**< Homa timer tick in us (0: engine default) */
+	struct bench_homa_knobs homa; /**< --homa-* settings */
 	int threads;            /**< server threads (default 1) */
 	const char *servers;    /**< client: IP:PORT[,IP:PORT...] */
 	const char *workload;   /**< request sizes (default "100") */
@@ -87,13 +96,7 @@ struct bench_tr_cfg {
 	const char *cc;     /**< TCP congestion control or NULL */
 	int driver;         /**< Homa driver */
 	bool polled;        /**< Homa polled mode */
-	uint32_t homa_mtu;  /**< 0: engine default */
-	double homa_link_gbps; /**< 0: engine default */
-	uint32_t homa_unsched;  /**< 0: engine default */
-	uint32_t homa_incoming; /**< 0: engine default */
-	double homa_nicq_us;    /**< 0: engine default */
-	double homa_slack_us;   /**< -1: engine default */
-	double homa_tick_us;    /**< 0: engine default */
+	struct bench_homa_knobs homa; /**< Homa engine settings */
 	uint32_t max_size;  /**< largest request or response that will be sent */
 	const char *pcap;   /**< Homa: capture file of the client socket (NULL: none) */
 	uint16_t metrics_port; /**< Homa: /metrics port of the client socket (0: none) */

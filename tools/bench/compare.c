@@ -258,18 +258,18 @@ static uint16_t default_port(const struct bench_opts *o)
 static void loopback_profile(const struct bench_opts *o, struct bench_opts *lo, FILE *f)
 {
 	*lo = *o;
-	if (!lo->homa_mtu)
-		lo->homa_mtu = LO_MTU;
-	if (lo->homa_link_gbps <= 0)
-		lo->homa_link_gbps = LO_LINK_GBPS;
-	if (!lo->homa_unsched)
-		lo->homa_unsched = LO_UNSCHED;
-	if (!lo->homa_incoming)
-		lo->homa_incoming = LO_INCOMING;
+	if (!lo->homa.mtu)
+		lo->homa.mtu = LO_MTU;
+	if (lo->homa.link_gbps <= 0)
+		lo->homa.link_gbps = LO_LINK_GBPS;
+	if (!lo->homa.unsched)
+		lo->homa.unsched = LO_UNSCHED;
+	if (!lo->homa.incoming)
+		lo->homa.incoming = LO_INCOMING;
 	fprintf(f, "Homa settings for loopback: packets of %u B, pacer %.0f Gbps, %u unscheduled B, "
 		"%u B max incoming (--homa-mtu, --homa-link-gbps, --homa-unsched-bytes, "
-		"--homa-max-incoming change them)\n", lo->homa_mtu, lo->homa_link_gbps,
-		lo->homa_unsched, lo->homa_incoming);
+		"--homa-max-incoming change them)\n", lo->homa.mtu, lo->homa.link_gbps,
+		lo->homa.unsched, lo->homa.incoming);
 }
 
 int bench_compare_main(const struct bench_opts *user)

@@ -40,13 +40,7 @@ static int client_setup(const struct bench_opts *o, struct bench_tr_cfg *cfg,
 	cfg->cc = o->cc;
 	cfg->driver = o->driver;
 	cfg->polled = o->polled;
-	cfg->homa_mtu = o->homa_mtu;
-	cfg->homa_link_gbps = o->homa_link_gbps;
-	cfg->homa_unsched = o->homa_unsched;
-	cfg->homa_incoming = o->homa_incoming;
-	cfg->homa_nicq_us = o->homa_nicq_us;
-	cfg->homa_slack_us = o->homa_slack_us;
-	cfg->homa_tick_us = o->homa_tick_us;
+	cfg->homa = o->homa;
 	cfg->pcap = o->pcap;
 	cfg->metrics_port = o->metrics_port;
 	cfg->max_size = w->hi > o->response ? w->hi : o->response;

@@ -138,7 +138,7 @@ void bench_opts_default(struct bench_opts *o)
 	o->scenario = "all";
 	o->calib_count = 200;
 	o->rounds = 1;
-	o->homa_slack_us = -1;
+	o->homa.slack_us = -1;
 }
 
 /** num() - Parse a double in [lo, hi] for @flag. Return: 0 or HOMA_EINVAL. */
@@ -237,15 +237,15 @@ static int set_num(struct bench_opts *o, const char *f, const char *v)
 		case 11: o->seed = (uint64_t)d; break;
 		case 12: o->buckets = (int)d; break;
 		case 13: o->calib_count = (int)d; break;
-		case 14: o->homa_mtu = (uint32_t)d; break;
-		case 15: o->homa_link_gbps = d; break;
+		case 14: o->homa.mtu = (uint32_t)d; break;
+		case 15: o->homa.link_gbps = d; break;
 		case 16: o->rounds = (int)d; break;
-		case 17: o->homa_unsched = (uint32_t)d; break;
-		case 18: o->homa_incoming = (uint32_t)d; break;
+		case 17: o->homa.unsched = (uint32_t)d; break;
+		case 18: o->homa.incoming = (uint32_t)d; break;
 		case 19: o->metrics_port = (uint16_t)d; break;
-		case 20: o->homa_nicq_us = d; break;
-		case 21: o->homa_slack_us = d; break;
-		default: o->homa_tick_us = d; break;
+		case 20: o->homa.nicq_us = d; break;
+		case 21: o->homa.slack_us = d; break;
+		default: o->homa.tick_us = d; break;
 		}
 		return 1;
 	}

@@ -128,13 +128,7 @@ static void job_cfg(const struct bench_job *j, struct bench_tr_cfg *cfg, uint32_
 	cfg->cc = j->o->cc;
 	cfg->driver = j->o->driver;
 	cfg->polled = j->o->polled;
-	cfg->homa_mtu = j->o->homa_mtu;
-	cfg->homa_link_gbps = j->o->homa_link_gbps;
-	cfg->homa_unsched = j->o->homa_unsched;
-	cfg->homa_incoming = j->o->homa_incoming;
-	cfg->homa_nicq_us = j->o->homa_nicq_us;
-	cfg->homa_slack_us = j->o->homa_slack_us;
-	cfg->homa_tick_us = j->o->homa_tick_us;
+	cfg->homa = j->o->homa;
 	cfg->max_size = max_size;
 }
 

@@ -30,12 +30,7 @@ struct homa_client {
 struct homa_arm_cfg {
 	int driver;
 	bool polled;
-	uint32_t mtu;
-	double link_gbps;
-	uint32_t unsched, incoming;
-	double nicq_us;        /**< max_nic_queue_ns in us, or 0 */
-	double slack_us;       /**< max_pacer_slack_ns in us, or -1 */
-	double tick_us;        /**< tick_ns in us, or 0 */
+	struct bench_homa_knobs k; /**< engine settings (0 / -1: defaults) */
 	const char *pcap;      /**< capture file, or NULL */
 	uint16_t metrics_port; /**< /metrics listener on 127.0.0.1, or 0 */
 };
@@ -49,20 +44,20 @@ static int open_socket(homa_socket **s, const struct homa_arm_cfg *a, bool serve
 
 	homa_open_opts_default(&o);
 	homa_settings_default(&st);
-	if (a->mtu)
-		st.mtu = a->mtu;
-	if (a->link_gbps > 0)
-		st.link_mbps = (uint64_t)(a->link_gbps * 1000);
-	if (a->unsched)
-		st.unsched_bytes = a->unsched;
-	if (a->incoming)
-		st.max_incoming = a->incoming;
-	if (a->nicq_us > 0)
-		st.max_nic_queue_ns = (uint32_t)(a->nicq_us * 1000);
-	if (a->slack_us >= 0)
-		st.max_pacer_slack_ns = (uint32_t)(a->slack_us * 1000);
-	if (a->tick_us > 0)
-		st.tick_ns = (uint64_t)(a->tick_us * 1000);
+	if (a->k.mtu)
+		st.mtu = a->k.mtu;
+	if (a->k.link_gbps > 0)
+		st.link_mbps = (uint64_t)(a->k.link_gbps * 1000);
+	if (a->k.unsched)
+		st.unsched_bytes = a->k.unsched;
+	if (a->k.incoming)
+		st.max_incoming = a->k.incoming;
+	if (a->k.nicq_us > 0)
+		st.max_nic_queue_ns = (uint32_t)(a->k.nicq_us * 1000);
+	if (a->k.slack_us >= 0)
+		st.max_pacer_slack_ns = (uint32_t)(a->k.slack_us * 1000);
+	if (a->k.tick_us > 0)
+		st.tick_ns = (uint64_t)(a->k.tick_us * 1000);
 	o.driver = a->driver;
 	o.mode = a->polled ? HOMA_MODE_POLLED : HOMA_MODE_THREADED;
 	o.server = server;
@@ -92,9 +87,7 @@ static int homa_client_open(void **ctx, const struct bench_tr_cfg *cfg)
 		return HOMA_ENOMEM;
 	c->cfg = cfg;
 	bool v6 = cfg->nservers && cfg->servers[0].ss_family == AF_INET6;
-	struct homa_arm_cfg a = { cfg->driver, cfg->polled, cfg->homa_mtu, cfg->homa_link_gbps,
-				  cfg->homa_unsched, cfg->homa_incoming, cfg->homa_nicq_us,
-				  cfg->homa_slack_us, cfg->homa_tick_us, cfg->pcap,
+	struct homa_arm_cfg a = { cfg->driver, cfg->polled, cfg->homa, cfg->pcap,
 				  cfg->metrics_port };
 	int rc = open_socket(&c->s, &a, false, v6 ? "::" : "0.0.0.0", 0);
 	if (rc) {
@@ -231,10 +224,7 @@ int bench_homa_server(const struct bench_opts *o)
 	pthread_t th[64];
 	int started = 0;
 
-	struct homa_arm_cfg a = { o->driver, o->polled, o->homa_mtu, o->homa_link_gbps,
-				  o->homa_unsched, o->homa_incoming, o->homa_nicq_us,
-				  o->homa_slack_us, o->homa_tick_us, o->pcap,
-				  o->metrics_port };
+	struct homa_arm_cfg a = { o->driver, o->polled, o->homa, o->pcap, o->metrics_port };
 	int rc = open_socket(&s, &a, true, o->bind, o->port);
 	if (rc)
 		return rc;
