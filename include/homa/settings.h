@@ -17,7 +17,7 @@ extern "C" {
 #endif
 
 /** Bump when fields are added; homa_settings_default() writes it. */
-#define HOMA_SETTINGS_VERSION 2
+#define HOMA_SETTINGS_VERSION 3
 
 /** Protocol parameters (GUIDE section 4 names). Times are nanoseconds. */
 struct homa_settings {
@@ -63,6 +63,14 @@ struct homa_settings {
 	 * idle the link (1000000 = 1 ms; 0 = the bound is max_nic_queue_ns only).
 	 */
 	uint32_t max_pacer_slack_ns;
+	/**
+	 * Bytes by which a GRANT moves a message's window at least; each
+	 * GRANT also reaches that much less one packet past the one-RTT
+	 * window, so the bytes in flight never drop below what per-packet
+	 * GRANTs keep (0 = a third of unsched_bytes rounded up to whole
+	 * packets; held within one packet .. unsched_bytes).
+	 */
+	uint32_t grant_step;
 };
 
 /**

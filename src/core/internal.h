@@ -313,6 +313,7 @@ void homa_grant_add(homa_engine *e, struct homa_rpc *rpc);
 void homa_grant_remove(homa_engine *e, struct homa_rpc *rpc);
 void homa_grant_received(homa_engine *e, struct homa_rpc *rpc, uint32_t newbytes);
 void homa_grant_check(homa_engine *e);
+uint32_t homa_grant_step(const homa_engine *e);
 
 /* evict.c */
 void homa_evict_init(homa_engine *e);

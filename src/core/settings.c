@@ -44,6 +44,7 @@ void homa_settings_default(struct homa_settings *s)
 	s->incast_unsched_bytes = 1400;
 	s->max_control_queue = 4096;
 	s->max_pacer_slack_ns = 1000000;
+	s->grant_step = 0; /* a third of unsched_bytes, whole packets */
 }
 
 /** check_cutoffs() - Cutoffs of used unscheduled levels must grow toward low priority. */

@@ -19,13 +19,18 @@
 #include "harness.h"
 #include "internal.h"
 
-/** settings() - Defaults with @unsched unscheduled bytes and no FIFO grants. */
+/**
+ * settings() - Defaults with @unsched unscheduled bytes, no FIFO grants and
+ * a GRANT per packet (grant_step 1 is held at one packet; the batching has
+ * its own tests at the end).
+ */
 static struct homa_settings settings(uint32_t unsched)
 {
 	struct homa_settings s;
 
 	homa_settings_default(&s);
 	s.unsched_bytes = unsched;
+	s.grant_step = 1;
 	s.grant_fifo_fraction = 0;
 	s.pacer_fifo_fraction = 0;
 	return s;
@@ -511,9 +516,78 @@ static void homa_grant_check__batch_gets_one_grant(void **state)
 	th_net_free(&n);
 }
 
+/** step_of() - homa_grant_step() of an engine with these unsched_bytes and grant_step. */
+static uint32_t step_of(uint32_t unsched, uint32_t step)
+{
+	struct homa_settings s = settings(unsched);
+	struct th_net n;
+	uint32_t r;
+
+	s.grant_step = step;
+	th_net_init(&n, "s", &s);
+	r = homa_grant_step(n.e[0]);
+	th_net_free(&n);
+	return r;
+}
+
+/**
+ * homa_grant_step__third_of_unsched_in_packets() - By default a GRANT moves
+ * a window by a third of unsched_bytes rounded up to whole 1416-byte
+ * packets; a set step is held within one packet .. unsched_bytes, and a
+ * window below one packet moves by the whole window.
+ */
+static void homa_grant_step__third_of_unsched_in_packets(void **state)
+{
+	assert_int_equal(step_of(10000, 0), 3 * 1416);
+	assert_int_equal(step_of(40000, 0), 10 * 1416);
+	assert_int_equal(step_of(3750, 0), 1416);
+	assert_int_equal(step_of(1000, 0), 1000);
+	assert_int_equal(step_of(10000, 1), 1416);
+	assert_int_equal(step_of(10000, 5000), 5000);
+	assert_int_equal(step_of(10000, 50000), 10000);
+}
+
+/**
+ * homa_grant_check__grants_in_steps() - With the default step (three
+ * packets for 10000 unscheduled bytes) one message's GRANTs go out on its
+ * 1st, 4th and 7th packets, each reaching two packets past received +
+ * unsched_bytes, so granted-but-unreceived bytes never fall below
+ * unsched_bytes less one packet; the message completes bit-exact.
+ */
+static void homa_grant_check__grants_in_steps(void **state)
+{
+	struct homa_settings s = settings(10000);
+	homa_engine *srv;
+	struct homa_rpc *r;
+	struct th_net n;
+	char order[8];
+	int i;
+
+	s.grant_step = 0;
+	th_net_init(&n, "sa", &s);
+	serve(&n);
+	srv = n.e[th_net_node(&n, 's')];
+	send(&n, 'a', 100000);
+	for (i = 0; i < 7; i++) {
+		hop(&n, 'a');
+		r = homa_container_of(srv->grantable.next, struct homa_rpc, in.grant_link);
+		assert_true(r->in.granted - r->in.received >= 10000 - 1416);
+	}
+	assert_int_equal(th_count(n.log, "s>a GRANT"), 3);
+	assert_non_null(strstr(n.log, "s>a GRANT 14248 "));
+	assert_non_null(strstr(n.log, "s>a GRANT 18496 "));
+	assert_non_null(strstr(n.log, "s>a GRANT 22744 "));
+	th_net_run(&n, 1000000000);
+	drain_requests(&n, order, sizeof(order));
+	assert_string_equal(order, "a");
+	th_net_free(&n);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(homa_grant_step__third_of_unsched_in_packets),
+		cmocka_unit_test(homa_grant_check__grants_in_steps),
 		cmocka_unit_test(homa_grant_check__srpt_rank_priorities),
 		cmocka_unit_test(homa_grant_check__scheduled_data_uses_grant_priority),
 		cmocka_unit_test(homa_grant_check__one_message_per_peer),

@@ -35,6 +35,7 @@ static void homa_settings_default__validates(void **state)
 	assert_int_equal(s.pacer_fifo_fraction, 50);
 	assert_int_equal(s.max_nic_queue_ns, 5000);
 	assert_int_equal(s.max_pacer_slack_ns, 1000000);
+	assert_int_equal(s.grant_step, 0);
 	assert_int_equal(s.num_priorities, 8);
 	assert_int_equal(s.unsched_cutoffs[7], 200);
 	assert_int_equal(s.unsched_cutoffs[6], 2800);
@@ -222,7 +223,7 @@ static void homa_engine_set_settings__unsched_bytes_at_run_time(void **state)
 
 	assert_int_equal(run_with_unsched(30000, 40000, &incoming), 0);
 	assert_int_equal(incoming, 30000);
-	assert_true(run_with_unsched(30000, 5000, &incoming) >= 10);
+	assert_true(run_with_unsched(30000, 5000, &incoming) >= 5); /* 25000 bytes in 2-packet steps */
 	assert_int_equal(incoming, 5000);
 }
 

@@ -106,12 +106,13 @@ static void fabric_build__sizes_settings(void **state)
 	sim_fabric_free(&f);
 }
 
-/** The engine overrides reach the settings: --overcommit, --tick-us. */
+/** The engine overrides reach the settings: --overcommit, --tick-us, --grant-step. */
 static void fabric_build__engine_overrides(void **state)
 {
 	static const char *const args[] = {"--hosts", "4", "--racks", "1", "--overcommit", "3",
-					   "--tick-us", "10000", NULL};
+					   "--tick-us", "10000", "--grant-step", "2000", NULL};
 	static const char *const bad[] = {"--tick-us", "0", NULL};
+	static const char *const bad_step[] = {"--grant-step", "0", NULL};
 	struct sim_fabric f;
 	struct sim_opts o;
 
@@ -120,9 +121,11 @@ static void fabric_build__engine_overrides(void **state)
 	assert_int_equal(sim_fabric_build(&f, &o, NULL, NULL), 0);
 	assert_int_equal(f.settings.max_overcommit, 3);
 	assert_true(f.settings.tick_ns == 10000000);
+	assert_int_equal(f.settings.grant_step, 2000);
 	assert_int_equal(f.settings.max_incoming, 3 * f.settings.unsched_bytes);
 	sim_fabric_free(&f);
 	assert_int_not_equal(parse(&o, bad), 0);
+	assert_int_not_equal(parse(&o, bad_step), 0);
 }
 
 static struct sim_opts iopts;

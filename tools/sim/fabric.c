@@ -110,6 +110,7 @@ static void size_settings(struct sim_fabric *f, const struct sim_opts *o)
 		set_unsched_prios(s, o->unsched_prios);
 	if (o->tick_us)
 		s->tick_ns = o->tick_us * 1000;
+	s->grant_step = o->grant_step;
 	f->payload = s->mtu - HOMA_DATA_HDR_LEN;
 	f->rtt_ns = sim_best_ns(f, o, f->payload, 0, far) +
 		    homa_sim_leafspine_unloaded_ns(&f->ls, f->ls.cfg.racks < 2, grant_wire,

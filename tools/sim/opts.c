@@ -34,8 +34,9 @@ void sim_usage(FILE *f)
 		"  --senders N         incast senders (hosts - 1)\n"
 		"  --max-size N        cap sampled message sizes\n"
 		"  --unsched-bytes N --max-incoming N --overcommit N --unsched-prios N --tick-us N\n"
-		"                      engine overrides (unsched-prios: levels for unscheduled data;\n"
-		"                      tick-us: timer tick, the unit of RESENDs and timeouts, 1000)\n"
+		"  --grant-step N      engine overrides (unsched-prios: levels for unscheduled data;\n"
+		"                      tick-us: timer tick, the unit of RESENDs and timeouts, 1000;\n"
+		"                      grant-step: least bytes a GRANT adds, a third of unsched)\n"
 		"  --oneway abort|reply  end of a one-way message (abort)\n"
 		"  --no-ideal          skip the SRPT reference\n"
 		"  --max-time-ms T     stop the simulation at T ms of simulated time\n"
@@ -199,7 +200,7 @@ static int int_opt(struct sim_opts *o, const char *k, const char *v)
 		F("--unsched-bytes", unsched_bytes, 1, 1u << 30),
 		F("--max-incoming", max_incoming, 1, 1u << 31),
 		F("--overcommit", overcommit, 1, 64), F("--unsched-prios", unsched_prios, 1, 7), F("--pcap-count", pcap_count, 1, UINT64_MAX),
-		F("--tick-us", tick_us, 1, 10000000),
+		F("--tick-us", tick_us, 1, 10000000), F("--grant-step", grant_step, 1, 1u << 30),
 #undef F
 	};
 	uint64_t v64;
