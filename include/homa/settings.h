@@ -68,7 +68,7 @@ struct homa_settings {
 	 * GRANT also reaches that much less one packet past the one-RTT
 	 * window, so the bytes in flight never drop below what per-packet
 	 * GRANTs keep (0 = a third of unsched_bytes rounded up to whole
-	 * packets; held within one packet .. unsched_bytes).
+	 * packets, at least two; held within one packet .. unsched_bytes).
 	 */
 	uint32_t grant_step;
 };

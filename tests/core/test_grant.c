@@ -533,14 +533,15 @@ static uint32_t step_of(uint32_t unsched, uint32_t step)
 /**
  * homa_grant_step__third_of_unsched_in_packets() - By default a GRANT moves
  * a window by a third of unsched_bytes rounded up to whole 1416-byte
- * packets; a set step is held within one packet .. unsched_bytes, and a
- * window below one packet moves by the whole window.
+ * packets, at least two; a set step is held within one packet ..
+ * unsched_bytes, and a window below one packet moves by the whole window.
  */
 static void homa_grant_step__third_of_unsched_in_packets(void **state)
 {
 	assert_int_equal(step_of(10000, 0), 3 * 1416);
 	assert_int_equal(step_of(40000, 0), 10 * 1416);
-	assert_int_equal(step_of(3750, 0), 1416);
+	assert_int_equal(step_of(3750, 0), 2 * 1416);
+	assert_int_equal(step_of(2000, 0), 2000);
 	assert_int_equal(step_of(1000, 0), 1000);
 	assert_int_equal(step_of(10000, 1), 1416);
 	assert_int_equal(step_of(10000, 5000), 5000);

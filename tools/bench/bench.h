@@ -41,6 +41,7 @@ struct bench_homa_knobs {
 	double nicq_us;         /**< max_nic_queue_ns in us */
 	double slack_us;        /**< max_pacer_slack_ns in us (-1: engine default) */
 	double tick_us;         /**< timer tick in us */
+	uint32_t grant_step;    /**< least bytes per GRANT */
 };
 
 /** Every option of every mode (see bench_usage()). */

@@ -43,6 +43,8 @@ static const char usage[] =
 "                            engine's, 1000; 0 = none)\n"
 "  --homa-tick-us U          Homa's timer tick (default: engine's, 1000); RESENDs and\n"
 "                            timeouts are counted in ticks, so they scale with it\n"
+"  --homa-grant-step B       least bytes a Homa GRANT adds (default: engine's, a third\n"
+"                            of the unscheduled bytes, at least two packets)\n"
 "                            compare and demo use loopback values instead where these\n"
 "                            are not given: 65000 B packets, 400 Gbps, 200000 B,\n"
 "                            400000 B\n"
@@ -216,6 +218,7 @@ static int set_num(struct bench_opts *o, const char *f, const char *v)
 		{ "--homa-unsched-bytes", 1, 1e9 }, { "--homa-max-incoming", 1, 1e9 },
 		{ "--metrics-port", 1, 65535 }, { "--homa-nic-queue-us", 0.001, 1e6 },
 		{ "--homa-pacer-slack-us", 0, 4e6 }, { "--homa-tick-us", 1, 1e6 },
+		{ "--homa-grant-step", 1, 1e9 },
 	};
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
 		if (strcmp(f, t[i].f))
@@ -245,7 +248,8 @@ static int set_num(struct bench_opts *o, const char *f, const char *v)
 		case 19: o->metrics_port = (uint16_t)d; break;
 		case 20: o->homa.nicq_us = d; break;
 		case 21: o->homa.slack_us = d; break;
-		default: o->homa.tick_us = d; break;
+		case 22: o->homa.tick_us = d; break;
+		default: o->homa.grant_step = (uint32_t)d; break;
 		}
 		return 1;
 	}

@@ -58,6 +58,7 @@ static int open_socket(homa_socket **s, const struct homa_arm_cfg *a, bool serve
 		st.max_pacer_slack_ns = (uint32_t)(a->k.slack_us * 1000);
 	if (a->k.tick_us > 0)
 		st.tick_ns = (uint64_t)(a->k.tick_us * 1000);
+	st.grant_step = a->k.grant_step;
 	o.driver = a->driver;
 	o.mode = a->polled ? HOMA_MODE_POLLED : HOMA_MODE_THREADED;
 	o.server = server;

@@ -135,6 +135,8 @@ static void json_results(struct homa_json *j, const struct sim_run *r,
 {
 	homa_json_kv_num(j, "offered_load", r->o->pattern == SIM_POISSON ? r->o->load : 0);
 	homa_json_kv_num(j, "generated_load", sim_generated_load(r));
+	homa_json_key(j, "window_ns");
+	homa_json_int(j, r->win_start == UINT64_MAX ? 0 : (int64_t)(r->win_end - r->win_start));
 	homa_json_kv_num(j, "achieved_load", sim_achieved_load(r));
 	homa_json_kv_num(j, "ideal_achieved_load", sim_ideal_load(r));
 	homa_json_kv_num(j, "achieved_vs_ideal", sim_ideal_load(r) > 0
