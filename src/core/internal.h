@@ -64,6 +64,7 @@ struct homa_msgin {
 	bool scheduled;           /**< needs grants beyond what the sender announced */
 	uint64_t grant_seq;       /**< 1 + ring sequence number of our latest queued GRANT (0: none) */
 	uint64_t birth;           /**< arrival of first packet (FIFO grants) */
+	uint32_t fifo_end;        /**< granted offset our latest FIFO grant reached (0: none) */
 	struct homa_link grant_link; /**< on engine.grantable, sorted by bytes left */
 	bool counted_unsched;     /**< counted is in engine.unsched_incoming too */
 	bool evict_tracked;       /**< on engine.evict[evict_bucket] (evict.c) */

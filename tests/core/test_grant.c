@@ -384,6 +384,51 @@ static void homa_grant_check__fifo_reaches_oldest(void **state)
 	assert_true(fifo >= 5);
 }
 
+/** quiet_a() - Filter: while *@ctx, node 'a' (1) sends only its first DATA packet. */
+static bool quiet_a(void *ctx, int from, const uint8_t *pkt, size_t len, uint64_t n)
+{
+	struct homa_pkt k;
+
+	(void)n;
+	return *(bool *)ctx && from == 1 && homa_wire_decode(pkt, len, &k) == 0 &&
+	       k.type == HOMA_PKT_DATA && k.u.data.offset > 0;
+}
+
+/**
+ * homa_grant_check__fifo_waits_for_its_bytes() - The oldest message's
+ * sender sends nothing after its first packet while SRPT serves a shorter
+ * one (max_overcommit 1, half the granted bytes due to FIFO): it gets one
+ * FIFO grant, not one per turn, so FIFO bytes nobody sends cannot fill
+ * max_incoming. Once its sender talks again, both complete bit-exact.
+ */
+static void homa_grant_check__fifo_waits_for_its_bytes(void **state)
+{
+	struct homa_settings s = settings(10000);
+	struct homa_stats st;
+	struct th_net n;
+	bool quiet = true;
+	char order[8];
+
+	s.max_overcommit = 1;
+	s.grant_fifo_fraction = 500;
+	s.fifo_grant_increment = 5000;
+	th_net_init(&n, "sab", &s);
+	serve(&n);
+	n.filter = quiet_a;
+	n.filter_ctx = &quiet;
+	send(&n, 'a', 300000);
+	th_net_run(&n, 100000);
+	send(&n, 'b', 100000);
+	th_net_run(&n, 3000000);
+	homa_engine_stats(n.e[0], &st);
+	assert_int_equal(st.fifo_grants_sent, 1);
+	quiet = false;
+	th_net_run(&n, 1000000000);
+	drain_requests(&n, order, sizeof(order));
+	assert_string_equal(order, "ba");
+	th_net_free(&n);
+}
+
 /**
  * homa_grant_check__stalled_message_does_not_block_its_peer() - A message
  * from a process that died right after its first packet (forged here:
@@ -595,6 +640,7 @@ int main(void)
 		cmocka_unit_test(homa_grant_check__max_overcommit),
 		cmocka_unit_test(homa_grant_check__max_incoming),
 		cmocka_unit_test(homa_grant_check__fifo_reaches_oldest),
+		cmocka_unit_test(homa_grant_check__fifo_waits_for_its_bytes),
 		cmocka_unit_test(homa_grant_check__stalled_message_does_not_block_its_peer),
 		cmocka_unit_test(homa_grant_check__shortest_message_starts_at_once),
 		cmocka_unit_test(homa_grant_check__batch_gets_one_grant),

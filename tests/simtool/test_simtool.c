@@ -98,6 +98,7 @@ static void fabric_build__sizes_settings(void **state)
 	assert_true(f.settings.unsched_bytes < rtt_bytes + f.payload);
 	assert_int_equal(f.settings.unsched_bytes % f.payload, 0);
 	assert_int_equal(f.settings.max_incoming, 8 * f.settings.unsched_bytes);
+	assert_int_equal(f.settings.fifo_grant_increment, f.settings.unsched_bytes);
 	/* a one-packet message within a rack beats one across racks by 2 hops */
 	assert_true(sim_best_ns(&f, &o, 100, 0, 1) < sim_best_ns(&f, &o, 100, 0, 20));
 	assert_true(sim_wire_bytes(&f, &o, 100) == 100 + HOMA_DATA_HDR_LEN + 66);
@@ -110,7 +111,8 @@ static void fabric_build__sizes_settings(void **state)
 static void fabric_build__engine_overrides(void **state)
 {
 	static const char *const args[] = {"--hosts", "4", "--racks", "1", "--overcommit", "3",
-					   "--tick-us", "10000", "--grant-step", "2000", NULL};
+					   "--tick-us", "10000", "--grant-step", "2000",
+					   "--fifo-increment", "7000", NULL};
 	static const char *const bad[] = {"--tick-us", "0", NULL};
 	static const char *const bad_step[] = {"--grant-step", "0", NULL};
 	struct sim_fabric f;
@@ -122,6 +124,7 @@ static void fabric_build__engine_overrides(void **state)
 	assert_int_equal(f.settings.max_overcommit, 3);
 	assert_true(f.settings.tick_ns == 10000000);
 	assert_int_equal(f.settings.grant_step, 2000);
+	assert_int_equal(f.settings.fifo_grant_increment, 7000);
 	assert_int_equal(f.settings.max_incoming, 3 * f.settings.unsched_bytes);
 	sim_fabric_free(&f);
 	assert_int_not_equal(parse(&o, bad), 0);

@@ -34,9 +34,11 @@ void sim_usage(FILE *f)
 		"  --senders N         incast senders (hosts - 1)\n"
 		"  --max-size N        cap sampled message sizes\n"
 		"  --unsched-bytes N --max-incoming N --overcommit N --unsched-prios N --tick-us N\n"
-		"  --grant-step N      engine overrides (unsched-prios: levels for unscheduled data;\n"
+		"  --grant-step N --fifo-increment N\n"
+		"                      engine overrides (unsched-prios: levels for unscheduled data;\n"
 		"                      tick-us: timer tick, the unit of RESENDs and timeouts, 1000;\n"
-		"                      grant-step: least bytes a GRANT adds, a third of unsched)\n"
+		"                      grant-step: least bytes a GRANT adds, a third of unsched;\n"
+		"                      fifo-increment: bytes per FIFO grant, unsched)\n"
 		"  --oneway abort|reply  end of a one-way message (abort)\n"
 		"  --no-ideal          skip the SRPT reference\n"
 		"  --max-time-ms T     stop the simulation at T ms of simulated time\n"
@@ -201,6 +203,7 @@ static int int_opt(struct sim_opts *o, const char *k, const char *v)
 		F("--max-incoming", max_incoming, 1, 1u << 31),
 		F("--overcommit", overcommit, 1, 64), F("--unsched-prios", unsched_prios, 1, 7), F("--pcap-count", pcap_count, 1, UINT64_MAX),
 		F("--tick-us", tick_us, 1, 10000000), F("--grant-step", grant_step, 1, 1u << 30),
+		F("--fifo-increment", fifo_increment, 1, 1u << 30),
 #undef F
 	};
 	uint64_t v64;
