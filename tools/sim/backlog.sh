@@ -10,6 +10,9 @@
 # unsustainable one grows in proportion to the window. The column "growth"
 # is the engine's added backlog over the added window time, as a share of
 # the link: the rate at which the backlog grows over that stretch.
+# "refused" counts messages a sender's engine refused (its max_tx_buffered
+# was full): the backlog overflowed a sender, and generated load is then
+# short of offered.
 #
 # Writes OUT/<w>_<load>_<N>.json per run and OUT/backlog.md (appends).
 # Environment: BACKLOG_ARGS more homa-sim options (e.g. "--hosts 16 --racks 2").
@@ -23,8 +26,8 @@ ARGS=${BACKLOG_ARGS:-}
 mkdir -p "$OUT"
 TABLE=$OUT/backlog.md
 if [ ! -s "$TABLE" ]; then
-	echo "| workload | hosts | offered | messages | window ms | generated | achieved / ideal | engine backlog (ms) | ideal backlog (ms) | growth | max ToR->host queue (KB) | args |" >"$TABLE"
-	echo "|---|---|---|---|---|---|---|---|---|---|---|---|" >>"$TABLE"
+	echo "| workload | hosts | offered | messages | window ms | generated | achieved / ideal | engine backlog (ms) | ideal backlog (ms) | growth | refused | max ToR->host queue (KB) | args |" >"$TABLE"
+	echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|" >>"$TABLE"
 fi
 prev_b=""
 prev_w=""
@@ -38,7 +41,7 @@ for n in "$@"; do
 		| ((.generated_load - .achieved_load) * $w) as $b
 		| ((.generated_load - .ideal_achieved_load) * $w) as $ib
 		| (if $pb == "" then "-" else (($b - ($pb | tonumber)) / ($w - ($pw | tonumber)) * 1000 | round / 10 | tostring) + "%" end) as $g
-		| "\($b) \($w) | \(.workload) | \(.hosts) | \(.offered_load) | \(.messages) | \($w * 10 | round / 10) | \(.generated_load * 1000 | round / 1000) | \(.achieved_vs_ideal * 1000 | round / 1000) | \($b * 10 | round / 10) | \($ib * 10 | round / 10) | \($g) | \(.queues.tor_down.max_bytes / 1000 | round) | \($args) |"' "$f")
+		| "\($b) \($w) | \(.workload) | \(.hosts) | \(.offered_load) | \(.messages) | \($w * 10 | round / 10) | \(.generated_load * 1000 | round / 1000) | \(.achieved_vs_ideal * 1000 | round / 1000) | \($b * 10 | round / 10) | \($ib * 10 | round / 10) | \($g) | \(.send_errors) | \(.queues.tor_down.max_bytes / 1000 | round) | \($args) |"' "$f")
 	prev_b=${line%% *}
 	rest=${line#* }
 	prev_w=${rest%% *}
