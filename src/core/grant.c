@@ -181,8 +181,14 @@ static bool is_chosen(struct homa_rpc *const *chosen, uint32_t n, const struct h
 	return false;
 }
 
+/** fifo_increment() - Bytes per FIFO grant: fifo_grant_increment, or one window (unsched_bytes). */
+static uint32_t fifo_increment(const homa_engine *e)
+{
+	return e->s.fifo_grant_increment ? e->s.fifo_grant_increment : e->s.unsched_bytes;
+}
+
 /**
- * grant_fifo() - Give fifo_grant_increment bytes to the oldest message SRPT
+ * grant_fifo() - Give fifo_increment() bytes to the oldest message SRPT
  * did not choose and whose previous FIFO grant has arrived whole. The
  * oldest messages at high load are long ones whose senders serve shorter
  * messages first; granting one of them again and again piled FIFO bytes
@@ -209,7 +215,7 @@ static void grant_fifo(homa_engine *e, struct homa_rpc *const *chosen, uint32_t 
 	}
 	if (!oldest)
 		return;
-	target = (uint64_t)oldest->in.granted + e->s.fifo_grant_increment;
+	target = (uint64_t)oldest->in.granted + fifo_increment(e);
 	oldest->in.granted = target < oldest->in.length ? (uint32_t)target : oldest->in.length;
 	oldest->in.fifo_end = oldest->in.granted;
 	oldest->in.explicit_grant = true;
@@ -308,8 +314,8 @@ void homa_grant_check(homa_engine *e)
 	if (!e->s.grant_fifo_fraction)
 		return;
 	e->fifo_grant_credit += (uint64_t)granted * e->s.grant_fifo_fraction;
-	if (e->fifo_grant_credit >= 1000ull * e->s.fifo_grant_increment) {
-		e->fifo_grant_credit -= 1000ull * e->s.fifo_grant_increment;
+	if (e->fifo_grant_credit >= 1000ull * fifo_increment(e)) {
+		e->fifo_grant_credit -= 1000ull * fifo_increment(e);
 		grant_fifo(e, chosen, n);
 	}
 }

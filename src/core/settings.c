@@ -20,7 +20,7 @@ void homa_settings_default(struct homa_settings *s)
 	s->max_incoming = 400000;
 	s->max_overcommit = 8;
 	s->grant_fifo_fraction = 50;
-	s->fifo_grant_increment = 50000;
+	s->fifo_grant_increment = 0; /* one window: unsched_bytes */
 	s->pacer_fifo_fraction = 50;
 	s->max_nic_queue_ns = 5000;
 	s->num_priorities = 8;
@@ -80,8 +80,6 @@ int homa_settings_validate(const struct homa_settings *s, const char **why)
 		bad = "max_overcommit";
 	else if (s->grant_fifo_fraction > 500 || s->pacer_fifo_fraction > 500)
 		bad = "fifo_fraction (per mille, at most 500)";
-	else if (s->fifo_grant_increment == 0)
-		bad = "fifo_grant_increment";
 	else if (s->num_priorities < 1 || s->num_priorities > HOMA_MAX_PRIORITIES)
 		bad = "num_priorities";
 	else if (s->num_unsched_priorities < 1 ||

@@ -395,23 +395,25 @@ static bool quiet_a(void *ctx, int from, const uint8_t *pkt, size_t len, uint64_
 }
 
 /**
- * homa_grant_check__fifo_waits_for_its_bytes() - The oldest message's
- * sender sends nothing after its first packet while SRPT serves a shorter
- * one (max_overcommit 1, half the granted bytes due to FIFO): it gets one
- * FIFO grant, not one per turn, so FIFO bytes nobody sends cannot fill
- * max_incoming. Once its sender talks again, both complete bit-exact.
+ * fifo_wait_run() - The oldest message's sender sends nothing after its
+ * first packet while SRPT serves a shorter one (max_overcommit 1, half
+ * the granted bytes due to FIFO, fifo_grant_increment @inc); then its
+ * sender talks again and both complete bit-exact, shortest first.
+ * Return: FIFO grants sent while it was quiet; @last: the offset of the
+ * last GRANT it received then (its first, from SRPT, was 11416).
  */
-static void homa_grant_check__fifo_waits_for_its_bytes(void **state)
+static uint64_t fifo_wait_run(uint32_t inc, uint32_t *last)
 {
 	struct homa_settings s = settings(10000);
 	struct homa_stats st;
 	struct th_net n;
 	bool quiet = true;
 	char order[8];
+	const char *g, *p;
 
 	s.max_overcommit = 1;
 	s.grant_fifo_fraction = 500;
-	s.fifo_grant_increment = 5000;
+	s.fifo_grant_increment = inc;
 	th_net_init(&n, "sab", &s);
 	serve(&n);
 	n.filter = quiet_a;
@@ -421,12 +423,33 @@ static void homa_grant_check__fifo_waits_for_its_bytes(void **state)
 	send(&n, 'b', 100000);
 	th_net_run(&n, 3000000);
 	homa_engine_stats(n.e[0], &st);
-	assert_int_equal(st.fifo_grants_sent, 1);
+	g = strstr(n.log, "s>a GRANT ");
+	assert_non_null(g);
+	for (p = g; p; p = strstr(p + 1, "s>a GRANT "))
+		g = p;
+	*last = (uint32_t)strtoul(g + strlen("s>a GRANT "), NULL, 10);
 	quiet = false;
 	th_net_run(&n, 1000000000);
 	drain_requests(&n, order, sizeof(order));
 	assert_string_equal(order, "ba");
 	th_net_free(&n);
+	return st.fifo_grants_sent;
+}
+
+/**
+ * homa_grant_check__fifo_waits_for_its_bytes() - A quiet oldest message
+ * gets one FIFO grant, not one per turn, so FIFO bytes nobody sends cannot
+ * fill max_incoming; a FIFO grant is fifo_grant_increment bytes, or one
+ * window (unsched_bytes) when that is 0, the default.
+ */
+static void homa_grant_check__fifo_waits_for_its_bytes(void **state)
+{
+	uint32_t last;
+
+	assert_int_equal(fifo_wait_run(5000, &last), 1);
+	assert_int_equal(last, 11416 + 5000);
+	assert_int_equal(fifo_wait_run(0, &last), 1);
+	assert_int_equal(last, 11416 + 10000);
 }
 
 /**

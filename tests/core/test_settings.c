@@ -31,7 +31,7 @@ static void homa_settings_default__validates(void **state)
 	assert_int_equal(s.max_incoming, 400000);
 	assert_int_equal(s.max_overcommit, 8);
 	assert_int_equal(s.grant_fifo_fraction, 50);
-	assert_int_equal(s.fifo_grant_increment, 50000);
+	assert_int_equal(s.fifo_grant_increment, 0);
 	assert_int_equal(s.pacer_fifo_fraction, 50);
 	assert_int_equal(s.max_nic_queue_ns, 5000);
 	assert_int_equal(s.max_pacer_slack_ns, 1000000);
@@ -67,7 +67,6 @@ BAD(overcommit0, s->max_overcommit = 0)
 BAD(overcommit_big, s->max_overcommit = 65)
 BAD(grant_fifo, s->grant_fifo_fraction = 501)
 BAD(pacer_fifo, s->pacer_fifo_fraction = 1000)
-BAD(fifo_inc, s->fifo_grant_increment = 0)
 BAD(prio0, s->num_priorities = 0)
 BAD(prio9, s->num_priorities = 9)
 BAD(unsched_prio0, s->num_unsched_priorities = 0)
@@ -98,7 +97,6 @@ static const struct bad_case bad_cases[] = {
 	{"max_overcommit", bad_overcommit_big},
 	{"fifo_fraction", bad_grant_fifo},
 	{"fifo_fraction", bad_pacer_fifo},
-	{"fifo_grant_increment", bad_fifo_inc},
 	{"num_priorities", bad_prio0},
 	{"num_priorities", bad_prio9},
 	{"num_unsched_priorities", bad_unsched_prio0},

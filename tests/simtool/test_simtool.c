@@ -98,7 +98,7 @@ static void fabric_build__sizes_settings(void **state)
 	assert_true(f.settings.unsched_bytes < rtt_bytes + f.payload);
 	assert_int_equal(f.settings.unsched_bytes % f.payload, 0);
 	assert_int_equal(f.settings.max_incoming, 8 * f.settings.unsched_bytes);
-	assert_int_equal(f.settings.fifo_grant_increment, f.settings.unsched_bytes);
+	assert_int_equal(f.settings.fifo_grant_increment, 0); /* the engine's: one window */
 	/* a one-packet message within a rack beats one across racks by 2 hops */
 	assert_true(sim_best_ns(&f, &o, 100, 0, 1) < sim_best_ns(&f, &o, 100, 0, 20));
 	assert_true(sim_wire_bytes(&f, &o, 100) == 100 + HOMA_DATA_HDR_LEN + 66);

@@ -92,8 +92,8 @@ static void set_unsched_prios(struct homa_settings *s, uint32_t n)
  * size_settings() - Engine settings sized to the fabric: the pacer runs
  * at the host link rate, unscheduled bytes cover one unloaded RTT between
  * racks (a full DATA packet out, a GRANT back), rounded up to whole packets,
- * max_incoming allows max_overcommit such windows, and a FIFO grant is one
- * window (as in the Linux module, whose defaults are 10000 bytes for both).
+ * and max_incoming allows max_overcommit such windows (a FIFO grant is one
+ * window by the engine's default).
  */
 static void size_settings(struct sim_fabric *f, const struct sim_opts *o)
 {
@@ -121,7 +121,7 @@ static void size_settings(struct sim_fabric *f, const struct sim_opts *o)
 	s->unsched_bytes = o->unsched_bytes ? o->unsched_bytes : (uint32_t)bytes;
 	s->max_incoming = o->max_incoming ? o->max_incoming
 					  : s->max_overcommit * s->unsched_bytes;
-	s->fifo_grant_increment = o->fifo_increment ? o->fifo_increment : s->unsched_bytes;
+	s->fifo_grant_increment = o->fifo_increment; /* 0: the engine's, one window */
 }
 
 /**

@@ -67,7 +67,7 @@ struct sim_opts {
 	uint32_t unsched_prios;  /**< 0 = engine default */
 	uint64_t tick_us;        /**< timer tick in us, 0 = engine default (1000) */
 	uint32_t grant_step;     /**< least bytes per GRANT, 0 = engine default (a third of unsched_bytes) */
-	uint32_t fifo_increment; /**< bytes per FIFO grant, 0 = unsched_bytes */
+	uint32_t fifo_increment; /**< bytes per FIFO grant, 0 = engine default (unsched_bytes) */
 	double max_time_ms;      /**< cap on simulated time (0 = automatic) */
 	const char *pcap;
 	uint64_t pcap_count;
