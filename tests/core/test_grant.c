@@ -327,6 +327,33 @@ static void homa_grant_check__max_incoming(void **state)
 }
 
 /**
+ * fifo_net() - Nodes 's' (server), 'a', 'b' with 10000 unscheduled bytes,
+ * max_overcommit 1 (SRPT serves one message), grant_fifo_fraction
+ * @fraction and fifo_grant_increment @inc.
+ */
+static void fifo_net(struct th_net *n, uint32_t fraction, uint32_t inc)
+{
+	struct homa_settings s = settings(10000);
+
+	s.max_overcommit = 1;
+	s.grant_fifo_fraction = fraction;
+	s.fifo_grant_increment = inc;
+	th_net_init(n, "sab", &s);
+	serve(n);
+}
+
+/** fifo_end() - Run @n to the end; both requests arrive bit-exact, b first. */
+static void fifo_end(struct th_net *n)
+{
+	char order[8];
+
+	th_net_run(n, 1000000000);
+	drain_requests(n, order, sizeof(order));
+	assert_string_equal(order, "ba");
+	th_net_free(n);
+}
+
+/**
  * fifo_run() - Client 'a' sends an old 300000-byte request; once it is
  * flowing, client 'b' sends a shorter 100000-byte one. With
  * max_overcommit 1 SRPT serves only b. Return: GRANTs a received while b
@@ -335,18 +362,12 @@ static void homa_grant_check__max_incoming(void **state)
  */
 static int fifo_run(uint32_t fraction, uint64_t *fifo_grants)
 {
-	struct homa_settings s = settings(10000);
 	const char *from, *to, *p;
 	struct homa_stats st;
 	struct th_net n;
-	char order[8];
 	int count = 0, i;
 
-	s.max_overcommit = 1;
-	s.grant_fifo_fraction = fraction;
-	s.fifo_grant_increment = 5000;
-	th_net_init(&n, "sab", &s);
-	serve(&n);
+	fifo_net(&n, fraction, 5000);
 	send(&n, 'a', 300000);
 	for (i = 0; i < 5; i++)
 		hop(&n, 'a');
@@ -363,9 +384,7 @@ static int fifo_run(uint32_t fraction, uint64_t *fifo_grants)
 	}
 	homa_engine_stats(n.e[0], &st);
 	*fifo_grants = st.fifo_grants_sent;
-	drain_requests(&n, order, sizeof(order));
-	assert_string_equal(order, "ba");
-	th_net_free(&n);
+	fifo_end(&n);
 	return count;
 }
 
@@ -404,18 +423,12 @@ static bool quiet_a(void *ctx, int from, const uint8_t *pkt, size_t len, uint64_
  */
 static uint64_t fifo_wait_run(uint32_t inc, uint32_t *last)
 {
-	struct homa_settings s = settings(10000);
 	struct homa_stats st;
 	struct th_net n;
 	bool quiet = true;
-	char order[8];
 	const char *g, *p;
 
-	s.max_overcommit = 1;
-	s.grant_fifo_fraction = 500;
-	s.fifo_grant_increment = inc;
-	th_net_init(&n, "sab", &s);
-	serve(&n);
+	fifo_net(&n, 500, inc);
 	n.filter = quiet_a;
 	n.filter_ctx = &quiet;
 	send(&n, 'a', 300000);
@@ -429,10 +442,7 @@ static uint64_t fifo_wait_run(uint32_t inc, uint32_t *last)
 		g = p;
 	*last = (uint32_t)strtoul(g + strlen("s>a GRANT "), NULL, 10);
 	quiet = false;
-	th_net_run(&n, 1000000000);
-	drain_requests(&n, order, sizeof(order));
-	assert_string_equal(order, "ba");
-	th_net_free(&n);
+	fifo_end(&n);
 	return st.fifo_grants_sent;
 }
 
