@@ -144,13 +144,15 @@ uint32_t homa_grant_step(const homa_engine *e)
 /**
  * grant_one() - Raise @rpc's grant toward received + unsched_bytes (plus
  * the batching slack of homa_grant_step()) within the max_incoming budget,
- * of which @used is taken, and send a GRANT if it moved by at least a step
- * (or to the end). Return: bytes newly granted.
+ * of which @used is taken, and send a GRANT if it moved by at least @step
+ * (homa_grant_step(), computed once per pass) or to the end.
+ * Return: bytes newly granted.
  */
-static uint32_t grant_one(homa_engine *e, struct homa_rpc *rpc, uint8_t prio, uint64_t used)
+static uint32_t grant_one(homa_engine *e, struct homa_rpc *rpc, uint8_t prio, uint64_t used,
+			  uint32_t step)
 {
 	struct homa_msgin *in = &rpc->in;
-	uint32_t step = homa_grant_step(e), pkt = homa_data_payload(e);
+	uint32_t pkt = homa_data_payload(e);
 	uint64_t target = (uint64_t)in->received + e->s.unsched_bytes + (step > pkt ? step - pkt : 0);
 	uint64_t avail;
 
@@ -274,7 +276,7 @@ void homa_grant_check(homa_engine *e)
 {
 	struct homa_rpc *chosen[64];
 	uint64_t ahead[64], unsched = 0, moved = 0, used;
-	uint32_t n = 0, i, granted = 0;
+	uint32_t n = 0, i, granted = 0, step;
 	uint64_t gen = ++e->grant_gen;
 	struct homa_link *pos;
 
@@ -295,6 +297,7 @@ void homa_grant_check(homa_engine *e)
 		ahead[n] = unsched;
 		chosen[n++] = r;
 	}
+	step = homa_grant_step(e);
 	for (i = 0; i < n; i++) {
 		struct homa_msgin *in = &chosen[i]->in;
 		uint64_t was = in->counted_unsched ? in->counted : 0;
@@ -309,7 +312,7 @@ void homa_grant_check(homa_engine *e)
 		used = e->total_incoming - e->unsched_incoming + ahead[i] - moved;
 		if (i == 0) /* the head's budget is larger (see above) */
 			used = used > head_extra(e) ? used - head_extra(e) : 0;
-		granted += grant_one(e, chosen[i], rank_priority(e, i, n), used);
+		granted += grant_one(e, chosen[i], rank_priority(e, i, n), used, step);
 		if (!in->counted_unsched)
 			moved += was; /* now among the explicit bytes: not twice */
 	}
