@@ -17,7 +17,7 @@ extern "C" {
 #endif
 
 /** Bump when fields are added; homa_settings_default() writes it. */
-#define HOMA_SETTINGS_VERSION 3
+#define HOMA_SETTINGS_VERSION 4
 
 /** Protocol parameters (GUIDE section 4 names). Times are nanoseconds. */
 struct homa_settings {
@@ -72,6 +72,14 @@ struct homa_settings {
 	 * packets, at least two; held within one packet .. unsched_bytes).
 	 */
 	uint32_t grant_step;
+	/**
+	 * Round trips (unsched_bytes at link_mbps) a message with granted
+	 * bytes in flight may go without DATA before its sender counts as
+	 * serving other receivers first: then those bytes stop counting
+	 * against max_incoming (at most two windows engine-wide, so a
+	 * returning sender's burst stays bounded; default 4; 0 = never).
+	 */
+	uint32_t grant_silence_rtts;
 };
 
 /**

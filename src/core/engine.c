@@ -42,6 +42,7 @@ int homa_engine_new(homa_engine **out, const struct homa_settings *s,
 	e->next_tick_ns = UINT64_MAX;
 	homa_list_init(&e->all_rpcs);
 	homa_list_init(&e->grantable);
+	homa_list_init(&e->outstanding);
 	homa_list_init(&e->tx_list);
 	homa_list_init(&e->events);
 	homa_list_init(&e->delivered);

@@ -14,7 +14,10 @@
  * messages are active. A grant_fifo_fraction share of granted bytes goes
  * to the oldest message that SRPT is not serving and whose previous FIFO
  * grant has arrived, so none starves. GRANTs move a window in steps of
- * homa_grant_step(), not per packet.
+ * homa_grant_step(), not per packet. A message whose sender has sent
+ * nothing for grant_silence_rtts round trips is mostly serving shorter
+ * messages of other receivers first: up to two windows of such bytes stop
+ * holding the budget.
  */
 #include "internal.h"
 
@@ -51,6 +54,10 @@ static inline void recount(homa_engine *e, struct homa_msgin *in)
 	in->counted = now;
 	in->counted_unsched = !in->explicit_grant;
 	e->outstanding_msgs = e->outstanding_msgs - in->outstanding + out;
+	if (out && !in->outstanding)
+		homa_list_add_tail(&e->outstanding, &in->out_link);
+	else if (!out && in->outstanding)
+		homa_list_del(&in->out_link);
 	in->outstanding = out;
 }
 
@@ -79,6 +86,8 @@ void homa_grant_remove(homa_engine *e, struct homa_rpc *rpc)
 	homa_list_del(&rpc->in.grant_link);
 	uncount(e, &rpc->in);
 	e->outstanding_msgs -= rpc->in.outstanding;
+	if (rpc->in.outstanding)
+		homa_list_del(&rpc->in.out_link);
 	rpc->in.outstanding = false;
 	e->st.incoming_msgs--;
 }
@@ -93,6 +102,7 @@ void homa_grant_received(homa_engine *e, struct homa_rpc *rpc, uint32_t newbytes
 
 	if (!homa_list_linked(l) || !newbytes)
 		return;
+	rpc->in.heard_ns = e->now;
 	recount(e, &rpc->in);
 	while (l->prev != &e->grantable) {
 		struct homa_rpc *p = homa_container_of(l->prev, struct homa_rpc, in.grant_link);
@@ -169,6 +179,7 @@ static uint32_t grant_one(homa_engine *e, struct homa_rpc *rpc, uint8_t prio, ui
 	in->granted = (uint32_t)target;
 	in->priority = prio;
 	in->explicit_grant = true;
+	in->heard_ns = e->now;
 	recount(e, in);
 	homa_ctl_grant(e, rpc, in->granted, prio);
 	return (uint32_t)avail;
@@ -224,6 +235,7 @@ static void grant_fifo(homa_engine *e, struct homa_rpc *const *chosen, uint32_t 
 	oldest->in.granted = target < oldest->in.length ? (uint32_t)target : oldest->in.length;
 	oldest->in.fifo_end = oldest->in.granted;
 	oldest->in.explicit_grant = true;
+	oldest->in.heard_ns = e->now;
 	recount(e, &oldest->in);
 	homa_ctl_grant(e, oldest, oldest->in.granted, 0);
 	e->st.fifo_grants_sent++;
@@ -256,6 +268,40 @@ static uint64_t head_extra(const homa_engine *e)
 	return (uint64_t)e->s.max_overcommit * e->s.unsched_bytes;
 }
 
+/** Most bytes of silent messages (in windows) a pass leaves out of the budget. */
+#define HOMA_SILENT_WINDOWS 2
+
+/**
+ * silent_bytes() - The explicitly granted bytes in flight of messages
+ * nothing of which came for grant_silence_rtts round trips (unsched_bytes
+ * at link_mbps) since our latest GRANT or their latest DATA, at most
+ * HOMA_SILENT_WINDOWS windows; 0 when the rule is off (grant_silence_rtts
+ * 0). Such a sender mostly serves shorter messages of other receivers
+ * first (sender-side SRPT), and its granted bytes, counted in full, held
+ * the budget that senders with nothing better to do could use (homa-sim,
+ * W4 at 89% offered on 16 hosts: docs/SIMULATION.md, "Silent grants").
+ * Time alone cannot tell it from a message ranked low that waits in the
+ * switch behind the ones ranked above it; the cap bounds the extra queue
+ * either way, and the message keeps its max_overcommit slot.
+ */
+static uint64_t silent_bytes(const homa_engine *e)
+{
+	uint64_t wait = (uint64_t)e->s.grant_silence_rtts * e->s.unsched_bytes * 8000 /
+			e->s.link_mbps;
+	uint64_t cap = (uint64_t)HOMA_SILENT_WINDOWS * e->s.unsched_bytes, bytes = 0;
+	const struct homa_link *pos;
+
+	if (!e->s.grant_silence_rtts)
+		return 0;
+	for (pos = e->outstanding.next; pos != &e->outstanding && bytes < cap; pos = pos->next) {
+		const struct homa_msgin *in = homa_container_of(pos, struct homa_msgin, out_link);
+
+		if (e->now - in->heard_ns > wait)
+			bytes += in->counted;
+	}
+	return bytes < cap ? bytes : cap;
+}
+
 /**
  * homa_grant_check() - Run one scheduling pass (after data arrives, a
  * message completes or leaves). A message is granted only while the rx
@@ -269,13 +315,14 @@ static uint64_t head_extra(const homa_engine *e)
  * granted bytes. Otherwise longer messages whose senders serve others
  * first pin the whole budget and a new short message waits for a RESEND
  * timeout (docs/SIMULATION.md, "grant budget"). Its budget is larger by
- * head_extra(), so max_incoming + max_overcommit * unsched_bytes is the
- * hard bound on granted-but-unreceived bytes.
+ * head_extra(), and silent_bytes() forgives at most two windows, so
+ * max_incoming + (max_overcommit + 2) * unsched_bytes is the hard bound on
+ * granted-but-unreceived bytes.
  */
 void homa_grant_check(homa_engine *e)
 {
 	struct homa_rpc *chosen[64];
-	uint64_t ahead[64], unsched = 0, moved = 0, used;
+	uint64_t ahead[64], unsched = 0, moved = 0, used, silent;
 	uint32_t n = 0, i, granted = 0, step;
 	uint64_t gen = ++e->grant_gen;
 	struct homa_link *pos;
@@ -298,6 +345,7 @@ void homa_grant_check(homa_engine *e)
 		chosen[n++] = r;
 	}
 	step = homa_grant_step(e);
+	silent = silent_bytes(e);
 	for (i = 0; i < n; i++) {
 		struct homa_msgin *in = &chosen[i]->in;
 		uint64_t was = in->counted_unsched ? in->counted : 0;
@@ -310,6 +358,7 @@ void homa_grant_check(homa_engine *e)
 		if (!has_room(e, in))
 			continue;
 		used = e->total_incoming - e->unsched_incoming + ahead[i] - moved;
+		used = used > silent ? used - silent : 0;
 		if (i == 0) /* the head's budget is larger (see above) */
 			used = used > head_extra(e) ? used - head_extra(e) : 0;
 		granted += grant_one(e, chosen[i], rank_priority(e, i, n), used, step);

@@ -305,6 +305,7 @@ static int handle_unknown(homa_engine *e, const homa_addr *src, const struct hom
 	homa_msgin_destroy(e, &rpc->in);
 	memset(&rpc->in, 0, sizeof(rpc->in));
 	homa_list_init(&rpc->in.grant_link);
+	homa_list_init(&rpc->in.out_link);
 	rpc->state = RPC_OUTGOING;
 	homa_rpc_heard(rpc);
 	homa_msgout_restart(e, rpc);

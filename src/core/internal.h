@@ -65,6 +65,8 @@ struct homa_msgin {
 	uint64_t grant_seq;       /**< 1 + ring sequence number of our latest queued GRANT (0: none) */
 	uint64_t birth;           /**< arrival of first packet (FIFO grants) */
 	uint32_t fifo_end;        /**< granted offset our latest FIFO grant reached (0: none) */
+	uint64_t heard_ns;        /**< latest DATA for it or GRANT from us (grant.c silence) */
+	struct homa_link out_link; /**< on engine.outstanding while outstanding */
 	struct homa_link grant_link; /**< on engine.grantable, sorted by bytes left */
 	bool counted_unsched;     /**< counted is in engine.unsched_incoming too */
 	bool evict_tracked;       /**< on engine.evict[evict_bucket] (evict.c) */
@@ -218,6 +220,7 @@ struct homa_engine {
 	uint64_t total_incoming;     /**< granted but not received, scheduled messages */
 	uint64_t unsched_incoming;   /**< of which in messages never explicitly granted */
 	uint32_t outstanding_msgs;   /**< messages with explicitly granted bytes in flight */
+	struct homa_link outstanding; /**< those messages (msgin.out_link), oldest first */
 	uint64_t grant_gen;
 	uint64_t fifo_grant_credit;
 

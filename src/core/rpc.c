@@ -92,6 +92,7 @@ struct homa_rpc *homa_rpc_new(homa_engine *e, uint64_t id, struct homa_peer *pee
 	r->handle = homa_is_client_id(id) ? id : (e->next_server_handle += 2);
 	homa_list_init(&r->out.tx_link);
 	homa_list_init(&r->in.grant_link);
+	homa_list_init(&r->in.out_link);
 	b = rpc_key(id, &peer->addr, dport) & (e->rpcs.nbuckets - 1);
 	r->hash_next = e->rpcs.buckets[b];
 	e->rpcs.buckets[b] = r;

@@ -45,6 +45,7 @@ void homa_settings_default(struct homa_settings *s)
 	s->max_control_queue = 4096;
 	s->max_pacer_slack_ns = 1000000;
 	s->grant_step = 0; /* a third of unsched_bytes, whole packets */
+	s->grant_silence_rtts = 4;
 }
 
 /** check_cutoffs() - Cutoffs of used unscheduled levels must grow toward low priority. */
@@ -103,6 +104,8 @@ int homa_settings_validate(const struct homa_settings *s, const char **why)
 		bad = "max_rpcs";
 	else if (s->max_control_queue < 16)
 		bad = "max_control_queue";
+	else if (s->grant_silence_rtts > 1000000)
+		bad = "grant_silence_rtts (at most 1000000)";
 	if (why)
 		*why = bad;
 	return bad ? HOMA_EINVAL : 0;

@@ -4,7 +4,7 @@
  * The receiver's grant scheduler (src/core/grant.c): several client
  * engines send requests to one server engine; the tests check the GRANT
  * packets the server emits (SRPT order, rank priorities, one message per
- * peer, max_overcommit, max_incoming, FIFO grants).
+ * peer, max_overcommit, max_incoming, FIFO grants, silent grants).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -508,17 +508,16 @@ static void homa_grant_check__stalled_message_does_not_block_its_peer(void **sta
 }
 
 /**
- * quiet_senders() - Filter: nodes 1 and 2 ('a', 'b') send the first DATA
- * packet of their message and then nothing more (their processes are busy
- * sending elsewhere): every later DATA packet of theirs is lost.
+ * quiet_senders() - Filter: nodes 1 .. *@ctx ('a', 'b', ...) send the first
+ * DATA packet of their message and then nothing more (their processes are
+ * busy sending elsewhere): every later DATA packet of theirs is lost.
  */
 static bool quiet_senders(void *ctx, int from, const uint8_t *pkt, size_t len, uint64_t n)
 {
 	struct homa_pkt k;
 
-	(void)ctx;
 	(void)n;
-	return (from == 1 || from == 2) && homa_wire_decode(pkt, len, &k) == 0 &&
+	return from >= 1 && from <= *(const int *)ctx && homa_wire_decode(pkt, len, &k) == 0 &&
 	       k.type == HOMA_PKT_DATA && k.u.data.offset > 0;
 }
 
@@ -536,7 +535,7 @@ static void homa_grant_check__shortest_message_starts_at_once(void **state)
 	struct homa_stats st;
 	struct th_net n;
 	uint64_t start;
-	int c, i;
+	int c, i, quiet = 2;
 
 	s.max_overcommit = 2;
 	th_net_init(&n, "sabc", &s);
@@ -544,6 +543,7 @@ static void homa_grant_check__shortest_message_starts_at_once(void **state)
 	n.echo[0] = true;
 	n.logging = false;
 	n.filter = quiet_senders;
+	n.filter_ctx = &quiet;
 	send(&n, 'a', 100000);
 	send(&n, 'b', 110000);
 	th_net_run(&n, 200000);
@@ -662,6 +662,101 @@ static void homa_grant_check__grants_in_steps(void **state)
 	th_net_free(&n);
 }
 
+/**
+ * silence_run() - Server budget max_incoming of one 10000-byte window,
+ * max_overcommit 2, grant_silence_rtts @rtts. Client 'a' sends a 100000-byte
+ * request and then nothing (its sender serves others); 'b' sends a
+ * 200000-byte one. After 2 ms both go on and complete bit-exact. Checks
+ * the hard bound on granted-but-unreceived bytes: max_incoming plus two
+ * head windows plus two forgiven ones. Return: GRANTs b got in the 2 ms.
+ */
+static int silence_run(uint32_t rtts)
+{
+	struct homa_settings s = settings(10000);
+	bool quiet = true;
+	const char *b_grant;
+	struct watch w;
+	struct th_net n;
+	char order[8];
+	int grants;
+
+	s.max_overcommit = 2;
+	s.max_incoming = 10000;
+	s.grant_silence_rtts = rtts;
+	th_net_init(&n, "sab", &s);
+	serve(&n);
+	memset(&w, 0, sizeof(w));
+	w.server = n.e[0];
+	w.unsched = 10000;
+	w.limit_msgs = 2;
+	w.limit_bytes = 10000 + (2 + 2) * 10000;
+	n.observer = watch_server;
+	n.observer_ctx = &w;
+	n.filter = quiet_a;
+	n.filter_ctx = &quiet;
+	send(&n, 'a', 100000);
+	th_net_run(&n, 100000);
+	send(&n, 'b', 200000);
+	th_net_run(&n, 2000000);
+	grants = th_count(n.log, "s>b GRANT");
+	b_grant = strstr(n.log, "s>b GRANT");
+	assert_true(!b_grant || strstr(n.log, "s>a GRANT") < b_grant);
+	quiet = false;
+	n.logging = false;
+	th_net_run(&n, 1000000000);
+	drain_requests(&n, order, sizeof(order));
+	assert_int_equal(strlen(order), 2);
+	th_net_free(&n);
+	return grants;
+}
+
+/**
+ * homa_grant_check__silent_grants_free_the_budget() - a's window fills
+ * the whole budget and a sends nothing more. With the rule (4 round trips
+ * by default) b is granted within the next timer tick, not only once a
+ * RESEND to a goes unanswered (5 ticks); with grant_silence_rtts 0 b gets
+ * nothing in the first 2 ms.
+ */
+static void homa_grant_check__silent_grants_free_the_budget(void **state)
+{
+	assert_true(silence_run(4) > 0);
+	assert_int_equal(silence_run(0), 0);
+}
+
+/**
+ * homa_grant_check__silent_grants_forgiven_up_to_two_windows() - Budget
+ * of one window, max_overcommit 4, RESENDs late (50 ticks). 'a', 'b' and
+ * 'c' each send their first packet and then nothing; 'd' keeps sending.
+ * Each tick one more window goes silent and frees room for the next
+ * message: b, then c, are granted; but the third silent window is not
+ * forgiven, so d gets no GRANT in 10 ms: a returning crowd of silent
+ * senders adds at most two windows to the queue.
+ */
+static void homa_grant_check__silent_grants_forgiven_up_to_two_windows(void **state)
+{
+	struct homa_settings s = settings(10000);
+	struct th_net n;
+	int quiet = 3;
+
+	s.max_overcommit = 4;
+	s.max_incoming = 10000;
+	s.resend_ticks = 50;
+	s.timeout_ticks = 1000;
+	th_net_init(&n, "sabcd", &s);
+	serve(&n);
+	n.filter = quiet_senders;
+	n.filter_ctx = &quiet;
+	send(&n, 'a', 100000);
+	send(&n, 'b', 110000);
+	send(&n, 'c', 120000);
+	send(&n, 'd', 130000);
+	th_net_run(&n, 10000000);
+	assert_true(th_count(n.log, "s>b GRANT") > 0);
+	assert_true(th_count(n.log, "s>c GRANT") > 0);
+	assert_int_equal(th_count(n.log, "s>d GRANT"), 0);
+	th_net_free(&n);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -677,6 +772,8 @@ int main(void)
 		cmocka_unit_test(homa_grant_check__stalled_message_does_not_block_its_peer),
 		cmocka_unit_test(homa_grant_check__shortest_message_starts_at_once),
 		cmocka_unit_test(homa_grant_check__batch_gets_one_grant),
+		cmocka_unit_test(homa_grant_check__silent_grants_free_the_budget),
+		cmocka_unit_test(homa_grant_check__silent_grants_forgiven_up_to_two_windows),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

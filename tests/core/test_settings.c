@@ -36,6 +36,7 @@ static void homa_settings_default__validates(void **state)
 	assert_int_equal(s.max_nic_queue_ns, 5000);
 	assert_int_equal(s.max_pacer_slack_ns, 1000000);
 	assert_int_equal(s.grant_step, 0);
+	assert_int_equal(s.grant_silence_rtts, 4);
 	assert_int_equal(s.num_priorities, 8);
 	assert_int_equal(s.unsched_cutoffs[7], 200);
 	assert_int_equal(s.unsched_cutoffs[6], 2800);
@@ -85,6 +86,7 @@ BAD(rx_cap, s->max_rx_buffered = s->mtu)
 BAD(tx_cap, s->max_tx_buffered = 10)
 BAD(max_rpcs, s->max_rpcs = 0)
 BAD(ctl_queue, s->max_control_queue = 3)
+BAD(silence, s->grant_silence_rtts = 1000001)
 
 static const struct bad_case bad_cases[] = {
 	{"version", bad_version},
@@ -115,6 +117,7 @@ static const struct bad_case bad_cases[] = {
 	{"max_tx_buffered", bad_tx_cap},
 	{"max_rpcs", bad_max_rpcs},
 	{"max_control_queue", bad_ctl_queue},
+	{"grant_silence_rtts", bad_silence},
 };
 
 /**
@@ -168,6 +171,9 @@ static void homa_settings_validate__edges_accepted(void **state)
 	s.max_message = 0xffffffffull;
 	s.mtu = HOMA_DATA_HDR_LEN + 64;
 	s.max_control_queue = 16;
+	s.grant_silence_rtts = 1000000;
+	assert_int_equal(homa_settings_validate(&s, NULL), 0);
+	s.grant_silence_rtts = 0;
 	assert_int_equal(homa_settings_validate(&s, NULL), 0);
 }
 

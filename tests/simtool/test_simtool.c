@@ -107,12 +107,14 @@ static void fabric_build__sizes_settings(void **state)
 	sim_fabric_free(&f);
 }
 
-/** The engine overrides reach the settings: --overcommit, --tick-us, --grant-step. */
+/** The engine overrides reach the settings: --overcommit, --tick-us, --grant-step,
+ * --fifo-increment, --grant-silence-rtts and --no-grant-silence. */
 static void fabric_build__engine_overrides(void **state)
 {
 	static const char *const args[] = {"--hosts", "4", "--racks", "1", "--overcommit", "3",
 					   "--tick-us", "10000", "--grant-step", "2000",
-					   "--fifo-increment", "7000", NULL};
+					   "--fifo-increment", "7000", "--grant-silence-rtts", "9", NULL};
+	static const char *const off[] = {"--hosts", "4", "--racks", "1", "--no-grant-silence", NULL};
 	static const char *const bad[] = {"--tick-us", "0", NULL};
 	static const char *const bad_step[] = {"--grant-step", "0", NULL};
 	struct sim_fabric f;
@@ -126,6 +128,11 @@ static void fabric_build__engine_overrides(void **state)
 	assert_int_equal(f.settings.grant_step, 2000);
 	assert_int_equal(f.settings.fifo_grant_increment, 7000);
 	assert_int_equal(f.settings.max_incoming, 3 * f.settings.unsched_bytes);
+	assert_int_equal(f.settings.grant_silence_rtts, 9);
+	sim_fabric_free(&f);
+	assert_int_equal(parse(&o, off), 0);
+	assert_int_equal(sim_fabric_build(&f, &o, NULL, NULL), 0);
+	assert_int_equal(f.settings.grant_silence_rtts, 0);
 	sim_fabric_free(&f);
 	assert_int_not_equal(parse(&o, bad), 0);
 	assert_int_not_equal(parse(&o, bad_step), 0);

@@ -42,6 +42,7 @@ struct bench_homa_knobs {
 	double slack_us;        /**< max_pacer_slack_ns in us (-1: engine default) */
 	double tick_us;         /**< timer tick in us */
 	uint32_t grant_step;    /**< least bytes per GRANT */
+	int silence_rtts;       /**< grant_silence_rtts (-1: engine default) */
 };
 
 /** Every option of every mode (see bench_usage()). */

@@ -45,6 +45,9 @@ static const char usage[] =
 "                            timeouts are counted in ticks, so they scale with it\n"
 "  --homa-grant-step B       least bytes a Homa GRANT adds (default: engine's, a third\n"
 "                            of the unscheduled bytes, at least two packets)\n"
+"  --homa-grant-silence-rtts N round trips without DATA before a message's granted\n"
+"                            bytes stop holding Homa's budget (default: engine's, 4;\n"
+"                            0 = never)\n"
 "                            compare and demo use loopback values instead where these\n"
 "                            are not given: 65000 B packets, 400 Gbps, 200000 B,\n"
 "                            400000 B\n"
@@ -141,6 +144,7 @@ void bench_opts_default(struct bench_opts *o)
 	o->calib_count = 200;
 	o->rounds = 1;
 	o->homa.slack_us = -1;
+	o->homa.silence_rtts = -1;
 }
 
 /** num() - Parse a double in [lo, hi] for @flag. Return: 0 or HOMA_EINVAL. */
@@ -218,7 +222,7 @@ static int set_num(struct bench_opts *o, const char *f, const char *v)
 		{ "--homa-unsched-bytes", 1, 1e9 }, { "--homa-max-incoming", 1, 1e9 },
 		{ "--metrics-port", 1, 65535 }, { "--homa-nic-queue-us", 0.001, 1e6 },
 		{ "--homa-pacer-slack-us", 0, 4e6 }, { "--homa-tick-us", 1, 1e6 },
-		{ "--homa-grant-step", 1, 1e9 },
+		{ "--homa-grant-step", 1, 1e9 }, { "--homa-grant-silence-rtts", 0, 1e6 },
 	};
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
 		if (strcmp(f, t[i].f))
@@ -249,7 +253,8 @@ static int set_num(struct bench_opts *o, const char *f, const char *v)
 		case 20: o->homa.nicq_us = d; break;
 		case 21: o->homa.slack_us = d; break;
 		case 22: o->homa.tick_us = d; break;
-		default: o->homa.grant_step = (uint32_t)d; break;
+		case 23: o->homa.grant_step = (uint32_t)d; break;
+		default: o->homa.silence_rtts = (int)d; break;
 		}
 		return 1;
 	}

@@ -59,6 +59,8 @@ static int open_socket(homa_socket **s, const struct homa_arm_cfg *a, bool serve
 	if (a->k.tick_us > 0)
 		st.tick_ns = (uint64_t)(a->k.tick_us * 1000);
 	st.grant_step = a->k.grant_step;
+	if (a->k.silence_rtts >= 0)
+		st.grant_silence_rtts = (uint32_t)a->k.silence_rtts;
 	o.driver = a->driver;
 	o.mode = a->polled ? HOMA_MODE_POLLED : HOMA_MODE_THREADED;
 	o.server = server;

@@ -122,6 +122,10 @@ static void size_settings(struct sim_fabric *f, const struct sim_opts *o)
 	s->max_incoming = o->max_incoming ? o->max_incoming
 					  : s->max_overcommit * s->unsched_bytes;
 	s->fifo_grant_increment = o->fifo_increment; /* 0: the engine's, one window */
+	if (o->grant_silence_rtts)
+		s->grant_silence_rtts = o->grant_silence_rtts;
+	if (o->no_grant_silence)
+		s->grant_silence_rtts = 0;
 }
 
 /**

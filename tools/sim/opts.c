@@ -34,11 +34,13 @@ void sim_usage(FILE *f)
 		"  --senders N         incast senders (hosts - 1)\n"
 		"  --max-size N        cap sampled message sizes\n"
 		"  --unsched-bytes N --max-incoming N --overcommit N --unsched-prios N --tick-us N\n"
-		"  --grant-step N --fifo-increment N\n"
+		"  --grant-step N --fifo-increment N --grant-silence-rtts N --no-grant-silence\n"
 		"                      engine overrides (unsched-prios: levels for unscheduled data;\n"
 		"                      tick-us: timer tick, the unit of RESENDs and timeouts, 1000;\n"
 		"                      grant-step: least bytes a GRANT adds, a third of unsched;\n"
-		"                      fifo-increment: bytes per FIFO grant, unsched)\n"
+		"                      fifo-increment: bytes per FIFO grant, unsched;\n"
+		"                      grant-silence-rtts: RTTs without DATA before granted bytes\n"
+		"                      stop holding the budget, 4; no-grant-silence: never)\n"
 		"  --oneway abort|reply  end of a one-way message (abort)\n"
 		"  --no-ideal          skip the SRPT reference\n"
 		"  --max-time-ms T     stop the simulation at T ms of simulated time\n"
@@ -204,6 +206,7 @@ static int int_opt(struct sim_opts *o, const char *k, const char *v)
 		F("--overcommit", overcommit, 1, 64), F("--unsched-prios", unsched_prios, 1, 7), F("--pcap-count", pcap_count, 1, UINT64_MAX),
 		F("--tick-us", tick_us, 1, 10000000), F("--grant-step", grant_step, 1, 1u << 30),
 		F("--fifo-increment", fifo_increment, 1, 1u << 30),
+		F("--grant-silence-rtts", grant_silence_rtts, 1, 1000000),
 #undef F
 	};
 	uint64_t v64;
@@ -232,6 +235,8 @@ static int flag_opt(struct sim_opts *o, const char *k)
 		o->ideal = false;
 	else if (!strcmp(k, "--no-timing"))
 		o->no_timing = true;
+	else if (!strcmp(k, "--no-grant-silence"))
+		o->no_grant_silence = true;
 	else
 		return 0;
 	return 1;

@@ -68,6 +68,8 @@ struct sim_opts {
 	uint64_t tick_us;        /**< timer tick in us, 0 = engine default (1000) */
 	uint32_t grant_step;     /**< least bytes per GRANT, 0 = engine default (a third of unsched_bytes) */
 	uint32_t fifo_increment; /**< bytes per FIFO grant, 0 = engine default (unsched_bytes) */
+	uint32_t grant_silence_rtts; /**< 0 = engine default (4) */
+	bool no_grant_silence;   /**< grant_silence_rtts 0: silent messages hold the budget */
 	double max_time_ms;      /**< cap on simulated time (0 = automatic) */
 	const char *pcap;
 	uint64_t pcap_count;
