@@ -73,11 +73,13 @@ struct homa_settings {
 	 */
 	uint32_t grant_step;
 	/**
-	 * Round trips (unsched_bytes at link_mbps) a message with granted
-	 * bytes in flight may go without DATA before its sender counts as
-	 * serving other receivers first: then those bytes stop counting
+	 * Round trips (unsched_bytes at link_mbps) of idle receive link
+	 * (time not taken by packets received) since a message with granted
+	 * bytes in flight last sent DATA or got a GRANT, after which its
+	 * sender counts as serving other receivers first: the message then
+	 * stops holding a max_overcommit slot and its bytes stop counting
 	 * against max_incoming (at most two windows engine-wide, so a
-	 * returning sender's burst stays bounded; default 4; 0 = never).
+	 * returning sender's burst stays bounded). Default 4; 0 = never.
 	 */
 	uint32_t grant_silence_rtts;
 };

@@ -315,6 +315,7 @@ int homa_engine_input(homa_engine *e, const homa_addr *src, uint8_t *buf, size_t
 		return drop(e, decode_drop(r, buf));
 	if (pkt.dport != e->port)
 		return drop(e, HOMA_DROP_WRONG_PORT);
+	e->rx_link_ns += homa_wire_ns(e, len);
 	e->st.pkts_recv[pkt.type - HOMA_PKT_FIRST]++;
 	e->st.bytes_recv[pkt.type - HOMA_PKT_FIRST] += len;
 	r = homa_incoming(e, src, &pkt);

@@ -14,10 +14,11 @@
  * messages are active. A grant_fifo_fraction share of granted bytes goes
  * to the oldest message that SRPT is not serving and whose previous FIFO
  * grant has arrived, so none starves. GRANTs move a window in steps of
- * homa_grant_step(), not per packet. A message whose sender has sent
- * nothing for grant_silence_rtts round trips is mostly serving shorter
- * messages of other receivers first: up to two windows of such bytes stop
- * holding the budget.
+ * homa_grant_step(), not per packet. A message nothing of which came
+ * while our link was idle for grant_silence_rtts round trips is silent:
+ * its sender serves shorter messages of other receivers first, so it
+ * stops holding a max_overcommit slot and up to two windows of such bytes
+ * stop holding the budget.
  */
 #include "internal.h"
 
@@ -61,6 +62,13 @@ static inline void recount(homa_engine *e, struct homa_msgin *in)
 	in->outstanding = out;
 }
 
+/** homa_grant_heard() - Note that @in's sender was heard from, or granted, now (silent_share()). */
+static void homa_grant_heard(const homa_engine *e, struct homa_msgin *in)
+{
+	in->heard_ns = e->now;
+	in->heard_rx_ns = e->rx_link_ns;
+}
+
 /** homa_grant_add() - Enter @rpc's incoming message in the scheduler. */
 void homa_grant_add(homa_engine *e, struct homa_rpc *rpc)
 {
@@ -102,7 +110,7 @@ void homa_grant_received(homa_engine *e, struct homa_rpc *rpc, uint32_t newbytes
 
 	if (!homa_list_linked(l) || !newbytes)
 		return;
-	rpc->in.heard_ns = e->now;
+	homa_grant_heard(e, &rpc->in);
 	recount(e, &rpc->in);
 	while (l->prev != &e->grantable) {
 		struct homa_rpc *p = homa_container_of(l->prev, struct homa_rpc, in.grant_link);
@@ -179,7 +187,7 @@ static uint32_t grant_one(homa_engine *e, struct homa_rpc *rpc, uint8_t prio, ui
 	in->granted = (uint32_t)target;
 	in->priority = prio;
 	in->explicit_grant = true;
-	in->heard_ns = e->now;
+	homa_grant_heard(e, in);
 	recount(e, in);
 	homa_ctl_grant(e, rpc, in->granted, prio);
 	return (uint32_t)avail;
@@ -235,7 +243,7 @@ static void grant_fifo(homa_engine *e, struct homa_rpc *const *chosen, uint32_t 
 	oldest->in.granted = target < oldest->in.length ? (uint32_t)target : oldest->in.length;
 	oldest->in.fifo_end = oldest->in.granted;
 	oldest->in.explicit_grant = true;
-	oldest->in.heard_ns = e->now;
+	homa_grant_heard(e, &oldest->in);
 	recount(e, &oldest->in);
 	homa_ctl_grant(e, oldest, oldest->in.granted, 0);
 	e->st.fifo_grants_sent++;
@@ -272,32 +280,39 @@ static uint64_t head_extra(const homa_engine *e)
 #define HOMA_SILENT_WINDOWS 2
 
 /**
- * silent_bytes() - The explicitly granted bytes in flight of messages
- * nothing of which came for grant_silence_rtts round trips (unsched_bytes
- * at link_mbps) since our latest GRANT or their latest DATA, at most
- * HOMA_SILENT_WINDOWS windows; 0 when the rule is off (grant_silence_rtts
- * 0). Such a sender mostly serves shorter messages of other receivers
- * first (sender-side SRPT), and its granted bytes, counted in full, held
- * the budget that senders with nothing better to do could use (homa-sim,
- * W4 at 89% offered on 16 hosts: docs/SIMULATION.md, "Silent grants").
- * Time alone cannot tell it from a message ranked low that waits in the
- * switch behind the ones ranked above it; the cap bounds the extra queue
- * either way, and the message keeps its max_overcommit slot.
+ * silent_share() - The explicitly granted bytes in flight of silent
+ * messages, at most HOMA_SILENT_WINDOWS windows, and in @msgs how many
+ * silent messages there are. A message is silent when, since our latest
+ * GRANT or its latest DATA, our link was idle for more than
+ * grant_silence_rtts round trips (unsched_bytes at link_mbps): time not
+ * taken by the packets we received. Had its sender sent, its packets
+ * would have come in that idle time; it is serving shorter messages of
+ * other receivers first (sender-side SRPT). Elapsed time alone cannot
+ * tell: a message ranked low waits in the switch behind the ones ranked
+ * above it for as long as they keep coming, while the link is busy.
+ * Counted in full, silent bytes and slots held the budget that senders
+ * with nothing better to do could use (homa-sim, W4 at 89% offered:
+ * docs/SIMULATION.md, "Silent grants"); the cap bounds the burst when
+ * their senders come back. 0 and 0 when the rule is off.
  */
-static uint64_t silent_bytes(const homa_engine *e)
+static uint64_t silent_share(const homa_engine *e, uint32_t *msgs)
 {
 	uint64_t wait = (uint64_t)e->s.grant_silence_rtts * e->s.unsched_bytes * 8000 /
 			e->s.link_mbps;
 	uint64_t cap = (uint64_t)HOMA_SILENT_WINDOWS * e->s.unsched_bytes, bytes = 0;
 	const struct homa_link *pos;
 
+	*msgs = 0;
 	if (!e->s.grant_silence_rtts)
 		return 0;
-	for (pos = e->outstanding.next; pos != &e->outstanding && bytes < cap; pos = pos->next) {
+	for (pos = e->outstanding.next; pos != &e->outstanding; pos = pos->next) {
 		const struct homa_msgin *in = homa_container_of(pos, struct homa_msgin, out_link);
+		uint64_t busy = e->rx_link_ns - in->heard_rx_ns;
 
-		if (e->now - in->heard_ns > wait)
+		if (e->now - in->heard_ns > busy + wait) {
 			bytes += in->counted;
+			(*msgs)++;
+		}
 	}
 	return bytes < cap ? bytes : cap;
 }
@@ -315,7 +330,7 @@ static uint64_t silent_bytes(const homa_engine *e)
  * granted bytes. Otherwise longer messages whose senders serve others
  * first pin the whole budget and a new short message waits for a RESEND
  * timeout (docs/SIMULATION.md, "grant budget"). Its budget is larger by
- * head_extra(), and silent_bytes() forgives at most two windows, so
+ * head_extra(), and silent_share() forgives at most two windows, so
  * max_incoming + (max_overcommit + 2) * unsched_bytes is the hard bound on
  * granted-but-unreceived bytes.
  */
@@ -323,7 +338,7 @@ void homa_grant_check(homa_engine *e)
 {
 	struct homa_rpc *chosen[64];
 	uint64_t ahead[64], unsched = 0, moved = 0, used, silent;
-	uint32_t n = 0, i, granted = 0, step;
+	uint32_t n = 0, i, granted = 0, step, quiet;
 	uint64_t gen = ++e->grant_gen;
 	struct homa_link *pos;
 
@@ -345,15 +360,15 @@ void homa_grant_check(homa_engine *e)
 		chosen[n++] = r;
 	}
 	step = homa_grant_step(e);
-	silent = silent_bytes(e);
+	silent = silent_share(e, &quiet);
 	for (i = 0; i < n; i++) {
 		struct homa_msgin *in = &chosen[i]->in;
 		uint64_t was = in->counted_unsched ? in->counted : 0;
 
 		/* a message with no grant in flight may start only while fewer
-		 * than max_overcommit messages have granted bytes in flight
-		 * (messages SRPT just displaced may still have some) */
-		if (i > 0 && !in->outstanding && e->outstanding_msgs >= e->s.max_overcommit)
+		 * than max_overcommit messages that are not silent have granted
+		 * bytes in flight (messages SRPT just displaced may still have some) */
+		if (i > 0 && !in->outstanding && e->outstanding_msgs - quiet >= e->s.max_overcommit)
 			continue;
 		if (!has_room(e, in))
 			continue;

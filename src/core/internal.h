@@ -66,6 +66,7 @@ struct homa_msgin {
 	uint64_t birth;           /**< arrival of first packet (FIFO grants) */
 	uint32_t fifo_end;        /**< granted offset our latest FIFO grant reached (0: none) */
 	uint64_t heard_ns;        /**< latest DATA for it or GRANT from us (grant.c silence) */
+	uint64_t heard_rx_ns;     /**< engine.rx_link_ns at heard_ns */
 	struct homa_link out_link; /**< on engine.outstanding while outstanding */
 	struct homa_link grant_link; /**< on engine.grantable, sorted by bytes left */
 	bool counted_unsched;     /**< counted is in engine.unsched_incoming too */
@@ -221,6 +222,7 @@ struct homa_engine {
 	uint64_t unsched_incoming;   /**< of which in messages never explicitly granted */
 	uint32_t outstanding_msgs;   /**< messages with explicitly granted bytes in flight */
 	struct homa_link outstanding; /**< those messages (msgin.out_link), oldest first */
+	uint64_t rx_link_ns;         /**< link time of every packet received so far */
 	uint64_t grant_gen;
 	uint64_t fifo_grant_credit;
 
@@ -318,6 +320,15 @@ void homa_grant_remove(homa_engine *e, struct homa_rpc *rpc);
 void homa_grant_received(homa_engine *e, struct homa_rpc *rpc, uint32_t newbytes);
 void homa_grant_check(homa_engine *e);
 uint32_t homa_grant_step(const homa_engine *e);
+
+/** Bytes of Ethernet + IP + UDP framing the pacer adds per packet. */
+#define HOMA_FRAMING_BYTES 66
+
+/** homa_wire_ns() - Link time of a packet of @bytes (plus framing) at link_mbps. */
+static inline uint64_t homa_wire_ns(const homa_engine *e, uint64_t bytes)
+{
+	return ((bytes + HOMA_FRAMING_BYTES) * 8000) / e->s.link_mbps;
+}
 
 /* evict.c */
 void homa_evict_init(homa_engine *e);

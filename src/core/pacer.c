@@ -17,20 +17,12 @@
  */
 #include "internal.h"
 
-/** Bytes of Ethernet + IP + UDP framing the pacer adds per packet. */
-#define HOMA_FRAMING_BYTES 66
 
 /** Fewest full packets the pacer lets queue in the NIC, whatever max_nic_queue_ns says. */
 #define HOMA_PACER_MIN_PKTS 2
 
 /** Each on-time or less-late call back removes 1/2^HOMA_SLACK_DECAY_SHIFT of the slack. */
 #define HOMA_SLACK_DECAY_SHIFT 3
-
-/** wire_ns() - Link time of a packet of @bytes (plus framing) at link_mbps. */
-static uint64_t wire_ns(const homa_engine *e, uint64_t bytes)
-{
-	return ((bytes + HOMA_FRAMING_BYTES) * 8000) / e->s.link_mbps;
-}
 
 /**
  * homa_pacer_configure() - Derive the NIC backlog bound from the settings:
@@ -45,7 +37,7 @@ static uint64_t wire_ns(const homa_engine *e, uint64_t bytes)
  */
 void homa_pacer_configure(homa_engine *e)
 {
-	uint64_t pkt_ns = wire_ns(e, e->s.mtu);
+	uint64_t pkt_ns = homa_wire_ns(e, e->s.mtu);
 	uint64_t min_ns = HOMA_PACER_MIN_PKTS * pkt_ns;
 
 	if (e->s.max_nic_queue_ns >= min_ns) {
@@ -62,7 +54,7 @@ void homa_pacer_configure(homa_engine *e)
 /** homa_pacer_account() - Add a packet of @bytes to the modelled NIC queue. */
 void homa_pacer_account(homa_engine *e, uint64_t now, size_t bytes)
 {
-	uint64_t ns = wire_ns(e, bytes);
+	uint64_t ns = homa_wire_ns(e, bytes);
 
 	if (e->link_idle_ns < now)
 		e->link_idle_ns = now;

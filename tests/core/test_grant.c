@@ -757,6 +757,54 @@ static void homa_grant_check__silent_grants_forgiven_up_to_two_windows(void **st
 	th_net_free(&n);
 }
 
+/**
+ * slot_run() - max_overcommit 2, grant_silence_rtts @rtts. 'b' and 'c'
+ * send long requests, are granted, and then send nothing. 2 ms later 'a'
+ * and 'd' send shorter ones that go on. Return: true if d's first GRANT
+ * came before a's last one (to 50000), i.e. d did not wait for a's slot.
+ */
+static bool slot_run(uint32_t rtts)
+{
+	struct homa_settings s = settings(10000);
+	const char *d_grant, *a_last;
+	struct th_net n;
+	int quiet = 2;
+	bool early;
+
+	s.max_overcommit = 2;
+	s.grant_silence_rtts = rtts;
+	th_net_init(&n, "sbcad", &s);
+	serve(&n);
+	n.filter = quiet_senders;
+	n.filter_ctx = &quiet;
+	send(&n, 'b', 200000);
+	send(&n, 'c', 210000);
+	th_net_run(&n, 2000000);
+	th_net_clear_log(&n);
+	send(&n, 'a', 50000);
+	send(&n, 'd', 60000);
+	th_net_run(&n, 500000);
+	d_grant = strstr(n.log, "s>d GRANT");
+	a_last = strstr(n.log, "s>a GRANT 50000 ");
+	assert_non_null(d_grant);
+	assert_non_null(a_last);
+	early = d_grant < a_last;
+	th_net_free(&n);
+	return early;
+}
+
+/**
+ * homa_grant_check__silent_messages_free_their_slots() - Two silent
+ * messages hold both max_overcommit slots. A new second-shortest message
+ * is granted at once beside the shortest one with the rule, and only
+ * once the shortest one is fully granted without it.
+ */
+static void homa_grant_check__silent_messages_free_their_slots(void **state)
+{
+	assert_true(slot_run(4));
+	assert_false(slot_run(0));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -774,6 +822,7 @@ int main(void)
 		cmocka_unit_test(homa_grant_check__batch_gets_one_grant),
 		cmocka_unit_test(homa_grant_check__silent_grants_free_the_budget),
 		cmocka_unit_test(homa_grant_check__silent_grants_forgiven_up_to_two_windows),
+		cmocka_unit_test(homa_grant_check__silent_messages_free_their_slots),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
