@@ -235,6 +235,23 @@ static void watch_server(void *ctx, int from, int to, const uint8_t *pkt, size_t
 }
 
 /**
+ * watch_attach() - Check the caps on node 's' (index 0) of @n after every
+ * packet: at most @msgs messages granted beyond @unsched at once, at most
+ * @bytes granted but unreceived. @w is caller-owned and must outlive the run.
+ */
+static void watch_attach(struct watch *w, struct th_net *n, uint32_t unsched, uint32_t msgs,
+			 uint64_t bytes)
+{
+	memset(w, 0, sizeof(*w));
+	w->server = n->e[0];
+	w->unsched = unsched;
+	w->limit_msgs = msgs;
+	w->limit_bytes = bytes;
+	n->observer = watch_server;
+	n->observer_ctx = w;
+}
+
+/**
  * homa_grant_check__max_overcommit() - Four clients, max_overcommit 2: at
  * no moment do more than two messages hold grants, plus the shortest one,
  * which starts at once while displaced ones drain; all complete, shortest
@@ -250,13 +267,7 @@ static void homa_grant_check__max_overcommit(void **state)
 	s.max_overcommit = 2;
 	th_net_init(&n, "sabcd", &s);
 	serve(&n);
-	memset(&w, 0, sizeof(w));
-	w.server = n.e[0];
-	w.unsched = 10000;
-	w.limit_msgs = 2;
-	w.limit_bytes = UINT64_MAX;
-	n.observer = watch_server;
-	n.observer_ctx = &w;
+	watch_attach(&w, &n, 10000, 2, UINT64_MAX);
 	n.logging = false;
 	send(&n, 'a', 40000);
 	send(&n, 'b', 50000);
@@ -291,13 +302,7 @@ static uint64_t incoming_run(uint32_t max_incoming)
 	th_net_init(&n, "sabc", &cs);
 	assert_int_equal(homa_engine_set_settings(n.e[0], &ss), 0);
 	serve(&n);
-	memset(&w, 0, sizeof(w));
-	w.server = n.e[0];
-	w.unsched = 1416;
-	w.limit_msgs = 4;
-	w.limit_bytes = max_incoming + 4 * 20000;
-	n.observer = watch_server;
-	n.observer_ctx = &w;
+	watch_attach(&w, &n, 1416, 4, max_incoming + 4 * 20000);
 	n.logging = false;
 	send(&n, 'a', 100000);
 	send(&n, 'b', 110000);
@@ -414,6 +419,22 @@ static bool quiet_a(void *ctx, int from, const uint8_t *pkt, size_t len, uint64_
 }
 
 /**
+ * quiet_a_then_b() - Client 'a' sends @a_len bytes and then only its first
+ * packet gets through while *@quiet; 100 us later 'b' sends @b_len bytes;
+ * then @n runs for @ns.
+ */
+static void quiet_a_then_b(struct th_net *n, bool *quiet, size_t a_len, size_t b_len,
+			   uint64_t ns)
+{
+	n->filter = quiet_a;
+	n->filter_ctx = quiet;
+	send(n, 'a', a_len);
+	th_net_run(n, 100000);
+	send(n, 'b', b_len);
+	th_net_run(n, ns);
+}
+
+/**
  * fifo_wait_run() - The oldest message's sender sends nothing after its
  * first packet while SRPT serves a shorter one (max_overcommit 1, half
  * the granted bytes due to FIFO, fifo_grant_increment @inc); then its
@@ -429,12 +450,7 @@ static uint64_t fifo_wait_run(uint32_t inc, uint32_t *last)
 	const char *g, *p;
 
 	fifo_net(&n, 500, inc);
-	n.filter = quiet_a;
-	n.filter_ctx = &quiet;
-	send(&n, 'a', 300000);
-	th_net_run(&n, 100000);
-	send(&n, 'b', 100000);
-	th_net_run(&n, 3000000);
+	quiet_a_then_b(&n, &quiet, 300000, 100000, 3000000);
 	homa_engine_stats(n.e[0], &st);
 	g = strstr(n.log, "s>a GRANT ");
 	assert_non_null(g);
@@ -685,19 +701,8 @@ static int silence_run(uint32_t rtts)
 	s.grant_silence_rtts = rtts;
 	th_net_init(&n, "sab", &s);
 	serve(&n);
-	memset(&w, 0, sizeof(w));
-	w.server = n.e[0];
-	w.unsched = 10000;
-	w.limit_msgs = 2;
-	w.limit_bytes = 10000 + (2 + 2) * 10000;
-	n.observer = watch_server;
-	n.observer_ctx = &w;
-	n.filter = quiet_a;
-	n.filter_ctx = &quiet;
-	send(&n, 'a', 100000);
-	th_net_run(&n, 100000);
-	send(&n, 'b', 200000);
-	th_net_run(&n, 2000000);
+	watch_attach(&w, &n, 10000, 2, 10000 + (2 + 2) * 10000);
+	quiet_a_then_b(&n, &quiet, 100000, 200000, 2000000);
 	grants = th_count(n.log, "s>b GRANT");
 	b_grant = strstr(n.log, "s>b GRANT");
 	assert_true(!b_grant || strstr(n.log, "s>a GRANT") < b_grant);
@@ -724,6 +729,19 @@ static void homa_grant_check__silent_grants_free_the_budget(void **state)
 }
 
 /**
+ * quiet_net() - Nodes @names with settings @s, 's' serving; nodes 1 ..
+ * *@quiet send only the first packet of their messages (quiet_senders()).
+ */
+static void quiet_net(struct th_net *n, const char *names, const struct homa_settings *s,
+		      int *quiet)
+{
+	th_net_init(n, names, s);
+	serve(n);
+	n->filter = quiet_senders;
+	n->filter_ctx = quiet;
+}
+
+/**
  * homa_grant_check__silent_grants_forgiven_up_to_two_windows() - Budget
  * of one window, max_overcommit 4, RESENDs late (50 ticks). 'a', 'b' and
  * 'c' each send their first packet and then nothing; 'd' keeps sending.
@@ -742,10 +760,7 @@ static void homa_grant_check__silent_grants_forgiven_up_to_two_windows(void **st
 	s.max_incoming = 10000;
 	s.resend_ticks = 50;
 	s.timeout_ticks = 1000;
-	th_net_init(&n, "sabcd", &s);
-	serve(&n);
-	n.filter = quiet_senders;
-	n.filter_ctx = &quiet;
+	quiet_net(&n, "sabcd", &s, &quiet);
 	send(&n, 'a', 100000);
 	send(&n, 'b', 110000);
 	send(&n, 'c', 120000);
@@ -773,10 +788,7 @@ static bool slot_run(uint32_t rtts)
 
 	s.max_overcommit = 2;
 	s.grant_silence_rtts = rtts;
-	th_net_init(&n, "sbcad", &s);
-	serve(&n);
-	n.filter = quiet_senders;
-	n.filter_ctx = &quiet;
+	quiet_net(&n, "sbcad", &s, &quiet);
 	send(&n, 'b', 200000);
 	send(&n, 'c', 210000);
 	th_net_run(&n, 2000000);
