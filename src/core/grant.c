@@ -39,6 +39,24 @@ static void uncount(homa_engine *e, struct homa_msgin *in)
 }
 
 /**
+ * set_outstanding() - Record whether @in has explicitly granted bytes in
+ * flight: engine.outstanding_msgs and the engine.outstanding list follow.
+ */
+static void set_outstanding(homa_engine *e, struct homa_msgin *in, bool out)
+{
+	if (out == in->outstanding)
+		return;
+	if (out) {
+		e->outstanding_msgs++;
+		homa_list_add_tail(&e->outstanding, &in->out_link);
+	} else {
+		e->outstanding_msgs--;
+		homa_list_del(&in->out_link);
+	}
+	in->outstanding = out;
+}
+
+/**
  * recount() - Bring @in's share of total_incoming (and of unsched_incoming
  * while we never granted it), and whether it counts among the messages
  * with explicitly granted bytes in flight, up to date.
@@ -54,12 +72,7 @@ static inline void recount(homa_engine *e, struct homa_msgin *in)
 	e->unsched_incoming = e->unsched_incoming - un_was + un_now;
 	in->counted = now;
 	in->counted_unsched = !in->explicit_grant;
-	e->outstanding_msgs = e->outstanding_msgs - in->outstanding + out;
-	if (out && !in->outstanding)
-		homa_list_add_tail(&e->outstanding, &in->out_link);
-	else if (!out && in->outstanding)
-		homa_list_del(&in->out_link);
-	in->outstanding = out;
+	set_outstanding(e, in, out);
 }
 
 /** homa_grant_heard() - Note that @in's sender was heard from, or granted, now (silent_share()). */
@@ -93,10 +106,7 @@ void homa_grant_remove(homa_engine *e, struct homa_rpc *rpc)
 		return;
 	homa_list_del(&rpc->in.grant_link);
 	uncount(e, &rpc->in);
-	e->outstanding_msgs -= rpc->in.outstanding;
-	if (rpc->in.outstanding)
-		homa_list_del(&rpc->in.out_link);
-	rpc->in.outstanding = false;
+	set_outstanding(e, &rpc->in, false);
 	e->st.incoming_msgs--;
 }
 
