@@ -139,7 +139,7 @@ client_start() {
   ip netns exec "$(tb_host_ns "$i")" nice -n "$TB_NICE" taskset -c "$TB_HOST_CPUS" \
     "$b" client $(arm_flags "$arm") --servers "$(server_list "$arm" "$@")" \
     --workload "$(wl_arg "$wl")" --load-gbps "$gbps" --link-gbps "$(gbps_of "$TB_RATE_MBIT")" \
-    --duration "$TB_DURATION" --baseline "$dir/baseline.txt" --seed $((i + 1)) \
+    --duration "$TB_DURATION" --warmup "$TB_WARMUP" --baseline "$dir/baseline.txt" --seed $((i + 1)) \
     --json "$dir/client-h$i.json" --quiet >"$dir/client-h$i.log" 2>&1 &
   BG_PIDS+=($!)
 }
@@ -158,7 +158,7 @@ bulk_start() {
   for ((i = 0; i < f; i++)); do
     ip netns exec "$(tb_host_ns "$i")" nice -n "$TB_NICE" taskset -c "$TB_HOST_CPUS" \
       "$b" client --transport tcp --cc cubic --servers "$(server_list tcp $(((i + 1) % n)))" \
-      --workload 1M --outstanding 1 --duration $((TB_DURATION + 30)) --quiet \
+      --workload 1M --outstanding 1 --duration $((TB_DURATION + ${TB_WARMUP%.*} + 30)) --quiet \
       --json "$dir/bulk-h$i.json" >"$dir/bulk-h$i.log" 2>&1 &
     BULK_PIDS+=($!)
   done

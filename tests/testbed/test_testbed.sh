@@ -69,7 +69,7 @@ case "$mode" in
       echo "skipped: HOMA_TESTBED_HOMA=0"
       exit 77
     fi
-    TB_CALIB_COUNT=30 "${tb[@]}" --hosts 3 --rate 50 --nic off --duration 6 \
+    TB_CALIB_COUNT=30 "${tb[@]}" --hosts 3 --rate 50 --nic off --duration 6 --warmup 0.5 \
       --arms homa,tcp-cubic --workloads w4 --loads 80 run ci
     f=$(ls "$out"/ci/*/run.json)
     python3 "$src/tests/testbed/check_ci.py" "$f"
