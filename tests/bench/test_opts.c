@@ -67,9 +67,10 @@ static void bench_opts_parse__homa_settings(void **state)
 	struct bench_opts o;
 	const char *a[] = { "homa-bench", "server", "--homa-nic-queue-us", "500",
 			    "--homa-pacer-slack-us", "0", "--homa-tick-us", "4000",
-			    "--homa-grant-step", "2832", "--homa-grant-silence-rtts", "0", NULL };
+			    "--homa-grant-step", "2832", "--homa-grant-silence-rtts", "0", "--homa-resend-ticks", "40", NULL };
 	const char *b[] = { "homa-bench", "server", NULL };
 	const char *bad[] = { "homa-bench", "server", "--homa-tick-us", "0", NULL };
+	const char *bad_resend[] = { "homa-bench", "server", "--homa-resend-ticks", "100", NULL };
 
 	assert_int_equal(parse(&o, a), 0);
 	assert_true(o.homa.nicq_us == 500);
@@ -77,11 +78,14 @@ static void bench_opts_parse__homa_settings(void **state)
 	assert_true(o.homa.tick_us == 4000);
 	assert_int_equal(o.homa.grant_step, 2832);
 	assert_int_equal(o.homa.silence_rtts, 0);
+	assert_int_equal(o.homa.resend_ticks, 40);
 	assert_int_equal(parse(&o, b), 0);
 	assert_true(o.homa.nicq_us == 0 && o.homa.slack_us == -1 && o.homa.tick_us == 0);
 	assert_int_equal(o.homa.grant_step, 0);
 	assert_int_equal(o.homa.silence_rtts, -1);
+	assert_int_equal(o.homa.resend_ticks, 0);
 	assert_int_equal(parse(&o, bad), HOMA_EINVAL);
+	assert_int_equal(parse(&o, bad_resend), HOMA_EINVAL);
 }
 
 /** compare takes --json as a flag and defaults to 3 s. */

@@ -43,6 +43,7 @@ struct bench_homa_knobs {
 	double tick_us;         /**< timer tick in us */
 	uint32_t grant_step;    /**< least bytes per GRANT */
 	int silence_rtts;       /**< grant_silence_rtts (-1: engine default) */
+	uint32_t resend_ticks;  /**< resend_ticks and resend_interval (0: engine default) */
 };
 
 /** Every option of every mode (see bench_usage()). */

@@ -48,6 +48,10 @@ static const char usage[] =
 "  --homa-grant-silence-rtts N round trips without DATA before a message's granted\n"
 "                            bytes stop holding Homa's budget (default: engine's, 4;\n"
 "                            0 = never)\n"
+"  --homa-resend-ticks N     silent ticks before Homa's receiver asks for missing data\n"
+"                            again, and between such RESENDs (default: engine's, 5);\n"
+"                            keep it above the longest switch queueing delay, or data\n"
+"                            that is only queued is sent twice; under 100 (the timeout)\n"
 "                            compare and demo use loopback values instead where these\n"
 "                            are not given: 65000 B packets, 400 Gbps, 200000 B,\n"
 "                            400000 B\n"
@@ -223,6 +227,7 @@ static int set_num(struct bench_opts *o, const char *f, const char *v)
 		{ "--metrics-port", 1, 65535 }, { "--homa-nic-queue-us", 0.001, 1e6 },
 		{ "--homa-pacer-slack-us", 0, 4e6 }, { "--homa-tick-us", 1, 1e6 },
 		{ "--homa-grant-step", 1, 1e9 }, { "--homa-grant-silence-rtts", 0, 1e6 },
+		{ "--homa-resend-ticks", 1, 99 },
 	};
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
 		if (strcmp(f, t[i].f))
@@ -254,7 +259,8 @@ static int set_num(struct bench_opts *o, const char *f, const char *v)
 		case 21: o->homa.slack_us = d; break;
 		case 22: o->homa.tick_us = d; break;
 		case 23: o->homa.grant_step = (uint32_t)d; break;
-		default: o->homa.silence_rtts = (int)d; break;
+		case 24: o->homa.silence_rtts = (int)d; break;
+		default: o->homa.resend_ticks = (uint32_t)d; break;
 		}
 		return 1;
 	}

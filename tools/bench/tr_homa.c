@@ -61,6 +61,8 @@ static int open_socket(homa_socket **s, const struct homa_arm_cfg *a, bool serve
 	st.grant_step = a->k.grant_step;
 	if (a->k.silence_rtts >= 0)
 		st.grant_silence_rtts = (uint32_t)a->k.silence_rtts;
+	if (a->k.resend_ticks)
+		st.resend_ticks = st.resend_interval = a->k.resend_ticks;
 	o.driver = a->driver;
 	o.mode = a->polled ? HOMA_MODE_POLLED : HOMA_MODE_THREADED;
 	o.server = server;
