@@ -92,7 +92,8 @@ int homa_sim_engine_host_add(struct homa_sim_net *net,
 
 	if (!eh)
 		return HOMA_ENOMEM;
-	rc = homa_engine_new(&eh->engine, s, &addr, port, NULL, homa_sim_now(net));
+	rc = homa_engine_new(&eh->engine, s, &addr, port, homa_sim_engine_alloc(net),
+			     homa_sim_now(net));
 	if (rc) {
 		free(eh);
 		return rc;

@@ -38,8 +38,18 @@ int homa_sim_net_new(struct homa_sim_net **out, const struct homa_sim_config *cf
 	homa_sim_eventq_init(&net->q);
 	homa_sim_pool_init(&net->pool, net->cfg.max_pkt_bytes);
 	homa_rng_seed(&net->rng, net->cfg.seed);
+	homa_sim_objcache_init(&net->engine_mem, net->cfg.engine_cache_bytes);
+	net->engine_alloc.alloc = homa_sim_objcache_alloc;
+	net->engine_alloc.free = homa_sim_objcache_free;
+	net->engine_alloc.ctx = &net->engine_mem;
 	*out = net;
 	return 0;
+}
+
+/** homa_sim_engine_alloc() - See net.h. */
+const struct homa_alloc *homa_sim_engine_alloc(struct homa_sim_net *net)
+{
+	return net->cfg.engine_cache_bytes ? &net->engine_alloc : NULL;
 }
 
 /** homa_sim_net_free() - See net.h. */
@@ -70,6 +80,7 @@ void homa_sim_net_free(struct homa_sim_net *net)
 	free(net->switches);
 	homa_sim_eventq_free(&net->q);
 	homa_sim_pool_free(&net->pool);
+	homa_sim_objcache_release(&net->engine_mem); /* after the agents: engines free into it */
 	free(net);
 }
 

@@ -48,6 +48,9 @@ struct homa_sim_config {
 	uint32_t max_pkt_bytes;   /**< largest packet a host may emit (2048) */
 	uint32_t wire_overhead;   /**< bytes added to each packet's link time (0) */
 	uint64_t host_rx_delay_ns;/**< software delay before a host sees a packet (0) */
+	uint64_t engine_cache_bytes; /**< engines added by homa_sim_engine_host_add() recycle
+					  their small objects through a cache of up to this many
+					  free bytes (objcache.h); 0: they use malloc (default) */
 };
 
 /** The code a host runs. Only input and output are required. */
@@ -146,6 +149,13 @@ int homa_sim_net_new(struct homa_sim_net **out, const struct homa_sim_config *cf
  * events; calls each agent's destroy op. NULL is ignored.
  */
 void homa_sim_net_free(struct homa_sim_net *net);
+
+/**
+ * homa_sim_engine_alloc() - The allocation hooks engines on @net should
+ * use: the network's recycling cache (sim/objcache.h), which it frees
+ * after its agents. Return: NULL when config.engine_cache_bytes is 0 (malloc).
+ */
+const struct homa_alloc *homa_sim_engine_alloc(struct homa_sim_net *net);
 
 /**
  * homa_sim_add_host() - Add a host running @agent. Its address is

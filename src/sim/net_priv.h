@@ -8,6 +8,7 @@
 #define HOMA_SIM_NET_PRIV_H
 
 #include "sim/net.h"
+#include "sim/objcache.h"
 
 /** Kinds of node a port can lead to. */
 enum { NODE_HOST = 1, NODE_SWITCH = 2 };
@@ -72,6 +73,8 @@ struct homa_sim_net {
 	homa_sim_filter_fn filter; void *filter_ctx;
 	homa_sim_observe_fn observe; void *observe_ctx;
 	struct homa_sim_net_stats st;
+	struct homa_sim_objcache engine_mem; /**< see homa_sim_engine_alloc() */
+	struct homa_alloc engine_alloc;
 };
 
 /** Tell the observer about @pkt (if there is one). */

@@ -144,6 +144,7 @@ int sim_fabric_build(struct sim_fabric *f, const struct sim_opts *o,
 	homa_sim_config_default(&nc);
 	nc.seed = o->seed;
 	nc.wire_overhead = o->wire_overhead;
+	nc.engine_cache_bytes = SIM_ENGINE_CACHE_BYTES;
 	rc = homa_sim_net_new(&f->net, &nc);
 	if (rc)
 		return rc;

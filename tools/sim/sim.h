@@ -26,6 +26,13 @@
 /** Homa port of every simulated endpoint. */
 #define SIM_PORT 4000
 
+/**
+ * Free engine objects (RPCs, event nodes, message records) the network
+ * keeps for reuse instead of returning them to malloc (sim/objcache.h):
+ * per-message malloc and free were a tenth of a W1 run's instructions.
+ */
+#define SIM_ENGINE_CACHE_BYTES (8u << 20)
+
 /** Traffic patterns. */
 enum sim_pattern {
 	SIM_POISSON = 0,  /**< open-loop Poisson arrivals, uniform destinations */
