@@ -126,6 +126,15 @@ int homa_sim_eventq_push(struct homa_sim_eventq *q, uint64_t time,
 int homa_sim_eventq_pop(struct homa_sim_eventq *q, struct homa_sim_event *out);
 
 /**
+ * homa_sim_eventq_pop_until() - Like homa_sim_eventq_pop(), but only if
+ * the earliest event is due at or before @t_end (one search instead of a
+ * peek and a pop). Return: 1, or 0 if the queue is empty or its earliest
+ * event is later (it stays queued).
+ */
+int homa_sim_eventq_pop_until(struct homa_sim_eventq *q, uint64_t t_end,
+			      struct homa_sim_event *out);
+
+/**
  * homa_sim_eventq_arm() - Schedule @fn(@obj, @ptr, @time) as timer @t: if
  * @t is armed its entry is replaced, else one is added. Either way the
  * entry gets a new sequence number, so it runs exactly where a freshly

@@ -112,12 +112,12 @@ int homa_sim_schedule(struct homa_sim_net *net, uint64_t time,
 	return homa_sim_eventq_push(&net->q, time, fn, obj, ptr);
 }
 
-/** homa_sim_step() - See net.h. */
-int homa_sim_step(struct homa_sim_net *net)
+/** step_until() - Run the earliest event if it is due at or before @t_end. Return: 1 if one ran. */
+static inline int step_until(struct homa_sim_net *net, uint64_t t_end)
 {
 	struct homa_sim_event ev;
 
-	if (!homa_sim_eventq_pop(&net->q, &ev))
+	if (!homa_sim_eventq_pop_until(&net->q, t_end, &ev))
 		return 0;
 	net->now = ev.time;
 	net->st.events++;
@@ -125,12 +125,18 @@ int homa_sim_step(struct homa_sim_net *net)
 	return 1;
 }
 
+/** homa_sim_step() - See net.h. */
+int homa_sim_step(struct homa_sim_net *net)
+{
+	return step_until(net, UINT64_MAX);
+}
+
 /** homa_sim_run_until() - See net.h. */
 uint64_t homa_sim_run_until(struct homa_sim_net *net, uint64_t t_end)
 {
 	uint64_t n = 0;
 
-	while (homa_sim_eventq_peek_time(&net->q) <= t_end && homa_sim_step(net))
+	while (step_until(net, t_end))
 		n++;
 	if (t_end > net->now)
 		net->now = t_end;
@@ -142,7 +148,7 @@ int homa_sim_run_while(struct homa_sim_net *net, uint64_t t_end,
 		       bool (*more)(void *ctx), void *ctx)
 {
 	while (more(ctx)) {
-		if (homa_sim_eventq_peek_time(&net->q) > t_end || !homa_sim_step(net))
+		if (!step_until(net, t_end))
 			return HOMA_ETIMEDOUT;
 	}
 	return 0;
