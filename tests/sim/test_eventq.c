@@ -17,6 +17,29 @@ static void noop(void *obj, void *ptr, uint64_t now)
 	(void)now;
 }
 
+/** pop_until takes the earliest event only when it is due by then, from the ring or the heap. */
+static void eventq_pop_until__leaves_later_events(void **state)
+{
+	struct homa_sim_eventq q;
+	struct homa_sim_event ev;
+
+	(void)state;
+	homa_sim_eventq_init(&q);
+	assert_int_equal(homa_sim_eventq_pop_until(&q, 100, &ev), 0);
+	assert_int_equal(homa_sim_eventq_push(&q, 10, noop, NULL, (void *)1), 0);      /* ring */
+	assert_int_equal(homa_sim_eventq_push(&q, 1000000, noop, NULL, (void *)2), 0); /* heap */
+	assert_int_equal(homa_sim_eventq_pop_until(&q, 9, &ev), 0);
+	assert_int_equal(homa_sim_eventq_pop_until(&q, 10, &ev), 1);
+	assert_ptr_equal(ev.ptr, (void *)1);
+	assert_int_equal(homa_sim_eventq_pop_until(&q, 999999, &ev), 0);
+	assert_true(homa_sim_eventq_peek_time(&q) == 1000000);
+	assert_int_equal(homa_sim_eventq_pop_until(&q, UINT64_MAX, &ev), 1);
+	assert_ptr_equal(ev.ptr, (void *)2);
+	assert_true(ev.time == 1000000);
+	assert_int_equal(homa_sim_eventq_pop_until(&q, UINT64_MAX, &ev), 0);
+	homa_sim_eventq_free(&q);
+}
+
 /** Random times come out sorted; equal times in insertion order. */
 static void eventq_pop__time_then_seq_order(void **state)
 {
@@ -192,6 +215,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(eventq_pop__time_then_seq_order),
+		cmocka_unit_test(eventq_pop_until__leaves_later_events),
 		cmocka_unit_test(eventq_pop__interleaved),
 		cmocka_unit_test(eventq_peek__empty),
 		cmocka_unit_test(eventq_arm__moves_in_place),
