@@ -17,7 +17,7 @@ bench_bin() {
 arm_flags() {
   case "$1" in
     homa) echo "--transport homa --homa-link-gbps $(gbps_of "$TB_RATE_MBIT") $(homa_window_flags)" \
-      "$(homa_tick_flag) $TB_HOMA_FLAGS" ;;
+      "$(homa_tick_flag) $(homa_resend_flag) $TB_HOMA_FLAGS" ;;
     tcp-cubic) echo "--transport tcp --cc cubic" ;;
     tcp-bbr) echo "--transport tcp --cc bbr" ;;
     tcp) echo "--transport tcp" ;;
@@ -32,6 +32,25 @@ arm_flags() {
 # they scale with it.
 homa_tick_flag() {
   [[ $TB_HOMA_TICK_US == 0 ]] || echo "--homa-tick-us $TB_HOMA_TICK_US"
+}
+
+# Prints Homa's RESEND interval flag: TB_HOMA_RESEND_US of time in ticks
+# (at most 99, under the 100-tick timeout), 0 = the engine's 5 ticks, or
+# "auto" = twice the time one full priority queue of the switch (TB_BUFFER)
+# takes to drain. Data that waits in a queue longer than the interval is
+# asked for and sent again, which deepens the queue it waits in: with the
+# engine's 50 ms against a 200 ms queue at 20 Mbit/s, the clients resent
+# 1.4-10 MB a run, and once an incast's priority-0 queue filled and
+# dropped (docs/RESULTS.md section 17.2).
+homa_resend_flag() {
+  local us=$TB_HOMA_RESEND_US tick=$TB_HOMA_TICK_US
+  [[ $us == 0 ]] && return
+  ((tick > 0)) || tick=1000
+  awk -v us="$us" -v t="$tick" -v b="$TB_BUFFER" -v m="$TB_RATE_MBIT" 'BEGIN {
+    if (us == "auto") us = 2 * b * 8 / m
+    n = int((us + t - 1) / t); if (n < 1) n = 1; if (n > 99) n = 99
+    printf "--homa-resend-ticks %d", n
+  }'
 }
 
 # Prints Homa's window flags sized to the link: unscheduled bytes about
@@ -154,9 +173,9 @@ bulk_start() {
   local dir=$1 i b n=$TB_HOSTS f=$TB_BULK_FLOWS
   b=$(bench_bin)
   ((f > 0 && f < n)) || f=$n
-  servers_start tcp "$dir" $(seq 0 $((n - 1)))
+  TB_NICE=${TB_BULK_NICE:-$TB_NICE} servers_start tcp "$dir" $(seq 0 $((n - 1)))
   for ((i = 0; i < f; i++)); do
-    ip netns exec "$(tb_host_ns "$i")" nice -n "$TB_NICE" taskset -c "$TB_HOST_CPUS" \
+    ip netns exec "$(tb_host_ns "$i")" nice -n "${TB_BULK_NICE:-$TB_NICE}" taskset -c "$TB_HOST_CPUS" \
       "$b" client --transport tcp --cc cubic --servers "$(server_list tcp $(((i + 1) % n)))" \
       --workload 1M --outstanding 1 --duration $((TB_DURATION + ${TB_WARMUP%.*} + 30)) --quiet \
       --json "$dir/bulk-h$i.json" >"$dir/bulk-h$i.log" 2>&1 &

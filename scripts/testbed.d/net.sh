@@ -18,7 +18,10 @@ tb_validate_config() {
   [[ $TB_SWITCH_CPU =~ ^[0-9]+$ ]] || die "--switch-cpu must be a CPU number"
   [[ $TB_HOST_CPUS =~ ^[0-9,-]+$ ]] || die "--host-cpus must be a CPU list like 0 or 0-2"
   [[ $TB_DURATION =~ ^[0-9]+$ ]] && ((TB_DURATION >= 1)) || die "--duration must be seconds >= 1"
+  [[ $TB_HOMA_RESEND_US =~ ^([0-9]+|auto)$ ]] || die "--homa-resend-us must be microseconds or auto"
   [[ $TB_WARMUP =~ ^[0-9]+(\.[0-9]+)?$ ]] || die "--warmup must be seconds >= 0"
+  [[ ${TB_BULK_NICE:-0} =~ ^-?[0-9]+$ ]] && ((${TB_BULK_NICE:-0} >= -20 && ${TB_BULK_NICE:-0} <= 19)) \
+    || die "--bulk-nice must be -20..19"
   [[ $TB_NICE =~ ^-?[0-9]+$ ]] && ((TB_NICE >= -20 && TB_NICE <= 19)) || die "--nice must be -20..19"
   [[ $TB_BACKLOG =~ ^[0-9]+$ ]] || die "--backlog must be a packet count"
   [[ $TB_BULK_FLOWS =~ ^[0-9]+$ ]] || die "--bulk-flows must be a flow count (0 = one per host)"

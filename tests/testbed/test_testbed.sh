@@ -38,13 +38,26 @@ jget() { python3 -c "import json,sys; j=json.load(open(sys.argv[1])); print($2)"
 case "$mode" in
   fabric)
     # Bad settings are refused with a clear message before anything is built.
-    for bad in "--tcp-class middle" "--homa-tick-us 1.5" "--bulk-flows x" "--rate 0"; do
+    for bad in "--tcp-class middle" "--homa-tick-us 1.5" "--bulk-flows x" "--rate 0" \
+               "--warmup soon" "--homa-resend-us 5ms" "--bulk-nice 30"; do
       # shellcheck disable=SC2086
       if msg=$("$src/scripts/testbed" --prefix "$prefix" $bad status 2>&1); then
         fail "scripts/testbed accepted $bad"
       fi
       grep -q "must be" <<<"$msg" || fail "no clear error for $bad: $msg"
     done
+    # Homa's RESEND interval follows the queue it may wait in: twice the
+    # drain time of one full 500 KB switch queue, in 10 ms ticks, capped
+    # under the 100-tick timeout; 0 leaves the engine's.
+    resend() {
+      (TB_HOMA_RESEND_US=$1 TB_HOMA_TICK_US=10000 TB_BUFFER=500000 TB_RATE_MBIT=$2
+       # shellcheck source=/dev/null
+       source "$src/scripts/testbed.d/bench.sh"; homa_resend_flag)
+    }
+    [[ $(resend auto 20) == "--homa-resend-ticks 40" ]] || fail "auto at 20 Mbit/s: $(resend auto 20)"
+    [[ $(resend auto 50) == "--homa-resend-ticks 16" ]] || fail "auto at 50 Mbit/s: $(resend auto 50)"
+    [[ $(resend auto 1) == "--homa-resend-ticks 99" ]] || fail "auto at 1 Mbit/s: $(resend auto 1)"
+    [[ -z $(resend 0 20) ]] || fail "0 should leave the engine's interval: $(resend 0 20)"
     "${tb[@]}" --hosts 4 --rate 100 --buffer 250000 --duration 3 run fabric
     f="$out/fabric/fabric.json"
     drops=$(jget "$f" 'j["port_p0"]["drops"]')
