@@ -36,7 +36,7 @@
 struct homa_msg {
 	uint32_t length;
 	uint32_t nchunks;
-	uint8_t **chunks;     /**< nchunks pointers; NULL until first written */
+	uint8_t **chunks;     /**< nchunks pointers, allocated with the record (after it); each NULL until first written */
 	uint64_t charged;     /**< bytes charged to the engine's rx or tx budget */
 	struct homa_link link; /**< on engine.delivered once handed to the application */
 };

@@ -46,25 +46,29 @@ static uint32_t chunk_len(uint32_t length, uint32_t i)
 	return length - start < HOMA_CHUNK ? length - start : HOMA_CHUNK;
 }
 
+/** msg_block_size() - Bytes of a message record with room for @nchunks chunk pointers. */
+static size_t msg_block_size(uint32_t nchunks)
+{
+	return sizeof(struct homa_msg) + (size_t)nchunks * sizeof(uint8_t *);
+}
+
 /**
- * homa_msg_new() - Allocate an empty message of @length bytes (no chunks yet).
+ * homa_msg_new() - Allocate an empty message of @length bytes (no chunks
+ * yet). The chunk pointers follow the record in the same allocation.
  * Return: the message (engine owns) or NULL.
  */
 struct homa_msg *homa_msg_new(homa_engine *e, uint32_t length)
 {
-	struct homa_msg *m = homa_mem_zalloc(e, sizeof(*m));
+	uint32_t nchunks = (uint32_t)(((uint64_t)length + HOMA_CHUNK - 1) >> HOMA_CHUNK_SHIFT);
+	struct homa_msg *m = homa_mem_zalloc(e, msg_block_size(nchunks));
 
 	if (!m)
 		return NULL;
 	homa_list_init(&m->link);
 	m->length = length;
-	m->nchunks = (uint32_t)(((uint64_t)length + HOMA_CHUNK - 1) >> HOMA_CHUNK_SHIFT);
-	m->chunks = homa_mem_zalloc(e, m->nchunks * sizeof(uint8_t *));
-	if (!m->chunks && m->nchunks) {
-		homa_mem_free(e, m, sizeof(*m));
-		return NULL;
-	}
-	m->charged = sizeof(*m) + m->nchunks * sizeof(uint8_t *);
+	m->nchunks = nchunks;
+	m->chunks = (uint8_t **)(m + 1);
+	m->charged = msg_block_size(nchunks);
 	return m;
 }
 
@@ -137,8 +141,7 @@ void homa_msg_free(homa_engine *e, struct homa_msg *m)
 	homa_list_del(&m->link);
 	for (i = 0; i < m->nchunks; i++)
 		homa_mem_free(e, m->chunks[i], chunk_len(m->length, i));
-	homa_mem_free(e, m->chunks, m->nchunks * sizeof(uint8_t *));
-	homa_mem_free(e, m, sizeof(*m));
+	homa_mem_free(e, m, msg_block_size(m->nchunks));
 }
 
 /** homa_msg_length() - See engine.h. */
