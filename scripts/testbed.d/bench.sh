@@ -35,7 +35,8 @@ homa_tick_flag() {
 }
 
 # Prints Homa's RESEND interval flag: TB_HOMA_RESEND_US of time in ticks
-# (at most 99, under the 100-tick timeout), 0 = the engine's 5 ticks, or
+# (at most 1000; homa-bench lengthens the RPC timeout to 20 intervals),
+# 0 = the engine's 5 ticks, or
 # "auto" = twice the time one full priority queue of the switch (TB_BUFFER)
 # takes to drain. Data that waits in a queue longer than the interval is
 # asked for and sent again, which deepens the queue it waits in: with the
@@ -48,7 +49,7 @@ homa_resend_flag() {
   ((tick > 0)) || tick=1000
   awk -v us="$us" -v t="$tick" -v b="$TB_BUFFER" -v m="$TB_RATE_MBIT" 'BEGIN {
     if (us == "auto") us = 2 * b * 8 / m
-    n = int((us + t - 1) / t); if (n < 1) n = 1; if (n > 99) n = 99
+    n = int((us + t - 1) / t); if (n < 1) n = 1; if (n > 1000) n = 1000
     printf "--homa-resend-ticks %d", n
   }'
 }

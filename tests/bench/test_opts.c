@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "homa/homa.h"
+#include "bench.h"
 #include "opts.h"
 
 /** parse() - bench_opts_parse() over a NULL-terminated list. */
@@ -70,7 +71,7 @@ static void bench_opts_parse__homa_settings(void **state)
 			    "--homa-grant-step", "2832", "--homa-grant-silence-rtts", "0", "--homa-resend-ticks", "40", NULL };
 	const char *b[] = { "homa-bench", "server", NULL };
 	const char *bad[] = { "homa-bench", "server", "--homa-tick-us", "0", NULL };
-	const char *bad_resend[] = { "homa-bench", "server", "--homa-resend-ticks", "100", NULL };
+	const char *bad_resend[] = { "homa-bench", "server", "--homa-resend-ticks", "1001", NULL };
 
 	assert_int_equal(parse(&o, a), 0);
 	assert_true(o.homa.nicq_us == 500);
@@ -86,6 +87,33 @@ static void bench_opts_parse__homa_settings(void **state)
 	assert_int_equal(o.homa.resend_ticks, 0);
 	assert_int_equal(parse(&o, bad), HOMA_EINVAL);
 	assert_int_equal(parse(&o, bad_resend), HOMA_EINVAL);
+}
+
+/** The knobs reach the engine settings; a longer RESEND interval keeps
+ * the engine's 20 intervals before the RPC timeout, a shorter one keeps
+ * its timeout. */
+static void bench_homa_settings__resend_scales_timeout(void **state)
+{
+	struct bench_homa_knobs k = { .slack_us = -1, .silence_rtts = -1 };
+	struct homa_settings def, st;
+
+	homa_settings_default(&def);
+	bench_homa_settings(&k, &st);
+	assert_int_equal(st.resend_ticks, def.resend_ticks);
+	assert_int_equal(st.timeout_ticks, def.timeout_ticks);
+	assert_int_equal(st.grant_silence_rtts, def.grant_silence_rtts);
+	k.resend_ticks = 40;
+	k.tick_us = 10000;
+	bench_homa_settings(&k, &st);
+	assert_int_equal(st.resend_ticks, 40);
+	assert_int_equal(st.resend_interval, 40);
+	assert_int_equal(st.timeout_ticks, 40 * (def.timeout_ticks / def.resend_interval));
+	assert_true(st.tick_ns == 10000000);
+	assert_int_equal(homa_settings_validate(&st, NULL), 0);
+	k.resend_ticks = 2;
+	bench_homa_settings(&k, &st);
+	assert_int_equal(st.resend_interval, 2);
+	assert_int_equal(st.timeout_ticks, def.timeout_ticks);
 }
 
 /** compare takes --json as a flag and defaults to 3 s. */
@@ -193,6 +221,7 @@ int main(void)
 		cmocka_unit_test(bench_opts_parse__testbed_client),
 		cmocka_unit_test(bench_opts_parse__server_defaults),
 		cmocka_unit_test(bench_opts_parse__homa_settings),
+		cmocka_unit_test(bench_homa_settings__resend_scales_timeout),
 		cmocka_unit_test(bench_opts_parse__compare_json_flag),
 		cmocka_unit_test(bench_opts_parse__rejects),
 		cmocka_unit_test(bench_opts_parse__observability_flags),

@@ -149,6 +149,15 @@ int bench_tcp_server(const struct bench_opts *o);
 int bench_udp_server(const struct bench_opts *o);
 int bench_homa_server(const struct bench_opts *o);
 
+struct homa_settings;
+/**
+ * bench_homa_settings() - Fill @st with the engine's defaults changed by
+ * the --homa-* knobs @k (0 or -1 in a knob: keep the default). A RESEND
+ * interval longer than the engine's also lengthens the RPC timeout in
+ * proportion (see tr_homa.c). Never fails; homa_open() validates.
+ */
+void bench_homa_settings(const struct bench_homa_knobs *k, struct homa_settings *st);
+
 /** Set by SIGINT/SIGTERM; every loop checks it. */
 extern volatile int bench_stop;
 

@@ -51,7 +51,8 @@ static const char usage[] =
 "  --homa-resend-ticks N     silent ticks before Homa's receiver asks for missing data\n"
 "                            again, and between such RESENDs (default: engine's, 5);\n"
 "                            keep it above the longest switch queueing delay, or data\n"
-"                            that is only queued is sent twice; under 100 (the timeout)\n"
+"                            that is only queued is sent twice; the RPC timeout grows\n"
+"                            with it (20 intervals, as the engine's 5 and 100 ticks)\n"
 "                            compare and demo use loopback values instead where these\n"
 "                            are not given: 65000 B packets, 400 Gbps, 200000 B,\n"
 "                            400000 B\n"
@@ -227,7 +228,7 @@ static int set_num(struct bench_opts *o, const char *f, const char *v)
 		{ "--metrics-port", 1, 65535 }, { "--homa-nic-queue-us", 0.001, 1e6 },
 		{ "--homa-pacer-slack-us", 0, 4e6 }, { "--homa-tick-us", 1, 1e6 },
 		{ "--homa-grant-step", 1, 1e9 }, { "--homa-grant-silence-rtts", 0, 1e6 },
-		{ "--homa-resend-ticks", 1, 99 },
+		{ "--homa-resend-ticks", 1, 1000 },
 	};
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
 		if (strcmp(f, t[i].f))

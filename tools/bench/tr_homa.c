@@ -35,6 +35,41 @@ struct homa_arm_cfg {
 	uint16_t metrics_port; /**< /metrics listener on 127.0.0.1, or 0 */
 };
 
+/**
+ * bench_homa_settings() - See bench.h. The RPC timeout follows the RESEND
+ * interval: with the engine's defaults (5 and 100 ticks) a receiver asks
+ * about 19 times before it gives up, and a longer interval keeps that
+ * count instead of leaving two or three tries.
+ */
+void bench_homa_settings(const struct bench_homa_knobs *k, struct homa_settings *st)
+{
+	homa_settings_default(st);
+	if (k->mtu)
+		st->mtu = k->mtu;
+	if (k->link_gbps > 0)
+		st->link_mbps = (uint64_t)(k->link_gbps * 1000);
+	if (k->unsched)
+		st->unsched_bytes = k->unsched;
+	if (k->incoming)
+		st->max_incoming = k->incoming;
+	if (k->nicq_us > 0)
+		st->max_nic_queue_ns = (uint32_t)(k->nicq_us * 1000);
+	if (k->slack_us >= 0)
+		st->max_pacer_slack_ns = (uint32_t)(k->slack_us * 1000);
+	if (k->tick_us > 0)
+		st->tick_ns = (uint64_t)(k->tick_us * 1000);
+	st->grant_step = k->grant_step;
+	if (k->silence_rtts >= 0)
+		st->grant_silence_rtts = (uint32_t)k->silence_rtts;
+	if (k->resend_ticks) {
+		uint32_t tries = st->timeout_ticks / st->resend_interval;
+
+		st->resend_ticks = st->resend_interval = k->resend_ticks;
+		if (st->timeout_ticks < tries * k->resend_ticks)
+			st->timeout_ticks = tries * k->resend_ticks;
+	}
+}
+
 /** open_socket() - homa_open() with the bench's driver, mode and settings. */
 static int open_socket(homa_socket **s, const struct homa_arm_cfg *a, bool server,
 		       const char *bind, uint16_t port)
@@ -43,26 +78,7 @@ static int open_socket(homa_socket **s, const struct homa_arm_cfg *a, bool serve
 	struct homa_settings st;
 
 	homa_open_opts_default(&o);
-	homa_settings_default(&st);
-	if (a->k.mtu)
-		st.mtu = a->k.mtu;
-	if (a->k.link_gbps > 0)
-		st.link_mbps = (uint64_t)(a->k.link_gbps * 1000);
-	if (a->k.unsched)
-		st.unsched_bytes = a->k.unsched;
-	if (a->k.incoming)
-		st.max_incoming = a->k.incoming;
-	if (a->k.nicq_us > 0)
-		st.max_nic_queue_ns = (uint32_t)(a->k.nicq_us * 1000);
-	if (a->k.slack_us >= 0)
-		st.max_pacer_slack_ns = (uint32_t)(a->k.slack_us * 1000);
-	if (a->k.tick_us > 0)
-		st.tick_ns = (uint64_t)(a->k.tick_us * 1000);
-	st.grant_step = a->k.grant_step;
-	if (a->k.silence_rtts >= 0)
-		st.grant_silence_rtts = (uint32_t)a->k.silence_rtts;
-	if (a->k.resend_ticks)
-		st.resend_ticks = st.resend_interval = a->k.resend_ticks;
+	bench_homa_settings(&a->k, &st);
 	o.driver = a->driver;
 	o.mode = a->polled ? HOMA_MODE_POLLED : HOMA_MODE_THREADED;
 	o.server = server;
