@@ -170,12 +170,12 @@ gbps_of() { awk -v m="$1" 'BEGIN { printf "%.6g", m / 1000 }'; }
 # 0..TB_BULK_FLOWS-1 do (every host if 0). On one shared host CPU every
 # flow's receive work takes CPU from all emulated hosts (docs/RESULTS.md).
 bulk_start() {
-  local dir=$1 i b n=$TB_HOSTS f=$TB_BULK_FLOWS
+  local dir=$1 i b n=$TB_HOSTS f=$TB_BULK_FLOWS nice=${TB_BULK_NICE:-$TB_NICE}
   b=$(bench_bin)
   ((f > 0 && f < n)) || f=$n
-  TB_NICE=${TB_BULK_NICE:-$TB_NICE} servers_start tcp "$dir" $(seq 0 $((n - 1)))
+  TB_NICE=$nice servers_start tcp "$dir" $(seq 0 $((n - 1)))
   for ((i = 0; i < f; i++)); do
-    ip netns exec "$(tb_host_ns "$i")" nice -n "${TB_BULK_NICE:-$TB_NICE}" taskset -c "$TB_HOST_CPUS" \
+    ip netns exec "$(tb_host_ns "$i")" nice -n "$nice" taskset -c "$TB_HOST_CPUS" \
       "$b" client --transport tcp --cc cubic --servers "$(server_list tcp $(((i + 1) % n)))" \
       --workload 1M --outstanding 1 --duration $((TB_DURATION + ${TB_WARMUP%.*} + 30)) --quiet \
       --json "$dir/bulk-h$i.json" >"$dir/bulk-h$i.log" 2>&1 &

@@ -20,9 +20,10 @@ tb_validate_config() {
   [[ $TB_DURATION =~ ^[0-9]+$ ]] && ((TB_DURATION >= 1)) || die "--duration must be seconds >= 1"
   [[ $TB_HOMA_RESEND_US =~ ^([0-9]+|auto)$ ]] || die "--homa-resend-us must be microseconds or auto"
   [[ $TB_WARMUP =~ ^[0-9]+(\.[0-9]+)?$ ]] || die "--warmup must be seconds >= 0"
-  [[ ${TB_BULK_NICE:-0} =~ ^-?[0-9]+$ ]] && ((${TB_BULK_NICE:-0} >= -20 && ${TB_BULK_NICE:-0} <= 19)) \
-    || die "--bulk-nice must be -20..19"
-  [[ $TB_NICE =~ ^-?[0-9]+$ ]] && ((TB_NICE >= -20 && TB_NICE <= 19)) || die "--nice must be -20..19"
+  local nice
+  for nice in "$TB_NICE" "${TB_BULK_NICE:-$TB_NICE}"; do
+    [[ $nice =~ ^-?[0-9]+$ ]] && ((nice >= -20 && nice <= 19)) || die "--nice and --bulk-nice must be -20..19"
+  done
   [[ $TB_BACKLOG =~ ^[0-9]+$ ]] || die "--backlog must be a packet count"
   [[ $TB_BULK_FLOWS =~ ^[0-9]+$ ]] || die "--bulk-flows must be a flow count (0 = one per host)"
   [[ $TB_TCP_CLASS == shared || $TB_TCP_CLASS == own ]] || die "--tcp-class must be shared or own"
