@@ -97,7 +97,9 @@ static void fabric_build__sizes_settings(void **state)
 	assert_true(f.settings.unsched_bytes >= rtt_bytes);
 	assert_true(f.settings.unsched_bytes < rtt_bytes + f.payload);
 	assert_int_equal(f.settings.unsched_bytes % f.payload, 0);
-	assert_int_equal(f.settings.max_incoming, 8 * f.settings.unsched_bytes);
+	assert_int_equal(f.settings.max_overcommit, SIM_OVERCOMMIT);
+	assert_int_equal(SIM_OVERCOMMIT, 16);
+	assert_int_equal(f.settings.max_incoming, 16 * f.settings.unsched_bytes);
 	assert_int_equal(f.settings.fifo_grant_increment, 0); /* the engine's: one window */
 	/* a one-packet message within a rack beats one across racks by 2 hops */
 	assert_true(sim_best_ns(&f, &o, 100, 0, 1) < sim_best_ns(&f, &o, 100, 0, 20));
@@ -107,16 +109,18 @@ static void fabric_build__sizes_settings(void **state)
 	sim_fabric_free(&f);
 }
 
-/** The engine overrides reach the settings: --overcommit, --tick-us, --grant-step,
+/** The engine overrides reach the settings: --overcommit, --tick-us, --grant-step, --max-tx-buffered,
  * --fifo-increment, --grant-silence-rtts and --no-grant-silence. */
 static void fabric_build__engine_overrides(void **state)
 {
 	static const char *const args[] = {"--hosts", "4", "--racks", "1", "--overcommit", "3",
 					   "--tick-us", "10000", "--grant-step", "2000",
-					   "--fifo-increment", "7000", "--grant-silence-rtts", "9", NULL};
+					   "--fifo-increment", "7000", "--grant-silence-rtts", "9",
+					   "--max-tx-buffered", "5000000000", NULL};
 	static const char *const off[] = {"--hosts", "4", "--racks", "1", "--no-grant-silence", NULL};
 	static const char *const bad[] = {"--tick-us", "0", NULL};
 	static const char *const bad_step[] = {"--grant-step", "0", NULL};
+	static const char *const bad_tx[] = {"--max-tx-buffered", "1000", NULL};
 	struct sim_fabric f;
 	struct sim_opts o;
 
@@ -129,6 +133,7 @@ static void fabric_build__engine_overrides(void **state)
 	assert_int_equal(f.settings.fifo_grant_increment, 7000);
 	assert_int_equal(f.settings.max_incoming, 3 * f.settings.unsched_bytes);
 	assert_int_equal(f.settings.grant_silence_rtts, 9);
+	assert_true(f.settings.max_tx_buffered == 5000000000ull);
 	sim_fabric_free(&f);
 	assert_int_equal(parse(&o, off), 0);
 	assert_int_equal(sim_fabric_build(&f, &o, NULL, NULL), 0);
@@ -136,6 +141,7 @@ static void fabric_build__engine_overrides(void **state)
 	sim_fabric_free(&f);
 	assert_int_not_equal(parse(&o, bad), 0);
 	assert_int_not_equal(parse(&o, bad_step), 0);
+	assert_int_not_equal(parse(&o, bad_tx), 0);
 }
 
 static struct sim_opts iopts;

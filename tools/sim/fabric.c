@@ -126,6 +126,8 @@ static void size_settings(struct sim_fabric *f, const struct sim_opts *o)
 		s->grant_silence_rtts = o->grant_silence_rtts;
 	if (o->no_grant_silence)
 		s->grant_silence_rtts = 0;
+	if (o->max_tx_buffered)
+		s->max_tx_buffered = o->max_tx_buffered;
 }
 
 /**

@@ -33,14 +33,17 @@ void sim_usage(FILE *f)
 		"  --size N            message size for incast/alltoall (100000)\n"
 		"  --senders N         incast senders (hosts - 1)\n"
 		"  --max-size N        cap sampled message sizes\n"
-		"  --unsched-bytes N --max-incoming N --overcommit N --unsched-prios N --tick-us N\n"
+		"  --unsched-bytes N --max-incoming N --overcommit N (16) --unsched-prios N --tick-us N\n"
 		"  --grant-step N --fifo-increment N --grant-silence-rtts N --no-grant-silence\n"
+		"  --max-tx-buffered N\n"
 		"                      engine overrides (unsched-prios: levels for unscheduled data;\n"
 		"                      tick-us: timer tick, the unit of RESENDs and timeouts, 1000;\n"
 		"                      grant-step: least bytes a GRANT adds, a third of unsched;\n"
 		"                      fifo-increment: bytes per FIFO grant, unsched;\n"
 		"                      grant-silence-rtts: RTTs without DATA before granted bytes\n"
-		"                      stop holding the budget, 4; no-grant-silence: never)\n"
+		"                      stop holding the budget, 4; no-grant-silence: never;\n"
+		"                      max-tx-buffered: bytes a sender queues before it refuses\n"
+		"                      messages, 256 MiB; refused ones count as send_errors)\n"
 		"  --oneway abort|reply  end of a one-way message (abort)\n"
 		"  --no-ideal          skip the SRPT reference\n"
 		"  --max-time-ms T     stop the simulation at T ms of simulated time\n"
@@ -71,6 +74,7 @@ static void defaults(struct sim_opts *o)
 	o->ideal = true;
 	o->size = 100000;
 	o->pcap_count = 1000;
+	o->overcommit = SIM_OVERCOMMIT;
 }
 
 /** num() - Parse a finite number in [@lo, @hi]. Return: 0 or -1. */
@@ -203,7 +207,8 @@ static int int_opt(struct sim_opts *o, const char *k, const char *v)
 		F("--senders", senders, 1, 100000), F("--max-size", max_size, 8, 1u << 31),
 		F("--unsched-bytes", unsched_bytes, 1, 1u << 30),
 		F("--max-incoming", max_incoming, 1, 1u << 31),
-		F("--overcommit", overcommit, 1, 64), F("--unsched-prios", unsched_prios, 1, 7), F("--pcap-count", pcap_count, 1, UINT64_MAX),
+		F("--overcommit", overcommit, 1, 64),
+		F("--max-tx-buffered", max_tx_buffered, 65536, UINT64_MAX), F("--unsched-prios", unsched_prios, 1, 7), F("--pcap-count", pcap_count, 1, UINT64_MAX),
 		F("--tick-us", tick_us, 1, 10000000), F("--grant-step", grant_step, 1, 1u << 30),
 		F("--fifo-increment", fifo_increment, 1, 1u << 30),
 		F("--grant-silence-rtts", grant_silence_rtts, 1, 1000000),

@@ -69,6 +69,8 @@ static void json_setup(struct homa_json *j, const struct sim_run *r)
 	homa_json_int(j, s->fifo_grant_increment);
 	homa_json_key(j, "grant_silence_rtts");
 	homa_json_int(j, s->grant_silence_rtts);
+	homa_json_key(j, "max_tx_buffered");
+	homa_json_int(j, (int64_t)s->max_tx_buffered);
 	homa_json_key(j, "rtt_ns");
 	homa_json_int(j, (int64_t)r->fab.rtt_ns);
 	homa_json_end(j);
