@@ -237,6 +237,24 @@ static void ideal__parallel_and_preemption(void **state)
 	assert_true(near(imsgs[0].ideal_ns, imsgs[0].best_ns + (uint64_t)t_short, 90));
 }
 
+/** The largest backlog of one sender: two messages queued at once on host 0,
+ * not host 1's single one nor a later one from host 0 after both left. */
+static void ideal__largest_sender_backlog(void **state)
+{
+	struct sim_run r;
+	double both;
+
+	(void)state;
+	imsgs[0] = (struct sim_msg){.start_ns = 0, .size = 100000, .src = 0, .dst = 1};
+	imsgs[1] = (struct sim_msg){.start_ns = 0, .size = 50000, .src = 0, .dst = 2};
+	imsgs[2] = (struct sim_msg){.start_ns = 0, .size = 120000, .src = 1, .dst = 3};
+	imsgs[3] = (struct sim_msg){.start_ns = 10000000, .size = 1000, .src = 0, .dst = 1};
+	ideal_run(&r, 4);
+	assert_int_equal(sim_ideal(&r), 0);
+	both = (double)(sim_wire_bytes(&r.fab, &iopts, 100000) + sim_wire_bytes(&r.fab, &iopts, 50000));
+	assert_true(r.ideal_max_sender_bytes > both - 0.5 && r.ideal_max_sender_bytes < both + 0.5);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -248,6 +266,7 @@ int main(void)
 		cmocka_unit_test(ideal__unloaded_is_best),
 		cmocka_unit_test(ideal__srpt_at_a_shared_receiver),
 		cmocka_unit_test(ideal__parallel_and_preemption),
+		cmocka_unit_test(ideal__largest_sender_backlog),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

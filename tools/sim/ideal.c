@@ -30,6 +30,7 @@ struct fluid {
 	struct flow *v;
 	size_t n;
 	uint32_t *src_gen, *dst_gen; /**< host busy in the current pass if == gen */
+	double *src_left; /**< per sender: wire bytes of its messages not yet delivered */
 	uint32_t gen;
 	unsigned char *chosen;
 	size_t hosts;  /**< most pairs a matching can hold */
@@ -93,6 +94,7 @@ static void advance(struct fluid *f, struct sim_run *r, double dt, double t)
 		if (f->chosen[i]) {
 			fl.left -= dt * f->rate;
 			f->delivered += dt * f->rate;
+			f->src_left[fl.src] -= dt * f->rate;
 		}
 		if (fl.left <= 1e-6) {
 			struct sim_msg *m = &r->msgs[fl.idx];
@@ -114,9 +116,10 @@ static int fluid_alloc(struct fluid *f, const struct sim_run *r)
 	f->chosen = calloc(r->nmsgs + 1, 1);
 	f->src_gen = calloc((size_t)r->o->hosts, sizeof(uint32_t));
 	f->dst_gen = calloc((size_t)r->o->hosts, sizeof(uint32_t));
+	f->src_left = calloc((size_t)r->o->hosts, sizeof(double));
 	f->rate = (double)r->fab.ls.cfg.host_mbps / 8000.0;
 	f->hosts = (size_t)r->o->hosts;
-	return f->v && f->chosen && f->src_gen && f->dst_gen ? 0 : HOMA_ENOMEM;
+	return f->v && f->chosen && f->src_gen && f->dst_gen && f->src_left ? 0 : HOMA_ENOMEM;
 }
 
 /** fluid_free() - Release the fluid state. */
@@ -126,6 +129,7 @@ static void fluid_free(struct fluid *f)
 	free(f->chosen);
 	free(f->src_gen);
 	free(f->dst_gen);
+	free(f->src_left);
 }
 
 /**
@@ -151,10 +155,29 @@ static double window_mark(struct sim_run *r, struct fluid *f, double t, double d
 }
 
 /**
+ * arrive() - Add message @a of @r to the fluid and to its sender's unsent
+ * bytes; note the largest such backlog of any sender in @r.
+ */
+static void arrive(struct fluid *f, struct sim_run *r, uint64_t a)
+{
+	const struct sim_msg *m = &r->msgs[a];
+	struct flow *fl = &f->v[f->n++];
+
+	fl->left = (double)sim_wire_bytes(&r->fab, r->o, m->size);
+	fl->src = (uint32_t)m->src;
+	fl->dst = (uint32_t)m->dst;
+	fl->idx = a;
+	f->src_left[fl->src] += fl->left;
+	if (f->src_left[fl->src] > r->ideal_max_sender_bytes)
+		r->ideal_max_sender_bytes = f->src_left[fl->src];
+}
+
+/**
  * sim_ideal() - Fill every sent message's ideal_ns (messages are issued in
- * time order), and the wire bytes the fluid delivers inside the load
- * window (ideal_win_bytes: the same window edge effects as the engine's
- * achieved load). Return: 0 or HOMA_ENOMEM.
+ * time order), the wire bytes the fluid delivers inside the load window
+ * (ideal_win_bytes: the same window edge effects as the engine's achieved
+ * load) and the most wire bytes one sender held unsent at once
+ * (ideal_max_sender_bytes). Return: 0 or HOMA_ENOMEM.
  */
 int sim_ideal(struct sim_run *r)
 {
@@ -163,6 +186,7 @@ int sim_ideal(struct sim_run *r)
 	double t = 0, at_start = -1;
 
 	r->ideal_win_bytes = -1;
+	r->ideal_max_sender_bytes = 0;
 	if (fluid_alloc(&f, r)) {
 		fluid_free(&f);
 		return HOMA_ENOMEM;
@@ -173,12 +197,8 @@ int sim_ideal(struct sim_run *r)
 		if (!f.n && (double)r->msgs[a].start_ns > t)
 			t = (double)r->msgs[a].start_ns;
 		for (; a < r->nmsgs && (double)r->msgs[a].start_ns <= t; a++) {
-			if (r->msgs[a].done_ns == UINT64_MAX)
-				continue;
-			f.v[f.n].left = (double)sim_wire_bytes(&r->fab, r->o, r->msgs[a].size);
-			f.v[f.n].src = (uint32_t)r->msgs[a].src;
-			f.v[f.n].dst = (uint32_t)r->msgs[a].dst;
-			f.v[f.n++].idx = a;
+			if (r->msgs[a].done_ns != UINT64_MAX)
+				arrive(&f, r, a);
 		}
 		resort(&f);
 		dt = match(&f);

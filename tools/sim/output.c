@@ -147,6 +147,8 @@ static void json_results(struct homa_json *j, const struct sim_run *r,
 	homa_json_kv_num(j, "ideal_achieved_load", sim_ideal_load(r));
 	homa_json_kv_num(j, "achieved_vs_ideal", sim_ideal_load(r) > 0
 			 ? sim_achieved_load(r) / sim_ideal_load(r) : 0);
+	homa_json_key(j, "ideal_max_sender_bytes");
+	homa_json_int(j, (int64_t)(r->ideal_max_sender_bytes + 0.5));
 	homa_json_key(j, "messages");
 	homa_json_int(j, (int64_t)r->nmsgs);
 	homa_json_key(j, "measured");
@@ -222,6 +224,8 @@ static void write_text(const struct sim_run *r, const struct sim_stats *st, FILE
 		sim_generated_load(r), sim_achieved_load(r), sim_ideal_load(r),
 		(unsigned long long)r->nmsgs,
 		(unsigned long long)st->measured, (unsigned long long)st->incomplete);
+	fprintf(f, "senders: %llu messages refused (queue full); ideal's largest sender backlog "
+		"%.0f wire bytes\n", (unsigned long long)r->send_errors, r->ideal_max_sender_bytes);
 	fprintf(f, "%10s %8s %8s %8s %9s %9s\n", "max_bytes", "count", "p50", "p99",
 		"ideal_p50", "ideal_p99");
 	for (b = 0; b < st->b.n; b++)

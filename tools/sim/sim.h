@@ -147,6 +147,7 @@ struct sim_run {
 	uint64_t win_start, win_end; /**< load window: arrivals of the measured messages */
 	uint64_t win_bytes;      /**< DATA wire bytes delivered inside the window */
 	double ideal_win_bytes;  /**< the same for the ideal reference (-1: not computed) */
+	double ideal_max_sender_bytes; /**< most wire bytes one sender held unsent in the ideal */
 	uint64_t send_errors, rpc_errors, replies;
 	struct homa_sim_leafspine_queues queues; /**< snapshot at win_end */
 	bool queues_taken;
