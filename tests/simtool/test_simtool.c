@@ -109,8 +109,8 @@ static void fabric_build__sizes_settings(void **state)
 	sim_fabric_free(&f);
 }
 
-/** The engine overrides reach the settings: --overcommit, --tick-us, --grant-step, --max-tx-buffered,
- * --fifo-increment, --grant-silence-rtts and --no-grant-silence. */
+/** The engine overrides reach the settings: --overcommit, --tick-us, --grant-step,
+ * --fifo-increment, --grant-silence-rtts, --no-grant-silence and --max-tx-buffered. */
 static void fabric_build__engine_overrides(void **state)
 {
 	static const char *const args[] = {"--hosts", "4", "--racks", "1", "--overcommit", "3",
