@@ -37,8 +37,8 @@ homa_tick_flag() {
 # Prints Homa's RESEND interval flag: TB_HOMA_RESEND_US of time in whole
 # ticks (at most 1000; homa-bench lengthens the RPC timeout to 20
 # intervals); 0 = the engine's 5 ticks; "auto" = twice the time one full
-# priority queue of the switch (TB_BUFFER) takes to drain. Data that waits in a queue longer than the interval is
-# asked for and sent again, which deepens the queue it waits in: with the
+# priority queue of the switch (TB_BUFFER) takes to drain. Data that
+# waits in a queue longer than the interval is asked for and sent again, which deepens the queue it waits in: with the
 # engine's 50 ms against a 200 ms queue at 20 Mbit/s, the clients resent
 # 1.4-10 MB a run, and once an incast's priority-0 queue filled and
 # dropped (docs/RESULTS.md section 17.2).
