@@ -140,8 +140,12 @@ void homa_ctl_grant(homa_engine *e, struct homa_rpc *rpc, uint32_t offset, uint8
 
 /**
  * homa_ctl_resend() - Queue a RESEND for [offset, offset+length) of the
- * message @rpc is receiving; retransmitted data comes back at the priority
- * of our latest grant.
+ * message @rpc is receiving. Retransmitted data comes back at the highest
+ * priority, as in the Linux module: bytes that went missing were most
+ * likely dropped from the queue of their own (scheduled) priority, which
+ * may be full of other traffic (TCP shares the lowest class on a switch
+ * that does not separate it), and a copy sent into it again would meet the
+ * same fate.
  */
 void homa_ctl_resend(homa_engine *e, struct homa_rpc *rpc, uint32_t offset, uint32_t length)
 {
@@ -150,7 +154,7 @@ void homa_ctl_resend(homa_engine *e, struct homa_rpc *rpc, uint32_t offset, uint
 	start_pkt(&pkt, rpc, HOMA_PKT_RESEND);
 	pkt.u.resend.offset = offset;
 	pkt.u.resend.length = length;
-	pkt.u.resend.priority = rpc->in.msg && rpc->in.scheduled ? rpc->in.priority : ctl_prio(e);
+	pkt.u.resend.priority = ctl_prio(e);
 	homa_ctl_send(e, &pkt, &rpc->peer->addr, ctl_prio(e));
 	e->st.resends_sent++;
 }

@@ -195,7 +195,6 @@ static uint32_t grant_one(homa_engine *e, struct homa_rpc *rpc, uint8_t prio, ui
 		return 0;
 	avail = target - in->granted;
 	in->granted = (uint32_t)target;
-	in->priority = prio;
 	in->explicit_grant = true;
 	homa_grant_heard(e, in);
 	recount(e, in);

@@ -60,7 +60,6 @@ struct homa_msgin {
 	uint32_t counted;         /**< our share of engine.total_incoming */
 	bool explicit_grant;      /**< we sent at least one GRANT for it */
 	bool outstanding;         /**< explicitly granted bytes not yet received */
-	uint8_t priority;         /**< priority of our latest grant */
 	bool scheduled;           /**< needs grants beyond what the sender announced */
 	uint64_t grant_seq;       /**< 1 + ring sequence number of our latest queued GRANT (0: none) */
 	uint64_t birth;           /**< arrival of first packet (FIFO grants) */

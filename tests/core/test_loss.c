@@ -3,7 +3,8 @@
  * @file test_loss.c
  * Loss recovery between two engines: every packet of a 20-packet request
  * and response exchange is dropped in turn, and random loss; each RPC must
- * complete exactly once, bit-exact.
+ * complete exactly once, bit-exact. A lost scheduled packet is asked for
+ * and sent again at the highest priority.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -168,12 +169,93 @@ static void random_loss__many_concurrent(void **state)
 	th_pair_free(&p);
 }
 
+/**
+ * First scheduled DATA packet of the client to drop, whether it was, and
+ * the lowest priority the server's RESENDs asked for.
+ */
+struct sched_drop {
+	uint32_t from_offset;
+	bool dropped;
+	int resends;
+	uint8_t min_resend_prio;
+};
+
+/**
+ * drop_first_sched() - Filter: drop the client's first DATA at or past
+ * from_offset; note the priority each RESEND of the server asks for.
+ */
+static bool drop_first_sched(void *ctx, int from, const uint8_t *pkt, size_t len, uint64_t n)
+{
+	struct sched_drop *d = ctx;
+	struct homa_pkt k;
+
+	if (homa_wire_decode(pkt, len, &k))
+		return false;
+	if (from == 1 && k.type == HOMA_PKT_RESEND) {
+		d->resends++;
+		if (k.u.resend.priority < d->min_resend_prio)
+			d->min_resend_prio = k.u.resend.priority;
+	}
+	if (d->dropped || from != 0 || k.type != HOMA_PKT_DATA || k.u.data.offset < d->from_offset)
+		return false;
+	d->dropped = true;
+	return true;
+}
+
+/**
+ * resend__lost_scheduled_data_comes_back_at_highest_priority() - The
+ * client's first scheduled DATA packet (past unsched_bytes, sent at the
+ * granted priority) is lost: the server's RESEND asks for it at priority
+ * 7 (num_priorities - 1, as the Linux module does), the copy goes out at
+ * priority 7, and the RPC completes. Granted data went out below 7.
+ */
+static void resend__lost_scheduled_data_comes_back_at_highest_priority(void **state)
+{
+	struct sched_drop drop = {12000, false, 0, UINT8_MAX};
+	struct homa_settings s;
+	struct th_pair p;
+	struct homa_event ev;
+	uint8_t buf[MSG_LEN];
+	struct homa_iov iov = {buf, sizeof(buf)};
+	char *line, *save = NULL;
+	int copies = 0, sched_below_top = 0;
+	uint64_t id;
+
+	settings_for(&s, false);
+	th_pair_init(&p, &s);
+	p.echo = true;
+	p.filter = drop_first_sched;
+	p.filter_ctx = &drop;
+	th_pattern(buf, sizeof(buf), 7);
+	assert_int_equal(homa_engine_send_request(p.e[0], &p.addr[1], p.port[1], &iov, 1, 1, 0, &id), 0);
+	th_pair_run(&p, 5000000000ull);
+	assert_true(drop.dropped);
+	assert_int_equal(homa_engine_next_event(p.e[0], &ev), 1);
+	assert_int_equal(ev.type, HOMA_EV_RESPONSE);
+	assert_true(th_check_pattern(ev.msg, 7));
+	homa_engine_msg_release(p.e[0], ev.msg);
+	for (line = strtok_r(p.log, ";", &save); line; line = strtok_r(NULL, ";", &save)) {
+		if (strstr(line, "c>s DATA") && strstr(line, " rx")) {
+			assert_non_null(strstr(line, " rx p7"));
+			copies++;
+		} else if (strstr(line, "c>s DATA") && !strstr(line, " p7")) {
+			sched_below_top++;
+		}
+	}
+	assert_true(drop.resends >= 1);
+	assert_int_equal(drop.min_resend_prio, s.num_priorities - 1);
+	assert_true(copies >= 1);
+	assert_true(sched_below_top >= 1);
+	th_pair_free(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(single_loss__every_packet_classic),
 		cmocka_unit_test(single_loss__every_packet_start_msg),
 		cmocka_unit_test(random_loss__many_concurrent),
+		cmocka_unit_test(resend__lost_scheduled_data_comes_back_at_highest_priority),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
