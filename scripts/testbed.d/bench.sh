@@ -92,6 +92,17 @@ wl_arg() {
   fi
 }
 
+# Prints the seconds of WL's measurement window: --duration, or longer when
+# TB_WINDOW_MSGS link times of WL's largest message (as wl_arg caps it) are.
+window_of() {
+  local wl=$1 f
+  f=$(wl_arg "$wl")
+  [[ $f == file:* ]] && f=${f#file:} || f="$TB_ROOT/workloads/$wl.txt"
+  awk -v d="$TB_DURATION" -v k="$TB_WINDOW_MSGS" -v m="$TB_RATE_MBIT" '
+    /^[0-9]/ && $1 > big { big = $1 }
+    END { w = k * big * 8 / (m * 1e6); w = w > d ? int(w) + (w > int(w)) : d; print w }' "$f"
+}
+
 arm_port() { [[ $1 == homa ]] && echo $HOMA_PORT || echo $TCP_PORT; }
 
 # Prints "IP:PORT,..." of the given hosts for ARM.
@@ -225,10 +236,15 @@ run_arm() {
 }
 
 # One case NAME (the results folder) of KIND (alltoall or incast), workload
-# WL, load FRAC percent: calibrates the arms, merges the baselines, runs every arm and
-# summarises into DIR/run.json and DIR/p99.png.
+# WL, load FRAC percent, over window_of WL seconds: calibrates the arms,
+# merges the baselines, runs every arm and summarises into DIR/run.json and
+# DIR/p99.png.
 run_case() {
   local name=$1 kind=$2 wl=$3 frac=$4 dir="$TB_OUT/$1/$3-$4" arm
+  # the clients and bulk flows of this case see the case's window
+  local win
+  win=$(window_of "$wl")
+  local TB_DURATION=$win
   mkdir -p "$dir"
   for arm in "${ARMS[@]}"; do calibrate_arm "${arm%%+*}" "$wl"; done
   baseline_merge "$wl" "$dir/baseline.txt"

@@ -20,6 +20,7 @@ tb_validate_config() {
   [[ $TB_DURATION =~ ^[0-9]+$ ]] && ((TB_DURATION >= 1)) || die "--duration must be seconds >= 1"
   [[ $TB_HOMA_RESEND_US =~ ^([0-9]+|auto)$ ]] || die "--homa-resend-us must be microseconds or auto"
   [[ $TB_WARMUP =~ ^[0-9]+(\.[0-9]+)?$ ]] || die "--warmup must be seconds >= 0"
+  [[ $TB_WINDOW_MSGS =~ ^[0-9]+$ ]] || die "--window-msgs must be a count >= 0"
   local nice
   for nice in "$TB_NICE" "${TB_BULK_NICE:-$TB_NICE}"; do
     [[ $nice =~ ^-?[0-9]+$ ]] && ((nice >= -20 && nice <= 19)) || die "--nice and --bulk-nice must be -20..19"
