@@ -202,6 +202,29 @@ bulk_stop() {
   BULK_PIDS=()
 }
 
+# run floor: priority-7 UDP probes from the last host through an echo on h0,
+# one per ms, for SECONDS after a pause of DELAY; RTTs to OUT (JSON).
+FLOOR_PROBE=0
+probe_start() {
+  local out=$1 delay=$2 secs=$3 u="$TB_BUILD/testbed-udp"
+  [[ -x $u ]] || die "$u missing (make BUILD=$TB_BUILD builds it)"
+  srv_start 0 "$u" echo 9001 0
+  wait_port 0 9001
+  # shellcheck disable=SC2016  # $1.. are the inner shell's arguments
+  hbg $((TB_HOSTS - 1)) sh -c 'sleep "$1" && exec "$2" probe "$3" 7 1000 "$4"' _ \
+    "$delay" "$u" "$(tb_host_ip 0):9001" "$secs" >"$out"
+}
+
+# run floor, before the loaded arm: the same probes on the idle fabric.
+probe_idle() {
+  local d="$TB_OUT/floor/w4-80"
+  mkdir -p "$d"
+  log "floor: idle probes h$((TB_HOSTS - 1)) -> h0, priority 7"
+  probe_start "$d/probe-idle.json" 0 5
+  wait_bg || die "idle probes failed"
+  srv_stop
+}
+
 # Runs one arm of a case: servers, clients at load, queue counters.
 # KIND is alltoall or incast; ARM may end in +bulk (TCP bulk beside it).
 run_arm() {
@@ -227,11 +250,13 @@ run_arm() {
       client_start "$base" "$i" "$ad" "$wl" "$gbps" "${others[@]}"
     done
   fi
+  ((FLOOR_PROBE)) && probe_start "$ad/probe.json" "$TB_WARMUP" "$TB_DURATION"
   local rc=0
   wait_bg || rc=1
   qwatch_stop
   servers_stop
   bulk_stop
+  srv_stop
   ((rc == 0)) || log "warning: a client of $arm failed (see $ad/client-*.log)"
 }
 
@@ -266,11 +291,15 @@ bench_run() {
     coexist)
       ARMS=(homa homa+bulk)
       run_case coexist alltoall w4 80 ;;
+    floor)
+      ARMS=(homa)
+      probe_idle
+      FLOOR_PROBE=1 run_case floor alltoall w4 80 ;;
     ci)
       run_case ci alltoall "${WLS[0]}" "${LOADS[-1]}" ;;
     all)
       exp_fabric
-      bench_run alltoall; bench_run incast; bench_run coexist ;;
+      bench_run alltoall; bench_run incast; bench_run coexist; bench_run floor ;;
   esac
   [[ $exp == all ]] || python3 "$TB_LIB/report.py" index "$TB_OUT" >"$TB_OUT/summary.md"
 }

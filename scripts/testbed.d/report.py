@@ -19,6 +19,10 @@ import subprocess
 import sys
 
 
+# Largest message that fits one Homa packet at a 1500 B MTU ("short").
+SHORT_BYTES = 1416
+
+
 def load(path):
     """Returns the JSON object in PATH; raises OSError/ValueError."""
     with open(path) as f:
@@ -172,6 +176,11 @@ def merge_arm(d, capacity_gbps):
     if servers:
         arm["homa_server_counters"] = servers
     arm["queues"] = queue_summary(os.path.join(d, "queues.json"))
+    short = [(b.get("p99_us"), b["count"]) for b in buckets if b["max_bytes"] <= SHORT_BYTES]
+    arm["short_p99_us"] = wmean(short) if short else None
+    probe = os.path.join(d, "probe.json")
+    if os.path.exists(probe):  # run floor: top-priority probes during the window
+        arm["probe"] = load(probe)["classes"]["7"]
     return arm
 
 
@@ -215,6 +224,9 @@ def case(d, name, wl, load_pct, rate, hosts, arm_names):
     res = {"experiment": name, "workload": wl, "load_percent": int(load_pct),
            "link_mbit": rate, "hosts": hosts, "arms": arms}
     ref = arms.get(arm_names[0], {})
+    idle = os.path.join(d, "probe-idle.json")
+    if os.path.exists(idle):
+        res["probe_idle"] = load(idle)["classes"]["7"]
     res["ratios"] = {}
     for a in arm_names[1:]:
         o = arms[a]
@@ -245,6 +257,7 @@ def case_table(res):
                      f"| {','.join(map(str, q.get('priorities_used', [])))} | {q.get('drops', '-')} "
                      f"| {q.get('max_backlog_bytes', '-')} |")
     lines.append("")
+    lines += floor_lines(res)
     for a, o in res["arms"].items():
         for key, who in (("homa_counters", "clients'"), ("homa_server_counters", "servers'")):
             c = o.get(key)
@@ -269,6 +282,23 @@ def case_table(res):
                 row.append("-")
         lines.append(f"| {size} | " + " | ".join(row) + " |")
     return "\n".join(lines) + "\n"
+
+
+def floor_lines(res):
+    """Lines comparing each arm's short messages with the top-priority UDP
+    probes that crossed the same fabric during its window (run floor)."""
+    idle, lines = res.get("probe_idle"), []
+    for a, o in res["arms"].items():
+        p = o.get("probe")
+        if not p or not idle or not idle.get("p50_us"):
+            continue
+        lines.append(f"floor: priority-7 UDP probes (1 per ms, through an echo) beside {a}: "
+                     f"P50 {fmt(p['p50_us'], 0)} / P99 {fmt(p['p99_us'], 0)} us, idle P50 "
+                     f"{fmt(idle['p50_us'], 0)} us, P99 / idle P50 = {fmt(p['p99_us'] / idle['p50_us'], 1)}, "
+                     f"lost {p['lost']}; {a}'s short messages: P99 {fmt(o.get('short_p99_us'), 0)} us, "
+                     f"slowdown {fmt(o.get('short_p99_slowdown'), 1)}")
+        lines.append("")
+    return lines
 
 
 def index(out):

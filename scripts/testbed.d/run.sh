@@ -2,6 +2,7 @@
 # scripts/testbed; tb_run dispatches on the experiment name.
 
 BG_PIDS=()
+SRV_PIDS=()
 
 # Starts a command on host I in the background; remembers its pid (the
 # command's own: ip netns exec and taskset exec into it).
@@ -117,7 +118,7 @@ tb_run() {
   mkdir -p "$TB_OUT"
   case "$1" in
     fabric) exp_fabric ;;
-    alltoall|incast|coexist|ci|all) bench_run "$1" ;;
+    alltoall|incast|coexist|floor|ci|all) bench_run "$1" ;;
     *) die "unknown experiment $1 (see scripts/testbed help)" ;;
   esac
 }

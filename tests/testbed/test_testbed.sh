@@ -39,7 +39,7 @@ case "$mode" in
   fabric)
     # Bad settings are refused with a clear message before anything is built.
     for bad in "--tcp-class middle" "--homa-tick-us 1.5" "--bulk-flows x" "--rate 0" \
-               "--warmup soon" "--homa-resend-us 5ms" "--bulk-nice 30"; do
+               "--warmup soon" "--homa-resend-us 5ms" "--bulk-nice 30" "--window-msgs many"; do
       # shellcheck disable=SC2086
       if msg=$("$src/scripts/testbed" --prefix "$prefix" $bad status 2>&1); then
         fail "scripts/testbed accepted $bad"
@@ -58,6 +58,20 @@ case "$mode" in
     [[ $(resend auto 50) == "--homa-resend-ticks 16" ]] || fail "auto at 50 Mbit/s: $(resend auto 50)"
     [[ $(resend auto 1) == "--homa-resend-ticks 800" ]] || fail "auto at 1 Mbit/s: $(resend auto 1)"
     [[ -z $(resend 0 20) ]] || fail "0 should leave the engine's interval: $(resend 0 20)"
+    # A case's window lasts at least 20 link times of its largest message:
+    # W3's 15.2 MB at 20 Mbit/s is 6.06 s, so 122 s; W4 capped at 1 MB and
+    # the CI mix keep --duration; 0 turns it off.
+    window() {
+      (TB_ROOT=$src TB_LIB=$src/scripts/testbed.d TB_OUT=$out TB_MAX_MESSAGE=1000000
+       TB_DURATION=20 TB_WINDOW_MSGS=$1 TB_RATE_MBIT=$2
+       # shellcheck source=/dev/null
+       source "$src/scripts/testbed.d/bench.sh"; window_of "$3")
+    }
+    [[ $(window 20 20 w3) == 122 ]] || fail "W3 window at 20 Mbit/s: $(window 20 20 w3)"
+    [[ $(window 20 50 w3) == 49 ]] || fail "W3 window at 50 Mbit/s: $(window 20 50 w3)"
+    [[ $(window 20 20 w4) == 20 ]] || fail "W4 window at 20 Mbit/s: $(window 20 20 w4)"
+    [[ $(window 20 20 mix) == 20 ]] || fail "mix window: $(window 20 20 mix)"
+    [[ $(window 0 20 w3) == 20 ]] || fail "--window-msgs 0: $(window 0 20 w3)"
     "${tb[@]}" --hosts 4 --rate 100 --buffer 250000 --duration 3 run fabric
     f="$out/fabric/fabric.json"
     drops=$(jget "$f" 'j["port_p0"]["drops"]')

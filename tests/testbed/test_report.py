@@ -1,0 +1,69 @@
+#!/usr/bin/env python3
+"""test_report: scripts/testbed.d/report.py on a made-up case (no root, no
+testbed). Checks that `report.py case` merges two clients' short-message
+P99 in microseconds (count-weighted over the one-packet buckets), keeps the
+priority-7 probes of `run floor` with the arm and the idle ones with the
+case, and prints the floor line with P99 / idle P50.
+
+  test_report.py SRC
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+
+def client(p99_short, count):
+    """One client's homa-bench JSON with a short and a long bucket."""
+    return {"rpcs": count, "gbps": 0.01, "short_p50_slowdown": 2.0,
+            "short_p99_slowdown": 10.0, "cpu_us_per_rpc": 100.0,
+            "buckets": [{"max_bytes": 500, "count": count, "p50_us": 50.0,
+                         "p99_us": p99_short, "p50_slowdown": 1.0, "p99_slowdown": 5.0},
+                        {"max_bytes": 100000, "count": count, "p50_us": 900.0,
+                         "p99_us": 99999.0, "p50_slowdown": 1.0, "p99_slowdown": 2.0}]}
+
+
+def probes(p50, p99, lost):
+    """A testbed-udp probe document with class 7 only."""
+    return {"mode": "probe", "classes": {"7": {"count": 1000, "lost": lost,
+                                               "p50_us": p50, "p99_us": p99, "max_us": p99}}}
+
+
+def write(path, obj):
+    """Writes OBJ as JSON to PATH."""
+    with open(path, "w") as f:
+        json.dump(obj, f)
+
+
+def main(argv):
+    """Runs the check; returns the exit status."""
+    report = os.path.join(argv[1], "scripts", "testbed.d", "report.py")
+    with tempfile.TemporaryDirectory() as d:
+        arm = os.path.join(d, "homa")
+        os.mkdir(arm)
+        write(os.path.join(arm, "client-h0.json"), client(1000.0, 300))
+        write(os.path.join(arm, "client-h1.json"), client(2000.0, 100))
+        write(os.path.join(arm, "probe.json"), probes(400.0, 1800.0, 2))
+        write(os.path.join(d, "probe-idle.json"), probes(120.0, 300.0, 0))
+        out = subprocess.run([sys.executable, report, "case", d, "floor", "w4", "80", "20", "8",
+                              "homa"], capture_output=True, text=True, check=True).stdout
+        with open(os.path.join(d, "run.json")) as f:
+            run = json.load(f)
+    homa = run["arms"]["homa"]
+    bad = []
+    if abs(homa["short_p99_us"] - 1250.0) > 1e-6:  # (1000 * 300 + 2000 * 100) / 400
+        bad.append(f"short_p99_us {homa['short_p99_us']}, want 1250")
+    if homa.get("probe", {}).get("p99_us") != 1800.0:
+        bad.append(f"arm probe {homa.get('probe')}")
+    if run.get("probe_idle", {}).get("p50_us") != 120.0:
+        bad.append(f"probe_idle {run.get('probe_idle')}")
+    if "P99 / idle P50 = 15.0" not in out or "P99 1250 us" not in out:
+        bad.append("floor line missing or wrong:\n" + out)
+    for b in bad:
+        print("FAIL:", b, file=sys.stderr)
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
