@@ -36,28 +36,40 @@ static void settings_for(struct homa_settings *s, bool start_msg)
 }
 
 /**
+ * echo_rpc() - Set up @p (settings_for(), server echoes), send one MSG_LEN
+ * request of pattern @seed through @filter and run until both engines are
+ * quiet. The caller frees @p.
+ */
+static void echo_rpc(struct th_pair *p, bool start_msg, th_filter filter, void *ctx, uint32_t seed)
+{
+	struct homa_settings s;
+	uint8_t buf[MSG_LEN];
+	struct homa_iov iov = {buf, sizeof(buf)};
+	uint64_t id;
+
+	settings_for(&s, start_msg);
+	th_pair_init(p, &s);
+	p->echo = true;
+	p->filter = filter;
+	p->filter_ctx = ctx;
+	th_pattern(buf, sizeof(buf), seed);
+	assert_int_equal(homa_engine_send_request(p->e[0], &p->addr[1], p->port[1], &iov, 1, 5, 0, &id), 0);
+	th_pair_run(p, 5000000000ull);
+}
+
+/**
  * run_one() - One echo RPC with packet @drop dropped (UINT64_MAX: none).
  * Checks exactly one response, bit-exact, and one server execution.
  * Return: packets that crossed.
  */
 static uint64_t run_one(bool start_msg, uint64_t drop, char *log, size_t cap)
 {
-	struct homa_settings s;
 	struct th_pair p;
 	struct homa_event ev;
 	struct homa_stats st;
-	uint8_t buf[MSG_LEN];
-	struct homa_iov iov = {buf, sizeof(buf)};
-	uint64_t id, n;
+	uint64_t n;
 
-	settings_for(&s, start_msg);
-	th_pair_init(&p, &s);
-	p.echo = true;
-	p.filter = drop_nth;
-	p.filter_ctx = &drop;
-	th_pattern(buf, sizeof(buf), 99);
-	assert_int_equal(homa_engine_send_request(p.e[0], &p.addr[1], p.port[1], &iov, 1, 5, 0, &id), 0);
-	th_pair_run(&p, 5000000000ull);
+	echo_rpc(&p, start_msg, drop_nth, &drop, 99);
 	if (log)
 		snprintf(log, cap, "%s", p.log);
 	if (getenv("TH_DEBUG"))
@@ -215,20 +227,11 @@ static void resend__lost_scheduled_data_comes_back_at_highest_priority(void **st
 	struct homa_settings s;
 	struct th_pair p;
 	struct homa_event ev;
-	uint8_t buf[MSG_LEN];
-	struct homa_iov iov = {buf, sizeof(buf)};
 	char *line, *save = NULL;
 	int copies = 0, sched_below_top = 0;
-	uint64_t id;
 
 	settings_for(&s, false);
-	th_pair_init(&p, &s);
-	p.echo = true;
-	p.filter = drop_first_sched;
-	p.filter_ctx = &drop;
-	th_pattern(buf, sizeof(buf), 7);
-	assert_int_equal(homa_engine_send_request(p.e[0], &p.addr[1], p.port[1], &iov, 1, 1, 0, &id), 0);
-	th_pair_run(&p, 5000000000ull);
+	echo_rpc(&p, false, drop_first_sched, &drop, 7);
 	assert_true(drop.dropped);
 	assert_int_equal(homa_engine_next_event(p.e[0], &ev), 1);
 	assert_int_equal(ev.type, HOMA_EV_RESPONSE);
