@@ -215,9 +215,10 @@ probe_start() {
     "$delay" "$u" "$(tb_host_ip 0):9001" "$secs" >"$out"
 }
 
-# run floor, before the loaded arm: the same probes on the idle fabric.
+# run floor, before the loaded arm: the same probes on the idle fabric, to
+# DIR/probe-idle.json (DIR: the case's results folder).
 probe_idle() {
-  local d="$TB_OUT/floor/w4-80"
+  local d=$1
   mkdir -p "$d"
   log "floor: idle probes h$((TB_HOSTS - 1)) -> h0, priority 7"
   probe_start "$d/probe-idle.json" 0 5
@@ -293,7 +294,7 @@ bench_run() {
       run_case coexist alltoall w4 80 ;;
     floor)
       ARMS=(homa)
-      probe_idle
+      probe_idle "$TB_OUT/floor/w4-80"
       FLOOR_PROBE=1 run_case floor alltoall w4 80 ;;
     ci)
       run_case ci alltoall "${WLS[0]}" "${LOADS[-1]}" ;;
