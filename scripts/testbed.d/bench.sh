@@ -202,6 +202,19 @@ bulk_stop() {
   BULK_PIDS=()
 }
 
+# Snapshots /proc/stat when the clients' window opens (after TB_WARMUP) and
+# when it closes, into OUT, headed by the hosts' CPU list: report.py turns
+# it into the hosts' busy CPU time per RPC. Unlike the processes' getrusage
+# it also counts the kernel's softirq work, where TCP does most of its own.
+cpustat_start() {
+  local out=$1
+  { echo "hosts $TB_HOST_CPUS"
+    sleep "$TB_WARMUP"; sed 's/^/open /' /proc/stat | grep '^open cpu[0-9]'
+    sleep "$TB_DURATION"; sed 's/^/close /' /proc/stat | grep '^close cpu[0-9]'
+  } >"$out" &
+  BG_PIDS+=($!)
+}
+
 # run floor: priority-7 UDP probes from the last host through an echo on h0,
 # one per ms, for SECONDS after a pause of DELAY; RTTs to OUT (JSON).
 FLOOR_PROBE=0
@@ -251,6 +264,7 @@ run_arm() {
       client_start "$base" "$i" "$ad" "$wl" "$gbps" "${others[@]}"
     done
   fi
+  cpustat_start "$ad/cpustat.txt"
   ((FLOOR_PROBE)) && probe_start "$ad/probe.json" "$TB_WARMUP" "$TB_DURATION"
   local rc=0
   wait_bg || rc=1

@@ -137,6 +137,40 @@ def server_counters(d):
     return total or None
 
 
+def cpu_list(spec):
+    """CPU numbers of a taskset list such as "0", "0-2" or "0,2-3"."""
+    cpus = set()
+    for part in spec.split(","):
+        lo, _, hi = part.partition("-")
+        cpus.update(range(int(lo), int(hi or lo) + 1))
+    return cpus
+
+
+def host_cpu_seconds(path):
+    """Busy seconds of the hosts' CPUs between the two /proc/stat snapshots
+    of a cpustat file (cpustat_start in bench.sh): everything but idle and
+    iowait and steal (the hypervisor's), softirq and irq included. None if
+    the file is missing or the window did not close."""
+    if not os.path.exists(path):
+        return None
+    hosts, snap = set(), {"open": {}, "close": {}}
+    with open(path) as f:
+        for line in f:
+            w = line.split()
+            if w[0] == "hosts":
+                hosts = cpu_list(w[1])
+            elif w[0] in snap:
+                snap[w[0]][w[1]] = [int(x) for x in w[2:10]]
+    names = [f"cpu{c}" for c in sorted(hosts)]
+    if not names or any(n not in snap["open"] or n not in snap["close"] for n in names):
+        return None
+    busy = 0
+    for n in names:
+        d = [b - a for a, b in zip(snap["open"][n], snap["close"][n])]
+        busy += d[0] + d[1] + d[2] + d[5] + d[6]  # user nice system irq softirq
+    return busy / os.sysconf("SC_CLK_TCK")
+
+
 def merge_arm(d, capacity_gbps):
     """Merges the client JSON files of one arm directory. Percentiles over
     clients are count-weighted means of the clients' own percentiles (the
@@ -176,6 +210,8 @@ def merge_arm(d, capacity_gbps):
     if servers:
         arm["homa_server_counters"] = servers
     arm["queues"] = queue_summary(os.path.join(d, "queues.json"))
+    busy = host_cpu_seconds(os.path.join(d, "cpustat.txt"))
+    arm["host_cpu_us_per_rpc"] = busy * 1e6 / arm["rpcs"] if busy is not None and arm["rpcs"] else None
     short = [(b.get("p99_us"), b["count"]) for b in buckets if b["max_bytes"] <= SHORT_BYTES]
     arm["short_p99_us"] = wmean(short) if short else None
     probe = os.path.join(d, "probe.json")
@@ -247,13 +283,14 @@ def case_table(res):
     """Markdown table of one case."""
     lines = [f"**{res['experiment']} {res['workload']} {res['load_percent']}%** "
              f"({res['hosts']} hosts, {res['link_mbit']} Mbit/s)", "",
-             "| arm | short P50 sd | short P99 sd | goodput Gbps | load | CPU us/RPC | RPCs | unfinished | prios used | drops | max backlog B |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
+             "| arm | short P50 sd | short P99 sd | goodput Gbps | load | CPU us/RPC | hosts' CPU us/RPC | RPCs | unfinished | prios used | drops | max backlog B |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for a, o in res["arms"].items():
         q = o.get("queues") or {}
         lines.append(f"| {a} | {fmt(o.get('short_p50_slowdown'))} | {fmt(o.get('short_p99_slowdown'))} "
                      f"| {fmt(o.get('goodput_gbps'), 3)} | {fmt(o.get('load_fraction'))} "
-                     f"| {fmt(o.get('cpu_us_per_rpc'), 1)} | {o.get('rpcs', '-')} | {o.get('unfinished', '-')} "
+                     f"| {fmt(o.get('cpu_us_per_rpc'), 1)} | {fmt(o.get('host_cpu_us_per_rpc'), 1)} "
+                     f"| {o.get('rpcs', '-')} | {o.get('unfinished', '-')} "
                      f"| {','.join(map(str, q.get('priorities_used', [])))} | {q.get('drops', '-')} "
                      f"| {q.get('max_backlog_bytes', '-')} |")
     lines.append("")
