@@ -275,12 +275,16 @@ run_arm() {
   ((rc == 0)) || log "warning: a client of $arm failed (see $ad/client-*.log)"
 }
 
+# Prints the results folder of case NAME, workload WL, load FRAC percent.
+case_dir() { echo "$TB_OUT/$1/$2-$3"; }
+
 # One case NAME (the results folder) of KIND (alltoall or incast), workload
 # WL, load FRAC percent, over window_of WL seconds: calibrates the arms,
 # merges the baselines, runs every arm and summarises into DIR/run.json and
 # DIR/p99.png.
 run_case() {
-  local name=$1 kind=$2 wl=$3 frac=$4 dir="$TB_OUT/$1/$3-$4" arm
+  local name=$1 kind=$2 wl=$3 frac=$4 dir arm
+  dir=$(case_dir "$name" "$wl" "$frac")
   # the clients and bulk flows of this case see the case's window
   local win
   win=$(window_of "$wl")
@@ -308,7 +312,7 @@ bench_run() {
       run_case coexist alltoall w4 80 ;;
     floor)
       ARMS=(homa)
-      probe_idle "$TB_OUT/floor/w4-80"
+      probe_idle "$(case_dir floor w4 80)"
       FLOOR_PROBE=1 run_case floor alltoall w4 80 ;;
     ci)
       run_case ci alltoall "${WLS[0]}" "${LOADS[-1]}" ;;
