@@ -202,17 +202,25 @@ bulk_stop() {
   BULK_PIDS=()
 }
 
-# Snapshots /proc/stat when the clients' window opens (after TB_WARMUP) and
-# when it closes, into OUT, headed by the hosts' CPU list: report.py turns
-# it into the hosts' busy CPU time per RPC. Unlike the processes' getrusage
-# it also counts the kernel's softirq work, where TCP does most of its own.
+# Snapshots /proc/stat and the wall clock when the clients' window opens
+# (after TB_WARMUP) and when it closes, into OUT, headed by the hosts' CPU
+# list: report.py turns it into the hosts' busy CPU time per RPC, wall time
+# x CPUs minus idle and iowait. Unlike the processes' getrusage it also
+# counts the kernel's softirq work, where TCP does most of its own.
 cpustat_start() {
   local out=$1
   { echo "hosts $TB_HOST_CPUS"
-    sleep "$TB_WARMUP"; sed 's/^/open /' /proc/stat | grep '^open cpu[0-9]'
-    sleep "$TB_DURATION"; sed 's/^/close /' /proc/stat | grep '^close cpu[0-9]'
+    sleep "$TB_WARMUP"; cpustat_snap open
+    sleep "$TB_DURATION"; cpustat_snap close
   } >"$out" &
   BG_PIDS+=($!)
+}
+
+# Prints one snapshot labelled TAG: the per-CPU lines of /proc/stat and
+# "TAG wall SECONDS" (CLOCK_REALTIME, read right after them).
+cpustat_snap() {
+  sed "s/^/$1 /" /proc/stat | grep "^$1 cpu[0-9]"
+  echo "$1 wall $(date +%s.%N)"
 }
 
 # run floor: priority-7 UDP probes from the last host through an echo on h0,

@@ -148,27 +148,36 @@ def cpu_list(spec):
 
 def host_cpu_seconds(path):
     """Busy seconds of the hosts' CPUs between the two /proc/stat snapshots
-    of a cpustat file (cpustat_start in bench.sh): everything but idle and
-    iowait and steal (the hypervisor's), softirq and irq included. None if
-    the file is missing or the window did not close."""
+    of a cpustat file (cpustat_start in bench.sh): wall time of the window
+    times the number of host CPUs, minus their idle and iowait. The kernel
+    accounts idle exactly, while the user, system and softirq columns are
+    sampled on timer ticks and undercount loads that sleep and wake often
+    (GUIDE section 6), so the busy time is what idle leaves. None if the
+    file is missing, lacks the wall-clock lines or the window did not
+    close."""
     if not os.path.exists(path):
         return None
-    hosts, snap = set(), {"open": {}, "close": {}}
+    hosts, snap, wall = set(), {"open": {}, "close": {}}, {}
     with open(path) as f:
         for line in f:
             w = line.split()
             if w[0] == "hosts":
                 hosts = cpu_list(w[1])
+            elif w[0] in snap and w[1] == "wall":
+                wall[w[0]] = float(w[2])
             elif w[0] in snap:
                 snap[w[0]][w[1]] = [int(x) for x in w[2:10]]
     names = [f"cpu{c}" for c in sorted(hosts)]
     if not names or any(n not in snap["open"] or n not in snap["close"] for n in names):
         return None
-    busy = 0
+    if "open" not in wall or "close" not in wall:
+        return None
+    idle = 0
     for n in names:
         d = [b - a for a, b in zip(snap["open"][n], snap["close"][n])]
-        busy += d[0] + d[1] + d[2] + d[5] + d[6]  # user nice system irq softirq
-    return busy / os.sysconf("SC_CLK_TCK")
+        idle += d[3] + d[4]  # idle iowait
+    busy = (wall["close"] - wall["open"]) * len(names) - idle / os.sysconf("SC_CLK_TCK")
+    return max(busy, 0.0)
 
 
 def merge_arm(d, capacity_gbps):
