@@ -82,6 +82,18 @@ struct bench_opts {
 	int rounds;             /**< compare: measurements per arm, arms alternating (1) */
 	const char *pcap;       /**< server/client, Homa: capture file (NULL: none) */
 	uint16_t metrics_port;  /**< server/client, Homa: /metrics on 127.0.0.1 (0: none) */
+	/* collective (compare --scenario collective, device mode) */
+	const char *pattern;    /**< device: alltoall|allreduce|lookups */
+	const char *sync;       /**< device: the shared step board file */
+	int rank;               /**< device: this device's index in --servers */
+	uint32_t steps;         /**< measured steps (default 100) */
+	uint32_t warmup_steps;  /**< steps run before them (default 5) */
+	double compute_us;      /**< compute phase per step (default 1000) */
+	uint32_t msg_bytes;     /**< all-to-all message, all-reduce chunk (default 64 KiB) */
+	uint32_t lookups;       /**< lookups per step (default 16) */
+	int devices;            /**< compare: devices (default 4) */
+	double background_gbps; /**< compare: background bulk load (default 1; 0: none) */
+	double step_timeout_s;  /**< longest wait for any barrier or step (default 30) */
 };
 
 /** One RPC that finished (successfully or not). */

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "collective.h"
 #include "homa/errors.h"
 #include "plot.h"
 #include "scenario.h"
@@ -296,6 +297,8 @@ int bench_compare_main(const struct bench_opts *user)
 		list[n++] = o->scenario;
 	}
 	uint16_t port = default_port(o);
+	if (!demo && !strcmp(o->scenario, "collective"))
+		return bench_collective_compare(o, port, out);
 	for (size_t i = 0; i < n && !bench_stop; i++) {
 		if (!o->quiet)
 			fprintf(stderr, "running %s ...\n", list[i]);

@@ -7,6 +7,7 @@
 
 #include "bench.h"
 #include "calibrate.h"
+#include "collective.h"
 #include "compare.h"
 #include "ctl.h"
 #include "opts.h"
@@ -195,6 +196,8 @@ int main(int argc, char **argv)
 		rc = client_mode(&o);
 	else if (!strcmp(o.mode, "calibrate"))
 		rc = calibrate_mode(&o);
+	else if (!strcmp(o.mode, "device"))
+		rc = bench_device_main(&o);
 	else
 		rc = bench_compare_main(&o);
 	return rc ? 1 : 0;

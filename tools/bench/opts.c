@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "collective.h"
 #include "homa/errors.h"
 #include "homa/homa.h"
 
@@ -20,6 +21,7 @@ static const char usage[] =
 "  calibrate   measure the unloaded best time per size bucket; save it to --baseline\n"
 "  compare     start both arms on loopback in this invocation and print ratios\n"
 "  demo        what `make demo` runs: compare rtt and mixed, short table, plot\n"
+"  device      one emulated accelerator of a collective run (docs/COLLECTIVE.md)\n"
 "\n"
 "Common options:\n"
 "  --transport homa|tcp|udp  stack to use (default homa; udp = raw UDP ping-pong floor,\n"
@@ -116,7 +118,28 @@ static const char usage[] =
 "  --json                    print one JSON object on stdout (the table goes to stderr)\n"
 "  --plot FILE.png           mixed, workload: P99 slowdown per message size, both arms\n"
 "                            (demo default: homa-bench-demo.png)\n"
-"  --port P                  first of the 6 loopback ports used (default from the pid)\n"
+"  --port P                  first of the 6 loopback ports used (default from the pid;\n"
+"                            collective: 4 x devices ports)\n"
+"\n"
+"Collective (compare --scenario collective, and device; docs/COLLECTIVE.md):\n"
+"     collective  step-synchronous patterns (not in all): devices alternate a compute\n"
+"                 phase with all-to-all, ring all-reduce or batched lookups; each\n"
+"                 pattern alone and beside background bulk traffic; step time\n"
+"                 P50/P99/max, communication time per step, idle fraction\n"
+"  --devices N               compare: emulated devices (default 4, at most 64)\n"
+"  --steps N                 measured steps per run (default 100)\n"
+"  --warmup-steps N          steps run before them (default 5)\n"
+"  --compute-us U            compute phase of every step (default 1000)\n"
+"  --msg-bytes SIZE          all-to-all message and all-reduce chunk (default 64K)\n"
+"  --lookups K               lookups per step and device (default 16)\n"
+"  --background-gbps G       compare: background bulk traffic of 4 MB messages, open\n"
+"                            loop, in two streams (default 1; 0 = none)\n"
+"  --step-timeout S          a device gives up (and fails the run) when a step or a\n"
+"                            barrier takes longer than S seconds (default 30)\n"
+"  device: --pattern alltoall|allreduce|lookups, --servers (every device's server,\n"
+"          this one's too, in rank order), --rank R, --sync FILE (the step board,\n"
+"          a file every device of the run maps; absent or empty at the start),\n"
+"          --json FILE (rank 0 writes the figures)\n"
 "\n"
 "Output: latency P50/P99/P99.9 in microseconds, per size bucket too; slowdown\n"
 "(time / unloaded best time for that size); goodput in Gbps of payload; RPCs/s;\n"
@@ -150,6 +173,14 @@ void bench_opts_default(struct bench_opts *o)
 	o->rounds = 1;
 	o->homa.slack_us = -1;
 	o->homa.silence_rtts = -1;
+	o->steps = 100;
+	o->warmup_steps = 5;
+	o->compute_us = 1000;
+	o->msg_bytes = 65536;
+	o->lookups = 16;
+	o->devices = 4;
+	o->background_gbps = 1;
+	o->step_timeout_s = 30;
 }
 
 /** num() - Parse a double in [lo, hi] for @flag. Return: 0 or HOMA_EINVAL. */
@@ -184,14 +215,20 @@ static int set_enum(struct bench_opts *o, const char *f, const char *v)
 			return HOMA_EINVAL;
 		o->cc = v;
 	} else if (!strcmp(f, "--scenario")) {
-		const char *ok[] = { "rtt", "throughput", "rate", "mixed", "all", "workload" };
+		const char *ok[] = { "rtt", "throughput", "rate", "mixed", "all", "workload",
+				     "collective" };
 		int found = 0;
-		for (int i = 0; i < 6; i++)
+		for (int i = 0; i < 7; i++)
 			found |= !strcmp(v, ok[i]);
 		if (!found)
 			return HOMA_EINVAL;
 		o->scenario = v;
-	} else if (!strcmp(f, "--bind")) o->bind = v;
+	} else if (!strcmp(f, "--pattern")) {
+		if (coll_pattern_parse(v) < 0)
+			return HOMA_EINVAL;
+		o->pattern = v;
+	} else if (!strcmp(f, "--sync")) o->sync = v;
+	else if (!strcmp(f, "--bind")) o->bind = v;
 	else if (!strcmp(f, "--servers")) o->servers = v;
 	else if (!strcmp(f, "--workload")) o->workload = v;
 	else if (!strcmp(f, "--json")) o->json = v;
@@ -216,6 +253,14 @@ static int set_num(struct bench_opts *o, const char *f, const char *v)
 		o->response = sz < BENCH_MIN_MSG ? BENCH_MIN_MSG : sz;
 		return 1;
 	}
+	if (!strcmp(f, "--msg-bytes")) {
+		if (homa_parse_size(v, &sz) || sz < BENCH_MIN_MSG || sz > BENCH_MAX_MSG) {
+			fprintf(stderr, "homa-bench: --msg-bytes wants a size from 8 B to 64 MiB\n");
+			return HOMA_EINVAL;
+		}
+		o->msg_bytes = sz;
+		return 1;
+	}
 	static const struct { const char *f; double lo, hi; } t[] = {
 		{ "--port", 1, 65535 }, { "--ctl-port", -1, 65535 }, { "--threads", 1, 64 },
 		{ "--rate", 1e-3, 1e9 }, { "--load-gbps", 1e-6, 1e4 }, { "--link-gbps", 1e-3, 1e4 },
@@ -228,7 +273,11 @@ static int set_num(struct bench_opts *o, const char *f, const char *v)
 		{ "--metrics-port", 1, 65535 }, { "--homa-nic-queue-us", 0.001, 1e6 },
 		{ "--homa-pacer-slack-us", 0, 4e6 }, { "--homa-tick-us", 1, 1e6 },
 		{ "--homa-grant-step", 1, 1e9 }, { "--homa-grant-silence-rtts", 0, 1e6 },
-		{ "--homa-resend-ticks", 1, 1000 },
+		{ "--homa-resend-ticks", 1, 1000 }, { "--rank", 0, COLL_MAX_DEVICES - 1 },
+		{ "--steps", 1, COLL_MAX_STEPS / 2 }, { "--warmup-steps", 0, COLL_MAX_STEPS / 2 },
+		{ "--compute-us", 0, 1e7 }, { "--lookups", 1, 10000 },
+		{ "--devices", 2, COLL_MAX_DEVICES }, { "--background-gbps", 0, 1e4 },
+		{ "--step-timeout", 0.1, 3600 },
 	};
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
 		if (strcmp(f, t[i].f))
@@ -261,7 +310,15 @@ static int set_num(struct bench_opts *o, const char *f, const char *v)
 		case 22: o->homa.tick_us = d; break;
 		case 23: o->homa.grant_step = (uint32_t)d; break;
 		case 24: o->homa.silence_rtts = (int)d; break;
-		default: o->homa.resend_ticks = (uint32_t)d; break;
+		case 25: o->homa.resend_ticks = (uint32_t)d; break;
+		case 26: o->rank = (int)d; break;
+		case 27: o->steps = (uint32_t)d; break;
+		case 28: o->warmup_steps = (uint32_t)d; break;
+		case 29: o->compute_us = d; break;
+		case 30: o->lookups = (uint32_t)d; break;
+		case 31: o->devices = (int)d; break;
+		case 32: o->background_gbps = d; break;
+		default: o->step_timeout_s = d; break;
 		}
 		return 1;
 	}
@@ -295,7 +352,8 @@ static int check_obs(const struct bench_opts *o, bool multi)
 
 int bench_opts_parse(int argc, char **argv, struct bench_opts *o)
 {
-	static const char *modes[] = { "server", "client", "calibrate", "compare", "demo" };
+	static const char *modes[] = { "server", "client", "calibrate", "compare", "demo",
+				       "device" };
 
 	bench_opts_default(o);
 	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
@@ -303,7 +361,7 @@ int bench_opts_parse(int argc, char **argv, struct bench_opts *o)
 		bench_usage(stdout);
 		return 1;
 	}
-	for (size_t i = 0; i < 5 && !o->mode; i++)
+	for (size_t i = 0; i < 6 && !o->mode; i++)
 		if (!strcmp(argv[1], modes[i]))
 			o->mode = modes[i];
 	if (!o->mode) {

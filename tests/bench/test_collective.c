@@ -1,0 +1,207 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Tests for tools/bench/coll_sync.c and coll_device.c: the step board's
+ * barrier across processes and a device's step accounting, over a fake
+ * transport whose RPCs finish a few milliseconds after they start.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "collective.h"
+#include "homa/errors.h"
+
+/** How long a fake RPC takes. */
+#define FAKE_RPC_NS 3000000u
+
+/** Fake transport: RPCs in flight and when each finishes. */
+struct fake {
+	uint64_t tag[64], due[64];
+	int n;
+};
+
+/** fake_open() - A fresh fake client. */
+static int fake_open(void **ctx, const struct bench_tr_cfg *cfg)
+{
+	*ctx = calloc(1, sizeof(struct fake));
+	return *ctx ? 0 : HOMA_ENOMEM;
+}
+
+/** fake_start() - An RPC finishing FAKE_RPC_NS from now. */
+static int fake_start(void *ctx, size_t server, uint32_t req, uint32_t resp, uint64_t tag)
+{
+	struct fake *f = ctx;
+
+	if (f->n == 64)
+		return HOMA_EAGAIN;
+	f->tag[f->n] = tag;
+	f->due[f->n++] = bench_now_ns() + FAKE_RPC_NS;
+	return 0;
+}
+
+/** fake_wait() - Sleep until the first RPC is due (or @deadline), return it. */
+static int fake_wait(void *ctx, uint64_t deadline_ns, struct bench_done *out, int max)
+{
+	struct fake *f = ctx;
+
+	if (f->n == 0 || max < 1)
+		return 0;
+	uint64_t t = f->due[0] < deadline_ns ? f->due[0] : deadline_ns;
+	while (bench_now_ns() < t)
+		usleep(200);
+	if (bench_now_ns() < f->due[0])
+		return 0;
+	out[0] = (struct bench_done){ .tag = f->tag[0], .err = 0 };
+	memmove(f->tag, f->tag + 1, (size_t)(f->n - 1) * sizeof(f->tag[0]));
+	memmove(f->due, f->due + 1, (size_t)(f->n - 1) * sizeof(f->due[0]));
+	f->n--;
+	return 1;
+}
+
+/** fake_close() - Free the client. */
+static void fake_close(void *ctx)
+{
+	free(ctx);
+}
+
+static const struct bench_client_ops fake_ops = {
+	.name = "fake", .open = fake_open, .start = fake_start, .wait = fake_wait,
+	.close = fake_close,
+};
+
+/** cfg_of() - @n made-up servers (the fake transport never uses them). */
+static void cfg_of(struct bench_tr_cfg *cfg, uint32_t n)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->nservers = n;
+}
+
+/** run_devices() - Fork @n devices of pattern @p on board @s; 0 if all succeeded. */
+static int run_devices(struct coll_sync *s, uint32_t n, enum coll_pattern p, uint32_t steps)
+{
+	pid_t pid[8];
+	int bad = 0;
+
+	for (uint32_t i = 0; i < n; i++) {
+		pid[i] = fork();
+		assert_true(pid[i] >= 0);
+		if (pid[i] == 0) {
+			struct bench_tr_cfg cfg;
+			struct coll_device d = {
+				.pattern = p, .rank = i, .steps = steps, .compute_us = 2000,
+				.msg_bytes = 1000, .lookups = 3, .step_timeout_s = 20, .seed = 1,
+			};
+			cfg_of(&cfg, n);
+			_exit(coll_device_run(&fake_ops, &cfg, &d, s) ? 1 : 0);
+		}
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		int st;
+		waitpid(pid[i], &st, 0);
+		bad |= !WIFEXITED(st) || WEXITSTATUS(st);
+	}
+	return bad;
+}
+
+/**
+ * Every pattern: each step ends (at its barrier) no earlier than any
+ * device's last message, which comes at least one fake RPC after that
+ * device's compute end, which comes at least the compute phase after the
+ * step's start; and the figures add up.
+ */
+static void coll_device_run__step_ends_after_last_message(void **state)
+{
+	for (int p = 0; p < COLL_PATTERNS; p++) {
+		struct coll_sync s;
+		const uint32_t n = 3, steps = 4;
+		struct homa_step_stats st;
+
+		assert_int_equal(coll_sync_open(&s, NULL, n, steps), 0);
+		assert_int_equal(run_devices(&s, n, (enum coll_pattern)p, steps), 0);
+		assert_int_equal(atomic_load(&s.b->done), n);
+		for (uint32_t k = 0; k < steps; k++) {
+			for (uint32_t d = 0; d < n; d++) {
+				const struct homa_step_dev *r = &s.dev[k * n + d];
+				assert_true(r->compute_end_ns >= s.bound[k] + 2000000u);
+				assert_true(r->last_msg_ns >= r->compute_end_ns + FAKE_RPC_NS);
+				assert_true(s.bound[k + 1] >= r->last_msg_ns);
+			}
+		}
+		assert_int_equal(coll_board_stats(&s, 1, &st), 0);
+		assert_int_equal(st.steps, steps - 1);
+		/* all-reduce: 2(n-1) = 4 rounds of one fake RPC each */
+		double least_comm = p == COLL_ALLREDUCE ? 4 * FAKE_RPC_NS / 1000.0 : FAKE_RPC_NS / 1000.0;
+		assert_true(st.comm_us_per_step >= least_comm);
+		assert_true(st.p50_us >= 2000 + least_comm);
+		assert_true(st.idle_fraction > 0 && st.idle_fraction < 1);
+		coll_sync_close(&s);
+	}
+}
+
+/** A device that never arrives makes the others' barrier time out, not hang. */
+static void coll_sync_barrier__times_out(void **state)
+{
+	struct coll_sync s;
+	uint64_t rel;
+
+	assert_int_equal(coll_sync_open(&s, NULL, 2, 1), 0);
+	assert_int_equal(coll_sync_barrier(&s, bench_now_ns() + 50000000u, &rel), HOMA_ETIMEDOUT);
+	assert_int_equal(atomic_load(&s.b->failed), 1);
+	assert_int_equal(coll_sync_barrier(&s, bench_now_ns() + 50000000u, &rel), HOMA_ECANCELED);
+	coll_sync_close(&s);
+}
+
+/** Bad settings are refused and fail the board, so no peer waits forever. */
+static void coll_device_run__rejects_bad_settings(void **state)
+{
+	struct coll_sync s;
+	struct bench_tr_cfg cfg;
+	struct coll_device d = {
+		.pattern = COLL_ALLTOALL, .rank = 5, .steps = 1, .msg_bytes = 100,
+		.step_timeout_s = 1,
+	};
+
+	assert_int_equal(coll_sync_open(&s, NULL, 2, 1), 0);
+	cfg_of(&cfg, 2);
+	assert_int_equal(coll_device_run(&fake_ops, &cfg, &d, &s), HOMA_EINVAL);
+	assert_int_equal(atomic_load(&s.b->failed), 1);
+	coll_sync_close(&s);
+	assert_int_equal(coll_sync_open(&s, NULL, 1, 1), HOMA_EINVAL);
+	assert_int_equal(coll_sync_open(&s, NULL, 2, 0), HOMA_EINVAL);
+}
+
+/** A board file sized for another run is refused. */
+static void coll_sync_open__file_of_another_run(void **state)
+{
+	char path[] = "/tmp/homa-coll-test-XXXXXX";
+	struct coll_sync s;
+	int fd = mkstemp(path);
+
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(coll_sync_open(&s, path, 3, 10), 0);
+	coll_sync_close(&s);
+	assert_int_equal(coll_sync_open(&s, path, 3, 10), 0);
+	coll_sync_close(&s);
+	assert_int_equal(coll_sync_open(&s, path, 4, 10), HOMA_EINVAL);
+	unlink(path);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(coll_device_run__step_ends_after_last_message),
+		cmocka_unit_test(coll_sync_barrier__times_out),
+		cmocka_unit_test(coll_device_run__rejects_bad_settings),
+		cmocka_unit_test(coll_sync_open__file_of_another_run),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: MIT */
+/* homa-bench device: one device of a collective run started apart. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "collective.h"
+#include "coll_report.h"
+#include "homa/errors.h"
+#include "util/json.h"
+
+/** device_of() - The device settings in @o. */
+static struct coll_device device_of(const struct bench_opts *o)
+{
+	struct coll_device d = {
+		.pattern = (enum coll_pattern)coll_pattern_parse(o->pattern),
+		.rank = (uint32_t)o->rank, .steps = o->steps + o->warmup_steps,
+		.compute_us = o->compute_us, .msg_bytes = o->msg_bytes, .lookups = o->lookups,
+		.step_timeout_s = o->step_timeout_s, .seed = o->seed,
+	};
+	return d;
+}
+
+/** write_json() - Rank 0's document: the run and its figures. Return: 0 or error. */
+static int write_json(const struct bench_opts *o, const struct coll_device *d, uint32_t ndev,
+		      const struct homa_step_stats *st)
+{
+	FILE *f = strcmp(o->json, "-") ? fopen(o->json, "w") : stdout;
+	struct homa_json j;
+
+	if (!f) {
+		fprintf(stderr, "homa-bench: cannot write %s\n", o->json);
+		return HOMA_EIO;
+	}
+	homa_json_init(&j, f, true);
+	homa_json_object(&j);
+	homa_json_kv_str(&j, "mode", "device");
+	homa_json_kv_str(&j, "transport", bench_transport_name(o->transport));
+	homa_json_kv_str(&j, "pattern", coll_pattern_name(d->pattern));
+	homa_json_kv_num(&j, "devices", ndev);
+	homa_json_kv_num(&j, "warmup_steps", o->warmup_steps);
+	homa_json_kv_num(&j, "compute_us", d->compute_us);
+	homa_json_kv_num(&j, "msg_bytes", d->msg_bytes);
+	homa_json_kv_num(&j, "lookups", d->lookups);
+	coll_stats_json(&j, st);
+	homa_json_end(&j);
+	int rc = homa_json_finish(&j);
+	if (f != stdout && fclose(f) != 0)
+		rc = HOMA_EIO;
+	return rc;
+}
+
+int bench_device_main(const struct bench_opts *o)
+{
+	struct bench_tr_cfg cfg;
+	struct coll_sync s;
+	struct coll_device d = device_of(o);
+
+	if (!o->sync || !o->servers || (int)d.pattern < 0) {
+		fprintf(stderr, "homa-bench device: --sync FILE, --servers and --pattern are required\n");
+		return HOMA_EINVAL;
+	}
+	memset(&cfg, 0, sizeof(cfg));
+	if (bench_parse_servers(o->servers, &cfg))
+		return HOMA_EINVAL;
+	cfg.conns = 1;
+	cfg.cc = o->cc;
+	cfg.driver = o->driver;
+	cfg.polled = o->polled;
+	cfg.homa = o->homa;
+	cfg.max_size = d.msg_bytes > COLL_LOOKUP_MAX ? d.msg_bytes : COLL_LOOKUP_MAX;
+	int rc = coll_sync_open(&s, o->sync, (uint32_t)cfg.nservers, d.steps);
+	if (rc) {
+		fprintf(stderr, "homa-bench device: board %s: %s\n", o->sync, homa_strerror(rc));
+		return rc;
+	}
+	rc = coll_device_run(bench_ops_for(o->transport), &cfg, &d, &s);
+	if (rc)
+		fprintf(stderr, "homa-bench device %d: %s\n", o->rank, homa_strerror(rc));
+	if (rc == 0 && o->rank == 0) {
+		struct homa_step_stats st;
+		rc = coll_board_stats(&s, o->warmup_steps, &st);
+		if (rc == 0) {
+			coll_stats_print(stdout, coll_pattern_name(d.pattern), &st);
+			if (o->json)
+				rc = write_json(o, &d, (uint32_t)cfg.nservers, &st);
+		}
+	}
+	coll_sync_close(&s);
+	return rc;
+}

@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file collective.h
+ * The collective scenario: emulated accelerators that alternate a compute
+ * phase of C microseconds (nothing is sent) with a communication phase
+ * that must complete before the next step, in one of three patterns:
+ *   alltoall   every device sends S bytes to every other device;
+ *   allreduce  ring all-reduce: 2(N-1) rounds, each device sending one
+ *              chunk of S bytes to its ring neighbour, every round waiting
+ *              for its slowest chunk;
+ *   lookups    every device issues K lookups (100 B requests, answers of
+ *              100 B-4 KB) to random other devices and waits for all.
+ * A step ends when every device's messages are through (the slowest one
+ * decides). Every message is an RPC to the destination device's server,
+ * complete when the server has it all and has answered. A device is a
+ * process that computes and sends, beside the server that receives for it.
+ */
+#ifndef HOMA_BENCH_COLLECTIVE_H
+#define HOMA_BENCH_COLLECTIVE_H
+
+#include "bench.h"
+#include "coll_sync.h"
+
+/** Patterns. */
+enum coll_pattern { COLL_ALLTOALL = 0, COLL_ALLREDUCE = 1, COLL_LOOKUPS = 2, COLL_PATTERNS = 3 };
+
+/** Smallest and largest lookup answer (bytes) and the lookup request. */
+#define COLL_LOOKUP_MIN 100u
+#define COLL_LOOKUP_MAX 4096u
+#define COLL_LOOKUP_REQ 100u
+
+/** What one device does. */
+struct coll_device {
+	enum coll_pattern pattern;
+	uint32_t rank;          /**< this device: index into the server list */
+	uint32_t steps;         /**< steps run (warm-up included) */
+	double compute_us;      /**< compute phase of every step */
+	uint32_t msg_bytes;     /**< alltoall message, allreduce chunk */
+	uint32_t lookups;       /**< lookups per step */
+	double step_timeout_s;  /**< longest wait for a barrier */
+	uint64_t seed;
+};
+
+/** coll_pattern_name() - "alltoall", "allreduce" or "lookups". */
+const char *coll_pattern_name(enum coll_pattern p);
+
+/** coll_pattern_parse() - Pattern of @name. Return: it, or -1 if unknown. */
+int coll_pattern_parse(const char *name);
+
+/**
+ * coll_device_run() - Run device @d against the servers of @cfg (one per
+ * device, @d->rank being this one's) with transport @ops, recording every
+ * step on the board @s. Return: 0, a negative HOMA_E* code of the
+ * transport, HOMA_ETIMEDOUT or HOMA_ECANCELED (the board failed; this
+ * device marks it failed on its own errors too).
+ */
+int coll_device_run(const struct bench_client_ops *ops, const struct bench_tr_cfg *cfg,
+		    const struct coll_device *d, struct coll_sync *s);
+
+/**
+ * coll_board_stats() - Figures of the steps on board @s after @skip
+ * warm-up steps. Return: 0, HOMA_EINVAL (no step left), HOMA_ENOMEM.
+ */
+int coll_board_stats(const struct coll_sync *s, uint32_t skip, struct homa_step_stats *out);
+
+/**
+ * bench_device_main() - homa-bench device: one device of a run started
+ * apart (the testbed), its board the file o->sync; rank 0 writes the
+ * figures (JSON) to o->json once every device is through.
+ * Return: 0 or a negative error (message on stderr).
+ */
+int bench_device_main(const struct bench_opts *o);
+
+/**
+ * bench_collective_compare() - compare --scenario collective: every
+ * pattern alone and beside background bulk traffic, Homa and TCP, on
+ * loopback; the table on @out, the JSON on stdout with --json.
+ * Return: 0 or the first error.
+ */
+int bench_collective_compare(const struct bench_opts *o, uint16_t port, FILE *out);
+
+#endif
