@@ -131,7 +131,7 @@ static int steps(struct dev_run *r)
 		r->s->bound[0] = start;
 	for (uint32_t step = 0; rc == 0 && step < d->steps; step++) {
 		struct homa_step_dev *rec = &r->s->dev[(size_t)step * r->ndev + d->rank];
-		uint64_t last = 0, end;
+		uint64_t last = 0, end = 0;
 
 		sleep_until(start + (uint64_t)(d->compute_us * 1000));
 		rec->compute_end_ns = bench_now_ns();
