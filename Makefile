@@ -3,7 +3,7 @@ BUILD ?= build
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
-.PHONY: all deps configure test demo clean
+.PHONY: all deps configure test demo clean install
 
 all: configure
 	cmake --build $(BUILD) -j $(JOBS)
@@ -16,6 +16,12 @@ configure: deps
 
 test: all
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) $(CTEST_FLAGS)
+
+# Installs the library, headers, homa.pc, the CMake package, the tools and
+# the man pages under PREFIX (GNUInstallDirs layout; DESTDIR is honoured).
+PREFIX ?= /usr/local
+install: all
+	cmake --install $(BUILD) --prefix $(PREFIX)
 
 demo: all
 	./scripts/demo.sh $(BUILD)

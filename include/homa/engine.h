@@ -19,6 +19,8 @@
 #ifndef HOMA_ENGINE_H
 #define HOMA_ENGINE_H
 
+#include "homa/export.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -40,22 +42,22 @@ typedef struct homa_addr {
  * homa_addr_ipv4() - Build a mapped IPv4 address.
  * @ip_host_order: the IPv4 address as a host-order integer (10.0.0.1 = 0x0a000001).
  */
-homa_addr homa_addr_ipv4(uint32_t ip_host_order);
+HOMA_API homa_addr homa_addr_ipv4(uint32_t ip_host_order);
 
 /** homa_addr_is_ipv4() - True if @a is an IPv4-mapped address. */
-bool homa_addr_is_ipv4(const homa_addr *a);
+HOMA_API bool homa_addr_is_ipv4(const homa_addr *a);
 
 /** homa_addr_get_ipv4() - The host-order IPv4 address inside a mapped @a. */
-uint32_t homa_addr_get_ipv4(const homa_addr *a);
+HOMA_API uint32_t homa_addr_get_ipv4(const homa_addr *a);
 
 /** homa_addr_equal() - True if the two addresses are the same. */
-bool homa_addr_equal(const homa_addr *a, const homa_addr *b);
+HOMA_API bool homa_addr_equal(const homa_addr *a, const homa_addr *b);
 
 /**
  * homa_addr_format() - Write @a as text ("10.0.0.1" or "fe80::1").
  * @buf: output, at least 46 bytes. Return: @buf.
  */
-char *homa_addr_format(const homa_addr *a, char *buf, size_t cap);
+HOMA_API char *homa_addr_format(const homa_addr *a, char *buf, size_t cap);
 
 /**
  * Optional allocation hooks. All engine memory goes through them; when
@@ -133,7 +135,7 @@ struct homa_event {
  * @now: current time, ns.
  * Return: 0, HOMA_EINVAL (bad arguments or settings), HOMA_ENOMEM.
  */
-int homa_engine_new(homa_engine **out, const struct homa_settings *s,
+HOMA_API int homa_engine_new(homa_engine **out, const struct homa_settings *s,
 		    const homa_addr *local, uint16_t port,
 		    const struct homa_alloc *alloc, uint64_t now);
 
@@ -141,28 +143,28 @@ int homa_engine_new(homa_engine **out, const struct homa_settings *s,
  * homa_engine_free() - Destroy an engine and everything it owns,
  * including unreleased messages. NULL is ignored.
  */
-void homa_engine_free(homa_engine *e);
+HOMA_API void homa_engine_free(homa_engine *e);
 
 /**
  * homa_engine_set_settings() - Apply new settings at run time.
  * Return: 0 or HOMA_EINVAL (settings rejected, old ones kept).
  */
-int homa_engine_set_settings(homa_engine *e, const struct homa_settings *s);
+HOMA_API int homa_engine_set_settings(homa_engine *e, const struct homa_settings *s);
 
 /** homa_engine_settings() - The settings in force (engine owns). */
-const struct homa_settings *homa_engine_settings(const homa_engine *e);
+HOMA_API const struct homa_settings *homa_engine_settings(const homa_engine *e);
 
 /** homa_engine_set_hooks() - Install (or with NULL, remove) packet hooks. */
-void homa_engine_set_hooks(homa_engine *e, const struct homa_packet_hooks *h);
+HOMA_API void homa_engine_set_hooks(homa_engine *e, const struct homa_packet_hooks *h);
 
 /**
  * homa_engine_set_server() - Accept incoming requests (true) or drop them
  * (false, the default; counted as HOMA_DROP_NOT_SERVER).
  */
-void homa_engine_set_server(homa_engine *e, bool serve);
+HOMA_API void homa_engine_set_server(homa_engine *e, bool serve);
 
 /** homa_engine_port() - This endpoint's port. */
-uint16_t homa_engine_port(const homa_engine *e);
+HOMA_API uint16_t homa_engine_port(const homa_engine *e);
 
 /**
  * homa_engine_send_request() - Start a client RPC.
@@ -174,7 +176,7 @@ uint16_t homa_engine_port(const homa_engine *e);
  * HOMA_EAGAIN (tx buffer or RPC cap reached: retry after some output),
  * HOMA_EPEERDEAD (peer timed out recently), HOMA_ENOMEM.
  */
-int homa_engine_send_request(homa_engine *e, const homa_addr *dst,
+HOMA_API int homa_engine_send_request(homa_engine *e, const homa_addr *dst,
 			     uint16_t dport, const struct homa_iov *iov,
 			     int iovcnt, uint64_t cookie, uint64_t now,
 			     uint64_t *id);
@@ -190,7 +192,7 @@ int homa_engine_send_request(homa_engine *e, const homa_addr *dst,
  * For senders that own long-lived buffers (the simulator).
  * Return: as homa_engine_send_request().
  */
-int homa_engine_send_request_ref(homa_engine *e, const homa_addr *dst,
+HOMA_API int homa_engine_send_request_ref(homa_engine *e, const homa_addr *dst,
 				 uint16_t dport, const struct homa_iov *iov,
 				 int iovcnt, uint64_t cookie, uint64_t now,
 				 uint64_t *id);
@@ -203,7 +205,7 @@ int homa_engine_send_request_ref(homa_engine *e, const homa_addr *dst,
  * request not yet delivered); HOMA_EINVAL; HOMA_EMSGSIZE; HOMA_EAGAIN;
  * HOMA_ENOMEM.
  */
-int homa_engine_send_reply(homa_engine *e, uint64_t id,
+HOMA_API int homa_engine_send_reply(homa_engine *e, uint64_t id,
 			   const struct homa_iov *iov, int iovcnt,
 			   uint64_t now);
 
@@ -212,14 +214,14 @@ int homa_engine_send_reply(homa_engine *e, uint64_t id,
  * the request is forgotten and no reply will be sent).
  * Return: 0 or HOMA_ENOTFOUND.
  */
-int homa_engine_abort(homa_engine *e, uint64_t id, uint64_t now);
+HOMA_API int homa_engine_abort(homa_engine *e, uint64_t id, uint64_t now);
 
 /**
  * homa_engine_shutdown() - Fail every client RPC with HOMA_ESHUTDOWN
  * (reported as events) and free all server RPCs. Later sends return
  * HOMA_ESHUTDOWN.
  */
-void homa_engine_shutdown(homa_engine *e, uint64_t now);
+HOMA_API void homa_engine_shutdown(homa_engine *e, uint64_t now);
 
 /**
  * homa_engine_input() - Hand one received packet to the engine.
@@ -229,7 +231,7 @@ void homa_engine_shutdown(homa_engine *e, uint64_t now);
  * Return: 0 if the packet was used, or a negative HOMA_DROP_* reason - 100
  * if it was dropped (also counted in stats.drops). Never fails otherwise.
  */
-int homa_engine_input(homa_engine *e, const homa_addr *src, uint8_t *buf,
+HOMA_API int homa_engine_input(homa_engine *e, const homa_addr *src, uint8_t *buf,
 		      size_t len, uint64_t now);
 
 /** Offset subtracted from a drop reason in homa_engine_input()'s result. */
@@ -243,7 +245,7 @@ int homa_engine_input(homa_engine *e, const homa_addr *src, uint8_t *buf,
  * @tx: filled with destination, priority and length.
  * Return: bytes written (> 0), 0 if nothing may be sent now, HOMA_ENOSPC.
  */
-int homa_engine_output(homa_engine *e, uint64_t now, uint8_t *buf,
+HOMA_API int homa_engine_output(homa_engine *e, uint64_t now, uint8_t *buf,
 		       size_t cap, struct homa_tx *tx);
 
 /**
@@ -251,7 +253,7 @@ int homa_engine_output(homa_engine *e, uint64_t now, uint8_t *buf,
  * next timer tick, or the time the pacer allows more DATA out.
  * Return: absolute ns; UINT64_MAX if nothing is pending.
  */
-uint64_t homa_engine_next_deadline(const homa_engine *e);
+HOMA_API uint64_t homa_engine_next_deadline(const homa_engine *e);
 
 /**
  * homa_engine_wake_by() - The latest time a sleeping host should wake up:
@@ -264,44 +266,44 @@ uint64_t homa_engine_next_deadline(const homa_engine *e);
  * check homa_engine_next_deadline() on every wake-up.
  * Return: absolute ns; UINT64_MAX if nothing is pending.
  */
-uint64_t homa_engine_wake_by(const homa_engine *e);
+HOMA_API uint64_t homa_engine_wake_by(const homa_engine *e);
 
 /** homa_engine_want_output() - True if homa_engine_output() has something now. */
-bool homa_engine_want_output(const homa_engine *e, uint64_t now);
+HOMA_API bool homa_engine_want_output(const homa_engine *e, uint64_t now);
 
 /**
  * homa_engine_on_timer() - Run timers due at @now (resends, timeouts,
  * acks, START_MSG repeats). Cheap when nothing is due.
  */
-void homa_engine_on_timer(homa_engine *e, uint64_t now);
+HOMA_API void homa_engine_on_timer(homa_engine *e, uint64_t now);
 
 /**
  * homa_engine_next_event() - Take the oldest event.
  * Return: 1 and fills @ev, or 0 if none.
  */
-int homa_engine_next_event(homa_engine *e, struct homa_event *ev);
+HOMA_API int homa_engine_next_event(homa_engine *e, struct homa_event *ev);
 
 /** homa_msg_length() - Bytes in a received message. */
-size_t homa_msg_length(const homa_msg *m);
+HOMA_API size_t homa_msg_length(const homa_msg *m);
 
 /**
  * homa_msg_segment() - Zero-copy view of the bytes at @offset.
  * @ptr: receives a pointer into engine memory, valid until release.
  * Return: contiguous bytes available at @ptr (0 if @offset >= length).
  */
-size_t homa_msg_segment(const homa_msg *m, size_t offset, const uint8_t **ptr);
+HOMA_API size_t homa_msg_segment(const homa_msg *m, size_t offset, const uint8_t **ptr);
 
 /**
  * homa_msg_copy() - Copy up to @len bytes from @offset into @dst.
  * Return: bytes copied.
  */
-size_t homa_msg_copy(const homa_msg *m, size_t offset, void *dst, size_t len);
+HOMA_API size_t homa_msg_copy(const homa_msg *m, size_t offset, void *dst, size_t len);
 
 /**
  * homa_engine_msg_release() - Give a message back to the engine. For a
  * client response this also frees the RPC and schedules its ack.
  */
-void homa_engine_msg_release(homa_engine *e, homa_msg *m);
+HOMA_API void homa_engine_msg_release(homa_engine *e, homa_msg *m);
 
 /**
  * homa_engine_rx_progress() - Incremental receive: how many bytes of the
@@ -310,17 +312,17 @@ void homa_engine_msg_release(homa_engine *e, homa_msg *m);
  * valid until the RPC's event is taken or the RPC ends).
  * Return: contiguous bytes, or HOMA_ENOTFOUND.
  */
-int64_t homa_engine_rx_progress(homa_engine *e, uint64_t id,
+HOMA_API int64_t homa_engine_rx_progress(homa_engine *e, uint64_t id,
 				const homa_msg **msg);
 
 /** homa_engine_stats() - Copy the counters into @out. */
-void homa_engine_stats(const homa_engine *e, struct homa_stats *out);
+HOMA_API void homa_engine_stats(const homa_engine *e, struct homa_stats *out);
 
 /**
  * homa_engine_state_sizes() - Bytes of engine state per RPC and per peer,
  * excluding message buffers (for documentation and tests).
  */
-void homa_engine_state_sizes(size_t *per_rpc, size_t *per_peer);
+HOMA_API void homa_engine_state_sizes(size_t *per_rpc, size_t *per_peer);
 
 #ifdef __cplusplus
 }

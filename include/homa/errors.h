@@ -8,6 +8,8 @@
 #ifndef HOMA_ERRORS_H
 #define HOMA_ERRORS_H
 
+#include "homa/export.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -39,7 +41,7 @@ enum homa_error {
  * Return: a static, NUL-terminated string; never NULL. Unknown codes give
  * "unknown homa error".
  */
-const char *homa_strerror(int err);
+HOMA_API const char *homa_strerror(int err);
 
 #ifdef __cplusplus
 }

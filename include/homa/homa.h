@@ -50,6 +50,8 @@
 #ifndef HOMA_HOMA_H
 #define HOMA_HOMA_H
 
+#include "homa/export.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -170,7 +172,7 @@ struct homa_io_stats {
  * homa_open_opts_default() - Fill @o with the defaults documented above.
  * @o: caller-owned; every field is written.
  */
-void homa_open_opts_default(struct homa_open_opts *o);
+HOMA_API void homa_open_opts_default(struct homa_open_opts *o);
 
 /**
  * homa_open() - Create a socket, bind it and start its runtime.
@@ -185,7 +187,7 @@ void homa_open_opts_default(struct homa_open_opts *o);
  * be created), HOMA_EADDRINUSE (the metrics port is taken by another
  * listener), HOMA_EINVAL (bad metrics_addr or pcap options).
  */
-int homa_open(homa_socket **out, const struct homa_open_opts *opts);
+HOMA_API int homa_open(homa_socket **out, const struct homa_open_opts *opts);
 
 /**
  * homa_close() - Shut the socket down and free it. Outstanding client RPCs
@@ -194,13 +196,13 @@ int homa_open(homa_socket **out, const struct homa_open_opts *opts);
  * socket to leave. The handle is dead afterwards.
  * Return: 0; HOMA_ESHUTDOWN (already closed); HOMA_EINVAL (NULL).
  */
-int homa_close(homa_socket *s);
+HOMA_API int homa_close(homa_socket *s);
 
 /**
  * homa_local_port() - The socket's Homa port (useful after port 0).
  * Return: the port (1..65535), HOMA_EINVAL or HOMA_ESHUTDOWN.
  */
-int homa_local_port(homa_socket *s);
+HOMA_API int homa_local_port(homa_socket *s);
 
 /**
  * homa_send_request() - Start a client RPC.
@@ -218,7 +220,7 @@ int homa_local_port(homa_socket *s);
  * HOMA_EPEERDEAD (the peer timed out recently); HOMA_ESHUTDOWN (socket
  * closed); HOMA_ENOMEM.
  */
-int homa_send_request(homa_socket *s, const struct sockaddr *dst,
+HOMA_API int homa_send_request(homa_socket *s, const struct sockaddr *dst,
 		      const struct homa_iov *iov, int iovcnt,
 		      uint64_t cookie, uint64_t *id);
 
@@ -226,7 +228,7 @@ int homa_send_request(homa_socket *s, const struct sockaddr *dst,
  * homa_send() - homa_send_request() with one contiguous buffer.
  * Return: as homa_send_request().
  */
-int homa_send(homa_socket *s, const struct sockaddr *dst, const void *buf,
+HOMA_API int homa_send(homa_socket *s, const struct sockaddr *dst, const void *buf,
 	      size_t len, uint64_t cookie, uint64_t *id);
 
 /**
@@ -251,7 +253,7 @@ int homa_send(homa_socket *s, const struct sockaddr *dst, const void *buf,
  * HOMA_ESHUTDOWN (socket closed); HOMA_ENOMEM (the message could not be
  * tracked and was dropped).
  */
-int homa_recv(homa_socket *s, int flags, uint64_t id, int64_t timeout_ns,
+HOMA_API int homa_recv(homa_socket *s, int flags, uint64_t id, int64_t timeout_ns,
 	      struct homa_message *out);
 
 /**
@@ -261,14 +263,14 @@ int homa_recv(homa_socket *s, int flags, uint64_t id, int64_t timeout_ns,
  * Return: how many contiguous bytes start at *@ptr (0 at or past the end,
  * or for a message with nothing to read).
  */
-size_t homa_message_segment(const struct homa_message *m, size_t offset,
+HOMA_API size_t homa_message_segment(const struct homa_message *m, size_t offset,
 			    const void **ptr);
 
 /**
  * homa_message_copy() - Copy up to @len bytes from @offset into @dst.
  * Return: bytes copied (less than @len only at the end of the message).
  */
-size_t homa_message_copy(const struct homa_message *m, size_t offset,
+HOMA_API size_t homa_message_copy(const struct homa_message *m, size_t offset,
 			 void *dst, size_t len);
 
 /**
@@ -277,7 +279,7 @@ size_t homa_message_copy(const struct homa_message *m, size_t offset,
  * with nothing to release (a failed RPC), twice on the same message, and
  * after the socket was closed (then it does nothing). NULL is ignored.
  */
-void homa_message_release(struct homa_message *m);
+HOMA_API void homa_message_release(struct homa_message *m);
 
 /**
  * homa_recv_partial() - Incremental receive: copy bytes of a response
@@ -290,7 +292,7 @@ void homa_message_release(struct homa_message *m);
  * already complete, in which case homa_recv() returns it); HOMA_EINVAL;
  * HOMA_ESHUTDOWN.
  */
-int64_t homa_recv_partial(homa_socket *s, uint64_t id, size_t offset,
+HOMA_API int64_t homa_recv_partial(homa_socket *s, uint64_t id, size_t offset,
 			  void *buf, size_t cap, size_t *available);
 
 /**
@@ -305,14 +307,14 @@ int64_t homa_recv_partial(homa_socket *s, uint64_t id, size_t offset,
  * HOMA_EMSGSIZE; HOMA_EAGAIN (no space within the send timeout);
  * HOMA_ESHUTDOWN; HOMA_ENOMEM.
  */
-int homa_reply(homa_socket *s, uint64_t id, const struct homa_iov *iov,
+HOMA_API int homa_reply(homa_socket *s, uint64_t id, const struct homa_iov *iov,
 	       int iovcnt);
 
 /**
  * homa_reply_buf() - homa_reply() with one contiguous buffer.
  * Return: as homa_reply().
  */
-int homa_reply_buf(homa_socket *s, uint64_t id, const void *buf, size_t len);
+HOMA_API int homa_reply_buf(homa_socket *s, uint64_t id, const void *buf, size_t len);
 
 /**
  * homa_abort() - Abandon an RPC. Client: no response will be delivered; a
@@ -321,7 +323,7 @@ int homa_reply_buf(homa_socket *s, uint64_t id, const void *buf, size_t len);
  * will be sent.
  * Return: 0; HOMA_ENOTFOUND (no such RPC); HOMA_EINVAL; HOMA_ESHUTDOWN.
  */
-int homa_abort(homa_socket *s, uint64_t id);
+HOMA_API int homa_abort(homa_socket *s, uint64_t id);
 
 /**
  * homa_fd() - A descriptor for epoll/poll/select.
@@ -332,7 +334,7 @@ int homa_abort(homa_socket *s, uint64_t id);
  * The socket owns the descriptor: never read, write or close it.
  * Return: the descriptor (>= 0), HOMA_EINVAL or HOMA_ESHUTDOWN.
  */
-int homa_fd(homa_socket *s);
+HOMA_API int homa_fd(homa_socket *s);
 
 /**
  * homa_poll() - Polled mode: move packets and run timers.
@@ -341,26 +343,26 @@ int homa_fd(homa_socket *s);
  * Return: number of messages ready for homa_recv() (>= 0); HOMA_EINVAL
  * (threaded socket, or NULL); HOMA_ESHUTDOWN; HOMA_EIO.
  */
-int homa_poll(homa_socket *s, int64_t timeout_ns);
+HOMA_API int homa_poll(homa_socket *s, int64_t timeout_ns);
 
 /**
  * homa_set_settings() - Change the engine's settings at run time.
  * Return: 0; HOMA_EINVAL (settings rejected; the old ones stay);
  * HOMA_ESHUTDOWN.
  */
-int homa_set_settings(homa_socket *s, const struct homa_settings *st);
+HOMA_API int homa_set_settings(homa_socket *s, const struct homa_settings *st);
 
 /**
  * homa_socket_stats() - Copy the engine's protocol counters.
  * Return: 0, HOMA_EINVAL or HOMA_ESHUTDOWN.
  */
-int homa_socket_stats(homa_socket *s, struct homa_stats *out);
+HOMA_API int homa_socket_stats(homa_socket *s, struct homa_stats *out);
 
 /**
  * homa_io_stats() - Copy the runtime's and driver's counters.
  * Return: 0, HOMA_EINVAL or HOMA_ESHUTDOWN.
  */
-int homa_io_stats(homa_socket *s, struct homa_io_stats *out);
+HOMA_API int homa_io_stats(homa_socket *s, struct homa_io_stats *out);
 
 /**
  * homa_sockaddr_parse() - Build a sockaddr from text and a port.
@@ -368,7 +370,7 @@ int homa_io_stats(homa_socket *s, struct homa_io_stats *out);
  * @out, @len: receive the address (sockaddr_in or sockaddr_in6).
  * Return: 0 or HOMA_EINVAL.
  */
-int homa_sockaddr_parse(const char *host, uint16_t port,
+HOMA_API int homa_sockaddr_parse(const char *host, uint16_t port,
 			struct sockaddr_storage *out, socklen_t *len);
 
 #ifdef __cplusplus

@@ -11,6 +11,8 @@
 #ifndef HOMA_OBS_H
 #define HOMA_OBS_H
 
+#include "homa/export.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -74,7 +76,7 @@ struct homa_metric_value {
  * stats, an extra with a bad name or label (or a label without a value),
  * an unknown kind, or one name with two kinds.
  */
-int homa_metrics_render(const struct homa_metrics_source *src, size_t nsrc,
+HOMA_API int homa_metrics_render(const struct homa_metrics_source *src, size_t nsrc,
 			const struct homa_metric_value *extra, size_t nextra,
 			char *buf, size_t cap, size_t *needed);
 
@@ -113,23 +115,23 @@ typedef struct homa_http homa_http;
  * Return: 0; HOMA_EINVAL (NULL @fill or @out, bad address);
  * HOMA_EADDRINUSE; HOMA_ENOMEM; HOMA_EIO (socket or thread failure).
  */
-int homa_http_start(const struct homa_http_opts *opts, homa_metrics_fill_fn fill,
+HOMA_API int homa_http_start(const struct homa_http_opts *opts, homa_metrics_fill_fn fill,
 		    void *arg, homa_http **out);
 
 /** homa_http_port() - The TCP port the listener is bound to. */
-uint16_t homa_http_port(const homa_http *h);
+HOMA_API uint16_t homa_http_port(const homa_http *h);
 
 /**
  * homa_http_requests() - Number of requests answered so far (any status).
  */
-uint64_t homa_http_requests(const homa_http *h);
+HOMA_API uint64_t homa_http_requests(const homa_http *h);
 
 /**
  * homa_http_stop() - Wake the thread, close every connection and the
  * socket, join the thread and free @h. NULL is ignored. After it returns
  * @fill is never called again.
  */
-void homa_http_stop(homa_http *h);
+HOMA_API void homa_http_stop(homa_http *h);
 
 /* ------------------------------------------------------------------ */
 /* Exporter: one /metrics listener shared by the endpoints of a process */
@@ -161,19 +163,19 @@ typedef struct homa_exporter_member homa_exporter_member;
  * Return: 0; HOMA_EINVAL (NULL @fn, @endpoint or @out); the errors of
  * homa_http_start(); HOMA_ENOMEM.
  */
-int homa_exporter_join(const struct homa_http_opts *opts, const char *endpoint,
+HOMA_API int homa_exporter_join(const struct homa_http_opts *opts, const char *endpoint,
 		       homa_exporter_snapshot_fn fn, void *arg,
 		       homa_exporter_member **out);
 
 /** homa_exporter_port() - TCP port of the member's listener. */
-uint16_t homa_exporter_port(const homa_exporter_member *m);
+HOMA_API uint16_t homa_exporter_port(const homa_exporter_member *m);
 
 /**
  * homa_exporter_leave() - Stop serving @m (@fn is never called again once
  * this returns); the last member stops the listener. NULL is ignored.
  * Must not be called with a lock that @fn takes.
  */
-void homa_exporter_leave(homa_exporter_member *m);
+HOMA_API void homa_exporter_leave(homa_exporter_member *m);
 
 /* ------------------------------------------------------------------ */
 /* pcap capture                                                        */
@@ -219,7 +221,7 @@ typedef struct homa_pcap homa_pcap;
  * Return: 0; HOMA_EINVAL (NULL argument, empty path, snaplen below 128);
  * HOMA_ENOMEM; HOMA_EIO (the file cannot be created).
  */
-int homa_pcap_open(const char *path, const struct homa_pcap_opts *opts, homa_pcap **out);
+HOMA_API int homa_pcap_open(const char *path, const struct homa_pcap_opts *opts, homa_pcap **out);
 
 /** One packet for homa_pcap_write(). */
 struct homa_pcap_pkt {
@@ -244,19 +246,19 @@ struct homa_pcap_pkt {
  * only for packets that sampling keeps); HOMA_EIO
  * (the file could not be written or rotated; later calls return it too).
  */
-int homa_pcap_write(homa_pcap *pc, const struct homa_pcap_pkt *p);
+HOMA_API int homa_pcap_write(homa_pcap *pc, const struct homa_pcap_pkt *p);
 
 /** homa_pcap_flush() - Push buffered records to the file. Return: 0 or HOMA_EIO. */
-int homa_pcap_flush(homa_pcap *pc);
+HOMA_API int homa_pcap_flush(homa_pcap *pc);
 
 /** homa_pcap_get_stats() - Copy the counts (thread-safe). */
-void homa_pcap_get_stats(homa_pcap *pc, struct homa_pcap_stats *out);
+HOMA_API void homa_pcap_get_stats(homa_pcap *pc, struct homa_pcap_stats *out);
 
 /**
  * homa_pcap_close() - Flush, close the file and free @pc. NULL is ignored.
  * Return: 0, or HOMA_EIO if the final flush failed.
  */
-int homa_pcap_close(homa_pcap *pc);
+HOMA_API int homa_pcap_close(homa_pcap *pc);
 
 /* ------------------------------------------------------------------ */
 /* Logging                                                             */
@@ -293,16 +295,16 @@ struct homa_log_site {
  * homa_log_set_level() - Emit messages at @level and more severe ones
  * (default HOMA_LOG_WARN). Return: 0 or HOMA_EINVAL.
  */
-int homa_log_set_level(int level);
+HOMA_API int homa_log_set_level(int level);
 
 /** homa_log_get_level() - The current level. */
-int homa_log_get_level(void);
+HOMA_API int homa_log_get_level(void);
 
 /**
  * homa_log_set_sink() - Send messages to @fn (with @arg) instead of
  * stderr; NULL restores stderr.
  */
-void homa_log_set_sink(homa_log_fn fn, void *arg);
+HOMA_API void homa_log_set_sink(homa_log_fn fn, void *arg);
 
 /**
  * homa_log_set_rate() - Per call site token bucket: at most @burst
@@ -310,16 +312,16 @@ void homa_log_set_sink(homa_log_fn fn, void *arg);
  * and 1). @burst 0 disables rate limiting. Return: 0 or HOMA_EINVAL
  * (@per_sec 0 with @burst non-zero).
  */
-int homa_log_set_rate(uint32_t burst, uint32_t per_sec);
+HOMA_API int homa_log_set_rate(uint32_t burst, uint32_t per_sec);
 
 /**
  * homa_log_set_clock() - Use @now (monotonic ns) instead of
  * CLOCK_MONOTONIC; NULL restores it. For tests.
  */
-void homa_log_set_clock(uint64_t (*now)(void));
+HOMA_API void homa_log_set_clock(uint64_t (*now)(void));
 
 /** homa_log_enabled() - True if messages at @level are emitted now. */
-bool homa_log_enabled(int level);
+HOMA_API bool homa_log_enabled(int level);
 
 /**
  * homa_log_emit() - Format and emit one message for call site @site if
@@ -327,7 +329,7 @@ bool homa_log_enabled(int level);
  * message let through after suppression carries "(N similar messages
  * suppressed)". Thread-safe. Messages longer than 480 bytes are cut.
  */
-void homa_log_emit(struct homa_log_site *site, int level, const char *file,
+HOMA_API void homa_log_emit(struct homa_log_site *site, int level, const char *file,
 		   int line, const char *fmt, ...)
 	__attribute__((format(printf, 5, 6)));
 
@@ -337,7 +339,7 @@ void homa_log_emit(struct homa_log_site *site, int level, const char *file,
  * suppressed" now (the runtime calls this from its timer). Return: the
  * number of reports emitted.
  */
-int homa_log_report_suppressed(void);
+HOMA_API int homa_log_report_suppressed(void);
 
 /** HOMA_LOG() - Log at @level with printf arguments, rate-limited per call site. */
 #define HOMA_LOG(level, ...)                                                  \
@@ -354,7 +356,7 @@ int homa_log_report_suppressed(void);
 #define HOMA_LOG_DEBUG(...) HOMA_LOG(HOMA_LOG_DEBUG, __VA_ARGS__)
 
 /** homa_log_level_name() - "error", "warn", "info", "debug" or "unknown". */
-const char *homa_log_level_name(int level);
+HOMA_API const char *homa_log_level_name(int level);
 
 #ifdef __cplusplus
 }

@@ -9,6 +9,8 @@
 #ifndef HOMA_SETTINGS_H
 #define HOMA_SETTINGS_H
 
+#include "homa/export.h"
+
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -88,7 +90,7 @@ struct homa_settings {
  * homa_settings_default() - Fill @s with the defaults documented per field.
  * @s: caller-owned struct; every field is written.
  */
-void homa_settings_default(struct homa_settings *s);
+HOMA_API void homa_settings_default(struct homa_settings *s);
 
 /**
  * homa_settings_validate() - Check a settings struct for nonsense.
@@ -99,7 +101,7 @@ void homa_settings_default(struct homa_settings *s);
  * cutoffs not increasing, max_message above 2^32-1, caps smaller than one
  * message's unscheduled bytes, ...).
  */
-int homa_settings_validate(const struct homa_settings *s, const char **why);
+HOMA_API int homa_settings_validate(const struct homa_settings *s, const char **why);
 
 #ifdef __cplusplus
 }

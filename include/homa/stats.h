@@ -7,6 +7,8 @@
 #ifndef HOMA_STATS_H
 #define HOMA_STATS_H
 
+#include "homa/export.h"
+
 #include <stdint.h>
 
 #include "homa/wire.h"
@@ -88,7 +90,7 @@ struct homa_stats {
  * homa_drop_reason_name() - Stable snake_case name of a drop reason.
  * Return: a static string ("truncated", "bad_type", ...); "unknown" if out of range.
  */
-const char *homa_drop_reason_name(int reason);
+HOMA_API const char *homa_drop_reason_name(int reason);
 
 #ifdef __cplusplus
 }

@@ -22,6 +22,8 @@
 #ifndef HOMA_WIRE_H
 #define HOMA_WIRE_H
 
+#include "homa/export.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -152,7 +154,7 @@ enum homa_wire_error {
  * -HOMA_WIRE_BAD_FIELD (DATA whose payload runs past message_length, or
  * an ACK claiming more than HOMA_MAX_ACKS entries, or a priority >= 8).
  */
-int homa_wire_decode(const uint8_t *buf, size_t len, struct homa_pkt *pkt);
+HOMA_API int homa_wire_decode(const uint8_t *buf, size_t len, struct homa_pkt *pkt);
 
 /**
  * homa_wire_encode() - Serialize @pkt (including a DATA payload) into @buf.
@@ -162,19 +164,19 @@ int homa_wire_decode(const uint8_t *buf, size_t len, struct homa_pkt *pkt);
  * Return: bytes written, or HOMA_ENOSPC if @cap is too small, or
  * HOMA_EINVAL for an unknown type.
  */
-int homa_wire_encode(const struct homa_pkt *pkt, uint8_t *buf, size_t cap);
+HOMA_API int homa_wire_encode(const struct homa_pkt *pkt, uint8_t *buf, size_t cap);
 
 /**
  * homa_wire_header_len() - Header length of a packet type.
  * Return: bytes of header (DATA: 56, without payload), or 0 if unknown.
  */
-size_t homa_wire_header_len(uint8_t type);
+HOMA_API size_t homa_wire_header_len(uint8_t type);
 
 /**
  * homa_wire_type_name() - Short name of a packet type ("DATA", "GRANT", ...).
  * Return: a static string; "UNKNOWN" for other codes.
  */
-const char *homa_wire_type_name(uint8_t type);
+HOMA_API const char *homa_wire_type_name(uint8_t type);
 
 #ifdef __cplusplus
 }

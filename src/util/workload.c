@@ -7,12 +7,33 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "homa/errors.h"
 
 #ifndef HOMA_WORKLOAD_DIR
 #define HOMA_WORKLOAD_DIR "workloads"
 #endif
+/* Where an installed homa-bench or homa-sim finds them (share/homa/workloads). */
+#ifndef HOMA_WORKLOAD_INSTALL_DIR
+#define HOMA_WORKLOAD_INSTALL_DIR HOMA_WORKLOAD_DIR
+#endif
+
+/**
+ * default_dir() - The folder of the named workloads when the caller gave
+ * none: $HOMA_WORKLOAD_DIR, else the source tree's workloads/ if it is
+ * there, else the installed copy. Returns a static string.
+ */
+static const char *default_dir(void)
+{
+	const char *dir = getenv("HOMA_WORKLOAD_DIR");
+
+	if (dir)
+		return dir;
+	if (access(HOMA_WORKLOAD_DIR "/w1.txt", R_OK) == 0)
+		return HOMA_WORKLOAD_DIR;
+	return HOMA_WORKLOAD_INSTALL_DIR;
+}
 
 /** One parsed line of a workload file. */
 struct wl_entry {
@@ -260,9 +281,7 @@ int homa_workload_parse(const char *spec, const char *dir,
 	}
 	if (spec[0] == 'w' && spec[1] >= '1' && spec[1] <= '5' && !spec[2]) {
 		if (!dir)
-			dir = getenv("HOMA_WORKLOAD_DIR");
-		if (!dir)
-			dir = HOMA_WORKLOAD_DIR;
+			dir = default_dir();
 		snprintf(path, sizeof(path), "%s/%s.txt", dir, spec);
 		int rc = homa_workload_load_file(path, out, err, err_cap);
 		if (rc == 0)
