@@ -3,7 +3,8 @@
 # Idempotent: does nothing (and needs no network) when all are present.
 set -e
 PKGS="build-essential cmake pkg-config libcmocka-dev valgrind gnuplot-nox \
-  tshark clang libclang-rt-14-dev iproute2 nftables jq python3 ethtool"
+  tshark clang libclang-rt-14-dev iproute2 nftables jq python3 ethtool \
+  scdoc man-db prometheus dpkg-dev"
 missing=""
 for p in $PKGS; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" \

@@ -54,6 +54,27 @@ for p in "$tmp/hello_pc" "$tmp/hello_pc_static" "$tmp/consumer/hello_shared" \
 	echo "$(basename "$p"): $out"
 done
 
+# Man pages: every installed page (aliases too) renders with man -l, with
+# no groff warning; homa(7), the three tools and one page per function
+# group are there.
+mandir=$(find "$tmp/prefix" -type d -name man -path "*/share/man")
+[ -n "$mandir" ] || fail "no man pages installed"
+for want in man7/homa.7 man1/homa-bench.1 man1/homa-sim.1 man1/homa-stat.1 \
+	man3/homa_open.3 man3/homa_send.3 man3/homa_recv.3 man3/homa_reply.3 \
+	man3/homa_poll.3 man3/homa_close.3 man3/homa_message_release.3; do
+	[ -f "$mandir/$want" ] || fail "man page $want not installed"
+done
+pages=0
+for page in "$mandir"/man*/*; do
+	rel=${page#"$mandir"/}
+	text=$(cd "$mandir" && MANWIDTH=80 man --warnings -l "$rel" 2>"$tmp/man.err") ||
+		fail "man -l $rel failed: $(cat "$tmp/man.err")"
+	[ ! -s "$tmp/man.err" ] || fail "man -l $rel: $(cat "$tmp/man.err")"
+	echo "$text" | grep -q "^NAME" || fail "man -l $rel has no NAME section"
+	pages=$((pages + 1))
+done
+echo "man: $pages pages render"
+
 # SameMajorVersion: a request for the next major version must not match.
 major=$(pkg-config --modversion homa | cut -d. -f1)
 mkdir "$tmp/major"
