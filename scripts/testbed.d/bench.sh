@@ -326,7 +326,8 @@ bench_run() {
       run_case ci alltoall "${WLS[0]}" "${LOADS[-1]}" ;;
     all)
       exp_fabric
-      bench_run alltoall; bench_run incast; bench_run coexist; bench_run floor ;;
+      bench_run alltoall; bench_run incast; bench_run coexist; bench_run floor
+      exp_collective ;;
   esac
   [[ $exp == all ]] || python3 "$TB_LIB/report.py" index "$TB_OUT" >"$TB_OUT/summary.md"
 }

@@ -118,6 +118,7 @@ tb_run() {
   mkdir -p "$TB_OUT"
   case "$1" in
     fabric) exp_fabric ;;
+    collective) exp_collective ;;
     alltoall|incast|coexist|floor|ci|all) bench_run "$1" ;;
     *) die "unknown experiment $1 (see scripts/testbed help)" ;;
   esac

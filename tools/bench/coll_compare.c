@@ -31,6 +31,8 @@ struct arm_fig {
 	int rc;
 	int have[COLL_PATTERNS][2];
 	struct homa_step_stats st[COLL_PATTERNS][2];
+	double cpu[COLL_PATTERNS][2]; /**< the devices' getrusage CPU per step */
+	double host[COLL_PATTERNS][2]; /**< the machine's busy time per step */
 };
 
 /** A run's settings, shared by both arms. */
@@ -164,6 +166,8 @@ static int run_case(struct cmp *c, int arm, enum coll_pattern p, int bg)
 	if (rc == 0)
 		rc = coll_board_stats(&s, o->warmup_steps, &c->fig[arm].st[p][bg]);
 	c->fig[arm].have[p][bg] = rc == 0;
+	c->fig[arm].cpu[p][bg] = coll_board_cpu_us_per_step(&s);
+	c->fig[arm].host[p][bg] = coll_board_host_us_per_step(&s);
 	coll_sync_close(&s);
 	return rc;
 }
@@ -223,6 +227,15 @@ static void print_table(FILE *f, const struct cmp *c)
 				c->fig[0].have[p][bg] ? hs : "-", c->fig[1].have[p][bg] ? ts : "-", idle,
 				ratio(t->p99_us, h->p99_us));
 		}
+	fprintf(f, "  CPU per step (us), devices' getrusage and the machine's busy time (wall x CPUs"
+		   " minus idle):\n");
+	for (int p = 0; p < COLL_PATTERNS; p++)
+		for (int bg = 0; bg < 2; bg++)
+			if (c->fig[0].have[p][bg] && c->fig[1].have[p][bg])
+				fprintf(f, "  %-10s %-14s homa %8.0f %9.0f   tcp %8.0f %9.0f\n",
+					coll_pattern_name((enum coll_pattern)p), bg ? "+ background" : "",
+					c->fig[0].cpu[p][bg], c->fig[0].host[p][bg], c->fig[1].cpu[p][bg],
+					c->fig[1].host[p][bg]);
 	fprintf(f, "  idle h/t: the share of device time spent waiting on the network, homa and "
 		   "tcp;\n  P99 t/h: TCP's P99 step time over Homa's (above 1: Homa's steps are "
 		   "shorter).\n");
@@ -240,10 +253,14 @@ static void json_arm(struct homa_json *j, const struct arm_fig *a)
 		homa_json_key(j, coll_pattern_name((enum coll_pattern)p));
 		homa_json_object(j);
 		coll_stats_json(j, &a->st[p][0]);
+		homa_json_kv_num(j, "device_cpu_us_per_step", a->cpu[p][0]);
+		homa_json_kv_num(j, "host_cpu_us_per_step", a->host[p][0]);
 		if (a->have[p][1]) {
 			homa_json_key(j, "background");
 			homa_json_object(j);
 			coll_stats_json(j, &a->st[p][1]);
+			homa_json_kv_num(j, "device_cpu_us_per_step", a->cpu[p][1]);
+			homa_json_kv_num(j, "host_cpu_us_per_step", a->host[p][1]);
 			homa_json_end(j);
 		}
 		homa_json_end(j);

@@ -8,6 +8,7 @@
 
 #include "collective.h"
 #include "homa/errors.h"
+#include "util/cpu.h"
 #include "util/json.h"
 #include "util/rng.h"
 
@@ -127,6 +128,10 @@ static int steps(struct dev_run *r)
 	uint64_t start;
 	int rc = coll_sync_barrier(r->s, bench_now_ns() + r->timeout_ns, &start);
 
+	int64_t cpu0 = homa_cpu_now_us(HOMA_CPU_PROCESS);
+	struct homa_host_cpu h0, h1;
+	int host = d->rank == 0 && homa_host_cpu_snap(&h0) == 0;
+
 	if (rc == 0 && d->rank == 0)
 		r->s->bound[0] = start;
 	for (uint32_t step = 0; rc == 0 && step < d->steps; step++) {
@@ -144,6 +149,10 @@ static int steps(struct dev_run *r)
 			r->s->bound[step + 1] = end;
 		start = end;
 	}
+	r->s->b->cpu_us[d->rank] = homa_cpu_now_us(HOMA_CPU_PROCESS) - cpu0;
+	if (d->rank == 0)
+		r->s->b->host_busy_us = host && homa_host_cpu_snap(&h1) == 0
+					? (int64_t)homa_host_busy_us(&h0, &h1) : -1;
 	return rc;
 }
 
@@ -179,4 +188,18 @@ int coll_board_stats(const struct coll_sync *s, uint32_t skip, struct homa_step_
 	if (skip >= n)
 		return HOMA_EINVAL;
 	return homa_step_stats(s->bound + skip, s->dev + (size_t)skip * ndev, n - skip, ndev, out);
+}
+
+double coll_board_host_us_per_step(const struct coll_sync *s)
+{
+	return s->b->host_busy_us < 0 ? -1 : (double)s->b->host_busy_us / s->b->nsteps;
+}
+
+double coll_board_cpu_us_per_step(const struct coll_sync *s)
+{
+	double sum = 0;
+
+	for (uint32_t d = 0; d < s->b->ndev; d++)
+		sum += (double)s->b->cpu_us[d];
+	return sum / s->b->nsteps;
 }

@@ -21,9 +21,23 @@ static struct coll_device device_of(const struct bench_opts *o)
 	return d;
 }
 
-/** write_json() - Rank 0's document: the run and its figures. Return: 0 or error. */
-static int write_json(const struct bench_opts *o, const struct coll_device *d, uint32_t ndev,
-		      const struct homa_step_stats *st)
+/** step_times() - "step_us": every measured step's time (after the warm-up) on board @s. */
+static void step_times(struct homa_json *j, const struct coll_sync *s, uint32_t skip)
+{
+	uint32_t ndev = s->b->ndev;
+
+	homa_json_key(j, "step_us");
+	homa_json_array(j);
+	for (uint32_t k = skip; k < s->b->nsteps; k++) {
+		uint64_t end = homa_step_end(s->bound[k + 1], s->dev + (size_t)k * ndev, ndev);
+		homa_json_num(j, (double)(end - s->bound[k]) / 1000);
+	}
+	homa_json_end(j);
+}
+
+/** write_json() - Rank 0's document: the run, its figures and step times. Return: 0 or error. */
+static int write_json(const struct bench_opts *o, const struct coll_device *d,
+		      const struct coll_sync *s, const struct homa_step_stats *st)
 {
 	FILE *f = strcmp(o->json, "-") ? fopen(o->json, "w") : stdout;
 	struct homa_json j;
@@ -37,12 +51,15 @@ static int write_json(const struct bench_opts *o, const struct coll_device *d, u
 	homa_json_kv_str(&j, "mode", "device");
 	homa_json_kv_str(&j, "transport", bench_transport_name(o->transport));
 	homa_json_kv_str(&j, "pattern", coll_pattern_name(d->pattern));
-	homa_json_kv_num(&j, "devices", ndev);
+	homa_json_kv_num(&j, "devices", s->b->ndev);
 	homa_json_kv_num(&j, "warmup_steps", o->warmup_steps);
 	homa_json_kv_num(&j, "compute_us", d->compute_us);
 	homa_json_kv_num(&j, "msg_bytes", d->msg_bytes);
 	homa_json_kv_num(&j, "lookups", d->lookups);
 	coll_stats_json(&j, st);
+	homa_json_kv_num(&j, "device_cpu_us_per_step", coll_board_cpu_us_per_step(s));
+	homa_json_kv_num(&j, "host_cpu_us_per_step", coll_board_host_us_per_step(s));
+	step_times(&j, s, o->warmup_steps);
 	homa_json_end(&j);
 	int rc = homa_json_finish(&j);
 	if (f != stdout && fclose(f) != 0)
@@ -83,7 +100,7 @@ int bench_device_main(const struct bench_opts *o)
 		if (rc == 0) {
 			coll_stats_print(stdout, coll_pattern_name(d.pattern), &st);
 			if (o->json)
-				rc = write_json(o, &d, (uint32_t)cfg.nservers, &st);
+				rc = write_json(o, &d, &s, &st);
 		}
 	}
 	coll_sync_close(&s);

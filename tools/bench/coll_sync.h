@@ -32,6 +32,8 @@ struct coll_board {
 	_Atomic uint32_t done;     /**< devices that finished every step */
 	_Atomic uint64_t release_ns; /**< when the last barrier released */
 	uint32_t ndev, nsteps;
+	int64_t cpu_us[COLL_MAX_DEVICES]; /**< each device's getrusage CPU over its steps */
+	int64_t host_busy_us;      /**< busy time of rank 0's CPUs over the steps (-1: unknown) */
 };
 
 /** A mapping of the board. */

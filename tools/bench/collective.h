@@ -64,6 +64,20 @@ int coll_device_run(const struct bench_client_ops *ops, const struct bench_tr_cf
 int coll_board_stats(const struct coll_sync *s, uint32_t skip, struct homa_step_stats *out);
 
 /**
+ * coll_board_cpu_us_per_step() - The devices' CPU (getrusage: user plus
+ * system of the device processes, servers not included) per step, over
+ * every step of the board, warm-up included.
+ */
+double coll_board_cpu_us_per_step(const struct coll_sync *s);
+
+/**
+ * coll_board_host_us_per_step() - Busy time per step of the CPUs device 0
+ * may run on (wall time x CPUs minus /proc/stat idle and iowait, every
+ * process on them counted), over every step; -1 if unknown.
+ */
+double coll_board_host_us_per_step(const struct coll_sync *s);
+
+/**
  * bench_device_main() - homa-bench device: one device of a run started
  * apart (the testbed), its board the file o->sync; rank 0 writes the
  * figures (JSON) to o->json once every device is through.

@@ -1,0 +1,93 @@
+# testbed.d/collective.sh: `scripts/testbed run collective`, the AI-cluster
+# measure (docs/COLLECTIVE.md). Sourced by scripts/testbed after bench.sh.
+# Every host is an emulated accelerator: a homa-bench server receives for
+# it and a homa-bench device computes and sends; the devices of a run share
+# a step board file in /dev/shm. Each pattern runs alone and beside
+# background bulk traffic (each host sends 2 MB messages, open loop, to the
+# host half the ring away, at a share of the link rate), Homa against TCP
+# cubic and bbr, one arm after the other.
+
+: "${TB_COLL_PATTERNS:=alltoall,allreduce,lookups}"
+: "${TB_COLL_BG:=0,50}"
+: "${TB_COLL_STEPS:=100}"
+: "${TB_COLL_WARMUP_STEPS:=5}"
+: "${TB_COLL_COMPUTE_US:=50000}"
+: "${TB_COLL_MSG:=16K}"
+: "${TB_COLL_LOOKUPS:=16}"
+: "${TB_COLL_BG_MSG:=2M}"
+
+COLL_BOARD=""
+
+# Background bulk traffic beside arm ARM (homa, tcp-cubic or tcp-bbr):
+# every host i sends TB_COLL_BG_MSG messages to host i + N/2, open loop,
+# PCT percent of the link rate, into the devices' servers; until killed.
+coll_bg_start() {
+  local arm=$1 dir=$2 pct=$3 i n=$TB_HOSTS b gbps
+  b=$(bench_bin)
+  gbps=$(awk -v m="$TB_RATE_MBIT" -v f="$pct" 'BEGIN { printf "%.6g", m * f / 100 / 1000 }')
+  for ((i = 0; i < n; i++)); do
+    # shellcheck disable=SC2046
+    ip netns exec "$(tb_host_ns "$i")" nice -n "$TB_NICE" taskset -c "$TB_HOST_CPUS" \
+      "$b" client $(arm_flags "$arm") --servers "$(server_list "$arm" $(((i + n / 2) % n)))" \
+      --ctl-port -1 --workload "$TB_COLL_BG_MSG" --load-gbps "$gbps" --duration 3600 --warmup 0 \
+      --seed $((i + 101)) --quiet >"$dir/bg-h$i.log" 2>&1 &
+    BULK_PIDS+=($!)
+  done
+  sleep 2
+}
+
+# Starts device I of a run of arm ARM, pattern P; rank 0 writes DIR/device.json.
+coll_device_start() {
+  local arm=$1 i=$2 dir=$3 p=$4 b all
+  b=$(bench_bin)
+  all=$(server_list "$arm" $(seq 0 $((TB_HOSTS - 1))))
+  # shellcheck disable=SC2046
+  ip netns exec "$(tb_host_ns "$i")" nice -n "$TB_NICE" taskset -c "$TB_HOST_CPUS" \
+    "$b" device $(arm_flags "$arm") --pattern "$p" --servers "$all" --rank "$i" \
+    --sync "$COLL_BOARD" --steps "$TB_COLL_STEPS" --warmup-steps "$TB_COLL_WARMUP_STEPS" \
+    --compute-us "$TB_COLL_COMPUTE_US" --msg-bytes "$TB_COLL_MSG" --lookups "$TB_COLL_LOOKUPS" \
+    --step-timeout 60 --seed $((i + 1)) $( ((i == 0)) && echo "--json $dir/device.json") \
+    --quiet >"$dir/device-h$i.log" 2>&1 &
+  BG_PIDS+=($!)
+}
+
+# One arm of one case: servers, background (if PCT > 0), the devices. The
+# device of host 0 reports the hosts' busy CPU over the steps (wall time x
+# host CPUs minus /proc/stat idle and iowait) beside the devices' getrusage.
+coll_arm() {
+  local arm=$1 dir=$2 p=$3 pct=$4 base=${1%%+*} i ad="$2/$1"
+  mkdir -p "$ad"
+  BULK_PIDS=()
+  log "collective $p, background ${pct}%: arm $arm"
+  servers_start "$base" "$ad" $(seq 0 $((TB_HOSTS - 1)))
+  ((pct > 0)) && coll_bg_start "$arm" "$ad" "$pct"
+  COLL_BOARD=$(mktemp /dev/shm/homa-coll.XXXXXX)
+  : >"$COLL_BOARD"
+  qwatch_start "$ad/queues.json"
+  for ((i = 0; i < TB_HOSTS; i++)); do coll_device_start "$arm" "$i" "$ad" "$p"; done
+  local rc=0
+  wait_bg || rc=1
+  qwatch_stop
+  bulk_stop
+  servers_stop
+  rm -f "$COLL_BOARD"
+  COLL_BOARD=""
+  ((rc == 0)) || log "warning: a device of $arm failed (see $ad/device-h*.log)"
+}
+
+# run collective: every pattern x background share x arm, then the tables
+# and plots (collective.py) in $TB_OUT/collective.
+exp_collective() {
+  local p pct arm d="$TB_OUT/collective"
+  IFS=, read -ra ARMS <<<"$TB_ARMS"
+  IFS=, read -ra CPATS <<<"$TB_COLL_PATTERNS"
+  IFS=, read -ra CBGS <<<"$TB_COLL_BG"
+  ((TB_HOSTS >= 3)) || die "collective needs at least 3 hosts"
+  for pct in "${CBGS[@]}"; do
+    for p in "${CPATS[@]}"; do
+      mkdir -p "$d/$p-bg$pct"
+      for arm in "${ARMS[@]}"; do coll_arm "$arm" "$d/$p-bg$pct" "$p" "$pct"; done
+    done
+  done
+  python3 "$TB_LIB/collective.py" "$d" "$TB_RATE_MBIT" "$TB_HOSTS" "${ARMS[@]}" | tee "$d/summary.md"
+}
