@@ -52,7 +52,7 @@ int main(int argc, char **argv)
 	}
 	rc = sim_run(&r, &o);
 	if (!rc)
-		rc = sim_report(&r, stdout);
+		rc = r.steps ? sim_steps_report(&r, stdout) : sim_report(&r, stdout);
 	if (!rc && o.samples)
 		rc = sim_write_samples(&r, o.samples);
 	if (rc)

@@ -19,7 +19,13 @@ void sim_usage(FILE *f)
 		"usage: homa-sim [options]\n"
 		"  --workload W        w1..w5, a size, range:LO-HI or file:PATH (w4)\n"
 		"  --load F            offered load, share of host link rate (0.8)\n"
-		"  --pattern P         poisson | incast | alltoall (poisson)\n"
+		"  --pattern P         poisson | incast | alltoall | alltoall-step |\n"
+		"                      ring-allreduce | lookup-batch (poisson); the last three\n"
+		"                      alternate a compute phase with a collective step\n"
+		"                      (docs/COLLECTIVE.md)\n"
+		"  --steps N           step patterns: steps (10; --warmup is a share of them)\n"
+		"  --compute-us U      step patterns: compute phase per step (100)\n"
+		"  --lookups K         lookup-batch: answers per host and step (16)\n"
 		"  --messages N        messages to send (poisson: 20000)\n"
 		"  --warmup F          share of first messages left out of statistics (0.1)\n"
 		"  --seed S            random seed (1)\n"
@@ -30,7 +36,8 @@ void sim_usage(FILE *f)
 		"  --switch-delay-ns N (250)  --host-delay-ns N (1500)\n"
 		"  --queue-bytes N     switch port buffer, 0 = unlimited (0)\n"
 		"  --wire-overhead N   framing bytes per packet (66)\n"
-		"  --size N            message size for incast/alltoall (100000)\n"
+		"  --size N            message size for incast/alltoall, all-to-all message and\n"
+		"                      all-reduce chunk of the step patterns (100000)\n"
 		"  --senders N         incast senders (hosts - 1)\n"
 		"  --max-size N        cap sampled message sizes\n"
 		"  --unsched-bytes N --max-incoming N --overcommit N (16) --unsched-prios N --tick-us N\n"
@@ -75,6 +82,9 @@ static void defaults(struct sim_opts *o)
 	o->size = 100000;
 	o->pcap_count = 1000;
 	o->overcommit = SIM_OVERCOMMIT;
+	o->steps = 10;
+	o->compute_us = 100;
+	o->lookups = 16;
 }
 
 /** num() - Parse a finite number in [@lo, @hi]. Return: 0 or -1. */
@@ -143,6 +153,12 @@ static int word_opt(struct sim_opts *o, const char *k, const char *v)
 			o->pattern = SIM_INCAST;
 		else if (!strcmp(v, "alltoall"))
 			o->pattern = SIM_ALLTOALL;
+		else if (!strcmp(v, "alltoall-step"))
+			o->pattern = SIM_ALLTOALL_STEP;
+		else if (!strcmp(v, "ring-allreduce"))
+			o->pattern = SIM_RING_ALLREDUCE;
+		else if (!strcmp(v, "lookup-batch"))
+			o->pattern = SIM_LOOKUP_BATCH;
 		else
 			return -1;
 	} else if (!strcmp(k, "--oneway")) {
@@ -183,6 +199,9 @@ static int real_opt(struct sim_opts *o, const char *k, const char *v)
 		hi = 0.9;
 	} else if (!strcmp(k, "--max-time-ms")) {
 		dst = &o->max_time_ms;
+	} else if (!strcmp(k, "--compute-us")) {
+		dst = &o->compute_us;
+		hi = 1e7;
 	} else {
 		return 0;
 	}
@@ -213,6 +232,7 @@ static int int_opt(struct sim_opts *o, const char *k, const char *v)
 		F("--tick-us", tick_us, 1, 10000000), F("--grant-step", grant_step, 1, 1u << 30),
 		F("--fifo-increment", fifo_increment, 1, 1u << 30),
 		F("--grant-silence-rtts", grant_silence_rtts, 1, 1000000),
+		F("--steps", steps, 1, 100000), F("--lookups", lookups, 1, 10000),
 #undef F
 	};
 	uint64_t v64;
@@ -261,6 +281,11 @@ static const char *check(struct sim_opts *o)
 		o->messages = (uint64_t)o->senders;
 	else if (o->pattern == SIM_ALLTOALL)
 		o->messages = (uint64_t)o->hosts * (uint64_t)(o->hosts - 1);
+	else if (sim_is_step_pattern(o->pattern)) {
+		if (sim_step_messages(o) > 400000000u)
+			return "too many messages: fewer --steps, --hosts or --lookups";
+		o->messages = sim_step_messages(o);
+	}
 	return NULL;
 }
 

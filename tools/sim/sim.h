@@ -62,6 +62,9 @@ enum sim_pattern {
 	SIM_POISSON = 0,  /**< open-loop Poisson arrivals, uniform destinations */
 	SIM_INCAST = 1,   /**< many senders, one receiver, all at time 0 */
 	SIM_ALLTOALL = 2, /**< every host sends one message to every other at time 0 */
+	SIM_ALLTOALL_STEP = 3,  /**< steps: compute, then all-to-all (steps.c) */
+	SIM_RING_ALLREDUCE = 4, /**< steps: compute, then 2(N-1) ring rounds */
+	SIM_LOOKUP_BATCH = 5,   /**< steps: compute, then K lookups per host */
 };
 
 /** How a one-way message ends once the server has it. */
@@ -106,6 +109,9 @@ struct sim_opts {
 	const char *pcap;
 	uint64_t pcap_count;
 	const char *samples;     /**< write per-message "size slowdown ideal" lines here */
+	uint32_t steps;          /**< step patterns: steps (10) */
+	double compute_us;       /**< step patterns: compute phase per step (100) */
+	uint32_t lookups;        /**< lookup-batch: lookups per host and step (16) */
 };
 
 /** One message of the run. */
@@ -158,6 +164,7 @@ struct sim_run {
 	double cpu_s;            /**< CPU time of the event loop (events_per_sec uses it) */
 	uint64_t events;
 	uint64_t end_ns;
+	struct sim_steps *steps; /**< step patterns: the step machine (steps.c), else NULL */
 };
 
 /** Everything computed from the messages (report.c). */
@@ -186,6 +193,21 @@ uint64_t sim_host_ser_ns(const struct sim_fabric *f, const struct sim_opts *o, u
 /* traffic.c */
 int sim_run(struct sim_run *r, const struct sim_opts *o);
 void sim_run_free(struct sim_run *r);
+
+/* traffic.c, shared with steps.c */
+int sim_send_msg(struct sim_run *r, uint32_t size, int src, int dst);
+
+/* steps.c: the step-synchronous patterns */
+bool sim_is_step_pattern(int pattern);
+uint64_t sim_step_messages(const struct sim_opts *o);
+int sim_steps_start(struct sim_run *r);
+void sim_steps_on_done(struct sim_run *r, struct sim_msg *m, uint64_t now);
+bool sim_steps_more(const struct sim_run *r);
+/* the step boundaries (engine or ideal), @done steps finished; NULL if no step pattern */
+const uint64_t *sim_steps_bounds(const struct sim_run *r, bool ideal, uint32_t *done);
+int sim_steps_ideal(struct sim_run *r);
+int sim_steps_report(const struct sim_run *r, FILE *f);
+void sim_steps_free(struct sim_run *r);
 
 /* ideal.c */
 int sim_ideal(struct sim_run *r);

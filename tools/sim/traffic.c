@@ -46,6 +46,8 @@ static void on_request(struct sim_run *r, struct homa_sim_engine_host *eh,
 		return;
 	m->done_ns = now;
 	r->done++;
+	if (r->steps)
+		sim_steps_on_done(r, m, now);
 	if (r->o->oneway == SIM_ONEWAY_REPLY) {
 		homa_sim_engine_host_reply(eh, ev->id, "", 1);
 		return;
@@ -83,11 +85,11 @@ static void observe(void *ctx, const struct homa_sim_pkt *pkt, int what, uint64_
 }
 
 /**
- * send_msg() - Issue the next message (@size bytes, @src to @dst) now,
+ * sim_send_msg() - Issue the next message (@size bytes, @src to @dst) now,
  * by reference (its tag, then the shared zeros).
  * Return: 0 or the engine's error (the message is then not counted).
  */
-static int send_msg(struct sim_run *r, uint32_t size, int src, int dst)
+int sim_send_msg(struct sim_run *r, uint32_t size, int src, int dst)
 {
 	struct sim_msg *m = &r->msgs[r->nmsgs];
 	struct homa_iov iov[2];
@@ -141,7 +143,7 @@ static void arrival(void *obj, void *ptr, uint64_t now)
 		r->win_start = now;
 		homa_sim_reset_port_stats(r->fab.net);
 	}
-	send_msg(r, size, src, dst);
+	sim_send_msg(r, size, src, dst);
 	if (r->nmsgs == r->o->messages) {
 		r->win_end = now;
 		homa_sim_leafspine_queues(&r->fab.ls, r->fab.net, &r->queues);
@@ -206,12 +208,12 @@ static void start_patterns(struct sim_run *r)
 	r->win_start = 0;
 	if (o->pattern == SIM_INCAST) {
 		for (i = 1; i <= o->senders; i++)
-			send_msg(r, o->size, i, 0);
+			sim_send_msg(r, o->size, i, 0);
 		return;
 	}
 	for (k = 1; k < n; k++)
 		for (i = 0; i < n; i++)
-			send_msg(r, o->size, i, (i + k) % n);
+			sim_send_msg(r, o->size, i, (i + k) % n);
 }
 
 /** more() - True while messages are still to be sent or received. */
@@ -219,6 +221,8 @@ static bool more(void *ctx)
 {
 	struct sim_run *r = ctx;
 
+	if (r->steps)
+		return sim_steps_more(r);
 	return r->nmsgs < r->o->messages || r->done + r->send_errors < r->nmsgs;
 }
 
@@ -243,7 +247,7 @@ static int setup(struct sim_run *r, const struct sim_opts *o)
 		return rc;
 	homa_sim_set_observer(r->fab.net, observe, r);
 	homa_rng_seed(&r->rng, o->seed);
-	max = o->pattern == SIM_POISSON ? r->wl.hi : o->size;
+	max = o->pattern == SIM_POISSON ? r->wl.hi : o->pattern == SIM_LOOKUP_BATCH ? 4096 : o->size;
 	if (o->max_size && max > o->max_size)
 		max = o->max_size;
 	r->buf = calloc(1, max < 8 ? 8 : max);
@@ -273,6 +277,8 @@ int sim_run(struct sim_run *r, const struct sim_opts *o)
 		return rc;
 	if (o->pattern == SIM_POISSON)
 		rc = start_poisson(r);
+	else if (sim_is_step_pattern(o->pattern))
+		rc = sim_steps_start(r);
 	else
 		start_patterns(r);
 	if (rc)
@@ -281,6 +287,8 @@ int sim_run(struct sim_run *r, const struct sim_opts *o)
 		t_end = (uint64_t)(o->max_time_ms * 1e6);
 	else if (o->pattern == SIM_POISSON)
 		t_end = (uint64_t)(3.0 * (double)o->messages / r->rate_per_ns) + 200000000ull;
+	else if (sim_is_step_pattern(o->pattern))
+		t_end = 1000000000000ull;
 	else
 		t_end = 10000000000ull;
 	t0 = now_s();
@@ -299,6 +307,8 @@ int sim_run(struct sim_run *r, const struct sim_opts *o)
 	if (r->pcap)
 		fclose(r->pcap);
 	r->pcap = NULL;
+	if (r->steps)
+		return o->ideal ? sim_steps_ideal(r) : 0;
 	return o->ideal ? sim_ideal(r) : 0;
 }
 
@@ -307,6 +317,7 @@ void sim_run_free(struct sim_run *r)
 {
 	if (r->pcap)
 		fclose(r->pcap);
+	sim_steps_free(r);
 	sim_fabric_free(&r->fab);
 	homa_workload_free(&r->wl);
 	free(r->msgs);
