@@ -79,12 +79,16 @@ struct homa_alloc {
  * (the packet is then not sent). open() checks and transforms a received
  * packet in place and returns its new length, or a negative value to reject
  * it (counted as HOMA_DROP_VERIFY). The protocol logic never sees either.
+ * seal_to(), when set, replaces seal() and is also told the destination
+ * host (keys are chosen per destination, e.g. PSP associations).
  */
 struct homa_packet_hooks {
 	int (*seal)(void *ctx, uint8_t *pkt, size_t hdr_len, size_t len, size_t cap);
 	int (*open)(void *ctx, const homa_addr *src, uint8_t *pkt, size_t len);
 	size_t overhead;
 	void *ctx;
+	int (*seal_to)(void *ctx, const homa_addr *dst, uint8_t *pkt, size_t hdr_len,
+		       size_t len, size_t cap);
 };
 
 /** Gather element for outgoing messages. */

@@ -18,12 +18,18 @@ void homa_count_sent(homa_engine *e, uint8_t type, uint8_t priority, size_t len)
 }
 
 /**
- * homa_seal() - Pass an outgoing packet through the packet hooks.
- * Return: the final length, or a negative value if seal() refused it.
+ * homa_seal() - Pass an outgoing packet to host @dst through the packet
+ * hooks (seal_to() if set, else seal()).
+ * Return: the final length, or a negative value if the hook refused it.
  */
-int homa_seal(homa_engine *e, uint8_t *buf, size_t hdr, size_t len, size_t cap)
+int homa_seal(homa_engine *e, const homa_addr *dst, uint8_t *buf, size_t hdr, size_t len,
+	      size_t cap)
 {
-	if (!e->has_hooks || !e->hooks.seal)
+	if (!e->has_hooks)
+		return (int)len;
+	if (e->hooks.seal_to)
+		return e->hooks.seal_to(e->hooks.ctx, dst, buf, hdr, len, cap);
+	if (!e->hooks.seal)
 		return (int)len;
 	return e->hooks.seal(e->hooks.ctx, buf, hdr, len, cap);
 }
@@ -206,7 +212,7 @@ int homa_ctl_output(homa_engine *e, uint64_t now, uint8_t *buf, size_t cap, stru
 		e->ctl_count--;
 		e->ctl_taken++;
 		memcpy(buf, c->bytes, c->len);
-		len = homa_seal(e, buf, c->len, c->len, cap);
+		len = homa_seal(e, &c->dst, buf, c->len, c->len, cap);
 		if (len <= 0)
 			continue;
 		homa_pacer_account(e, now, (size_t)len);

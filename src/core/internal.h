@@ -352,7 +352,8 @@ void homa_ctl_resend(homa_engine *e, struct homa_rpc *rpc, uint32_t offset, uint
 void homa_ctl_reply_unknown(homa_engine *e, const homa_addr *src, const struct homa_pkt *pkt, struct homa_peer *p);
 int homa_ctl_output(homa_engine *e, uint64_t now, uint8_t *buf, size_t cap, struct homa_tx *tx);
 void homa_ctl_free(homa_engine *e);
-int homa_seal(homa_engine *e, uint8_t *buf, size_t hdr, size_t len, size_t cap);
+int homa_seal(homa_engine *e, const homa_addr *dst, uint8_t *buf, size_t hdr, size_t len,
+	      size_t cap);
 void homa_count_sent(homa_engine *e, uint8_t type, uint8_t priority, size_t len);
 
 /* incoming.c */

@@ -302,7 +302,8 @@ int homa_output_data(homa_engine *e, uint64_t now, uint8_t *buf, size_t cap,
 	len += (int)msgout_copy(&rpc->out, pkt.u.data.offset, buf + len, payload_len);
 	homa_tx_update(e, rpc);
 	after_send(rpc);
-	len = homa_seal(e, buf, homa_wire_header_len(pkt.type), (size_t)len, cap);
+	len = homa_seal(e, &rpc->peer->addr, buf, homa_wire_header_len(pkt.type), (size_t)len,
+		       cap);
 	if (len <= 0)
 		return 0;
 	homa_pacer_account(e, now, (size_t)len);

@@ -74,7 +74,7 @@ static int open_pkt(void *ctx, const homa_addr *src, uint8_t *pkt, size_t len)
 /** hooks_for() - Hooks using @t. */
 static struct homa_packet_hooks hooks_for(struct tagger *t)
 {
-	struct homa_packet_hooks h = {seal, open_pkt, TAG, t};
+	struct homa_packet_hooks h = {seal, open_pkt, TAG, t, NULL};
 
 	return h;
 }
@@ -305,8 +305,8 @@ static int moody_open(void *ctx, const homa_addr *src, uint8_t *pkt, size_t len)
 static void homa_packet_hooks__seal_refusals(void **state)
 {
 	struct moody m[2] = {{.t = {.key = 5}}, {.t = {.key = 5}}};
-	struct homa_packet_hooks h[2] = {{moody_seal, moody_open, TAG, &m[0]},
-					 {moody_seal, moody_open, TAG, &m[1]}};
+	struct homa_packet_hooks h[2] = {{moody_seal, moody_open, TAG, &m[0], NULL},
+					 {moody_seal, moody_open, TAG, &m[1], NULL}};
 	struct homa_event ev;
 	struct homa_stats st;
 	struct th_pair p;
@@ -341,7 +341,7 @@ static void homa_packet_hooks__seal_refusals(void **state)
 static void homa_engine_output__seal_refusal_not_throttling(void **state)
 {
 	struct moody m = {.t = {.key = 5}};
-	struct homa_packet_hooks h = {moody_seal, moody_open, TAG, &m};
+	struct homa_packet_hooks h = {moody_seal, moody_open, TAG, &m, NULL};
 	struct homa_stats st;
 	struct th_pkt k;
 	struct th_pair p;
@@ -360,6 +360,56 @@ static void homa_engine_output__seal_refusal_not_throttling(void **state)
 	th_pair_free(&p);
 }
 
+/** Context of seal_to_dst(): the tagger and the destinations seen. */
+struct dst_seen {
+	struct tagger t;
+	homa_addr last;
+	uint64_t calls;
+};
+
+/** seal_to_dst() - seal_to hook: remember the destination, then seal(). */
+static int seal_to_dst(void *ctx, const homa_addr *dst, uint8_t *pkt, size_t hdr_len,
+		       size_t len, size_t cap)
+{
+	struct dst_seen *d = ctx;
+
+	d->last = *dst;
+	d->calls++;
+	return seal(&d->t, pkt, hdr_len, len, cap);
+}
+
+/**
+ * homa_packet_hooks__seal_to_gets_destination() - With seal_to set, it
+ * replaces seal() for DATA and control packets alike and is told each
+ * packet's destination host (keys are chosen per destination).
+ */
+static void homa_packet_hooks__seal_to_gets_destination(void **state)
+{
+	struct dst_seen d[2] = {{.t = {.key = 9}}, {.t = {.key = 9}}};
+	struct homa_packet_hooks h[2];
+	struct homa_event ev;
+	struct th_pair p;
+
+	for (int i = 0; i < 2; i++)
+		h[i] = (struct homa_packet_hooks){.seal = NULL, .open = open_pkt, .overhead = TAG,
+						  .ctx = &d[i], .seal_to = seal_to_dst};
+	th_pair_init(&p, NULL);
+	homa_engine_set_hooks(p.e[0], &h[0]);
+	homa_engine_set_hooks(p.e[1], &h[1]);
+	p.echo = true;
+	p.logging = false;
+	send(&p, 5000, 4);
+	th_pair_run(&p, 1000000000);
+	assert_int_equal(homa_engine_next_event(p.e[0], &ev), 1);
+	assert_true(th_check_pattern(ev.msg, 4));
+	homa_engine_msg_release(p.e[0], ev.msg);
+	assert_int_equal(d[0].calls + d[1].calls, p.npkts);
+	assert_true(d[0].calls > 0 && d[1].calls > 0);
+	assert_true(homa_addr_equal(&d[0].last, &p.addr[1]));
+	assert_true(homa_addr_equal(&d[1].last, &p.addr[0]));
+	th_pair_free(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -369,6 +419,7 @@ int main(void)
 		cmocka_unit_test(homa_packet_hooks__key_mismatch),
 		cmocka_unit_test(homa_packet_hooks__seal_refusals),
 		cmocka_unit_test(homa_engine_output__seal_refusal_not_throttling),
+		cmocka_unit_test(homa_packet_hooks__seal_to_gets_destination),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,195 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file psp.h
+ * Authenticated encryption of every Homa packet in the PSP format
+ * (library target `homa_crypto`; docs/ENCRYPTION.md).
+ *
+ * On the wire a sealed packet is: a 16-byte PSP header (next header 146,
+ * crypt offset 7 words, version, SPI, 64-bit IV), the Homa packet whose
+ * 28-byte common header stays in clear (authenticated, not encrypted),
+ * the rest of the Homa packet encrypted with AES-GCM, and a 16-byte ICV.
+ *
+ * A homa_psp object is one endpoint's security state:
+ * - receive side: two 256-bit master keys (the SPI's top bit selects one),
+ *   rotated with homa_psp_rx_rotate(); the key of an SPI is derived from
+ *   its master key (AES-256-CMAC, NIST SP 800-108 counter mode). Each SPI
+ *   the endpoint hands out (homa_psp_rx_issue()) gets a replay window of
+ *   HOMA_PSP_REPLAY_WINDOW packets over the IV; an SPI expires when its
+ *   master key is rotated out (after two rotations).
+ * - send side: associations destination (address and Homa port) -> SPI
+ *   and key, installed with homa_psp_tx_add(), each with its own 64-bit
+ *   IV counter and cipher context.
+ *
+ * homa_psp_hooks() gives the engine's packet hooks (engine.h): every
+ * packet out is sealed, every packet in is opened, and anything that does
+ * not authenticate (cleartext included) is dropped and counted by reason.
+ *
+ * Threading: a homa_psp is not thread-safe; the caller serializes all
+ * calls on it, including the hooks (the runtime holds the socket lock).
+ */
+#ifndef HOMA_PSP_H
+#define HOMA_PSP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "homa/engine.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define HOMA_PSP_HDR_LEN 16        /**< PSP header bytes */
+#define HOMA_PSP_ICV_LEN 16        /**< integrity check value (GCM tag) bytes */
+#define HOMA_PSP_OVERHEAD 32       /**< bytes a sealed packet adds */
+#define HOMA_PSP_NEXT_HDR 146      /**< next header: Homa (IANA IP protocol 146) */
+#define HOMA_PSP_CRYPT_OFF 7       /**< crypt offset in 4-byte words: the 28-byte common header */
+#define HOMA_PSP_UDP_PORT 1000     /**< the UDP port PSP assigns */
+#define HOMA_PSP_MASTER_KEY_LEN 32 /**< bytes of a master key */
+#define HOMA_PSP_MAX_KEY_LEN 32    /**< bytes of the largest derived key */
+#define HOMA_PSP_REPLAY_WINDOW 2048 /**< packets (IVs) covered by a replay window */
+
+/** PSP versions (the version field of the header). */
+enum homa_psp_version {
+	HOMA_PSP_AES_GCM_128 = 0, /**< 16-byte keys */
+	HOMA_PSP_AES_GCM_256 = 1, /**< 32-byte keys */
+};
+
+/** Why an incoming packet was rejected (homa_psp_stats.rejected[]). */
+enum homa_psp_reject {
+	HOMA_PSP_REJ_NOT_PSP = 0,   /**< no PSP header: cleartext Homa or other traffic */
+	HOMA_PSP_REJ_TRUNCATED,     /**< too short for header, clear part and ICV */
+	HOMA_PSP_REJ_BAD_HEADER,    /**< wrong next header, length, offset, flags or version */
+	HOMA_PSP_REJ_UNKNOWN_SPI,   /**< an SPI this endpoint never issued */
+	HOMA_PSP_REJ_EXPIRED_SPI,   /**< an SPI whose master key was rotated out */
+	HOMA_PSP_REJ_AUTH,          /**< the ICV does not verify (forged or altered) */
+	HOMA_PSP_REJ_REPLAY,        /**< an IV already received (inside the window) */
+	HOMA_PSP_REJ_TOO_OLD,       /**< an IV left of the replay window */
+	HOMA_PSP_REJ_REASONS
+};
+
+/** Counters of one homa_psp. */
+struct homa_psp_stats {
+	uint64_t sealed;            /**< packets sealed */
+	uint64_t opened;            /**< packets that authenticated and were delivered */
+	uint64_t seal_no_assoc;     /**< outgoing packets dropped: no association */
+	uint64_t seal_errors;       /**< outgoing packets dropped: no room or cipher failure */
+	uint64_t rejected[HOMA_PSP_REJ_REASONS]; /**< incoming packets dropped, by reason */
+	uint64_t rx_assocs;         /**< receive SPIs currently issued */
+	uint64_t tx_assocs;         /**< send associations currently installed */
+	uint64_t rotations;         /**< master-key rotations */
+};
+
+typedef struct homa_psp homa_psp;
+
+/**
+ * homa_psp_new() - Create the security state of one endpoint.
+ * @out: receives it (caller owns; homa_psp_free()).
+ * @version: enum homa_psp_version this endpoint receives with.
+ * @master: two master keys (2 x 32 bytes, phase 0 then phase 1), or NULL
+ *	to draw both from the OS random source.
+ * Return: 0; HOMA_EINVAL (bad version, NULL @out); HOMA_ENOMEM;
+ * HOMA_EIO (OpenSSL lacks AES-GCM/CMAC or the random source failed).
+ */
+int homa_psp_new(homa_psp **out, int version, const uint8_t *master);
+
+/** homa_psp_free() - Free @p and every association (NULL is ignored). */
+void homa_psp_free(homa_psp *p);
+
+/** homa_psp_version() - The version @p receives with. */
+int homa_psp_version(const homa_psp *p);
+
+/** homa_psp_key_len() - Bytes of a key of PSP @version (16, 32; 0 if unknown). */
+size_t homa_psp_key_len(int version);
+
+/**
+ * homa_psp_derive() - The key of @spi under master key @master (32 bytes)
+ * for @version: AES-256-CMAC in counter mode (NIST SP 800-108), one block
+ * per 16 key bytes: counter (u32, from 1), label "Pv0"/"Pv1", 0, SPI,
+ * key length in bits (u32), all big-endian.
+ * @key: receives homa_psp_key_len(@version) bytes.
+ * Return: 0; HOMA_EINVAL; HOMA_EIO (OpenSSL failed).
+ */
+int homa_psp_derive(const uint8_t *master, int version, uint32_t spi, uint8_t *key);
+
+/**
+ * homa_psp_rx_issue() - Hand out a fresh SPI of the current master key
+ * and its key, for one sender, and start its replay window.
+ * @spi, @key: receive the SPI and homa_psp_key_len() bytes of key.
+ * Return: 0; HOMA_EINVAL; HOMA_EAGAIN (max_rx SPIs already issued);
+ * HOMA_ENOMEM; HOMA_EIO.
+ */
+int homa_psp_rx_issue(homa_psp *p, uint32_t *spi, uint8_t *key);
+
+/**
+ * homa_psp_rx_accept() - Accept packets for @spi (chosen by the caller's
+ * own key distribution; its top bit selects the master key) and start
+ * its replay window; @key (optional) receives its key.
+ * Return: 0 (also if already accepted); HOMA_EINVAL; HOMA_EAGAIN;
+ * HOMA_ENOMEM; HOMA_EIO.
+ */
+int homa_psp_rx_accept(homa_psp *p, uint32_t spi, uint8_t *key);
+
+/**
+ * homa_psp_rx_rotate() - Rotate the master keys: @key (32 bytes, or NULL
+ * for a random one) replaces the older master key and becomes current;
+ * SPIs issued under the replaced key expire (their packets are rejected
+ * as HOMA_PSP_REJ_EXPIRED_SPI). SPIs of the other key stay valid, so
+ * packets in flight across one rotation are still accepted.
+ * Return: 0; HOMA_EIO (random source).
+ */
+int homa_psp_rx_rotate(homa_psp *p, const uint8_t *key);
+
+/** homa_psp_rx_phase() - Which master key (0 or 1) new SPIs use. */
+int homa_psp_rx_phase(const homa_psp *p);
+
+/**
+ * homa_psp_tx_add() - Install (or replace) the association for packets
+ * to @dst port @dport: the receiver's @spi and @key for PSP @version. The
+ * IV counter starts at 1 (a replaced association starts a new counter
+ * with its new key).
+ * Return: 0; HOMA_EINVAL (NULL, bad version); HOMA_ENOMEM; HOMA_EIO.
+ */
+int homa_psp_tx_add(homa_psp *p, const homa_addr *dst, uint16_t dport, uint32_t spi,
+		    const uint8_t *key, int version);
+
+/** homa_psp_tx_remove() - Remove @dst:@dport's association. Return: 0 or HOMA_ENOASSOC. */
+int homa_psp_tx_remove(homa_psp *p, const homa_addr *dst, uint16_t dport);
+
+/** homa_psp_tx_has() - True if packets to @dst:@dport can be sealed. */
+bool homa_psp_tx_has(const homa_psp *p, const homa_addr *dst, uint16_t dport);
+
+/**
+ * homa_psp_seal() - Seal the Homa packet of @len bytes at @pkt for
+ * @dst (its Homa port is read from the header) in place: the packet
+ * moves 16 bytes on, gains the PSP header and the ICV.
+ * @cap: bytes available at @pkt (at least @len + HOMA_PSP_OVERHEAD).
+ * Return: the sealed length; HOMA_ENOASSOC; HOMA_ENOSPC; HOMA_EINVAL
+ * (shorter than a common header); HOMA_EIO (cipher failure).
+ */
+int homa_psp_seal(homa_psp *p, const homa_addr *dst, uint8_t *pkt, size_t len, size_t cap);
+
+/**
+ * homa_psp_open() - Check and decrypt the sealed packet of @len bytes at
+ * @pkt in place; on success the Homa packet starts at @pkt.
+ * Return: the Homa packet's length, or -1 - enum homa_psp_reject (the
+ * reason is also counted). Never reads outside @pkt[0..@len).
+ */
+int homa_psp_open(homa_psp *p, uint8_t *pkt, size_t len);
+
+/**
+ * homa_psp_hooks() - Engine packet hooks that seal and open with @p
+ * (overhead HOMA_PSP_OVERHEAD). @p must outlive their use.
+ */
+struct homa_packet_hooks homa_psp_hooks(homa_psp *p);
+
+/** homa_psp_stats() - Copy @p's counters into @out. */
+void homa_psp_get_stats(const homa_psp *p, struct homa_psp_stats *out);
+
+/** homa_psp_reject_name() - Short name of a reject reason ("auth", "replay", ...). */
+const char *homa_psp_reject_name(int reason);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* HOMA_PSP_H */

@@ -1,0 +1,124 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file seal.c
+ * Sealing and opening packets, and the engine hooks that do it.
+ *
+ * Sealed layout: PSP header (16) | Homa common header (28, clear) |
+ * rest of the Homa packet (encrypted) | ICV (16). Nonce = SPI || IV,
+ * which are bytes 4..15 of the header; AAD = header and clear part.
+ */
+#include <string.h>
+
+#include "psp_int.h"
+
+/** Bytes authenticated but not encrypted: the PSP header and the common header. */
+#define AAD_LEN (HOMA_PSP_HDR_LEN + PSP_CLEAR_LEN)
+
+/** homa_psp_seal() - See psp.h. */
+int homa_psp_seal(homa_psp *p, const homa_addr *dst, uint8_t *pkt, size_t len, size_t cap)
+{
+	struct psp_tx *x;
+	struct psp_hdr h;
+
+	if (!p || !dst || !pkt || len < PSP_CLEAR_LEN)
+		return HOMA_EINVAL;
+	if (len + HOMA_PSP_OVERHEAD > cap) {
+		p->st.seal_errors++;
+		return HOMA_ENOSPC;
+	}
+	x = psp_txtab_find(&p->tx, dst, (uint16_t)(pkt[2] << 8 | pkt[3]));
+	if (!x) {
+		p->st.seal_no_assoc++;
+		return HOMA_ENOASSOC;
+	}
+	if (x->iv == UINT64_MAX) {  /* never in practice: 2^64 packets */
+		p->st.seal_errors++;
+		return HOMA_EKEYEXPIRED;
+	}
+	h = (struct psp_hdr){.next_hdr = HOMA_PSP_NEXT_HDR, .ext_len = 1,
+			     .crypt_off = HOMA_PSP_CRYPT_OFF, .version = x->version,
+			     .spi = x->spi, .iv = ++x->iv};
+	memmove(pkt + HOMA_PSP_HDR_LEN, pkt, len);
+	psp_hdr_write(&h, pkt);
+	if (psp_aead_seal(&x->aead, pkt + 4, pkt, AAD_LEN, pkt + AAD_LEN, len - PSP_CLEAR_LEN,
+			  pkt + HOMA_PSP_HDR_LEN + len)) {
+		p->st.seal_errors++;
+		return HOMA_EIO;
+	}
+	p->st.sealed++;
+	return (int)(len + HOMA_PSP_OVERHEAD);
+}
+
+/** reject() - Count a rejected packet. Return: homa_psp_open()'s code for @reason. */
+static int reject(homa_psp *p, int reason)
+{
+	p->st.rejected[reason]++;
+	return -1 - reason;
+}
+
+/**
+ * lookup() - The receive entry of @spi. Return: it, or NULL with *@why
+ * set to HOMA_PSP_REJ_EXPIRED_SPI (issued under a rotated-out key) or
+ * HOMA_PSP_REJ_UNKNOWN_SPI.
+ */
+static struct psp_rx *lookup(homa_psp *p, uint32_t spi, int *why)
+{
+	struct psp_rx *r = psp_rxtab_find(&p->rx, spi);
+	uint32_t num = spi & 0x7fffffffu;
+
+	if (!r)
+		*why = num && num < p->first_spi[spi >> 31] ? HOMA_PSP_REJ_EXPIRED_SPI
+							    : HOMA_PSP_REJ_UNKNOWN_SPI;
+	return r;
+}
+
+/** homa_psp_open() - See psp.h. */
+int homa_psp_open(homa_psp *p, uint8_t *pkt, size_t len)
+{
+	struct psp_hdr h;
+	struct psp_rx *r;
+	int why;
+
+	if (len < 2 || pkt[0] != HOMA_PSP_NEXT_HDR || pkt[1] != 1)
+		return reject(p, HOMA_PSP_REJ_NOT_PSP);
+	if (len < AAD_LEN + HOMA_PSP_ICV_LEN)
+		return reject(p, HOMA_PSP_REJ_TRUNCATED);
+	why = psp_hdr_read(pkt, &h);
+	if (why)
+		return reject(p, -1 - why);
+	if (h.version != p->version)
+		return reject(p, HOMA_PSP_REJ_BAD_HEADER);
+	r = lookup(p, h.spi, &why);
+	if (!r)
+		return reject(p, why);
+	why = psp_replay_check(&r->win, h.iv);
+	if (why)
+		return reject(p, -1 - why);
+	if (psp_aead_open(&r->aead, pkt + 4, pkt, AAD_LEN, pkt + AAD_LEN,
+			  len - AAD_LEN - HOMA_PSP_ICV_LEN, pkt + len - HOMA_PSP_ICV_LEN))
+		return reject(p, HOMA_PSP_REJ_AUTH);
+	psp_replay_mark(&r->win, h.iv);
+	memmove(pkt, pkt + HOMA_PSP_HDR_LEN, len - HOMA_PSP_OVERHEAD);
+	p->st.opened++;
+	return (int)(len - HOMA_PSP_OVERHEAD);
+}
+
+/** hook_seal() - The engine's seal_to hook: homa_psp_seal(). */
+static int hook_seal(void *ctx, const homa_addr *dst, uint8_t *pkt, size_t hdr_len,
+		     size_t len, size_t cap)
+{
+	return homa_psp_seal(ctx, dst, pkt, len, cap);
+}
+
+/** hook_open() - The engine's open hook: homa_psp_open(). */
+static int hook_open(void *ctx, const homa_addr *src, uint8_t *pkt, size_t len)
+{
+	return homa_psp_open(ctx, pkt, len);
+}
+
+/** homa_psp_hooks() - See psp.h. */
+struct homa_packet_hooks homa_psp_hooks(homa_psp *p)
+{
+	return (struct homa_packet_hooks){.open = hook_open, .seal_to = hook_seal,
+					  .overhead = HOMA_PSP_OVERHEAD, .ctx = p};
+}
