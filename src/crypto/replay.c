@@ -16,25 +16,28 @@
 /* one word more than W bits: the words of W consecutive IVs never alias */
 #define WORDS (W / 64 + 1)
 
-/** bit_of() - Word index and mask of @iv's bit. */
-static uint64_t *bit_of(struct psp_replay *w, uint64_t iv, uint64_t *mask)
+/** word_of() - The bitmap word that holds @iv's bit. */
+static uint64_t *word_of(struct psp_replay *w, uint64_t iv)
 {
-	*mask = 1ull << (iv % 64);
 	return &w->bits[(iv / 64) % WORDS];
+}
+
+/** mask_of() - @iv's bit within its word. */
+static uint64_t mask_of(uint64_t iv)
+{
+	return 1ull << (iv % 64);
 }
 
 /** psp_replay_check() - See psp_int.h. IV 0 is never sent, so never accepted. */
 int psp_replay_check(const struct psp_replay *w, uint64_t iv)
 {
-	uint64_t mask;
-
 	if (iv == 0)
 		return -1 - HOMA_PSP_REJ_TOO_OLD;
 	if (iv > w->top)
 		return 0;
 	if (w->top - iv >= W)
 		return -1 - HOMA_PSP_REJ_TOO_OLD;
-	return (*bit_of((struct psp_replay *)w, iv, &mask) & mask) ? -1 - HOMA_PSP_REJ_REPLAY : 0;
+	return (*word_of((struct psp_replay *)w, iv) & mask_of(iv)) ? -1 - HOMA_PSP_REJ_REPLAY : 0;
 }
 
 /**
@@ -44,8 +47,6 @@ int psp_replay_check(const struct psp_replay *w, uint64_t iv)
  */
 void psp_replay_mark(struct psp_replay *w, uint64_t iv)
 {
-	uint64_t mask;
-
 	if (iv > w->top) {
 		uint64_t from = w->top / 64 + 1, to = iv / 64;
 
@@ -56,5 +57,5 @@ void psp_replay_mark(struct psp_replay *w, uint64_t iv)
 				w->bits[k % WORDS] = 0;
 		w->top = iv;
 	}
-	*bit_of(w, iv, &mask) |= mask;
+	*word_of(w, iv) |= mask_of(iv);
 }
