@@ -30,6 +30,8 @@
 #ifndef HOMA_PSP_H
 #define HOMA_PSP_H
 
+#include "homa/export.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -91,16 +93,16 @@ typedef struct homa_psp homa_psp;
  * Return: 0; HOMA_EINVAL (bad version, NULL @out); HOMA_ENOMEM;
  * HOMA_EIO (OpenSSL lacks AES-GCM/CMAC or the random source failed).
  */
-int homa_psp_new(homa_psp **out, int version, const uint8_t *master);
+HOMA_API int homa_psp_new(homa_psp **out, int version, const uint8_t *master);
 
 /** homa_psp_free() - Free @p and every association (NULL is ignored). */
-void homa_psp_free(homa_psp *p);
+HOMA_API void homa_psp_free(homa_psp *p);
 
 /** homa_psp_version() - The version @p receives with. */
-int homa_psp_version(const homa_psp *p);
+HOMA_API int homa_psp_version(const homa_psp *p);
 
 /** homa_psp_key_len() - Bytes of a key of PSP @version (16, 32; 0 if unknown). */
-size_t homa_psp_key_len(int version);
+HOMA_API size_t homa_psp_key_len(int version);
 
 /**
  * homa_psp_derive() - The key of @spi under master key @master (32 bytes)
@@ -110,7 +112,7 @@ size_t homa_psp_key_len(int version);
  * @key: receives homa_psp_key_len(@version) bytes.
  * Return: 0; HOMA_EINVAL; HOMA_EIO (OpenSSL failed).
  */
-int homa_psp_derive(const uint8_t *master, int version, uint32_t spi, uint8_t *key);
+HOMA_API int homa_psp_derive(const uint8_t *master, int version, uint32_t spi, uint8_t *key);
 
 /**
  * homa_psp_rx_issue() - Hand out a fresh SPI of the current master key
@@ -119,7 +121,7 @@ int homa_psp_derive(const uint8_t *master, int version, uint32_t spi, uint8_t *k
  * Return: 0; HOMA_EINVAL; HOMA_EAGAIN (max_rx SPIs already issued);
  * HOMA_ENOMEM; HOMA_EIO.
  */
-int homa_psp_rx_issue(homa_psp *p, uint32_t *spi, uint8_t *key);
+HOMA_API int homa_psp_rx_issue(homa_psp *p, uint32_t *spi, uint8_t *key);
 
 /**
  * homa_psp_rx_accept() - Accept packets for @spi (chosen by the caller's
@@ -128,7 +130,7 @@ int homa_psp_rx_issue(homa_psp *p, uint32_t *spi, uint8_t *key);
  * Return: 0 (also if already accepted); HOMA_EINVAL; HOMA_EAGAIN;
  * HOMA_ENOMEM; HOMA_EIO.
  */
-int homa_psp_rx_accept(homa_psp *p, uint32_t spi, uint8_t *key);
+HOMA_API int homa_psp_rx_accept(homa_psp *p, uint32_t spi, uint8_t *key);
 
 /**
  * homa_psp_rx_rotate() - Rotate the master keys: @key (32 bytes, or NULL
@@ -138,10 +140,10 @@ int homa_psp_rx_accept(homa_psp *p, uint32_t spi, uint8_t *key);
  * packets in flight across one rotation are still accepted.
  * Return: 0; HOMA_EIO (random source).
  */
-int homa_psp_rx_rotate(homa_psp *p, const uint8_t *key);
+HOMA_API int homa_psp_rx_rotate(homa_psp *p, const uint8_t *key);
 
 /** homa_psp_rx_phase() - Which master key (0 or 1) new SPIs use. */
-int homa_psp_rx_phase(const homa_psp *p);
+HOMA_API int homa_psp_rx_phase(const homa_psp *p);
 
 /**
  * homa_psp_tx_add() - Install (or replace) the association for packets
@@ -150,14 +152,14 @@ int homa_psp_rx_phase(const homa_psp *p);
  * with its new key).
  * Return: 0; HOMA_EINVAL (NULL, bad version); HOMA_ENOMEM; HOMA_EIO.
  */
-int homa_psp_tx_add(homa_psp *p, const homa_addr *dst, uint16_t dport, uint32_t spi,
+HOMA_API int homa_psp_tx_add(homa_psp *p, const homa_addr *dst, uint16_t dport, uint32_t spi,
 		    const uint8_t *key, int version);
 
 /** homa_psp_tx_remove() - Remove @dst:@dport's association. Return: 0 or HOMA_ENOASSOC. */
-int homa_psp_tx_remove(homa_psp *p, const homa_addr *dst, uint16_t dport);
+HOMA_API int homa_psp_tx_remove(homa_psp *p, const homa_addr *dst, uint16_t dport);
 
 /** homa_psp_tx_has() - True if packets to @dst:@dport can be sealed. */
-bool homa_psp_tx_has(const homa_psp *p, const homa_addr *dst, uint16_t dport);
+HOMA_API bool homa_psp_tx_has(const homa_psp *p, const homa_addr *dst, uint16_t dport);
 
 /**
  * homa_psp_seal() - Seal the Homa packet of @len bytes at @pkt for
@@ -167,7 +169,7 @@ bool homa_psp_tx_has(const homa_psp *p, const homa_addr *dst, uint16_t dport);
  * Return: the sealed length; HOMA_ENOASSOC; HOMA_ENOSPC; HOMA_EINVAL
  * (shorter than a common header); HOMA_EIO (cipher failure).
  */
-int homa_psp_seal(homa_psp *p, const homa_addr *dst, uint8_t *pkt, size_t len, size_t cap);
+HOMA_API int homa_psp_seal(homa_psp *p, const homa_addr *dst, uint8_t *pkt, size_t len, size_t cap);
 
 /**
  * homa_psp_open() - Check and decrypt the sealed packet of @len bytes at
@@ -175,19 +177,19 @@ int homa_psp_seal(homa_psp *p, const homa_addr *dst, uint8_t *pkt, size_t len, s
  * Return: the Homa packet's length, or -1 - enum homa_psp_reject (the
  * reason is also counted). Never reads outside @pkt[0..@len).
  */
-int homa_psp_open(homa_psp *p, uint8_t *pkt, size_t len);
+HOMA_API int homa_psp_open(homa_psp *p, uint8_t *pkt, size_t len);
 
 /**
  * homa_psp_hooks() - Engine packet hooks that seal and open with @p
  * (overhead HOMA_PSP_OVERHEAD). @p must outlive their use.
  */
-struct homa_packet_hooks homa_psp_hooks(homa_psp *p);
+HOMA_API struct homa_packet_hooks homa_psp_hooks(homa_psp *p);
 
 /** homa_psp_stats() - Copy @p's counters into @out. */
-void homa_psp_get_stats(const homa_psp *p, struct homa_psp_stats *out);
+HOMA_API void homa_psp_get_stats(const homa_psp *p, struct homa_psp_stats *out);
 
 /** homa_psp_reject_name() - Short name of a reject reason ("auth", "replay", ...). */
-const char *homa_psp_reject_name(int reason);
+HOMA_API const char *homa_psp_reject_name(int reason);
 
 #ifdef __cplusplus
 }
