@@ -62,3 +62,15 @@ int homa_step_stats(const uint64_t *bound, const struct homa_step_dev *dev, size
 	out->mean_us = sum.mean;
 	return 0;
 }
+
+void homa_step_stats_json(struct homa_json *j, const struct homa_step_stats *st)
+{
+	homa_json_kv_num(j, "steps", (double)st->steps);
+	homa_json_kv_num(j, "step_p50_us", st->p50_us);
+	homa_json_kv_num(j, "step_p99_us", st->p99_us);
+	homa_json_kv_num(j, "step_max_us", st->max_us);
+	homa_json_kv_num(j, "step_mean_us", st->mean_us);
+	homa_json_kv_num(j, "comm_us_per_step", st->comm_us_per_step);
+	homa_json_kv_num(j, "compute_us_per_step", st->compute_us_per_step);
+	homa_json_kv_num(j, "idle_fraction", st->idle_fraction);
+}

@@ -9,19 +9,9 @@
 #include <cmocka.h>
 
 #include "homa/wire.h"
+#include "args.h"
 #include "sim.h"
 
-/** parse() - Run sim_opts_parse() on a NULL-terminated list of words. */
-static int parse(struct sim_opts *o, const char *const *words)
-{
-	char *argv[32];
-	int argc = 0;
-
-	argv[argc++] = "homa-sim";
-	while (*words)
-		argv[argc++] = (char *)*words++;
-	return sim_opts_parse(o, argc, argv, stderr);
-}
 
 /** Defaults are the SIGCOMM 2018 fabric; presets and values parse. */
 static void opts_parse__defaults_and_presets(void **state)

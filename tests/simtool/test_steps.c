@@ -9,19 +9,9 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "args.h"
 #include "sim.h"
 
-/** parse() - Run sim_opts_parse() on a NULL-terminated list of words. */
-static int parse(struct sim_opts *o, const char *const *words)
-{
-	char *argv[32];
-	int argc = 0;
-
-	argv[argc++] = "homa-sim";
-	while (*words)
-		argv[argc++] = (char *)*words++;
-	return sim_opts_parse(o, argc, argv, stderr);
-}
 
 /** The step patterns parse and size their message arrays. */
 static void opts__step_patterns_count_messages(void **state)

@@ -97,20 +97,13 @@ static int devices_run(struct cmp *c, int arm, enum coll_pattern p, struct coll_
 	uint32_t n = 0;
 	int rc = 0;
 
-	memset(&cfg, 0, sizeof(cfg));
 	for (uint32_t i = 0; i < c->ndev; i++) {
 		int w = snprintf(list + len, sizeof(list) - len, "%s127.0.0.1:%u", i ? "," : "",
 				 arm_port(c, arm, i));
 		len += w > 0 ? (size_t)w : 0;
 	}
-	if (len >= sizeof(list) || bench_parse_servers(list, &cfg))
+	if (len >= sizeof(list) || coll_tr_cfg(o, list, &cfg))
 		return HOMA_EINVAL;
-	cfg.conns = 1;
-	cfg.cc = o->cc;
-	cfg.driver = o->driver;
-	cfg.polled = o->polled;
-	cfg.homa = o->homa;
-	cfg.max_size = o->msg_bytes > COLL_LOOKUP_MAX ? o->msg_bytes : COLL_LOOKUP_MAX;
 	fflush(NULL);
 	for (; n < c->ndev; n++) {
 		pid[n] = fork();
@@ -252,13 +245,13 @@ static void json_arm(struct homa_json *j, const struct arm_fig *a)
 			continue;
 		homa_json_key(j, coll_pattern_name((enum coll_pattern)p));
 		homa_json_object(j);
-		coll_stats_json(j, &a->st[p][0]);
+		homa_step_stats_json(j, &a->st[p][0]);
 		homa_json_kv_num(j, "device_cpu_us_per_step", a->cpu[p][0]);
 		homa_json_kv_num(j, "host_cpu_us_per_step", a->host[p][0]);
 		if (a->have[p][1]) {
 			homa_json_key(j, "background");
 			homa_json_object(j);
-			coll_stats_json(j, &a->st[p][1]);
+			homa_step_stats_json(j, &a->st[p][1]);
 			homa_json_kv_num(j, "device_cpu_us_per_step", a->cpu[p][1]);
 			homa_json_kv_num(j, "host_cpu_us_per_step", a->host[p][1]);
 			homa_json_end(j);

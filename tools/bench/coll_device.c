@@ -181,6 +181,20 @@ int coll_device_run(const struct bench_client_ops *ops, const struct bench_tr_cf
 	return rc;
 }
 
+int coll_tr_cfg(const struct bench_opts *o, const char *servers, struct bench_tr_cfg *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	if (bench_parse_servers(servers, cfg))
+		return HOMA_EINVAL;
+	cfg->conns = 1;
+	cfg->cc = o->cc;
+	cfg->driver = o->driver;
+	cfg->polled = o->polled;
+	cfg->homa = o->homa;
+	cfg->max_size = o->msg_bytes > COLL_LOOKUP_MAX ? o->msg_bytes : COLL_LOOKUP_MAX;
+	return 0;
+}
+
 int coll_board_stats(const struct coll_sync *s, uint32_t skip, struct homa_step_stats *out)
 {
 	uint32_t n = s->b->nsteps, ndev = s->b->ndev;

@@ -6,6 +6,7 @@
 
 #include "collective.h"
 #include "coll_report.h"
+#include "report.h"
 #include "homa/errors.h"
 #include "util/json.h"
 
@@ -39,32 +40,22 @@ static void step_times(struct homa_json *j, const struct coll_sync *s, uint32_t 
 static int write_json(const struct bench_opts *o, const struct coll_device *d,
 		      const struct coll_sync *s, const struct homa_step_stats *st)
 {
-	FILE *f = strcmp(o->json, "-") ? fopen(o->json, "w") : stdout;
 	struct homa_json j;
+	FILE *f = bench_json_begin(&j, o->json, "device", bench_transport_name(o->transport));
 
-	if (!f) {
-		fprintf(stderr, "homa-bench: cannot write %s\n", o->json);
+	if (!f)
 		return HOMA_EIO;
-	}
-	homa_json_init(&j, f, true);
-	homa_json_object(&j);
-	homa_json_kv_str(&j, "mode", "device");
-	homa_json_kv_str(&j, "transport", bench_transport_name(o->transport));
 	homa_json_kv_str(&j, "pattern", coll_pattern_name(d->pattern));
 	homa_json_kv_num(&j, "devices", s->b->ndev);
 	homa_json_kv_num(&j, "warmup_steps", o->warmup_steps);
 	homa_json_kv_num(&j, "compute_us", d->compute_us);
 	homa_json_kv_num(&j, "msg_bytes", d->msg_bytes);
 	homa_json_kv_num(&j, "lookups", d->lookups);
-	coll_stats_json(&j, st);
+	homa_step_stats_json(&j, st);
 	homa_json_kv_num(&j, "device_cpu_us_per_step", coll_board_cpu_us_per_step(s));
 	homa_json_kv_num(&j, "host_cpu_us_per_step", coll_board_host_us_per_step(s));
 	step_times(&j, s, o->warmup_steps);
-	homa_json_end(&j);
-	int rc = homa_json_finish(&j);
-	if (f != stdout && fclose(f) != 0)
-		rc = HOMA_EIO;
-	return rc;
+	return bench_json_done(&j, f);
 }
 
 int bench_device_main(const struct bench_opts *o)
@@ -77,15 +68,8 @@ int bench_device_main(const struct bench_opts *o)
 		fprintf(stderr, "homa-bench device: --sync FILE, --servers and --pattern are required\n");
 		return HOMA_EINVAL;
 	}
-	memset(&cfg, 0, sizeof(cfg));
-	if (bench_parse_servers(o->servers, &cfg))
+	if (coll_tr_cfg(o, o->servers, &cfg))
 		return HOMA_EINVAL;
-	cfg.conns = 1;
-	cfg.cc = o->cc;
-	cfg.driver = o->driver;
-	cfg.polled = o->polled;
-	cfg.homa = o->homa;
-	cfg.max_size = d.msg_bytes > COLL_LOOKUP_MAX ? d.msg_bytes : COLL_LOOKUP_MAX;
 	int rc = coll_sync_open(&s, o->sync, (uint32_t)cfg.nservers, d.steps);
 	if (rc) {
 		fprintf(stderr, "homa-bench device: board %s: %s\n", o->sync, homa_strerror(rc));

@@ -58,6 +58,13 @@ int coll_device_run(const struct bench_client_ops *ops, const struct bench_tr_cf
 		    const struct coll_device *d, struct coll_sync *s);
 
 /**
+ * coll_tr_cfg() - Transport settings of a collective run from @o: the
+ * servers @servers ("IP:PORT,...", one per device in rank order), one
+ * connection each. Return: 0 or HOMA_EINVAL (message on stderr).
+ */
+int coll_tr_cfg(const struct bench_opts *o, const char *servers, struct bench_tr_cfg *cfg);
+
+/**
  * coll_board_stats() - Figures of the steps on board @s after @skip
  * warm-up steps. Return: 0, HOMA_EINVAL (no step left), HOMA_ENOMEM.
  */

@@ -53,17 +53,11 @@ static int client_setup(const struct bench_opts *o, struct bench_tr_cfg *cfg,
 static int write_client_json(const struct bench_opts *o, const struct homa_workload *w,
 			     const struct bench_load *L, const struct bench_stats *st)
 {
-	FILE *f = strcmp(o->json, "-") ? fopen(o->json, "w") : stdout;
 	struct homa_json j;
+	FILE *f = bench_json_begin(&j, o->json, "client", bench_transport_name(o->transport));
 
-	if (!f) {
-		fprintf(stderr, "homa-bench: cannot write %s\n", o->json);
+	if (!f)
 		return HOMA_EIO;
-	}
-	homa_json_init(&j, f, true);
-	homa_json_object(&j);
-	homa_json_kv_str(&j, "mode", "client");
-	homa_json_kv_str(&j, "transport", bench_transport_name(o->transport));
 	homa_json_kv_str(&j, "workload", w->name);
 	homa_json_kv_num(&j, "mean_request_bytes", w->mean);
 	homa_json_kv_num(&j, "response_bytes", o->response);
@@ -73,11 +67,7 @@ static int write_client_json(const struct bench_opts *o, const struct homa_workl
 	if (o->link_gbps > 0)
 		homa_json_kv_num(&j, "load_fraction", st->gbps / o->link_gbps);
 	bench_stats_json(&j, st);
-	homa_json_end(&j);
-	int rc = homa_json_finish(&j);
-	if (f != stdout && fclose(f) != 0)
-		rc = HOMA_EIO;
-	return rc;
+	return bench_json_done(&j, f);
 }
 
 /** plot_buckets() - The client mode's plot: P99 slowdown (or µs) per bucket. */

@@ -259,3 +259,28 @@ void bench_stats_print(FILE *f, const char *label, const struct bench_stats *st)
 		fprintf(f, "\n");
 	}
 }
+
+FILE *bench_json_begin(struct homa_json *j, const char *path, const char *mode,
+		       const char *transport)
+{
+	FILE *f = strcmp(path, "-") ? fopen(path, "w") : stdout;
+
+	if (!f) {
+		fprintf(stderr, "homa-bench: cannot write %s\n", path);
+		return NULL;
+	}
+	homa_json_init(j, f, true);
+	homa_json_object(j);
+	homa_json_kv_str(j, "mode", mode);
+	homa_json_kv_str(j, "transport", transport);
+	return f;
+}
+
+int bench_json_done(struct homa_json *j, FILE *f)
+{
+	homa_json_end(j);
+	int rc = homa_json_finish(j);
+	if (f != stdout && fclose(f) != 0)
+		rc = HOMA_EIO;
+	return rc;
+}

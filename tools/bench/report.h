@@ -48,6 +48,21 @@ int bench_stats_compute(const struct bench_result *res, const struct homa_bucket
 			const struct homa_baseline *bl, uint32_t short_max,
 			struct bench_stats *st);
 
+/**
+ * bench_json_begin() - Open @path ("-": stdout) for a JSON document in @j
+ * and start its object with "mode" @mode and "transport" @transport.
+ * Return: the stream (hand it to bench_json_done()), or NULL if @path
+ * cannot be written (message on stderr).
+ */
+FILE *bench_json_begin(struct homa_json *j, const char *path, const char *mode,
+		       const char *transport);
+
+/**
+ * bench_json_done() - End the object begun by bench_json_begin(), flush
+ * and close @f (unless stdout). Return: 0 or HOMA_EIO.
+ */
+int bench_json_done(struct homa_json *j, FILE *f);
+
 /** bench_stats_json() - Write @st's fields into the open JSON object @j. */
 void bench_stats_json(struct homa_json *j, const struct bench_stats *st);
 

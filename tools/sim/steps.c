@@ -262,13 +262,7 @@ static void json_stats(struct homa_json *j, const char *key, const struct homa_s
 {
 	homa_json_key(j, key);
 	homa_json_object(j);
-	homa_json_kv_num(j, "steps", (double)s->steps);
-	homa_json_kv_num(j, "step_p50_us", s->p50_us);
-	homa_json_kv_num(j, "step_p99_us", s->p99_us);
-	homa_json_kv_num(j, "step_max_us", s->max_us);
-	homa_json_kv_num(j, "step_mean_us", s->mean_us);
-	homa_json_kv_num(j, "comm_us_per_step", s->comm_us_per_step);
-	homa_json_kv_num(j, "idle_fraction", s->idle_fraction);
+	homa_step_stats_json(j, s);
 	homa_json_end(j);
 }
 

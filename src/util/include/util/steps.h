@@ -15,6 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "util/json.h"
+
 /** One device's view of one step (times in ns on one clock). */
 struct homa_step_dev {
 	uint64_t compute_end_ns; /**< the device finished computing, began sending */
@@ -50,5 +52,12 @@ uint64_t homa_step_end(uint64_t barrier_ns, const struct homa_step_dev *dev, siz
  */
 int homa_step_stats(const uint64_t *bound, const struct homa_step_dev *dev, size_t nsteps,
 		    size_t ndev, struct homa_step_stats *out);
+
+/**
+ * homa_step_stats_json() - Write @st into the open JSON object @j: steps,
+ * step_p50_us, step_p99_us, step_max_us, step_mean_us, comm_us_per_step,
+ * compute_us_per_step, idle_fraction.
+ */
+void homa_step_stats_json(struct homa_json *j, const struct homa_step_stats *st);
 
 #endif
