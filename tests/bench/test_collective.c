@@ -22,11 +22,16 @@
 /** How long a fake RPC takes. */
 #define FAKE_RPC_NS 3000000u
 
-/** Fake transport: RPCs in flight and when each finishes. */
+/** Fake transport: RPCs in flight, when each finishes, whether it fails. */
 struct fake {
 	uint64_t tag[64], due[64];
+	int err[64];
 	int n;
+	int started;
 };
+
+/** Fake transport: the first RPC of every device fails once (0: none). */
+static int fail_first;
 
 /** fake_open() - A fresh fake client. */
 static int fake_open(void **ctx, const struct bench_tr_cfg *cfg)
@@ -43,6 +48,7 @@ static int fake_start(void *ctx, size_t server, uint32_t req, uint32_t resp, uin
 	if (f->n == 64)
 		return HOMA_EAGAIN;
 	f->tag[f->n] = tag;
+	f->err[f->n] = fail_first && f->started++ == 0 ? HOMA_ECANCELED : 0;
 	f->due[f->n++] = bench_now_ns() + FAKE_RPC_NS;
 	return 0;
 }
@@ -59,8 +65,9 @@ static int fake_wait(void *ctx, uint64_t deadline_ns, struct bench_done *out, in
 		usleep(200);
 	if (bench_now_ns() < f->due[0])
 		return 0;
-	out[0] = (struct bench_done){ .tag = f->tag[0], .err = 0 };
+	out[0] = (struct bench_done){ .tag = f->tag[0], .err = f->err[0] };
 	memmove(f->tag, f->tag + 1, (size_t)(f->n - 1) * sizeof(f->tag[0]));
+	memmove(f->err, f->err + 1, (size_t)(f->n - 1) * sizeof(f->err[0]));
 	memmove(f->due, f->due + 1, (size_t)(f->n - 1) * sizeof(f->due[0]));
 	f->n--;
 	return 1;
@@ -146,6 +153,27 @@ static void coll_device_run__step_ends_after_last_message(void **state)
 	}
 }
 
+/**
+ * An RPC that fails is sent again: every device's first RPC fails once,
+ * the run still completes every pattern, and each retry is counted.
+ */
+static void coll_device_run__retries_failed_rpc(void **state)
+{
+	fail_first = 1;
+	for (int p = 0; p < COLL_PATTERNS; p++) {
+		struct coll_sync s;
+
+		assert_int_equal(coll_sync_open(&s, NULL, 2, 2), 0);
+		assert_int_equal(run_devices(&s, 2, (enum coll_pattern)p, 2), 0);
+		assert_int_equal(atomic_load(&s.b->retries), 2);
+		for (uint32_t k = 0; k < 2; k++)
+			for (uint32_t d = 0; d < 2; d++)
+				assert_true(s.bound[k + 1] >= s.dev[k * 2 + d].last_msg_ns);
+		coll_sync_close(&s);
+	}
+	fail_first = 0;
+}
+
 /** A device that never arrives makes the others' barrier time out, not hang. */
 static void coll_sync_barrier__times_out(void **state)
 {
@@ -199,6 +227,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(coll_device_run__step_ends_after_last_message),
+		cmocka_unit_test(coll_device_run__retries_failed_rpc),
 		cmocka_unit_test(coll_sync_barrier__times_out),
 		cmocka_unit_test(coll_device_run__rejects_bad_settings),
 		cmocka_unit_test(coll_sync_open__file_of_another_run),

@@ -33,6 +33,7 @@ struct arm_fig {
 	struct homa_step_stats st[COLL_PATTERNS][2];
 	double cpu[COLL_PATTERNS][2]; /**< the devices' getrusage CPU per step */
 	double host[COLL_PATTERNS][2]; /**< the machine's busy time per step */
+	uint32_t retries[COLL_PATTERNS][2]; /**< messages sent again after an RPC error */
 };
 
 /** A run's settings, shared by both arms. */
@@ -161,6 +162,7 @@ static int run_case(struct cmp *c, int arm, enum coll_pattern p, int bg)
 	c->fig[arm].have[p][bg] = rc == 0;
 	c->fig[arm].cpu[p][bg] = coll_board_cpu_us_per_step(&s);
 	c->fig[arm].host[p][bg] = coll_board_host_us_per_step(&s);
+	c->fig[arm].retries[p][bg] = atomic_load(&s.b->retries);
 	coll_sync_close(&s);
 	return rc;
 }
@@ -225,10 +227,12 @@ static void print_table(FILE *f, const struct cmp *c)
 	for (int p = 0; p < COLL_PATTERNS; p++)
 		for (int bg = 0; bg < 2; bg++)
 			if (c->fig[0].have[p][bg] && c->fig[1].have[p][bg])
-				fprintf(f, "  %-10s %-14s homa %8.0f %9.0f   tcp %8.0f %9.0f\n",
+				fprintf(f, "  %-10s %-14s homa %8.0f %9.0f   tcp %8.0f %9.0f   "
+					"retried RPCs %u / %u\n",
 					coll_pattern_name((enum coll_pattern)p), bg ? "+ background" : "",
 					c->fig[0].cpu[p][bg], c->fig[0].host[p][bg], c->fig[1].cpu[p][bg],
-					c->fig[1].host[p][bg]);
+					c->fig[1].host[p][bg], c->fig[0].retries[p][bg],
+					c->fig[1].retries[p][bg]);
 	fprintf(f, "  idle h/t: the share of device time spent waiting on the network, homa and "
 		   "tcp;\n  P99 t/h: TCP's P99 step time over Homa's (above 1: Homa's steps are "
 		   "shorter).\n");
@@ -248,12 +252,14 @@ static void json_arm(struct homa_json *j, const struct arm_fig *a)
 		homa_step_stats_json(j, &a->st[p][0]);
 		homa_json_kv_num(j, "device_cpu_us_per_step", a->cpu[p][0]);
 		homa_json_kv_num(j, "host_cpu_us_per_step", a->host[p][0]);
+		homa_json_kv_num(j, "rpc_retries", a->retries[p][0]);
 		if (a->have[p][1]) {
 			homa_json_key(j, "background");
 			homa_json_object(j);
 			homa_step_stats_json(j, &a->st[p][1]);
 			homa_json_kv_num(j, "device_cpu_us_per_step", a->cpu[p][1]);
 			homa_json_kv_num(j, "host_cpu_us_per_step", a->host[p][1]);
+			homa_json_kv_num(j, "rpc_retries", a->retries[p][1]);
 			homa_json_end(j);
 		}
 		homa_json_end(j);

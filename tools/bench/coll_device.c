@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -28,6 +29,15 @@ int coll_pattern_parse(const char *name)
 	return -1;
 }
 
+/** Most times one message is sent before its RPC error fails the run. */
+#define COLL_MAX_TRIES 4
+
+/** One message of the current group. */
+struct coll_msg {
+	uint32_t dst, req, resp;
+	uint32_t tries;
+};
+
 /** A device's state while it runs. */
 struct dev_run {
 	const struct bench_client_ops *ops;
@@ -37,6 +47,9 @@ struct dev_run {
 	uint32_t ndev;
 	struct homa_rng rng;
 	uint64_t timeout_ns;
+	struct coll_msg *grp;  /**< the group (step or round) being sent */
+	uint32_t ngrp, cap;
+	uint64_t tag;          /**< step << 32 | round << 16; a message's tag adds its index */
 };
 
 /** sleep_until() - The compute phase: sleep until @t_ns (CLOCK_MONOTONIC). */
@@ -48,20 +61,49 @@ static void sleep_until(uint64_t t_ns)
 		;
 }
 
+/** send_msg() - Start message @k of the group. Return: 0 or the transport's error. */
+static int send_msg(struct dev_run *r, uint32_t k)
+{
+	struct coll_msg *m = &r->grp[k];
+
+	m->tries++;
+	return r->ops->start(r->ctx, m->dst, m->req, m->resp, r->tag | k);
+}
+
 /**
- * wait_all() - Wait for @n started RPCs; @last_ns gets the completion
- * time of the last. Return: 0, the first RPC's error, HOMA_ETIMEDOUT.
+ * retry() - An RPC of the group failed with @err: send it again unless it
+ * was tried COLL_MAX_TRIES times (a collective library retries a lost
+ * message; the step then includes the retry). Return: 0 (resent), @err.
  */
-static int wait_all(struct dev_run *r, uint32_t n, uint64_t *last_ns)
+static int retry(struct dev_run *r, const struct bench_done *dn, int err)
+{
+	uint32_t k = (uint32_t)(dn->tag & 0xffff);
+
+	if ((dn->tag & ~(uint64_t)0xffff) != r->tag || k >= r->ngrp ||
+	    r->grp[k].tries >= COLL_MAX_TRIES)
+		return err;
+	atomic_fetch_add(&r->s->b->retries, 1);
+	return send_msg(r, k) ? err : 0;
+}
+
+/**
+ * send_group() - Start the r->ngrp messages of the group and wait for all;
+ * @last_ns gets the completion time of the last. Return: 0, an RPC's
+ * error after its last try, HOMA_ETIMEDOUT, HOMA_ECANCELED.
+ */
+static int send_group(struct dev_run *r, uint64_t *last_ns)
 {
 	struct bench_done done[64];
 	uint64_t deadline = bench_now_ns() + r->timeout_ns;
-	int err = 0;
+	uint32_t n = r->ngrp;
 
+	for (uint32_t k = 0; k < r->ngrp; k++) {
+		int rc = send_msg(r, k);
+		if (rc)
+			return rc;
+	}
 	while (n > 0) {
-		if (bench_stop)
-			return HOMA_ECANCELED;
-		if (atomic_load(&r->s->b->failed))
+		if (bench_stop || atomic_load(&r->s->b->failed))
 			return HOMA_ECANCELED;
 		uint64_t now = bench_now_ns();
 		if (now >= deadline)
@@ -70,13 +112,16 @@ static int wait_all(struct dev_run *r, uint32_t n, uint64_t *last_ns)
 		int got = r->ops->wait(r->ctx, dl, done, n < 64 ? (int)n : 64);
 		if (got < 0)
 			return got;
-		*last_ns = got ? bench_now_ns() : *last_ns;
-		for (int i = 0; i < got; i++)
-			if (done[i].err && !err)
-				err = done[i].err;
-		n -= (uint32_t)got;
+		for (int i = 0; i < got; i++) {
+			if (done[i].err && retry(r, &done[i], done[i].err))
+				return done[i].err;
+			if (!done[i].err) {
+				n--;
+				*last_ns = bench_now_ns();
+			}
+		}
 	}
-	return err;
+	return 0;
 }
 
 /** other() - A device other than this one, uniformly at random. */
@@ -91,31 +136,32 @@ static uint32_t other(struct dev_run *r)
 static int comm(struct dev_run *r, uint32_t step, uint64_t *last_ns)
 {
 	const struct coll_device *d = r->d;
-	uint64_t tag = (uint64_t)step << 32;
-	uint32_t n = 0, me = d->rank;
+	uint32_t me = d->rank, rounds = 2 * (r->ndev - 1);
 	int rc = 0;
 
+	r->tag = (uint64_t)step << 32;
+	r->ngrp = 0;
 	if (d->pattern == COLL_ALLTOALL) {
-		for (uint32_t k = 1; k < r->ndev && !rc; k++, n++)
-			rc = r->ops->start(r->ctx, (me + k) % r->ndev, d->msg_bytes, BENCH_MIN_MSG,
-					   tag | n);
-		return rc ? rc : wait_all(r, n, last_ns);
+		for (uint32_t k = 1; k < r->ndev; k++)
+			r->grp[r->ngrp++] = (struct coll_msg){ (me + k) % r->ndev, d->msg_bytes,
+							       BENCH_MIN_MSG, 0 };
+		return send_group(r, last_ns);
 	}
 	if (d->pattern == COLL_LOOKUPS) {
-		for (uint32_t k = 0; k < d->lookups && !rc; k++, n++) {
+		for (uint32_t k = 0; k < d->lookups; k++) {
 			uint32_t resp = COLL_LOOKUP_MIN + (uint32_t)homa_rng_below(
 				&r->rng, COLL_LOOKUP_MAX - COLL_LOOKUP_MIN + 1);
-			rc = r->ops->start(r->ctx, other(r), COLL_LOOKUP_REQ, resp, tag | n);
+			r->grp[r->ngrp++] = (struct coll_msg){ other(r), COLL_LOOKUP_REQ, resp, 0 };
 		}
-		return rc ? rc : wait_all(r, n, last_ns);
+		return send_group(r, last_ns);
 	}
-	for (uint32_t round = 0; round < 2 * (r->ndev - 1) && !rc; round++) {
+	for (uint32_t round = 0; round < rounds && !rc; round++) {
 		uint64_t rel;
-		rc = r->ops->start(r->ctx, (me + 1) % r->ndev, d->msg_bytes, BENCH_MIN_MSG,
-				   tag | round);
-		if (rc == 0)
-			rc = wait_all(r, 1, last_ns);
-		if (rc == 0 && round + 1 < 2 * (r->ndev - 1))
+		r->tag = (uint64_t)step << 32 | (uint64_t)round << 16;
+		r->ngrp = 1;
+		r->grp[0] = (struct coll_msg){ (me + 1) % r->ndev, d->msg_bytes, BENCH_MIN_MSG, 0 };
+		rc = send_group(r, last_ns);
+		if (rc == 0 && round + 1 < rounds)
 			rc = coll_sync_barrier(r->s, bench_now_ns() + r->timeout_ns, &rel);
 	}
 	return rc;
@@ -169,11 +215,14 @@ int coll_device_run(const struct bench_client_ops *ops, const struct bench_tr_cf
 	}
 	r.timeout_ns = (uint64_t)(d->step_timeout_s * 1e9);
 	homa_rng_seed(&r.rng, d->seed * 1000003u + d->rank);
-	int rc = ops->open(&r.ctx, cfg);
+	r.cap = d->lookups > r.ndev ? d->lookups : r.ndev;
+	r.grp = calloc(r.cap, sizeof(*r.grp));
+	int rc = r.grp ? ops->open(&r.ctx, cfg) : HOMA_ENOMEM;
 	if (rc == 0) {
 		rc = steps(&r);
 		ops->close(r.ctx);
 	}
+	free(r.grp);
 	if (rc)
 		coll_sync_fail(s);
 	else

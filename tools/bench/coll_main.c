@@ -54,6 +54,7 @@ static int write_json(const struct bench_opts *o, const struct coll_device *d,
 	homa_step_stats_json(&j, st);
 	homa_json_kv_num(&j, "device_cpu_us_per_step", coll_board_cpu_us_per_step(s));
 	homa_json_kv_num(&j, "host_cpu_us_per_step", coll_board_host_us_per_step(s));
+	homa_json_kv_num(&j, "rpc_retries", atomic_load(&s->b->retries));
 	step_times(&j, s, o->warmup_steps);
 	return bench_json_done(&j, f);
 }

@@ -30,6 +30,7 @@ struct coll_board {
 	_Atomic uint32_t gen;      /**< barriers released so far */
 	_Atomic uint32_t failed;   /**< a device gave up: every wait returns */
 	_Atomic uint32_t done;     /**< devices that finished every step */
+	_Atomic uint32_t retries;  /**< messages sent again after an RPC error */
 	_Atomic uint64_t release_ns; /**< when the last barrier released */
 	uint32_t ndev, nsteps;
 	int64_t cpu_us[COLL_MAX_DEVICES]; /**< each device's getrusage CPU over its steps */
