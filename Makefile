@@ -23,6 +23,14 @@ PREFIX ?= /usr/local
 install: all
 	cmake --install $(BUILD) --prefix $(PREFIX)
 
+# Debian packages libhoma1, libhoma-dev, homa-tools in build-deb/;
+# deb-test also installs them here, checks them and purges them (root).
+.PHONY: deb deb-test
+deb: deps
+	./scripts/deb.sh build
+deb-test: deps
+	./scripts/deb.sh test
+
 demo: all
 	./scripts/demo.sh $(BUILD)
 
