@@ -13,7 +13,7 @@ set -eu
 cd "$(dirname "$0")/.."
 cmd=${1:-build}
 dir=${2:-build-deb}
-parts="src/core;src/util;src/sim;src/obs;src/io;src/runtime;tools/bench;tools/sim;tools/stat;package"
+parts="src/core;src/util;src/sim;src/obs;src/io;src/crypto;src/runtime;tools/bench;tools/sim;tools/stat;package"
 
 build() {
 	cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX=/usr \
