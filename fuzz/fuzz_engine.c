@@ -193,7 +193,7 @@ static void data_header(struct fe_world *w, struct homa_pkt *p, uint64_t c)
 	}
 	p->u.data.retransmit = (f >> 4) & 1;
 	p->u.data.cutoff_version = (f & 0x20) ? fz_u8(&w->in) : 0;
-	p->flags = (f & 0x40) ? HOMA_FLAG_INCAST : 0;
+	p->ext = (f & 0x40) ? HOMA_EXT_INCAST : 0;
 }
 
 /** op_data() - One DATA packet (or, with @burst, a strided run of them). */

@@ -74,7 +74,8 @@ static int same_body(const struct homa_pkt *a, const struct homa_pkt *b)
 static int same_pkt(const struct homa_pkt *a, const struct homa_pkt *b)
 {
 	return a->sport == b->sport && a->dport == b->dport && a->seq == b->seq &&
-	       a->type == b->type && a->flags == b->flags && a->sender_id == b->sender_id &&
+	       a->type == b->type && a->flags == b->flags && a->ext == b->ext &&
+	       a->urgent == b->urgent && a->sender_id == b->sender_id &&
 	       same_body(a, b);
 }
 
@@ -192,6 +193,8 @@ static void build_pkt(struct fz_in *in, struct homa_pkt *p, const uint8_t **payl
 	p->dport = fz_u16(in);
 	p->seq = fz_u32(in);
 	p->flags = fz_u8(in);
+	p->ext = fz_u8(in);
+	p->urgent = fz_u16(in);
 	p->sender_id = (uint64_t)fz_u32(in) << 32 | fz_u32(in);
 	switch (p->type) {
 	case HOMA_PKT_DATA:
@@ -202,6 +205,8 @@ static void build_pkt(struct fz_in *in, struct homa_pkt *p, const uint8_t **payl
 		p->u.data.cutoff_version = fz_u16(in);
 		p->u.data.retransmit = fz_u8(in);
 		p->u.data.offset = fz_u32(in);
+		if (p->u.data.offset == HOMA_OFFSET_IN_SEQ)
+			p->seq = HOMA_OFFSET_IN_SEQ; /* decodes to the same offset */
 		*payload = fz_bytes(in, fz_u16(in) % 2048, &got);
 		p->u.data.payload = *payload;
 		p->u.data.payload_len = (uint32_t)got;

@@ -33,6 +33,7 @@ enum homa_error {
 	HOMA_ENOSPC = -14,     /**< the caller's output buffer is too small */
 	HOMA_ENOTSUP = -15,    /**< feature not available (address family, driver) */
 	HOMA_EPEERDEAD = -16,  /**< the peer was declared dead earlier; new RPCs fail at once */
+	HOMA_ENOSERVER = -17,  /**< no server at the destination port took the request (the port does not serve) */
 	/* encryption (docs/ENCRYPTION.md) */
 	HOMA_ENOASSOC = -30,   /**< encrypted socket: no security association for that destination */
 	HOMA_ECERT = -31,      /**< key exchange: the peer's certificate was rejected (or ours, by the peer) */

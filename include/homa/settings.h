@@ -19,7 +19,7 @@ extern "C" {
 #endif
 
 /** Bump when fields are added; homa_settings_default() writes it. */
-#define HOMA_SETTINGS_VERSION 4
+#define HOMA_SETTINGS_VERSION 5
 
 /** Protocol parameters (GUIDE section 4 names). Times are nanoseconds. */
 struct homa_settings {
@@ -84,6 +84,35 @@ struct homa_settings {
 	 * returning sender's burst stays bounded). Default 4; 0 = never.
 	 */
 	uint32_t grant_silence_rtts;
+	/**
+	 * Interoperation with hosts running the Linux kernel module
+	 * (docs/INTEROP.md). HOMA_COMPAT_AUTO (0, the default) is
+	 * HOMA_COMPAT_MODULE on the raw IP driver (the only one a module host
+	 * can reach) and HOMA_COMPAT_OFF on UDP; the engine alone treats it as
+	 * HOMA_COMPAT_OFF. In HOMA_COMPAT_MODULE our extensions (START_MSG,
+	 * the incast bit, messages above HOMA_MODULE_MAX_MESSAGE bytes) are
+	 * used only toward peers known to be ours: listed with
+	 * homa_engine_set_peer_ours() or seen sending our marker (HOMA_EXT_MARK
+	 * in wire.h), which a module host never sends. Sends of more than
+	 * HOMA_MODULE_MAX_MESSAGE bytes to any other peer fail with
+	 * HOMA_EMSGSIZE.
+	 */
+	uint32_t compat;
+	/**
+	 * Restarts of one client RPC (the server answered RPC_UNKNOWN before
+	 * any response byte arrived) after which the next RPC_UNKNOWN fails it
+	 * with HOMA_ENOSERVER (default 3; 0 = never restart). A request to a
+	 * port that does not serve thus fails within about
+	 * (max_restarts + 1) x resend_ticks ticks, well inside the timeout.
+	 */
+	uint32_t max_restarts;
+};
+
+/** Values of homa_settings.compat. */
+enum homa_compat {
+	HOMA_COMPAT_AUTO = 0,   /**< module-compatible on the raw driver, off on UDP */
+	HOMA_COMPAT_MODULE = 1, /**< extensions only toward peers known to be ours */
+	HOMA_COMPAT_OFF = 2,    /**< every peer is ours (no module host on this network) */
 };
 
 /**
@@ -98,7 +127,8 @@ HOMA_API void homa_settings_default(struct homa_settings *s);
  * @why: if not NULL, set to a static string naming the bad field.
  * Return: 0 if usable, HOMA_EINVAL otherwise (wrong version, mtu too small
  * for a DATA header, zero link rate or tick, num_priorities outside 1..8,
- * cutoffs not increasing, max_message above 2^32-1, caps smaller than one
+ * cutoffs not increasing, max_message above 2^32-1, compat not one of
+ * enum homa_compat, max_restarts above 1000, caps smaller than one
  * message's unscheduled bytes, ...).
  */
 HOMA_API int homa_settings_validate(const struct homa_settings *s, const char **why);

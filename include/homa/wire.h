@@ -9,9 +9,15 @@
  * Layouts (offsets in bytes):
  *   common  (28): sport 0, dport 2, seq 4, unused 8..10, type 11, doff 12,
  *                 flags 13, window 14, checksum 16, urgent 18, sender_id 20
+ *                 (flags, checksum and urgent are the module's TCP-hijacking
+ *                 fields: it sends flags 6 and urgent 0xb97d and reads none of
+ *                 them; window is 0 from the module, and carries our
+ *                 extension marker and bits, see HOMA_EXT_MARK)
  *   DATA    (56): common; message_length 28; incoming 32;
  *                 ack.client_id 36; ack.server_port 44; cutoff_version 46;
  *                 retransmit 48; pad 49..51; offset 52; then payload
+ *                 (offset 0xffffffff: the offset is in seq, as the module
+ *                 sends every DATA packet that is not a retransmission)
  *   GRANT   (33): common; offset 28; priority 32
  *   RESEND  (37): common; offset 28; length 32; priority 36
  *   RPC_UNKNOWN, BUSY, FREEZE, NEED_ACK (28): common only
@@ -24,6 +30,7 @@
 
 #include "homa/export.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -73,20 +80,40 @@ enum homa_pkt_type {
 #define HOMA_RESEND_ALL 0xffffffffu
 
 /**
- * Bit in the common header's flags byte (a TCP flag byte that Linux Homa
- * ignores): set on a request's DATA packets by a client under incast, it
- * asks the server to limit the response's unscheduled bytes
- * (settings.incast_unsched_bytes).
+ * Extension marker: the high byte of the common header's window field
+ * (bytes 14..15) on every packet this implementation sends. The Linux
+ * module always sends window 0 and never reads it, so a packet carrying the
+ * marker comes from a peer that understands our extensions (START_MSG,
+ * messages above HOMA_MODULE_MAX_MESSAGE, the HOMA_EXT_* bits), and a
+ * module host can neither send it nor be confused by it. The low byte holds
+ * the HOMA_EXT_* bits. The flags byte (13) is never used: the module sends
+ * 6 there (its TCP-hijacking marker) whether or not it hijacks TCP.
  */
-#define HOMA_FLAG_INCAST 0x01
+#define HOMA_EXT_MARK 0x48
 
 /**
- * Flags-byte bit on RPC_UNKNOWN (homa extension): the server executed or
- * abandoned this RPC (its application aborted it, or it timed out) and
- * remembers it as finished, so a restarted request would be refused; the
- * client fails the RPC (HOMA_ECANCELED) instead of restarting it.
+ * Extension bit (struct homa_pkt.ext): set on a request's DATA packets by
+ * a client under incast, it asks the server to limit the response's
+ * unscheduled bytes (settings.incast_unsched_bytes).
  */
-#define HOMA_FLAG_FINISHED 0x02
+#define HOMA_EXT_INCAST 0x01
+
+/**
+ * Extension bit on RPC_UNKNOWN: the server executed or abandoned this RPC
+ * (its application aborted it, or it timed out) and remembers it as
+ * finished, so a restarted request would be refused; the client fails the
+ * RPC (HOMA_ECANCELED) instead of restarting it.
+ */
+#define HOMA_EXT_FINISHED 0x02
+
+/** Longest message the Linux module sends or accepts (its HOMA_MAX_MESSAGE_LENGTH). */
+#define HOMA_MODULE_MAX_MESSAGE 1000000u
+
+/** DATA offset value meaning "the offset is in the common header's seq". */
+#define HOMA_OFFSET_IN_SEQ 0xffffffffu
+
+/** Largest cutoff value sent in CUTOFFS (the module keeps cutoffs as int). */
+#define HOMA_CUTOFF_WIRE_MAX 0x7fffffffu
 
 /** One acknowledged client RPC: the server may free it. */
 struct homa_ack {
@@ -101,7 +128,10 @@ struct homa_pkt {
 	uint32_t seq;
 	uint8_t type;
 	uint8_t doff;
-	uint8_t flags;
+	uint8_t flags;            /**< TCP flags byte: written as given, never interpreted */
+	uint8_t ext;              /**< HOMA_EXT_* bits (window low byte; 0 unless @ours) */
+	bool ours;                /**< decode: the window field carries HOMA_EXT_MARK */
+	uint16_t urgent;          /**< TCP urgent field (the module: 0xb97d); written as given */
 	uint64_t sender_id;
 	union {
 		struct {
@@ -150,6 +180,9 @@ enum homa_wire_error {
  * @buf: the bytes (caller owns; DATA payload in @pkt points into it).
  * @len: number of bytes in @buf.
  * @pkt: filled on success.
+ * A DATA offset of HOMA_OFFSET_IN_SEQ is replaced by the seq field (the
+ * module's convention). @pkt->ext is set only from a window carrying
+ * HOMA_EXT_MARK (then @pkt->ours is true).
  * Return: 0, or -HOMA_WIRE_TRUNCATED / -HOMA_WIRE_BAD_TYPE /
  * -HOMA_WIRE_BAD_FIELD (DATA whose payload runs past message_length, or
  * an ACK claiming more than HOMA_MAX_ACKS entries, or a priority >= 8).
@@ -158,7 +191,9 @@ HOMA_API int homa_wire_decode(const uint8_t *buf, size_t len, struct homa_pkt *p
 
 /**
  * homa_wire_encode() - Serialize @pkt (including a DATA payload) into @buf.
- * @pkt: the packet; type selects the layout; doff is set by this function.
+ * @pkt: the packet; type selects the layout; doff is set by this function,
+ *       and the window field to HOMA_EXT_MARK and @pkt->ext (@pkt->ours is
+ *       not read: every packet we send carries the marker).
  * @buf: output; caller owns.
  * @cap: bytes available in @buf.
  * Return: bytes written, or HOMA_ENOSPC if @cap is too small, or

@@ -167,8 +167,9 @@ void homa_ctl_resend(homa_engine *e, struct homa_rpc *rpc, uint32_t offset, uint
 
 /**
  * homa_ctl_reply_unknown() - Answer a packet about an RPC we do not have
- * with RPC_UNKNOWN, flagged HOMA_FLAG_FINISHED if it is a server RPC we
- * finished (so the client gives up rather than restarting it forever).
+ * with RPC_UNKNOWN, with HOMA_EXT_FINISHED if it is a server RPC we
+ * finished (so a client of ours gives up rather than restarting it; the
+ * bit is in the window field, which a module client ignores).
  * Limited to a few per peer per tick so that forged packets cannot turn
  * this endpoint into an amplifier.
  */
@@ -191,7 +192,7 @@ void homa_ctl_reply_unknown(homa_engine *e, const homa_addr *src, const struct h
 	pkt.dport = in->sport;
 	pkt.sender_id = in->sender_id ^ 1;
 	if (homa_done_seen(e, in->sender_id ^ 1, src, in->sport))
-		pkt.flags = HOMA_FLAG_FINISHED;
+		pkt.ext = HOMA_EXT_FINISHED;
 	homa_ctl_send(e, &pkt, src, ctl_prio(e));
 }
 

@@ -100,13 +100,19 @@ void homa_cutoffs_maybe_update(homa_engine *e)
 }
 
 /**
- * homa_cutoffs_check_peer() - A DATA packet from @p (port @dport) was sent
- * with cutoff @version: if stale, send our cutoffs (at most once per tick
- * per peer, so a lost CUTOFFS is repeated but never flooded).
+ * homa_cutoffs_check_peer() - A DATA packet of RPC @id (our local id) from
+ * @p (port @dport) was sent with cutoff @version: if stale, send our
+ * cutoffs (at most once per tick per peer, so a lost CUTOFFS is repeated
+ * but never flooded). The CUTOFFS carries @id, as the module's do: the
+ * module finds the destination socket from the id (a client id routes to
+ * its client socket), and keeps cutoffs as int, so no value exceeds
+ * HOMA_CUTOFF_WIRE_MAX.
  */
-void homa_cutoffs_check_peer(homa_engine *e, struct homa_peer *p, uint16_t dport, uint16_t version)
+void homa_cutoffs_check_peer(homa_engine *e, struct homa_peer *p, uint16_t dport, uint16_t version,
+			     uint64_t id)
 {
 	struct homa_pkt pkt;
+	int i;
 
 	if (version == e->cutoff_version)
 		return;
@@ -115,7 +121,10 @@ void homa_cutoffs_check_peer(homa_engine *e, struct homa_peer *p, uint16_t dport
 	memset(&pkt, 0, sizeof(pkt));
 	pkt.type = HOMA_PKT_CUTOFFS;
 	pkt.dport = dport;
-	memcpy(pkt.u.cutoffs.cutoffs, e->cutoffs, sizeof(e->cutoffs));
+	pkt.sender_id = id;
+	for (i = 0; i < HOMA_MAX_PRIORITIES; i++)
+		pkt.u.cutoffs.cutoffs[i] = e->cutoffs[i] < HOMA_CUTOFF_WIRE_MAX ? e->cutoffs[i]
+						: HOMA_CUTOFF_WIRE_MAX;
 	pkt.u.cutoffs.version = e->cutoff_version;
 	homa_ctl_send(e, &pkt, &p->addr, (uint8_t)(e->s.num_priorities - 1));
 	p->cutoffs_sent_version = e->cutoff_version;

@@ -37,7 +37,9 @@ int homa_engine_new(homa_engine **out, const struct homa_settings *s,
 	e->local = *local;
 	e->port = port;
 	e->now = now;
-	e->next_client_id = 2 + ((now >> 10) << 1);
+	e->next_client_id = (2 + ((now >> 10) << 1)) & HOMA_ID_COUNTER_MASK;
+	if (!e->next_client_id)
+		e->next_client_id = 2;
 	e->next_server_handle = 1;
 	e->next_tick_ns = UINT64_MAX;
 	homa_list_init(&e->all_rpcs);
@@ -157,6 +159,37 @@ static int check_message(homa_engine *e, const struct homa_iov *iov, int iovcnt)
 }
 
 /**
+ * fits_peer() - True unless the message in @iov is longer than the Linux
+ * module accepts and @p is not known to be ours (homa_peer_ext()).
+ */
+static bool fits_peer(const homa_engine *e, const struct homa_peer *p,
+		      const struct homa_iov *iov, int iovcnt)
+{
+	uint64_t len = 0;
+	int i;
+
+	for (i = 0; i < iovcnt; i++)
+		len += iov[i].len;
+	return len <= HOMA_MODULE_MAX_MESSAGE || homa_peer_ext(e, p);
+}
+
+/**
+ * next_id() - Give out the next client RPC id: the local port in the top
+ * 16 bits, a counter (clock-seeded, even) in the rest, so that ids are
+ * unique per host, not just per process (the module finds RPCs by
+ * client address and id, whatever the client port).
+ */
+static uint64_t next_id(homa_engine *e)
+{
+	uint64_t id = e->next_client_id;
+
+	e->next_client_id = (id + 2) & HOMA_ID_COUNTER_MASK;
+	if (!e->next_client_id)
+		e->next_client_id = 2;
+	return ((uint64_t)e->port << 48) | id;
+}
+
+/**
  * start_request() - Start a client RPC carrying @iov: copied, or with
  * @borrow referenced (homa_engine_send_request_ref()).
  * Return: as homa_engine_send_request().
@@ -184,13 +217,16 @@ static int start_request(homa_engine *e, const homa_addr *dst, uint16_t dport,
 		homa_peer_put(e, peer);
 		return HOMA_EPEERDEAD;
 	}
-	rpc = homa_rpc_new(e, e->next_client_id, peer, dport);
+	if (!fits_peer(e, peer, iov, iovcnt)) {
+		homa_peer_put(e, peer);
+		return HOMA_EMSGSIZE;
+	}
+	rpc = homa_rpc_new(e, next_id(e), peer, dport);
 	if (!rpc) {
 		homa_peer_put(e, peer);
 		e->st.sends_refused++;
 		return HOMA_EAGAIN;
 	}
-	e->next_client_id += 2;
 	rpc->cookie = cookie;
 	rpc->start_ns = now;
 	rpc->state = RPC_OUTGOING;
@@ -238,6 +274,8 @@ int homa_engine_send_reply(homa_engine *e, uint64_t id, const struct homa_iov *i
 	err = check_message(e, iov, iovcnt);
 	if (err)
 		return err;
+	if (!fits_peer(e, rpc->peer, iov, iovcnt))
+		return HOMA_EMSGSIZE;
 	e->now = now;
 	unsched = e->s.unsched_bytes;
 	if (rpc->incast && e->s.incast_unsched_bytes < unsched)

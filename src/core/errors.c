@@ -26,6 +26,7 @@ const char *homa_strerror(int err)
 	case HOMA_ENOSPC: return "output buffer too small";
 	case HOMA_ENOTSUP: return "not supported";
 	case HOMA_EPEERDEAD: return "peer was declared dead";
+	case HOMA_ENOSERVER: return "no server at the destination port took the request";
 	case HOMA_ENOASSOC: return "no security association (SPI and key) for that destination";
 	case HOMA_ECERT: return "peer certificate rejected in the key exchange";
 	case HOMA_EKEYEXPIRED: return "SPI expired (its master key was rotated out)";

@@ -39,7 +39,8 @@ static struct homa_rpc *new_server_rpc(homa_engine *e, const homa_addr *src,
 		return NULL;
 	}
 	rpc->state = RPC_INCOMING;
-	rpc->incast = (pkt->flags & HOMA_FLAG_INCAST) != 0;
+	peer->ours |= pkt->ours;
+	rpc->incast = (pkt->ext & HOMA_EXT_INCAST) != 0;
 	return rpc;
 }
 
@@ -178,7 +179,7 @@ static int handle_data(homa_engine *e, const homa_addr *src, const struct homa_p
 		return HOMA_DROP(HOMA_DROP_MEMORY);
 	if ((uint32_t)added < pkt->u.data.payload_len)
 		e->st.duplicate_bytes += pkt->u.data.payload_len - (uint32_t)added;
-	homa_cutoffs_check_peer(e, rpc->peer, pkt->sport, pkt->u.data.cutoff_version);
+	homa_cutoffs_check_peer(e, rpc->peer, pkt->sport, pkt->u.data.cutoff_version, rpc->id);
 	homa_grant_received(e, rpc, (uint32_t)added);
 	if (rpc->in.received == rpc->in.length)
 		message_complete(e, rpc);
@@ -252,6 +253,8 @@ static int handle_resend(homa_engine *e, const homa_addr *src, const struct homa
 	homa_rpc_heard(rpc);
 	out = &rpc->out;
 	end = (uint64_t)pkt->u.resend.offset + pkt->u.resend.length;
+	if (pkt->u.resend.length == HOMA_RESEND_ALL)
+		end = out->next_xmit; /* "all you sent": the module's RESEND(0, -1), not a grant */
 	if (end > out->length)
 		end = out->length;
 	if (out->msg && end > out->granted) {
@@ -282,10 +285,31 @@ static int handle_resend(homa_engine *e, const homa_addr *src, const struct homa
 }
 
 /**
- * handle_unknown() - The other side has no record of the RPC. A client
- * restarts its request from byte 0, or fails the RPC with HOMA_ECANCELED
- * if the server says it finished it (HOMA_FLAG_FINISHED: executed or
- * abandoned, a restart would be refused); a server forgets the RPC.
+ * restart() - The server lost @rpc's request before answering: send it
+ * again from byte 0, or, once settings.max_restarts restarts were spent,
+ * fail the RPC with HOMA_ENOSERVER (nothing at that port takes it).
+ */
+static void restart(homa_engine *e, struct homa_rpc *rpc)
+{
+	if (rpc->restarts >= e->s.max_restarts) {
+		homa_rpc_fail(e, rpc, HOMA_ENOSERVER);
+		return;
+	}
+	rpc->restarts++;
+	rpc->state = RPC_OUTGOING;
+	homa_rpc_heard(rpc);
+	homa_msgout_restart(e, rpc);
+	e->st.rpc_restarts++;
+}
+
+/**
+ * handle_unknown() - The other side has no record of the RPC. A server
+ * forgets the RPC. A client restarts its request (restart()) only while
+ * no response byte has arrived, as the Linux module does: a server with
+ * no memory of finished RPCs would run a late restart twice. Later, the
+ * packet is ignored (the RPC times out unless the response completes). A
+ * server of ours that finished the RPC says so (HOMA_EXT_FINISHED): the
+ * client fails it with HOMA_ECANCELED instead of restarting it.
  */
 static int handle_unknown(homa_engine *e, const homa_addr *src, const struct homa_pkt *pkt)
 {
@@ -297,19 +321,13 @@ static int handle_unknown(homa_engine *e, const homa_addr *src, const struct hom
 		homa_rpc_free(e, rpc);
 		return 0;
 	}
-	if (pkt->flags & HOMA_FLAG_FINISHED) {
+	if (pkt->ext & HOMA_EXT_FINISHED) {
 		homa_rpc_fail(e, rpc, HOMA_ECANCELED);
 		return 0;
 	}
-	homa_grant_remove(e, rpc);
-	homa_msgin_destroy(e, &rpc->in);
-	memset(&rpc->in, 0, sizeof(rpc->in));
-	homa_list_init(&rpc->in.grant_link);
-	homa_list_init(&rpc->in.out_link);
-	rpc->state = RPC_OUTGOING;
-	homa_rpc_heard(rpc);
-	homa_msgout_restart(e, rpc);
-	e->st.rpc_restarts++;
+	if (rpc->in.msg)
+		return HOMA_DROP(HOMA_DROP_UNKNOWN_RPC); /* response under way: no restart */
+	restart(e, rpc);
 	return 0;
 }
 
@@ -391,6 +409,7 @@ int homa_incoming(homa_engine *e, const homa_addr *src, const struct homa_pkt *p
 	if (peer) {
 		peer->dead_until_tick = 0;
 		peer->heard_tick = e->tick;
+		peer->ours |= pkt->ours;
 	}
 	switch (pkt->type) {
 	case HOMA_PKT_DATA: return handle_data(e, src, pkt);

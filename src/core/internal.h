@@ -19,6 +19,9 @@
 #define HOMA_CHUNK_SHIFT 16
 #define HOMA_CHUNK ((uint32_t)1 << HOMA_CHUNK_SHIFT)
 
+/** Counter bits of a client RPC id (the local port is in the top 16, engine.c). */
+#define HOMA_ID_COUNTER_MASK (((uint64_t)1 << 48) - 1)
+
 /** Slots of the cache of recently finished server RPCs (see done.c). */
 #define HOMA_DONE_SLOTS 4096
 
@@ -116,6 +119,7 @@ struct homa_rpc {
 	bool incast;              /**< server: reply limited to incast_unsched_bytes */
 	bool ev_reserved;         /**< owns one node of engine.spare_events for its event */
 	uint16_t probes;          /**< RESEND/NEED_ACK probes sent since we last heard of it */
+	uint16_t restarts;        /**< client: restarts after RPC_UNKNOWN (settings.max_restarts) */
 	uint32_t silent_ticks;    /**< timer ticks without hearing from the peer */
 	uint32_t resend_at;       /**< silent_ticks value at which the next RESEND is due */
 	uint64_t cookie;
@@ -149,6 +153,7 @@ struct homa_peer {
 	uint64_t ack_ids[HOMA_PEER_ACKS];   /**< completed client RPC ids to ack */
 	uint16_t ack_ports[HOMA_PEER_ACKS]; /**< their server ports */
 	uint16_t num_acks;
+	bool ours;                /**< it sent our extension marker (HOMA_EXT_MARK) */
 };
 
 /** A queued control packet, encoded. */
@@ -342,7 +347,8 @@ bool homa_evict_stale(homa_engine *e, struct homa_rpc *rpc);
 void homa_cutoffs_init(homa_engine *e);
 void homa_cutoffs_record(homa_engine *e, uint32_t length);
 void homa_cutoffs_maybe_update(homa_engine *e);
-void homa_cutoffs_check_peer(homa_engine *e, struct homa_peer *p, uint16_t dport, uint16_t version);
+void homa_cutoffs_check_peer(homa_engine *e, struct homa_peer *p, uint16_t dport, uint16_t version,
+			     uint64_t id);
 
 /* control.c */
 uint64_t homa_ctl_send(homa_engine *e, struct homa_pkt *pkt, const homa_addr *dst, uint8_t priority);
@@ -384,6 +390,16 @@ static inline void homa_hist_add(uint64_t *hist, uint64_t v)
 		b++;
 	}
 	hist[b]++;
+}
+
+/**
+ * homa_peer_ext() - True if our extensions (START_MSG, the incast bit,
+ * messages above HOMA_MODULE_MAX_MESSAGE) may be sent to @p: always unless
+ * settings.compat is HOMA_COMPAT_MODULE, then only once @p showed our marker.
+ */
+static inline bool homa_peer_ext(const homa_engine *e, const struct homa_peer *p)
+{
+	return e->s.compat != HOMA_COMPAT_MODULE || p->ours;
 }
 
 /** homa_is_client_id() - True if @id (local) names one of our client RPCs. */

@@ -60,12 +60,22 @@ static int store_message(homa_engine *e, struct homa_msgout *out, const struct h
 }
 
 /**
+ * start_mode() - True if @rpc's message may be announced with START_MSG
+ * (settings.start_msg, and a peer known to understand it: the Linux module
+ * drops the type silently).
+ */
+static bool start_mode(const homa_engine *e, const struct homa_rpc *rpc)
+{
+	return e->s.start_msg && homa_peer_ext(e, rpc->peer);
+}
+
+/**
  * homa_msgout_init() - Buffer the message in @iov for @rpc (a copy, or
  * with @borrow a reference to the caller's bytes, see
  * homa_engine_send_request_ref()) and queue it for transmission.
  * @unsched is how many bytes may go without grants; in START_MSG mode a
  * message longer than that is announced with START_MSG and sent only as
- * granted.
+ * granted (only to a peer that understands it, homa_peer_ext()).
  * Return: 0 or HOMA_ENOMEM.
  */
 int homa_msgout_init(homa_engine *e, struct homa_rpc *rpc, const struct homa_iov *iov,
@@ -83,7 +93,7 @@ int homa_msgout_init(homa_engine *e, struct homa_rpc *rpc, const struct homa_iov
 	out->length = (uint32_t)len;
 	out->unsched = unsched < len ? unsched : (uint32_t)len;
 	out->birth = e->now;
-	if (e->s.start_msg && out->unsched < out->length)
+	if (start_mode(e, rpc) && out->unsched < out->length)
 		out->unsched = 0;
 	homa_msgout_restart(e, rpc);
 	return 0;
@@ -101,7 +111,7 @@ void homa_msgout_restart(homa_engine *e, struct homa_rpc *rpc)
 	out->granted = out->unsched;
 	out->resend_start = out->resend_end = 0;
 	out->sched_priority = 0;
-	out->start_sent = out->unsched < out->length && e->s.start_msg;
+	out->start_sent = out->unsched == 0 && out->length && start_mode(e, rpc);
 	out->start_pending = out->start_sent;
 	out->start_ticks = 0;
 	homa_tx_update(e, rpc);
@@ -256,8 +266,8 @@ static uint8_t fill_data(homa_engine *e, struct homa_rpc *rpc, struct homa_pkt *
 		out->next_xmit += n;
 	}
 	if (homa_is_client_id(rpc->id) && e->s.incast_threshold &&
-	    rpc->peer->client_rpcs > e->s.incast_threshold)
-		pkt->flags |= HOMA_FLAG_INCAST;
+	    rpc->peer->client_rpcs > e->s.incast_threshold && homa_peer_ext(e, rpc->peer))
+		pkt->ext |= HOMA_EXT_INCAST;
 	return prio;
 }
 

@@ -46,6 +46,8 @@ void homa_settings_default(struct homa_settings *s)
 	s->max_pacer_slack_ns = 1000000;
 	s->grant_step = 0; /* a third of unsched_bytes, whole packets */
 	s->grant_silence_rtts = 4;
+	s->compat = HOMA_COMPAT_AUTO;
+	s->max_restarts = 3;
 }
 
 /** check_cutoffs() - Cutoffs of used unscheduled levels must grow toward low priority. */
@@ -106,6 +108,10 @@ int homa_settings_validate(const struct homa_settings *s, const char **why)
 		bad = "max_control_queue";
 	else if (s->grant_silence_rtts > 1000000)
 		bad = "grant_silence_rtts (at most 1000000)";
+	else if (s->compat > HOMA_COMPAT_OFF)
+		bad = "compat (enum homa_compat)";
+	else if (s->max_restarts > 1000)
+		bad = "max_restarts (at most 1000)";
 	if (why)
 		*why = bad;
 	return bad ? HOMA_EINVAL : 0;

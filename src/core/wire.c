@@ -129,6 +129,9 @@ int homa_wire_encode(const struct homa_pkt *pkt, uint8_t *buf, size_t cap)
 	buf[11] = pkt->type;
 	buf[12] = pkt->type == HOMA_PKT_DATA ? HOMA_DOFF_DATA : HOMA_DOFF_CONTROL;
 	buf[13] = pkt->flags;
+	buf[14] = HOMA_EXT_MARK;
+	buf[15] = pkt->ext;
+	homa_put16(buf + 18, pkt->urgent);
 	homa_put64(buf + 20, pkt->sender_id);
 	encode_body(pkt, buf);
 	return (int)len;
@@ -145,6 +148,8 @@ static int decode_data(const uint8_t *b, size_t len, struct homa_pkt *pkt)
 	pkt->u.data.cutoff_version = homa_get16(b + 46);
 	pkt->u.data.retransmit = b[48];
 	pkt->u.data.offset = homa_get32(b + 52);
+	if (pkt->u.data.offset == HOMA_OFFSET_IN_SEQ)
+		pkt->u.data.offset = pkt->seq; /* the module's original transmissions */
 	pkt->u.data.payload = b + HOMA_DATA_HDR_LEN;
 	pkt->u.data.payload_len = (uint32_t)(len - HOMA_DATA_HDR_LEN);
 	end = (uint64_t)pkt->u.data.offset + pkt->u.data.payload_len;
@@ -209,6 +214,9 @@ int homa_wire_decode(const uint8_t *buf, size_t len, struct homa_pkt *pkt)
 	pkt->seq = homa_get32(buf + 4);
 	pkt->doff = buf[12];
 	pkt->flags = buf[13];
+	pkt->ours = buf[14] == HOMA_EXT_MARK;
+	pkt->ext = pkt->ours ? buf[15] : 0;
+	pkt->urgent = homa_get16(buf + 18);
 	pkt->sender_id = homa_get64(buf + 20);
 	return decode_body(buf, len, pkt);
 }

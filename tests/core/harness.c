@@ -182,7 +182,7 @@ char *th_describe(const uint8_t *buf, size_t len, uint8_t prio, bool with_id,
 	if (k.type == HOMA_PKT_DATA)
 		n += snprintf(out + n, cap - n, " %u@%u%s%s", k.u.data.payload_len,
 			      k.u.data.offset, k.u.data.retransmit ? " rx" : "",
-			      (k.flags & HOMA_FLAG_INCAST) ? " incast" : "");
+			      (k.ext & HOMA_EXT_INCAST) ? " incast" : "");
 	else if (k.type == HOMA_PKT_GRANT)
 		n += snprintf(out + n, cap - n, " %u g%u", k.u.grant.offset, k.u.grant.priority);
 	else if (k.type == HOMA_PKT_RESEND)

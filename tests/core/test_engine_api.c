@@ -295,10 +295,10 @@ static void homa_engine_shutdown__fails_outstanding(void **state)
 /** homa_strerror__every_code() - Every code has its own text; unknown codes say so. */
 static void homa_strerror__every_code(void **state)
 {
-	const char *seen[17];
+	const char *seen[18];
 	int code, k;
 
-	for (code = 0; code >= HOMA_EPEERDEAD; code--) {
+	for (code = 0; code >= HOMA_ENOSERVER; code--) {
 		const char *t = homa_strerror(code);
 
 		assert_non_null(t);
@@ -308,7 +308,7 @@ static void homa_strerror__every_code(void **state)
 			assert_string_not_equal(t, seen[k]);
 		seen[-code] = t;
 	}
-	assert_string_equal(homa_strerror(HOMA_EPEERDEAD - 1), "unknown homa error");
+	assert_string_equal(homa_strerror(HOMA_ENOSERVER - 1), "unknown homa error");
 	assert_string_equal(homa_strerror(1), "unknown homa error");
 	assert_string_equal(homa_drop_reason_name(HOMA_DROP_TRUNCATED), "truncated");
 	assert_string_equal(homa_drop_reason_name(HOMA_DROP_REASONS), "unknown");

@@ -269,7 +269,7 @@ static void take_reply(struct th_pair *p, const struct homa_event *ev, size_t le
 
 /**
  * fill_data__incast_flag() - With incast_threshold 2 a client's third
- * outstanding RPC to one server marks its request HOMA_FLAG_INCAST; the
+ * outstanding RPC to one server marks its request HOMA_EXT_INCAST; the
  * server then sends that response's first incast_unsched_bytes only and
  * waits for grants, while a normal response goes out whole.
  */
@@ -287,13 +287,13 @@ static void fill_data__incast_flag(void **state)
 	th_pair_init(&p, &s);
 	request(p.e[0], 100, 0);                 /* 1 outstanding */
 	next_data(p.e[0], 0, &k[0]);
-	assert_int_equal(k[0].k.flags & HOMA_FLAG_INCAST, 0);
+	assert_int_equal(k[0].k.ext & HOMA_EXT_INCAST, 0);
 	request(p.e[0], 100, 0);
 	request(p.e[0], 100, 0);                 /* 3 outstanding > 2 */
 	next_data(p.e[0], 0, &k[1]);
 	next_data(p.e[0], 0, &k[2]);
-	assert_int_equal(k[1].k.flags & HOMA_FLAG_INCAST, HOMA_FLAG_INCAST);
-	assert_int_equal(k[2].k.flags & HOMA_FLAG_INCAST, HOMA_FLAG_INCAST);
+	assert_int_equal(k[1].k.ext & HOMA_EXT_INCAST, HOMA_EXT_INCAST);
+	assert_int_equal(k[2].k.ext & HOMA_EXT_INCAST, HOMA_EXT_INCAST);
 	for (i = 0; i < 3; i++) {
 		assert_int_equal(homa_engine_input(p.e[1], &p.addr[0], k[i].buf, (size_t)k[i].len, 0), 0);
 		assert_int_equal(homa_engine_next_event(p.e[1], &ev[i]), 1);
@@ -417,7 +417,7 @@ static void homa_engine_send_request_ref__reads_caller_bytes(void **state)
 	struct homa_stats st, copied;
 	struct homa_event ev;
 	struct th_pair p;
-	uint64_t id;
+	uint64_t id, ref_id;
 	struct drop_count dropped = {0, 0};
 
 	(void)state;
@@ -427,7 +427,7 @@ static void homa_engine_send_request_ref__reads_caller_bytes(void **state)
 	p.filter_ctx = &dropped;
 	th_pattern(buf, sizeof(buf), 1);
 	assert_int_equal(homa_engine_send_request_ref(p.e[0], &p.addr[1], p.port[1], iov, 3,
-						      7, 0, &id), 0);
+						      7, 0, &ref_id), 0);
 	homa_engine_stats(p.e[0], &st);
 	assert_int_equal(homa_engine_send_request(p.e[1], &p.addr[0], p.port[0], &whole, 1,
 						  8, 0, &id), 0);
@@ -443,7 +443,7 @@ static void homa_engine_send_request_ref__reads_caller_bytes(void **state)
 	assert_true(th_check_pattern(ev.msg, 2));
 	homa_engine_stats(p.e[0], &st);
 	assert_true(st.retransmitted_bytes > 0);
-	homa_engine_abort(p.e[0], ev.id ^ 1, p.now);
+	assert_int_equal(homa_engine_abort(p.e[0], ref_id, p.now), 0);
 	homa_engine_msg_release(p.e[1], ev.msg);
 	homa_engine_stats(p.e[0], &st);
 	assert_int_equal(st.tx_buffered_bytes, 0);

@@ -87,6 +87,8 @@ BAD(tx_cap, s->max_tx_buffered = 10)
 BAD(max_rpcs, s->max_rpcs = 0)
 BAD(ctl_queue, s->max_control_queue = 3)
 BAD(silence, s->grant_silence_rtts = 1000001)
+BAD(compat, s->compat = HOMA_COMPAT_OFF + 1)
+BAD(restarts, s->max_restarts = 1001)
 
 static const struct bad_case bad_cases[] = {
 	{"version", bad_version},
@@ -118,6 +120,8 @@ static const struct bad_case bad_cases[] = {
 	{"max_rpcs", bad_max_rpcs},
 	{"max_control_queue", bad_ctl_queue},
 	{"grant_silence_rtts", bad_silence},
+	{"compat", bad_compat},
+	{"max_restarts", bad_restarts},
 };
 
 /**

@@ -348,7 +348,7 @@ static void homa_timer_tick__busy_keeps_long_call_alive(void **state)
 /**
  * homa_engine_abort__server_abort_fails_client() - The server application
  * aborts a request it received. The client's RESEND draws an RPC_UNKNOWN
- * flagged HOMA_FLAG_FINISHED, and the client fails the RPC with
+ * marked HOMA_EXT_FINISHED, and the client fails the RPC with
  * HOMA_ECANCELED a few ticks later instead of restarting it (the restart
  * would be refused as completed, forever); the server ran it once.
  */

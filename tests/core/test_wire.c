@@ -17,10 +17,11 @@
 #include "homa/wire.h"
 
 /* Common header used by every vector: sport 0x1234, dport 0x5678,
- * seq 0x00010203, type T, doff D, flags F, sender_id 0x1122334455667788. */
+ * seq 0x00010203, type T, doff D, flags 0, window HOMA_EXT_MARK and
+ * extension bits F, sender_id 0x1122334455667788. */
 #define COMMON(T, D, F) \
 	0x12, 0x34, 0x56, 0x78, 0x00, 0x01, 0x02, 0x03, 0x00, 0x00, 0x00, T, \
-	D, F, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, \
+	D, 0x00, 0x48, F, 0x00, 0x00, 0x00, 0x00, \
 	0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88
 
 /** DATA: message_length 131072 @28, incoming 10000 @32, ack {0xa1..a8, 0xb1b2}
@@ -109,15 +110,17 @@ static void check_encode(const struct homa_pkt *k, const uint8_t *vec, size_t le
 	assert_int_equal(buf[len], 0xaa);
 }
 
-/** check_common() - Decoded common fields match the vectors'. */
-static void check_common(const struct homa_pkt *k, uint8_t type, uint8_t doff, uint8_t flags)
+/** check_common() - Decoded common fields match the vectors' (@ext: extension bits). */
+static void check_common(const struct homa_pkt *k, uint8_t type, uint8_t doff, uint8_t ext)
 {
 	assert_int_equal(k->type, type);
 	assert_int_equal(k->sport, 0x1234);
 	assert_int_equal(k->dport, 0x5678);
 	assert_int_equal(k->seq, 0x00010203);
 	assert_int_equal(k->doff, doff);
-	assert_int_equal(k->flags, flags);
+	assert_int_equal(k->flags, 0);
+	assert_int_equal(k->ext, ext);
+	assert_true(k->ours);
 	assert_true(k->sender_id == 0x1122334455667788ull);
 }
 
@@ -126,7 +129,7 @@ static void homa_wire__data_bytes(void **state)
 {
 	struct homa_pkt k = common(HOMA_PKT_DATA), d;
 
-	k.flags = HOMA_FLAG_INCAST;
+	k.ext = HOMA_EXT_INCAST;
 	k.u.data.message_length = 131072;
 	k.u.data.incoming = 10000;
 	k.u.data.ack.client_id = 0xa1a2a3a4a5a6a7a8ull;
@@ -139,7 +142,7 @@ static void homa_wire__data_bytes(void **state)
 	check_encode(&k, data_vec, sizeof(data_vec));
 	assert_int_equal(sizeof(data_vec), HOMA_DATA_HDR_LEN + 3);
 	assert_int_equal(homa_wire_decode(data_vec, sizeof(data_vec), &d), 0);
-	check_common(&d, HOMA_PKT_DATA, HOMA_DOFF_DATA, HOMA_FLAG_INCAST);
+	check_common(&d, HOMA_PKT_DATA, HOMA_DOFF_DATA, HOMA_EXT_INCAST);
 	assert_int_equal(d.u.data.message_length, 131072);
 	assert_int_equal(d.u.data.incoming, 10000);
 	assert_true(d.u.data.ack.client_id == 0xa1a2a3a4a5a6a7a8ull);
@@ -253,6 +256,67 @@ static void homa_wire__header_only_bytes(void **state)
 	}
 }
 
+/*
+ * A DATA packet as the Linux module builds an original (not retransmitted)
+ * single-segment packet (homa_outgoing.c): flags 6 and urgent 0xb97d (its
+ * TCP-hijacking marker, set even with hijacking off), window 0, the
+ * segment offset -1 and the real offset (2832) in the common seq field.
+ */
+static const uint8_t module_data_vec[] = {
+	0x9c, 0x40, 0x0f, 0xa0, 0x00, 0x00, 0x0b, 0x10, 0x00, 0x00, 0x00, 0x10,
+	0xe0, 0x06, 0x00, 0x00, 0x00, 0x00, 0xb9, 0x7d,
+	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x64,  /* sender_id 100 */
+	0x00, 0x00, 0x27, 0x10,                         /* 28 message_length 10000 */
+	0x00, 0x00, 0x27, 0x10,                         /* 32 incoming */
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0,                   /* 36 no ack */
+	0x00, 0x01,                                     /* 46 cutoff_version */
+	0x00, 0x00, 0x00, 0x00,                         /* 48 retransmit 0, pad */
+	0xff, 0xff, 0xff, 0xff,                         /* 52 offset -1: see seq */
+	0x61, 0x62, 0x63,                               /* 56 payload */
+};
+
+/**
+ * homa_wire_decode__module_data_offset_in_seq() - A module DATA packet
+ * with segment offset -1 decodes with the offset from seq (it was dropped
+ * as a bad offset), its flags byte 6 sets no extension bit, and it is not
+ * taken for one of ours.
+ */
+static void homa_wire_decode__module_data_offset_in_seq(void **state)
+{
+	struct homa_pkt d;
+
+	assert_int_equal(homa_wire_decode(module_data_vec, sizeof(module_data_vec), &d), 0);
+	assert_int_equal(d.u.data.offset, 2832);
+	assert_int_equal(d.u.data.payload_len, 3);
+	assert_int_equal(d.flags, 6);
+	assert_int_equal(d.urgent, 0xb97d);
+	assert_int_equal(d.ext, 0);
+	assert_false(d.ours);
+}
+
+/**
+ * homa_wire_decode__module_flags_are_not_extensions() - Every header-only
+ * packet with the module's flags 6 and window 0 (e.g. its RPC_UNKNOWN)
+ * carries no extension bit; the same bits in our window field do.
+ */
+static void homa_wire_decode__module_flags_are_not_extensions(void **state)
+{
+	uint8_t b[HOMA_CONTROL_LEN];
+	struct homa_pkt d;
+
+	memcpy(b, unknown_vec, sizeof(b));
+	b[13] = 6;
+	b[14] = 0;
+	b[15] = HOMA_EXT_FINISHED | HOMA_EXT_INCAST;
+	assert_int_equal(homa_wire_decode(b, sizeof(b), &d), 0);
+	assert_int_equal(d.ext, 0);
+	assert_false(d.ours);
+	b[14] = HOMA_EXT_MARK;
+	assert_int_equal(homa_wire_decode(b, sizeof(b), &d), 0);
+	assert_int_equal(d.ext, HOMA_EXT_FINISHED | HOMA_EXT_INCAST);
+	assert_true(d.ours);
+}
+
 /** sample() - A packet of @type with every field set from @seed. */
 static struct homa_pkt sample(uint8_t type, uint32_t seed, const uint8_t *payload)
 {
@@ -265,6 +329,9 @@ static struct homa_pkt sample(uint8_t type, uint32_t seed, const uint8_t *payloa
 	k.dport = (uint16_t)(seed * 13 + 2);
 	k.seq = seed * 0x01010101u;
 	k.flags = (uint8_t)seed;
+	k.ext = (uint8_t)(seed * 3);
+	k.ours = true; /* every encoded packet carries the marker */
+	k.urgent = (uint16_t)(seed * 101);
 	k.sender_id = 0x8000000000000000ull | ((uint64_t)seed << 20) | seed;
 	k.doff = type == HOMA_PKT_DATA ? HOMA_DOFF_DATA : HOMA_DOFF_CONTROL;
 	switch (type) {
@@ -385,9 +452,10 @@ static void homa_wire_decode__data_past_message_length(void **state)
 	assert_int_equal(homa_wire_decode(buf, sizeof(buf), &d), 0);
 	buf[31] = 0x05; /* one byte short */
 	assert_int_equal(homa_wire_decode(buf, sizeof(buf), &d), -HOMA_WIRE_BAD_FIELD);
-	/* offset near 2^32: no wrap-around */
+	/* offset near 2^32: no wrap-around (0xffffffff would mean "see seq") */
 	buf[28] = buf[29] = buf[30] = buf[31] = 0xff;
-	buf[52] = buf[53] = buf[54] = buf[55] = 0xff;
+	buf[52] = buf[53] = buf[54] = 0xff;
+	buf[55] = 0xfe;
 	assert_int_equal(homa_wire_decode(buf, sizeof(buf), &d), -HOMA_WIRE_BAD_FIELD);
 }
 
@@ -523,6 +591,8 @@ int main(void)
 		cmocka_unit_test(homa_wire__start_msg_bytes),
 		cmocka_unit_test(homa_wire__header_only_bytes),
 		cmocka_unit_test(homa_wire__round_trip_all_types),
+		cmocka_unit_test(homa_wire_decode__module_data_offset_in_seq),
+		cmocka_unit_test(homa_wire_decode__module_flags_are_not_extensions),
 		cmocka_unit_test(homa_wire_decode__truncated_every_type),
 		cmocka_unit_test(homa_wire_decode__unknown_type),
 		cmocka_unit_test(homa_wire_decode__data_past_message_length),

@@ -64,9 +64,9 @@ void cap_build(int i, struct homa_pkt *p, unsigned char *payload)
 	p->sport = (uint16_t)(40000 + i);
 	p->dport = 4000;
 	p->seq = p->type == HOMA_PKT_DATA ? 2800 : 0;
-	p->flags = (i & 1) ? HOMA_FLAG_INCAST : 0;
+	p->ext = (i & 1) ? HOMA_EXT_INCAST : 0;
 	if (p->type == HOMA_PKT_RPC_UNKNOWN)
-		p->flags |= HOMA_FLAG_FINISHED;
+		p->ext |= HOMA_EXT_FINISHED;
 	/* large ids so 64-bit handling is exercised; odd ones are server ids */
 	p->sender_id = 0x0123456789abcd00ull + (uint64_t)i;
 	build_body(i, p, payload);
@@ -178,10 +178,10 @@ void cap_expect(const struct homa_pkt *p, int prio, int field, char *out, size_t
 	case 3: snprintf(out, cap, "%u", p->sport); return;
 	case 4: snprintf(out, cap, "%u", p->dport); return;
 	case 5: snprintf(out, cap, "%u", p->seq); return;
-	case 6: snprintf(out, cap, "%s", (p->flags & HOMA_FLAG_INCAST) ? "1" : "0"); return;
+	case 6: snprintf(out, cap, "%s", (p->ext & HOMA_EXT_INCAST) ? "1" : "0"); return;
 	case 7: snprintf(out, cap, "%d", p->type == HOMA_PKT_DATA ? 14 : 5); return;
 	case 14: snprintf(out, cap, "%d", prio); return;
-	case 21: snprintf(out, cap, "%s", (p->flags & HOMA_FLAG_FINISHED) ? "1" : "0"); return;
+	case 21: snprintf(out, cap, "%s", (p->ext & HOMA_EXT_FINISHED) ? "1" : "0"); return;
 	default: break;
 	}
 	if (!type_field(p, field, out, cap))

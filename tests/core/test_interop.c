@@ -1,0 +1,400 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file test_interop.c
+ * The engine against packets shaped as the Linux module builds them
+ * (PlatformLab/HomaModule homa_outgoing.c): flags 6 and urgent 0xb97d on
+ * every packet, window 0, original DATA with segment offset -1 and the
+ * offset in seq, RESEND(0, -1) for "everything", RPC_UNKNOWN when it lost
+ * an RPC. Also the rules that keep our side safe for a module peer:
+ * bounded restarts only before the response starts, no extension toward a
+ * peer not known to be ours (settings.compat), ids unique per host.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "harness.h"
+#include "internal.h"
+
+#define TICK 1000000ull
+
+static uint8_t big[2000000];
+
+/**
+ * module_shape() - Rewrite a packet encoded by us into the module's
+ * conventions: flags 6, urgent 0xb97d, window 0 (no marker), and for an
+ * original DATA packet the offset moved to seq with -1 in its place.
+ */
+static void module_shape(uint8_t *b)
+{
+	b[13] = 6;
+	b[14] = b[15] = 0;
+	b[18] = 0xb9;
+	b[19] = 0x7d;
+	if (b[11] == HOMA_PKT_DATA && b[48] == 0) {
+		memcpy(b + 4, b + 52, 4);
+		memset(b + 52, 0xff, 4);
+	}
+}
+
+/** module_input() - Encode @k, shape it as the module would, feed it to @e from @src. */
+static int module_input(homa_engine *e, const homa_addr *src, const struct homa_pkt *k,
+			uint64_t now)
+{
+	uint8_t buf[2100];
+	int len = homa_wire_encode(k, buf, sizeof(buf));
+
+	assert_true(len > 0);
+	module_shape(buf);
+	return homa_engine_input(e, src, buf, (size_t)len, now);
+}
+
+/** pkt() - A packet of @type from @sport to @dport for wire id @sender_id. */
+static struct homa_pkt pkt(uint8_t type, uint16_t sport, uint16_t dport, uint64_t sender_id)
+{
+	struct homa_pkt k;
+
+	memset(&k, 0, sizeof(k));
+	k.type = type;
+	k.sport = sport;
+	k.dport = dport;
+	k.sender_id = sender_id;
+	return k;
+}
+
+/** send() - The pair's client sends @len pattern bytes (seed 11). Return: the id. */
+static uint64_t send(struct th_pair *p, size_t len)
+{
+	struct homa_iov iov = {big, len};
+	uint64_t id;
+
+	th_pattern(big, len, 11);
+	assert_int_equal(homa_engine_send_request(p->e[0], &p->addr[1], p->port[1], &iov, 1, 1,
+						  p->now, &id), 0);
+	return id;
+}
+
+/** drain() - Take every packet @e emits within @ns. Return: highest DATA byte end seen. */
+static uint32_t drain(homa_engine *e, uint64_t *now, uint64_t ns, int *data_pkts, int *rx)
+{
+	uint64_t end = *now + ns;
+	uint32_t top = 0;
+	struct th_pkt t;
+
+	for (; *now < end; *now += 1000) {
+		while (th_take(e, *now, &t) > 0) {
+			if (!t.ok || t.k.type != HOMA_PKT_DATA)
+				continue;
+			if (t.k.u.data.offset + t.k.u.data.payload_len > top)
+				top = t.k.u.data.offset + t.k.u.data.payload_len;
+			if (data_pkts)
+				(*data_pkts)++;
+			if (rx && t.k.u.data.retransmit)
+				(*rx)++;
+		}
+		homa_engine_on_timer(e, *now);
+	}
+	return top;
+}
+
+/**
+ * module_data__request_delivered() - A 3000-byte request from a module
+ * client, in three original DATA packets (offset -1, real offset in seq,
+ * flags 6), arriving last first, is delivered bit-exact (each packet was
+ * dropped as a bad offset).
+ */
+static void module_data__request_delivered(void **state)
+{
+	homa_addr mod = homa_addr_ipv4(0x0a000009);
+	struct homa_event ev;
+	struct th_pair p;
+	int i;
+
+	(void)state;
+	th_pair_init(&p, NULL);
+	th_pattern(big, 3000, 5);
+	for (i = 2; i >= 0; i--) {
+		struct homa_pkt k = pkt(HOMA_PKT_DATA, 40000, p.port[1], 100);
+
+		k.u.data.message_length = 3000;
+		k.u.data.incoming = 3000;
+		k.u.data.offset = (uint32_t)i * 1000;
+		k.u.data.payload = big + i * 1000;
+		k.u.data.payload_len = 1000;
+		assert_int_equal(module_input(p.e[1], &mod, &k, 0), 0);
+	}
+	assert_int_equal(homa_engine_next_event(p.e[1], &ev), 1);
+	assert_int_equal(ev.type, HOMA_EV_REQUEST);
+	assert_true(th_check_pattern(ev.msg, 5));
+	homa_engine_msg_release(p.e[1], ev.msg);
+	th_pair_free(&p);
+}
+
+/**
+ * module_unknown__flags_6_restarts() - The module's RPC_UNKNOWN (flags 6,
+ * no marker) for a request whose response has not started makes our
+ * client send the request again from byte 0; it is not read as "finished"
+ * (it failed the RPC with HOMA_ECANCELED).
+ */
+static void module_unknown__flags_6_restarts(void **state)
+{
+	struct homa_pkt k;
+	struct homa_event ev;
+	struct homa_stats st;
+	struct th_pkt t;
+	struct th_pair p;
+	uint64_t id;
+
+	(void)state;
+	th_pair_init(&p, NULL);
+	id = send(&p, 100);
+	assert_true(th_take(p.e[0], 0, &t) > 0 && t.ok && t.k.type == HOMA_PKT_DATA);
+	k = pkt(HOMA_PKT_RPC_UNKNOWN, p.port[1], p.port[0], id ^ 1);
+	assert_int_equal(module_input(p.e[0], &p.addr[1], &k, 10), 0);
+	assert_int_equal(homa_engine_next_event(p.e[0], &ev), 0);
+	assert_true(th_take(p.e[0], 20, &t) > 0 && t.ok);
+	assert_int_equal(t.k.type, HOMA_PKT_DATA);
+	assert_int_equal(t.k.u.data.offset, 0);
+	homa_engine_stats(p.e[0], &st);
+	assert_int_equal(st.rpc_restarts, 1);
+	th_pair_free(&p);
+}
+
+/**
+ * module_unknown__after_response_bytes_no_restart() - Once response bytes
+ * arrived, an RPC_UNKNOWN does not restart the request (the module server
+ * remembers no finished RPC, so a late restart could run it twice); the
+ * client sends no DATA (it restarted the request).
+ */
+static void module_unknown__after_response_bytes_no_restart(void **state)
+{
+	struct homa_stats st;
+	struct homa_pkt k;
+	struct th_pkt t;
+	struct th_pair p;
+	uint64_t id, now = 0;
+	int data = 0;
+
+	(void)state;
+	th_pair_init(&p, NULL);
+	id = send(&p, 100);
+	while (th_take(p.e[0], 0, &t) > 0)
+		;
+	k = pkt(HOMA_PKT_DATA, p.port[1], p.port[0], id ^ 1);
+	k.u.data.message_length = 5000;
+	k.u.data.incoming = 5000;
+	k.u.data.payload = big;
+	k.u.data.payload_len = 1000;
+	assert_int_equal(module_input(p.e[0], &p.addr[1], &k, 10), 0);
+	k = pkt(HOMA_PKT_RPC_UNKNOWN, p.port[1], p.port[0], id ^ 1);
+	module_input(p.e[0], &p.addr[1], &k, 20);
+	drain(p.e[0], &now, 3 * TICK, &data, NULL);
+	assert_int_equal(data, 0);
+	homa_engine_stats(p.e[0], &st);
+	assert_int_equal(st.rpc_restarts, 0);
+	th_pair_free(&p);
+}
+
+/**
+ * not_server__fails_with_enoserver() - A request to a port that does not
+ * serve (it drops requests and answers RESENDs with RPC_UNKNOWN) fails
+ * with HOMA_ENOSERVER well within the RPC timeout after max_restarts
+ * restarts (it was restarted every 5 ms forever and never failed).
+ */
+static void not_server__fails_with_enoserver(void **state)
+{
+	struct homa_event ev;
+	struct homa_stats st;
+	struct th_pair p;
+	uint64_t id, t;
+	bool got = false;
+
+	(void)state;
+	th_pair_init(&p, NULL);
+	p.logging = false;
+	homa_engine_set_server(p.e[1], false);
+	id = send(&p, 100);
+	for (t = 0; t < 300 && !got; t++) {
+		th_pair_run(&p, TICK);
+		got = homa_engine_next_event(p.e[0], &ev) == 1;
+	}
+	assert_true(got);
+	assert_int_equal(ev.type, HOMA_EV_ERROR);
+	assert_true(ev.id == id);
+	assert_int_equal(ev.error, HOMA_ENOSERVER);
+	assert_true(p.now < homa_engine_settings(p.e[0])->timeout_ticks * TICK);
+	homa_engine_stats(p.e[0], &st);
+	assert_int_equal(st.rpc_restarts, homa_engine_settings(p.e[0])->max_restarts);
+	assert_int_equal(st.rpcs_timed_out, 0);
+	th_pair_free(&p);
+}
+
+/**
+ * module_resend_all__not_a_grant() - The module's RESEND(0, -1) ("all you
+ * sent", it has received nothing) to a server sending a 500 KB reply
+ * retransmits what was sent and grants nothing: no byte goes past the
+ * unscheduled window (the whole reply went out).
+ */
+static void module_resend_all__not_a_grant(void **state)
+{
+	struct homa_iov iov = {big, 500000};
+	homa_addr mod = homa_addr_ipv4(0x0a000009);
+	struct homa_event ev;
+	struct homa_pkt k;
+	struct th_pair p;
+	uint64_t now = 0;
+	uint32_t top;
+	int rx = 0;
+
+	(void)state;
+	th_pair_init(&p, NULL);
+	k = pkt(HOMA_PKT_DATA, 40000, p.port[1], 100);
+	k.u.data.message_length = 100;
+	k.u.data.incoming = 100;
+	k.u.data.payload = big;
+	k.u.data.payload_len = 100;
+	assert_int_equal(module_input(p.e[1], &mod, &k, 0), 0);
+	assert_int_equal(homa_engine_next_event(p.e[1], &ev), 1);
+	homa_engine_msg_release(p.e[1], ev.msg);
+	assert_int_equal(homa_engine_send_reply(p.e[1], ev.id, &iov, 1, 0), 0);
+	top = drain(p.e[1], &now, 100000, NULL, NULL);
+	assert_int_equal(top, homa_engine_settings(p.e[1])->unsched_bytes);
+	k = pkt(HOMA_PKT_RESEND, 40000, p.port[1], 100);
+	k.u.resend.offset = 0;
+	k.u.resend.length = HOMA_RESEND_ALL;
+	k.u.resend.priority = 7;
+	assert_int_equal(module_input(p.e[1], &mod, &k, now), 0);
+	top = drain(p.e[1], &now, 100000, NULL, &rx);
+	assert_true(rx > 0);
+	assert_true(top <= homa_engine_settings(p.e[1])->unsched_bytes);
+	th_pair_free(&p);
+}
+
+/** compat_settings() - Defaults with compat = HOMA_COMPAT_MODULE and START_MSG on. */
+static struct homa_settings compat_settings(void)
+{
+	struct homa_settings s;
+
+	homa_settings_default(&s);
+	s.compat = HOMA_COMPAT_MODULE;
+	s.start_msg = true;
+	return s;
+}
+
+/** first_type() - Type of the first packet @e sends now. */
+static uint8_t first_type(homa_engine *e, uint64_t now)
+{
+	struct th_pkt t;
+
+	assert_true(th_take(e, now, &t) > 0 && t.ok);
+	return t.k.type;
+}
+
+/** mark_ours() - @e hears one packet from the pair's server carrying our marker. */
+static void mark_ours(struct th_pair *p)
+{
+	struct homa_pkt k = pkt(HOMA_PKT_BUSY, p->port[1], p->port[0], 12345);
+	uint8_t buf[64];
+	int len = homa_wire_encode(&k, buf, sizeof(buf));
+
+	homa_engine_input(p->e[0], &p->addr[1], buf, (size_t)len, p->now);
+}
+
+/**
+ * compat_module__start_msg_only_to_ours() - In module-compatible mode a
+ * long request to a peer not known to be ours goes as unscheduled DATA
+ * (the module drops START_MSG silently); once the peer sent our marker,
+ * START_MSG is used.
+ */
+static void compat_module__start_msg_only_to_ours(void **state)
+{
+	struct homa_settings s = compat_settings();
+	struct th_pkt t;
+	struct th_pair p;
+
+	(void)state;
+	th_pair_init(&p, &s);
+	send(&p, 100000);
+	assert_int_equal(first_type(p.e[0], 0), HOMA_PKT_DATA);
+	while (th_take(p.e[0], p.now += 100000, &t) > 0)
+		;
+	mark_ours(&p);
+	send(&p, 100000);
+	assert_int_equal(first_type(p.e[0], p.now += 100000), HOMA_PKT_START_MSG);
+	th_pair_free(&p);
+}
+
+/**
+ * compat_module__message_limit() - In module-compatible mode a request
+ * above 1,000,000 bytes to a peer not known to be ours is refused with
+ * HOMA_EMSGSIZE (the module would answer RPC_UNKNOWN); 1,000,000 bytes
+ * go; once the peer is known to be ours, 2,000,000 go too.
+ */
+static void compat_module__message_limit(void **state)
+{
+	struct homa_settings s = compat_settings();
+	struct homa_iov over = {big, HOMA_MODULE_MAX_MESSAGE + 1};
+	struct homa_iov limit = {big, HOMA_MODULE_MAX_MESSAGE};
+	struct homa_iov two = {big, 2000000};
+	struct th_pair p;
+	uint64_t id;
+
+	(void)state;
+	th_pair_init(&p, &s);
+	assert_int_equal(homa_engine_send_request(p.e[0], &p.addr[1], p.port[1], &over, 1, 0, 0,
+						  &id), HOMA_EMSGSIZE);
+	assert_int_equal(homa_engine_send_request(p.e[0], &p.addr[1], p.port[1], &limit, 1, 0, 0,
+						  &id), 0);
+	mark_ours(&p);
+	assert_int_equal(homa_engine_send_request(p.e[0], &p.addr[1], p.port[1], &two, 1, 0, 0,
+						  &id), 0);
+	th_pair_free(&p);
+}
+
+/**
+ * client_ids__unique_per_host() - Two engines on one address, started at
+ * the same time, give out different RPC ids (the module finds an RPC by
+ * client address and id: equal ids from two of our processes collided).
+ */
+static void client_ids__unique_per_host(void **state)
+{
+	homa_addr a = homa_addr_ipv4(0x0a000001), dst = homa_addr_ipv4(0x0a000002);
+	struct homa_iov iov = {big, 10};
+	homa_engine *e1, *e2;
+	uint64_t id1, id2;
+	int i;
+
+	(void)state;
+	assert_int_equal(homa_engine_new(&e1, NULL, &a, 5000, NULL, 123456789), 0);
+	assert_int_equal(homa_engine_new(&e2, NULL, &a, 5001, NULL, 123456789), 0);
+	for (i = 0; i < 100; i++) {
+		assert_int_equal(homa_engine_send_request(e1, &dst, 99, &iov, 1, 0, 0, &id1), 0);
+		assert_int_equal(homa_engine_send_request(e2, &dst, 99, &iov, 1, 0, 0, &id2), 0);
+		assert_true(id1 != id2);
+		assert_int_equal(id1 & 1, 0);
+		assert_int_equal(id2 & 1, 0);
+	}
+	homa_engine_free(e1);
+	homa_engine_free(e2);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(module_data__request_delivered),
+		cmocka_unit_test(module_unknown__flags_6_restarts),
+		cmocka_unit_test(module_unknown__after_response_bytes_no_restart),
+		cmocka_unit_test(not_server__fails_with_enoserver),
+		cmocka_unit_test(module_resend_all__not_a_grant),
+		cmocka_unit_test(compat_module__start_msg_only_to_ours),
+		cmocka_unit_test(compat_module__message_limit),
+		cmocka_unit_test(client_ids__unique_per_host),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
