@@ -122,6 +122,17 @@ struct homa_driver {
 int homa_driver_open(int kind, const struct homa_driver_config *cfg,
 		     struct homa_driver **out);
 
+/**
+ * homa_driver_settings() - The settings the engine behind @d runs with:
+ * @in (caller-owned) copied to @out with settings.compat HOMA_COMPAT_AUTO
+ * made HOMA_COMPAT_MODULE on the raw driver (a Linux module host is
+ * reachable only there) and HOMA_COMPAT_OFF on UDP, and the default mtu
+ * (1472) lowered on an IPv6 socket so that a packet with its IPv6 header
+ * fits a 1500-byte link (1460 raw, 1452 UDP). Never fails.
+ */
+void homa_driver_settings(const struct homa_driver *d, const struct homa_settings *in,
+			  struct homa_settings *out);
+
 /** homa_driver_close() - Close @d (NULL is ignored). */
 void homa_driver_close(struct homa_driver *d);
 

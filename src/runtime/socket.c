@@ -128,9 +128,11 @@ static int rt_setup(struct homa_rt *rt, const struct homa_open_opts *o,
 	if (err)
 		return err;
 	struct homa_alloc hooks;
+	struct homa_settings eff;
 
+	homa_driver_settings(rt->drv, st, &eff); /* compat default, IPv6 mtu */
 	homa_rt_pool_init(&rt->pool, RT_POOL_MAX_BYTES, &hooks);
-	err = homa_engine_new(&rt->engine, st, &rt->drv->local, rt->drv->port,
+	err = homa_engine_new(&rt->engine, &eff, &rt->drv->local, rt->drv->port,
 			      &hooks, homa_rt_now());
 	if (err)
 		return err;
@@ -299,13 +301,15 @@ static int acquire(homa_socket *s, const void *arg, struct homa_rt **rtp)
 /** homa_set_settings() - See homa.h. */
 int homa_set_settings(homa_socket *s, const struct homa_settings *st)
 {
+	struct homa_settings eff;
 	struct homa_rt *rt;
 	int err = acquire(s, st, &rt);
 
 	if (err)
 		return err;
+	homa_driver_settings(rt->drv, st, &eff);
 	homa_rt_lock(rt);
-	err = st->mtu > rt->pkt_cap ? HOMA_EINVAL : homa_engine_set_settings(rt->engine, st);
+	err = eff.mtu > rt->pkt_cap ? HOMA_EINVAL : homa_engine_set_settings(rt->engine, &eff);
 	homa_rt_unlock(rt);
 	homa_rt_put(rt);
 	return err;

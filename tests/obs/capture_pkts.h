@@ -15,12 +15,12 @@
 /** Fields compared, in the order of the tshark -e options. */
 #define CAP_FIELDS                                                            \
 	"homa.type", "homa.sender_id", "homa.rpc_id", "homa.sport",           \
-	"homa.dport", "homa.seq", "homa.flags.incast", "homa.doff",           \
+	"homa.dport", "homa.seq", "homa.ext.incast", "homa.doff",           \
 	"homa.offset", "homa.message_length", "homa.incoming",                \
 	"homa.payload_len", "homa.length", "homa.priority",                   \
 	"homa.ip_priority", "homa.cutoff", "homa.cutoff_version",             \
 	"homa.retransmit", "homa.num_acks", "homa.ack.client_id",             \
-	"homa.ack.server_port", "homa.flags.finished"
+	"homa.ack.server_port", "homa.ext.finished"
 
 /** Number of names in CAP_FIELDS. */
 #define CAP_NFIELDS 22

@@ -364,6 +364,42 @@ static void dissector__reserved_fields_and_five_acks(void **state)
 	free_lines(&ls);
 }
 
+/**
+ * dissector__module_conventions() - Packets as the Linux module sends
+ * them decode: an original DATA with offset -1 takes its offset from seq
+ * (homa.data_offset; the payload check uses it, so not malformed), flags
+ * 6 with urgent 0xb97d shows the module marker, and an RPC_UNKNOWN with
+ * flags 6 shows no extension bit (ours carry the window marker).
+ */
+static void dissector__module_conventions(void **state)
+{
+	uint8_t b[128];
+	char path[128];
+	struct lines ls;
+	homa_pcap *pc;
+
+	snprintf(path, sizeof(path), "%s/module.pcap", tmpdir);
+	assert_int_equal(homa_pcap_open(path, NULL, &pc), 0);
+	put_common(b, HOMA_PKT_DATA);
+	b[13] = 6;                                             /* flags */
+	b[18] = 0xb9, b[19] = 0x7d;                            /* urgent */
+	b[6] = 0x0b, b[7] = 0x10;                              /* seq 2832 */
+	b[30] = 0x27, b[31] = 0x10;                            /* message_length 10000 */
+	b[52] = b[53] = b[54] = b[55] = 0xff;                  /* offset -1 */
+	write_raw(pc, b, 56 + 40, HOMA_PCAP_RAW, 0, 4);
+	put_common(b, HOMA_PKT_RPC_UNKNOWN);
+	b[13] = 6;
+	b[18] = 0xb9, b[19] = 0x7d;
+	write_raw(pc, b, 28, HOMA_PCAP_RAW, 1, 7);
+	assert_int_equal(homa_pcap_close(pc), 0);
+	run_tshark(path, "-T fields -e homa.data_offset -e homa.payload_len -e homa.module_marker "
+			 "-e homa.ext.mark -e homa.ext.finished -e homa.malformed", &ls);
+	assert_int_equal(ls.n, 2);
+	assert_string_equal(ls.l[0], "2832\t40\t1\t\t\t");
+	assert_string_equal(ls.l[1], "\t\t1\t\t\t");
+	free_lines(&ls);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -372,6 +408,7 @@ int main(void)
 		cmocka_unit_test(dissector__udp_port_preference),
 		cmocka_unit_test(dissector__snaplen_cut_data),
 		cmocka_unit_test(dissector__reserved_fields_and_five_acks),
+		cmocka_unit_test(dissector__module_conventions),
 	};
 
 	return cmocka_run_group_tests(tests, tmpdir_setup, tmpdir_teardown);

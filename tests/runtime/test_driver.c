@@ -387,9 +387,42 @@ static void homa_io_addr__round_trip(void **state)
 	assert_int_equal(homa_io_errno(EBADF), HOMA_EIO);
 }
 
+/**
+ * homa_driver_settings__compat_and_ipv6_mtu() - The raw driver runs the
+ * engine module-compatible by default and UDP does not; an explicit
+ * choice stays; the default packet size shrinks on IPv6 so that packet
+ * plus IPv6 header fits a 1500-byte link (1472 + 40 did not), and a size
+ * the caller chose stays.
+ */
+static void homa_driver_settings__compat_and_ipv6_mtu(void **state)
+{
+	static const struct homa_driver_ops raw_ops = {.name = "raw"}, udp_ops = {.name = "udp"};
+	struct homa_driver raw = {.ops = &raw_ops, .family = AF_INET};
+	struct homa_driver udp = {.ops = &udp_ops, .family = AF_INET6};
+	struct homa_settings s, out;
+
+	(void)state;
+	homa_settings_default(&s);
+	homa_driver_settings(&raw, &s, &out);
+	assert_int_equal(out.compat, HOMA_COMPAT_MODULE);
+	assert_int_equal(out.mtu, 1472);
+	homa_driver_settings(&udp, &s, &out);
+	assert_int_equal(out.compat, HOMA_COMPAT_OFF);
+	assert_int_equal(out.mtu, 1452);
+	raw.family = AF_INET6;
+	homa_driver_settings(&raw, &s, &out);
+	assert_int_equal(out.mtu, 1460);
+	s.compat = HOMA_COMPAT_OFF;
+	s.mtu = 9000;
+	homa_driver_settings(&raw, &s, &out);
+	assert_int_equal(out.compat, HOMA_COMPAT_OFF);
+	assert_int_equal(out.mtu, 9000);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(homa_driver_settings__compat_and_ipv6_mtu),
 		cmocka_unit_test(udp_send__gso_batches_and_gro_splits),
 		cmocka_unit_test(udp_send__plain_path_without_offload),
 		cmocka_unit_test(udp_send__marks_priority_in_dscp),

@@ -2,8 +2,12 @@
 -- homa.lua: Wireshark/tshark dissector for Homa (IP protocol 146, or Homa
 -- carried over UDP), byte layout as in include/homa/wire.h: the 28-byte
 -- common header and DATA, GRANT, RESEND, RPC_UNKNOWN, BUSY, CUTOFFS,
--- FREEZE, NEED_ACK, ACK and START_MSG (0x19, a homa extension), and the
--- flags byte's INCAST (0x01) and FINISHED (0x02) bits.
+-- FREEZE, NEED_ACK, ACK and START_MSG (0x19, a homa extension). Both
+-- implementations' conventions decode: ours (the window field's high byte
+-- 0x48 marks our packets, its low byte holds the INCAST 0x01 and FINISHED
+-- 0x02 extension bits) and the Linux module's (flags 6 and urgent 0xb97d,
+-- its TCP-hijacking marker; original DATA packets carry offset -1 and the
+-- real offset in seq, shown as homa.data_offset).
 --
 -- Load without compiling anything:
 --   tshark -X lua_script:tools/wireshark/homa.lua -r capture.pcap
@@ -43,12 +47,14 @@ f.seq = ProtoField.uint32("homa.seq", "Sequence", base.DEC)
 f.unused = ProtoField.uint24("homa.unused", "Unused", base.HEX)
 f.type = ProtoField.uint8("homa.type", "Type", base.HEX, type_names)
 f.doff = ProtoField.uint8("homa.doff", "Header length (32-bit words)", base.DEC, nil, 0xf0)
-f.flags = ProtoField.uint8("homa.flags", "Flags", base.HEX)
-f.flag_incast = ProtoField.bool("homa.flags.incast", "Incast", 8, nil, 0x01)
-f.flag_finished = ProtoField.bool("homa.flags.finished", "Finished (RPC_UNKNOWN: do not restart)", 8, nil, 0x02)
-f.window = ProtoField.uint16("homa.window", "Window (unused)", base.DEC)
+f.flags = ProtoField.uint8("homa.flags", "Flags (TCP flags byte, not read)", base.HEX)
+f.window = ProtoField.uint16("homa.window", "Window", base.DEC)
+f.ext_mark = ProtoField.bool("homa.ext.mark", "Extension marker (sent by homa userspace)")
+f.ext_incast = ProtoField.bool("homa.ext.incast", "Incast", 8, nil, 0x01)
+f.ext_finished = ProtoField.bool("homa.ext.finished", "Finished (RPC_UNKNOWN: do not restart)", 8, nil, 0x02)
 f.checksum = ProtoField.uint16("homa.checksum", "Checksum (unused)", base.HEX)
-f.urgent = ProtoField.uint16("homa.urgent", "Urgent (unused)", base.DEC)
+f.urgent = ProtoField.uint16("homa.urgent", "Urgent", base.DEC)
+f.module_marker = ProtoField.bool("homa.module_marker", "Linux module marker (flags 6, urgent 0xb97d)")
 f.sender_id = ProtoField.uint64("homa.sender_id", "Sender RPC id", base.DEC)
 f.rpc_id = ProtoField.uint64("homa.rpc_id", "RPC id (client's, even)", base.DEC)
 f.from_client = ProtoField.bool("homa.from_client", "Sent by the client")
@@ -63,6 +69,7 @@ f.cutoff_version = ProtoField.uint16("homa.cutoff_version", "Cutoff version", ba
 f.retransmit = ProtoField.uint8("homa.retransmit", "Retransmit", base.DEC)
 f.pad = ProtoField.bytes("homa.pad", "Pad")
 f.offset = ProtoField.uint32("homa.offset", "Offset", base.DEC)
+f.data_offset = ProtoField.uint32("homa.data_offset", "Data offset (from seq: offset is -1)", base.DEC)
 f.payload_len = ProtoField.uint32("homa.payload_len", "Payload length", base.DEC)
 f.payload = ProtoField.bytes("homa.payload", "Payload")
 f.length = ProtoField.uint32("homa.length", "Length", base.DEC)
@@ -124,12 +131,18 @@ local function dissect_common(tvb, pinfo, tree)
 	tree:add(f.unused, tvb(8, 3))
 	tree:add(f.type, tvb(11, 1))
 	local doff_item = tree:add(f.doff, tvb(12, 1))
-	local fl = tree:add(f.flags, tvb(13, 1))
-	fl:add(f.flag_incast, tvb(13, 1))
-	fl:add(f.flag_finished, tvb(13, 1))
-	tree:add(f.window, tvb(14, 2))
+	tree:add(f.flags, tvb(13, 1))
+	local win = tree:add(f.window, tvb(14, 2))
+	if tvb(14, 1):uint() == 0x48 then
+		win:add(f.ext_mark, tvb(14, 1), true)
+		win:add(f.ext_incast, tvb(15, 1))
+		win:add(f.ext_finished, tvb(15, 1))
+	end
 	tree:add(f.checksum, tvb(16, 2))
 	tree:add(f.urgent, tvb(18, 2))
+	if tvb(13, 1):uint() == 6 and tvb(18, 2):uint() == 0xb97d then
+		tree:add(f.module_marker, tvb(13, 1), true):set_generated()
+	end
 	local sid = tvb(20, 8):uint64()
 	tree:add(f.sender_id, tvb(20, 8))
 	local low = sid:band(UInt64.new(1, 0))
@@ -149,6 +162,12 @@ local function dissect_data(tvb, pinfo, tree, len)
 	tree:add(f.pad, tvb(49, 3))
 	local off = tvb(52, 4):uint()
 	local oitem = tree:add(f.offset, tvb(52, 4))
+	if off == 0xffffffff then
+		off = tvb(4, 4):uint()
+		oitem:append_text(" (-1: the offset is in seq)")
+		oitem = tree:add(f.data_offset, tvb(4, 4))
+		oitem:set_generated()
+	end
 	local plen = len - 56
 	local pitem = tree:add(f.payload_len, plen):set_generated()
 	local captured = math.min(plen, tvb:len() - 56)
