@@ -70,6 +70,8 @@ extern "C" {
 /** Bump when fields are added to struct homa_open_opts. */
 #define HOMA_OPEN_OPTS_VERSION 1
 
+struct homa_encrypt_opts;
+
 /** Opaque socket handle. */
 typedef struct homa_socket homa_socket;
 
@@ -127,6 +129,11 @@ struct homa_open_opts {
 	uint16_t metrics_port;
 	/** Numeric address the metrics listener binds (NULL: "127.0.0.1"). */
 	const char *metrics_addr;
+	/**
+	 * Encrypt and authenticate every packet in the PSP format (UDP
+	 * driver; include/homa/encrypt.h). NULL (default): clear text.
+	 */
+	const struct homa_encrypt_opts *encrypt;
 };
 
 /** Flags for homa_recv(): which kinds of message to accept. */

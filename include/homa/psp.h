@@ -80,6 +80,10 @@ struct homa_psp_stats {
 	uint64_t rx_assocs;         /**< receive SPIs currently issued */
 	uint64_t tx_assocs;         /**< send associations currently installed */
 	uint64_t rotations;         /**< master-key rotations */
+	uint64_t kx_done;           /**< key exchanges this endpoint asked for that succeeded */
+	uint64_t kx_failed;         /**< ... that failed */
+	uint64_t kx_served;         /**< key exchanges this endpoint answered */
+	uint64_t kx_refused;        /**< connections to its service that failed (certificate, ...) */
 };
 
 typedef struct homa_psp homa_psp;

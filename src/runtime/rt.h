@@ -99,6 +99,9 @@ struct homa_rt {
 	/* capture and metrics (observe.c) */
 	struct rt_obs obs;
 
+	/* encryption (encrypt.c); NULL: clear text */
+	struct rt_enc *enc;
+
 	/* counters not kept by the driver */
 	_Atomic uint64_t wakeups, send_waits;
 };
@@ -256,5 +259,27 @@ int homa_rt_wait_item(struct homa_rt *rt, struct rt_waiter *w, uint64_t until);
  * deadlines) and hand the role on. Return: true if this thread polled.
  */
 bool homa_rt_poll_locked(struct homa_rt *rt, uint64_t until);
+
+/* encrypt.c, encrypt_kx.c */
+/**
+ * homa_rt_enc_open() - With @o->encrypt set: create the socket's PSP
+ * state, install its packet hooks, and on server sockets with
+ * certificates start the key-exchange service on @bind_sa's address.
+ * Return: 0; HOMA_ENOTSUP (raw driver); HOMA_EINVAL (only some of the
+ * certificate files, unreadable files, bad version); HOMA_EADDRINUSE
+ * (service port taken); HOMA_ENOMEM; HOMA_EIO.
+ */
+int homa_rt_enc_open(struct homa_rt *rt, const struct homa_open_opts *o,
+		     const struct sockaddr_storage *bind_sa, socklen_t len);
+/** homa_rt_enc_close() - Stop the service and free the PSP state (no-op if none). */
+void homa_rt_enc_close(struct homa_rt *rt);
+/**
+ * homa_rt_enc_ready() - Before a request to @addr:@port: make sure an
+ * association exists (key exchange if none, or if its renewal is due).
+ * Call without rt->lock. Return: 0 (also for clear-text sockets);
+ * HOMA_ENOASSOC (none and no key exchange configured); the errors of
+ * the exchange (HOMA_ECERT, HOMA_EHANDSHAKE, HOMA_ENOTSUP, ...).
+ */
+int homa_rt_enc_ready(struct homa_rt *rt, const homa_addr *addr, uint16_t port);
 
 #endif /* HOMA_RT_H */

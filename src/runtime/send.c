@@ -74,6 +74,8 @@ int homa_send_request(homa_socket *s, const struct sockaddr *dst,
 	if (!rt)
 		return s ? HOMA_ESHUTDOWN : HOMA_EINVAL;
 	err = (!iov || iovcnt < 1 || !id) ? HOMA_EINVAL : check_dst(rt, dst, &addr, &port);
+	if (!err)
+		err = homa_rt_enc_ready(rt, &addr, port);
 	if (!err) {
 		homa_rt_lock(rt);
 		err = send_locked(rt, &addr, port, iov, iovcnt, cookie, id);

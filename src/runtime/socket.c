@@ -88,6 +88,7 @@ static void release_held(uint64_t msg, void *rt)
 /** rt_free() - Free everything @rt owns (any part may be missing). */
 static void rt_free(struct homa_rt *rt)
 {
+	homa_rt_enc_close(rt);
 	homa_rt_obs_close(rt);
 	if (rt->engine) {
 		homa_rt_drop_queue(rt);
@@ -148,7 +149,7 @@ static int rt_setup(struct homa_rt *rt, const struct homa_open_opts *o,
 		return HOMA_ENOMEM;
 	if (rt->kick_fd < 0 || rt->ready_fd < 0 || rt->wait_tfd < 0)
 		return HOMA_EIO;
-	return 0;
+	return homa_rt_enc_open(rt, o, &cfg.bind, cfg.bind_len);
 }
 
 /** homa_open() - See homa.h. */

@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file encrypt.h
+ * Encrypted sockets: every packet sealed in the PSP format (psp.h), with
+ * keys installed by the application or fetched by the TLS 1.3 key
+ * exchange (docs/ENCRYPTION.md).
+ *
+ *     struct homa_encrypt_opts e;
+ *     homa_encrypt_opts_default(&e);          // AES-GCM-128, random master keys
+ *     e.cert_file = "me.pem"; e.key_file = "me.key"; e.ca_file = "ca.pem";
+ *     o.encrypt = &e;                         // struct homa_open_opts o
+ *     homa_open(&s, &o);
+ *
+ * With certificate files set, a server socket runs a TLS 1.3 service
+ * (mutual certificate authentication) on TCP port kx_port (default: the
+ * same number as its Homa port); a client's first homa_send() to a
+ * destination asks that service for an SPI and key, gives its own in the
+ * same exchange (for the responses), caches both and asks again at half
+ * their lifetime. Without certificate files, associations come only
+ * from homa_encrypt_tx_add() and homa_encrypt_rx_issue().
+ *
+ * Every packet that arrives at an encrypted socket and does not
+ * authenticate, cleartext included, is dropped and counted by reason
+ * (homa_encrypt_stats()); none is ever delivered.
+ *
+ * On an encrypted socket homa_send_request() and homa_send() may also
+ * return HOMA_ENOASSOC (no association and no key exchange configured)
+ * and the errors of homa_encrypt_connect(). homa_open() returns
+ * HOMA_ENOTSUP for the raw driver, HOMA_EINVAL for only some of the
+ * certificate files or unreadable ones, HOMA_EADDRINUSE if the key
+ * exchange's TCP port is taken.
+ */
+#ifndef HOMA_ENCRYPT_H
+#define HOMA_ENCRYPT_H
+
+#include "homa/export.h"
+
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "homa/homa.h"
+#include "homa/psp.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Encryption options of homa_open() (opts.encrypt). */
+struct homa_encrypt_opts {
+	int version;                /**< enum homa_psp_version (default AES-GCM-128) */
+	const uint8_t *master_keys; /**< 2 x 32 bytes, or NULL: random */
+	/* TLS 1.3 key exchange: all three files, or none */
+	const char *cert_file;      /**< this endpoint's certificate (PEM) */
+	const char *key_file;       /**< its private key (PEM) */
+	const char *ca_file;        /**< CA that signs the peers' certificates (PEM) */
+	uint16_t kx_port;           /**< server: TCP port of the service; client: port to
+				     *   ask at; 0 = the Homa port's number */
+	/**
+	 * Rotate the master keys every rotate_ns (0: only when the
+	 * application calls homa_encrypt_rotate()). An SPI lives two
+	 * rotations; the key exchange tells clients so they re-ask in time.
+	 */
+	uint64_t rotate_ns;
+	uint32_t kx_timeout_ms;     /**< one key exchange's time limit (default 3000) */
+};
+
+/** homa_encrypt_opts_default() - Fill @e with the defaults above. */
+HOMA_API void homa_encrypt_opts_default(struct homa_encrypt_opts *e);
+
+/**
+ * homa_encrypt_tx_add() - Seal packets to @dst (address and Homa port)
+ * with the receiver's @spi and @key (homa_psp_key_len(@version) bytes).
+ * Return: 0; HOMA_EINVAL; HOMA_ENOTSUP (socket not encrypted);
+ * HOMA_ESHUTDOWN; HOMA_ENOMEM; HOMA_EIO.
+ */
+HOMA_API int homa_encrypt_tx_add(homa_socket *s, const struct sockaddr *dst, uint32_t spi,
+			const uint8_t *key, int version);
+
+/** homa_encrypt_tx_remove() - Forget @dst's association. Return: 0, HOMA_ENOASSOC, ... */
+HOMA_API int homa_encrypt_tx_remove(homa_socket *s, const struct sockaddr *dst);
+
+/**
+ * homa_encrypt_rx_issue() - Issue an SPI and key of this socket for one
+ * sender (to hand over by the application's own means).
+ * @key: receives homa_psp_key_len(version) bytes.
+ * Return: 0; HOMA_EINVAL; HOMA_ENOTSUP; HOMA_ESHUTDOWN; HOMA_EAGAIN; HOMA_ENOMEM.
+ */
+HOMA_API int homa_encrypt_rx_issue(homa_socket *s, uint32_t *spi, uint8_t *key);
+
+/**
+ * homa_encrypt_rotate() - Rotate this socket's master keys (@key: 32
+ * bytes, or NULL for a random one); SPIs of the replaced key expire.
+ * Return: 0; HOMA_ENOTSUP; HOMA_ESHUTDOWN; HOMA_EINVAL; HOMA_EIO.
+ */
+HOMA_API int homa_encrypt_rotate(homa_socket *s, const uint8_t *key);
+
+/**
+ * homa_encrypt_connect() - Make sure packets to @dst can be sealed now:
+ * run the key exchange unless an association exists and its renewal is
+ * not due (homa_send() does this by itself before each request).
+ * Return: 0; HOMA_ENOTSUP (not encrypted, or no certificate files);
+ * HOMA_ECERT (the peer's certificate was rejected, or it rejected ours);
+ * HOMA_EHANDSHAKE (no service, refused, timed out or malformed answer);
+ * HOMA_EKEYEXPIRED; HOMA_ESHUTDOWN; HOMA_EINVAL.
+ */
+HOMA_API int homa_encrypt_connect(homa_socket *s, const struct sockaddr *dst);
+
+/**
+ * homa_encrypt_stats() - This socket's PSP counters (sealed, opened,
+ * rejected by reason, associations, rotations) and key exchanges.
+ * Return: 0; HOMA_EINVAL; HOMA_ENOTSUP (not encrypted); HOMA_ESHUTDOWN.
+ */
+HOMA_API int homa_encrypt_stats(homa_socket *s, struct homa_psp_stats *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* HOMA_ENCRYPT_H */
