@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "sim/engine_host.h"
+#include "sim/modpeer.h"
 
 /** drain_events() - Hand every pending engine event to the callback. */
 static void drain_events(struct homa_sim_engine_host *eh, uint64_t now)
@@ -27,7 +28,7 @@ static void eh_input(void *agent, const homa_addr *src, uint8_t *buf,
 {
 	struct homa_sim_engine_host *eh = agent;
 
-	if (!eh->engine)
+	if (!eh->engine || (eh->module && !homa_sim_module_rx(buf, len)))
 		return;
 	homa_engine_input(eh->engine, src, buf, len, now);
 	drain_events(eh, now);
@@ -38,10 +39,14 @@ static int eh_output(void *agent, uint64_t now, uint8_t *buf, size_t cap,
 		     struct homa_tx *tx)
 {
 	struct homa_sim_engine_host *eh = agent;
+	int len;
 
 	if (!eh->engine)
 		return 0;
-	return homa_engine_output(eh->engine, now, buf, cap, tx);
+	len = homa_engine_output(eh->engine, now, buf, cap, tx);
+	if (eh->module && len > 0)
+		homa_sim_module_tx(buf, (size_t)len, homa_engine_settings(eh->engine)->unsched_bytes);
+	return len;
 }
 
 /** eh_next_deadline() - Agent op: the engine's next deadline. */

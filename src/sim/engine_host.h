@@ -38,6 +38,7 @@ struct homa_sim_engine_host {
 	homa_sim_event_cb on_event;
 	void *ctx;
 	uint64_t events;        /**< events handed to on_event */
+	bool module;            /**< module-shaped: packets translated at the edge (modpeer.h) */
 };
 
 /**

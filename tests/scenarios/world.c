@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/modpeer.h"
 #include "world.h"
 
 #define REQ_HDR 12
@@ -191,8 +192,11 @@ int world_init(struct world *w, const struct world_opts *o)
 	cfg.seed = o->seed;
 	rc = homa_sim_net_new(&w->net, &cfg);
 	for (i = 0; !rc && i < o->nhosts; i++) {
-		rc = homa_sim_engine_host_add(w->net, &w->o.settings, WORLD_PORT, true,
-					      on_event, w, &w->eh[i]);
+		rc = (o->module_hosts >> i) & 1
+		     ? homa_sim_module_host_add(w->net, &w->o.settings, WORLD_PORT, true,
+						on_event, w, &w->eh[i])
+		     : homa_sim_engine_host_add(w->net, &w->o.settings, WORLD_PORT, true,
+						on_event, w, &w->eh[i]);
 		rc = rc < 0 ? rc : 0;
 	}
 	if (!rc)

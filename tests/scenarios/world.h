@@ -37,6 +37,7 @@ struct world_opts {
 	uint64_t seed;             /**< network seed (1) */
 	bool trace;                /**< record emitted and dropped packets */
 	struct homa_settings settings; /**< for every engine (link_mbps = mbps) */
+	uint32_t module_hosts;     /**< bit h: host h is module-shaped (sim/modpeer.h) */
 };
 
 /** One RPC issued by the harness; its index is its tag (the client's cookie). */

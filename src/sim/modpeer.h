@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file modpeer.h
+ * A module-shaped peer: a simulated host that behaves on the wire as a
+ * host running the Linux kernel module (PlatformLab/HomaModule), written
+ * from the module's homa_outgoing.c, homa_incoming.c, homa_timer.c and
+ * homa_peer.c. It runs one of our engines for the protocol logic, limited
+ * to the module's settings (messages of at most 1,000,000 bytes, no
+ * START_MSG, no incast bit), and translates every packet at the host's
+ * edge:
+ *
+ * - out: the flags byte 6 and urgent 0xb97d (the module's TCP-hijacking
+ *   marker, sent whether or not it hijacks), window 0 (so never our
+ *   extension marker or bits), and every original DATA packet with the
+ *   segment offset -1 and the real offset in seq (only retransmissions
+ *   carry a real segment offset); a RESEND for a message of which nothing
+ *   arrived asks for length -1 ("everything you sent");
+ * - in: packet types the module does not know (START_MSG) are dropped
+ *   silently, as are our extension bits (the module reads neither window
+ *   nor flags).
+ *
+ * What it does not model: the module's grant scheduler and pacer (it
+ * grants and paces as our engine does), its lack of memory of finished
+ * server RPCs (our engine keeps some), its ICMP port unreachable for a
+ * request to a port that does not serve (it drops the request and answers
+ * RESENDs with RPC_UNKNOWN).
+ */
+#ifndef HOMA_SIM_MODPEER_H
+#define HOMA_SIM_MODPEER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sim/engine_host.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/**
+ * homa_sim_module_host_add() - Add a module-shaped host to @net, like
+ * homa_sim_engine_host_add() (same arguments and return) but with
+ * @s (NULL: defaults) limited to the module's: max_message 1,000,000,
+ * start_msg off, incast_threshold 0, compat HOMA_COMPAT_MODULE.
+ */
+int homa_sim_module_host_add(struct homa_sim_net *net, const struct homa_settings *s,
+			     uint16_t port, bool server, homa_sim_event_cb cb, void *ctx,
+			     struct homa_sim_engine_host **out);
+
+/**
+ * homa_sim_module_tx() - Rewrite the packet in @buf (@len bytes, written by
+ * our encoder) into the module's conventions (see the file comment).
+ * @unsched: the sending engine's settings.unsched_bytes (a RESEND from 0
+ * of that length is its "nothing arrived" probe).
+ */
+void homa_sim_module_tx(uint8_t *buf, size_t len, uint32_t unsched);
+
+/**
+ * homa_sim_module_rx() - Prepare a received packet for the module-shaped
+ * host's engine: clear what the module never reads (flags, window).
+ * Return: false if the module drops the packet silently (unknown type or
+ * shorter than a common header).
+ */
+bool homa_sim_module_rx(uint8_t *buf, size_t len);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* HOMA_SIM_MODPEER_H */
