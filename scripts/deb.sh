@@ -38,7 +38,7 @@ test_debs() {
 	trap 'apt-get purge -y -qq $pkgs >/dev/null 2>&1; dpkg --purge $pkgs >/dev/null 2>&1 || true' EXIT
 	apt-get install -y -qq "$PWD/$dir"/*.deb >/dev/null
 	dpkg -L libhoma1 libhoma-dev homa-tools | grep -E "\.so\.|\.pc$|Config\.cmake$|/bin/" 
-	sh tests/package/check_installed.sh /usr cc
+	sh tests/package/check_installed.sh /usr cc "" README.md
 	homa-bench --help >/dev/null
 	homa-sim --workload w4 --messages 200 --hosts 16 --racks 2 --spines 2 --no-timing \
 		>/dev/null || { echo "deb.sh: installed homa-sim failed" >&2; exit 1; }

@@ -5,11 +5,13 @@
 # homa::homa_static), and runs each (one RPC on loopback); checks the
 # SONAME, that the CMake package refuses another major version, and that
 # every homa man page renders with man -l without a warning.
-#   check_installed.sh PREFIX CC [EXTRA_CFLAGS]
+# With README (the project's README.md), the program of its "A complete
+# program" section is built the same way and must print "pong".
+#   check_installed.sh PREFIX CC [EXTRA_CFLAGS [README]]
 # Used by install.sh (cmake --install into a temporary prefix) and by
 # scripts/deb.sh test (the .deb packages installed on this machine).
 set -eu
-prefix=$1 cc=$2 extra=${3:-}
+prefix=$1 cc=$2 extra=${3:-} readme=${4:-}
 here=$(cd "$(dirname "$0")" && pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -31,6 +33,16 @@ export PKG_CONFIG_PATH="$(dirname "$pc")"
 "$cc" $extra -o "$tmp/hello_pc" "$here/hello.c" $(pkg-config --cflags --libs homa) \
 	-Wl,-rpath,"$libdir" || fail "pkg-config shared build"
 readelf -d "$tmp/hello_pc" | grep -q "NEEDED.*\[$so\]" || fail "hello_pc does not load $so"
+if [ -n "$readme" ]; then
+	awk '/^```c$/ {f = 1; next} /^```$/ {f = 0} f' "$readme" >"$tmp/readme.c"
+	[ -s "$tmp/readme.c" ] || fail "no C program in $readme"
+	# shellcheck disable=SC2046,SC2086
+	"$cc" $extra -o "$tmp/readme_prog" "$tmp/readme.c" $(pkg-config --cflags --libs homa) \
+		-Wl,-rpath,"$libdir" || fail "the README's program does not build"
+	out=$("$tmp/readme_prog") || fail "the README's program exited $?"
+	[ "$out" = "pong" ] || fail "the README's program printed '$out'"
+	echo "README program: $out"
+fi
 # Static, by pkg-config --static (libhoma.a and its private libraries).
 # shellcheck disable=SC2046,SC2086
 "$cc" $extra -o "$tmp/hello_pc_static" "$here/hello.c" \
