@@ -143,6 +143,22 @@ HOMA_API int homa_engine_new(homa_engine **out, const struct homa_settings *s,
 		    const homa_addr *local, uint16_t port,
 		    const struct homa_alloc *alloc, uint64_t now);
 
+/** Bytes of the key homa_engine_set_hash_key() takes. */
+#define HOMA_HASH_KEY_LEN 16
+
+/**
+ * homa_engine_set_hash_key() - Key the hash of the engine's tables (RPCs,
+ * peers, finished RPCs) with @key, HOMA_HASH_KEY_LEN random bytes the
+ * caller draws (e.g. from getrandom()); each engine should get its own.
+ * Ids in those tables are chosen by remote peers: with a secret key they
+ * cannot choose ids that share a bucket and make every lookup walk all
+ * RPCs. Until it is called, the key is derived from homa_engine_new()'s
+ * arguments, which a peer may guess. Call it right after homa_engine_new().
+ * Return: 0, or HOMA_EINVAL (NULL argument, or the engine already holds
+ * RPCs, peers or finished RPCs, which were hashed with the old key).
+ */
+int homa_engine_set_hash_key(homa_engine *e, const uint8_t key[HOMA_HASH_KEY_LEN]);
+
 /**
  * homa_engine_free() - Destroy an engine and everything it owns,
  * including unreleased messages. NULL is ignored.

@@ -173,6 +173,8 @@ struct homa_io_stats {
 	uint64_t rx_packets_prio[8]; /**< received Homa packets by priority (from the DSCP bits) */
 	uint64_t wakeups;         /**< application threads woken with a message */
 	uint64_t send_waits;      /**< sends that waited for buffer space */
+	uint64_t tx_full;         /**< sends that found the kernel's send buffer full */
+	uint64_t tx_deferred;     /**< packets held back by a full send buffer and sent later */
 };
 
 /**

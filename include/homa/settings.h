@@ -106,6 +106,15 @@ struct homa_settings {
 	 * (max_restarts + 1) x resend_ticks ticks, well inside the timeout.
 	 */
 	uint32_t max_restarts;
+	/**
+	 * Most finished server RPCs remembered for at-most-once (262144,
+	 * about 12 MiB at most; memory grows to it only under load). Each is
+	 * kept for 5 x timeout_ticks after it finished; when more finish in
+	 * that time, the oldest are forgotten and later requests of their
+	 * clients fail with HOMA_ECANCELED instead of running twice
+	 * (docs/THREATS.md). At least 4096.
+	 */
+	uint32_t max_done_rpcs;
 };
 
 /** Values of homa_settings.compat. */

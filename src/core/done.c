@@ -1,55 +1,70 @@
 /* SPDX-License-Identifier: MIT */
 /**
  * @file done.c
- * Memory of recently finished server RPCs, for at-most-once execution
- * when the network delivers a request packet again after the server
- * already executed the request, replied and was acked (a duplicated or
- * long-delayed packet would otherwise start the RPC anew).
+ * Memory of finished server RPCs, for at-most-once execution: a request
+ * packet (a late duplicate, or a client's restart after RPC_UNKNOWN) for
+ * an RPC this server already executed must not run it again.
  *
- * The last HOMA_DONE_SLOTS finished RPCs are remembered exactly: a FIFO
- * ring of 64-bit fingerprints of (client id, client address, client port),
- * and an open-addressing index over the same fingerprints (linear probing,
- * at most half full, backward-shift deletion) for a constant-time lookup.
- * Only age forgets an RPC: the oldest leaves the index when the ring
- * overwrites it. (A direct-mapped table forgot an RPC whenever a later
- * one hashed to its slot: 0.4% of RPCs were forgotten after only 15 more,
- * and fuzz_pair ran a request twice.) Constant memory: 96 KiB per engine.
+ * The promise is by time. A client gives up on an RPC it has not heard
+ * about for HOMA_CLIENT_RETRY_TIMEOUTS timeouts (timer.c), so a finished
+ * RPC is remembered for homa_done_horizon_ns() (one timeout more, for
+ * packets still in flight): the ring forgets its oldest entry only once it
+ * is older than that, and grows instead (doubling, from HOMA_DONE_MIN up to
+ * settings.max_done_rpcs). When the cap forces out an entry still inside
+ * the horizon, the client's (address, port) slot of a small watermark
+ * table records the highest such id and when: until the horizon passes,
+ * any request from that client at or below it counts as finished. Such a
+ * request is answered as finished (the client gets HOMA_ECANCELED) and
+ * never runs a second time; an RPC that never ran but hides below the
+ * watermark fails the same way. Slots are shared by hash, which only adds
+ * such errors, never a second run.
+ *
+ * Entries are 64-bit keyed fingerprints of (client id, client address,
+ * client port) with their finish time, in a FIFO ring, plus an
+ * open-addressing index over the fingerprints (linear probing, at most
+ * half full, backward-shift deletion) for a constant-time lookup.
  */
+#include <string.h>
+
 #include "internal.h"
 
-/** Index slots: twice the ring, a power of two. */
-#define DONE_INDEX (2 * HOMA_DONE_SLOTS)
+/** One remembered RPC. */
+struct homa_done_ent {
+	uint64_t f;    /**< fingerprint, non-zero */
+	uint64_t t;    /**< when it finished (engine time) */
+	uint64_t id;   /**< its local id (for the watermark if forced out) */
+	uint32_t mark; /**< its client's slot in engine.done_marks */
+};
 
-/** fingerprint() - Non-zero 64-bit hash of an RPC's identity. */
-static uint64_t fingerprint(uint64_t id, const homa_addr *addr, uint16_t port)
+/** fingerprint() - Non-zero keyed 64-bit hash of an RPC's identity. */
+static uint64_t fingerprint(const homa_engine *e, uint64_t id, const homa_addr *addr,
+			    uint16_t port)
 {
-	uint64_t h = (id ^ ((uint64_t)port << 48)) * 0x9e3779b97f4a7c15ull;
+	uint64_t h = homa_hash_rpc(e, id, addr, port);
 
-	h ^= (uint64_t)homa_hash_addr(addr) * 0xc2b2ae3d27d4eb4full;
-	h ^= h >> 31;
 	return h ? h : 1;
 }
 
-/** home() - The index slot where probing for @f starts. */
-static uint32_t home(uint64_t f)
+/** mask() - Index slots minus one (the index has twice the ring's slots). */
+static uint32_t mask(const homa_engine *e)
 {
-	return (uint32_t)(f ^ (f >> 32)) & (DONE_INDEX - 1);
+	return 2 * e->done_cap - 1;
 }
 
-/** index_of() - The index: it follows the ring in e->done. */
-static uint64_t *index_of(const homa_engine *e)
+/** home() - The index slot where probing for @f starts. */
+static uint32_t home(const homa_engine *e, uint64_t f)
 {
-	return e->done + HOMA_DONE_SLOTS;
+	return (uint32_t)(f ^ (f >> 32)) & mask(e);
 }
 
 /** index_insert() - Add @f to the index (a multiset: duplicates are kept). */
-static void index_insert(uint64_t *ix, uint64_t f)
+static void index_insert(homa_engine *e, uint64_t f)
 {
-	uint32_t i = home(f);
+	uint32_t i = home(e, f);
 
-	while (ix[i])
-		i = (i + 1) & (DONE_INDEX - 1);
-	ix[i] = f;
+	while (e->done_index[i])
+		i = (i + 1) & mask(e);
+	e->done_index[i] = f;
 }
 
 /** between() - True if @k lies cyclically in (@i, @j]. */
@@ -62,20 +77,21 @@ static bool between(uint32_t i, uint32_t k, uint32_t j)
  * index_remove() - Remove one copy of @f, shifting later entries of its
  * probe run back so that no lookup passes an empty slot too early.
  */
-static void index_remove(uint64_t *ix, uint64_t f)
+static void index_remove(homa_engine *e, uint64_t f)
 {
-	uint32_t i = home(f), j;
+	uint64_t *ix = e->done_index;
+	uint32_t i = home(e, f), j;
 
 	while (ix[i] != f) {
 		if (!ix[i])
 			return;
-		i = (i + 1) & (DONE_INDEX - 1);
+		i = (i + 1) & mask(e);
 	}
 	for (j = i;;) {
-		j = (j + 1) & (DONE_INDEX - 1);
+		j = (j + 1) & mask(e);
 		if (!ix[j])
 			break;
-		if (between(i, home(ix[j]), j))
+		if (between(i, home(e, ix[j]), j))
 			continue;
 		ix[i] = ix[j];
 		i = j;
@@ -83,44 +99,159 @@ static void index_remove(uint64_t *ix, uint64_t f)
 	ix[i] = 0;
 }
 
-/** homa_done_init() - Allocate the ring and index. Return: 0 or HOMA_ENOMEM. */
+/** alloc_cap() - Allocate an empty ring and index of @cap entries. Return: 0 or HOMA_ENOMEM. */
+static int alloc_cap(homa_engine *e, uint32_t cap, struct homa_done_ent **ring, uint64_t **ix)
+{
+	*ring = homa_mem_alloc(e, cap * sizeof(**ring));
+	*ix = homa_mem_zalloc(e, 2 * (size_t)cap * sizeof(**ix));
+	if (*ring && *ix)
+		return 0;
+	homa_mem_free(e, *ring, cap * sizeof(**ring));
+	homa_mem_free(e, *ix, 2 * (size_t)cap * sizeof(**ix));
+	*ring = NULL;
+	*ix = NULL;
+	return HOMA_ENOMEM;
+}
+
+/** free_cap() - Free the current ring and index. */
+static void free_cap(homa_engine *e)
+{
+	homa_mem_free(e, e->done, e->done_cap * sizeof(*e->done));
+	homa_mem_free(e, e->done_index, 2 * (size_t)e->done_cap * sizeof(*e->done_index));
+	e->done = NULL;
+	e->done_index = NULL;
+}
+
+/** homa_done_init() - Allocate the ring and index at HOMA_DONE_MIN. Return: 0 or HOMA_ENOMEM. */
 int homa_done_init(homa_engine *e)
 {
-	e->done = homa_mem_zalloc(e, (HOMA_DONE_SLOTS + DONE_INDEX) * sizeof(*e->done));
+	e->done_cap = HOMA_DONE_MIN;
 	e->done_head = 0;
 	e->done_count = 0;
-	return e->done ? 0 : HOMA_ENOMEM;
+	memset(e->done_marks, 0, sizeof(e->done_marks));
+	if (alloc_cap(e, HOMA_DONE_MIN, &e->done, &e->done_index)) {
+		e->done_cap = 0;
+		return HOMA_ENOMEM;
+	}
+	return 0;
 }
 
 /** homa_done_free() - Free the ring and index. */
 void homa_done_free(homa_engine *e)
 {
-	homa_mem_free(e, e->done, (HOMA_DONE_SLOTS + DONE_INDEX) * sizeof(*e->done));
-	e->done = NULL;
+	if (e->done_cap)
+		free_cap(e);
+	e->done_cap = 0;
 }
 
-/** homa_done_add() - Remember that server RPC @rpc finished (forgetting the oldest if full). */
+/** homa_done_horizon_ns() - How long a finished RPC is remembered at least (see the file comment). */
+uint64_t homa_done_horizon_ns(const homa_engine *e)
+{
+	return (uint64_t)(HOMA_CLIENT_RETRY_TIMEOUTS + 1) * e->s.timeout_ticks * e->s.tick_ns;
+}
+
+/** homa_done_count() - Finished RPCs remembered now. */
+uint32_t homa_done_count(const homa_engine *e)
+{
+	return e->done_count;
+}
+
+/** homa_done_capacity() - Entries the ring holds before it must grow or forget. */
+uint32_t homa_done_capacity(const homa_engine *e)
+{
+	return e->done_cap;
+}
+
+/**
+ * grow() - Double the ring (the oldest entry is still inside the horizon).
+ * Return: true if it grew; false at the cap or out of memory.
+ */
+static bool grow(homa_engine *e)
+{
+	uint32_t cap = 2 * e->done_cap, n = e->done_count;
+	struct homa_done_ent *ring, *old = e->done;
+	uint64_t *ix;
+
+	if (cap > e->s.max_done_rpcs || alloc_cap(e, cap, &ring, &ix))
+		return false;
+	/* the ring is full: its oldest entry is at done_head */
+	for (uint32_t i = 0; i < n; i++)
+		ring[i] = old[(e->done_head + i) % e->done_cap];
+	free_cap(e);
+	e->done = ring;
+	e->done_index = ix;
+	e->done_cap = cap;
+	e->done_head = n;
+	for (uint32_t i = 0; i < n; i++)
+		index_insert(e, ring[i].f);
+	return true;
+}
+
+/** mark_slot() - The watermark slot of client @addr:@port. */
+static uint32_t mark_slot(const homa_engine *e, const homa_addr *addr, uint16_t port)
+{
+	return (uint32_t)(homa_hash_rpc(e, 0, addr, port) % HOMA_DONE_MARKS);
+}
+
+/**
+ * forget_oldest() - Drop the oldest entry to make room. One still inside
+ * the horizon raises its client's watermark (see the file comment).
+ */
+static void forget_oldest(homa_engine *e)
+{
+	const struct homa_done_ent *old = &e->done[e->done_head];
+	struct homa_done_mark *m = &e->done_marks[old->mark];
+	uint64_t horizon = homa_done_horizon_ns(e);
+
+	index_remove(e, old->f);
+	e->done_count--;
+	if (e->now - old->t >= horizon)
+		return;
+	e->done_forced_out++;
+	if (!m->t || e->now - m->t >= horizon || old->id > m->max_id)
+		m->max_id = old->id;
+	m->t = e->now ? e->now : 1;
+}
+
+/**
+ * homa_done_add() - Remember that server RPC @rpc finished now. A full
+ * ring grows while its oldest entry is inside the horizon, else forgets it.
+ */
 void homa_done_add(homa_engine *e, const struct homa_rpc *rpc)
 {
-	uint64_t f = fingerprint(rpc->id, &rpc->peer->addr, rpc->dport);
+	struct homa_done_ent *ent;
 
-	if (e->done_count == HOMA_DONE_SLOTS)
-		index_remove(index_of(e), e->done[e->done_head]);
-	else
-		e->done_count++;
-	e->done[e->done_head] = f;
-	index_insert(index_of(e), f);
-	e->done_head = (e->done_head + 1) % HOMA_DONE_SLOTS;
+	if (!e->done_cap)
+		return;
+	if (e->done_count == e->done_cap &&
+	    (e->now - e->done[e->done_head].t >= homa_done_horizon_ns(e) || !grow(e)))
+		forget_oldest(e);
+	ent = &e->done[e->done_head];
+	ent->f = fingerprint(e, rpc->id, &rpc->peer->addr, rpc->dport);
+	ent->t = e->now;
+	ent->id = rpc->id;
+	ent->mark = mark_slot(e, &rpc->peer->addr, rpc->dport);
+	index_insert(e, ent->f);
+	e->done_count++;
+	e->done_head = (e->done_head + 1) % e->done_cap;
 }
 
-/** homa_done_seen() - True if a server RPC with this identity finished among the last HOMA_DONE_SLOTS. */
+/**
+ * homa_done_seen() - True if server RPC @id from @addr:@port may have
+ * finished: it is remembered, or it lies at or below its client's live
+ * watermark (the cap forced out a newer RPC of that client).
+ */
 bool homa_done_seen(const homa_engine *e, uint64_t id, const homa_addr *addr, uint16_t port)
 {
-	const uint64_t *ix = index_of(e);
-	uint64_t f = fingerprint(id, addr, port);
+	const struct homa_done_mark *m;
+	uint64_t f;
 
-	for (uint32_t i = home(f); ix[i]; i = (i + 1) & (DONE_INDEX - 1))
-		if (ix[i] == f)
+	if (!e->done_cap)
+		return false;
+	f = fingerprint(e, id, addr, port);
+	for (uint32_t i = home(e, f); e->done_index[i]; i = (i + 1) & mask(e))
+		if (e->done_index[i] == f)
 			return true;
-	return false;
+	m = &e->done_marks[mark_slot(e, addr, port)];
+	return m->t && e->now - m->t < homa_done_horizon_ns(e) && id <= m->max_id;
 }

@@ -9,6 +9,21 @@
 
 #include "internal.h"
 
+/**
+ * clock_in() - Time at an entry point: @now, unless the caller's clock
+ * stepped back behind a time this engine already saw (callers read clocks
+ * outside their locks, and clocks are not all monotonic). Time never moves
+ * backwards inside the engine: a step back is held at the latest time seen,
+ * so no "now - then" can wrap. Return: the time the engine uses, also
+ * stored in e->now.
+ */
+static uint64_t clock_in(homa_engine *e, uint64_t now)
+{
+	if (now > e->now)
+		e->now = now;
+	return e->now;
+}
+
 /** homa_engine_new() - See engine.h. */
 int homa_engine_new(homa_engine **out, const struct homa_settings *s,
 		    const homa_addr *local, uint16_t port,
@@ -36,7 +51,8 @@ int homa_engine_new(homa_engine **out, const struct homa_settings *s,
 	homa_pacer_configure(e);
 	e->local = *local;
 	e->port = port;
-	e->now = now;
+	now = clock_in(e, now);
+	homa_hash_default_key(e, now);
 	e->next_client_id = (2 + ((now >> 10) << 1)) & HOMA_ID_COUNTER_MASK;
 	if (!e->next_client_id)
 		e->next_client_id = 2;
@@ -209,7 +225,7 @@ static int start_request(homa_engine *e, const homa_addr *dst, uint16_t dport,
 	err = check_message(e, iov, iovcnt);
 	if (err)
 		return err;
-	e->now = now;
+	now = clock_in(e, now);
 	peer = homa_peer_get(e, dst);
 	if (!peer)
 		return HOMA_ENOMEM;
@@ -276,14 +292,14 @@ int homa_engine_send_reply(homa_engine *e, uint64_t id, const struct homa_iov *i
 		return err;
 	if (!fits_peer(e, rpc->peer, iov, iovcnt))
 		return HOMA_EMSGSIZE;
-	e->now = now;
+	now = clock_in(e, now);
 	unsched = e->s.unsched_bytes;
 	if (rpc->incast && e->s.incast_unsched_bytes < unsched)
 		unsched = e->s.incast_unsched_bytes;
 	if (homa_msgout_init(e, rpc, iov, iovcnt, unsched, false))
 		return HOMA_ENOMEM;
 	rpc->state = RPC_OUTGOING;
-	homa_rpc_heard(rpc);
+	homa_rpc_heard(e, rpc);
 	e->st.server_replies_sent++;
 	return 0;
 }
@@ -298,7 +314,7 @@ int homa_engine_abort(homa_engine *e, uint64_t id, uint64_t now)
 	rpc = homa_rpc_find_handle(e, id);
 	if (!rpc)
 		return HOMA_ENOTFOUND;
-	e->now = now;
+	now = clock_in(e, now);
 	e->st.rpcs_aborted++;
 	homa_rpc_free(e, rpc);
 	return 0;
@@ -307,7 +323,7 @@ int homa_engine_abort(homa_engine *e, uint64_t id, uint64_t now)
 /** homa_engine_shutdown() - See engine.h. */
 void homa_engine_shutdown(homa_engine *e, uint64_t now)
 {
-	e->now = now;
+	now = clock_in(e, now);
 	e->shut = true;
 	e->server = false;
 	while (!homa_list_empty(&e->all_rpcs))
@@ -341,7 +357,7 @@ int homa_engine_input(homa_engine *e, const homa_addr *src, uint8_t *buf, size_t
 
 	if (!e || !src || !buf)
 		return HOMA_EINVAL;
-	e->now = now;
+	now = clock_in(e, now);
 	if (e->has_hooks && e->hooks.open) {
 		r = e->hooks.open(e->hooks.ctx, src, buf, len);
 		if (r < 0)
@@ -368,7 +384,7 @@ int homa_engine_output(homa_engine *e, uint64_t now, uint8_t *buf, size_t cap,
 
 	if (!e || !buf || !tx)
 		return HOMA_EINVAL;
-	e->now = now;
+	now = clock_in(e, now);
 	homa_pacer_note_call(e, now);
 	r = homa_ctl_output(e, now, buf, cap, tx);
 	if (r)
@@ -424,7 +440,7 @@ static bool idle(const homa_engine *e)
 /** homa_engine_on_timer() - See engine.h. Runs at most one tick per call. */
 void homa_engine_on_timer(homa_engine *e, uint64_t now)
 {
-	e->now = now;
+	now = clock_in(e, now);
 	if (now < e->next_tick_ns)
 		return;
 	homa_timer_tick(e);

@@ -73,7 +73,7 @@ static struct homa_rpc *message_start(homa_engine *e, const homa_addr *src,
 			return NULL;
 		created = true;
 	}
-	homa_rpc_heard(rpc);
+	homa_rpc_heard(e, rpc);
 	if (homa_is_client_id(rpc->id) && rpc->state == RPC_OUTGOING) {
 		/* a response means the server has the whole request */
 		rpc->state = RPC_INCOMING;
@@ -172,8 +172,9 @@ static int handle_data(homa_engine *e, const homa_addr *src, const struct homa_p
 			e->st.duplicate_bytes += pkt->u.data.payload_len;
 		return drop;
 	}
-	if (pkt->u.data.incoming > rpc->in.granted && pkt->u.data.incoming <= rpc->in.length)
-		rpc->in.granted = pkt->u.data.incoming;
+	/* pkt->u.data.incoming was read once, when the message was created
+	 * (message_start()): what we have granted is ours to decide, and a
+	 * sender claiming more must not push the budget past max_incoming */
 	added = homa_msgin_add(e, rpc, pkt->u.data.offset, pkt->u.data.payload, pkt->u.data.payload_len);
 	if (added < 0)
 		return HOMA_DROP(HOMA_DROP_MEMORY);
@@ -196,7 +197,7 @@ static int handle_start(homa_engine *e, const homa_addr *src, const struct homa_
 
 	if (rpc && rpc->in.msg) {
 		/* a repeat: we know the message; tell the sender we are alive */
-		homa_rpc_heard(rpc);
+		homa_rpc_heard(e, rpc);
 		homa_ctl_simple(e, rpc, HOMA_PKT_BUSY);
 		e->st.busy_sent++;
 		return 0;
@@ -219,7 +220,7 @@ static int handle_grant(homa_engine *e, const homa_addr *src, const struct homa_
 	out = &rpc->out;
 	if (pkt->u.grant.offset > out->length)
 		return HOMA_DROP(HOMA_DROP_BAD_OFFSET);
-	homa_rpc_heard(rpc);
+	homa_rpc_heard(e, rpc);
 	out->start_ticks = 0;
 	if (pkt->u.grant.offset > out->granted)
 		out->granted = pkt->u.grant.offset;
@@ -250,7 +251,7 @@ static int handle_resend(homa_engine *e, const homa_addr *src, const struct homa
 		return HOMA_DROP(HOMA_DROP_UNKNOWN_RPC);
 	}
 	e->st.resends_received++;
-	homa_rpc_heard(rpc);
+	homa_rpc_heard(e, rpc);
 	out = &rpc->out;
 	end = (uint64_t)pkt->u.resend.offset + pkt->u.resend.length;
 	if (pkt->u.resend.length == HOMA_RESEND_ALL)
@@ -297,7 +298,7 @@ static void restart(homa_engine *e, struct homa_rpc *rpc)
 	}
 	rpc->restarts++;
 	rpc->state = RPC_OUTGOING;
-	homa_rpc_heard(rpc);
+	homa_rpc_heard(e, rpc);
 	homa_msgout_restart(e, rpc);
 	e->st.rpc_restarts++;
 }
@@ -338,7 +339,7 @@ static int handle_busy(homa_engine *e, const homa_addr *src, const struct homa_p
 
 	if (!rpc)
 		return HOMA_DROP(HOMA_DROP_UNKNOWN_RPC);
-	homa_rpc_heard(rpc);
+	homa_rpc_heard(e, rpc);
 	rpc->out.start_ticks = 0;
 	return 0;
 }
@@ -386,13 +387,40 @@ static int handle_ack(homa_engine *e, const homa_addr *src, const struct homa_pk
 	return any ? 0 : HOMA_DROP(HOMA_DROP_UNKNOWN_RPC);
 }
 
-/** handle_cutoffs() - A receiver tells us its unscheduled cutoffs. */
+/**
+ * cutoffs_ordered() - True if @c, read over the priority levels we use,
+ * never asks a longer message to go at a higher priority than a shorter
+ * one: the non-zero cutoffs (zero marks a level unused for unscheduled
+ * bytes) do not increase with the priority.
+ */
+static bool cutoffs_ordered(const homa_engine *e, const uint32_t *c)
+{
+	uint32_t prev = UINT32_MAX;
+
+	for (uint32_t i = 0; i < e->s.num_priorities; i++) {
+		if (!c[i])
+			continue;
+		if (c[i] > prev)
+			return false;
+		prev = c[i];
+	}
+	return true;
+}
+
+/**
+ * handle_cutoffs() - A receiver tells us its unscheduled cutoffs. Only a
+ * peer we have an RPC with may set them (its answer to our DATA), and
+ * only ordered ones (cutoffs_ordered()); anything else is dropped as
+ * HOMA_DROP_UNKNOWN_RPC or HOMA_DROP_BAD_FIELD and changes nothing.
+ */
 static int handle_cutoffs(homa_engine *e, const homa_addr *src, const struct homa_pkt *pkt)
 {
 	struct homa_peer *peer = homa_peer_find(e, src);
 
-	if (!peer)
+	if (!peer || !peer->rpcs)
 		return HOMA_DROP(HOMA_DROP_UNKNOWN_RPC);
+	if (!cutoffs_ordered(e, pkt->u.cutoffs.cutoffs))
+		return HOMA_DROP(HOMA_DROP_BAD_FIELD);
 	memcpy(peer->cutoffs, pkt->u.cutoffs.cutoffs, sizeof(peer->cutoffs));
 	peer->cutoff_version = pkt->u.cutoffs.version;
 	return 0;
@@ -410,6 +438,7 @@ int homa_incoming(homa_engine *e, const homa_addr *src, const struct homa_pkt *p
 		peer->dead_until_tick = 0;
 		peer->heard_tick = e->tick;
 		peer->ours |= pkt->ours;
+		peer->heard_ns = e->now;
 	}
 	switch (pkt->type) {
 	case HOMA_PKT_DATA: return handle_data(e, src, pkt);

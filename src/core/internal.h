@@ -22,8 +22,18 @@
 /** Counter bits of a client RPC id (the local port is in the top 16, engine.c). */
 #define HOMA_ID_COUNTER_MASK (((uint64_t)1 << 48) - 1)
 
-/** Slots of the cache of recently finished server RPCs (see done.c). */
-#define HOMA_DONE_SLOTS 4096
+/** Initial (and least) ring size of the finished-RPC memory (see done.c). */
+#define HOMA_DONE_MIN 4096
+
+/** Watermark slots of the finished-RPC memory (see done.c). */
+#define HOMA_DONE_MARKS 256
+
+/**
+ * A client fails (HOMA_ETIMEDOUT) an RPC it has not heard about for this
+ * many timeouts (timeout_ticks x tick_ns) of wall time, so it never retries
+ * later than that; servers remember finished RPCs one timeout longer.
+ */
+#define HOMA_CLIENT_RETRY_TIMEOUTS 4
 
 /** Buckets of evictable requests by log2 of bytes left (see evict.c). */
 #define HOMA_EVICT_BUCKETS 32
@@ -91,6 +101,7 @@ struct homa_msgout {
 	uint8_t sched_priority;   /**< from the latest GRANT */
 	bool start_pending;       /**< a START_MSG must be sent */
 	bool start_sent;          /**< START_MSG mode for this message */
+	bool seal_refused;        /**< the seal hook refused its latest packet (outgoing.c) */
 	uint32_t start_ticks;     /**< ticks since the START_MSG without a grant */
 	uint64_t birth;
 	struct homa_link tx_link; /**< on engine.tx_list, sorted by bytes left */
@@ -122,6 +133,7 @@ struct homa_rpc {
 	uint16_t restarts;        /**< client: restarts after RPC_UNKNOWN (settings.max_restarts) */
 	uint32_t silent_ticks;    /**< timer ticks without hearing from the peer */
 	uint32_t resend_at;       /**< silent_ticks value at which the next RESEND is due */
+	uint64_t heard_ns;        /**< engine time of the latest sign of life (timer.c) */
 	uint64_t cookie;
 	uint64_t start_ns;
 	struct homa_msgout out;
@@ -146,6 +158,7 @@ struct homa_peer {
 	uint64_t cutoffs_sent_tick;
 	uint64_t resend_tick;     /**< tick of our latest RESEND to it */
 	uint64_t heard_tick;      /**< tick of the latest packet from it */
+	uint64_t heard_ns;        /**< engine time of the latest packet from it */
 	uint64_t unknown_tick;    /**< tick of our latest RPC_UNKNOWN to it */
 	uint32_t unknown_sent;    /**< RPC_UNKNOWNs sent during unknown_tick */
 	uint64_t dead_until_tick; /**< new RPCs fail before this tick */
@@ -170,6 +183,19 @@ struct homa_ev_node {
 	struct homa_event ev;
 	struct homa_link link;
 };
+
+/** A SipHash key (hash.c). */
+struct homa_hash_key {
+	uint64_t k0, k1;
+};
+
+/** Highest id forced out of the finished-RPC memory for a set of clients (done.c). */
+struct homa_done_mark {
+	uint64_t max_id;
+	uint64_t t;               /**< when (0: never) */
+};
+
+struct homa_done_ent;
 
 /** Simple chained hash table of RPCs or peers. */
 struct homa_table {
@@ -240,10 +266,16 @@ struct homa_engine {
 	uint64_t size_hist[HOMA_CUTOFF_BUCKETS]; /**< unscheduled bytes by size bucket */
 	uint64_t size_hist_msgs;      /**< messages recorded since last recompute */
 
-	/* recently finished server RPCs (at-most-once against late duplicates) */
-	uint64_t *done;              /**< ring of HOMA_DONE_SLOTS fingerprints, then its index */
+	/* finished server RPCs (at-most-once, done.c) */
+	struct homa_done_ent *done;  /**< ring of done_cap entries */
+	uint64_t *done_index;        /**< 2 x done_cap fingerprint slots */
+	uint32_t done_cap;
 	uint32_t done_head;          /**< next ring slot to write */
-	uint32_t done_count;         /**< fingerprints in the ring */
+	uint32_t done_count;         /**< entries in the ring */
+	uint64_t done_forced_out;    /**< entries the cap forced out inside the horizon */
+	struct homa_done_mark done_marks[HOMA_DONE_MARKS];
+
+	struct homa_hash_key hash_key; /**< keys every table hash (hash.c) */
 
 	/* memory */
 	uint64_t rx_buffered;
@@ -267,9 +299,14 @@ void homa_msg_free(homa_engine *e, struct homa_msg *m);
 /* table.c */
 int homa_table_init(homa_engine *e, struct homa_table *t, uint32_t nbuckets);
 void homa_table_destroy(homa_engine *e, struct homa_table *t);
-uint32_t homa_hash_addr(const homa_addr *a);
 void homa_table_maybe_grow(homa_engine *e, struct homa_table *t, size_t next_off,
-			   uint32_t (*hash)(const void *elem));
+			   uint32_t (*hash)(const homa_engine *e, const void *elem));
+
+/* hash.c */
+uint64_t homa_siphash(const struct homa_hash_key *key, const uint64_t *m, int n);
+uint32_t homa_hash_addr(const homa_engine *e, const homa_addr *a);
+uint64_t homa_hash_rpc(const homa_engine *e, uint64_t id, const homa_addr *a, uint16_t port);
+void homa_hash_default_key(homa_engine *e, uint64_t now);
 
 /* peer.c */
 struct homa_peer *homa_peer_find(homa_engine *e, const homa_addr *addr);
@@ -295,6 +332,9 @@ int homa_done_init(homa_engine *e);
 void homa_done_free(homa_engine *e);
 void homa_done_add(homa_engine *e, const struct homa_rpc *rpc);
 bool homa_done_seen(const homa_engine *e, uint64_t id, const homa_addr *addr, uint16_t port);
+uint64_t homa_done_horizon_ns(const homa_engine *e);
+uint32_t homa_done_count(const homa_engine *e);
+uint32_t homa_done_capacity(const homa_engine *e);
 
 /* msgin.c */
 int homa_msgin_init(homa_engine *e, struct homa_rpc *rpc, uint32_t length, uint32_t unsched);
@@ -365,9 +405,10 @@ void homa_count_sent(homa_engine *e, uint8_t type, uint8_t priority, size_t len)
 /* incoming.c */
 int homa_incoming(homa_engine *e, const homa_addr *src, const struct homa_pkt *pkt);
 
-/** homa_rpc_heard() - The peer showed life for @rpc: restart its silence count. */
-static inline void homa_rpc_heard(struct homa_rpc *rpc)
+/** homa_rpc_heard() - The peer showed life for @rpc now: restart its silence count. */
+static inline void homa_rpc_heard(const homa_engine *e, struct homa_rpc *rpc)
 {
+	rpc->heard_ns = e->now;
 	rpc->silent_ticks = 0;
 	rpc->resend_at = 0;
 	rpc->probes = 0;

@@ -221,14 +221,14 @@ static uint8_t fill_start(homa_engine *e, struct homa_rpc *rpc, struct homa_pkt 
 {
 	pkt->type = HOMA_PKT_START_MSG;
 	pkt->u.start.message_length = rpc->out.length;
-	rpc->out.start_pending = false;
-	rpc->out.start_ticks = 0;
 	return (uint8_t)(e->s.num_priorities - 1);
 }
 
 /**
  * fill_data() - Describe @rpc's next DATA packet (a retransmission first,
- * else new bytes) in @pkt and advance the message. Return: its priority.
+ * else new bytes) in @pkt, taking an owed ack along. The message does not
+ * advance here: commit() does that once the packet is sealed, and
+ * unfill() gives the ack back if it is not. Return: its priority.
  */
 static uint8_t fill_data(homa_engine *e, struct homa_rpc *rpc, struct homa_pkt *pkt)
 {
@@ -259,16 +259,44 @@ static uint8_t fill_data(homa_engine *e, struct homa_rpc *rpc, struct homa_pkt *
 	pkt->u.data.offset = off;
 	pkt->u.data.payload_len = n;
 	homa_peer_take_ack(rpc->peer, rpc->dport, &pkt->u.data.ack);
-	if (pkt->u.data.retransmit) {
+	if (homa_is_client_id(rpc->id) && e->s.incast_threshold &&
+	    rpc->peer->client_rpcs > e->s.incast_threshold && homa_peer_ext(e, rpc->peer))
+		pkt->ext |= HOMA_EXT_INCAST;
+	return prio;
+}
+
+/**
+ * commit() - @pkt (filled by fill_start() or fill_data(), payload length
+ * @n) was sealed and goes out: advance @rpc's message past it.
+ */
+static void commit(homa_engine *e, struct homa_rpc *rpc, const struct homa_pkt *pkt, uint32_t n)
+{
+	struct homa_msgout *out = &rpc->out;
+
+	out->seal_refused = false;
+	if (pkt->type == HOMA_PKT_START_MSG) {
+		out->start_pending = false;
+		out->start_ticks = 0;
+	} else if (pkt->u.data.retransmit) {
 		out->resend_start += n;
 		e->st.retransmitted_bytes += n;
 	} else {
 		out->next_xmit += n;
 	}
-	if (homa_is_client_id(rpc->id) && e->s.incast_threshold &&
-	    rpc->peer->client_rpcs > e->s.incast_threshold && homa_peer_ext(e, rpc->peer))
-		pkt->ext |= HOMA_EXT_INCAST;
-	return prio;
+}
+
+/**
+ * unfill() - The seal hook refused @pkt: nothing about @rpc advances (the
+ * same packet is built again next time), and the ack it carried is owed
+ * again. The refusal lets the RPC's silence count (timer.c), so a peer
+ * the hook keeps refusing times out.
+ */
+static void unfill(homa_engine *e, struct homa_rpc *rpc, const struct homa_pkt *pkt)
+{
+	rpc->out.seal_refused = true;
+	if (pkt->type == HOMA_PKT_DATA && pkt->u.data.ack.client_id)
+		homa_peer_add_ack(e, rpc->peer, pkt->u.data.ack.client_id,
+				  pkt->u.data.ack.server_port);
 }
 
 /** after_send() - State changes once @rpc's message has no unsent bytes. */
@@ -310,12 +338,15 @@ int homa_output_data(homa_engine *e, uint64_t now, uint8_t *buf, size_t cap,
 	}
 	len = homa_wire_encode(&pkt, buf, cap);
 	len += (int)msgout_copy(&rpc->out, pkt.u.data.offset, buf + len, payload_len);
-	homa_tx_update(e, rpc);
-	after_send(rpc);
 	len = homa_seal(e, &rpc->peer->addr, buf, homa_wire_header_len(pkt.type), (size_t)len,
 		       cap);
-	if (len <= 0)
+	if (len <= 0) {
+		unfill(e, rpc, &pkt);
 		return 0;
+	}
+	commit(e, rpc, &pkt, payload_len);
+	homa_tx_update(e, rpc);
+	after_send(rpc);
 	homa_pacer_account(e, now, (size_t)len);
 	e->pacer_fifo_credit += (uint64_t)len * e->s.pacer_fifo_fraction;
 	homa_count_sent(e, pkt.type, prio, (size_t)len);

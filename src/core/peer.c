@@ -10,15 +10,15 @@
 #include "internal.h"
 
 /** peer_hash() - Table hash of a peer element. */
-static uint32_t peer_hash(const void *el)
+static uint32_t peer_hash(const homa_engine *e, const void *el)
 {
-	return homa_hash_addr(&((const struct homa_peer *)el)->addr);
+	return homa_hash_addr(e, &((const struct homa_peer *)el)->addr);
 }
 
 /** homa_peer_find() - The peer for @addr, or NULL if unknown. */
 struct homa_peer *homa_peer_find(homa_engine *e, const homa_addr *addr)
 {
-	struct homa_peer *p = e->peers.buckets[homa_hash_addr(addr) & (e->peers.nbuckets - 1)];
+	struct homa_peer *p = e->peers.buckets[homa_hash_addr(e, addr) & (e->peers.nbuckets - 1)];
 
 	while (p && !homa_addr_equal(&p->addr, addr))
 		p = p->hash_next;
@@ -44,7 +44,8 @@ struct homa_peer *homa_peer_get(homa_engine *e, const homa_addr *addr)
 		p->resend_tick = UINT64_MAX;
 		p->unknown_tick = UINT64_MAX;
 		p->heard_tick = e->tick;
-		b = homa_hash_addr(addr) & (e->peers.nbuckets - 1);
+		p->heard_ns = e->now;
+		b = homa_hash_addr(e, addr) & (e->peers.nbuckets - 1);
 		p->hash_next = e->peers.buckets[b];
 		e->peers.buckets[b] = p;
 		e->peers.count++;
@@ -59,7 +60,7 @@ struct homa_peer *homa_peer_get(homa_engine *e, const homa_addr *addr)
 static void peer_unlink_free(homa_engine *e, struct homa_peer *p)
 {
 	struct homa_peer **pp = (struct homa_peer **)&e->peers.buckets[
-		homa_hash_addr(&p->addr) & (e->peers.nbuckets - 1)];
+		homa_hash_addr(e, &p->addr) & (e->peers.nbuckets - 1)];
 
 	while (*pp != p)
 		pp = &(*pp)->hash_next;

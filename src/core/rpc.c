@@ -9,20 +9,18 @@
 
 #include "internal.h"
 
-/** rpc_key() - Hash of an RPC's wire identity. */
-static uint32_t rpc_key(uint64_t id, const homa_addr *a, uint16_t port)
+/** rpc_key() - Keyed hash of an RPC's wire identity (the peer chooses it: hash.c). */
+static uint32_t rpc_key(const homa_engine *e, uint64_t id, const homa_addr *a, uint16_t port)
 {
-	uint64_t h = (id * 0x9e3779b97f4a7c15ull) ^ homa_hash_addr(a) ^ ((uint64_t)port << 17);
-
-	return (uint32_t)(h ^ (h >> 29));
+	return (uint32_t)homa_hash_rpc(e, id, a, port);
 }
 
 /** rpc_hash() - Table hash of an RPC by wire identity. */
-static uint32_t rpc_hash(const void *el)
+static uint32_t rpc_hash(const homa_engine *e, const void *el)
 {
 	const struct homa_rpc *r = el;
 
-	return rpc_key(r->id, &r->peer->addr, r->dport);
+	return rpc_key(e, r->id, &r->peer->addr, r->dport);
 }
 
 /** handle_key() - Hash of an application handle. */
@@ -34,7 +32,7 @@ static uint32_t handle_key(uint64_t handle)
 }
 
 /** handle_hash() - Table hash of an RPC by handle. */
-static uint32_t handle_hash(const void *el)
+static uint32_t handle_hash(const homa_engine *e, const void *el)
 {
 	return handle_key(((const struct homa_rpc *)el)->handle);
 }
@@ -45,7 +43,7 @@ static uint32_t handle_hash(const void *el)
  */
 struct homa_rpc *homa_rpc_find(homa_engine *e, uint64_t id, const homa_addr *addr, uint16_t port)
 {
-	struct homa_rpc *r = e->rpcs.buckets[rpc_key(id, addr, port) & (e->rpcs.nbuckets - 1)];
+	struct homa_rpc *r = e->rpcs.buckets[rpc_key(e, id, addr, port) & (e->rpcs.nbuckets - 1)];
 
 	while (r && !(r->id == id && r->dport == port && homa_addr_equal(&r->peer->addr, addr)))
 		r = r->hash_next;
@@ -89,11 +87,12 @@ struct homa_rpc *homa_rpc_new(homa_engine *e, uint64_t id, struct homa_peer *pee
 	r->id = id;
 	r->peer = peer;
 	r->dport = dport;
+	r->heard_ns = e->now;
 	r->handle = homa_is_client_id(id) ? id : (e->next_server_handle += 2);
 	homa_list_init(&r->out.tx_link);
 	homa_list_init(&r->in.grant_link);
 	homa_list_init(&r->in.out_link);
-	b = rpc_key(id, &peer->addr, dport) & (e->rpcs.nbuckets - 1);
+	b = rpc_key(e, id, &peer->addr, dport) & (e->rpcs.nbuckets - 1);
 	r->hash_next = e->rpcs.buckets[b];
 	e->rpcs.buckets[b] = r;
 	e->rpcs.count++;
@@ -138,7 +137,7 @@ void homa_rpc_free(homa_engine *e, struct homa_rpc *rpc)
 
 	if (!homa_is_client_id(rpc->id) && rpc->state != RPC_INCOMING)
 		homa_done_add(e, rpc);
-	unlink_chain(&e->rpcs.buckets[rpc_key(rpc->id, &peer->addr, rpc->dport) & (e->rpcs.nbuckets - 1)],
+	unlink_chain(&e->rpcs.buckets[rpc_key(e, rpc->id, &peer->addr, rpc->dport) & (e->rpcs.nbuckets - 1)],
 		     rpc, offsetof(struct homa_rpc, hash_next));
 	e->rpcs.count--;
 	unlink_chain(&e->handles.buckets[handle_key(rpc->handle) & (e->handles.nbuckets - 1)],

@@ -8,6 +8,7 @@
 #include "homa/errors.h"
 #include "homa/settings.h"
 #include "homa/wire.h"
+#include "internal.h"
 
 /** homa_settings_default() - See settings.h. */
 void homa_settings_default(struct homa_settings *s)
@@ -48,6 +49,7 @@ void homa_settings_default(struct homa_settings *s)
 	s->grant_silence_rtts = 4;
 	s->compat = HOMA_COMPAT_AUTO;
 	s->max_restarts = 3;
+	s->max_done_rpcs = 1u << 18;
 }
 
 /** check_cutoffs() - Cutoffs of used unscheduled levels must grow toward low priority. */
@@ -112,6 +114,8 @@ int homa_settings_validate(const struct homa_settings *s, const char **why)
 		bad = "compat (enum homa_compat)";
 	else if (s->max_restarts > 1000)
 		bad = "max_restarts (at most 1000)";
+	else if (s->max_done_rpcs < HOMA_DONE_MIN)
+		bad = "max_done_rpcs (at least 4096)";
 	if (why)
 		*why = bad;
 	return bad ? HOMA_EINVAL : 0;

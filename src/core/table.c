@@ -32,33 +32,13 @@ void homa_table_destroy(homa_engine *e, struct homa_table *t)
 }
 
 /**
- * homa_hash_addr() - Hash of a host address: the two 64-bit words combined,
- * then a full avalanche (murmur3's fmix64), so that addresses differing
- * only in their last byte (the top byte of the second word on little-endian
- * hosts, e.g. hosts of one IPv4 /24) still land in different buckets.
- */
-uint32_t homa_hash_addr(const homa_addr *a)
-{
-	uint64_t w[2], x;
-
-	memcpy(w, a->b, sizeof(w));
-	x = w[0] ^ (w[1] * 0x9e3779b97f4a7c15ull);
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdull;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ull;
-	x ^= x >> 33;
-	return (uint32_t)x;
-}
-
-/**
  * homa_table_maybe_grow() - Double the buckets when the table is over two
  * elements per bucket. Elements are chained through a pointer at byte
  * offset @next_off; @hash gives an element's hash. An allocation failure
  * keeps the old (still correct, just slower) table.
  */
 void homa_table_maybe_grow(homa_engine *e, struct homa_table *t, size_t next_off,
-			   uint32_t (*hash)(const void *elem))
+			   uint32_t (*hash)(const homa_engine *e, const void *elem))
 {
 	struct homa_table n;
 	uint32_t i;
@@ -71,7 +51,7 @@ void homa_table_maybe_grow(homa_engine *e, struct homa_table *t, size_t next_off
 		while (el) {
 			void **next = (void **)((char *)el + next_off);
 			void *after = *next;
-			uint32_t b = hash(el) & (n.nbuckets - 1);
+			uint32_t b = hash(e, el) & (n.nbuckets - 1);
 
 			*next = n.buckets[b];
 			n.buckets[b] = el;

@@ -30,6 +30,8 @@ static bool waiting(const struct homa_rpc *rpc)
 	const struct homa_msgout *out = &rpc->out;
 	uint32_t limit = out->granted < out->length ? out->granted : out->length;
 
+	if (out->seal_refused)
+		return true; /* cannot send: silence counts, as for loss */
 	if (homa_list_linked(&out->tx_link) || out->next_xmit < limit)
 		return false;
 	if (rpc->state == RPC_IN_SERVICE)
@@ -131,6 +133,25 @@ static bool unanswered(const homa_engine *e, const struct homa_rpc *rpc)
 	return rpc->probes >= (turns ? turns : 1);
 }
 
+/**
+ * retry_expired() - True if, for HOMA_CLIENT_RETRY_TIMEOUTS timeouts of
+ * engine time, client RPC @rpc heard nothing about itself and its server's
+ * host sent nothing at all. Ticks alone do not bound this: a paused process
+ * runs one tick when it resumes (this check runs before the packets that
+ * waited are read). The bound is what lets servers forget finished RPCs
+ * (done.c): a server frees an RPC only after its client stopped answering
+ * for a timeout, so a client that resumes later than this gives up rather
+ * than asking again. A live server host (busy answering other RPCs'
+ * RESENDs one per tick) keeps its RPCs alive, as the tick rules do.
+ */
+static bool retry_expired(const homa_engine *e, const struct homa_rpc *rpc)
+{
+	uint64_t limit = (uint64_t)HOMA_CLIENT_RETRY_TIMEOUTS * e->s.timeout_ticks * e->s.tick_ns;
+	uint64_t heard = rpc->heard_ns > rpc->peer->heard_ns ? rpc->heard_ns : rpc->peer->heard_ns;
+
+	return homa_is_client_id(rpc->id) && e->now - heard >= limit;
+}
+
 /** check_rpc() - Per-tick work for one RPC. Return: true if it was rotated to the tail. */
 static bool check_rpc(homa_engine *e, struct homa_rpc *rpc)
 {
@@ -138,12 +159,13 @@ static bool check_rpc(homa_engine *e, struct homa_rpc *rpc)
 	uint32_t first;
 
 	if (!waiting(rpc)) {
-		homa_rpc_heard(rpc);
+		homa_rpc_heard(e, rpc);
 		return false;
 	}
 	rpc->silent_ticks++;
-	if (rpc->silent_ticks >= e->s.timeout_ticks &&
-	    (e->tick - peer->heard_tick >= e->s.timeout_ticks || unanswered(e, rpc))) {
+	if (retry_expired(e, rpc) ||
+	    (rpc->silent_ticks >= e->s.timeout_ticks &&
+	     (e->tick - peer->heard_tick >= e->s.timeout_ticks || unanswered(e, rpc)))) {
 		timeout(e, rpc);
 		return false;
 	}

@@ -152,12 +152,8 @@ static int build(struct homa_io_sender *s, const struct homa_io_tx *p, int n,
 		for (int i = 0; i < segs; i++) {
 			s->iovs[used + i].iov_base = (void *)p[used + i].data;
 			s->iovs[used + i].iov_len = p[used + i].len;
-			homa_io_count(&c->tx_bytes, p[used + i].len);
 		}
 		fill_ctl(h, s->ctl + (size_t)m * HOMA_IO_TX_CTL, &p[used], segs);
-		if (segs > 1)
-			homa_io_count(&c->tx_gso_batches, 1);
-		homa_io_count(&c->tx_packets, (uint64_t)segs);
 		used += segs;
 		m++;
 	}
@@ -165,63 +161,70 @@ static int build(struct homa_io_sender *s, const struct homa_io_tx *p, int n,
 	return used;
 }
 
-/**
- * wait_writable() - Wait up to 10 ms for room in the socket's send buffer.
- */
-static void wait_writable(int fd)
+/** count_sent() - Count message @m (sent) in @c's packet, byte and GSO counters. */
+static void count_sent(const struct msghdr *m, struct homa_io_counters *c)
 {
-	struct pollfd pfd = {.fd = fd, .events = POLLOUT};
-
-	poll(&pfd, 1, 10);
+	for (size_t i = 0; i < m->msg_iovlen; i++)
+		homa_io_count(&c->tx_bytes, m->msg_iov[i].iov_len);
+	homa_io_count(&c->tx_packets, m->msg_iovlen);
+	if (m->msg_iovlen > 1)
+		homa_io_count(&c->tx_gso_batches, 1);
 }
 
 /**
- * send_msgs() - sendmmsg() @nmsg built messages, retrying on a full send
- * buffer a few times and skipping messages the kernel rejects.
- * Return: 0 or HOMA_EIO.
+ * send_msgs() - sendmmsg() @nmsg built messages, skipping messages the
+ * kernel rejects (counted in tx_errors). Never waits: a full send buffer
+ * (EAGAIN, ENOBUFS) ends the call and counts in tx_full.
+ * Return: messages consumed (sent or rejected; fewer than @nmsg when the
+ * buffer filled), or HOMA_EIO.
  */
 static int send_msgs(struct homa_io_sender *s, int nmsg,
 		     struct homa_io_counters *c)
 {
-	int done = 0, stalls = 0;
+	int done = 0;
 
 	while (done < nmsg) {
-		int r = sendmmsg(s->fd, s->msgs + done, (unsigned)(nmsg - done), 0);
+		int r = sendmmsg(s->fd, s->msgs + done, (unsigned)(nmsg - done), MSG_DONTWAIT);
 
 		homa_io_count(&c->tx_calls, 1);
 		if (r > 0) {
+			for (int i = done; i < done + r; i++)
+				count_sent(&s->msgs[i].msg_hdr, c);
 			done += r;
 			continue;
 		}
 		if (r < 0 && errno == EINTR)
 			continue;
-		if (r < 0 && (errno == EAGAIN || errno == ENOBUFS) && stalls++ < 100) {
-			wait_writable(s->fd);
-			continue;
+		if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS)) {
+			homa_io_count(&c->tx_full, 1);
+			return done;
 		}
 		if (r < 0 && (errno == EBADF || errno == ENOTSOCK))
 			return HOMA_EIO;
 		homa_io_count(&c->tx_errors, s->msgs[done].msg_hdr.msg_iovlen);
 		done++;
 	}
-	return 0;
+	return done;
 }
 
 /** homa_io_sender_send() - See batch.h. */
 int homa_io_sender_send(struct homa_io_sender *s, const struct homa_io_tx *pkts,
 			int n, struct homa_io_counters *c)
 {
-	while (n > 0) {
-		int nmsg = 0;
-		int used = build(s, pkts, n, &nmsg, c);
-		int err = nmsg ? send_msgs(s, nmsg, c) : 0;
+	int taken = 0;
 
-		if (err)
-			return err;
-		pkts += used;
-		n -= used;
+	while (taken < n) {
+		int nmsg = 0;
+		int used = build(s, pkts + taken, n - taken, &nmsg, c);
+		int done = nmsg ? send_msgs(s, nmsg, c) : 0;
+
+		if (done < 0)
+			return done;
+		if (done < nmsg)  /* buffer full: the first unsent message's first packet */
+			return taken + (int)(s->msgs[done].msg_hdr.msg_iov - s->iovs);
+		taken += used;
 	}
-	return 0;
+	return taken;
 }
 
 /** homa_io_receiver_init() - See batch.h. */

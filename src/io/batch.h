@@ -60,9 +60,12 @@ int homa_io_sender_init(struct homa_io_sender *s, int fd, int family,
 void homa_io_sender_free(struct homa_io_sender *s);
 
 /**
- * homa_io_sender_send() - Send @n packets, @s->batch at a time.
- * Packets the kernel refuses are counted in @c->tx_errors and dropped.
- * Return: 0, or HOMA_EIO if the socket itself failed (e.g. closed).
+ * homa_io_sender_send() - Send @n packets, @s->batch at a time, without
+ * ever waiting. Packets the kernel refuses are counted in @c->tx_errors
+ * and dropped. A full send buffer stops the call (counted in tx_full).
+ * Return: packets taken (sent or dropped) from the front of @pkts; fewer
+ * than @n when the send buffer filled (the rest were not sent; the caller
+ * keeps them for later), or HOMA_EIO if the socket itself failed.
  */
 int homa_io_sender_send(struct homa_io_sender *s, const struct homa_io_tx *pkts,
 			int n, struct homa_io_counters *c);

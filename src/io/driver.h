@@ -61,6 +61,7 @@ static inline uint64_t homa_io_counter(const uint64_t *c)
 /** Driver counters (added to the runtime's struct homa_io_stats); see homa_io_count(). */
 struct homa_io_counters {
 	uint64_t tx_packets, tx_bytes, tx_calls, tx_gso_batches, tx_errors;
+	uint64_t tx_full;    /**< sends that found the send buffer full (the rest deferred) */
 	uint64_t rx_packets, rx_bytes, rx_calls, rx_gro_batches, rx_filtered;
 	uint64_t rx_prio[HOMA_MAX_PRIORITIES]; /**< received packets by priority */
 };
@@ -80,16 +81,20 @@ struct homa_driver;
 struct homa_driver_ops {
 	const char *name;
 	/**
-	 * send() - Send @n packets in as few system calls as possible.
-	 * Return: 0, or HOMA_EIO if the socket failed (packets the kernel
-	 * refused are counted in tx_errors and dropped: Homa recovers them).
+	 * send() - Send @n packets in as few system calls as possible; never
+	 * blocks. Return: packets taken from the front of @pkts (packets the
+	 * kernel refused count as taken: they are counted in tx_errors and
+	 * dropped, Homa recovers them); fewer than @n if the send buffer is
+	 * full (the caller keeps the rest and tries again when the socket is
+	 * writable); or HOMA_EIO if the socket failed.
 	 */
 	int (*send)(struct homa_driver *d, const struct homa_io_tx *pkts, int n);
 	/**
 	 * recv() - Receive what is queued, without blocking.
 	 * @out: receives an array of packets owned by the driver, valid until
 	 *	the next recv() or close().
-	 * Return: number of packets (0 if none), or HOMA_EIO.
+	 * Return: number of packets (0 if none; never more than max_rx), or
+	 * HOMA_EIO.
 	 */
 	int (*recv)(struct homa_driver *d, struct homa_io_rx **out);
 	/** close() - Close the socket and free the driver. */
@@ -105,6 +110,11 @@ struct homa_driver {
 	homa_addr local;     /**< bound address (may be the wildcard) */
 	bool gso, gro;       /**< offloads in use */
 	bool maps_v4;        /**< an IPv6 socket reaches IPv4 peers (mapped) */
+	/**
+	 * Most packets one recv() returns, fixed at open: the caller sizes
+	 * its per-batch state to it (UDP with UDP_GRO: batch x 64 segments).
+	 */
+	uint32_t max_rx;
 	struct homa_io_counters c;
 };
 

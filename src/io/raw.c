@@ -211,6 +211,7 @@ int homa_raw_open(const struct homa_driver_config *cfg, struct homa_driver **out
 	}
 	homa_io_addr_from_sockaddr((const struct sockaddr *)&cfg->bind, &d->base.local, NULL);
 	d->pkts = calloc(cfg->batch, sizeof(*d->pkts));
+	d->base.max_rx = cfg->batch;  /* one packet per datagram */
 	if (!d->pkts ||
 	    homa_io_sender_init(&d->tx, d->base.fd, d->base.family, cfg->batch, false, true) ||
 	    homa_io_receiver_init(&d->rx, d->base.fd, cfg->batch,

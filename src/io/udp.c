@@ -200,6 +200,7 @@ int homa_udp_open(const struct homa_driver_config *cfg, struct homa_driver **out
 	enable_offloads(d, cfg->offload);
 	buf = d->base.gro ? UDP_GRO_BUF : cfg->max_packet;
 	d->max_pkts = (size_t)cfg->batch * (d->base.gro ? HOMA_IO_GSO_MAX_SEGS : 1);
+	d->base.max_rx = (uint32_t)d->max_pkts;
 	d->pkts = calloc(d->max_pkts, sizeof(*d->pkts));
 	if (!d->pkts ||
 	    homa_io_sender_init(&d->tx, fd, d->base.family, cfg->batch, d->base.gso, false) ||

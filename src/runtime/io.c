@@ -9,6 +9,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -32,6 +33,14 @@
  */
 #define RT_SPIN_NS 10000
 
+/**
+ * While packets wait for room in the send buffer (tx.c), the engine's
+ * "send now" deadlines cannot be met: the waiter sleeps at least this
+ * long (or until the socket is writable, or a packet arrives) instead of
+ * spinning on them.
+ */
+#define RT_BLOCKED_NS 1000000
+
 /** homa_rt_timers() - See rt.h. */
 void homa_rt_timers(struct homa_rt *rt)
 {
@@ -46,24 +55,37 @@ void homa_rt_timers(struct homa_rt *rt)
 	homa_rt_flush_wait(rt);
 }
 
-/** homa_rt_input() - See rt.h. */
-/** homa_rt_rx_order() - See rt.h. */
-void homa_rt_rx_order(const struct homa_io_rx *rx, int n, uint16_t *order)
+/**
+ * homa_rt_rx_order() - See rt.h. A counting sort over the eight levels:
+ * linear in @n, whatever mix of priorities a sender chooses.
+ */
+void homa_rt_rx_order(const struct homa_io_rx *rx, int n, uint32_t *order)
 {
-	for (int i = 0; i < n; i++) {
-		int j = i;
+	uint32_t start[HOMA_MAX_PRIORITIES] = {0}, sum = 0;
 
-		while (j > 0 && rx[order[j - 1]].priority < rx[i].priority) {
-			order[j] = order[j - 1];
-			j--;
-		}
-		order[j] = (uint16_t)i;
+	/* bucket 0 holds priority 7, bucket 7 priority 0 */
+	for (int i = 0; i < n; i++)
+		start[7 - (rx[i].priority & 7)]++;
+	for (int b = 0; b < HOMA_MAX_PRIORITIES; b++) {
+		uint32_t c = start[b];
+
+		start[b] = sum;
+		sum += c;
 	}
+	for (int i = 0; i < n; i++)
+		order[start[7 - (rx[i].priority & 7)]++] = (uint32_t)i;
 }
 
+/** homa_rt_input_init() - See rt.h. */
+int homa_rt_input_init(struct homa_rt *rt)
+{
+	rt->rx_order = calloc(rt->drv->max_rx ? rt->drv->max_rx : 1, sizeof(*rt->rx_order));
+	return rt->rx_order ? 0 : HOMA_ENOMEM;
+}
+
+/** homa_rt_input() - See rt.h. */
 int homa_rt_input(struct homa_rt *rt)
 {
-	uint16_t order[HOMA_RT_MAX_BATCH];
 	int total = 0;
 
 	for (int round = 0; round < INPUT_ROUNDS; round++) {
@@ -72,13 +94,15 @@ int homa_rt_input(struct homa_rt *rt)
 
 		if (n <= 0)
 			break;
+		if ((uint32_t)n > rt->drv->max_rx)
+			n = (int)rt->drv->max_rx;  /* the driver's contract; never trusted blindly */
 		homa_rt_obs_rx(rt, rx, n);
-		homa_rt_rx_order(rx, n, order);
+		homa_rt_rx_order(rx, n, rt->rx_order);
 		homa_rt_lock(rt);
 		uint64_t now = homa_rt_now();
 
 		for (int k = 0; k < n; k++) {
-			struct homa_io_rx *p = &rx[order[k]];
+			struct homa_io_rx *p = &rx[rt->rx_order[k]];
 			int r = homa_engine_input(rt->engine, &p->src, p->data, p->len, now);
 
 			if (r < 0)
@@ -137,12 +161,17 @@ static void drain_fd(int fd)
  */
 static bool wait_packets(struct homa_rt *rt, uint64_t engine_by, uint64_t caller_by)
 {
-	struct pollfd p[3] = {{.fd = rt->drv->fd, .events = POLLIN},
+	bool blocked = atomic_load(&rt->tx_blocked);
+	struct pollfd p[3] = {{.fd = rt->drv->fd, .events = POLLIN | (blocked ? POLLOUT : 0)},
 			      {.fd = rt->kick_fd, .events = POLLIN},
 			      {.fd = rt->wait_tfd, .events = POLLIN}};
-	uint64_t now = homa_rt_now(), first = engine_by < caller_by ? engine_by : caller_by;
+	uint64_t now = homa_rt_now(), first;
 	struct timespec ts = {0, 0};
 	bool timed = true;
+
+	if (blocked && engine_by < now + RT_BLOCKED_NS)
+		engine_by = now + RT_BLOCKED_NS;
+	first = engine_by < caller_by ? engine_by : caller_by;
 
 	if (first > now + RT_SPIN_NS) {
 		arm_wait(rt, engine_by);

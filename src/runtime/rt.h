@@ -84,6 +84,13 @@ struct homa_rt {
 	size_t pkt_cap;
 	uint8_t *tx_bufs;
 	struct homa_io_tx *tx_pkts;
+	uint32_t tx_held_first;     /**< tx_pkts[first .. first + held) wait for room in */
+	uint32_t tx_held;           /**< the kernel's send buffer (tx.c) */
+	_Atomic bool tx_blocked;    /**< tx_held > 0: the waiter also waits for POLLOUT */
+	_Atomic uint64_t tx_deferred; /**< packets ever held back that way */
+
+	/* receive (the I/O thread or poller) */
+	uint32_t *rx_order;         /**< drv->max_rx entries: a batch's processing order (io.c) */
 
 	/* I/O thread / poller */
 	pthread_t thread;
@@ -134,6 +141,12 @@ void homa_rt_wake_now(struct homa_rt *rt);
 void homa_rt_lock_init(struct homa_rt *rt);
 
 /* clock.c */
+/**
+ * homa_rt_key_engine() - Give new engine @e a random hash key from
+ * getrandom() (key.c). Return: 0, or HOMA_EIO if no randomness is available.
+ */
+int homa_rt_key_engine(homa_engine *e);
+
 /** homa_rt_now() - CLOCK_MONOTONIC in nanoseconds. */
 uint64_t homa_rt_now(void);
 /** homa_rt_deadline() - Absolute time @timeout_ns from now (-1: UINT64_MAX). */
@@ -225,7 +238,13 @@ int homa_rt_input(struct homa_rt *rt);
  * (loopback), a short message's packet read in the same batch as bulk
  * data is then still handled first.
  */
-void homa_rt_rx_order(const struct homa_io_rx *rx, int n, uint16_t *order);
+void homa_rt_rx_order(const struct homa_io_rx *rx, int n, uint32_t *order);
+/**
+ * homa_rt_input_init() - Size the receive path to what rt->drv's recv()
+ * may return at most (drv->max_rx packets: a batch of UDP_GRO buffers
+ * holds up to 64 packets each). Return: 0 or HOMA_ENOMEM.
+ */
+int homa_rt_input_init(struct homa_rt *rt);
 /**
  * homa_rt_poll_step() - Polled mode: timers, then wait up to @until (an
  * absolute time; bounded by the engine's next deadline) for packets and

@@ -104,6 +104,7 @@ static void rt_free(struct homa_rt *rt)
 			close(fds[i]);
 	free(rt->tx_bufs);
 	free(rt->tx_pkts);
+	free(rt->rx_order);
 	homa_rt_idset_free(&rt->ids);
 	homa_rt_idset_free(&rt->held);
 	pthread_cond_destroy(&rt->space_cond);
@@ -137,6 +138,9 @@ static int rt_setup(struct homa_rt *rt, const struct homa_open_opts *o,
 			      &hooks, homa_rt_now());
 	if (err)
 		return err;
+	err = homa_rt_key_engine(rt->engine);
+	if (err)
+		return err;
 	homa_engine_set_server(rt->engine, o->server);
 	rt->batch = o->batch;
 	rt->pkt_cap = st->mtu;
@@ -145,7 +149,7 @@ static int rt_setup(struct homa_rt *rt, const struct homa_open_opts *o,
 	rt->kick_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	rt->ready_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	rt->wait_tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
-	if (!rt->tx_bufs || !rt->tx_pkts)
+	if (!rt->tx_bufs || !rt->tx_pkts || homa_rt_input_init(rt))
 		return HOMA_ENOMEM;
 	if (rt->kick_fd < 0 || rt->ready_fd < 0 || rt->wait_tfd < 0)
 		return HOMA_EIO;
@@ -356,7 +360,8 @@ int homa_io_stats(homa_socket *s, struct homa_io_stats *out)
 		.rx_calls = homa_io_counter(&c->rx_calls),
 		.rx_gro_batches = homa_io_counter(&c->rx_gro_batches),
 		.rx_filtered = homa_io_counter(&c->rx_filtered),
-		.wakeups = rt->wakeups, .send_waits = rt->send_waits}; /* _Atomic */
+		.wakeups = rt->wakeups, .send_waits = rt->send_waits, /* _Atomic */
+		.tx_full = homa_io_counter(&c->tx_full), .tx_deferred = rt->tx_deferred};
 	for (int p = 0; p < HOMA_MAX_PRIORITIES; p++)
 		out->rx_packets_prio[p] = homa_io_counter(&c->rx_prio[p]);
 	homa_rt_put(rt);

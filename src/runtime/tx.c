@@ -7,6 +7,12 @@
  * rt->lock). A thread that finds another one sending leaves a note
  * (tx_pending) and returns; the sender loops until no note is left, so no
  * output is stranded.
+ *
+ * No thread ever waits for the kernel's send buffer: when it is full, the
+ * packets the driver could not take stay in the batch (held) and nothing
+ * more is drained from the engine until they are gone; the I/O thread or
+ * poller, which keeps receiving and running timers meanwhile, also waits
+ * for the socket to become writable and then sends them.
  */
 #include <stdint.h>
 #include <unistd.h>
@@ -36,23 +42,74 @@ static int drain(struct homa_rt *rt, uint64_t now)
 }
 
 /**
- * send_all() - Drain and send until the engine has nothing more to send
- * now. Called with rt->tx_lock held. Return: when the engine wants a
- * wake-up at the latest (homa_engine_wake_by()).
+ * hold() - The driver took only @took of the batch's @n packets (send
+ * buffer full): keep the rest for send_held(). Called with rt->tx_lock.
+ */
+static void hold(struct homa_rt *rt, int took, int n)
+{
+	rt->tx_held_first = (uint32_t)took;
+	rt->tx_held = (uint32_t)(n - took);
+	atomic_fetch_add(&rt->tx_deferred, (uint64_t)(n - took));
+	atomic_store(&rt->tx_blocked, true);
+}
+
+/**
+ * send_held() - Offer the held packets to the driver again (a failed
+ * socket drops them). Called with rt->tx_lock. Return: true if none is
+ * left.
+ */
+static bool send_held(struct homa_rt *rt)
+{
+	int took = rt->drv->ops->send(rt->drv, rt->tx_pkts + rt->tx_held_first, (int)rt->tx_held);
+
+	if (took < 0)
+		took = (int)rt->tx_held;
+	rt->tx_held_first += (uint32_t)took;
+	rt->tx_held -= (uint32_t)took;
+	if (rt->tx_held)
+		return false;
+	atomic_store(&rt->tx_blocked, false);
+	return true;
+}
+
+/** wake_by() - homa_engine_wake_by() under rt->lock. */
+static uint64_t wake_by(struct homa_rt *rt)
+{
+	uint64_t d;
+
+	homa_rt_lock(rt);
+	d = homa_engine_wake_by(rt->engine);
+	homa_rt_unlock(rt);
+	return d;
+}
+
+/**
+ * send_all() - Send held packets, then drain and send until the engine
+ * has nothing more to send now or the send buffer is full. Called with
+ * rt->tx_lock held; never waits. Return: when the engine wants a wake-up
+ * at the latest (homa_engine_wake_by()).
  */
 static uint64_t send_all(struct homa_rt *rt)
 {
 	uint64_t deadline = UINT64_MAX;
 	int n;
 
+	if (rt->tx_held && !send_held(rt))
+		return wake_by(rt);
 	do {
 		homa_rt_lock(rt);
 		n = drain(rt, homa_rt_now());
 		deadline = homa_engine_wake_by(rt->engine);
 		homa_rt_unlock(rt);
 		if (n) {
+			int took;
+
 			homa_rt_obs_tx(rt, rt->tx_pkts, n);
-			rt->drv->ops->send(rt->drv, rt->tx_pkts, n);
+			took = rt->drv->ops->send(rt->drv, rt->tx_pkts, n);
+			if (took >= 0 && took < n) {
+				hold(rt, took, n);
+				break;
+			}
 		}
 	} while (n == (int)rt->batch);
 	return deadline;

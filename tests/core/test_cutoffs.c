@@ -259,6 +259,65 @@ static void cutoffs__learned_sent_and_used(void **state)
 	th_pair_free(&p);
 }
 
+/** forge_cutoffs() - Deliver to the client a CUTOFFS from @src (server port) with @c, version 9. Return: input result. */
+static int forge_cutoffs(struct th_pair *p, const homa_addr *src, const uint32_t *c)
+{
+	struct homa_pkt k;
+	uint8_t buf[128];
+	int len;
+
+	memset(&k, 0, sizeof(k));
+	k.type = HOMA_PKT_CUTOFFS;
+	k.sport = p->port[1];
+	k.dport = p->port[0];
+	memcpy(k.u.cutoffs.cutoffs, c, sizeof(k.u.cutoffs.cutoffs));
+	k.u.cutoffs.version = 9;
+	len = homa_wire_encode(&k, buf, sizeof(buf));
+	assert_true(len > 0);
+	return homa_engine_input(p->e[0], src, buf, (size_t)len, p->now);
+}
+
+/**
+ * cutoffs__accepted_only_ordered_from_a_peer_with_rpcs() - CUTOFFS from an
+ * unknown host, from a server we have no RPC with (only an owed ack), or
+ * asking longer messages to go at a higher priority than shorter ones,
+ * change nothing and count as drops; ordered cutoffs from the server of
+ * an open RPC are taken.
+ */
+static void cutoffs__accepted_only_ordered_from_a_peer_with_rpcs(void **state)
+{
+	static const uint32_t ok[8] = {0, 0, 0, 0, 0xffffffffu, 9000, 900, 90};
+	static const uint32_t unordered[8] = {0, 0, 0, 0, 100, 5000, 0xffffffffu, 64};
+	homa_addr stranger = homa_addr_ipv4(0x0a000063);
+	struct homa_peer *peer;
+	struct homa_stats st;
+	struct th_pair p;
+
+	th_pair_init(&p, NULL);
+	p.logging = false;
+	send(&p, 100);
+	th_pair_run(&p, 100000);
+	answer_all_but(&p, 0, &(uint64_t){0});
+	th_pair_run(&p, 100000);
+	assert_int_equal(drain_client(&p), 1);
+	peer = homa_peer_find(p.e[0], &p.addr[1]);
+	assert_non_null(peer);   /* kept for the ack it owes; no RPC */
+	assert_int_equal(peer->rpcs, 0);
+	assert_true(forge_cutoffs(&p, &p.addr[1], ok) < 0);
+	assert_int_not_equal(peer->cutoff_version, 9);
+	assert_true(forge_cutoffs(&p, &stranger, ok) < 0);
+	send(&p, 100);  /* an open RPC with the server */
+	assert_true(forge_cutoffs(&p, &p.addr[1], unordered) < 0);
+	assert_int_not_equal(peer->cutoff_version, 9);
+	assert_int_equal(forge_cutoffs(&p, &p.addr[1], ok), 0);
+	assert_int_equal(peer->cutoff_version, 9);
+	assert_memory_equal(peer->cutoffs, ok, sizeof(ok));
+	homa_engine_stats(p.e[0], &st);
+	assert_int_equal(st.drops[HOMA_DROP_UNKNOWN_RPC], 2);
+	assert_int_equal(st.drops[HOMA_DROP_BAD_FIELD], 1);
+	th_pair_free(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -266,6 +325,7 @@ int main(void)
 		cmocka_unit_test(homa_cutoffs_maybe_update__long_messages_count_unsched_only),
 		cmocka_unit_test(homa_cutoffs_maybe_update__needs_samples),
 		cmocka_unit_test(cutoffs__learned_sent_and_used),
+		cmocka_unit_test(cutoffs__accepted_only_ordered_from_a_peer_with_rpcs),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

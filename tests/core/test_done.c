@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /**
  * @file test_done.c
- * The memory of finished server RPCs (src/core/done.c): exact for the last
- * HOMA_DONE_SLOTS RPCs, oldest forgotten first.
+ * The memory of finished server RPCs (src/core/done.c): exact and by time
+ * (every RPC finished within the horizon is remembered), within the
+ * max_done_rpcs cap, past which a duplicate fails instead of running; and
+ * the client side of the promise (a client never retries past its bound).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -12,6 +14,7 @@
 
 #include <cmocka.h>
 
+#include "harness.h"
 #include "internal.h"
 
 /** Test fixture: an engine and a peer whose RPCs are recorded. */
@@ -59,44 +62,305 @@ static bool seen(struct fix *f, uint64_t id, uint16_t port)
 	return homa_done_seen(f->e, id ^ 1, &f->peer.addr, port);
 }
 
+/** seen_at() - seen() with the engine's clock at @now (lookups read e->now). */
+static bool seen_at(struct fix *f, uint64_t id, uint16_t port, uint64_t now)
+{
+	f->e->now = now;
+	return seen(f, id, port);
+}
+
 /**
- * done__last_slots_all_remembered() - A full ring of RPCs is remembered
- * exactly (a direct-mapped table of the same size loses about a third of
- * them to collisions), and an RPC never finished is not.
+ * done__last_slots_all_remembered() - A full initial ring of RPCs is
+ * remembered exactly, and an RPC never finished is not.
  */
 static void done__last_slots_all_remembered(void **state)
 {
 	struct fix *f = *state;
 
-	for (uint64_t i = 0; i < HOMA_DONE_SLOTS; i++)
+	for (uint64_t i = 0; i < HOMA_DONE_MIN; i++)
 		finish(f, 1000 + 2 * i, 40000);
-	for (uint64_t i = 0; i < HOMA_DONE_SLOTS; i++)
+	for (uint64_t i = 0; i < HOMA_DONE_MIN; i++)
 		assert_true(seen(f, 1000 + 2 * i, 40000));
-	assert_false(seen(f, 1000 + 2 * HOMA_DONE_SLOTS, 40000));
+	assert_false(seen(f, 1000 + 2 * HOMA_DONE_MIN, 40000));
 	assert_false(seen(f, 1000, 40001));
 }
 
 /**
- * done__oldest_forgotten_first() - After three rings' worth of RPCs, from
- * several ports, exactly the newest HOMA_DONE_SLOTS are remembered.
+ * done__remembered_for_the_horizon() - Three initial rings' worth of RPCs
+ * finished at once (within the horizon) are all remembered: the memory is
+ * by time, not by count (it used to forget all but the newest 4096).
  */
-static void done__oldest_forgotten_first(void **state)
+static void done__remembered_for_the_horizon(void **state)
 {
 	struct fix *f = *state;
-	const uint64_t n = 3 * HOMA_DONE_SLOTS;
+	const uint64_t n = 3 * HOMA_DONE_MIN;
 
 	for (uint64_t i = 0; i < n; i++)
 		finish(f, 2 * i * 7919, (uint16_t)(30000 + i % 5));
 	for (uint64_t i = 0; i < n; i++)
-		assert_int_equal(seen(f, 2 * i * 7919, (uint16_t)(30000 + i % 5)),
-				 i >= n - HOMA_DONE_SLOTS);
+		assert_true(seen(f, 2 * i * 7919, (uint16_t)(30000 + i % 5)));
+	assert_true(homa_done_capacity(f->e) >= n);
+}
+
+/**
+ * done__forgotten_after_the_horizon() - Once older than the horizon, the
+ * oldest RPCs make room for new ones and the memory stops growing.
+ */
+static void done__forgotten_after_the_horizon(void **state)
+{
+	struct fix *f = *state;
+	uint64_t later = homa_done_horizon_ns(f->e) + 1;
+
+	for (uint64_t i = 0; i < HOMA_DONE_MIN; i++)
+		finish(f, 2 * i, 40000);
+	f->e->now = later;
+	for (uint64_t i = 0; i < HOMA_DONE_MIN; i++)
+		finish(f, 1000000 + 2 * i, 40000);
+	assert_int_equal(homa_done_capacity(f->e), HOMA_DONE_MIN);
+	for (uint64_t i = 0; i < HOMA_DONE_MIN; i++) {
+		assert_false(seen(f, 2 * i, 40000));
+		assert_true(seen(f, 1000000 + 2 * i, 40000));
+	}
+}
+
+/**
+ * done__cap_turns_duplicates_into_errors() - With max_done_rpcs reached
+ * inside the horizon, the oldest RPCs are forced out, but their client's
+ * watermark still reports them (and any older id of that client) as
+ * finished until the horizon passes; newer ids are not.
+ */
+static void done__cap_turns_duplicates_into_errors(void **state)
+{
+	struct fix *f = *state;
+	struct homa_settings s = *homa_engine_settings(f->e);
+	uint64_t horizon = homa_done_horizon_ns(f->e);
+
+	s.max_done_rpcs = HOMA_DONE_MIN;
+	assert_int_equal(homa_engine_set_settings(f->e, &s), 0);
+	f->e->now = 1000;
+	for (uint64_t i = 0; i < HOMA_DONE_MIN + 100; i++)
+		finish(f, 5000 + 2 * i, 40000);
+	assert_int_equal(homa_done_capacity(f->e), HOMA_DONE_MIN);
+	assert_int_equal(f->e->done_forced_out, 100);
+	for (uint64_t i = 0; i < HOMA_DONE_MIN + 100; i++)
+		assert_true(seen(f, 5000 + 2 * i, 40000));
+	assert_true(seen(f, 4000, 40000));  /* older, never finished: refused too */
+	assert_false(seen(f, 5000 + 2 * (HOMA_DONE_MIN + 100), 40000));
+	assert_false(seen_at(f, 4000, 40000, 1000 + horizon));
+}
+
+/** Two engines and a clock for the end-to-end cases below. */
+struct duo {
+	struct th_pair p;
+	homa_engine *other;      /**< a second client on the same host (another port) */
+	uint64_t now;
+	bool drop_to_client;     /**< the network loses every packet to the client */
+	int requests;            /**< requests the server application received */
+};
+
+/** flow() - Move every packet between the engines at d->now (both ways, until quiet). */
+static void flow(struct duo *d)
+{
+	struct th_pkt k;
+	bool moved = true;
+
+	while (moved) {
+		moved = false;
+		for (int from = 0; from < 2; from++) {
+			while (th_take(d->p.e[from], d->now, &k) > 0) {
+				moved = true;
+				if (from == 1 && d->drop_to_client)
+					continue;
+				homa_engine_input(d->p.e[1 - from], &d->p.addr[from], k.buf,
+						  (size_t)k.len, d->now);
+			}
+		}
+	}
+}
+
+/** serve_all() - The server application answers every request with one byte. */
+static void serve_all(struct duo *d)
+{
+	struct homa_event ev;
+	uint8_t b = 1;
+	struct homa_iov iov = {&b, 1};
+
+	while (homa_engine_next_event(d->p.e[1], &ev)) {
+		if (ev.type == HOMA_EV_REQUEST) {
+			d->requests++;
+			homa_engine_send_reply(d->p.e[1], ev.id, &iov, 1, d->now);
+		}
+		homa_engine_msg_release(d->p.e[1], ev.msg);
+	}
+}
+
+/** call() - The client starts a one-byte RPC. Return: its id. */
+static uint64_t call(struct duo *d)
+{
+	uint8_t b = 7;
+	struct homa_iov iov = {&b, 1};
+	uint64_t id;
+
+	assert_int_equal(homa_engine_send_request(d->p.e[0], &d->p.addr[1], d->p.port[1],
+						  &iov, 1, 0, d->now, &id), 0);
+	return id;
+}
+
+/** active_rpcs() - RPCs engine @e holds. */
+static uint32_t active_rpcs(homa_engine *e)
+{
+	struct homa_stats st;
+
+	homa_engine_stats(e, &st);
+	return (uint32_t)st.active_rpcs;
+}
+
+/**
+ * lost_reply_then_pause() - The client sends a request; the server runs it
+ * but every packet back is lost; the client is paused (its engine not
+ * called) while the server times the RPC out and forgets it into its
+ * finished memory, then finishes @others more RPCs of the same client.
+ * The client resumes @pause_ns after the start.
+ * Return: the id of the first RPC.
+ */
+static uint64_t lost_reply_then_pause(struct duo *d, int others, uint64_t pause_ns)
+{
+	uint64_t id = call(d);
+
+	flow(d);
+	serve_all(d);
+	d->drop_to_client = true;
+	flow(d);
+	for (int t = 0; t < 200; t++) {  /* the server alone: NEED_ACKs lost, times out */
+		d->now += 1000000;
+		homa_engine_on_timer(d->p.e[1], d->now);
+		while (th_take(d->p.e[1], d->now, &(struct th_pkt){0}) > 0)
+			;
+	}
+	assert_int_equal(active_rpcs(d->p.e[1]), 0);
+	d->drop_to_client = false;
+	/* other RPCs finish meanwhile, through a second client port */
+	for (int i = 0; i < others; i++) {
+		homa_engine *c = d->p.e[0];
+		struct homa_event ev;
+
+		d->p.e[0] = d->other;
+		d->now += 10000;  /* the pacer holds back what exceeds the link */
+		call(d);
+		flow(d);
+		serve_all(d);
+		flow(d);
+		while (homa_engine_next_event(d->p.e[0], &ev)) {
+			homa_engine_msg_release(d->p.e[0], ev.msg);
+		}
+		d->p.e[0] = c;
+	}
+	d->now = pause_ns;
+	return id;
+}
+/** duo_init() - Client, server and a second client port, at time 0. */
+static void duo_init(struct duo *d)
+{
+	memset(d, 0, sizeof(*d));
+	th_pair_init(&d->p, NULL);
+	assert_int_equal(homa_engine_new(&d->other, NULL, &d->p.addr[0], 5999, NULL, 0), 0);
+}
+
+/** duo_free() - Free all three engines. */
+static void duo_free(struct duo *d)
+{
+	homa_engine_free(d->other);
+	th_pair_free(&d->p);
+}
+
+/**
+ * resume() - Run the paused client (and the server) for @ms milliseconds.
+ * Return: the number of RESENDs the client sent.
+ */
+static int resume(struct duo *d, int ms)
+{
+	int resends = 0;
+
+	for (int t = 0; t < ms; t++) {
+		struct th_pkt k;
+
+		d->now += 1000000;
+		homa_engine_on_timer(d->p.e[0], d->now);
+		while (th_take(d->p.e[0], d->now, &k) > 0) {
+			resends += k.ok && k.k.type == HOMA_PKT_RESEND;
+			homa_engine_input(d->p.e[1], &d->p.addr[0], k.buf, (size_t)k.len, d->now);
+		}
+		homa_engine_on_timer(d->p.e[1], d->now);
+		flow(d);
+		serve_all(d);
+		flow(d);
+	}
+	return resends;
+}
+
+/** client_error() - The error the client's RPC @id failed with (0 if it did not). */
+static int client_error(struct duo *d, uint64_t id)
+{
+	struct homa_event ev;
+	int err = 0;
+
+	while (homa_engine_next_event(d->p.e[0], &ev)) {
+		if (ev.id == id && ev.type == HOMA_EV_ERROR)
+			err = ev.error;
+		homa_engine_msg_release(d->p.e[0], ev.msg);
+	}
+	return err;
+}
+
+/**
+ * done__retry_after_others_finished_is_refused() - A client paused past
+ * the server's timeout asks again for a response that was lost, after
+ * 5000 other RPCs finished at the server (the old memory held 4096): the
+ * server answers that the RPC finished, the client fails it with
+ * HOMA_ECANCELED, and the request never runs a second time.
+ */
+static void done__retry_after_others_finished_is_refused(void **state)
+{
+	struct duo d;
+	uint64_t id;
+
+	duo_init(&d);
+	id = lost_reply_then_pause(&d, 5000, 250000000);
+	assert_int_equal(d.requests, 5001);
+	assert_true(resume(&d, 50) > 0);
+	assert_int_equal(d.requests, 5001);
+	assert_int_equal(client_error(&d, id), HOMA_ECANCELED);
+	duo_free(&d);
+}
+
+/**
+ * done__client_never_retries_past_its_bound() - A client paused longer
+ * than HOMA_CLIENT_RETRY_TIMEOUTS timeouts does not ask again when it
+ * resumes: the RPC fails with HOMA_ETIMEDOUT and no RESEND leaves (the
+ * server may have forgotten it by then).
+ */
+static void done__client_never_retries_past_its_bound(void **state)
+{
+	struct duo d;
+	uint64_t id;
+
+	duo_init(&d);
+	id = lost_reply_then_pause(&d, 0, 2000000000);
+	assert_int_equal(resume(&d, 20), 0);
+	assert_int_equal(d.requests, 1);
+	assert_int_equal(client_error(&d, id), HOMA_ETIMEDOUT);
+	duo_free(&d);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(done__last_slots_all_remembered, setup, teardown),
-		cmocka_unit_test_setup_teardown(done__oldest_forgotten_first, setup, teardown),
+		cmocka_unit_test_setup_teardown(done__remembered_for_the_horizon, setup, teardown),
+		cmocka_unit_test_setup_teardown(done__forgotten_after_the_horizon, setup, teardown),
+		cmocka_unit_test_setup_teardown(done__cap_turns_duplicates_into_errors, setup, teardown),
+		cmocka_unit_test(done__retry_after_others_finished_is_refused),
+		cmocka_unit_test(done__client_never_retries_past_its_bound),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

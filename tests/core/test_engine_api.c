@@ -164,7 +164,8 @@ static void homa_engine_send_reply__misuse(void **state)
 /**
  * homa_engine_abort__misuse_and_effect() - Unknown ids give
  * HOMA_ENOTFOUND; an aborted client RPC reports no event and its late
- * response is dropped; an aborted server RPC can no longer be answered.
+ * response is dropped (with the CUTOFFS that came along: no RPC is left
+ * with that server to take them); an aborted server RPC can no longer be answered.
  */
 static void homa_engine_abort__misuse_and_effect(void **state)
 {
@@ -187,7 +188,7 @@ static void homa_engine_abort__misuse_and_effect(void **state)
 	assert_int_equal(homa_engine_next_event(c, &none), 0);
 	homa_engine_stats(c, &st);
 	assert_int_equal(st.rpcs_aborted, 1);
-	assert_int_equal(st.drops[HOMA_DROP_UNKNOWN_RPC], 1);
+	assert_int_equal(st.drops[HOMA_DROP_UNKNOWN_RPC], 2);
 	assert_int_equal(st.active_rpcs, 0);
 	ev = deliver_request(c, s, 100, &cid);
 	assert_int_equal(homa_engine_abort(s, ev.id, 0), 0);
@@ -573,6 +574,43 @@ static void homa_alloc__failures_never_crash_or_leak(void **state)
 	}
 }
 
+/**
+ * homa_engine_time__step_back_is_clamped() - A caller's clock that steps
+ * back (read before a lock, or not monotonic) does not move the engine's
+ * time back: a response delivered "1 us before" the request was sent
+ * counts a round trip of 0, not one of 2^64 - 1000 ns, and the engine's
+ * time stays at the latest it saw.
+ */
+static void homa_engine_time__step_back_is_clamped(void **state)
+{
+	homa_addr ca = homa_addr_ipv4(0x0a000001), sa = homa_addr_ipv4(0x0a000002);
+	const uint64_t t0 = 10000000000ull;
+	struct homa_iov iov = {big, 10};
+	struct homa_event ev;
+	struct homa_stats st;
+	homa_engine *c, *s;
+	uint64_t cid;
+
+	two(&c, &s, NULL);
+	assert_int_equal(homa_engine_send_request(c, &sa, 4001, &iov, 1, 0, t0, &cid), 0);
+	move_all(c, &ca, s, t0);
+	assert_int_equal(homa_engine_next_event(s, &ev), 1);
+	assert_int_equal(homa_engine_send_reply(s, ev.id, &iov, 1, t0), 0);
+	homa_engine_msg_release(s, ev.msg);
+	move_all(s, &sa, c, t0 - 1000);
+	assert_int_equal(c->now, t0);
+	assert_int_equal(homa_engine_next_event(c, &ev), 1);
+	assert_int_equal(ev.type, HOMA_EV_RESPONSE);
+	homa_engine_msg_release(c, ev.msg);
+	homa_engine_stats(c, &st);
+	assert_int_equal(st.rpc_latency_hist[0], 1);
+	assert_int_equal(st.rpc_latency_hist[HOMA_HIST_BUCKETS - 1], 0);
+	homa_engine_on_timer(c, 5);
+	assert_int_equal(c->now, t0);
+	homa_engine_free(c);
+	homa_engine_free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -580,6 +618,7 @@ int main(void)
 		cmocka_unit_test(homa_engine_send_request__bad_args),
 		cmocka_unit_test(homa_engine_send_reply__misuse),
 		cmocka_unit_test(homa_engine_abort__misuse_and_effect),
+		cmocka_unit_test(homa_engine_time__step_back_is_clamped),
 		cmocka_unit_test(homa_engine_io__bad_args),
 		cmocka_unit_test(homa_engine_shutdown__fails_outstanding),
 		cmocka_unit_test(homa_strerror__every_code),

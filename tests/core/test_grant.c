@@ -817,6 +817,58 @@ static void homa_grant_check__silent_messages_free_their_slots(void **state)
 	assert_false(slot_run(0));
 }
 
+/**
+ * lie_incoming() - Take node @c's next packet (DATA) and deliver it to the
+ * server with its incoming field claiming the whole message.
+ */
+static void lie_incoming(struct th_net *n, char c)
+{
+	int i = th_net_node(n, c), srv = th_net_node(n, 's');
+	struct th_pkt k;
+	uint8_t buf[2048];
+	int len;
+
+	assert_true(th_take(n->e[i], n->now, &k) > 0 && k.ok);
+	assert_int_equal(k.k.type, HOMA_PKT_DATA);
+	k.k.u.data.incoming = k.k.u.data.message_length;
+	len = homa_wire_encode(&k.k, buf, sizeof(buf));
+	assert_true(len > 0);
+	homa_engine_input(n->e[srv], &n->addr[i], buf, (size_t)len, n->now);
+}
+
+/**
+ * homa_grant_check__incoming_claims_raise_nothing() - A sender that
+ * claims in a DATA packet's incoming field that it may send its whole
+ * 10 MB message (after a first GRANT) does not raise what the receiver
+ * granted: the budget stays under max_incoming and another sender's
+ * message still gets its GRANT at once. (The field used to raise the
+ * granted offset on every packet and froze grants to everyone.)
+ */
+static void homa_grant_check__incoming_claims_raise_nothing(void **state)
+{
+	struct homa_settings s = settings(10000);
+	homa_engine *srv;
+	struct th_net n;
+	struct homa_link *pos;
+
+	s.max_incoming = 40000;
+	th_net_init(&n, "sab", &s);
+	srv = n.e[th_net_node(&n, 's')];
+	serve(&n);
+	send(&n, 'a', 10000000);
+	hop(&n, 'a');
+	assert_int_equal(th_count(n.log, "s>a GRANT"), 1);
+	lie_incoming(&n, 'a');
+	assert_true(srv->total_incoming <= s.max_incoming);
+	for (pos = srv->grantable.next; pos != &srv->grantable; pos = pos->next)
+		assert_true(homa_container_of(pos, struct homa_rpc, in.grant_link)->in.granted < 100000);
+	th_net_clear_log(&n);
+	send(&n, 'b', 50000);
+	hop(&n, 'b');
+	assert_int_equal(th_count(n.log, "s>b GRANT"), 1);
+	th_net_free(&n);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -835,6 +887,7 @@ int main(void)
 		cmocka_unit_test(homa_grant_check__silent_grants_free_the_budget),
 		cmocka_unit_test(homa_grant_check__silent_grants_forgiven_up_to_two_windows),
 		cmocka_unit_test(homa_grant_check__silent_messages_free_their_slots),
+		cmocka_unit_test(homa_grant_check__incoming_claims_raise_nothing),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -410,6 +410,39 @@ static void homa_packet_hooks__seal_to_gets_destination(void **state)
 	th_pair_free(&p);
 }
 
+/**
+ * homa_engine_output__refused_packet_not_skipped() - The sender advances
+ * a message only after the seal hook accepted its packet: the packet the
+ * hook refused (the third, then the eighth) is the next one built, so the DATA that leaves
+ * covers consecutive offsets from 0 with no hole to recover by RESEND.
+ */
+static void homa_engine_output__refused_packet_not_skipped(void **state)
+{
+	struct moody m = {.t = {.key = 5}, .calls = 2};
+	struct homa_packet_hooks h = {moody_seal, moody_open, TAG, &m};
+	uint32_t want = 0;
+	struct homa_pkt k;
+	struct th_pkt t;
+	struct th_pair p;
+
+	th_pair_init(&p, NULL);
+	homa_engine_set_hooks(p.e[0], &h);
+	send(&p, 10000, 1);
+	for (int i = 0; i < 20 && want < 10000; i++) {
+		int len = th_take(p.e[0], 0, &t);
+
+		if (len <= 0)
+			continue;
+		assert_int_equal(homa_wire_decode(t.buf, (size_t)len - TAG, &k), 0);
+		assert_int_equal(k.type, HOMA_PKT_DATA);
+		assert_int_equal(k.u.data.offset, want);
+		want += k.u.data.payload_len;
+	}
+	assert_true(m.refused >= 1);
+	assert_int_equal(want, 10000);
+	th_pair_free(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -420,6 +453,7 @@ int main(void)
 		cmocka_unit_test(homa_packet_hooks__seal_refusals),
 		cmocka_unit_test(homa_engine_output__seal_refusal_not_throttling),
 		cmocka_unit_test(homa_packet_hooks__seal_to_gets_destination),
+		cmocka_unit_test(homa_engine_output__refused_packet_not_skipped),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
