@@ -157,7 +157,7 @@ HOMA_API int homa_engine_new(homa_engine **out, const struct homa_settings *s,
  * Return: 0, or HOMA_EINVAL (NULL argument, or the engine already holds
  * RPCs, peers or finished RPCs, which were hashed with the old key).
  */
-int homa_engine_set_hash_key(homa_engine *e, const uint8_t key[HOMA_HASH_KEY_LEN]);
+HOMA_API int homa_engine_set_hash_key(homa_engine *e, const uint8_t key[HOMA_HASH_KEY_LEN]);
 
 /**
  * homa_engine_free() - Destroy an engine and everything it owns,
