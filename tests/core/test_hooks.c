@@ -419,7 +419,7 @@ static void homa_packet_hooks__seal_to_gets_destination(void **state)
 static void homa_engine_output__refused_packet_not_skipped(void **state)
 {
 	struct moody m = {.t = {.key = 5}, .calls = 2};
-	struct homa_packet_hooks h = {moody_seal, moody_open, TAG, &m};
+	struct homa_packet_hooks h = {moody_seal, moody_open, TAG, &m, NULL};
 	uint32_t want = 0;
 	struct homa_pkt k;
 	struct th_pkt t;
