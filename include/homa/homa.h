@@ -253,7 +253,9 @@ HOMA_API int homa_send(homa_socket *s, const struct sockaddr *dst, const void *b
  * caller. A waiter for a specific id has priority over a waiter for any.
  * Return: 0 with @out holding a message the caller must release;
  * a failed client RPC's error (HOMA_ETIMEDOUT: the server stopped
- * answering; HOMA_ESHUTDOWN: the socket closed; HOMA_ECANCELED: aborted
+ * answering; HOMA_ENOSERVER: no server at that port took the request,
+ * within settings.max_restarts restarts; HOMA_ESHUTDOWN: the socket
+ * closed; HOMA_ECANCELED: aborted
  * while a thread waited for it) with @out->id, cookie and error set and
  * nothing to release; HOMA_EAGAIN (nothing within @timeout_ns);
  * HOMA_EINVAL (NULL @out, flags 0 or unknown bits, a non-zero @id
