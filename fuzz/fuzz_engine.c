@@ -17,6 +17,7 @@
 #include "fuzz_engine.h"
 #include "fuzz_pattern.h"
 #include "homa/wire.h"
+#include "sim/modpeer.h"
 
 /** pick() - Element of a menu chosen by the next input byte. */
 #define pick(in, menu) ((menu)[fz_u8(in) % (sizeof(menu) / sizeof((menu)[0]))])
@@ -81,7 +82,12 @@ static int setup(struct fe_world *w, const uint8_t *data, size_t size)
 	return 0;
 }
 
-/** send_pkt() - Encode @p from simulated peer @peer and give it to the engine. */
+/**
+ * send_pkt() - Encode @p from simulated peer @peer and give it to the
+ * engine. Peer FE_MODULE_PEER is module-shaped: its packets take the Linux
+ * module's conventions (sim/modpeer.h: flags 6, no extension marker,
+ * original DATA with offset -1 and the offset in seq).
+ */
 static void send_pkt(struct fe_world *w, int peer, struct homa_pkt *p)
 {
 	int n = homa_wire_encode(p, w->pkt, sizeof(w->pkt));
@@ -89,6 +95,8 @@ static void send_pkt(struct fe_world *w, int peer, struct homa_pkt *p)
 
 	if (n <= 0)
 		return;
+	if (peer == FE_MODULE_PEER)
+		homa_sim_module_tx(w->pkt, (size_t)n, w->s.unsched_bytes);
 	r = homa_engine_input(w->e, &w->peer[peer], w->pkt, (size_t)n, w->now);
 	if (r != 0 && (r > -HOMA_INPUT_DROPPED || r <= -HOMA_INPUT_DROPPED - HOMA_DROP_REASONS))
 		fz_fail("input returned %d", r);

@@ -19,6 +19,8 @@
 /** Simulated peers with pattern-checked traffic, plus one "raw" peer. */
 #define FE_PEERS 4
 #define FE_RAW_PEER FE_PEERS
+/** Simulated peer whose packets are shaped as the Linux module's (sim/modpeer.h). */
+#define FE_MODULE_PEER 1
 #define FE_PORTS 2
 #define FE_MAX_CLIENT 64
 #define FE_MAX_TUPLES 256

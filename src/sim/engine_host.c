@@ -179,3 +179,29 @@ int homa_sim_engine_host_reply(struct homa_sim_engine_host *eh, uint64_t id,
 	homa_sim_host_kick(eh->net, eh->host);
 	return rc;
 }
+
+/** homa_sim_module_host_add() - See engine_host.h. */
+int homa_sim_module_host_add(struct homa_sim_net *net, const struct homa_settings *s,
+			     uint16_t port, bool server, homa_sim_event_cb cb, void *ctx,
+			     struct homa_sim_engine_host **out)
+{
+	struct homa_sim_engine_host *eh;
+	struct homa_settings m;
+	int rc;
+
+	if (s)
+		m = *s;
+	else
+		homa_settings_default(&m);
+	m.max_message = HOMA_MODULE_MAX_MESSAGE;
+	m.start_msg = false;
+	m.incast_threshold = 0;
+	m.compat = HOMA_COMPAT_MODULE;
+	rc = homa_sim_engine_host_add(net, &m, port, server, cb, ctx, &eh);
+	if (rc < 0)
+		return rc;
+	eh->module = true; /* packets translated in eh_input/eh_output */
+	if (out)
+		*out = eh;
+	return rc;
+}

@@ -54,6 +54,17 @@ int homa_sim_engine_host_add(struct homa_sim_net *net,
 			     bool server, homa_sim_event_cb cb, void *ctx,
 			     struct homa_sim_engine_host **out);
 
+/**
+ * homa_sim_module_host_add() - Add a module-shaped host to @net (see
+ * sim/modpeer.h), like homa_sim_engine_host_add() (same arguments and
+ * return) but with @s (NULL: defaults) limited to the module's:
+ * max_message 1,000,000, start_msg off, incast_threshold 0, compat
+ * HOMA_COMPAT_MODULE; its packets are translated at the host's edge.
+ */
+int homa_sim_module_host_add(struct homa_sim_net *net, const struct homa_settings *s,
+			     uint16_t port, bool server, homa_sim_event_cb cb, void *ctx,
+			     struct homa_sim_engine_host **out);
+
 /** homa_sim_engine_host_get() - The engine host with id @host, or NULL. */
 struct homa_sim_engine_host *homa_sim_engine_host_get(struct homa_sim_net *net,
 						      int host);

@@ -19,8 +19,10 @@
  *   silently, as are our extension bits (the module reads neither window
  *   nor flags).
  *
- * What it does not model: the module's grant scheduler and pacer (it
- * grants and paces as our engine does), its lack of memory of finished
+ * The host itself is added with homa_sim_module_host_add() (engine_host.h);
+ * the fuzzers use the translation alone. What it does not model: the
+ * module's grant scheduler and pacer (it grants and paces as our engine
+ * does), its lack of memory of finished
  * server RPCs (our engine keeps some), its ICMP port unreachable for a
  * request to a port that does not serve (it drops the request and answers
  * RESENDs with RPC_UNKNOWN).
@@ -32,21 +34,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "sim/engine_host.h"
-
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/**
- * homa_sim_module_host_add() - Add a module-shaped host to @net, like
- * homa_sim_engine_host_add() (same arguments and return) but with
- * @s (NULL: defaults) limited to the module's: max_message 1,000,000,
- * start_msg off, incast_threshold 0, compat HOMA_COMPAT_MODULE.
- */
-int homa_sim_module_host_add(struct homa_sim_net *net, const struct homa_settings *s,
-			     uint16_t port, bool server, homa_sim_event_cb cb, void *ctx,
-			     struct homa_sim_engine_host **out);
 
 /**
  * homa_sim_module_tx() - Rewrite the packet in @buf (@len bytes, written by

@@ -3,7 +3,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/modpeer.h"
 #include "world.h"
 
 #define REQ_HDR 12
