@@ -6,6 +6,7 @@
  *
  *   echo_client [--server ADDR] [--port P] [--size BYTES] [--count N] [--raw]
  *               [--pcap FILE] [--metrics-port N]
+ *               [--encrypt [--certs DIR]]
  *
  * --pcap and --metrics-port: see obs_args.h.
  */
@@ -14,6 +15,7 @@
 #include <string.h>
 
 #include "homa/homa.h"
+#include "encrypt_args.h"
 #include "obs_args.h"
 
 /** cmp_u64() - qsort order for round-trip times. */
@@ -26,7 +28,7 @@ static int cmp_u64(const void *a, const void *b)
 
 static const char usage[] =
 	"usage: echo_client [--server ADDR] [--port P] [--size BYTES] [--count N] [--raw]\n"
-	"                   " EXAMPLE_OBS_USAGE "\n" EXAMPLE_OBS_HELP;
+	"                   " EXAMPLE_OBS_USAGE " " EXAMPLE_ENCRYPT_USAGE "\n" EXAMPLE_OBS_HELP;
 
 int main(int argc, char **argv)
 {
@@ -37,6 +39,7 @@ int main(int argc, char **argv)
 	struct sockaddr_storage dst;
 	socklen_t dlen;
 	homa_socket *s;
+	struct example_encrypt enc = {0};
 
 	homa_open_opts_default(&o);            /* client: ephemeral port */
 	for (int i = 1; i < argc; i++) {
@@ -50,7 +53,7 @@ int main(int argc, char **argv)
 			size = (size_t)atol(argv[++i]);
 		else if (!strcmp(argv[i], "--count") && i + 1 < argc)
 			count = atoi(argv[++i]);
-		else
+		else if (!example_encrypt_arg(argc, argv, &i, &enc))  /* --encrypt, --certs */
 			example_obs_arg(argc, argv, &i, &o, usage);  /* --pcap, --metrics-port, --help */
 	}
 	if (size < 1 || count < 1 || homa_sockaddr_parse(server, (uint16_t)port, &dst, &dlen)) {
@@ -59,6 +62,8 @@ int main(int argc, char **argv)
 	}
 	if (strchr(server, ':'))
 		o.bind_addr = "::";
+	if (example_encrypt_setup(&enc, "client", &o))
+		return 1;
 	err = homa_open(&s, &o);
 	if (err) {
 		fprintf(stderr, "echo_client: homa_open: %s\n", homa_strerror(err));

@@ -6,6 +6,7 @@
  *
  *   echo_server [--port P] [--raw] [--count N] [--bind ADDR]
  *               [--pcap FILE] [--metrics-port N]
+ *               [--encrypt [--certs DIR]]
  *
  * --raw uses IP protocol 146 (needs root); --count exits after N requests;
  * --pcap and --metrics-port: see obs_args.h.
@@ -15,10 +16,12 @@
 #include <string.h>
 
 #include "homa/homa.h"
+#include "encrypt_args.h"
 #include "obs_args.h"
 
 static const char usage[] =
 	"usage: echo_server [--port P] [--raw] [--count N] [--bind ADDR] " EXAMPLE_OBS_USAGE "\n"
+	"                   " EXAMPLE_ENCRYPT_USAGE "\n"
 	EXAMPLE_OBS_HELP;
 
 int main(int argc, char **argv)
@@ -26,6 +29,7 @@ int main(int argc, char **argv)
 	struct homa_open_opts o;
 	long count = -1;
 	homa_socket *s;
+	struct example_encrypt enc = {0};
 	int err;
 
 	homa_open_opts_default(&o);
@@ -40,9 +44,11 @@ int main(int argc, char **argv)
 			count = atol(argv[++i]);
 		else if (!strcmp(argv[i], "--bind") && i + 1 < argc)
 			o.bind_addr = argv[++i];
-		else
+		else if (!example_encrypt_arg(argc, argv, &i, &enc))  /* --encrypt, --certs */
 			example_obs_arg(argc, argv, &i, &o, usage);  /* --pcap, --metrics-port, --help */
 	}
+	if (example_encrypt_setup(&enc, "server", &o))
+		return 1;
 	err = homa_open(&s, &o);
 	if (err) {
 		fprintf(stderr, "echo_server: homa_open: %s\n", homa_strerror(err));

@@ -5,6 +5,9 @@
  * response (default 100 bytes each way) on loopback, over homa (UDP and
  * raw drivers, threaded and polled modes), kernel TCP (TCP_NODELAY) and
  * plain UDP ping-pong, all in one run; prints P50/P99 and ratios to UDP.
+ * The last two arms are homa over UDP with every packet encrypted (PSP,
+ * AES-GCM-128; keys installed through include/homa/encrypt.h), followed
+ * by their ratios to the same arms in clear text.
  *
  *   rtt_compare [--count N] [--size BYTES] [--no-raw] [--pcap FILE] [--metrics-port N]
  *
@@ -27,8 +30,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "homa/encrypt.h"
 #include "homa/homa.h"
 #include "obs_args.h"
+
+/** Arms: udp, tcp, homa udp x2, homa raw x2, homa udp encrypted x2. */
+#define NARMS 8
 
 static int count = 20000;
 static size_t size = 100;
@@ -211,9 +218,26 @@ static void *homa_server(void *arg)
 	return NULL;
 }
 
-/** run_homa() - Homa arm with @driver and @mode for both ends. */
-static void run_homa(struct result *r, uint64_t *t, int driver, int mode)
+/**
+ * associate() - @from learns @to's SPI and key (the API an application
+ * with its own key distribution uses). Return: 0 or a homa error.
+ */
+static int associate(homa_socket *from, homa_socket *to)
 {
+	struct sockaddr_storage sa;
+	socklen_t len;
+	uint8_t key[32];
+	uint32_t spi;
+	int err = homa_encrypt_rx_issue(to, &spi, key);
+
+	homa_sockaddr_parse("127.0.0.1", (uint16_t)homa_local_port(to), &sa, &len);
+	return err ? err : homa_encrypt_tx_add(from, (struct sockaddr *)&sa, spi, key, 0);
+}
+
+/** run_homa() - Homa arm with @driver and @mode for both ends (@encrypt: PSP). */
+static void run_homa(struct result *r, uint64_t *t, int driver, int mode, bool encrypt)
+{
+	struct homa_encrypt_opts eo;
 	struct homa_open_opts o;
 	homa_socket *srv, *cli;
 	struct sockaddr_storage dst;
@@ -222,9 +246,11 @@ static void run_homa(struct result *r, uint64_t *t, int driver, int mode)
 	pthread_t th;
 
 	homa_open_opts_default(&o);
+	homa_encrypt_opts_default(&eo);
 	o.driver = driver;
 	o.mode = mode;
 	o.server = true;
+	o.encrypt = encrypt ? &eo : NULL;
 	o.metrics_port = obs.metrics_port;
 	if (homa_open(&srv, &o)) {
 		free(buf);
@@ -238,6 +264,12 @@ static void run_homa(struct result *r, uint64_t *t, int driver, int mode)
 		o.pcap_path = pcap;
 	}
 	if (homa_open(&cli, &o)) {
+		homa_close(srv);
+		free(buf);
+		return;
+	}
+	if (encrypt && (associate(cli, srv) || associate(srv, cli))) {
+		homa_close(cli);
 		homa_close(srv);
 		free(buf);
 		return;
@@ -267,10 +299,10 @@ static void run_homa(struct result *r, uint64_t *t, int driver, int mode)
 
 int main(int argc, char **argv)
 {
-	static const char *const names[6] = {"udp ping-pong", "tcp (nodelay)",
+	static const char *const names[NARMS] = {"udp ping-pong", "tcp (nodelay)",
 		"homa udp threaded", "homa udp polled", "homa raw threaded",
-		"homa raw polled"};
-	struct result res[6];
+		"homa raw polled", "homa udp thr PSP", "homa udp pol PSP"};
+	struct result res[NARMS];
 	int no_raw = 0;
 
 	homa_open_opts_default(&obs);
@@ -291,26 +323,26 @@ int main(int argc, char **argv)
 	uint64_t *t = calloc((size_t)count, sizeof(*t));
 
 	memset(res, 0, sizeof(res));
-	for (int i = 0; i < 6; i++)
+	for (int i = 0; i < NARMS; i++)
 		res[i].name = names[i];
 
-	for (int i = 0; i < 6; i++) {
+	for (int i = 0; i < NARMS; i++) {
 		double c0 = cpu_now();
 
 		if (i == 0)
 			run_udp(&res[i], t);
 		else if (i == 1)
 			run_tcp(&res[i], t);
-		else if (i < 4 || !no_raw)
-			run_homa(&res[i], t, i < 4 ? HOMA_DRIVER_UDP : HOMA_DRIVER_RAW,
-				 i % 2 ? HOMA_MODE_POLLED : HOMA_MODE_THREADED);
+		else if (i < 4 || i >= 6 || !no_raw)
+			run_homa(&res[i], t, i == 4 || i == 5 ? HOMA_DRIVER_RAW : HOMA_DRIVER_UDP,
+				 i % 2 ? HOMA_MODE_POLLED : HOMA_MODE_THREADED, i >= 6);
 		res[i].cpu_us = (cpu_now() - c0) / count;
 	}
 	printf("%zu-byte round trips on loopback, %d each (first 10%% dropped as warm-up)\n",
 	       size, count);
 	printf("%-20s %9s %9s %9s %9s %11s %6s\n", "arm", "P50 us", "P99 us", "P50/udp", "P99/udp",
 	       "CPU us/RTT", "fails");
-	for (int i = 0; i < 6; i++) {
+	for (int i = 0; i < NARMS; i++) {
 		if (!res[i].ok) {
 			printf("%-20s %9s\n", res[i].name, "n/a");
 			continue;
@@ -319,6 +351,11 @@ int main(int argc, char **argv)
 		       res[i].p99, res[0].ok ? res[i].p50 / res[0].p50 : 0,
 		       res[0].ok ? res[i].p99 / res[0].p99 : 0, res[i].cpu_us, res[i].fails);
 	}
+	for (int i = 6; i < NARMS; i++)  /* encryption's cost: PSP arm over the same arm in clear */
+		if (res[i].ok && res[i - 4].ok)
+			printf("%-20s P50 x%.3f  P99 x%.3f  CPU/RTT x%.3f\n", res[i].name,
+			       res[i].p50 / res[i - 4].p50, res[i].p99 / res[i - 4].p99,
+			       res[i].cpu_us / res[i - 4].cpu_us);
 	free(t);
 	return 0;
 }
