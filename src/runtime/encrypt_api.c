@@ -27,6 +27,22 @@ static int enc_get(homa_socket *s, struct homa_rt **rtp)
 	return 0;
 }
 
+/**
+ * enc_get_dst() - enc_get(), and @dst as an address and Homa port.
+ * Return: as enc_get(); HOMA_EINVAL for a bad @dst (no reference kept).
+ */
+static int enc_get_dst(homa_socket *s, const struct sockaddr *dst, struct homa_rt **rtp,
+		       homa_addr *addr, uint16_t *port)
+{
+	int err = enc_get(s, rtp);
+
+	if (!err && homa_io_addr_from_sockaddr(dst, addr, port)) {
+		homa_rt_put(*rtp);
+		err = HOMA_EINVAL;
+	}
+	return err;
+}
+
 /** homa_encrypt_tx_add() - See encrypt.h. */
 int homa_encrypt_tx_add(homa_socket *s, const struct sockaddr *dst, uint32_t spi,
 			const uint8_t *key, int version)
@@ -34,16 +50,13 @@ int homa_encrypt_tx_add(homa_socket *s, const struct sockaddr *dst, uint32_t spi
 	struct homa_rt *rt;
 	homa_addr addr;
 	uint16_t port;
-	int err = enc_get(s, &rt);
+	int err = key ? enc_get_dst(s, dst, &rt, &addr, &port) : HOMA_EINVAL;
 
 	if (err)
 		return err;
-	err = !key || homa_io_addr_from_sockaddr(dst, &addr, &port) ? HOMA_EINVAL : 0;
-	if (!err) {
-		homa_rt_lock(rt);
-		err = homa_psp_tx_add(rt->enc->psp, &addr, port, spi, key, version);
-		homa_rt_unlock(rt);
-	}
+	homa_rt_lock(rt);
+	err = homa_psp_tx_add(rt->enc->psp, &addr, port, spi, key, version);
+	homa_rt_unlock(rt);
 	homa_rt_put(rt);
 	return err;
 }
@@ -54,16 +67,13 @@ int homa_encrypt_tx_remove(homa_socket *s, const struct sockaddr *dst)
 	struct homa_rt *rt;
 	homa_addr addr;
 	uint16_t port;
-	int err = enc_get(s, &rt);
+	int err = enc_get_dst(s, dst, &rt, &addr, &port);
 
 	if (err)
 		return err;
-	err = homa_io_addr_from_sockaddr(dst, &addr, &port) ? HOMA_EINVAL : 0;
-	if (!err) {
-		homa_rt_lock(rt);
-		err = homa_psp_tx_remove(rt->enc->psp, &addr, port);
-		homa_rt_unlock(rt);
-	}
+	homa_rt_lock(rt);
+	err = homa_psp_tx_remove(rt->enc->psp, &addr, port);
+	homa_rt_unlock(rt);
 	homa_rt_put(rt);
 	return err;
 }
@@ -104,11 +114,11 @@ int homa_encrypt_connect(homa_socket *s, const struct sockaddr *dst)
 	struct homa_rt *rt;
 	homa_addr addr;
 	uint16_t port;
-	int err = enc_get(s, &rt);
+	int err = enc_get_dst(s, dst, &rt, &addr, &port);
 
 	if (err)
 		return err;
-	if (homa_io_addr_from_sockaddr(dst, &addr, &port) || !port)
+	if (!port)
 		err = HOMA_EINVAL;
 	else if (!rt->enc->files[0])
 		err = HOMA_ENOTSUP;
