@@ -14,7 +14,7 @@
  * Each arm runs its server in a thread of this process and its client in
  * the main thread, one RPC at a time. --pcap FILE captures the client
  * socket of each Homa arm (it sees every packet of the exchange) in
- * FILE.<driver>-<mode>; --metrics-port serves both Homa sockets of the arm
+ * FILE.<driver>-<mode> (FILE.udp-<mode>-psp for the PSP arms); --metrics-port serves both Homa sockets of the arm
  * running (see obs_args.h).
  */
 #define _GNU_SOURCE
@@ -258,9 +258,9 @@ static void run_homa(struct result *r, uint64_t *t, int driver, int mode, bool e
 	}
 	o.server = false;
 	if (obs.pcap_path) {
-		snprintf(pcap, sizeof(pcap), "%s.%s-%s", obs.pcap_path,
+		snprintf(pcap, sizeof(pcap), "%s.%s-%s%s", obs.pcap_path,
 			 driver == HOMA_DRIVER_RAW ? "raw" : "udp",
-			 mode == HOMA_MODE_POLLED ? "polled" : "threaded");
+			 mode == HOMA_MODE_POLLED ? "polled" : "threaded", encrypt ? "-psp" : "");
 		o.pcap_path = pcap;
 	}
 	if (homa_open(&cli, &o)) {
