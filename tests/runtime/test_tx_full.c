@@ -134,9 +134,9 @@ static void runtime__requests_flow_while_replies_wait(void **state)
 		assert_int_equal(homa_send(c, (struct sockaddr *)&dst, req[i], sizeof(req[i]),
 					   (uint64_t)i, &ids[i]), 0);
 	}
-	for (int tries = 0; atomic_load(&ts.served) < 4 && tries < 2000; tries++)
+	for (int tries = 0; __atomic_load_n(&ts.served, __ATOMIC_ACQUIRE) < 4 && tries < 2000; tries++)
 		__real_poll(NULL, 0, 5);
-	assert_int_equal(atomic_load(&ts.served), 4);
+	assert_int_equal(__atomic_load_n(&ts.served, __ATOMIC_ACQUIRE), 4);
 	homa_io_stats(ts.s, &st);
 	assert_true(st.tx_full > 0 && st.tx_deferred > 0);
 	atomic_store(&full_port, 0);
