@@ -98,7 +98,7 @@ static void send_pkt(struct fe_world *w, int peer, struct homa_pkt *p)
 	if (peer == FE_MODULE_PEER)
 		homa_sim_module_tx(w->pkt, (size_t)n, w->s.unsched_bytes);
 	r = homa_engine_input(w->e, &w->peer[peer], w->pkt, (size_t)n, w->now);
-	if (r != 0 && (r > -HOMA_INPUT_DROPPED || r <= -HOMA_INPUT_DROPPED - HOMA_DROP_REASONS))
+	if (r != 0 && (r < HOMA_INPUT_DROPPED || r >= HOMA_INPUT_DROPPED + HOMA_DROP_REASONS))
 		fz_fail("input returned %d", r);
 }
 
@@ -301,7 +301,7 @@ static void op_raw(struct fe_world *w)
 	if ((fix & 2) && got >= 12)
 		w->pkt[11] = (uint8_t)(HOMA_PKT_FIRST + (fix >> 2) % HOMA_PKT_TYPES);
 	r = homa_engine_input(w->e, &w->peer[FE_RAW_PEER], w->pkt, got, w->now);
-	if (r > 0)
+	if (r < 0 || (r > 0 && r < HOMA_INPUT_DROPPED))
 		fz_fail("input returned %d", r);
 }
 

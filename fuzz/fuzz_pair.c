@@ -10,7 +10,7 @@
  * Invariants: every request the server application sees and every
  * response the client sees is bit-exact; each request is executed at most
  * once; each RPC ends exactly once (response, HOMA_ETIMEDOUT, or
- * HOMA_ECANCELED once the server has timed out an RPC), none after an abort; after settling both engines hold no RPC, and freeing
+ * HOMA_EABANDONED once the server has timed out an RPC), none after an abort; after settling both engines hold no RPC, and freeing
  * them returns every allocated byte.
  */
 #include <stddef.h>
@@ -168,7 +168,7 @@ static void server_events(struct fp_world *w, bool may_hold)
  * server_gave_up() - True if the server timed out an RPC: a client whose
  * packets stopped reaching it while it still heard the server then learns
  * that the server finished the RPC without it (RPC_UNKNOWN, flagged
- * finished) and fails it with HOMA_ECANCELED instead of running it again.
+ * finished) and fails it with HOMA_EABANDONED instead of running it again.
  */
 static bool server_gave_up(struct fp_world *w)
 {
@@ -193,7 +193,7 @@ static void client_events(struct fp_world *w)
 		r->done = true;
 		if (ev.type == HOMA_EV_ERROR) {
 			if (ev.error != HOMA_ETIMEDOUT &&
-			    !(ev.error == HOMA_ECANCELED && server_gave_up(w)))
+			    !(ev.error == HOMA_EABANDONED && server_gave_up(w)))
 				fz_fail("RPC failed with %d", ev.error);
 			continue;
 		}

@@ -96,7 +96,7 @@ static void deliver_at(struct fp_world *w, int i)
 
 	w->net[i] = w->net[--w->nnet];
 	r = homa_engine_input(w->e[to], &w->addr[p->from], p->bytes, p->len, w->now);
-	if (r != 0 && r > -HOMA_INPUT_DROPPED)
+	if (r != 0 && r < HOMA_INPUT_DROPPED)
 		fz_fail("input returned %d", r);
 	slot_free(w, p);
 }

@@ -164,8 +164,7 @@ static void fuzz_received(const uint8_t *data, size_t len)
 		abort();
 	memcpy(buf, data, len);
 	r = homa_wire_decode(buf, len, &p);
-	if (r != 0 && r != -HOMA_WIRE_TRUNCATED && r != -HOMA_WIRE_BAD_TYPE &&
-	    r != -HOMA_WIRE_BAD_FIELD)
+	if (r != 0 && r != HOMA_EPROTO)
 		fz_fail("decode returned %d", r);
 	if (r == 0) {
 		check_decoded(buf, len, &p);
@@ -273,11 +272,13 @@ static void fuzz_built(const uint8_t *data, size_t len)
 		fz_fail("encode of %s gave %d, want %zu", homa_wire_type_name(p.type), n, want);
 	if ((buf[12] >> 4) * 4 != (p.type == HOMA_PKT_DATA ? HOMA_DATA_HDR_LEN : 20))
 		fz_fail("%s encoded with doff 0x%02x", homa_wire_type_name(p.type), buf[12]);
-	r = homa_wire_decode(buf, (size_t)n, &q);
+	enum homa_wire_error why;
+
+	r = homa_wire_decode_why(buf, (size_t)n, &q, &why);
 	if (valid_per_doc(&p)) {
 		if (r != 0 || !same_pkt(&p, &q))
 			fz_fail("valid %s did not decode to itself (%d)", homa_wire_type_name(p.type), r);
-	} else if (r != -HOMA_WIRE_BAD_FIELD) {
+	} else if (r != HOMA_EPROTO || why != HOMA_WIRE_BAD_FIELD) {
 		fz_fail("invalid %s decoded with %d, want BAD_FIELD", homa_wire_type_name(p.type), r);
 	}
 	free(buf);

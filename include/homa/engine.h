@@ -189,7 +189,8 @@ HOMA_API uint16_t homa_engine_port(const homa_engine *e);
 /**
  * homa_engine_send_request() - Start a client RPC.
  * @dst, @dport: the server.
- * @iov, @iovcnt: the request (copied into the engine; 0 bytes is invalid).
+ * @iov, @iovcnt: the request (copied into the engine; 0 bytes is invalid,
+ *	and so is a list whose lengths do not sum within 64 bits).
  * @cookie: returned in the RPC's events.
  * @id: receives the RPC id (even).
  * Return: 0; HOMA_EINVAL (NULL, empty, port 0), HOMA_EMSGSIZE,
@@ -216,6 +217,51 @@ HOMA_API int homa_engine_send_request_ref(homa_engine *e, const homa_addr *dst,
 				 uint16_t dport, const struct homa_iov *iov,
 				 int iovcnt, uint64_t cookie, uint64_t now,
 				 uint64_t *id);
+
+/**
+ * homa_iov_length() - Total bytes of a gather list.
+ * @len: receives the sum.
+ * Return: 0; HOMA_EINVAL (NULL @len, @iovcnt < 0, NULL @iov with
+ * @iovcnt > 0, a NULL base with a non-zero length, or a sum that does not
+ * fit in 64 bits).
+ */
+HOMA_API int homa_iov_length(const struct homa_iov *iov, int iovcnt, uint64_t *len);
+
+/**
+ * homa_msg_build() - Copy a gather list into a new outgoing message
+ * without an engine, so that the copy can run outside whatever lock
+ * serializes the engine; homa_engine_send_request_msg() or
+ * homa_engine_send_reply_msg() then attach it.
+ * @alloc: the hooks to allocate with: the engine's own, or NULL (malloc)
+ *	if the engine's free hook passes blocks it did not cache to free().
+ * @out: receives the message (caller owns until it is attached; free it
+ *	with homa_msg_discard() otherwise).
+ * Return: 0; HOMA_EINVAL (as homa_iov_length(), or NULL @out);
+ * HOMA_EMSGSIZE (more than 2^32-1 bytes); HOMA_ENOMEM.
+ */
+HOMA_API int homa_msg_build(const struct homa_alloc *alloc, const struct homa_iov *iov,
+		   int iovcnt, homa_msg **out);
+
+/** homa_msg_discard() - Free a message built by homa_msg_build() and never attached. */
+HOMA_API void homa_msg_discard(const struct homa_alloc *alloc, homa_msg *m);
+
+/**
+ * homa_engine_send_request_msg() - homa_engine_send_request() with a
+ * message built by homa_msg_build(). On success the engine owns @msg; on
+ * any error the caller still does.
+ * Return: as homa_engine_send_request() (HOMA_EINVAL also for NULL @msg).
+ */
+HOMA_API int homa_engine_send_request_msg(homa_engine *e, const homa_addr *dst,
+				 uint16_t dport, homa_msg *msg, uint64_t cookie,
+				 uint64_t now, uint64_t *id);
+
+/**
+ * homa_engine_send_reply_msg() - homa_engine_send_reply() with a message
+ * built by homa_msg_build(); ownership as homa_engine_send_request_msg().
+ * Return: as homa_engine_send_reply().
+ */
+HOMA_API int homa_engine_send_reply_msg(homa_engine *e, uint64_t id, homa_msg *msg,
+			       uint64_t now);
 
 /**
  * homa_engine_send_reply() - Answer a server RPC delivered by a
@@ -248,13 +294,14 @@ HOMA_API void homa_engine_shutdown(homa_engine *e, uint64_t now);
  * @src: the sending host; @buf/@len: the Homa packet (header first). The
  * engine copies what it keeps; @buf may be reused at once (it is modified
  * in place if packet hooks transform it).
- * Return: 0 if the packet was used, or a negative HOMA_DROP_* reason - 100
- * if it was dropped (also counted in stats.drops). Never fails otherwise.
+ * Return: 0 if the packet was used; HOMA_INPUT_DROPPED + a HOMA_DROP_*
+ * reason (a positive number, not an error) if it was dropped (also counted
+ * in stats.drops); HOMA_EINVAL (NULL @e, @src or @buf).
  */
 HOMA_API int homa_engine_input(homa_engine *e, const homa_addr *src, uint8_t *buf,
 		      size_t len, uint64_t now);
 
-/** Offset subtracted from a drop reason in homa_engine_input()'s result. */
+/** Offset added to a drop reason in homa_engine_input()'s result. */
 #define HOMA_INPUT_DROPPED 100
 
 /**

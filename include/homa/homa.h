@@ -45,7 +45,14 @@
  *
  * Errors: every function that can fail returns a negative HOMA_E* code
  * (errors.h); homa_strerror() gives its text. Arguments that are NULL or
- * out of range give HOMA_EINVAL unless stated otherwise.
+ * out of range give HOMA_EINVAL unless stated otherwise. Output
+ * arguments are written only when a function's comment says so.
+ *
+ * Timeouts: a call that waits takes a timeout in ns: 0 = do not wait
+ * (HOMA_EAGAIN if it would have to), -1 = wait as long as it takes,
+ * > 0 = wait at most that long (then HOMA_ETIME); any other negative
+ * value is HOMA_EINVAL. RPC timeouts (the peer stopped answering) are
+ * different: they end the RPC with HOMA_ETIMEDOUT.
  */
 #ifndef HOMA_HOMA_H
 #define HOMA_HOMA_H
@@ -108,7 +115,8 @@ struct homa_open_opts {
 	 * How long a send waits when the engine's transmit buffer or RPC cap
 	 * is full: -1 waits until space frees up or the socket closes
 	 * (default), 0 returns HOMA_EAGAIN at once, > 0 waits at most that
-	 * many ns and then returns HOMA_EAGAIN.
+	 * many ns and then returns HOMA_ETIME; below -1 homa_open() returns
+	 * HOMA_EINVAL.
 	 */
 	int64_t send_timeout_ns;
 	/** Packets moved per batched system call, 1..1024 (default 32). */
@@ -155,7 +163,7 @@ struct homa_message {
 	socklen_t peer_len; /**< bytes used in peer */
 	size_t length;      /**< message length in bytes */
 	uint64_t rtt_ns;    /**< responses: time from send to arrival; else 0 */
-	void *priv[2];      /**< runtime use only */
+	void *priv[3];      /**< runtime use only */
 };
 
 /** Counters of the runtime and driver for one socket (homa_io_stats()). */
@@ -185,13 +193,16 @@ HOMA_API void homa_open_opts_default(struct homa_open_opts *o);
 
 /**
  * homa_open() - Create a socket, bind it and start its runtime.
- * @out: receives the handle; the caller must homa_close() it.
+ * @out: receives the handle (written only on success); the caller must
+ *	homa_close() it.
  * @opts: options (copied); NULL means homa_open_opts_default().
- * Return: 0; HOMA_EINVAL (NULL @out, bad version, driver, mode, address,
- * batch or settings); HOMA_EADDRINUSE (port already bound, by any
- * process); HOMA_EPERM (raw driver without CAP_NET_RAW; a message saying
- * so is also written to stderr); HOMA_ENOTSUP (address family not
- * available); HOMA_ENOMEM; HOMA_EIO (another system call failed).
+ * Return: 0; HOMA_EINVAL (NULL @out, bad version, driver, mode, address
+ * text, batch, send_timeout_ns or settings); HOMA_EADDRINUSE (port already
+ * bound, by any process); HOMA_EADDRNOTAVAIL (the address is not one of
+ * this host's); HOMA_EPERM (raw driver without CAP_NET_RAW; a message
+ * saying so is also written to stderr); HOMA_ENOTSUP (address family not
+ * supported by the kernel); HOMA_ENOMEM; HOMA_EIO (another system call
+ * failed).
  * With pcap_path or metrics_port set: HOMA_EIO (the capture file cannot
  * be created), HOMA_EADDRINUSE (the metrics port is taken by another
  * listener), HOMA_EINVAL (bad metrics_addr or pcap options).
@@ -217,16 +228,19 @@ HOMA_API int homa_local_port(homa_socket *s);
  * homa_send_request() - Start a client RPC.
  * @dst: the server: a sockaddr_in or sockaddr_in6 (read by its family)
  *	whose port is the server's Homa port.
- * @iov, @iovcnt: the request, 1..2^32-1 bytes in total; copied before
- *	the call returns, so the buffers may be reused at once.
+ * @iov, @iovcnt: the request, 1..2^32-1 bytes in total; copied (without
+ *	holding the socket's lock) before the call returns, so the buffers
+ *	may be reused at once.
  * @cookie: any value; returned in the response's homa_message.
- * @id: receives the RPC id (even); may not be NULL.
+ * @id: receives the RPC id (even; written only on success); may not be NULL.
  * May wait for buffer space (see opts.send_timeout_ns).
- * Return: 0; HOMA_EINVAL (NULL argument, iovcnt < 1, empty message, port
- * 0, unknown family); HOMA_ENOTSUP (IPv6 destination on an IPv4 socket or
+ * Return: 0; HOMA_EINVAL (NULL argument, iovcnt < 1, a NULL base with a
+ * non-zero length, lengths whose sum wraps, empty message, port 0,
+ * unknown family); HOMA_ENOTSUP (IPv6 destination on an IPv4 socket or
  * the reverse, raw driver); HOMA_EMSGSIZE (longer than
- * settings.max_message); HOMA_EAGAIN (no space within the send timeout);
- * HOMA_EPEERDEAD (the peer timed out recently); HOMA_ESHUTDOWN (socket
+ * settings.max_message); HOMA_EAGAIN (no space and send_timeout_ns is 0);
+ * HOMA_ETIME (no space within send_timeout_ns); HOMA_EPEERDEAD (this
+ * peer address and port timed out recently); HOMA_ESHUTDOWN (socket
  * closed); HOMA_ENOMEM.
  */
 HOMA_API int homa_send_request(homa_socket *s, const struct sockaddr *dst,
@@ -247,22 +261,27 @@ HOMA_API int homa_send(homa_socket *s, const struct sockaddr *dst, const void *b
  *	(requires HOMA_RECV_RESPONSE).
  * @timeout_ns: 0 = do not wait, -1 = wait forever, > 0 = wait at most
  *	(like poll(): the wait may end up to the calling thread's timer
- *	slack late, 50 us by default; see PR_SET_TIMERSLACK).
- * @out: filled on success and when an RPC failed (id, cookie, peer, error).
+ *	slack late, 50 us by default; see PR_SET_TIMERSLACK); other
+ *	negative values are HOMA_EINVAL.
+ * @out: filled when the call returns 0 (a message) or a failed RPC's
+ *	error (then id, cookie, peer and error are set); not written for
+ *	any other result.
  * Messages are handed out oldest first; a message goes to exactly one
  * caller. A waiter for a specific id has priority over a waiter for any.
  * Return: 0 with @out holding a message the caller must release;
- * a failed client RPC's error (HOMA_ETIMEDOUT: the server stopped
- * answering; HOMA_ENOSERVER: no server at that port took the request,
- * within settings.max_restarts restarts; HOMA_ESHUTDOWN: the socket
- * closed; HOMA_ECANCELED: aborted
- * while a thread waited for it) with @out->id, cookie and error set and
- * nothing to release; HOMA_EAGAIN (nothing within @timeout_ns);
- * HOMA_EINVAL (NULL @out, flags 0 or unknown bits, a non-zero @id
- * without HOMA_RECV_RESPONSE, HOMA_RECV_REQUEST on a non-server socket);
- * HOMA_ENOTFOUND (@id is not an outstanding RPC of this socket);
- * HOMA_ESHUTDOWN (socket closed); HOMA_ENOMEM (the message could not be
- * tracked and was dropped).
+ * a failed client RPC's error, with @out filled and nothing to release:
+ * HOMA_ETIMEDOUT (the server stopped answering), HOMA_ENOSERVER (no
+ * server at that port took the request, within settings.max_restarts
+ * restarts), HOMA_ECANCELED (homa_abort() while a thread waited for it),
+ * HOMA_EABANDONED (the server finished or dropped the RPC without a
+ * response reaching us);
+ * HOMA_EAGAIN (@timeout_ns is 0 and nothing is ready); HOMA_ETIME
+ * (nothing within @timeout_ns); HOMA_EINVAL (NULL @out, flags 0 or
+ * unknown bits, a non-zero @id without HOMA_RECV_RESPONSE,
+ * HOMA_RECV_REQUEST on a non-server socket, @timeout_ns < -1);
+ * HOMA_ENOTFOUND (@id is not an outstanding RPC of this socket: odd ids
+ * never are); HOMA_ESHUTDOWN (socket closed, also while waiting);
+ * HOMA_ENOMEM (the message could not be tracked and was dropped).
  */
 HOMA_API int homa_recv(homa_socket *s, int flags, uint64_t id, int64_t timeout_ns,
 	      struct homa_message *out);
@@ -286,11 +305,15 @@ HOMA_API size_t homa_message_copy(const struct homa_message *m, size_t offset,
 
 /**
  * homa_message_release() - Give a message's buffers back to its socket.
- * For a response this also completes the client RPC. Safe on a message
- * with nothing to release (a failed RPC), twice on the same message, and
- * after the socket was closed (then it does nothing). NULL is ignored.
+ * For a response this also completes the client RPC. The socket tracks
+ * the messages the application holds, so a message released twice (also
+ * through a copy of the struct) is caught rather than freed twice.
+ * Return: 0 (released, or a failed RPC's message with nothing to
+ * release); HOMA_EALREADY (this message was released before: nothing is
+ * done); HOMA_ESHUTDOWN (the socket was closed, which freed the message
+ * already); HOMA_EINVAL (NULL @m).
  */
-HOMA_API void homa_message_release(struct homa_message *m);
+HOMA_API int homa_message_release(struct homa_message *m);
 
 /**
  * homa_recv_partial() - Incremental receive: copy bytes of a response
@@ -308,15 +331,18 @@ HOMA_API int64_t homa_recv_partial(homa_socket *s, uint64_t id, size_t offset,
 
 /**
  * homa_reply() - Send the response to a request received by homa_recv().
- * @id: the request's homa_message.id. @iov, @iovcnt: the response, copied.
+ * @id: the request's homa_message.id. @iov, @iovcnt: the response, copied
+ *	as by homa_send_request().
  * The request message may be released before or after replying.
  * May wait for buffer space (see opts.send_timeout_ns).
  * Return: 0; HOMA_ENOTFOUND (no such server RPC: unknown id, the client
  * went away, or it was answered and the client has acknowledged the
  * response); HOMA_ESTATE (already answered, response not yet
- * acknowledged); HOMA_EINVAL;
- * HOMA_EMSGSIZE; HOMA_EAGAIN (no space within the send timeout);
- * HOMA_ESHUTDOWN; HOMA_ENOMEM.
+ * acknowledged); HOMA_EINVAL (NULL socket or @iov, @iovcnt < 1, a NULL
+ * base with a non-zero length, lengths whose sum wraps, empty message);
+ * HOMA_EMSGSIZE; HOMA_EAGAIN (no space and send_timeout_ns is 0);
+ * HOMA_ETIME (no space within send_timeout_ns); HOMA_ESHUTDOWN;
+ * HOMA_ENOMEM.
  */
 HOMA_API int homa_reply(homa_socket *s, uint64_t id, const struct homa_iov *iov,
 	       int iovcnt);
@@ -350,9 +376,10 @@ HOMA_API int homa_fd(homa_socket *s);
 /**
  * homa_poll() - Polled mode: move packets and run timers.
  * @timeout_ns: how long to wait for the first packet (0 = just drain
- *	what is there, -1 = until something arrives).
+ *	what is there, -1 = until something arrives; below -1: HOMA_EINVAL).
  * Return: number of messages ready for homa_recv() (>= 0); HOMA_EINVAL
- * (threaded socket, or NULL); HOMA_ESHUTDOWN; HOMA_EIO.
+ * (threaded socket, NULL, bad @timeout_ns); HOMA_ESHUTDOWN (the socket is
+ * closed, also when it closed while this call waited).
  */
 HOMA_API int homa_poll(homa_socket *s, int64_t timeout_ns);
 

@@ -168,8 +168,9 @@ struct homa_pkt {
 	} u;
 };
 
-/** Why homa_wire_decode() refused a packet (returned negated). */
+/** Why homa_wire_decode_why() refused a packet (a reason, not an error code). */
 enum homa_wire_error {
+	HOMA_WIRE_OK = 0,         /**< accepted */
 	HOMA_WIRE_TRUNCATED = 1,  /**< shorter than its type's header */
 	HOMA_WIRE_BAD_TYPE = 2,   /**< unknown type code */
 	HOMA_WIRE_BAD_FIELD = 3,  /**< inconsistent lengths or values inside the header */
@@ -183,11 +184,21 @@ enum homa_wire_error {
  * A DATA offset of HOMA_OFFSET_IN_SEQ is replaced by the seq field (the
  * module's convention). @pkt->ext is set only from a window carrying
  * HOMA_EXT_MARK (then @pkt->ours is true).
- * Return: 0, or -HOMA_WIRE_TRUNCATED / -HOMA_WIRE_BAD_TYPE /
- * -HOMA_WIRE_BAD_FIELD (DATA whose payload runs past message_length, or
- * an ACK claiming more than HOMA_MAX_ACKS entries, or a priority >= 8).
+ * Return: 0, or HOMA_EPROTO (malformed: truncated, unknown type, DATA
+ * whose payload runs past message_length, an ACK claiming more than
+ * HOMA_MAX_ACKS entries, or a priority >= 8); homa_wire_decode_why()
+ * also says which.
  */
 HOMA_API int homa_wire_decode(const uint8_t *buf, size_t len, struct homa_pkt *pkt);
+
+/**
+ * homa_wire_decode_why() - homa_wire_decode() that also reports why a
+ * packet was refused.
+ * @why: if not NULL, receives HOMA_WIRE_OK or the reason.
+ * Return: as homa_wire_decode().
+ */
+HOMA_API int homa_wire_decode_why(const uint8_t *buf, size_t len, struct homa_pkt *pkt,
+			 enum homa_wire_error *why);
 
 /**
  * homa_wire_encode() - Serialize @pkt (including a DATA payload) into @buf.

@@ -146,23 +146,27 @@ uint16_t homa_engine_port(const homa_engine *e)
 	return e->port;
 }
 
+/** An outgoing message as the application gives it: a gather list or a built message. */
+struct outmsg {
+	const struct homa_iov *iov;
+	int iovcnt;
+	bool borrow;          /**< reference the iov bytes instead of copying them */
+	homa_msg *msg;        /**< if not NULL: built already (homa_msg_build()) */
+};
+
 /**
- * check_message() - Validate a gather list for sending.
- * Return: 0, HOMA_EINVAL (empty or NULL pieces), HOMA_EMSGSIZE, or
- * HOMA_EAGAIN when the tx budget cannot take it now.
+ * check_message() - Validate an outgoing message.
+ * Return: 0, HOMA_EINVAL (NULL list or pieces, iovcnt < 1, total wraps,
+ * empty), HOMA_EMSGSIZE, or HOMA_EAGAIN when the tx budget cannot take it now.
  */
-static int check_message(homa_engine *e, const struct homa_iov *iov, int iovcnt)
+static int check_message(homa_engine *e, const struct outmsg *m)
 {
 	uint64_t len = 0;
-	int i;
 
-	if (!iov || iovcnt <= 0)
+	if (m->msg)
+		len = m->msg->length;
+	else if (m->iovcnt < 1 || homa_iov_length(m->iov, m->iovcnt, &len))
 		return HOMA_EINVAL;
-	for (i = 0; i < iovcnt; i++) {
-		if (!iov[i].base && iov[i].len)
-			return HOMA_EINVAL;
-		len += iov[i].len;
-	}
 	if (len == 0)
 		return HOMA_EINVAL;
 	if (len > e->s.max_message)
@@ -174,19 +178,37 @@ static int check_message(homa_engine *e, const struct homa_iov *iov, int iovcnt)
 	return 0;
 }
 
+/** attach_message() - Give @rpc the message @m. Return: 0 or HOMA_ENOMEM. */
+static int attach_message(homa_engine *e, struct homa_rpc *rpc, const struct outmsg *m,
+			  uint32_t unsched)
+{
+	if (!m->msg)
+		return homa_msgout_init(e, rpc, m->iov, m->iovcnt, unsched, m->borrow);
+	homa_msgout_attach(e, rpc, m->msg, unsched);
+	return 0;
+}
+
 /**
- * fits_peer() - True unless the message in @iov is longer than the Linux
+ * outmsg_length() - Bytes in @m (checked by check_message() already).
+ */
+static uint64_t outmsg_length(const struct outmsg *m)
+{
+	uint64_t len = 0;
+
+	if (m->msg)
+		return m->msg->length;
+	homa_iov_length(m->iov, m->iovcnt, &len);
+	return len;
+}
+
+/**
+ * fits_peer() - True unless the message @m is longer than the Linux
  * module accepts and @p is not known to be ours (homa_peer_ext()).
  */
 static bool fits_peer(const homa_engine *e, const struct homa_peer *p,
-		      const struct homa_iov *iov, int iovcnt)
+		      const struct outmsg *m)
 {
-	uint64_t len = 0;
-	int i;
-
-	for (i = 0; i < iovcnt; i++)
-		len += iov[i].len;
-	return len <= HOMA_MODULE_MAX_MESSAGE || homa_peer_ext(e, p);
+	return outmsg_length(m) <= HOMA_MODULE_MAX_MESSAGE || homa_peer_ext(e, p);
 }
 
 /**
@@ -206,13 +228,11 @@ static uint64_t next_id(homa_engine *e)
 }
 
 /**
- * start_request() - Start a client RPC carrying @iov: copied, or with
- * @borrow referenced (homa_engine_send_request_ref()).
+ * start_request() - Start a client RPC carrying @m.
  * Return: as homa_engine_send_request().
  */
 static int start_request(homa_engine *e, const homa_addr *dst, uint16_t dport,
-			 const struct homa_iov *iov, int iovcnt, uint64_t cookie,
-			 bool borrow, uint64_t now, uint64_t *id)
+			 const struct outmsg *m, uint64_t cookie, uint64_t now, uint64_t *id)
 {
 	struct homa_peer *peer;
 	struct homa_rpc *rpc;
@@ -222,18 +242,18 @@ static int start_request(homa_engine *e, const homa_addr *dst, uint16_t dport,
 		return HOMA_EINVAL;
 	if (e->shut)
 		return HOMA_ESHUTDOWN;
-	err = check_message(e, iov, iovcnt);
+	err = check_message(e, m);
 	if (err)
 		return err;
 	now = clock_in(e, now);
 	peer = homa_peer_get(e, dst);
 	if (!peer)
 		return HOMA_ENOMEM;
-	if (peer->dead_until_tick > e->tick) {
+	if (homa_peer_port_dead(e, peer, dport)) {
 		homa_peer_put(e, peer);
 		return HOMA_EPEERDEAD;
 	}
-	if (!fits_peer(e, peer, iov, iovcnt)) {
+	if (!fits_peer(e, peer, m)) {
 		homa_peer_put(e, peer);
 		return HOMA_EMSGSIZE;
 	}
@@ -247,7 +267,7 @@ static int start_request(homa_engine *e, const homa_addr *dst, uint16_t dport,
 	rpc->start_ns = now;
 	rpc->state = RPC_OUTGOING;
 	peer->client_rpcs++;
-	if (homa_msgout_init(e, rpc, iov, iovcnt, e->s.unsched_bytes, borrow)) {
+	if (attach_message(e, rpc, m, e->s.unsched_bytes)) {
 		homa_rpc_free(e, rpc);
 		return HOMA_ENOMEM;
 	}
@@ -261,7 +281,9 @@ int homa_engine_send_request(homa_engine *e, const homa_addr *dst, uint16_t dpor
 			     const struct homa_iov *iov, int iovcnt, uint64_t cookie,
 			     uint64_t now, uint64_t *id)
 {
-	return start_request(e, dst, dport, iov, iovcnt, cookie, false, now, id);
+	struct outmsg m = {iov, iovcnt, false, NULL};
+
+	return start_request(e, dst, dport, &m, cookie, now, id);
 }
 
 /** homa_engine_send_request_ref() - See engine.h. */
@@ -269,12 +291,24 @@ int homa_engine_send_request_ref(homa_engine *e, const homa_addr *dst, uint16_t 
 				 const struct homa_iov *iov, int iovcnt, uint64_t cookie,
 				 uint64_t now, uint64_t *id)
 {
-	return start_request(e, dst, dport, iov, iovcnt, cookie, true, now, id);
+	struct outmsg m = {iov, iovcnt, true, NULL};
+
+	return start_request(e, dst, dport, &m, cookie, now, id);
 }
 
-/** homa_engine_send_reply() - See engine.h. */
-int homa_engine_send_reply(homa_engine *e, uint64_t id, const struct homa_iov *iov,
-			   int iovcnt, uint64_t now)
+/** homa_engine_send_request_msg() - See engine.h. */
+int homa_engine_send_request_msg(homa_engine *e, const homa_addr *dst, uint16_t dport,
+				 homa_msg *msg, uint64_t cookie, uint64_t now, uint64_t *id)
+{
+	struct outmsg m = {NULL, 0, false, msg};
+
+	if (!msg)
+		return HOMA_EINVAL;
+	return start_request(e, dst, dport, &m, cookie, now, id);
+}
+
+/** send_reply() - Answer server RPC @id with @m. Return: as homa_engine_send_reply(). */
+static int send_reply(homa_engine *e, uint64_t id, const struct outmsg *m, uint64_t now)
 {
 	struct homa_rpc *rpc;
 	uint32_t unsched;
@@ -287,21 +321,40 @@ int homa_engine_send_reply(homa_engine *e, uint64_t id, const struct homa_iov *i
 		return HOMA_ENOTFOUND;
 	if (rpc->state != RPC_IN_SERVICE)
 		return HOMA_ESTATE;
-	err = check_message(e, iov, iovcnt);
+	err = check_message(e, m);
 	if (err)
 		return err;
-	if (!fits_peer(e, rpc->peer, iov, iovcnt))
+	if (!fits_peer(e, rpc->peer, m))
 		return HOMA_EMSGSIZE;
 	now = clock_in(e, now);
 	unsched = e->s.unsched_bytes;
 	if (rpc->incast && e->s.incast_unsched_bytes < unsched)
 		unsched = e->s.incast_unsched_bytes;
-	if (homa_msgout_init(e, rpc, iov, iovcnt, unsched, false))
+	if (attach_message(e, rpc, m, unsched))
 		return HOMA_ENOMEM;
 	rpc->state = RPC_OUTGOING;
 	homa_rpc_heard(e, rpc);
 	e->st.server_replies_sent++;
 	return 0;
+}
+
+/** homa_engine_send_reply() - See engine.h. */
+int homa_engine_send_reply(homa_engine *e, uint64_t id, const struct homa_iov *iov,
+			   int iovcnt, uint64_t now)
+{
+	struct outmsg m = {iov, iovcnt, false, NULL};
+
+	return send_reply(e, id, &m, now);
+}
+
+/** homa_engine_send_reply_msg() - See engine.h. */
+int homa_engine_send_reply_msg(homa_engine *e, uint64_t id, homa_msg *msg, uint64_t now)
+{
+	struct outmsg m = {NULL, 0, false, msg};
+
+	if (!msg)
+		return HOMA_EINVAL;
+	return send_reply(e, id, &m, now);
 }
 
 /** homa_engine_abort() - See engine.h. */
@@ -331,12 +384,12 @@ void homa_engine_shutdown(homa_engine *e, uint64_t now)
 			      HOMA_ESHUTDOWN);
 }
 
-/** decode_drop() - Map a homa_wire_decode() error to a drop reason. */
-static int decode_drop(int err, const uint8_t *buf)
+/** decode_drop() - Map a homa_wire_decode_why() reason to a drop reason. */
+static int decode_drop(enum homa_wire_error why, const uint8_t *buf)
 {
-	if (err == -HOMA_WIRE_TRUNCATED)
+	if (why == HOMA_WIRE_TRUNCATED)
 		return HOMA_DROP_TRUNCATED;
-	if (err == -HOMA_WIRE_BAD_TYPE)
+	if (why == HOMA_WIRE_BAD_TYPE)
 		return HOMA_DROP_BAD_TYPE;
 	return buf[11] == HOMA_PKT_DATA ? HOMA_DROP_BAD_OFFSET : HOMA_DROP_BAD_FIELD;
 }
@@ -345,13 +398,14 @@ static int decode_drop(int err, const uint8_t *buf)
 static int drop(homa_engine *e, int reason)
 {
 	e->st.drops[reason]++;
-	return -HOMA_INPUT_DROPPED - reason;
+	return HOMA_INPUT_DROPPED + reason;
 }
 
 /** homa_engine_input() - See engine.h. */
 int homa_engine_input(homa_engine *e, const homa_addr *src, uint8_t *buf, size_t len,
 		      uint64_t now)
 {
+	enum homa_wire_error why;
 	struct homa_pkt pkt;
 	int r;
 
@@ -364,9 +418,8 @@ int homa_engine_input(homa_engine *e, const homa_addr *src, uint8_t *buf, size_t
 			return drop(e, HOMA_DROP_VERIFY);
 		len = (size_t)r;
 	}
-	r = homa_wire_decode(buf, len, &pkt);
-	if (r)
-		return drop(e, decode_drop(r, buf));
+	if (homa_wire_decode_why(buf, len, &pkt, &why))
+		return drop(e, decode_drop(why, buf));
 	if (pkt.dport != e->port)
 		return drop(e, HOMA_DROP_WRONG_PORT);
 	e->rx_link_ns += homa_wire_ns(e, len);

@@ -310,7 +310,7 @@ static void restart(homa_engine *e, struct homa_rpc *rpc)
  * no memory of finished RPCs would run a late restart twice. Later, the
  * packet is ignored (the RPC times out unless the response completes). A
  * server of ours that finished the RPC says so (HOMA_EXT_FINISHED): the
- * client fails it with HOMA_ECANCELED instead of restarting it.
+ * client fails it with HOMA_EABANDONED instead of restarting it.
  */
 static int handle_unknown(homa_engine *e, const homa_addr *src, const struct homa_pkt *pkt)
 {
@@ -323,7 +323,7 @@ static int handle_unknown(homa_engine *e, const homa_addr *src, const struct hom
 		return 0;
 	}
 	if (pkt->ext & HOMA_EXT_FINISHED) {
-		homa_rpc_fail(e, rpc, HOMA_ECANCELED);
+		homa_rpc_fail(e, rpc, HOMA_EABANDONED);
 		return 0;
 	}
 	if (rpc->in.msg)
@@ -435,7 +435,7 @@ int homa_incoming(homa_engine *e, const homa_addr *src, const struct homa_pkt *p
 	struct homa_peer *peer = homa_peer_find(e, src);
 
 	if (peer) {
-		peer->dead_until_tick = 0;
+		homa_peer_port_alive(peer, pkt->sport);
 		peer->heard_tick = e->tick;
 		peer->ours |= pkt->ours;
 		peer->heard_ns = e->now;

@@ -34,6 +34,10 @@
  * later than that; servers remember finished RPCs one timeout longer.
  */
 #define HOMA_CLIENT_RETRY_TIMEOUTS 4
+/** Ports per peer host remembered as timed out (see peer.c). */
+#define HOMA_PEER_DEAD_PORTS 4
+
+/** Slots of the cache of recently finished server RPCs (see done.c). */
 
 /** Buckets of evictable requests by log2 of bytes left (see evict.c). */
 #define HOMA_EVICT_BUCKETS 32
@@ -161,7 +165,11 @@ struct homa_peer {
 	uint64_t heard_ns;        /**< engine time of the latest packet from it */
 	uint64_t unknown_tick;    /**< tick of our latest RPC_UNKNOWN to it */
 	uint32_t unknown_sent;    /**< RPC_UNKNOWNs sent during unknown_tick */
-	uint64_t dead_until_tick; /**< new RPCs fail before this tick */
+	/** ports of this host that timed out: new RPCs to them fail before until_tick */
+	struct homa_dead_port {
+		uint16_t port;
+		uint64_t until_tick;
+	} dead[HOMA_PEER_DEAD_PORTS];
 	uint64_t grant_gen;       /**< grant pass that already chose this peer */
 	uint64_t ack_ids[HOMA_PEER_ACKS];   /**< completed client RPC ids to ack */
 	uint16_t ack_ports[HOMA_PEER_ACKS]; /**< their server ports */
@@ -317,6 +325,9 @@ bool homa_peer_take_ack(struct homa_peer *p, uint16_t server_port, struct homa_a
 void homa_peers_free_all(homa_engine *e);
 void homa_peer_flush_acks(homa_engine *e, struct homa_peer *p);
 void homa_peers_tick(homa_engine *e);
+bool homa_peer_port_dead(const homa_engine *e, const struct homa_peer *p, uint16_t port);
+bool homa_peer_mark_dead(homa_engine *e, struct homa_peer *p, uint16_t port);
+void homa_peer_port_alive(struct homa_peer *p, uint16_t port);
 
 /* rpc.c */
 struct homa_rpc *homa_rpc_find(homa_engine *e, uint64_t id, const homa_addr *addr, uint16_t port);
@@ -345,6 +356,8 @@ bool homa_msgin_first_gap(const struct homa_msgin *in, uint32_t *start, uint32_t
 /* outgoing.c */
 int homa_msgout_init(homa_engine *e, struct homa_rpc *rpc, const struct homa_iov *iov, int iovcnt,
 		     uint32_t unsched, bool borrow);
+void homa_msgout_attach(homa_engine *e, struct homa_rpc *rpc, struct homa_msg *m,
+			uint32_t unsched);
 void homa_msgout_destroy(homa_engine *e, struct homa_msgout *out);
 void homa_msgout_restart(homa_engine *e, struct homa_rpc *rpc);
 void homa_tx_update(homa_engine *e, struct homa_rpc *rpc);

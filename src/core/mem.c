@@ -9,12 +9,29 @@
 
 #include "internal.h"
 
+/** hook_alloc() - Allocate @size bytes through @a (malloc if it has none). */
+static void *hook_alloc(const struct homa_alloc *a, size_t size)
+{
+	if (a && a->alloc)
+		return a->alloc(a->ctx, size);
+	return malloc(size);
+}
+
+/** hook_free() - Free @p (of @size bytes) through @a; NULL is ignored. */
+static void hook_free(const struct homa_alloc *a, void *p, size_t size)
+{
+	if (!p)
+		return;
+	if (a && a->free)
+		a->free(a->ctx, p, size);
+	else
+		free(p);
+}
+
 /** homa_mem_alloc() - Allocate @size bytes through the hooks. Return: NULL on failure. */
 void *homa_mem_alloc(homa_engine *e, size_t size)
 {
-	if (e->alloc.alloc)
-		return e->alloc.alloc(e->alloc.ctx, size);
-	return malloc(size);
+	return hook_alloc(&e->alloc, size);
 }
 
 /** homa_mem_zalloc() - Like homa_mem_alloc(), zero-filled. */
@@ -30,12 +47,7 @@ void *homa_mem_zalloc(homa_engine *e, size_t size)
 /** homa_mem_free() - Free @p (of @size bytes) through the hooks; NULL is ignored. */
 void homa_mem_free(homa_engine *e, void *p, size_t size)
 {
-	if (!p)
-		return;
-	if (e->alloc.free)
-		e->alloc.free(e->alloc.ctx, p, size);
-	else
-		free(p);
+	hook_free(&e->alloc, p, size);
 }
 
 /** chunk_len() - Size of chunk @i of a message of @length bytes. */
@@ -52,18 +64,15 @@ static size_t msg_block_size(uint32_t nchunks)
 	return sizeof(struct homa_msg) + (size_t)nchunks * sizeof(uint8_t *);
 }
 
-/**
- * homa_msg_new() - Allocate an empty message of @length bytes (no chunks
- * yet). The chunk pointers follow the record in the same allocation.
- * Return: the message (engine owns) or NULL.
- */
-struct homa_msg *homa_msg_new(homa_engine *e, uint32_t length)
+/** msg_new() - homa_msg_new() through the hooks @a. */
+static struct homa_msg *msg_new(const struct homa_alloc *a, uint32_t length)
 {
 	uint32_t nchunks = (uint32_t)(((uint64_t)length + HOMA_CHUNK - 1) >> HOMA_CHUNK_SHIFT);
-	struct homa_msg *m = homa_mem_zalloc(e, msg_block_size(nchunks));
+	struct homa_msg *m = hook_alloc(a, msg_block_size(nchunks));
 
 	if (!m)
 		return NULL;
+	memset(m, 0, msg_block_size(nchunks));
 	homa_list_init(&m->link);
 	m->length = length;
 	m->nchunks = nchunks;
@@ -72,13 +81,23 @@ struct homa_msg *homa_msg_new(homa_engine *e, uint32_t length)
 	return m;
 }
 
-/** get_chunk() - Chunk @i of @m, allocating it. Return: NULL on failure. */
-static uint8_t *get_chunk(homa_engine *e, struct homa_msg *m, uint32_t i)
+/**
+ * homa_msg_new() - Allocate an empty message of @length bytes (no chunks
+ * yet). The chunk pointers follow the record in the same allocation.
+ * Return: the message (engine owns) or NULL.
+ */
+struct homa_msg *homa_msg_new(homa_engine *e, uint32_t length)
+{
+	return msg_new(&e->alloc, length);
+}
+
+/** get_chunk() - Chunk @i of @m, allocating it through @a. Return: NULL on failure. */
+static uint8_t *get_chunk(const struct homa_alloc *a, struct homa_msg *m, uint32_t i)
 {
 	if (!m->chunks[i]) {
 		uint32_t len = chunk_len(m->length, i);
 
-		m->chunks[i] = homa_mem_alloc(e, len);
+		m->chunks[i] = hook_alloc(a, len);
 		if (!m->chunks[i])
 			return NULL;
 		m->charged += len;
@@ -86,19 +105,15 @@ static uint8_t *get_chunk(homa_engine *e, struct homa_msg *m, uint32_t i)
 	return m->chunks[i];
 }
 
-/**
- * homa_msg_write() - Copy @len bytes from @src to offset @off of @m,
- * allocating chunks as needed. The caller checked bounds.
- * Return: 0 or HOMA_ENOMEM (bytes before the failing chunk are written).
- */
-int homa_msg_write(homa_engine *e, struct homa_msg *m, uint32_t off,
-		   const uint8_t *src, uint32_t len)
+/** msg_write() - homa_msg_write() through the hooks @a. */
+static int msg_write(const struct homa_alloc *a, struct homa_msg *m, uint32_t off,
+		     const uint8_t *src, uint32_t len)
 {
 	while (len) {
 		uint32_t i = off >> HOMA_CHUNK_SHIFT;
 		uint32_t in = off & (HOMA_CHUNK - 1);
 		uint32_t n = chunk_len(m->length, i) - in;
-		uint8_t *c = get_chunk(e, m, i);
+		uint8_t *c = get_chunk(a, m, i);
 
 		if (!c)
 			return HOMA_ENOMEM;
@@ -113,17 +128,25 @@ int homa_msg_write(homa_engine *e, struct homa_msg *m, uint32_t off,
 }
 
 /**
- * homa_msg_fill() - Copy a gather list into @m from offset 0.
- * Return: 0 or HOMA_ENOMEM.
+ * homa_msg_write() - Copy @len bytes from @src to offset @off of @m,
+ * allocating chunks as needed. The caller checked bounds.
+ * Return: 0 or HOMA_ENOMEM (bytes before the failing chunk are written).
  */
-int homa_msg_fill(homa_engine *e, struct homa_msg *m,
-		  const struct homa_iov *iov, int iovcnt)
+int homa_msg_write(homa_engine *e, struct homa_msg *m, uint32_t off,
+		   const uint8_t *src, uint32_t len)
+{
+	return msg_write(&e->alloc, m, off, src, len);
+}
+
+/** msg_fill() - Copy a gather list into @m from offset 0 through @a. Return: 0 or HOMA_ENOMEM. */
+static int msg_fill(const struct homa_alloc *a, struct homa_msg *m,
+		    const struct homa_iov *iov, int iovcnt)
 {
 	uint32_t off = 0;
 	int i, err;
 
 	for (i = 0; i < iovcnt; i++) {
-		err = homa_msg_write(e, m, off, iov[i].base, (uint32_t)iov[i].len);
+		err = msg_write(a, m, off, iov[i].base, (uint32_t)iov[i].len);
 		if (err)
 			return err;
 		off += (uint32_t)iov[i].len;
@@ -131,8 +154,18 @@ int homa_msg_fill(homa_engine *e, struct homa_msg *m,
 	return 0;
 }
 
-/** homa_msg_free() - Free @m and its chunks; NULL is ignored. */
-void homa_msg_free(homa_engine *e, struct homa_msg *m)
+/**
+ * homa_msg_fill() - Copy a gather list into @m from offset 0.
+ * Return: 0 or HOMA_ENOMEM.
+ */
+int homa_msg_fill(homa_engine *e, struct homa_msg *m,
+		  const struct homa_iov *iov, int iovcnt)
+{
+	return msg_fill(&e->alloc, m, iov, iovcnt);
+}
+
+/** msg_free() - Free @m and its chunks through @a; NULL is ignored. */
+static void msg_free(const struct homa_alloc *a, struct homa_msg *m)
 {
 	uint32_t i;
 
@@ -140,8 +173,61 @@ void homa_msg_free(homa_engine *e, struct homa_msg *m)
 		return;
 	homa_list_del(&m->link);
 	for (i = 0; i < m->nchunks; i++)
-		homa_mem_free(e, m->chunks[i], chunk_len(m->length, i));
-	homa_mem_free(e, m, msg_block_size(m->nchunks));
+		hook_free(a, m->chunks[i], chunk_len(m->length, i));
+	hook_free(a, m, msg_block_size(m->nchunks));
+}
+
+/** homa_msg_free() - Free @m and its chunks; NULL is ignored. */
+void homa_msg_free(homa_engine *e, struct homa_msg *m)
+{
+	msg_free(&e->alloc, m);
+}
+
+/** homa_iov_length() - See engine.h. */
+int homa_iov_length(const struct homa_iov *iov, int iovcnt, uint64_t *len)
+{
+	uint64_t total = 0;
+
+	if (!len || iovcnt < 0 || (iovcnt > 0 && !iov))
+		return HOMA_EINVAL;
+	for (int i = 0; i < iovcnt; i++) {
+		if (!iov[i].base && iov[i].len)
+			return HOMA_EINVAL;
+		if (iov[i].len > UINT64_MAX - total)
+			return HOMA_EINVAL;
+		total += iov[i].len;
+	}
+	*len = total;
+	return 0;
+}
+
+/** homa_msg_build() - See engine.h. */
+int homa_msg_build(const struct homa_alloc *alloc, const struct homa_iov *iov,
+		   int iovcnt, homa_msg **out)
+{
+	struct homa_msg *m;
+	uint64_t len;
+	int err = out ? homa_iov_length(iov, iovcnt, &len) : HOMA_EINVAL;
+
+	if (err)
+		return err;
+	if (len > UINT32_MAX)
+		return HOMA_EMSGSIZE;
+	m = msg_new(alloc, (uint32_t)len);
+	if (!m)
+		return HOMA_ENOMEM;
+	if (msg_fill(alloc, m, iov, iovcnt)) {
+		msg_free(alloc, m);
+		return HOMA_ENOMEM;
+	}
+	*out = m;
+	return 0;
+}
+
+/** homa_msg_discard() - See engine.h. */
+void homa_msg_discard(const struct homa_alloc *alloc, homa_msg *m)
+{
+	msg_free(alloc, m);
 }
 
 /** homa_msg_length() - See engine.h. */

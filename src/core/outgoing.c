@@ -81,22 +81,35 @@ static bool start_mode(const homa_engine *e, const struct homa_rpc *rpc)
 int homa_msgout_init(homa_engine *e, struct homa_rpc *rpc, const struct homa_iov *iov,
 		     int iovcnt, uint32_t unsched, bool borrow)
 {
-	struct homa_msgout *out = &rpc->out;
 	uint64_t len = 0;
 	int i;
 
 	for (i = 0; i < iovcnt; i++)
 		len += iov[i].len;
-	if (store_message(e, out, iov, iovcnt, len, borrow))
+	if (store_message(e, &rpc->out, iov, iovcnt, len, borrow))
 		return HOMA_ENOMEM;
+	homa_msgout_attach(e, rpc, rpc->out.msg, unsched);
+	return 0;
+}
+
+/**
+ * homa_msgout_attach() - Make @m (its bytes already in engine-compatible
+ * chunks; the engine owns it from now on) @rpc's outgoing message and
+ * queue it for transmission. @unsched: as homa_msgout_init().
+ */
+void homa_msgout_attach(homa_engine *e, struct homa_rpc *rpc, struct homa_msg *m,
+			uint32_t unsched)
+{
+	struct homa_msgout *out = &rpc->out;
+
+	out->msg = m;
 	e->tx_buffered += out->msg->charged;
-	out->length = (uint32_t)len;
-	out->unsched = unsched < len ? unsched : (uint32_t)len;
+	out->length = m->length;
+	out->unsched = unsched < m->length ? unsched : m->length;
 	out->birth = e->now;
 	if (start_mode(e, rpc) && out->unsched < out->length)
 		out->unsched = 0;
 	homa_msgout_restart(e, rpc);
-	return 0;
 }
 
 /**

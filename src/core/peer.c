@@ -72,10 +72,64 @@ static void peer_unlink_free(homa_engine *e, struct homa_peer *p)
 /** Idle peers kept (for their cutoffs) before homa_peer_put() frees them at once. */
 #define HOMA_IDLE_PEERS 1024
 
+/**
+ * homa_peer_port_dead() - True if RPCs to @port of @p timed out recently
+ * (within resend_ticks): new RPCs to that port fail at once. Other ports
+ * of the same host are not affected.
+ */
+bool homa_peer_port_dead(const homa_engine *e, const struct homa_peer *p, uint16_t port)
+{
+	for (int i = 0; i < HOMA_PEER_DEAD_PORTS; i++)
+		if (p->dead[i].port == port && p->dead[i].until_tick > e->tick)
+			return true;
+	return false;
+}
+
+/**
+ * homa_peer_mark_dead() - An RPC to @port of @p timed out: refuse new
+ * ones to that port for resend_ticks. Keeps the HOMA_PEER_DEAD_PORTS
+ * latest ports (the entry closest to expiry makes room).
+ * Return: true if the port was not already dead.
+ */
+bool homa_peer_mark_dead(homa_engine *e, struct homa_peer *p, uint16_t port)
+{
+	bool fresh = !homa_peer_port_dead(e, p, port);
+	int k = 0;
+
+	for (int i = 0; i < HOMA_PEER_DEAD_PORTS; i++) {
+		if (p->dead[i].port == port) {
+			k = i;
+			break;
+		}
+		if (p->dead[i].until_tick < p->dead[k].until_tick)
+			k = i;
+	}
+	p->dead[k].port = port;
+	p->dead[k].until_tick = e->tick + e->s.resend_ticks;
+	return fresh;
+}
+
+/** homa_peer_port_alive() - A packet came from @port of @p: it is not dead. */
+void homa_peer_port_alive(struct homa_peer *p, uint16_t port)
+{
+	for (int i = 0; i < HOMA_PEER_DEAD_PORTS; i++)
+		if (p->dead[i].port == port)
+			p->dead[i].until_tick = 0;
+}
+
+/** any_dead() - True if some port of @p is still remembered as dead. */
+static bool any_dead(const homa_engine *e, const struct homa_peer *p)
+{
+	for (int i = 0; i < HOMA_PEER_DEAD_PORTS; i++)
+		if (p->dead[i].until_tick > e->tick)
+			return true;
+	return false;
+}
+
 /** peer_idle() - True if @p has no RPCs, owes no acks and is not quarantined. */
 static bool peer_idle(const homa_engine *e, const struct homa_peer *p)
 {
-	return p->rpcs == 0 && p->num_acks == 0 && p->dead_until_tick <= e->tick;
+	return p->rpcs == 0 && p->num_acks == 0 && !any_dead(e, p);
 }
 
 /**

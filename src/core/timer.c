@@ -46,9 +46,8 @@ static void timeout(homa_engine *e, struct homa_rpc *rpc)
 {
 	e->st.rpcs_timed_out++;
 	if (homa_is_client_id(rpc->id)) {
-		if (rpc->peer->dead_until_tick <= e->tick)
+		if (homa_peer_mark_dead(e, rpc->peer, rpc->dport))
 			e->st.peers_declared_dead++;
-		rpc->peer->dead_until_tick = e->tick + e->s.resend_ticks;
 		homa_rpc_fail(e, rpc, HOMA_ETIMEDOUT);
 	} else {
 		homa_rpc_free(e, rpc);

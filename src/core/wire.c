@@ -195,8 +195,8 @@ static int decode_body(const uint8_t *b, size_t len, struct homa_pkt *pkt)
 	}
 }
 
-/** homa_wire_decode() - See wire.h. */
-int homa_wire_decode(const uint8_t *buf, size_t len, struct homa_pkt *pkt)
+/** decode() - Parse one packet. Return: 0 or a negated enum homa_wire_error. */
+static int decode(const uint8_t *buf, size_t len, struct homa_pkt *pkt)
 {
 	size_t hdr;
 
@@ -219,4 +219,21 @@ int homa_wire_decode(const uint8_t *buf, size_t len, struct homa_pkt *pkt)
 	pkt->urgent = homa_get16(buf + 18);
 	pkt->sender_id = homa_get64(buf + 20);
 	return decode_body(buf, len, pkt);
+}
+
+/** homa_wire_decode_why() - See wire.h. */
+int homa_wire_decode_why(const uint8_t *buf, size_t len, struct homa_pkt *pkt,
+			 enum homa_wire_error *why)
+{
+	int r = decode(buf, len, pkt);
+
+	if (why)
+		*why = (enum homa_wire_error)-r;
+	return r ? HOMA_EPROTO : 0;
+}
+
+/** homa_wire_decode() - See wire.h. */
+int homa_wire_decode(const uint8_t *buf, size_t len, struct homa_pkt *pkt)
+{
+	return homa_wire_decode_why(buf, len, pkt, NULL);
 }

@@ -181,7 +181,7 @@ int homa_io_addr_to_sockaddr(int family, const homa_addr *addr, uint16_t port,
 
 /**
  * homa_io_errno() - Map an errno value from socket()/bind() to a homa
- * error: EADDRINUSE, EPERM/EACCES, EAFNOSUPPORT/EADDRNOTAVAIL, ENOMEM;
+ * error: EADDRINUSE, EPERM/EACCES, EADDRNOTAVAIL, EAFNOSUPPORT (HOMA_ENOTSUP), ENOMEM;
  * anything else is HOMA_EIO.
  */
 int homa_io_errno(int err);

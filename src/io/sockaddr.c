@@ -67,8 +67,9 @@ int homa_io_errno(int err)
 	case EPERM:
 	case EACCES:
 		return HOMA_EPERM;
-	case EAFNOSUPPORT:
 	case EADDRNOTAVAIL:
+		return HOMA_EADDRNOTAVAIL;
+	case EAFNOSUPPORT:
 	case EPROTONOSUPPORT:
 		return HOMA_ENOTSUP;
 	case ENOMEM:

@@ -105,7 +105,7 @@ int homa_rt_input(struct homa_rt *rt)
 			struct homa_io_rx *p = &rx[rt->rx_order[k]];
 			int r = homa_engine_input(rt->engine, &p->src, p->data, p->len, now);
 
-			if (r < 0)
+			if (r >= HOMA_INPUT_DROPPED)
 				homa_rt_obs_drop(rt, &p->src, r);
 		}
 		homa_rt_collect(rt);

@@ -3,7 +3,10 @@
  * @file message.c
  * Reading and releasing received messages, and parsing addresses. A
  * homa_message's bytes stay in the engine (zero copy); priv[0] is the
- * socket handle, priv[1] the engine's homa_msg.
+ * socket handle, priv[1] the engine's homa_msg (NULL once released),
+ * priv[2] the message's token in the socket's set of held messages.
+ * Tokens are never reused, so a stale copy of a released homa_message is
+ * recognised even when its memory now holds another message.
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -35,25 +38,36 @@ size_t homa_message_copy(const struct homa_message *m, size_t offset,
 }
 
 /** homa_message_release() - See homa.h. */
-void homa_message_release(struct homa_message *m)
+int homa_message_release(struct homa_message *m)
 {
+	uint64_t token, held = 0;
 	struct homa_rt *rt;
+	bool ok;
 
-	if (!m || !m->priv[1])
-		return;
+	if (!m)
+		return HOMA_EINVAL;
+	token = (uint64_t)(uintptr_t)m->priv[2];
+	if (!token)
+		return 0;  /* nothing to release (a failed RPC) */
+	if (!m->priv[1])
+		return HOMA_EALREADY;
 	rt = homa_rt_get(m->priv[0]);
-	if (rt) {
-		homa_rt_lock(rt);
-		homa_rt_idset_del(&rt->held, (uint64_t)(uintptr_t)m->priv[1]);
+	if (!rt)
+		return HOMA_ESHUTDOWN;
+	homa_rt_lock(rt);
+	ok = homa_rt_idset_get(&rt->held, token, &held) && held == (uint64_t)(uintptr_t)m->priv[1];
+	if (ok) {
+		homa_rt_idset_del(&rt->held, token);
 		homa_engine_msg_release(rt->engine, m->priv[1]);
 		if (rt->space_waiters)
 			pthread_cond_broadcast(&rt->space_cond);
-		homa_rt_unlock(rt);
-		homa_rt_flush(rt);
-		homa_rt_put(rt);
 	}
-	m->priv[0] = NULL;
+	homa_rt_unlock(rt);
+	if (ok)
+		homa_rt_flush(rt);
+	homa_rt_put(rt);
 	m->priv[1] = NULL;
+	return ok ? 0 : HOMA_EALREADY;
 }
 
 /** homa_sockaddr_parse() - See homa.h. */

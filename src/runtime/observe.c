@@ -84,7 +84,7 @@ void homa_rt_obs_rx(struct homa_rt *rt, const struct homa_io_rx *pkts, int n)
 /** homa_rt_obs_drop() - See observe.h. */
 void homa_rt_obs_drop(struct homa_rt *rt, const homa_addr *src, int code)
 {
-	int reason = -code - HOMA_INPUT_DROPPED;
+	int reason = code - HOMA_INPUT_DROPPED;
 	char a[64];
 
 	if (reason < 0 || reason >= HOMA_DROP_REASONS)

@@ -9,17 +9,35 @@
 
 #include "rt.h"
 
-/** check_recv() - Validate homa_recv()'s arguments. Return: 0 or HOMA_EINVAL. */
-static int check_recv(const struct homa_rt *rt, int flags, uint64_t id,
+/**
+ * check_recv() - Validate homa_recv()'s arguments.
+ * Return: 0, HOMA_EINVAL, or HOMA_ENOTFOUND (an odd @id: never a client RPC).
+ */
+static int check_recv(const struct homa_rt *rt, int flags, uint64_t id, int64_t timeout_ns,
 		      const struct homa_message *out)
 {
 	if (!out || flags == 0 || (flags & ~(HOMA_RECV_REQUEST | HOMA_RECV_RESPONSE)))
 		return HOMA_EINVAL;
-	if (id != 0 && (!(flags & HOMA_RECV_RESPONSE) || (id & 1)))
+	if (timeout_ns < -1)
+		return HOMA_EINVAL;
+	if (id != 0 && !(flags & HOMA_RECV_RESPONSE))
 		return HOMA_EINVAL;
 	if ((flags & HOMA_RECV_REQUEST) && !rt->server)
 		return HOMA_EINVAL;
+	if (id & 1)
+		return HOMA_ENOTFOUND;
 	return 0;
+}
+
+/**
+ * drop_item() - Free @item and release its message (nobody will see it:
+ * the socket is closing). Called with rt->lock held.
+ */
+static void drop_item(struct homa_rt *rt, struct rt_item *item)
+{
+	if (item->ev.msg)
+		homa_engine_msg_release(rt->engine, item->ev.msg);
+	free(item);
 }
 
 /**
@@ -45,8 +63,9 @@ static int fill_message(struct homa_rt *rt, homa_socket *s,
 		out->length = homa_msg_length(ev->msg);
 		out->priv[0] = s;
 		out->priv[1] = ev->msg;
+		out->priv[2] = (void *)(uintptr_t)++rt->next_token;
 		/* remembered so homa_close() can free it if never released */
-		if (homa_rt_idset_add(&rt->held, (uint64_t)(uintptr_t)ev->msg)) {
+		if (homa_rt_idset_put(&rt->held, rt->next_token, (uint64_t)(uintptr_t)ev->msg)) {
 			homa_engine_msg_release(rt->engine, ev->msg);
 			memset(out, 0, sizeof(*out));
 			return HOMA_ENOMEM;
@@ -60,7 +79,7 @@ static int fill_message(struct homa_rt *rt, homa_socket *s,
 /**
  * wait_for() - Register a waiter for (@flags, @id) and wait until
  * @until. Called with rt->lock held. Return: the item, or NULL with
- * *@err set to HOMA_EAGAIN or HOMA_ESHUTDOWN.
+ * *@err set to HOMA_ETIME or HOMA_ESHUTDOWN.
  */
 static struct rt_item *wait_for(struct homa_rt *rt, int flags, uint64_t id,
 				uint64_t until, int *err)
@@ -85,7 +104,7 @@ int homa_recv(homa_socket *s, int flags, uint64_t id, int64_t timeout_ns,
 
 	if (!rt)
 		return s ? HOMA_ESHUTDOWN : HOMA_EINVAL;
-	err = check_recv(rt, flags, id, out);
+	err = check_recv(rt, flags, id, timeout_ns, out);
 	if (err) {
 		homa_rt_put(rt);
 		return err;
@@ -105,7 +124,11 @@ int homa_recv(homa_socket *s, int flags, uint64_t id, int64_t timeout_ns,
 		else if (!item)
 			err = HOMA_EAGAIN;
 	}
-	if (item) {
+	if (item && rt->closing) {
+		/* closed while waiting: HOMA_ESHUTDOWN never fills @out */
+		drop_item(rt, item);
+		err = HOMA_ESHUTDOWN;
+	} else if (item) {
 		if (item->ev.type != HOMA_EV_REQUEST)
 			homa_rt_idset_del(&rt->ids, item->ev.id);
 		err = fill_message(rt, s, item, out);
@@ -156,17 +179,15 @@ int homa_poll(homa_socket *s, int64_t timeout_ns)
 
 	if (!rt)
 		return s ? HOMA_ESHUTDOWN : HOMA_EINVAL;
-	if (rt->mode != HOMA_MODE_POLLED) {
+	if (rt->mode != HOMA_MODE_POLLED || timeout_ns < -1) {
 		homa_rt_put(rt);
 		return HOMA_EINVAL;
 	}
 	homa_rt_lock(rt);
-	if (rt->closing) {
-		n = HOMA_ESHUTDOWN;
-	} else {
+	if (!rt->closing)
 		homa_rt_poll_locked(rt, homa_rt_deadline(timeout_ns));
-		n = (int)rt->nready;
-	}
+	/* checked again: the socket may have closed while this thread polled */
+	n = rt->closing ? HOMA_ESHUTDOWN : (int)rt->nready;
 	homa_rt_unlock(rt);
 	homa_rt_put(rt);
 	return n;

@@ -40,9 +40,10 @@ struct rt_waiter {
 	struct rt_item *item;   /**< set when a message is handed over */
 };
 
-/** Open-addressing set of outstanding client RPC ids. */
+/** Open-addressing set of 64-bit keys, each with a value (idset.c). */
 struct rt_idset {
 	uint64_t *slots;        /**< 0 = empty, UINT64_MAX = deleted */
+	uint64_t *vals;         /**< value of the key in the same slot */
 	size_t cap, used, tomb;
 };
 
@@ -64,13 +65,15 @@ struct homa_rt {
 	bool server;
 	_Atomic bool closing;       /**< set (under lock) by homa_close() */
 	int64_t send_timeout_ns;
+	_Atomic uint64_t max_message; /**< settings.max_message, read without lock */
 
 	/* delivered messages and waiters (under lock) */
 	struct rt_item *head, *tail;
 	size_t nready;
 	struct rt_waiter *waiters;
 	struct rt_idset ids;
-	struct rt_idset held;       /**< messages handed to the application (homa_msg *) */
+	struct rt_idset held;       /**< messages the application holds: token -> homa_msg * */
+	uint64_t next_token;        /**< last token given to a held message */
 	pthread_cond_t space_cond;  /**< senders waiting for buffer space */
 	int space_waiters;
 	bool poller_active;         /**< polled mode: a thread drives I/O */
@@ -170,15 +173,19 @@ struct homa_rt *homa_rt_unregister(homa_socket *handle);
 void homa_rt_wait_unused(struct homa_rt *rt);
 
 /* idset.c */
-/** homa_rt_idset_add() - Add @id. Return: 0 or HOMA_ENOMEM. */
+/** homa_rt_idset_add() - Add @id (value 0). Return: 0, HOMA_EINVAL or HOMA_ENOMEM. */
 int homa_rt_idset_add(struct rt_idset *s, uint64_t id);
+/** homa_rt_idset_put() - Add @id with value @val (or set its value). Return: as add. */
+int homa_rt_idset_put(struct rt_idset *s, uint64_t id, uint64_t val);
+/** homa_rt_idset_get() - If @id is present, set *@val to its value. Return: present. */
+bool homa_rt_idset_get(const struct rt_idset *s, uint64_t id, uint64_t *val);
 /** homa_rt_idset_has() - True if @id is present. */
 bool homa_rt_idset_has(const struct rt_idset *s, uint64_t id);
 /** homa_rt_idset_del() - Remove @id if present. */
 void homa_rt_idset_del(struct rt_idset *s, uint64_t id);
-/** homa_rt_idset_foreach() - Call @fn for every id in the set. */
-void homa_rt_idset_foreach(const struct rt_idset *s, void (*fn)(uint64_t id, void *ctx),
-			   void *ctx);
+/** homa_rt_idset_foreach() - Call @fn for every id in the set, with its value. */
+void homa_rt_idset_foreach(const struct rt_idset *s,
+			   void (*fn)(uint64_t id, uint64_t val, void *ctx), void *ctx);
 /** homa_rt_idset_free() - Free the set's memory. */
 void homa_rt_idset_free(struct rt_idset *s);
 
@@ -262,13 +269,13 @@ void homa_rt_arm_timer(struct homa_rt *rt);
 /**
  * homa_rt_wait_space() - Called with rt->lock held after the engine said
  * HOMA_EAGAIN: wait (until the absolute @until) for buffer space.
- * Return: 0 to retry, HOMA_EAGAIN (time is up), HOMA_ESHUTDOWN.
+ * Return: 0 to retry, HOMA_ETIME (time is up), HOMA_ESHUTDOWN.
  */
 int homa_rt_wait_space(struct homa_rt *rt, uint64_t until);
 /**
  * homa_rt_wait_item() - Called with rt->lock held and @w on the waiter
  * list: wait until @w->item is set, the socket closes or @until passes.
- * Return: 0 (item set), HOMA_EAGAIN or HOMA_ESHUTDOWN; @w is unlinked.
+ * Return: 0 (item set), HOMA_ETIME or HOMA_ESHUTDOWN; @w is unlinked.
  */
 int homa_rt_wait_item(struct homa_rt *rt, struct rt_waiter *w, uint64_t until);
 

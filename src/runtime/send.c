@@ -33,28 +33,49 @@ static int check_dst(const struct homa_rt *rt, const struct sockaddr *dst,
 }
 
 /**
- * send_locked() - Call the engine's send (request if @addr is set, else
- * reply to @id), waiting for space while it says HOMA_EAGAIN.
- * Called with rt->lock held. Return: the engine's result or the wait's.
+ * build_message() - Copy @iov into a new message, without rt->lock (the
+ * copy of a large message takes milliseconds; under the lock it would
+ * stall the I/O thread and every other caller of the socket).
+ * Return: 0, HOMA_EINVAL (NULL list or piece, @iovcnt < 1, lengths that
+ * wrap), HOMA_EMSGSIZE (longer than settings.max_message), HOMA_ENOMEM.
+ */
+static int build_message(struct homa_rt *rt, const struct homa_iov *iov, int iovcnt,
+			 homa_msg **msg)
+{
+	uint64_t len;
+	int err = iovcnt < 1 ? HOMA_EINVAL : homa_iov_length(iov, iovcnt, &len);
+
+	if (err)
+		return err;
+	if (len > atomic_load(&rt->max_message))
+		return HOMA_EMSGSIZE;
+	/* malloc'd chunks: the pool's free hook takes them (pool.h) */
+	return homa_msg_build(NULL, iov, iovcnt, msg);
+}
+
+/**
+ * send_locked() - Attach @msg as a new request (if @addr is set) or as
+ * the reply to @id, waiting for space while the engine says HOMA_EAGAIN.
+ * Called with rt->lock held. Return: the engine's result or the wait's;
+ * on success the engine owns @msg.
  */
 static int send_locked(struct homa_rt *rt, const homa_addr *addr, uint16_t port,
-		       const struct homa_iov *iov, int iovcnt, uint64_t cookie,
-		       uint64_t *id)
+		       homa_msg *msg, uint64_t cookie, uint64_t *id)
 {
-	uint64_t until = homa_rt_deadline(rt->send_timeout_ns);
+	int64_t timeout_ns = rt->send_timeout_ns;
+	uint64_t until = homa_rt_deadline(timeout_ns);
 	int err;
 
 	for (;;) {
 		if (rt->closing)
 			return HOMA_ESHUTDOWN;
 		if (addr)
-			err = homa_engine_send_request(rt->engine, addr, port, iov, iovcnt,
-						       cookie, homa_rt_now(), id);
+			err = homa_engine_send_request_msg(rt->engine, addr, port, msg, cookie,
+							   homa_rt_now(), id);
 		else
-			err = homa_engine_send_reply(rt->engine, *id, iov, iovcnt,
-						     homa_rt_now());
-		if (err != HOMA_EAGAIN)
-			return err;
+			err = homa_engine_send_reply_msg(rt->engine, *id, msg, homa_rt_now());
+		if (err != HOMA_EAGAIN || timeout_ns == 0)
+			return err;  /* not to wait: HOMA_EAGAIN */
 		err = homa_rt_wait_space(rt, until);
 		if (err)
 			return err;
@@ -67,18 +88,23 @@ int homa_send_request(homa_socket *s, const struct sockaddr *dst,
 		      uint64_t cookie, uint64_t *id)
 {
 	struct homa_rt *rt = s ? homa_rt_get(s) : NULL;
+	homa_msg *msg = NULL;
 	homa_addr addr;
 	uint16_t port;
 	int err;
 
 	if (!rt)
 		return s ? HOMA_ESHUTDOWN : HOMA_EINVAL;
-	err = (!iov || iovcnt < 1 || !id) ? HOMA_EINVAL : check_dst(rt, dst, &addr, &port);
+	err = !id ? HOMA_EINVAL : check_dst(rt, dst, &addr, &port);
 	if (!err)
 		err = homa_rt_enc_ready(rt, &addr, port);
+	if (!err)
+		err = build_message(rt, iov, iovcnt, &msg);
 	if (!err) {
 		homa_rt_lock(rt);
-		err = send_locked(rt, &addr, port, iov, iovcnt, cookie, id);
+		err = send_locked(rt, &addr, port, msg, cookie, id);
+		if (!err)
+			msg = NULL;  /* the engine's now */
 		if (!err && homa_rt_idset_add(&rt->ids, *id)) {
 			homa_engine_abort(rt->engine, *id, homa_rt_now());
 			err = HOMA_ENOMEM;
@@ -86,6 +112,7 @@ int homa_send_request(homa_socket *s, const struct sockaddr *dst,
 		homa_rt_unlock(rt);
 		homa_rt_flush(rt);
 	}
+	homa_msg_discard(NULL, msg);
 	homa_rt_put(rt);
 	return err;
 }
@@ -96,7 +123,7 @@ int homa_send(homa_socket *s, const struct sockaddr *dst, const void *buf,
 {
 	struct homa_iov iov = {buf, len};
 
-	if (!buf)
+	if (!buf && len)
 		return HOMA_EINVAL;
 	return homa_send_request(s, dst, &iov, 1, cookie, id);
 }
@@ -106,16 +133,21 @@ int homa_reply(homa_socket *s, uint64_t id, const struct homa_iov *iov,
 	       int iovcnt)
 {
 	struct homa_rt *rt = s ? homa_rt_get(s) : NULL;
-	int err = HOMA_EINVAL;
+	homa_msg *msg = NULL;
+	int err;
 
 	if (!rt)
 		return s ? HOMA_ESHUTDOWN : HOMA_EINVAL;
-	if (iov && iovcnt >= 1) {
+	err = build_message(rt, iov, iovcnt, &msg);
+	if (!err) {
 		homa_rt_lock(rt);
-		err = send_locked(rt, NULL, 0, iov, iovcnt, 0, &id);
+		err = send_locked(rt, NULL, 0, msg, 0, &id);
+		if (!err)
+			msg = NULL;
 		homa_rt_unlock(rt);
 		homa_rt_flush(rt);
 	}
+	homa_msg_discard(NULL, msg);
 	homa_rt_put(rt);
 	return err;
 }
@@ -125,7 +157,7 @@ int homa_reply_buf(homa_socket *s, uint64_t id, const void *buf, size_t len)
 {
 	struct homa_iov iov = {buf, len};
 
-	if (!buf)
+	if (!buf && len)
 		return HOMA_EINVAL;
 	return homa_reply(s, id, &iov, 1);
 }

@@ -57,7 +57,7 @@ static int check_opts(const struct homa_open_opts *o, const struct homa_settings
 	if (o->version != HOMA_OPEN_OPTS_VERSION ||
 	    (o->driver != HOMA_DRIVER_UDP && o->driver != HOMA_DRIVER_RAW) ||
 	    (o->mode != HOMA_MODE_THREADED && o->mode != HOMA_MODE_POLLED) ||
-	    o->batch < 1 || o->batch > HOMA_RT_MAX_BATCH)
+	    o->batch < 1 || o->batch > HOMA_RT_MAX_BATCH || o->send_timeout_ns < -1)
 		return HOMA_EINVAL;
 	if (homa_settings_validate(st, NULL) || st->mtu > MAX_MTU)
 		return HOMA_EINVAL;
@@ -80,8 +80,9 @@ static void init_sync(struct homa_rt *rt)
 }
 
 /** release_held() - Free a message the application never released. */
-static void release_held(uint64_t msg, void *rt)
+static void release_held(uint64_t token, uint64_t msg, void *rt)
 {
+	(void)token;
 	homa_engine_msg_release(((struct homa_rt *)rt)->engine, (homa_msg *)(uintptr_t)msg);
 }
 
@@ -183,6 +184,7 @@ int homa_open(homa_socket **out, const struct homa_open_opts *opts)
 	rt->mode = opts->mode;
 	rt->server = opts->server;
 	rt->send_timeout_ns = opts->send_timeout_ns;
+	rt->max_message = st->max_message;
 	err = rt_setup(rt, opts, st);
 	if (!err)
 		err = homa_rt_obs_open(rt, opts);
@@ -315,6 +317,8 @@ int homa_set_settings(homa_socket *s, const struct homa_settings *st)
 	homa_driver_settings(rt->drv, st, &eff);
 	homa_rt_lock(rt);
 	err = eff.mtu > rt->pkt_cap ? HOMA_EINVAL : homa_engine_set_settings(rt->engine, &eff);
+	if (!err)
+		atomic_store(&rt->max_message, eff.max_message);
 	homa_rt_unlock(rt);
 	homa_rt_put(rt);
 	return err;

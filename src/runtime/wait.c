@@ -69,7 +69,7 @@ int homa_rt_wait_item(struct homa_rt *rt, struct rt_waiter *w, uint64_t until)
 			break;
 		}
 		if (homa_rt_now() >= until) {
-			err = HOMA_EAGAIN;
+			err = HOMA_ETIME;
 			break;
 		}
 		if (rt->mode == HOMA_MODE_POLLED && !rt->poller_active) {
@@ -97,7 +97,7 @@ int homa_rt_wait_space(struct homa_rt *rt, uint64_t until)
 	if (rt->closing)
 		return HOMA_ESHUTDOWN;
 	if (now >= until)
-		return HOMA_EAGAIN;
+		return HOMA_ETIME;
 	rt->send_waits++;
 	if (until - now > SPACE_NAP_NS)
 		until = now + SPACE_NAP_NS;

@@ -198,6 +198,28 @@ static void homa_engine_abort__misuse_and_effect(void **state)
 	homa_engine_free(s);
 }
 
+/**
+ * homa_engine_input__drops_are_not_errors() - A dropped packet returns
+ * HOMA_INPUT_DROPPED + its reason, a positive number that no HOMA_E* code
+ * can be mistaken for.
+ */
+static void homa_engine_input__drops_are_not_errors(void **state)
+{
+	homa_addr a = homa_addr_ipv4(0x0a000001);
+	uint8_t buf[64] = {0};
+	homa_engine *c, *s;
+
+	(void)state;
+	two(&c, &s, NULL);
+	assert_int_equal(homa_engine_input(s, &a, buf, 4, 0),
+			 HOMA_INPUT_DROPPED + HOMA_DROP_TRUNCATED);
+	buf[11] = 0x7f;
+	assert_int_equal(homa_engine_input(s, &a, buf, sizeof(buf), 0),
+			 HOMA_INPUT_DROPPED + HOMA_DROP_BAD_TYPE);
+	homa_engine_free(c);
+	homa_engine_free(s);
+}
+
 /** homa_engine_io__bad_args() - input/output/next_event/release with NULL or small buffers. */
 static void homa_engine_io__bad_args(void **state)
 {
@@ -293,23 +315,30 @@ static void homa_engine_shutdown__fails_outstanding(void **state)
 	homa_engine_free(s);
 }
 
-/** homa_strerror__every_code() - Every code has its own text; unknown codes say so. */
+/**
+ * homa_strerror__every_code() - Every code has its own text; unknown codes
+ * (the gaps between the ranges, past the last one, positive) say so.
+ */
 static void homa_strerror__every_code(void **state)
 {
-	const char *seen[18];
-	int code, k;
+	static const int ranges[][2] = {{0, HOMA_EALREADY}, {HOMA_ENOASSOC, HOMA_EHANDSHAKE}};
+	const char *seen[64];
+	int code, k, n = 0;
 
-	for (code = 0; code >= HOMA_ENOSERVER; code--) {
-		const char *t = homa_strerror(code);
+	for (size_t r = 0; r < sizeof(ranges) / sizeof(ranges[0]); r++)
+		for (code = ranges[r][0]; code >= ranges[r][1]; code--) {
+			const char *t = homa_strerror(code);
 
-		assert_non_null(t);
-		assert_true(strlen(t) > 3);
-		assert_string_not_equal(t, "unknown homa error");
-		for (k = 0; k < -code; k++)
-			assert_string_not_equal(t, seen[k]);
-		seen[-code] = t;
-	}
-	assert_string_equal(homa_strerror(HOMA_ENOSERVER - 1), "unknown homa error");
+			assert_non_null(t);
+			assert_true(strlen(t) > 3);
+			assert_string_not_equal(t, "unknown homa error");
+			for (k = 0; k < n; k++)
+				assert_string_not_equal(t, seen[k]);
+			seen[n++] = t;
+		}
+	assert_string_equal(homa_strerror(HOMA_EALREADY - 1), "unknown homa error");
+	assert_string_equal(homa_strerror(HOMA_ENOASSOC + 1), "unknown homa error");
+	assert_string_equal(homa_strerror(HOMA_EHANDSHAKE - 1), "unknown homa error");
 	assert_string_equal(homa_strerror(1), "unknown homa error");
 	assert_string_equal(homa_drop_reason_name(HOMA_DROP_TRUNCATED), "truncated");
 	assert_string_equal(homa_drop_reason_name(HOMA_DROP_REASONS), "unknown");
@@ -619,6 +648,7 @@ int main(void)
 		cmocka_unit_test(homa_engine_send_reply__misuse),
 		cmocka_unit_test(homa_engine_abort__misuse_and_effect),
 		cmocka_unit_test(homa_engine_time__step_back_is_clamped),
+		cmocka_unit_test(homa_engine_input__drops_are_not_errors),
 		cmocka_unit_test(homa_engine_io__bad_args),
 		cmocka_unit_test(homa_engine_shutdown__fails_outstanding),
 		cmocka_unit_test(homa_strerror__every_code),

@@ -100,7 +100,7 @@ static void homa_evict_room__shorter_evicts_longer(void **state)
 	assert_true(n > 10);
 	homa_engine_stats(e, &st);
 	assert_int_equal(st.msgs_evicted, 0);
-	assert_int_equal(forge(e, &g, 7000, 100, 64 * MIB, 1), -(int)HOMA_DROP_MEMORY - 100);
+	assert_int_equal(forge(e, &g, 7000, 100, 64 * MIB, 1), HOMA_INPUT_DROPPED + HOMA_DROP_MEMORY);
 	assert_int_equal(forge(e, &g, 7000, 102, 100000, 1), 0);
 	homa_engine_stats(e, &st);
 	assert_true(st.msgs_evicted >= 1);
@@ -148,7 +148,7 @@ static void homa_evict_room__responses_never_evicted(void **state)
 	}
 	homa_engine_stats(e, &st);
 	assert_true(st.rx_buffered_bytes + HOMA_CHUNK > 256 * 1024);
-	assert_int_equal(forge(e, &other, 5000, 10, 2000, 1), -(int)HOMA_DROP_MEMORY - 100);
+	assert_int_equal(forge(e, &other, 5000, 10, 2000, 1), HOMA_INPUT_DROPPED + HOMA_DROP_MEMORY);
 	homa_engine_stats(e, &st);
 	assert_int_equal(st.msgs_evicted, 0);
 	assert_int_equal(st.active_rpcs, 1);

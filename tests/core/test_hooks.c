@@ -219,17 +219,17 @@ static void homa_packet_hooks__tampered_packets_dropped(void **state)
 	memcpy(copy, d.buf, sizeof(copy));
 	copy[500] ^= 0x10;
 	r = homa_engine_input(p.e[1], &p.addr[0], copy, sizeof(copy), 0);
-	assert_int_equal(r, -HOMA_INPUT_DROPPED - HOMA_DROP_VERIFY);
+	assert_int_equal(r, HOMA_INPUT_DROPPED + HOMA_DROP_VERIFY);
 	memcpy(copy, d.buf, sizeof(copy));
 	copy[1471] ^= 1;
 	assert_int_equal(homa_engine_input(p.e[1], &p.addr[0], copy, sizeof(copy), 0),
-			 -HOMA_INPUT_DROPPED - HOMA_DROP_VERIFY);
+			 HOMA_INPUT_DROPPED + HOMA_DROP_VERIFY);
 	memcpy(copy, d.buf, sizeof(copy));
 	copy[31] ^= 0x40; /* message_length */
 	assert_int_equal(homa_engine_input(p.e[1], &p.addr[0], copy, sizeof(copy), 0),
-			 -HOMA_INPUT_DROPPED - HOMA_DROP_VERIFY);
+			 HOMA_INPUT_DROPPED + HOMA_DROP_VERIFY);
 	assert_int_equal(homa_engine_input(p.e[1], &p.addr[0], copy, 10, 0),
-			 -HOMA_INPUT_DROPPED - HOMA_DROP_VERIFY);
+			 HOMA_INPUT_DROPPED + HOMA_DROP_VERIFY);
 	homa_engine_stats(p.e[1], &st);
 	assert_int_equal(st.drops[HOMA_DROP_VERIFY], 4);
 	assert_int_equal(st.active_rpcs, 0); /* nothing reached the protocol */

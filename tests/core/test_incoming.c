@@ -238,7 +238,7 @@ static void homa_engine_input__malformed_corpus(void **state)
 
 		homa_engine_stats(p.e[b->to], &st[b->to]);
 		r = homa_engine_input(p.e[b->to], src, b->buf, b->len, p.now);
-		if (r != -HOMA_INPUT_DROPPED - b->reason)
+		if (r != HOMA_INPUT_DROPPED + b->reason)
 			fail_msg("%s: got %d, want drop %s", b->what, r, homa_drop_reason_name(b->reason));
 		homa_engine_stats(p.e[b->to], &after);
 		if (after.drops[b->reason] != st[b->to].drops[b->reason] + 1)
@@ -262,7 +262,7 @@ static void homa_engine_input__malformed_corpus(void **state)
 	homa_engine_stats(p.e[1], &after);
 	assert_int_equal(after.server_requests_received, 1);
 	assert_int_equal(homa_engine_input(p.e[1], &p.addr[0], first.buf, first.len, p.now),
-			 -HOMA_INPUT_DROPPED - HOMA_DROP_COMPLETED);
+			 HOMA_INPUT_DROPPED + HOMA_DROP_COMPLETED);
 	th_pair_run(&p, 1000000000);
 	homa_engine_stats(p.e[1], &after);
 	assert_int_equal(after.server_requests_received, 1);
@@ -307,7 +307,7 @@ static void homa_ctl_reply_unknown__rate_limited(void **state)
 	th_pair_init(&p, NULL);
 	for (id = 2; id < 22; id += 2)
 		assert_int_equal(resend_from(&p, &forger, id),
-				 -HOMA_INPUT_DROPPED - HOMA_DROP_UNKNOWN_RPC);
+				 HOMA_INPUT_DROPPED + HOMA_DROP_UNKNOWN_RPC);
 	assert_int_equal(unknown_replies(&p), 4);
 	homa_engine_stats(p.e[1], &st);
 	assert_int_equal(st.unknown_replies_suppressed, 6);

@@ -139,7 +139,7 @@ static void module_data__request_delivered(void **state)
  * module_unknown__flags_6_restarts() - The module's RPC_UNKNOWN (flags 6,
  * no marker) for a request whose response has not started makes our
  * client send the request again from byte 0; it is not read as "finished"
- * (it failed the RPC with HOMA_ECANCELED).
+ * (it failed the RPC with HOMA_EABANDONED).
  */
 static void module_unknown__flags_6_restarts(void **state)
 {

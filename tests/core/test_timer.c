@@ -120,8 +120,9 @@ static void wait_server_idle(struct th_pair *p, uint64_t limit)
  * homa_timer_tick__server_crash() - The server dies after receiving the
  * request: the client's RPC fails with HOMA_ETIMEDOUT no later than
  * timeout_ticks * tick_ns (plus two ticks) after the server's last packet
- * and not much earlier; a new request to that server fails at once with
- * HOMA_EPEERDEAD, and is accepted again a few ticks later.
+ * and not much earlier; a new request to that server port fails at once
+ * with HOMA_EPEERDEAD (one to another port of the host does not), and is
+ * accepted again a few ticks later.
  */
 static void homa_timer_tick__server_crash(void **state)
 {
@@ -150,6 +151,9 @@ static void homa_timer_tick__server_crash(void **state)
 	assert_int_equal(st.active_rpcs, 0);
 	assert_int_equal(homa_engine_send_request(p.e[0], &p.addr[1], p.port[1], &iov, 1, 0,
 						  p.now, &id2), HOMA_EPEERDEAD);
+	/* death is per (address, port): other ports of that host are not refused */
+	assert_int_equal(homa_engine_send_request(p.e[0], &p.addr[1], (uint16_t)(p.port[1] + 1),
+						  &iov, 1, 0, p.now, &id2), 0);
 	th_pair_run(&p, 6 * TICK);
 	assert_int_equal(homa_engine_send_request(p.e[0], &p.addr[1], p.port[1], &iov, 1, 0,
 						  p.now, &id2), 0);
@@ -349,7 +353,7 @@ static void homa_timer_tick__busy_keeps_long_call_alive(void **state)
  * homa_engine_abort__server_abort_fails_client() - The server application
  * aborts a request it received. The client's RESEND draws an RPC_UNKNOWN
  * marked HOMA_EXT_FINISHED, and the client fails the RPC with
- * HOMA_ECANCELED a few ticks later instead of restarting it (the restart
+ * HOMA_EABANDONED a few ticks later instead of restarting it (the restart
  * would be refused as completed, forever); the server ran it once.
  */
 static void homa_engine_abort__server_abort_fails_client(void **state)
@@ -370,7 +374,7 @@ static void homa_engine_abort__server_abort_fails_client(void **state)
 	t0 = p.now;
 	assert_true(wait_client_event(&p, 50 * TICK, &ev));
 	assert_int_equal(ev.type, HOMA_EV_ERROR);
-	assert_int_equal(ev.error, HOMA_ECANCELED);
+	assert_int_equal(ev.error, HOMA_EABANDONED);
 	assert_int_equal(ev.id, id);
 	assert_true(p.now - t0 <= 7 * TICK);
 	assert_non_null(strstr(p.log, "c>s RESEND 40000@0 p7; s>c RPC_UNKNOWN p7"));

@@ -406,6 +406,39 @@ static void homa_wire__round_trip_all_types(void **state)
 	}
 }
 
+/**
+ * decode_why() - homa_wire_decode_why() for a packet that must be refused:
+ * checks that both entry points return HOMA_EPROTO. Return: the reason.
+ */
+static int decode_why(const uint8_t *buf, size_t len, struct homa_pkt *d)
+{
+	enum homa_wire_error why = HOMA_WIRE_OK;
+
+	assert_int_equal(homa_wire_decode(buf, len, d), HOMA_EPROTO);
+	assert_int_equal(homa_wire_decode_why(buf, len, d, &why), HOMA_EPROTO);
+	return (int)why;
+}
+
+/**
+ * homa_wire_decode__errors_are_homa_codes() - A refused packet gives
+ * HOMA_EPROTO, whose text says so (the reason is separate), and an
+ * accepted one reports HOMA_WIRE_OK.
+ */
+static void homa_wire_decode__errors_are_homa_codes(void **state)
+{
+	uint8_t buf[sizeof(grant_vec)];
+	enum homa_wire_error why = HOMA_WIRE_BAD_FIELD;
+	struct homa_pkt d;
+
+	(void)state;
+	memcpy(buf, grant_vec, sizeof(buf));
+	buf[11] = 0x7f;  /* unknown type */
+	assert_string_equal(homa_strerror(homa_wire_decode(buf, sizeof(buf), &d)),
+			    homa_strerror(HOMA_EPROTO));
+	assert_int_equal(homa_wire_decode_why(grant_vec, sizeof(grant_vec), &d, &why), 0);
+	assert_int_equal(why, HOMA_WIRE_OK);
+}
+
 /** homa_wire_decode__truncated_every_type() - Any length below the type's header is refused. */
 static void homa_wire_decode__truncated_every_type(void **state)
 {
@@ -420,7 +453,7 @@ static void homa_wire_decode__truncated_every_type(void **state)
 
 		assert_true(homa_wire_encode(&k, buf, sizeof(buf)) > 0);
 		for (len = 0; len < hdr; len++)
-			assert_int_equal(homa_wire_decode(buf, len, &d), -HOMA_WIRE_TRUNCATED);
+			assert_int_equal(decode_why(buf, len, &d), HOMA_WIRE_TRUNCATED);
 	}
 }
 
@@ -435,8 +468,8 @@ static void homa_wire_decode__unknown_type(void **state)
 	for (i = 0; i < sizeof(types); i++) {
 		memcpy(buf, busy_vec, sizeof(busy_vec));
 		buf[11] = types[i];
-		assert_int_equal(homa_wire_decode(buf, sizeof(busy_vec), &d), -HOMA_WIRE_BAD_TYPE);
-		assert_int_equal(homa_wire_decode(buf, sizeof(buf), &d), -HOMA_WIRE_BAD_TYPE);
+		assert_int_equal(decode_why(buf, sizeof(busy_vec), &d), HOMA_WIRE_BAD_TYPE);
+		assert_int_equal(decode_why(buf, sizeof(buf), &d), HOMA_WIRE_BAD_TYPE);
 	}
 }
 
@@ -451,12 +484,12 @@ static void homa_wire_decode__data_past_message_length(void **state)
 	buf[28] = 0x00; buf[29] = 0x01; buf[30] = 0x02; buf[31] = 0x06;
 	assert_int_equal(homa_wire_decode(buf, sizeof(buf), &d), 0);
 	buf[31] = 0x05; /* one byte short */
-	assert_int_equal(homa_wire_decode(buf, sizeof(buf), &d), -HOMA_WIRE_BAD_FIELD);
+	assert_int_equal(decode_why(buf, sizeof(buf), &d), HOMA_WIRE_BAD_FIELD);
 	/* offset near 2^32: no wrap-around (0xffffffff would mean "see seq") */
 	buf[28] = buf[29] = buf[30] = buf[31] = 0xff;
 	buf[52] = buf[53] = buf[54] = 0xff;
 	buf[55] = 0xfe;
-	assert_int_equal(homa_wire_decode(buf, sizeof(buf), &d), -HOMA_WIRE_BAD_FIELD);
+	assert_int_equal(decode_why(buf, sizeof(buf), &d), HOMA_WIRE_BAD_FIELD);
 }
 
 /** homa_wire_decode__empty_data() - A DATA packet without payload is refused. */
@@ -464,7 +497,7 @@ static void homa_wire_decode__empty_data(void **state)
 {
 	struct homa_pkt d;
 
-	assert_int_equal(homa_wire_decode(data_vec, HOMA_DATA_HDR_LEN, &d), -HOMA_WIRE_BAD_FIELD);
+	assert_int_equal(decode_why(data_vec, HOMA_DATA_HDR_LEN, &d), HOMA_WIRE_BAD_FIELD);
 	assert_int_equal(homa_wire_decode(data_vec, HOMA_DATA_HDR_LEN + 1, &d), 0);
 	assert_int_equal(d.u.data.payload_len, 1);
 }
@@ -479,10 +512,10 @@ static void homa_wire_decode__too_many_acks(void **state)
 	buf[29] = 5;
 	assert_int_equal(homa_wire_decode(buf, sizeof(buf), &d), 0);
 	buf[29] = 6;
-	assert_int_equal(homa_wire_decode(buf, sizeof(buf), &d), -HOMA_WIRE_BAD_FIELD);
+	assert_int_equal(decode_why(buf, sizeof(buf), &d), HOMA_WIRE_BAD_FIELD);
 	buf[28] = 1;
 	buf[29] = 0;
-	assert_int_equal(homa_wire_decode(buf, sizeof(buf), &d), -HOMA_WIRE_BAD_FIELD);
+	assert_int_equal(decode_why(buf, sizeof(buf), &d), HOMA_WIRE_BAD_FIELD);
 }
 
 /** homa_wire_decode__bad_priority() - GRANT and RESEND priorities must be below 8. */
@@ -499,10 +532,10 @@ static void homa_wire_decode__bad_priority(void **state)
 	assert_int_equal(homa_wire_decode(r, sizeof(r), &d), 0);
 	g[32] = 8;
 	r[36] = 8;
-	assert_int_equal(homa_wire_decode(g, sizeof(g), &d), -HOMA_WIRE_BAD_FIELD);
-	assert_int_equal(homa_wire_decode(r, sizeof(r), &d), -HOMA_WIRE_BAD_FIELD);
+	assert_int_equal(decode_why(g, sizeof(g), &d), HOMA_WIRE_BAD_FIELD);
+	assert_int_equal(decode_why(r, sizeof(r), &d), HOMA_WIRE_BAD_FIELD);
 	g[32] = 0xff;
-	assert_int_equal(homa_wire_decode(g, sizeof(g), &d), -HOMA_WIRE_BAD_FIELD);
+	assert_int_equal(decode_why(g, sizeof(g), &d), HOMA_WIRE_BAD_FIELD);
 }
 
 /** homa_wire_decode__start_msg_zero_length() - START_MSG announcing 0 bytes is refused. */
@@ -513,7 +546,7 @@ static void homa_wire_decode__start_msg_zero_length(void **state)
 
 	memcpy(buf, start_vec, sizeof(buf));
 	memset(buf + 28, 0, 4);
-	assert_int_equal(homa_wire_decode(buf, sizeof(buf), &d), -HOMA_WIRE_BAD_FIELD);
+	assert_int_equal(decode_why(buf, sizeof(buf), &d), HOMA_WIRE_BAD_FIELD);
 }
 
 /** homa_wire_decode__trailing_bytes() - Control packets may carry trailing bytes (ignored). */
@@ -593,6 +626,7 @@ int main(void)
 		cmocka_unit_test(homa_wire__round_trip_all_types),
 		cmocka_unit_test(homa_wire_decode__module_data_offset_in_seq),
 		cmocka_unit_test(homa_wire_decode__module_flags_are_not_extensions),
+		cmocka_unit_test(homa_wire_decode__errors_are_homa_codes),
 		cmocka_unit_test(homa_wire_decode__truncated_every_type),
 		cmocka_unit_test(homa_wire_decode__unknown_type),
 		cmocka_unit_test(homa_wire_decode__data_past_message_length),

@@ -86,11 +86,12 @@ void rt_load_run(homa_socket *c, int port, uint64_t first, uint64_t n, int windo
 			break;
 		int r = homa_recv(c, HOMA_RECV_RESPONSE, 0, (int64_t)wait_ns, &m);
 
-		if (r == HOMA_EAGAIN) {
+		if (r == HOMA_EAGAIN || r == HOMA_ETIME) {
 			res->hung += outstanding;
 			break;
 		}
-		if (r && r != HOMA_ETIMEDOUT && r != HOMA_ECANCELED && r != HOMA_ESHUTDOWN) {
+		if (r && r != HOMA_ETIMEDOUT && r != HOMA_ECANCELED && r != HOMA_EABANDONED &&
+		    r != HOMA_ESHUTDOWN) {
 			res->hung += outstanding;
 			break;
 		}

@@ -91,7 +91,7 @@ static void *serve(void *arg)
 		int r = homa_recv(sv->s, HOMA_RECV_REQUEST, 0, 200000000, &m);
 		uint64_t serial;
 
-		if (r == HOMA_EAGAIN)
+		if (r == HOMA_EAGAIN || r == HOMA_ETIME)
 			continue;
 		if (r)
 			break;

@@ -214,7 +214,7 @@ static void forged_control__ignored_and_counted(void **state)
 			homa_addr src = homa_addr_ipv4(0x0c000000 + i);
 
 			assert_int_equal(forge_ctl(&v, &src, (uint16_t)(3000 + i), types[t], 2u * i + 2),
-					 -HOMA_INPUT_DROPPED - HOMA_DROP_UNKNOWN_RPC);
+					 HOMA_INPUT_DROPPED + HOMA_DROP_UNKNOWN_RPC);
 		}
 	drain(&v);
 	homa_engine_stats(v.e, &st);

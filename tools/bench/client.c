@@ -100,7 +100,8 @@ static int issue(struct run *r, uint64_t t_ns)
 	if (rc) {
 		r->free_idx[r->nfree++] = idx;
 		r->res->errors++;
-		if (rc != HOMA_EAGAIN && rc != HOMA_EPEERDEAD && rc != HOMA_ENOMEM)
+		if (rc != HOMA_EAGAIN && rc != HOMA_ETIME && rc != HOMA_EPEERDEAD &&
+		    rc != HOMA_ENOMEM)
 			return rc;
 		return 0;
 	}

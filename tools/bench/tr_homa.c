@@ -150,7 +150,7 @@ static int homa_client_wait(void *ctx, uint64_t deadline_ns, struct bench_done *
 			timeout = deadline_ns > now ? (int64_t)(deadline_ns - now) : 0;
 		}
 		int rc = homa_recv(c->s, HOMA_RECV_RESPONSE, 0, timeout, &m);
-		if (rc == HOMA_EAGAIN)
+		if (rc == HOMA_EAGAIN || rc == HOMA_ETIME)
 			break;
 		if (rc == 0) {
 			out[got++] = (struct bench_done){ .tag = m.cookie, .err = 0 };
@@ -220,7 +220,7 @@ static void *homa_serve(void *arg)
 		struct homa_message m;
 		uint32_t hdr[2] = { 0, 0 };
 		int rc = homa_recv(s, HOMA_RECV_REQUEST, 0, 100000000, &m);
-		if (rc == HOMA_EAGAIN)
+		if (rc == HOMA_EAGAIN || rc == HOMA_ETIME)
 			continue;
 		if (rc == HOMA_ESHUTDOWN)
 			break;

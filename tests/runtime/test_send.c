@@ -1,0 +1,211 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file test_send.c
+ * Sending (src/runtime/send.c): gather lists whose lengths wrap are
+ * refused, and a message's bytes are copied without the socket lock, so
+ * the I/O thread and other callers keep going while a large message is
+ * copied.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <semaphore.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "helpers.h"
+
+/** Seconds a step may take before the test gives up on it. */
+#define STEP_S 10
+
+/** request() - Send @len bytes from @cli to @srv; return the server's request id. */
+static uint64_t request(homa_socket *cli, homa_socket *srv, const void *buf, size_t len,
+			uint64_t *cid)
+{
+	struct sockaddr_storage dst = test_dst(homa_local_port(srv));
+	struct homa_message m;
+	uint64_t id;
+
+	assert_int_equal(homa_send(cli, (struct sockaddr *)&dst, buf, len, 0, cid), 0);
+	assert_int_equal(homa_recv(srv, HOMA_RECV_REQUEST, 0, 30000000000LL, &m), 0);
+	id = m.id;
+	assert_int_equal(homa_message_release(&m), 0);
+	return id;
+}
+
+/**
+ * homa_send__iov_lengths_that_wrap() - {SIZE_MAX, 2} sums to 1 in size_t:
+ * every call that takes a gather list returns HOMA_EINVAL at once (it
+ * used to copy SIZE_MAX bytes under the socket lock, spinning forever).
+ */
+static void homa_send__iov_lengths_that_wrap(void **state)
+{
+	homa_socket *cli, *srv;
+	char buf[4] = "abc";
+	struct homa_iov iov[2] = {{buf, SIZE_MAX}, {buf, 2}};
+	struct sockaddr_storage dst;
+	uint64_t id, cid;
+	homa_engine *e;
+	homa_addr a = homa_addr_ipv4(0x7f000001);
+
+	(void)state;
+	assert_int_equal(test_open(&srv, HOMA_DRIVER_UDP, HOMA_MODE_THREADED, true, 0, NULL), 0);
+	assert_int_equal(test_open(&cli, HOMA_DRIVER_UDP, HOMA_MODE_THREADED, false, 0, NULL), 0);
+	dst = test_dst(homa_local_port(srv));
+	assert_int_equal(homa_send_request(cli, (struct sockaddr *)&dst, iov, 2, 0, &id),
+			 HOMA_EINVAL);
+	id = request(cli, srv, buf, 3, &cid);
+	assert_int_equal(homa_reply(srv, id, iov, 2), HOMA_EINVAL);
+	assert_int_equal(homa_reply(srv, id, &iov[1], 1), 0);  /* the RPC is still usable */
+	/* the engine checks as well */
+	assert_int_equal(homa_engine_new(&e, NULL, &a, 5000, NULL, 0), 0);
+	assert_int_equal(homa_engine_send_request(e, &a, 5001, iov, 2, 0, 0, &id), HOMA_EINVAL);
+	homa_engine_free(e);
+	homa_close(cli);
+	homa_close(srv);
+}
+
+/* State shared with the SIGSEGV handler of the next test. */
+static uint8_t *guarded;        /**< the message's bytes, unreadable at first */
+static size_t guarded_len;
+static sem_t in_copy, go;
+
+/**
+ * on_segv() - The sender touched @guarded: tell the test the copy is under
+ * way, wait until it has probed the socket, then make the bytes readable
+ * (the faulting access is retried on return).
+ */
+static void on_segv(int sig, siginfo_t *si, void *uc)
+{
+	uint8_t *a = si->si_addr;
+
+	(void)sig;
+	(void)uc;
+	if (a < guarded || a >= guarded + guarded_len)
+		abort();
+	sem_post(&in_copy);
+	while (sem_wait(&go) != 0 && errno == EINTR)
+		;
+	mprotect(guarded, guarded_len, PROT_READ | PROT_WRITE);
+}
+
+/** Arguments of reply_thread() and probe_thread(). */
+struct copy_args {
+	homa_socket *s;
+	uint64_t id;
+	int err;
+	sem_t done;
+};
+
+/** reply_thread() - Reply with the guarded bytes. */
+static void *reply_thread(void *arg)
+{
+	struct copy_args *a = arg;
+
+	a->err = homa_reply_buf(a->s, a->id, guarded, guarded_len);
+	return NULL;
+}
+
+/** probe_thread() - Call something that needs the socket lock. */
+static void *probe_thread(void *arg)
+{
+	struct copy_args *a = arg;
+	struct homa_stats st;
+
+	a->err = homa_socket_stats(a->s, &st);
+	sem_post(&a->done);
+	return NULL;
+}
+
+/** wait_s() - sem_timedwait() for @sec seconds. Return: true if posted. */
+static bool wait_s(sem_t *s, int sec)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += sec;
+	while (sem_timedwait(s, &ts) != 0)
+		if (errno != EINTR)
+			return false;
+	return true;
+}
+
+/**
+ * homa_reply__copies_without_the_socket_lock() - While homa_reply() is
+ * stopped in the middle of copying the response (the source pages fault
+ * and the handler holds them), another call that needs the socket lock
+ * completes: the copy runs outside the lock.
+ */
+static void homa_reply__copies_without_the_socket_lock(void **state)
+{
+	struct sigaction sa = {0}, old;
+	struct copy_args rep = {0}, probe = {0};
+	pthread_t rt, pt;
+	homa_socket *cli, *srv;
+	struct homa_message m;
+	uint64_t cid;
+	bool copying, probed;
+
+	(void)state;
+	guarded_len = 4 * (size_t)sysconf(_SC_PAGESIZE);
+	guarded = mmap(NULL, guarded_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(guarded != MAP_FAILED);
+	test_fill(guarded, guarded_len, 7);
+	assert_int_equal(test_open(&srv, HOMA_DRIVER_UDP, HOMA_MODE_THREADED, true, 0, NULL), 0);
+	assert_int_equal(test_open(&cli, HOMA_DRIVER_UDP, HOMA_MODE_THREADED, false, 0, NULL), 0);
+	rep.s = probe.s = srv;
+	rep.id = request(cli, srv, "q", 1, &cid);
+	sem_init(&in_copy, 0, 0);
+	sem_init(&go, 0, 0);
+	sem_init(&probe.done, 0, 0);
+	sa.sa_sigaction = on_segv;
+	sa.sa_flags = SA_SIGINFO;
+	sigaction(SIGSEGV, &sa, &old);
+	mprotect(guarded, guarded_len, PROT_NONE);
+	pthread_create(&rt, NULL, reply_thread, &rep);
+	copying = wait_s(&in_copy, STEP_S);
+	pthread_create(&pt, NULL, probe_thread, &probe);
+	probed = copying && wait_s(&probe.done, STEP_S);
+	sem_post(&go);
+	pthread_join(rt, NULL);
+	pthread_join(pt, NULL);
+	sigaction(SIGSEGV, &old, NULL);
+	assert_true(copying);
+	assert_true(probed);  /* fails if the copy held the socket lock */
+	assert_int_equal(probe.err, 0);
+	assert_int_equal(rep.err, 0);
+	mprotect(guarded, guarded_len, PROT_READ | PROT_WRITE);
+	test_fill(guarded, guarded_len, 7);  /* what the client expects, untransformed */
+	assert_int_equal(homa_recv(cli, HOMA_RECV_RESPONSE, cid, 30000000000LL, &m), 0);
+	assert_int_equal(m.length, guarded_len);
+	for (size_t off = 0; off < guarded_len; off += 997) {
+		uint8_t b;
+
+		assert_int_equal(homa_message_copy(&m, off, &b, 1), 1);
+		assert_int_equal(b, guarded[off]);
+	}
+	homa_message_release(&m);
+	homa_close(cli);
+	homa_close(srv);
+	munmap(guarded, guarded_len);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(homa_send__iov_lengths_that_wrap),
+		cmocka_unit_test(homa_reply__copies_without_the_socket_lock),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
