@@ -37,7 +37,6 @@
 /** Ports per peer host remembered as timed out (see peer.c). */
 #define HOMA_PEER_DEAD_PORTS 4
 
-/** Slots of the cache of recently finished server RPCs (see done.c). */
 
 /** Buckets of evictable requests by log2 of bytes left (see evict.c). */
 #define HOMA_EVICT_BUCKETS 32
