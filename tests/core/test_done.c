@@ -317,7 +317,7 @@ static int client_error(struct duo *d, uint64_t id)
  * the server's timeout asks again for a response that was lost, after
  * 5000 other RPCs finished at the server (the old memory held 4096): the
  * server answers that the RPC finished, the client fails it with
- * HOMA_ECANCELED, and the request never runs a second time.
+ * HOMA_EABANDONED, and the request never runs a second time.
  */
 static void done__retry_after_others_finished_is_refused(void **state)
 {
@@ -329,7 +329,7 @@ static void done__retry_after_others_finished_is_refused(void **state)
 	assert_int_equal(d.requests, 5001);
 	assert_true(resume(&d, 50) > 0);
 	assert_int_equal(d.requests, 5001);
-	assert_int_equal(client_error(&d, id), HOMA_ECANCELED);
+	assert_int_equal(client_error(&d, id), HOMA_EABANDONED);
 	duo_free(&d);
 }
 
