@@ -14,7 +14,7 @@
  * the horizon, the client's (address, port) slot of a small watermark
  * table records the highest such id and when: until the horizon passes,
  * any request from that client at or below it counts as finished. Such a
- * request is answered as finished (the client gets HOMA_ECANCELED) and
+ * request is answered as finished (the client gets HOMA_EABANDONED) and
  * never runs a second time; an RPC that never ran but hides below the
  * watermark fails the same way. Slots are shared by hash, which only adds
  * such errors, never a second run.
