@@ -33,8 +33,9 @@ static int port_index(uint16_t port)
 /**
  * fe_check_memory() - The caps hold: buffered incoming bytes stay within
  * max_rx_buffered + FE_RX_SLACK, and all memory the engine holds (counted
- * by the alloc hooks) stays within the rx and tx budgets plus a bound on
- * fixed-size state (control ring, tables, peers, events).
+ * by the alloc hooks) stays within the rx and tx budgets, the finished-RPC
+ * ring (itself capped by max_done_rpcs) and a bound on fixed-size state
+ * (control ring, tables, peers, events).
  */
 void fe_check_memory(struct fe_world *w)
 {
@@ -50,7 +51,7 @@ void fe_check_memory(struct fe_world *w)
 			(unsigned long long)w->s.max_rx_buffered);
 	if (st.tx_buffered_bytes > w->s.max_tx_buffered + w->s.max_message + 65536)
 		fz_fail("tx_buffered_bytes %llu over cap", (unsigned long long)st.tx_buffered_bytes);
-	bound = w->s.max_rx_buffered + FE_RX_SLACK + st.tx_buffered_bytes +
+	bound = w->s.max_rx_buffered + FE_RX_SLACK + st.tx_buffered_bytes + st.done_bytes +
 		(uint64_t)w->s.max_control_queue * 128 + 65536 +
 		(st.active_rpcs + st.peers + 2 * FE_MAX_CLIENT) * (per_peer + 256);
 	if (w->fa.live_bytes > bound)
@@ -59,6 +60,9 @@ void fe_check_memory(struct fe_world *w)
 			(unsigned long long)st.rx_buffered_bytes,
 			(unsigned long long)st.tx_buffered_bytes,
 			(unsigned long long)st.active_rpcs, (unsigned long long)st.peers);
+	if (st.done_rpcs > w->s.max_done_rpcs)
+		fz_fail("finished RPCs remembered %llu > cap %u", (unsigned long long)st.done_rpcs,
+			w->s.max_done_rpcs);
 	if (st.control_queue > w->s.max_control_queue)
 		fz_fail("control queue %llu > %u", (unsigned long long)st.control_queue,
 			w->s.max_control_queue);

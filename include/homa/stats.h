@@ -81,6 +81,8 @@ struct homa_stats {
 	uint64_t peers;
 	uint64_t control_queue;               /**< control packets waiting */
 	uint64_t pacer_slack_ns;              /**< slack the pacer keeps for late calls (pacer.c) */
+	uint64_t done_rpcs;                   /**< finished RPCs remembered for at-most-once (done.c) */
+	uint64_t done_bytes;                  /**< memory of that ring and its index, bounded by max_done_rpcs */
 	/* histograms */
 	uint64_t rx_msg_size_hist[HOMA_HIST_BUCKETS]; /**< completed incoming message lengths */
 	uint64_t rpc_latency_hist[HOMA_HIST_BUCKETS]; /**< client RPC round trips, ns */

@@ -162,6 +162,12 @@ uint32_t homa_done_capacity(const homa_engine *e)
 	return e->done_cap;
 }
 
+/** homa_done_bytes() - Memory the ring and its index hold now. */
+uint64_t homa_done_bytes(const homa_engine *e)
+{
+	return (uint64_t)e->done_cap * (sizeof(*e->done) + 2 * sizeof(*e->done_index));
+}
+
 /**
  * grow() - Double the ring (the oldest entry is still inside the horizon).
  * Return: true if it grew; false at the cap or out of memory.

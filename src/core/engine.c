@@ -557,6 +557,8 @@ void homa_engine_stats(const homa_engine *e, struct homa_stats *out)
 	out->peers = e->peers.count;
 	out->control_queue = e->ctl_count;
 	out->pacer_slack_ns = e->pacer_slack_ns;
+	out->done_rpcs = homa_done_count(e);
+	out->done_bytes = homa_done_bytes(e);
 	out->outgoing_msgs = 0;
 	out->pacer_backlog_bytes = 0;
 	for (pos = e->tx_list.next; pos != &e->tx_list; pos = pos->next) {

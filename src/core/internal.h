@@ -345,6 +345,7 @@ bool homa_done_seen(const homa_engine *e, uint64_t id, const homa_addr *addr, ui
 uint64_t homa_done_horizon_ns(const homa_engine *e);
 uint32_t homa_done_count(const homa_engine *e);
 uint32_t homa_done_capacity(const homa_engine *e);
+uint64_t homa_done_bytes(const homa_engine *e);
 
 /* msgin.c */
 int homa_msgin_init(homa_engine *e, struct homa_rpc *rpc, uint32_t length, uint32_t unsched);
