@@ -178,6 +178,20 @@ static bool server_gave_up(struct fp_world *w)
 	return st.rpcs_timed_out > 0;
 }
 
+/**
+ * restarts_spent() - True if the client restarted some RPC as often as
+ * settings.max_restarts allows: the server kept answering RPC_UNKNOWN
+ * because every copy of a request was lost, and the next one fails the RPC
+ * with HOMA_ENOSERVER instead of restarting without end.
+ */
+static bool restarts_spent(struct fp_world *w)
+{
+	struct homa_stats st;
+
+	homa_engine_stats(w->e[0], &st);
+	return st.rpc_restarts >= w->s.max_restarts;
+}
+
 /** client_events() - Check responses and errors: bit-exact, once, not after abort. */
 static void client_events(struct fp_world *w)
 {
@@ -193,7 +207,8 @@ static void client_events(struct fp_world *w)
 		r->done = true;
 		if (ev.type == HOMA_EV_ERROR) {
 			if (ev.error != HOMA_ETIMEDOUT &&
-			    !(ev.error == HOMA_EABANDONED && server_gave_up(w)))
+			    !(ev.error == HOMA_EABANDONED && server_gave_up(w)) &&
+			    !(ev.error == HOMA_ENOSERVER && restarts_spent(w)))
 				fz_fail("RPC failed with %d", ev.error);
 			continue;
 		}

@@ -59,6 +59,8 @@ static const struct scalar_def scalars[] = {
 	G("peers", peers, "Peers known."),
 	G("control_queue_packets", control_queue, "Control packets waiting to be sent."),
 	G("pacer_slack_nanoseconds", pacer_slack_ns, "Slack the pacer keeps for late output calls, ns."),
+	G("done_rpcs", done_rpcs, "Finished RPCs remembered for at-most-once."),
+	G("done_bytes", done_bytes, "Memory of the finished-RPC ring, bounded by max_done_rpcs."),
 };
 
 #undef C
