@@ -52,7 +52,7 @@ run_tests() {
 }
 
 CI_PARTS="src/core;src/util;src/sim;tests/core;tests/sim;tests/hardening"
-TSAN_PARTS="src/core;src/util;src/obs;src/io;src/runtime;tests/runtime;tests/hardening"
+TSAN_PARTS="src/core;src/util;src/obs;src/io;src/crypto;src/runtime;tests/runtime;tests/hardening"
 SAN_FLAGS="-fno-sanitize-recover=undefined"
 mkdir -p "$OUT"
 for step in $STEPS; do
