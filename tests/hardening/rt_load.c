@@ -91,7 +91,7 @@ void rt_load_run(homa_socket *c, int port, uint64_t first, uint64_t n, int windo
 			break;
 		}
 		if (r && r != HOMA_ETIMEDOUT && r != HOMA_ECANCELED && r != HOMA_EABANDONED &&
-		    r != HOMA_ESHUTDOWN) {
+		    r != HOMA_ENOSERVER && r != HOMA_ESHUTDOWN) {
 			res->hung += outstanding;
 			break;
 		}
