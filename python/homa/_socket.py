@@ -1,0 +1,600 @@
+# SPDX-License-Identifier: MIT
+"""homa.Socket: the blocking API over <homa/homa.h>.
+
+Every C call goes through cffi in API mode, which releases the GIL for the
+duration of the call, so a thread blocked in recv_response() or a send
+waiting for buffer space never stops the other Python threads.
+"""
+from __future__ import annotations
+
+import functools
+import threading
+import time
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
+
+from . import _errors
+from ._errors import ShutdownError, check, error
+from ._homa_cffi import ffi, lib
+
+#: A peer: (host, port), host numeric IPv4 or IPv6 text.
+Address = Tuple[str, int]
+#: Data to send: one object with the buffer protocol, or a sequence of them
+#: (sent as one message, gathered without a copy in Python).
+Data = Union[bytes, bytearray, memoryview, Any]
+
+_DRIVERS = {"udp": lib.HOMA_DRIVER_UDP, "raw": lib.HOMA_DRIVER_RAW}
+_MODES = {"threaded": lib.HOMA_MODE_THREADED, "polled": lib.HOMA_MODE_POLLED}
+# Blocking receives wait in slices this long, so that they notice a
+# close() deferred by received messages still in use.
+_CLOSING_SLICE_NS = 200_000_000
+_ETIME = _errors.CODES["HOMA_ETIME"]
+
+
+def timeout_ns(timeout: Optional[float]) -> int:
+    """Seconds (None: wait as long as it takes) -> the C timeout in ns."""
+    if timeout is None:
+        return -1
+    if timeout < 0:
+        raise _errors.InvalidArgumentError(_errors.CODES["HOMA_EINVAL"], "negative timeout")
+    return int(timeout * 1e9)
+
+
+def _field_names(ctype: str) -> List[str]:
+    """The fields of a struct type the binding knows (homa_build.py)."""
+    return [name for name, _ in ffi.typeof(ctype).fields]
+
+
+def _struct_to_dict(obj: Any, ctype: str) -> Dict[str, Any]:
+    """A C struct as a dict; arrays become lists."""
+    out: Dict[str, Any] = {}
+    for name, field in ffi.typeof(ctype).fields:
+        v = getattr(obj, name)
+        out[name] = list(v) if field.type.kind == "array" else v
+    return out
+
+
+def default_settings() -> Dict[str, Any]:
+    """homa_settings_default() as a dict: the engine's protocol parameters
+    (<homa/settings.h> documents each field)."""
+    st = ffi.new("struct homa_settings *")
+    lib.homa_settings_default(st)
+    return _struct_to_dict(st, "struct homa_settings")
+
+
+def _settings(values: Mapping[str, Any]) -> Any:
+    """A struct homa_settings: the defaults with @values applied and
+    validated (InvalidArgumentError names the rejected field)."""
+    st = ffi.new("struct homa_settings *")
+    lib.homa_settings_default(st)
+    known = set(_field_names("struct homa_settings"))
+    for k, v in values.items():
+        if k not in known or k == "version":
+            raise _errors.InvalidArgumentError(_errors.CODES["HOMA_EINVAL"], "unknown setting %r" % k)
+        if isinstance(v, (list, tuple)):
+            arr = getattr(st, k)
+            if len(v) != len(arr):
+                raise _errors.InvalidArgumentError(_errors.CODES["HOMA_EINVAL"],
+                                                   "%s needs %d values" % (k, len(arr)))
+            for i, x in enumerate(v):
+                arr[i] = x
+        else:
+            setattr(st, k, v)
+    why = ffi.new("const char **")
+    if lib.homa_settings_validate(st, why) < 0:
+        text = ffi.string(why[0]).decode() if why[0] != ffi.NULL else "rejected"
+        raise _errors.InvalidArgumentError(_errors.CODES["HOMA_EINVAL"], "bad setting: " + text)
+    return st
+
+
+def _peer(ss: Any) -> Address:
+    """A struct sockaddr_storage as (host, port)."""
+    host = ffi.new("char[64]")
+    port = lib.pyhoma_peer(ss, host, 64)
+    return (ffi.string(host).decode(), port) if port >= 0 else ("", 0)
+
+
+class _Pin:
+    """Owns one received C message; releases it when the last reference
+    (the Message, or any memoryview over its bytes) goes away."""
+
+    __slots__ = ("msg", "sock", "__weakref__")
+
+    def __init__(self, msg: Any, sock: "Socket") -> None:
+        self.msg = msg
+        self.sock = sock
+        sock._pin()
+
+    def __del__(self, _release: Any = lib.homa_message_release) -> None:
+        _release(self.msg)
+        self.sock._unpin()
+
+
+def _keep(pin: _Pin, ptr: Any) -> None:
+    """ffi.gc destructor of a view's pointer: only drops its reference to @pin."""
+
+
+class Message:
+    """A received message: a request (server) or a response (client).
+
+    The bytes stay in the library's buffers (zero copy): segments() gives
+    memoryviews over them, and `data` one memoryview of the whole message
+    (over the library's memory when the message is in one segment, as
+    every message up to 64 KiB is; a copy otherwise). Views keep the
+    message alive: its buffers go back to the socket when the Message
+    and every view of it are released (release(), `with`, or garbage
+    collection). A view is valid until then, also after the socket is
+    closed (close() then waits for the last view to free the socket's
+    memory and port).
+    """
+
+    __slots__ = ("id", "cookie", "peer", "rtt_ns", "_pin", "_length", "_data")
+
+    def __init__(self, sock: "Socket", msg: Any) -> None:
+        self.id: int = msg.id                #: RPC id: even for a response, odd for a request
+        self.cookie: int = msg.cookie        #: the cookie given to send_request() (0 for requests)
+        self.peer: Address = _peer(ffi.addressof(msg, "peer"))  #: the other end (host, port)
+        self.rtt_ns: int = msg.rtt_ns        #: responses: time from send to arrival; else 0
+        self._length: int = msg.length
+        self._pin: Optional[_Pin] = _Pin(msg, sock)
+        self._data: Optional[memoryview] = None
+
+    def __len__(self) -> int:
+        return self._length
+
+    def __bytes__(self) -> bytes:
+        return bytes(self.data)
+
+    def __enter__(self) -> "Message":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.release()
+
+    def __repr__(self) -> str:
+        return "<%s id=%d len=%d peer=%s>" % (type(self).__name__, self.id, self._length, self.peer)
+
+    def _alive(self) -> _Pin:
+        """This message's pin; ValueError once released."""
+        if self._pin is None:
+            raise ValueError("message released")
+        return self._pin
+
+    def segments(self) -> List[memoryview]:
+        """Zero-copy read-only views of the message's contiguous pieces, in
+        order (homa_message_segment()); they keep the message alive."""
+        pin = self._alive()
+        views = []
+        ptr = ffi.new("const void **")
+        off = 0
+        while off < self._length:
+            n = lib.homa_message_segment(pin.msg, off, ptr)
+            if n == 0:
+                break
+            keep = ffi.gc(ffi.cast("char *", ptr[0]), functools.partial(_keep, pin))
+            views.append(memoryview(ffi.buffer(keep, n)).toreadonly())
+            off += n
+        return views
+
+    @property
+    def data(self) -> memoryview:
+        """The whole message as one read-only memoryview: over the library's
+        buffers when it is in one segment, else a copy gathered once."""
+        if self._data is None:
+            segs = self.segments()
+            if len(segs) == 1:
+                self._data = segs[0]
+            else:
+                buf = bytearray(self._length)
+                self.copy_into(buf)
+                self._data = memoryview(buf).toreadonly()
+        return self._data
+
+    def copy_into(self, buf: Any, offset: int = 0) -> int:
+        """Copy the bytes from @offset on into the writable buffer @buf
+        (homa_message_copy()); return how many were copied."""
+        pin = self._alive()
+        dst = ffi.from_buffer(buf, require_writable=True)
+        return lib.homa_message_copy(pin.msg, offset, dst, len(dst))
+
+    def release(self) -> None:
+        """Give up this object's hold on the message (homa_message_release()
+        once no view of it remains either). Idempotent."""
+        self._pin = None
+        self._data = None
+
+
+class Request(Message):
+    """A request received by a server socket; answer it with reply()."""
+
+    __slots__ = ("_sock",)
+
+    def __init__(self, sock: "Socket", msg: Any) -> None:
+        super().__init__(sock, msg)
+        self._sock = sock
+
+    def reply(self, data: Data) -> None:
+        """Send the response (homa_reply()); @data is copied before the
+        call returns. Raises NotFoundError (the client went away),
+        StateError (answered already), MessageTooLongError, ShutdownError,
+        WouldBlockError / CallTimeoutError (no buffer space in time)."""
+        self._sock.reply(self.id, data)
+
+    def abort(self) -> None:
+        """Forget the request without replying (homa_abort())."""
+        self._sock.abort(self.id)
+
+
+def _iov(data: Data) -> Tuple[Any, int, List[Any]]:
+    """(struct homa_iov[], count, keep-alive list) for one buffer or a
+    sequence of buffers."""
+    parts = list(data) if isinstance(data, (list, tuple)) else [data]
+    iov = ffi.new("struct homa_iov[]", max(len(parts), 1))
+    keep = []
+    for i, p in enumerate(parts):
+        b = ffi.from_buffer(p)
+        keep.append(b)
+        iov[i].base = b
+        iov[i].len = len(b)
+    return iov, len(parts), keep
+
+
+class Socket:
+    """One Homa endpoint (homa_open()): an address and a port.
+
+    Keyword arguments are the fields of struct homa_open_opts:
+      server        accept incoming requests (recv_request())
+      port          Homa port; 0 picks a free one (see `port`)
+      driver        "udp" (default; no privilege) or "raw" (IP protocol 146,
+                    the Linux module's format; needs CAP_NET_RAW)
+      mode          "threaded" (default: a runtime thread moves packets) or
+                    "polled" (packets move inside this socket's calls)
+      bind_addr     local numeric address ("127.0.0.1", "::"); None: 0.0.0.0
+      settings      dict of protocol settings (see default_settings())
+      send_timeout  seconds a send waits for buffer space (None: forever,
+                    0: WouldBlockError at once)
+      batch, offload   packets per system call; UDP GSO/GRO
+      pcap_path, pcap  capture every packet to this file; dict of
+                    max_bytes, keep_files, sample_every, snaplen
+      metrics_port, metrics_addr   serve counters on GET /metrics
+      encrypt       PSP encryption (<homa/encrypt.h>): True, or a dict of
+                    version, master_keys (64 bytes), cert_file, key_file,
+                    ca_file, kx_port, rotate_ns, kx_timeout_ms
+    Raises what homa_open() returns: InvalidArgumentError,
+    AddressInUseError, AddressNotAvailableError, PermissionError,
+    NotSupportedError, OutOfMemoryError, IOError.
+    """
+
+    def __init__(self, server: bool = False, port: int = 0, driver: str = "udp", *,
+                 mode: str = "threaded", bind_addr: Optional[str] = None,
+                 settings: Optional[Mapping[str, Any]] = None,
+                 send_timeout: Optional[float] = None, batch: Optional[int] = None,
+                 offload: Optional[bool] = None, pcap_path: Optional[str] = None,
+                 pcap: Optional[Mapping[str, int]] = None, metrics_port: int = 0,
+                 metrics_addr: Optional[str] = None,
+                 encrypt: Union[None, bool, Mapping[str, Any]] = None) -> None:
+        self._lock = threading.RLock()
+        self._pins = 0
+        self._closing = False
+        self._h: Any = None
+        self._addrs: Dict[Address, Any] = {}
+        o = ffi.new("struct homa_open_opts *")
+        lib.homa_open_opts_default(o)
+        keep: List[Any] = []
+        if driver not in _DRIVERS:
+            raise _errors.InvalidArgumentError(_errors.CODES["HOMA_EINVAL"], "driver: udp or raw")
+        if mode not in _MODES:
+            raise _errors.InvalidArgumentError(_errors.CODES["HOMA_EINVAL"], "mode: threaded or polled")
+        o.driver, o.mode, o.port, o.server = _DRIVERS[driver], _MODES[mode], port, server
+        self.mode = mode
+        o.send_timeout_ns = timeout_ns(send_timeout)
+        if bind_addr is not None:
+            o.bind_addr = self._cstr(bind_addr, keep)
+        if settings is not None:
+            st = _settings(settings)
+            keep.append(st)
+            o.settings = st
+        if batch is not None:
+            o.batch = batch
+        if offload is not None:
+            o.offload = offload
+        if pcap_path is not None:
+            o.pcap_path = self._cstr(pcap_path, keep)
+        for k, v in (pcap or {}).items():
+            setattr(o.pcap, k, v)
+        o.metrics_port = metrics_port
+        if metrics_addr is not None:
+            o.metrics_addr = self._cstr(metrics_addr, keep)
+        if encrypt:
+            o.encrypt = self._encrypt_opts({} if encrypt is True else encrypt, keep)
+        h = ffi.new("homa_socket **")
+        check(lib.homa_open(h, o))
+        self._h = h[0]
+        self._port = lib.homa_local_port(self._h)
+
+    @staticmethod
+    def _cstr(text: str, keep: List[Any]) -> Any:
+        """A C string kept alive in @keep."""
+        c = ffi.new("char[]", text.encode())
+        keep.append(c)
+        return c
+
+    def _encrypt_opts(self, opts: Mapping[str, Any], keep: List[Any]) -> Any:
+        """struct homa_encrypt_opts from a dict (defaults for missing keys)."""
+        e = ffi.new("struct homa_encrypt_opts *")
+        lib.homa_encrypt_opts_default(e)
+        keep.append(e)
+        for k, v in opts.items():
+            if k == "master_keys":
+                if len(v) != 64:
+                    raise _errors.InvalidArgumentError(_errors.CODES["HOMA_EINVAL"],
+                                                       "master_keys: 64 bytes")
+                b = ffi.new("uint8_t[]", bytes(v))
+                keep.append(b)
+                e.master_keys = b
+            elif k in ("cert_file", "key_file", "ca_file"):
+                setattr(e, k, self._cstr(v, keep))
+            elif k in ("version", "kx_port", "rotate_ns", "kx_timeout_ms"):
+                setattr(e, k, v)
+            else:
+                raise _errors.InvalidArgumentError(_errors.CODES["HOMA_EINVAL"],
+                                                   "unknown encrypt option %r" % k)
+        return e
+
+    # -- life cycle ---------------------------------------------------
+
+    def __enter__(self) -> "Socket":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        if getattr(self, "_h", None) is not None:
+            self.close()
+
+    def __repr__(self) -> str:
+        return "<homa.Socket port=%d%s>" % (self._port, " closed" if self.closed else "")
+
+    @property
+    def closed(self) -> bool:
+        """True once close() was called."""
+        return self._closing
+
+    @property
+    def port(self) -> int:
+        """The socket's Homa port (homa_local_port()), also after port=0."""
+        return self._port
+
+    def close(self) -> None:
+        """Shut the socket down (homa_close()): outstanding client RPCs end,
+        threads blocked in it raise ShutdownError. Received messages stay
+        readable: while any is still referenced the socket's memory and
+        port are kept, and freed with the last one. Idempotent."""
+        with self._lock:
+            if self._closing:
+                return
+            self._closing = True
+            if self._pins == 0:
+                self._close_now()
+
+    def _close_now(self) -> None:
+        """homa_close() (called with the lock held, once)."""
+        h, self._h = self._h, None
+        if h is not None:
+            lib.homa_close(h)
+
+    def _pin(self) -> None:
+        """A received message now holds the socket's memory."""
+        with self._lock:
+            self._pins += 1
+
+    def _unpin(self) -> None:
+        """A received message was freed; finish a deferred close."""
+        with self._lock:
+            self._pins -= 1
+            if self._pins == 0 and self._closing:
+                self._close_now()
+
+    def _handle(self) -> Any:
+        """The C handle; ShutdownError after close()."""
+        if self._closing:
+            raise ShutdownError()
+        return self._h
+
+    def fileno(self) -> int:
+        """The socket's descriptor for select/poll/epoll (homa_fd()):
+        readable while a message waits for recv (threaded mode), or when
+        the socket needs poll() (polled mode). Never read or close it."""
+        return check(lib.homa_fd(self._handle()))
+
+    # -- addresses ----------------------------------------------------
+
+    def _sockaddr(self, addr: Address) -> Any:
+        """struct sockaddr * for (host, port), cached."""
+        sa = self._addrs.get(addr)
+        if sa is None:
+            host, port = addr
+            ss = ffi.new("struct sockaddr_storage *")
+            ln = ffi.new("socklen_t *")
+            if not 0 < port < 65536:
+                raise _errors.InvalidArgumentError(_errors.CODES["HOMA_EINVAL"], "bad port %r" % port)
+            check(lib.homa_sockaddr_parse(host.encode(), port, ss, ln))
+            sa = ffi.cast("struct sockaddr *", ss)
+            if len(self._addrs) >= 4096:
+                self._addrs.clear()
+            self._addrs[addr] = (sa, ss)
+            return sa
+        return sa[0]
+
+    # -- client -------------------------------------------------------
+
+    def send_request(self, addr: Address, data: Data, cookie: int = 0) -> int:
+        """Start a client RPC (homa_send_request()) to the server at
+        @addr = (host, port) and return its id (even). @data (any buffer,
+        or a sequence of buffers sent as one message) is copied before the
+        call returns. Raises InvalidArgumentError, NotSupportedError,
+        MessageTooLongError, WouldBlockError / CallTimeoutError (no buffer
+        space within send_timeout), PeerDeadError, ShutdownError,
+        OutOfMemoryError."""
+        h = self._handle()
+        sa = self._sockaddr(addr)
+        idp = ffi.new("uint64_t *")
+        if isinstance(data, (list, tuple)):
+            iov, n, keep = _iov(data)
+            check(lib.homa_send_request(h, sa, iov, n, cookie, idp))
+        else:
+            buf = ffi.from_buffer(data)
+            check(lib.homa_send(h, sa, buf, len(buf), cookie, idp))
+        return idp[0]
+
+    def _recv(self, flags: int, rpc_id: int, timeout: Optional[float]) -> Any:
+        """homa_recv() into a new struct homa_message; raises the error of
+        a failed RPC with its `rpc_id` attribute set."""
+        h = self._handle()
+        m = ffi.new("struct homa_message *")
+        t = timeout_ns(timeout)
+        if t == 0:
+            err = lib.homa_recv(h, flags, rpc_id, 0, m)
+        else:
+            # Wait in slices: a close() deferred by messages still in use
+            # cannot wake a thread inside homa_recv(), so look at it often.
+            end = None if t < 0 else time.monotonic_ns() + t
+            while True:
+                left = _CLOSING_SLICE_NS if end is None else min(end - time.monotonic_ns(), _CLOSING_SLICE_NS)
+                err = lib.homa_recv(h, flags, rpc_id, max(left, 1), m)
+                if err != _ETIME or (end is not None and time.monotonic_ns() >= end):
+                    break
+                self._handle()
+        if err < 0:
+            e = error(err)
+            if m.error:
+                e.rpc_id = m.id  # type: ignore[attr-defined]
+                e.cookie = m.cookie  # type: ignore[attr-defined]
+            raise e
+        return m
+
+    def recv_response(self, id: int = 0, timeout: Optional[float] = None) -> Message:
+        """Wait for the response to client RPC @id (0: to any of this
+        socket's RPCs) for at most @timeout seconds (None: as long as it
+        takes, 0: not at all) (homa_recv()). A failed RPC raises its error
+        (TimeoutError: the server stopped answering; NoServerError,
+        CanceledError, AbandonedError) with `rpc_id` set; CallTimeoutError
+        (nothing within @timeout), WouldBlockError (timeout 0),
+        NotFoundError (@id is not an outstanding RPC), ShutdownError."""
+        return Message(self, self._recv(lib.HOMA_RECV_RESPONSE, id, timeout))
+
+    def call(self, addr: Address, data: Data, timeout: Optional[float] = None) -> memoryview:
+        """One RPC: send @data to @addr and return the response's bytes as
+        a read-only memoryview (Message.data). If no response comes within
+        @timeout seconds the RPC is aborted and CallTimeoutError raised;
+        other errors as send_request() and recv_response()."""
+        rpc = self.send_request(addr, data)
+        try:
+            return self.recv_response(rpc, timeout).data
+        except _errors.CallTimeoutError:
+            lib.homa_abort(self._h, rpc)
+            raise
+
+    def abort(self, id: int) -> None:
+        """Abandon RPC @id (homa_abort()). Client: no response will be
+        delivered, a thread waiting for it raises CanceledError. Server:
+        the request is forgotten, no reply is sent. Raises NotFoundError,
+        ShutdownError."""
+        check(lib.homa_abort(self._handle(), id))
+
+    def recv_partial(self, id: int, offset: int, buf: Any) -> Tuple[int, int]:
+        """Copy bytes of a response that is still arriving for client RPC
+        @id, from @offset on, into the writable buffer @buf
+        (homa_recv_partial()). Return (bytes copied, bytes arrived so
+        far). NotFoundError when the response has not started or is
+        complete (then recv_response() returns it)."""
+        dst = ffi.from_buffer(buf, require_writable=True)
+        avail = ffi.new("size_t *")
+        n = check(lib.homa_recv_partial(self._handle(), id, offset, dst, len(dst), avail))
+        return n, avail[0]
+
+    # -- server -------------------------------------------------------
+
+    def recv_request(self, timeout: Optional[float] = None) -> Request:
+        """Wait for a request (server sockets; homa_recv()) for at most
+        @timeout seconds. Raises CallTimeoutError, WouldBlockError
+        (timeout 0), InvalidArgumentError (not a server socket),
+        ShutdownError."""
+        return Request(self, self._recv(lib.HOMA_RECV_REQUEST, 0, timeout))
+
+    def reply(self, id: int, data: Data) -> None:
+        """Send the response to request @id (homa_reply()); see
+        Request.reply()."""
+        h = self._handle()
+        if isinstance(data, (list, tuple)):
+            iov, n, keep = _iov(data)
+            check(lib.homa_reply(h, id, iov, n))
+        else:
+            buf = ffi.from_buffer(data)
+            check(lib.homa_reply_buf(h, id, buf, len(buf)))
+
+    # -- polled mode, settings, counters ------------------------------
+
+    def poll(self, timeout: Optional[float] = 0) -> int:
+        """Polled mode: move packets and run timers, waiting up to @timeout
+        seconds for the first packet (homa_poll()). Return the number of
+        messages ready. InvalidArgumentError on a threaded socket."""
+        return check(lib.homa_poll(self._handle(), timeout_ns(timeout)))
+
+    def set_settings(self, **fields: Any) -> None:
+        """Change protocol settings at run time (homa_set_settings()): the
+        defaults with @fields applied (see default_settings()).
+        InvalidArgumentError names a rejected field."""
+        check(lib.homa_set_settings(self._handle(), _settings(fields)))
+
+    def stats(self) -> Dict[str, Any]:
+        """The engine's protocol counters (homa_socket_stats(), <homa/stats.h>)."""
+        out = ffi.new("struct homa_stats *")
+        check(lib.homa_socket_stats(self._handle(), out))
+        return _struct_to_dict(out, "struct homa_stats")
+
+    def io_stats(self) -> Dict[str, Any]:
+        """The runtime's and driver's counters (homa_io_stats())."""
+        out = ffi.new("struct homa_io_stats *")
+        check(lib.homa_io_stats(self._handle(), out))
+        return _struct_to_dict(out, "struct homa_io_stats")
+
+    # -- encryption (<homa/encrypt.h>) ----------------------------------
+
+    def encrypt_connect(self, addr: Address) -> None:
+        """Run the key exchange with @addr now unless an association is
+        fresh (homa_encrypt_connect()). NotSupportedError, CertificateError,
+        HandshakeError, KeyExpiredError, ShutdownError."""
+        check(lib.homa_encrypt_connect(self._handle(), self._sockaddr(addr)))
+
+    def encrypt_tx_add(self, addr: Address, spi: int, key: bytes, version: int = 0) -> None:
+        """Seal packets to @addr with the receiver's @spi and @key
+        (homa_encrypt_tx_add())."""
+        if len(key) != lib.homa_psp_key_len(version):
+            raise _errors.InvalidArgumentError(_errors.CODES["HOMA_EINVAL"], "key length")
+        check(lib.homa_encrypt_tx_add(self._handle(), self._sockaddr(addr), spi, key, version))
+
+    def encrypt_tx_remove(self, addr: Address) -> None:
+        """Forget @addr's association (homa_encrypt_tx_remove()); NoAssociationError."""
+        check(lib.homa_encrypt_tx_remove(self._handle(), self._sockaddr(addr)))
+
+    def encrypt_rx_issue(self, version: int = 0) -> Tuple[int, bytes]:
+        """Issue an SPI and key of this socket for one sender
+        (homa_encrypt_rx_issue()); return (spi, key). @version is the
+        socket's encrypt version (it sizes the key)."""
+        spi = ffi.new("uint32_t *")
+        key = ffi.new("uint8_t[64]")
+        check(lib.homa_encrypt_rx_issue(self._handle(), spi, key))
+        return spi[0], bytes(ffi.buffer(key, lib.homa_psp_key_len(version)))
+
+    def encrypt_rotate(self, key: Optional[bytes] = None) -> None:
+        """Rotate the master keys (homa_encrypt_rotate()); @key 32 bytes or None."""
+        if key is not None and len(key) != 32:
+            raise _errors.InvalidArgumentError(_errors.CODES["HOMA_EINVAL"], "key: 32 bytes")
+        check(lib.homa_encrypt_rotate(self._handle(), ffi.NULL if key is None else key))
+
+    def encrypt_stats(self) -> Dict[str, Any]:
+        """PSP counters (homa_encrypt_stats()); NotSupportedError if not encrypted."""
+        out = ffi.new("struct homa_psp_stats *")
+        check(lib.homa_encrypt_stats(self._handle(), out))
+        return _struct_to_dict(out, "struct homa_psp_stats")

@@ -1,0 +1,101 @@
+# SPDX-License-Identifier: MIT
+"""homa.aio: coroutines on the socket's descriptor, many tasks,
+cancellation, timeouts, close while awaiting."""
+import asyncio
+import os
+
+import pytest
+
+import homa
+import homa.aio
+from conftest import LOCAL
+
+
+def run(coro):
+    return asyncio.run(asyncio.wait_for(coro, 60))
+
+
+async def echo_server(srv, delay_on=None):
+    """Answer every request with its bytes (requests() loop)."""
+    async for req in srv.requests():
+        if delay_on is not None and bytes(req.data) == delay_on:
+            continue   # never answered
+        await req.reply(req.data)
+
+
+def test_call_and_requests():
+    async def main():
+        async with homa.aio.Socket(server=True, bind_addr=LOCAL) as srv, \
+                homa.aio.Socket(bind_addr=LOCAL) as cli:
+            task = asyncio.create_task(echo_server(srv))
+            resp = await cli.call((LOCAL, srv.port), b"ping")
+            assert isinstance(resp, memoryview) and bytes(resp) == b"ping"
+            srv.close()
+            await task   # requests() ends at close
+    run(main())
+
+
+def test_many_concurrent_tasks_and_large():
+    async def main():
+        async with homa.aio.Socket(server=True, bind_addr=LOCAL) as srv, \
+                homa.aio.Socket(bind_addr=LOCAL) as cli:
+            server = asyncio.create_task(echo_server(srv))
+            addr = (LOCAL, srv.port)
+            big = os.urandom(1 << 16) * 48          # 3 MiB: sent from the executor
+
+            async def one(i):
+                d = b"%d" % i * (i % 50 + 1)
+                return bytes(await cli.call(addr, d)) == d
+            bulk = asyncio.create_task(cli.call(addr, big))
+            oks = await asyncio.gather(*(one(i) for i in range(300)))
+            assert all(oks) and (await bulk) == big
+            # send_request / recv_response(0): any order, cookies kept
+            ids = {await cli.send_request(addr, b"c%d" % i, cookie=i): i for i in range(20)}
+            for _ in range(20):
+                m = await cli.recv_response()
+                assert bytes(m) == b"c%d" % ids[m.id] and m.cookie == ids[m.id]
+            # a response that came before anyone waited for its id
+            rpc = await cli.send_request(addr, b"later")
+            await asyncio.sleep(0.2)
+            assert bytes(await cli.recv_response(rpc, timeout=10)) == b"later"
+            with pytest.raises(homa.NotFoundError):
+                await cli.recv_response(rpc)
+            srv.close()
+            await server
+    run(main())
+
+
+def test_cancel_aborts_timeout_and_close_while_awaiting():
+    async def main():
+        async with homa.aio.Socket(server=True, bind_addr=LOCAL) as srv, \
+                homa.aio.Socket(bind_addr=LOCAL) as cli:
+            server = asyncio.create_task(echo_server(srv, delay_on=b"never"))
+            addr = (LOCAL, srv.port)
+            task = asyncio.create_task(cli.call(addr, b"never"))
+            await asyncio.sleep(0.1)
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+            assert cli.stats()["rpcs_aborted"] == 1 and not cli._outstanding
+            with pytest.raises(homa.CallTimeoutError):
+                await cli.call(addr, b"never", timeout=0.1)
+            assert cli.stats()["rpcs_aborted"] == 2
+            with pytest.raises(homa.InvalidArgumentError):
+                await cli.recv_request()
+            with pytest.raises(homa.CallTimeoutError):
+                await srv.recv_request(timeout=0.05)
+            waiting = asyncio.create_task(cli.call(addr, b"never"))
+            await asyncio.sleep(0.1)
+            cli.close()
+            with pytest.raises(homa.ShutdownError):
+                await waiting
+            with pytest.raises(homa.ShutdownError):
+                await cli.call(addr, b"x")
+            srv.close()
+            await server
+    run(main())
+
+
+def test_polled_mode_refused():
+    with pytest.raises(homa.NotSupportedError):
+        homa.aio.Socket(mode="polled")
