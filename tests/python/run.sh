@@ -13,7 +13,8 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cp -r "$src/python" "$tmp/src"        # pip builds in the folder it is given
 rm -rf "$tmp/src/build"
-export HOMA_INCLUDE_DIR="$src/include" HOMA_LIB_DIR="$libdir" HOMA_BUILD_DIR="$build"
+export HOMA_INCLUDE_DIR="$src/include" HOMA_LIB_DIR="$libdir" HOMA_BUILD_DIR="$build" \
+	HOMA_SOURCE_DIR="$src"
 $py -m pip install -q --no-build-isolation --no-index --disable-pip-version-check \
 	--root-user-action=ignore --target "$tmp/site" "$tmp/src" >"$tmp/pip.log" 2>&1 ||
 	{ cat "$tmp/pip.log" >&2; echo "run.sh: pip install failed" >&2; exit 1; }
