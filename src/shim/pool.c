@@ -1,0 +1,150 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file pool.c
+ * The application's receive region (SO_HOMA_RCVBUF) cut into 64 KiB
+ * bpages, handed out and taken back by the module's rules: a message gets
+ * whole bpages (lowest free first, so use stays at the start of the
+ * region) and its tail, if any, as a fragment of a shared bpage. Each
+ * bpage counts the fragments the application holds; it is free again
+ * when every fragment came back through recvmsg().
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "shim.h"
+
+/** shim_pool_set() - See shim.h. */
+int shim_pool_set(struct shim_pool *p, void *base, uint64_t length, uint64_t min)
+{
+	long page = sysconf(_SC_PAGESIZE);
+
+	if (p->base || !base || (uintptr_t)base % (uintptr_t)(page > 0 ? page : 4096))
+		return EINVAL;
+	if (length < min || length < 2 * (uint64_t)HOMA_BPAGE_SIZE ||
+	    length > 0x100000000ULL)
+		return EINVAL;
+	p->nbpages = (uint32_t)(length >> HOMA_BPAGE_SHIFT);
+	p->refs = calloc(p->nbpages, sizeof(*p->refs));
+	if (!p->refs)
+		return ENOMEM;
+	p->base = base;
+	p->length = length;
+	p->free_pages = p->nbpages;
+	p->partial = -1;
+	p->partial_used = 0;
+	return 0;
+}
+
+/** shim_pool_destroy() - See shim.h. */
+void shim_pool_destroy(struct shim_pool *p)
+{
+	free(p->refs);
+	p->refs = NULL;
+	p->base = NULL;
+}
+
+/** take_page() - Lowest free bpage (refs becomes 1), or -1. */
+static int64_t take_page(struct shim_pool *p, uint32_t from)
+{
+	for (uint32_t i = from; i < p->nbpages; i++) {
+		if (p->refs[i] == 0) {
+			p->refs[i] = 1;
+			p->free_pages--;
+			return i;
+		}
+	}
+	return -1;
+}
+
+/** drop_ref() - One fragment of bpage @i came back. */
+static void drop_ref(struct shim_pool *p, uint32_t i)
+{
+	if (--p->refs[i] == 0)
+		p->free_pages++;
+}
+
+/**
+ * tail_room() - Whether a @tail-byte fragment fits in the current
+ * partial bpage, or (keeping @whole bpages aside) in a new one.
+ */
+static bool tail_room(const struct shim_pool *p, uint32_t whole, uint32_t tail)
+{
+	if (p->partial >= 0 && p->partial_used + tail <= HOMA_BPAGE_SIZE)
+		return p->free_pages >= whole;
+	return p->free_pages >= whole + 1;
+}
+
+/** alloc_tail() - Offset of a @tail-byte fragment (room checked). */
+static uint32_t alloc_tail(struct shim_pool *p, uint32_t tail)
+{
+	if (p->partial < 0 || p->partial_used + tail > HOMA_BPAGE_SIZE) {
+		if (p->partial >= 0)
+			drop_ref(p, (uint32_t)p->partial); /* the pool's own hold */
+		p->partial = take_page(p, 0);       /* refs 1: the pool's hold */
+		p->partial_used = 0;
+	}
+	uint32_t off = ((uint32_t)p->partial << HOMA_BPAGE_SHIFT) + p->partial_used;
+
+	p->refs[p->partial]++;
+	p->partial_used += tail;
+	return off;
+}
+
+/** shim_pool_alloc() - See shim.h. */
+int shim_pool_alloc(struct shim_pool *p, uint32_t len, uint32_t *offs, uint32_t *n)
+{
+	uint32_t whole = len >> HOMA_BPAGE_SHIFT;
+	uint32_t tail = len & (HOMA_BPAGE_SIZE - 1);
+
+	if (!p->base || whole + (tail != 0) > HOMA_MAX_BPAGES)
+		return ENOMEM;
+	if (tail ? !tail_room(p, whole, tail) : p->free_pages < whole)
+		return ENOMEM;
+	*n = 0;
+	for (uint32_t i = 0; i < whole; i++) {
+		int64_t pg = take_page(p, 0);
+
+		offs[(*n)++] = (uint32_t)pg << HOMA_BPAGE_SHIFT;
+	}
+	if (tail)
+		offs[(*n)++] = alloc_tail(p, tail);
+	return 0;
+}
+
+/** shim_pool_free() - See shim.h. */
+int shim_pool_free(struct shim_pool *p, const uint32_t *offs, uint32_t n)
+{
+	uint32_t need[HOMA_MAX_BPAGES];
+
+	if (n > HOMA_MAX_BPAGES)
+		return EINVAL;
+	if (n && !p->base)
+		return EINVAL;
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t pg = offs[i] >> HOMA_BPAGE_SHIFT;
+		uint32_t times = 1;
+
+		if (offs[i] >= p->length || pg >= p->nbpages)
+			return EINVAL;
+		for (uint32_t j = 0; j < i; j++)
+			times += (need[j] == pg);
+		need[i] = pg;
+		/* The pool's hold on the partial bpage is not the caller's. */
+		if (p->refs[pg] - (p->partial == (int64_t)pg) < times)
+			return EINVAL;
+	}
+	for (uint32_t i = 0; i < n; i++)
+		drop_ref(p, need[i]);
+	return 0;
+}
+
+/** shim_pool_avail() - See shim.h. */
+uint64_t shim_pool_avail(const struct shim_pool *p)
+{
+	uint64_t bytes = (uint64_t)p->free_pages << HOMA_BPAGE_SHIFT;
+
+	if (p->partial >= 0)
+		bytes += HOMA_BPAGE_SIZE - p->partial_used;
+	return bytes;
+}

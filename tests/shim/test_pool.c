@@ -1,0 +1,131 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file test_pool.c
+ * The receive region's bpage bookkeeping (src/shim/pool.c): whole bpages
+ * lowest first, tails sharing a bpage, the checks on offsets given back,
+ * and that every byte comes back.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "shim.h"
+
+#define NPAGES 40
+
+static char *region;
+
+/** fresh() - A pool over the NPAGES-bpage test region. */
+static struct shim_pool fresh(void)
+{
+	struct shim_pool p;
+
+	memset(&p, 0, sizeof(p));
+	assert_int_equal(shim_pool_set(&p, region, (uint64_t)NPAGES * HOMA_BPAGE_SIZE, 0), 0);
+	return p;
+}
+
+static void test_set_checks(void **state)
+{
+	struct shim_pool p;
+
+	(void)state;
+	memset(&p, 0, sizeof(p));
+	assert_int_equal(shim_pool_set(&p, region + 1, 10 * HOMA_BPAGE_SIZE, 0), EINVAL);
+	assert_int_equal(shim_pool_set(&p, region, 10 * HOMA_BPAGE_SIZE,
+				       11 * HOMA_BPAGE_SIZE), EINVAL);
+	assert_int_equal(shim_pool_set(&p, region, 0x100000001ULL, 0), EINVAL);
+	assert_int_equal(shim_pool_set(&p, region, 10 * HOMA_BPAGE_SIZE, 0), 0);
+	assert_int_equal(shim_pool_set(&p, region, 10 * HOMA_BPAGE_SIZE, 0), EINVAL);
+	shim_pool_destroy(&p);
+}
+
+static void test_whole_and_tail(void **state)
+{
+	struct shim_pool p = fresh();
+	uint32_t offs[HOMA_MAX_BPAGES], n, o2[HOMA_MAX_BPAGES], n2;
+
+	(void)state;
+	assert_int_equal(shim_pool_alloc(&p, 2 * HOMA_BPAGE_SIZE + 100, offs, &n), 0);
+	assert_int_equal(n, 3);
+	assert_int_equal(offs[0], 0);
+	assert_int_equal(offs[1], HOMA_BPAGE_SIZE);
+	assert_int_equal(offs[2] >> HOMA_BPAGE_SHIFT, 2);  /* tail in the next bpage */
+	/* A second tail shares that bpage, after the first. */
+	assert_int_equal(shim_pool_alloc(&p, 50, o2, &n2), 0);
+	assert_int_equal(n2, 1);
+	assert_int_equal(o2[0], offs[2] + 100);
+	assert_int_equal(shim_pool_avail(&p),
+			 (uint64_t)(NPAGES - 3) * HOMA_BPAGE_SIZE + HOMA_BPAGE_SIZE - 150);
+	/* Whole bpages come back at once; the shared one only with both tails. */
+	assert_int_equal(shim_pool_free(&p, offs, 3), 0);
+	assert_int_equal(shim_pool_alloc(&p, HOMA_BPAGE_SIZE, offs, &n), 0);
+	assert_int_equal(offs[0], 0);                      /* lowest first */
+	assert_int_equal(shim_pool_free(&p, offs, 1), 0);
+	assert_int_equal(shim_pool_free(&p, o2, 1), 0);
+	assert_int_equal(shim_pool_avail(&p),
+			 (uint64_t)(NPAGES - 1) * HOMA_BPAGE_SIZE + HOMA_BPAGE_SIZE - 150);
+	shim_pool_destroy(&p);
+}
+
+static void test_free_checks(void **state)
+{
+	struct shim_pool p = fresh();
+	uint32_t offs[HOMA_MAX_BPAGES], n, bad[2];
+
+	(void)state;
+	assert_int_equal(shim_pool_alloc(&p, HOMA_BPAGE_SIZE, offs, &n), 0);
+	bad[0] = NPAGES * HOMA_BPAGE_SIZE;                 /* outside the region */
+	assert_int_equal(shim_pool_free(&p, bad, 1), EINVAL);
+	bad[0] = 5 * HOMA_BPAGE_SIZE;                      /* not handed out */
+	assert_int_equal(shim_pool_free(&p, bad, 1), EINVAL);
+	bad[0] = offs[0];
+	bad[1] = offs[0];                                  /* twice in one call */
+	assert_int_equal(shim_pool_free(&p, bad, 2), EINVAL);
+	/* A rejected call frees nothing: the good offset is still held. */
+	assert_int_equal(shim_pool_free(&p, offs, 1), 0);
+	assert_int_equal(shim_pool_free(&p, offs, 1), EINVAL);  /* already back */
+	shim_pool_destroy(&p);
+}
+
+static void test_exhaustion(void **state)
+{
+	struct shim_pool p = fresh();
+	uint32_t offs[NPAGES][HOMA_MAX_BPAGES], n[NPAGES], x[HOMA_MAX_BPAGES], nx;
+	int got = 0;
+
+	(void)state;
+	while (got < NPAGES && shim_pool_alloc(&p, 4 * HOMA_BPAGE_SIZE, offs[got], &n[got]) == 0)
+		got++;
+	assert_int_equal(got, NPAGES / 4);
+	assert_int_equal(shim_pool_alloc(&p, 1, x, &nx), ENOMEM);
+	assert_int_equal(shim_pool_avail(&p), 0);
+	for (int i = 0; i < got; i++)
+		assert_int_equal(shim_pool_free(&p, offs[i], n[i]), 0);
+	assert_int_equal(shim_pool_avail(&p), (uint64_t)NPAGES * HOMA_BPAGE_SIZE);
+	/* Longer than HOMA_MAX_BPAGES bpages never fits. */
+	assert_int_equal(shim_pool_alloc(&p, HOMA_MAX_BPAGES * HOMA_BPAGE_SIZE + 1, x, &nx),
+			 ENOMEM);
+	shim_pool_destroy(&p);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_set_checks),
+		cmocka_unit_test(test_whole_and_tail),
+		cmocka_unit_test(test_free_checks),
+		cmocka_unit_test(test_exhaustion),
+	};
+	int ret;
+
+	region = aligned_alloc(65536, (size_t)NPAGES * HOMA_BPAGE_SIZE);
+	ret = cmocka_run_group_tests(tests, NULL, NULL);
+	free(region);
+	return ret;
+}
