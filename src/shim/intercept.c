@@ -19,7 +19,8 @@
 
 #define SHIM_EXPORT __attribute__((visibility("default")))
 
-/** Homa socket creation (homa(7)); everything else passes through. */
+/** Homa socket creation (homa(7)): SOCK_DGRAM, IPPROTO_HOMA; every
+ *  other socket is the C library's. */
 SHIM_EXPORT int socket(int domain, int type, int protocol)
 {
 	const struct shim_real *r = shim_real();
@@ -27,12 +28,11 @@ SHIM_EXPORT int socket(int domain, int type, int protocol)
 	struct shim_sock *s;
 	int fd, e;
 
-	if (protocol != IPPROTO_HOMA || (domain != AF_INET && domain != AF_INET6))
+	/* Other types with protocol 146 (SOCK_RAW: the raw driver's own
+	 * socket) are the kernel's, as they are with the module. */
+	if (protocol != IPPROTO_HOMA || kind != SOCK_DGRAM ||
+	    (domain != AF_INET && domain != AF_INET6))
 		return r->socket(domain, type, protocol);
-	if (kind != SOCK_DGRAM) {
-		errno = EPROTONOSUPPORT;  /* the module registers SOCK_DGRAM only */
-		return -1;
-	}
 	s = shim_sock_new(domain, type);
 	if (!s)
 		return -1;

@@ -1,11 +1,23 @@
 #!/bin/sh
-# interop.sh LINUX_ECHO ECHO_SERVER ECHO_CLIENT [SHIM.so]
+# interop.sh LINUX_ECHO ECHO_SERVER ECHO_CLIENT [SHIM.so|-] [raw]
 # A program written against the Linux module's API (linux_echo) and the
 # native examples talk both ways on loopback: linux_echo's client against
 # echo_server, echo_client against linux_echo's server. With SHIM.so,
-# linux_echo runs under LD_PRELOAD (it is not linked with the shim).
+# linux_echo runs under LD_PRELOAD (it is not linked with the shim). With
+# "raw", every program uses the raw IP driver (HOMA_LINUX_DRIVER=raw and
+# --raw); without CAP_NET_RAW (not root) the test is skipped (exit 77).
 set -u
 echo_prog=$1 srv=$2 cli=$3 shim=${4:-}
+[ "$shim" = "-" ] && shim=""
+raw=""
+if [ "${5:-}" = raw ]; then
+	if [ "$(id -u)" != 0 ]; then
+		echo "interop: skipped: the raw driver needs root (CAP_NET_RAW)"
+		exit 77
+	fi
+	raw="--raw"
+	export HOMA_LINUX_DRIVER=raw
+fi
 run_echo() { if [ -n "$shim" ]; then LD_PRELOAD=$shim "$echo_prog" "$@"; else "$echo_prog" "$@"; fi; }
 port=$((20000 + $$ % 8000))
 pids=""
@@ -23,7 +35,7 @@ wait_for() {
 }
 
 # 1. module-API client -> native server (1 B, 1,000 B, 200,000 B: 4 bpages).
-"$srv" --port "$port" > /tmp/interop.$$.srv 2>&1 &
+"$srv" $raw --port "$port" > /tmp/interop.$$.srv 2>&1 &
 pids="$!"
 wait_for /tmp/interop.$$.srv listening
 # A loaded machine can stall a process past the RPC timeout; a step is
@@ -48,7 +60,7 @@ wait_for /tmp/interop.$$.lsrv serving
 for size in 100 300000; do
 	ok=0
 	for try in 1 2 3; do
-		"$cli" --port "$port2" --size "$size" --count 10 && { ok=1; break; }
+		"$cli" $raw --port "$port2" --size "$size" --count 10 && { ok=1; break; }
 		echo "interop: retry $try: echo_client, $size bytes"
 	done
 	[ $ok = 1 ] || { cat /tmp/interop.$$.lsrv; fail "echo_client, $size bytes"; }

@@ -55,10 +55,17 @@ static void test_socket_kinds(void **state)
 	assert_int_equal(getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &v, &len), 0);
 	assert_int_equal(v, IPPROTO_HOMA);
 	assert_int_equal(close(fd), 0);
-	/* Only datagram sockets are Homa sockets. */
+	/* Only datagram sockets are Homa sockets; the kernel refuses a
+	 * stream of protocol 146, and a raw socket of it is a raw socket. */
 	errno = 0;
 	assert_int_equal(socket(AF_INET, SOCK_STREAM, IPPROTO_HOMA), -1);
 	assert_int_equal(errno, EPROTONOSUPPORT);
+	fd = socket(AF_INET, SOCK_RAW, IPPROTO_HOMA);
+	if (fd >= 0) {  /* root only */
+		assert_int_equal(getsockopt(fd, SOL_SOCKET, SO_TYPE, &v, &len), 0);
+		assert_int_equal(v, SOCK_RAW);
+		close(fd);
+	}
 	/* Other protocols are the C library's. */
 	fd = socket(AF_INET, SOCK_DGRAM, 0);
 	assert_true(fd >= 0);
