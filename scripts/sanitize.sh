@@ -52,7 +52,7 @@ run_tests() {
 }
 
 CI_PARTS="src/core;src/util;src/sim;tests/core;tests/sim;tests/hardening"
-TSAN_PARTS="src/core;src/util;src/obs;src/io;src/crypto;src/runtime;tests/runtime;tests/hardening"
+TSAN_PARTS="src/core;src/util;src/obs;src/io;src/crypto;src/runtime;src/shim;tests/runtime;tests/hardening;tests/shim"
 SAN_FLAGS="-fno-sanitize-recover=undefined"
 mkdir -p "$OUT"
 for step in $STEPS; do
@@ -74,7 +74,7 @@ for step in $STEPS; do
 		run_tests asan-ci -E "fuzz_smoke|sanitize" ;;
 	tsan)
 		configure_build tsan clang -DHOMA_SANITIZE=thread "-DHOMA_ONLY=$TSAN_PARTS"
-		run_tests tsan -R "runtime|hardening_rt|hardening_soak" ;;
+		run_tests tsan -R "runtime|hardening_rt|hardening_soak|shim" ;;
 	*)
 		echo "sanitize.sh: unknown step $step" >&2
 		exit 2 ;;

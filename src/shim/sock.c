@@ -138,6 +138,8 @@ int shim_sock_reopen(struct shim_sock *s, uint16_t port)
 	if (s->shut)
 		return ESHUTDOWN;
 	close_handle(s);
+	shim_rpcs_destroy(&s->rpcs);  /* the old socket's RPCs are over */
+	shim_sock_signal(s);
 	pthread_cond_broadcast(&s->cond);
 	return open_handle(s, port);
 }

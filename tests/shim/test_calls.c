@@ -428,6 +428,36 @@ static void test_shutdown(void **state)
 	hs_close(&s);
 }
 
+static void test_rebind_ends_rpcs(void **state)
+{
+	struct hs srv, cli;
+	struct sockaddr_storage to;
+	struct homa_recvmsg_args ra;
+	uint64_t id;
+	int off = 0, on = -1;
+	socklen_t len = sizeof(on);
+	uint16_t port;
+
+	(void)state;
+	hs_open(&srv, AF_INET, hs_min_bpages());
+	hs_open(&cli, AF_INET, hs_min_bpages());
+	to = hs_addr(AF_INET, hs_serve(&srv));
+	assert_int_equal(hs_send(&cli, &to, 0, 1, HOMA_SENDMSG_PRIVATE, "q", 1, &id), 0);
+	/* bind() after traffic opens the socket again: the private RPC is
+	 * over, and waiting for it is EINVAL, not a wait without end. */
+	port = hs_serve(&cli);
+	memset(&ra, 0, sizeof(ra));
+	assert_int_equal(hs_recv(&cli, &ra, id, 0, NULL), -1);
+	assert_int_equal(errno, EINVAL);
+	/* SO_HOMA_SERVER off keeps the port and stops serving. */
+	assert_int_equal(setsockopt(cli.fd, IPPROTO_HOMA, SO_HOMA_SERVER, &off, sizeof(off)), 0);
+	assert_int_equal(port_of(cli.fd), port);
+	assert_int_equal(getsockopt(cli.fd, IPPROTO_HOMA, SO_HOMA_SERVER, &on, &len), 0);
+	assert_int_equal(on, 0);
+	hs_close(&srv);
+	hs_close(&cli);
+}
+
 static void test_info_and_misc(void **state)
 {
 	struct hs srv, cli;
@@ -489,6 +519,7 @@ int main(void)
 		cmocka_unit_test(test_readiness),
 		cmocka_unit_test(test_dup_fcntl),
 		cmocka_unit_test(test_shutdown),
+		cmocka_unit_test(test_rebind_ends_rpcs),
 		cmocka_unit_test(test_info_and_misc),
 	};
 
