@@ -13,7 +13,14 @@ large message (or a wait for buffer space) never stalls other tasks.
 
 Cancelling a task that awaits call() or recv_response(id) aborts that RPC
 (homa_abort()). close() wakes every waiting coroutine with ShutdownError.
-Sockets are threaded-mode sockets; use each from one event loop.
+Use each socket from one event loop.
+
+mode="threaded" (default): the socket's runtime thread moves packets and
+runs the protocol's timers, also while the event loop is busy.
+mode="polled": the event loop itself does (homa_poll() whenever the
+descriptor is readable: packets arrived or a timer is due), which saves a
+thread hand-off per message; a loop that blocks for long delays the
+protocol's retransmissions and grants.
 """
 from __future__ import annotations
 
@@ -50,14 +57,12 @@ class AioRequest(Request):
 
 
 class Socket:
-    """An asyncio Homa socket; arguments as homa.Socket (threaded mode)."""
+    """An asyncio Homa socket; arguments as homa.Socket (mode: see above)."""
 
     def __init__(self, server: bool = False, port: int = 0, driver: str = "udp",
                  **kwargs: Any) -> None:
-        if kwargs.get("mode", "threaded") != "threaded":
-            raise _errors.NotSupportedError(_errors.CODES["HOMA_ENOTSUP"],
-                                            "homa.aio sockets are threaded-mode sockets")
         self._s = _SyncSocket(server, port, driver, **kwargs)
+        self._polled = self._s.mode == "polled"
         self._server = server
         self._loop: Optional[asyncio.AbstractEventLoop] = None
         self._fd = -1
@@ -99,6 +104,9 @@ class Socket:
             return
         if self._loop is not None and self._fd >= 0:
             self._loop.remove_reader(self._fd)
+        # Messages nobody claimed go back now (they would hold the socket).
+        self._ready.clear()
+        self._requests.clear()
         self._s.close()
         self._fail_all(ShutdownError())
 
@@ -127,6 +135,9 @@ class Socket:
     def _on_readable(self) -> None:
         """Take every message waiting and give each to its waiter."""
         flags = lib.HOMA_RECV_RESPONSE | (lib.HOMA_RECV_REQUEST if self._server else 0)
+        if self._polled and not self._s.closed:
+            # Polled mode: this loop moves the packets and runs the timers.
+            lib.homa_poll(self._s._h, 0)
         while not self._s.closed:
             try:
                 m = self._s._recv(flags, 0, 0)

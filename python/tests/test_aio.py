@@ -2,6 +2,7 @@
 """homa.aio: coroutines on the socket's descriptor, many tasks,
 cancellation, timeouts, close while awaiting."""
 import asyncio
+import gc
 import os
 
 import pytest
@@ -35,10 +36,11 @@ def test_call_and_requests():
     run(main())
 
 
-def test_many_concurrent_tasks_and_large():
+@pytest.mark.parametrize("mode", ["threaded", "polled"])
+def test_many_concurrent_tasks_and_large(mode):
     async def main():
-        async with homa.aio.Socket(server=True, bind_addr=LOCAL) as srv, \
-                homa.aio.Socket(bind_addr=LOCAL) as cli:
+        async with homa.aio.Socket(server=True, bind_addr=LOCAL, mode=mode) as srv, \
+                homa.aio.Socket(bind_addr=LOCAL, mode=mode) as cli:
             server = asyncio.create_task(echo_server(srv))
             addr = (LOCAL, srv.port)
             big = os.urandom(1 << 16) * 48          # 3 MiB: sent from the executor
@@ -96,6 +98,33 @@ def test_cancel_aborts_timeout_and_close_while_awaiting():
     run(main())
 
 
-def test_polled_mode_refused():
-    with pytest.raises(homa.NotSupportedError):
-        homa.aio.Socket(mode="polled")
+def test_close_frees_unclaimed_and_passthroughs():
+    """close() gives back messages nobody awaited (the socket is freed at
+    once: its port can be bound again); the plain methods pass through."""
+    async def main():
+        srv = homa.aio.Socket(server=True, bind_addr=LOCAL)
+        with homa.aio.Socket(bind_addr=LOCAL) as cli:
+            addr = (LOCAL, srv.port)
+            assert cli.fileno() >= 0 and cli.io_stats()["tx_packets"] == 0
+            cli.set_settings(timeout_ticks=200)
+            rpc = await cli.send_request(addr, b"a")
+            req = await srv.recv_request(timeout=10)
+            await srv.reply(req.id, b"b")                # Socket.reply
+            other = await cli.send_request(addr, b"c")
+            req2 = await srv.recv_request(timeout=10)
+            req2.abort()                                 # Request.abort: never answered
+            cli.abort(other)
+            with pytest.raises(homa.NotFoundError):
+                cli.recv_partial(rpc + 100, 0, bytearray(4))
+            assert bytes(await cli.recv_response(rpc, timeout=10)) == b"b"
+            assert cli.stats()["client_rpcs_completed"] >= 1
+            await cli.send_request(addr, b"unclaimed")
+            await asyncio.sleep(0.2)                     # a request waits, unclaimed
+            assert srv._requests and srv._s._pins >= 1
+            del req, req2
+            gc.collect()      # futures and wait_for() keep requests in cycles
+            port = srv.port
+            srv.close()
+            assert srv.closed and srv._s._pins == 0
+            homa.Socket(server=True, port=port, bind_addr=LOCAL).close()
+    run(main())
