@@ -6,7 +6,11 @@
 # server on loopback under libhoma-linux.so; homa-bench runs the same
 # workload on the same stack (threaded sockets, UDP driver). Workload:
 # closed loop, one RPC outstanding, SIZE-byte requests and SIZE-byte
-# responses, SECONDS per arm. The arms alternate ROUNDS times.
+# responses, SECONDS per arm. The arms alternate ROUNDS times. cp_node's
+# client runs with --port-receivers 0 (the sending thread waits for each
+# response itself, as homa-bench's client does; CP_CLIENT_OPTS overrides,
+# e.g. CP_CLIENT_OPTS="" for its default separate receiving thread, whose
+# sender spins on the clock while an RPC is outstanding).
 #
 # Per arm: RPCs/s, RTT P50 and P99 (us), CPU per RPC from getrusage of
 # client and server (us), and busy CPU per RPC (wall x CPUs minus the
@@ -24,6 +28,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 printf '127.0.0.1 localhost node0 node1\n' > "$tmp/hosts"
 ncpu=$(nproc)
+cp_client_opts=${CP_CLIENT_OPTS---port-receivers 0}
 
 # idle_s: the machine's idle + iowait seconds so far.
 idle_s() { awk '/^cpu /{print ($5 + $6) / 100}' /proc/stat; }
@@ -59,7 +64,7 @@ run_cp_node() {
 	local name=cp_node_shim_$1
 	measure "$name" \
 		"env LD_PRELOAD=$shim timeout -s INT $((secs + 3)) $cp_node server --first-port 4000" \
-		"env LD_PRELOAD=$shim timeout -s INT $((secs + 1)) $cp_node client --first-port 4000 --workload $size --client-max 1"
+		"env LD_PRELOAD=$shim timeout -s INT $((secs + 1)) $cp_node client --first-port 4000 --workload $size --client-max 1 $cp_client_opts"
 	# Per-second lines; the last holds the CDF of the whole run.
 	local rpcs p50 p99
 	rpcs=$(grep -o 'clients: [0-9.]* Kops/sec' "$tmp/$name.cli.log" | awk '{s += $2 * 1000} END {print s}')
@@ -82,7 +87,7 @@ run_bench() {
 	report "$name" "$rpcs" "$p50" "$p99"
 }
 
-echo "workload: closed loop, 1 outstanding, $size B requests and responses, $secs s per arm, $ncpu CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "workload: closed loop, 1 outstanding, $size B requests and responses, $secs s per arm, $ncpu CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg); cp_node client options: ${cp_client_opts:-none}"
 for r in $(seq 1 "$rounds"); do
 	run_cp_node "$r"
 	run_bench "$r"

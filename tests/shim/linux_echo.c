@@ -8,7 +8,7 @@
  * wire.
  *
  *   linux_echo client PORT SIZE COUNT   requests to 127.0.0.1:PORT, checks echoes
- *   linux_echo server PORT COUNT        answers COUNT requests with their bytes
+ *   linux_echo server PORT [COUNT]      answers COUNT requests (default: no end)
  *
  * The request pattern is echo_client's (byte k of request i is i + 13 k),
  * so either side can check the other. Exit status 0 means every echo
@@ -150,7 +150,7 @@ static int server(int port, int count)
 	printf("linux_echo: serving port %d\n", port);
 	fflush(stdout);
 	memset(&ra, 0, sizeof(ra));
-	for (int i = 0; i < count; i++) {
+	for (int i = 0; count < 0 || i < count; i++) {
 		struct homa_sendmsg_args sa = { 0 };
 		struct sockaddr_in from;
 		ssize_t n = receive(fd, &ra, 0, &from);
@@ -175,8 +175,8 @@ int main(int argc, char **argv)
 {
 	if (argc == 5 && !strcmp(argv[1], "client"))
 		return client(atoi(argv[2]), (size_t)atol(argv[3]), atoi(argv[4])) ? 1 : 0;
-	if (argc == 4 && !strcmp(argv[1], "server"))
-		return server(atoi(argv[2]), atoi(argv[3]));
-	fprintf(stderr, "usage: linux_echo client PORT SIZE COUNT | server PORT COUNT\n");
+	if ((argc == 3 || argc == 4) && !strcmp(argv[1], "server"))
+		return server(atoi(argv[2]), argc == 4 ? atoi(argv[3]) : -1);
+	fprintf(stderr, "usage: linux_echo client PORT SIZE COUNT | server PORT [COUNT]\n");
 	return 2;
 }
