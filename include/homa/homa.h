@@ -183,6 +183,15 @@ struct homa_io_stats {
 	uint64_t send_waits;      /**< sends that waited for buffer space */
 	uint64_t tx_full;         /**< sends that found the kernel's send buffer full */
 	uint64_t tx_deferred;     /**< packets held back by a full send buffer and sent later */
+	/**
+	 * Payload bytes the library copied in user space while sending:
+	 * the application's buffers into the message (homa_send_request(),
+	 * homa_reply()) and the message into packets. Divided by the bytes
+	 * sent, copies per payload byte (the kernel's own copy not counted).
+	 */
+	uint64_t tx_copied_bytes;
+	/** Payload bytes copied from received packets into messages (homa_message_copy() not counted). */
+	uint64_t rx_copied_bytes;
 };
 
 /**

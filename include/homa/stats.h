@@ -69,6 +69,8 @@ struct homa_stats {
 	uint64_t msgs_evicted;                /**< incomplete requests freed to make rx room (all causes) */
 	uint64_t stale_evicted;               /**< of which: silent after their unscheduled bytes, under memory pressure */
 	uint64_t evicted_bytes;               /**< message bytes those requests had received */
+	uint64_t payload_copied_out;          /**< payload bytes copied from messages into packets or engine buffers (sends) */
+	uint64_t payload_copied_in;           /**< payload bytes copied from received packets into messages */
 	uint64_t cutoffs_version;             /**< gauge: current cutoff version */
 	/* gauges */
 	uint64_t active_rpcs;

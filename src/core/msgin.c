@@ -76,6 +76,8 @@ static int write_bytes(homa_engine *e, struct homa_msgin *in, uint32_t off,
 	int err = homa_msg_write(e, in->msg, off, data, len);
 
 	e->rx_buffered += in->msg->charged - before;
+	if (!err)
+		e->st.payload_copied_in += len;
 	return err;
 }
 

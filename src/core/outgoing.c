@@ -52,6 +52,7 @@ static int store_message(homa_engine *e, struct homa_msgout *out, const struct h
 			return 0;
 		}
 	} else if (!homa_msg_fill(e, out->msg, iov, iovcnt)) {
+		e->st.payload_copied_out += len;
 		return 0;
 	}
 	homa_msg_free(e, out->msg);
@@ -331,6 +332,7 @@ int homa_output_data(homa_engine *e, uint64_t now, uint8_t *buf, size_t cap,
 	struct homa_rpc *rpc;
 	struct homa_pkt pkt;
 	uint32_t payload_len = 0;
+	size_t copied;
 	uint8_t prio;
 	int len;
 
@@ -350,7 +352,9 @@ int homa_output_data(homa_engine *e, uint64_t now, uint8_t *buf, size_t cap,
 		pkt.u.data.payload_len = 0;
 	}
 	len = homa_wire_encode(&pkt, buf, cap);
-	len += (int)msgout_copy(&rpc->out, pkt.u.data.offset, buf + len, payload_len);
+	copied = msgout_copy(&rpc->out, pkt.u.data.offset, buf + len, payload_len);
+	e->st.payload_copied_out += copied;
+	len += (int)copied;
 	len = homa_seal(e, &rpc->peer->addr, buf, homa_wire_header_len(pkt.type), (size_t)len,
 		       cap);
 	if (len <= 0) {

@@ -114,6 +114,7 @@ struct homa_rt {
 
 	/* counters not kept by the driver */
 	_Atomic uint64_t wakeups, send_waits;
+	_Atomic uint64_t built_bytes; /**< payload copied into messages by sends (send.c) */
 };
 
 /* lock.c */

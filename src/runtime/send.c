@@ -50,7 +50,10 @@ static int build_message(struct homa_rt *rt, const struct homa_iov *iov, int iov
 	if (len > atomic_load(&rt->max_message))
 		return HOMA_EMSGSIZE;
 	/* malloc'd chunks: the pool's free hook takes them (pool.h) */
-	return homa_msg_build(NULL, iov, iovcnt, msg);
+	err = homa_msg_build(NULL, iov, iovcnt, msg);
+	if (!err)
+		atomic_fetch_add_explicit(&rt->built_bytes, len, memory_order_relaxed);
+	return err;
 }
 
 /**

@@ -340,6 +340,22 @@ int homa_socket_stats(homa_socket *s, struct homa_stats *out)
 }
 
 /**
+ * add_copies() - Fill @out's payload copy counters: the runtime's own
+ * (messages built by sends) and the engine's (read under rt->lock).
+ */
+static void add_copies(struct homa_rt *rt, struct homa_io_stats *out)
+{
+	struct homa_stats st;
+
+	homa_rt_lock(rt);
+	homa_engine_stats(rt->engine, &st);
+	homa_rt_unlock(rt);
+	out->tx_copied_bytes = atomic_load_explicit(&rt->built_bytes, memory_order_relaxed) +
+			       st.payload_copied_out;
+	out->rx_copied_bytes = st.payload_copied_in;
+}
+
+/**
  * homa_io_stats() - See homa.h. The counters are read without a lock, each
  * with an atomic load (homa_io_counter()), while the I/O thread keeps
  * adding to them: each is exact at some moment during the call.
@@ -368,6 +384,7 @@ int homa_io_stats(homa_socket *s, struct homa_io_stats *out)
 		.tx_full = homa_io_counter(&c->tx_full), .tx_deferred = rt->tx_deferred};
 	for (int p = 0; p < HOMA_MAX_PRIORITIES; p++)
 		out->rx_packets_prio[p] = homa_io_counter(&c->rx_prio[p]);
+	add_copies(rt, out);
 	homa_rt_put(rt);
 	return 0;
 }

@@ -17,6 +17,14 @@ for arm in homa tcp; do
         and .[$a].p50_us > 0 and .[$a].p50_us <= .[$a].p99_us and .[$a].p99_us <= .[$a].p999_us' \
     "$out" > /dev/null || { echo "$arm moved no data or has inconsistent percentiles"; jq ".$arm" "$out"; exit 1; }
 done
+# Usage counters: context switches and the machine's busy time always;
+# system calls only where perf tracepoints are allowed (null otherwise);
+# library copies only for Homa, counted, so more than none.
+jq -e '(.homa.ctxsw_per_rpc | type == "number") and (.tcp.ctxsw_per_rpc | type == "number")
+       and .homa.host_cpu_us_per_rpc > 0 and .tcp.host_cpu_us_per_rpc > 0
+       and (.homa.syscalls_per_rpc | type == "number" or type == "null")
+       and .homa.copies_per_byte > 0 and .tcp.copies_per_byte == null' "$out" > /dev/null \
+  || { echo "usage counters missing"; jq '{homa: .homa | del(.main, .bulk, .by_size), tcp: .tcp | del(.main, .bulk, .by_size)}' "$out"; exit 1; }
 if [ "$scen" = rtt ]; then
   jq -e '(.udp_floor.p50_us | type == "number") and (.udp_floor.p99_us | type == "number")
          and .udp_floor.p50_us > 0' "$out" > /dev/null || { echo "udp_floor missing"; exit 1; }

@@ -92,11 +92,45 @@ static void bench_stats_compute__buckets_and_slowdown(void **state)
 	homa_lat_free(&r.lat);
 }
 
+/** System calls, context switches, copies per byte and busy time from the usage counters. */
+static void bench_stats_compute__usage(void **state)
+{
+	struct bench_result r;
+	struct bench_stats st;
+
+	(void)state;
+	make_run(&r);
+	r.server_rpcs = 1100;
+	r.client_use = (struct bench_usage){ 2200, 1100, 5500, 2 * (int64_t)r.bytes };
+	r.server_use = (struct bench_usage){ 1100, 2200, 3300, (int64_t)r.bytes };
+	r.host_busy_us = 11000;
+	assert_int_equal(bench_stats_compute(&r, NULL, NULL, 1416, &st), 0);
+	assert_true(st.syscalls_per_rpc == 8);
+	assert_true(st.ctxsw_per_rpc == 3);
+	assert_true(fabs(st.client_copies_per_byte - 2) < 1e-12);
+	assert_true(fabs(st.server_copies_per_byte - 1) < 1e-12);
+	assert_true(st.host_cpu_us_per_rpc == 10);
+	r.server_use.syscalls = -1;  /* unknown on one side: unknown */
+	r.client_use.copied = -1;
+	r.host_busy_us = -1;
+	assert_int_equal(bench_stats_compute(&r, NULL, NULL, 1416, &st), 0);
+	assert_true(st.syscalls_per_rpc < 0 && st.client_copies_per_byte < 0);
+	assert_true(st.host_cpu_us_per_rpc < 0 && st.ctxsw_per_rpc == 3);
+
+	struct bench_usage a = { 10, 20, 30, 40 }, b = { 15, 25, 35, -1 }, d;
+	bench_usage_sub(&a, &b, &d);
+	assert_true(d.cpu_us == 5 && d.ctxsw == 5 && d.syscalls == 5 && d.copied == -1);
+	bench_usage_add(&a, &b);
+	assert_true(a.cpu_us == 25 && a.copied == -1);
+	homa_lat_free(&r.lat);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(bench_stats_compute__rates_and_cpu),
 		cmocka_unit_test(bench_stats_compute__buckets_and_slowdown),
+		cmocka_unit_test(bench_stats_compute__usage),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

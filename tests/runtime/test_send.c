@@ -200,11 +200,46 @@ static void homa_reply__copies_without_the_socket_lock(void **state)
 	munmap(guarded, guarded_len);
 }
 
+/**
+ * homa_io_stats__payload_copies() - The copy counters are exact: a
+ * request of N bytes is copied once into the message and once into
+ * packets at the sender (plus any retransmitted bytes), and once from
+ * packets into the message at the receiver.
+ */
+static void homa_io_stats__payload_copies(void **state)
+{
+	enum { N = 300000 };
+	homa_socket *cli, *srv;
+	struct homa_io_stats ci, si;
+	struct homa_stats cs;
+	uint8_t *buf = malloc(N);
+	uint64_t cid;
+
+	(void)state;
+	assert_non_null(buf);
+	test_fill(buf, N, 7);
+	assert_int_equal(test_open(&srv, HOMA_DRIVER_UDP, HOMA_MODE_THREADED, true, 0, NULL), 0);
+	assert_int_equal(test_open(&cli, HOMA_DRIVER_UDP, HOMA_MODE_THREADED, false, 0, NULL), 0);
+	assert_int_equal(homa_io_stats(cli, &ci), 0);
+	assert_int_equal(ci.tx_copied_bytes + ci.rx_copied_bytes, 0);
+	request(cli, srv, buf, N, &cid);
+	assert_int_equal(homa_io_stats(cli, &ci), 0);
+	assert_int_equal(homa_socket_stats(cli, &cs), 0);
+	assert_int_equal(homa_io_stats(srv, &si), 0);
+	assert_int_equal(ci.tx_copied_bytes, 2 * (uint64_t)N + cs.retransmitted_bytes);
+	assert_int_equal(si.rx_copied_bytes, N);
+	assert_int_equal(si.tx_copied_bytes, 0);
+	homa_close(cli);
+	homa_close(srv);
+	free(buf);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(homa_send__iov_lengths_that_wrap),
 		cmocka_unit_test(homa_reply__copies_without_the_socket_lock),
+		cmocka_unit_test(homa_io_stats__payload_copies),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

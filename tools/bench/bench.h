@@ -14,6 +14,7 @@
 #include <sys/socket.h>
 #include <time.h>
 
+#include "usage.h"
 #include "util/latency.h"
 #include "util/slowdown.h"
 #include "util/workload.h"
@@ -186,6 +187,9 @@ struct bench_result {
 	int64_t client_cpu_us;   /**< this process's CPU in the window */
 	int64_t server_cpu_us;   /**< servers' CPU in the window (-1: unknown) */
 	uint64_t server_rpcs;    /**< RPCs the servers answered in the window */
+	struct bench_usage client_use; /**< this process's usage in the window */
+	struct bench_usage server_use; /**< the servers' usage in the window (cpu_us -1: unknown) */
+	int64_t host_busy_us;    /**< the machine's busy time in the window: wall x CPUs - idle (-1: unknown) */
 	struct bench_proto proto; /**< the client socket's counters, whole run */
 };
 

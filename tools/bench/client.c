@@ -39,7 +39,7 @@ struct srv_snap {
 	pthread_t th;
 	bool started;
 	int rc;             /**< 0, or HOMA_EIO if a server did not answer */
-	int64_t cpu;
+	struct bench_usage use; /**< summed over the servers */
 	uint64_t rpcs;
 };
 
@@ -55,24 +55,26 @@ struct run {
 	size_t nslots, nfree, busy;
 	struct homa_rng rng;
 	uint64_t warm_end, end;
-	int64_t cpu0;
+	struct bench_usage use0;   /**< this process at the window's start */
+	struct homa_host_cpu host0; /**< the machine at the window's start */
+	bool have_host0;
 	struct srv_snap snap[2]; /**< servers' CPU at the window's start and end */
 	int fatal;
 };
 
-/** ctl_sum() - Sum CPU and RPCs over all servers. Return: 0 or HOMA_EIO. */
-static int ctl_sum(struct run *r, int64_t *cpu, uint64_t *rpcs)
+/** ctl_sum() - Sum usage and RPCs over all servers. Return: 0 or HOMA_EIO. */
+static int ctl_sum(struct run *r, struct bench_usage *use, uint64_t *rpcs)
 {
-	*cpu = 0;
+	*use = (struct bench_usage){ 0, 0, 0, 0 };
 	*rpcs = 0;
 	if (!r->load->ctl_ports)
 		return HOMA_EIO;
 	for (size_t i = 0; i < r->cfg->nservers; i++) {
-		int64_t c;
+		struct bench_usage u;
 		uint64_t n;
-		if (bench_ctl_query(&r->cfg->servers[i], r->load->ctl_ports[i], &c, &n))
+		if (bench_ctl_query(&r->cfg->servers[i], r->load->ctl_ports[i], &u, &n))
 			return HOMA_EIO;
-		*cpu += c;
+		bench_usage_add(use, &u);
 		*rpcs += n;
 	}
 	return 0;
@@ -152,7 +154,7 @@ static void *snap_main(void *arg)
 {
 	struct srv_snap *sn = arg;
 
-	sn->rc = ctl_sum(sn->r, &sn->cpu, &sn->rpcs);
+	sn->rc = ctl_sum(sn->r, &sn->use, &sn->rpcs);
 	return NULL;
 }
 
@@ -171,17 +173,25 @@ static void snap_start(struct run *r, int i)
 		      pthread_create(&sn->th, NULL, snap_main, sn) == 0;
 }
 
-/** begin_window() - Snapshot CPU counters as measurement starts. */
+/** begin_window() - Snapshot usage counters as measurement starts. */
 static void begin_window(struct run *r)
 {
-	r->cpu0 = homa_cpu_now_us(HOMA_CPU_PROCESS);
+	r->have_host0 = homa_host_cpu_snap(&r->host0) == 0;
+	bench_usage_now(&r->use0);
 	snap_start(r, 0);
 }
 
-/** end_window() - Snapshot CPU counters as measurement ends. */
+/** end_window() - Snapshot usage counters as measurement ends. */
 static void end_window(struct run *r)
 {
-	r->res->client_cpu_us = homa_cpu_now_us(HOMA_CPU_PROCESS) - r->cpu0;
+	struct bench_usage now;
+	struct homa_host_cpu host1;
+
+	bench_usage_now(&now);
+	bench_usage_sub(&r->use0, &now, &r->res->client_use);
+	r->res->client_cpu_us = r->res->client_use.cpu_us;
+	r->res->host_busy_us = r->have_host0 && homa_host_cpu_snap(&host1) == 0
+			       ? (int64_t)homa_host_busy_us(&r->host0, &host1) : -1;
 	snap_start(r, 1);
 }
 
@@ -195,8 +205,10 @@ static void servers_cpu(struct run *r)
 		if (r->snap[i].started)
 			pthread_join(r->snap[i].th, NULL);
 	r->res->server_cpu_us = -1;
+	r->res->server_use = (struct bench_usage){ -1, -1, -1, -1 };
 	if (r->snap[0].rc == 0 && r->snap[1].rc == 0) {
-		r->res->server_cpu_us = r->snap[1].cpu - r->snap[0].cpu;
+		bench_usage_sub(&r->snap[0].use, &r->snap[1].use, &r->res->server_use);
+		r->res->server_cpu_us = r->res->server_use.cpu_us;
 		r->res->server_rpcs = r->snap[1].rpcs - r->snap[0].rpcs;
 	}
 }
@@ -286,6 +298,8 @@ int bench_client_run(const struct bench_client_ops *ops, const struct bench_tr_c
 	 * which the thread's default timer slack (50 us) would make late.
 	 */
 	prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
+	bench_usage_init(); /* before the transport's threads; else syscalls are unknown */
+	res->host_busy_us = -1;
 	rc = ops->open(&r.ctx, cfg);
 	if (rc)
 		goto out;

@@ -45,6 +45,28 @@ static void row(FILE *f, const char *what, double h, double t, double u)
 	fprintf(f, "\n");
 }
 
+/**
+ * usage_rows() - The machine's busy time, system calls and context
+ * switches per RPC, and the library's copies per payload byte (Homa
+ * only: the other arms' user-space code copies nothing it counts).
+ * @u: the UDP floor's arm, or NULL.
+ */
+static void usage_rows(FILE *f, const struct scen_arm *h, const struct scen_arm *t,
+		       const struct scen_arm *u)
+{
+	double nan = NAN;
+
+	row(f, "machine busy CPU per RPC (us)", h->host_us_per_rpc, t->host_us_per_rpc,
+	    u ? u->host_us_per_rpc : nan);
+	row(f, "system calls per RPC", h->syscalls_per_rpc, t->syscalls_per_rpc,
+	    u ? u->syscalls_per_rpc : nan);
+	row(f, "context switches per RPC", h->ctxsw_per_rpc, t->ctxsw_per_rpc,
+	    u ? u->ctxsw_per_rpc : nan);
+	fprintf(f, "  %-34s", "library copies per payload byte");
+	cell(f, 10, h->copies_per_byte);
+	fprintf(f, " %10s\n", "-");
+}
+
 /** print_scen() - The table of one scenario on @f. */
 static void print_scen(FILE *f, const struct scen *s, double dur)
 {
@@ -64,6 +86,7 @@ static void print_scen(FILE *f, const struct scen *s, double dur)
 		row(f, "1 stream: P50 per 500 KB RPC (us)", h->st.lat_us.p50, t->st.lat_us.p50, nan);
 		row(f, "4 streams: goodput (Gbps)", h->extra.gbps, t->extra.gbps, nan);
 		row(f, "CPU per RPC, 1 stream (us)", h->cpu_us_per_rpc, t->cpu_us_per_rpc, nan);
+		usage_rows(f, h, t, NULL);
 		return;
 	}
 	const char *p = !strcmp(s->name, "mixed") ? "lookup " : "";
@@ -96,6 +119,7 @@ static void print_scen(FILE *f, const struct scen *s, double dur)
 	if (!strcmp(s->name, "rate"))
 		row(f, "RPCs per CPU-second", ratio(1e6, h->cpu_us_per_rpc),
 		    ratio(1e6, t->cpu_us_per_rpc), nan);
+	usage_rows(f, h, t, udp ? u : NULL);
 }
 
 /** json_arm() - The object of one arm. */
@@ -111,6 +135,14 @@ static void json_arm(struct homa_json *j, const struct scen *s, const struct sce
 	homa_json_kv_num(j, "gbps", a->rc ? NAN : a->gbps);
 	homa_json_kv_num(j, "rpcs_per_sec", a->rc ? NAN : a->rpcs_per_sec);
 	homa_json_kv_num(j, "cpu_us_per_rpc", a->rc ? NAN : a->cpu_us_per_rpc);
+	homa_json_kv_num(j, "host_cpu_us_per_rpc", a->rc || a->host_us_per_rpc < 0 ? NAN
+			 : a->host_us_per_rpc);
+	homa_json_kv_num(j, "syscalls_per_rpc", a->rc || a->syscalls_per_rpc < 0 ? NAN
+			 : a->syscalls_per_rpc);
+	homa_json_kv_num(j, "ctxsw_per_rpc", a->rc || a->ctxsw_per_rpc < 0 ? NAN
+			 : a->ctxsw_per_rpc);
+	homa_json_kv_num(j, "copies_per_byte", a->rc || a->copies_per_byte < 0 ? NAN
+			 : a->copies_per_byte);
 	if (!a->rc) {
 		homa_json_key(j, "main");
 		homa_json_object(j);
@@ -160,6 +192,9 @@ static void json_scen(struct homa_json *j, const struct scen *s, double dur)
 	homa_json_kv_num(j, "gbps", ratio(h->gbps, t->gbps));
 	homa_json_kv_num(j, "rpcs_per_sec", ratio(h->rpcs_per_sec, t->rpcs_per_sec));
 	homa_json_kv_num(j, "cpu_us_per_rpc", ratio(h->cpu_us_per_rpc, t->cpu_us_per_rpc));
+	homa_json_kv_num(j, "host_cpu_us_per_rpc", ratio(h->host_us_per_rpc, t->host_us_per_rpc));
+	homa_json_kv_num(j, "syscalls_per_rpc", ratio(h->syscalls_per_rpc, t->syscalls_per_rpc));
+	homa_json_kv_num(j, "ctxsw_per_rpc", ratio(h->ctxsw_per_rpc, t->ctxsw_per_rpc));
 	if (s->extra_key && !strcmp(s->extra_key, "four_streams"))
 		homa_json_kv_num(j, "gbps_four_streams", ratio(h->extra.gbps, t->extra.gbps));
 	homa_json_end(j);

@@ -14,7 +14,6 @@
 #include <unistd.h>
 
 #include "homa/errors.h"
-#include "util/cpu.h"
 
 int bench_ready_fd = -1;
 static atomic_ulong served;
@@ -57,10 +56,14 @@ static void ctl_answer(int fd)
 		line[got] = 0;
 		char *nl;
 		while ((nl = strchr(line, '\n'))) {
-			char out[64];
-			int n = snprintf(out, sizeof(out), "%lld %lu\n",
-					 (long long)homa_cpu_now_us(HOMA_CPU_PROCESS),
-					 atomic_load(&served));
+			char out[128];
+			struct bench_usage u;
+
+			bench_usage_now(&u);
+			int n = snprintf(out, sizeof(out), "%lld %lu %lld %lld %lld\n",
+					 (long long)u.cpu_us, atomic_load(&served),
+					 (long long)u.ctxsw, (long long)u.syscalls,
+					 (long long)u.copied);
 			if (write(fd, out, (size_t)n) != n)
 				return;
 			memmove(line, nl + 1, strlen(nl + 1) + 1);
@@ -147,14 +150,14 @@ void bench_ctl_join(void)
 	ctl_fd = -1;
 }
 
-int bench_ctl_query(const struct sockaddr_storage *ss, int port, int64_t *cpu_us,
+int bench_ctl_query(const struct sockaddr_storage *ss, int port, struct bench_usage *use,
 		    uint64_t *rpcs)
 {
 	struct sockaddr_storage a = *ss;
 	socklen_t len = a.ss_family == AF_INET6 ? sizeof(struct sockaddr_in6)
 						 : sizeof(struct sockaddr_in);
-	char buf[64];
-	long long cpu;
+	char buf[128];
+	long long cpu, sw = -1, sys = -1, cp = -1;
 	unsigned long n;
 	int rc = HOMA_EIO;
 
@@ -173,8 +176,8 @@ int bench_ctl_query(const struct sockaddr_storage *ss, int port, int64_t *cpu_us
 		ssize_t r = read(fd, buf, sizeof(buf) - 1);
 		if (r > 0) {
 			buf[r] = 0;
-			if (sscanf(buf, "%lld %lu", &cpu, &n) == 2) {
-				*cpu_us = cpu;
+			if (sscanf(buf, "%lld %lu %lld %lld %lld", &cpu, &n, &sw, &sys, &cp) >= 2) {
+				*use = (struct bench_usage){ cpu, sw, sys, cp };
 				*rpcs = n;
 				rc = 0;
 			}

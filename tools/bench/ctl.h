@@ -4,8 +4,9 @@
  * The control exchange between a homa-bench client and its servers: each
  * server listens on a TCP control port (data port + 1 unless
  * --ctl-port says otherwise) and answers the line "stat" with
- * "CPU_US RPCS": its process CPU time (getrusage) and RPCs answered so
- * far. A client asks at the start and the end of its measurement window
+ * "CPU_US RPCS CTXSW SYSCALLS COPIED": its process CPU time (getrusage),
+ * RPCs answered so far, context switches, system calls and the payload
+ * bytes the Homa library copied (usage.h; -1 where unknown). A client asks at the start and the end of its measurement window
  * and reports the difference as the servers' CPU.
  */
 #ifndef HOMA_BENCH_CTL_H
@@ -36,9 +37,9 @@ void bench_ctl_join(void);
 
 /**
  * bench_ctl_query() - Ask the server at @ss (its data address) on
- * control port @port. Return: 0 with @cpu_us and @rpcs set, or HOMA_EIO.
+ * control port @port. Return: 0 with @use and @rpcs set, or HOMA_EIO.
  */
-int bench_ctl_query(const struct sockaddr_storage *ss, int port, int64_t *cpu_us,
+int bench_ctl_query(const struct sockaddr_storage *ss, int port, struct bench_usage *use,
 		    uint64_t *rpcs);
 
 #endif

@@ -47,6 +47,10 @@ int bench_result_merge(struct bench_result *dst, const struct bench_result *src)
 	dst->secs += src->secs;
 	dst->client_cpu_us += src->client_cpu_us;
 	dst->server_rpcs += src->server_rpcs;
+	bench_usage_add(&dst->client_use, &src->client_use);
+	bench_usage_add(&dst->server_use, &src->server_use);
+	dst->host_busy_us = dst->host_busy_us < 0 || src->host_busy_us < 0
+			    ? -1 : dst->host_busy_us + src->host_busy_us;
 	proto_merge(&dst->proto, &src->proto);
 	if (dst->server_cpu_us < 0 || src->server_cpu_us < 0)
 		dst->server_cpu_us = -1;
@@ -93,6 +97,36 @@ static int fill_buckets(const struct bench_result *res, const struct homa_bucket
 	return 0;
 }
 
+/** per() - @v / @n, or -1 if @v is unknown (negative). */
+static double per(int64_t v, double n)
+{
+	return v < 0 ? -1 : (double)v / n;
+}
+
+/** sum_known() - @a + @b, or -1 if either is unknown. */
+static double sum_known(double a, double b)
+{
+	return a < 0 || b < 0 ? -1 : a + b;
+}
+
+/**
+ * usage_compute() - Per-RPC system calls and context switches (client
+ * per RPC completed @n, servers per RPC answered @sn), copies per payload
+ * byte on each side, and the machine's busy time per RPC.
+ */
+static void usage_compute(const struct bench_result *res, double n, double sn,
+			  struct bench_stats *st)
+{
+	const struct bench_usage *c = &res->client_use, *s = &res->server_use;
+	double bytes_per_rpc = res->rpcs ? (double)res->bytes / (double)res->rpcs : 0;
+
+	st->host_cpu_us_per_rpc = per(res->host_busy_us, n);
+	st->syscalls_per_rpc = sum_known(per(c->syscalls, n), per(s->syscalls, sn));
+	st->ctxsw_per_rpc = sum_known(per(c->ctxsw, n), per(s->ctxsw, sn));
+	st->client_copies_per_byte = bytes_per_rpc > 0 ? per(c->copied, n * bytes_per_rpc) : -1;
+	st->server_copies_per_byte = bytes_per_rpc > 0 ? per(s->copied, sn * bytes_per_rpc) : -1;
+}
+
 int bench_stats_compute(const struct bench_result *res, const struct homa_buckets *bk,
 			const struct homa_baseline *bl, uint32_t short_max,
 			struct bench_stats *st)
@@ -117,6 +151,7 @@ int bench_stats_compute(const struct bench_result *res, const struct homa_bucket
 	st->server_cpu_us_per_rpc = res->server_cpu_us >= 0 ? (double)res->server_cpu_us / sn : -1;
 	st->cpu_us_per_rpc = st->client_cpu_us_per_rpc +
 			     (st->server_cpu_us_per_rpc > 0 ? st->server_cpu_us_per_rpc : 0);
+	usage_compute(res, n, sn, st);
 	st->have_slow = bl && bl->n > 0;
 	if (st->have_slow) {
 		struct homa_summary s;
@@ -197,6 +232,14 @@ void bench_stats_json(struct homa_json *j, const struct bench_stats *st)
 		homa_json_num(j, st->server_cpu_us_per_rpc);
 	else
 		homa_json_null(j);
+	homa_json_kv_num(j, "host_cpu_us_per_rpc", st->host_cpu_us_per_rpc < 0 ? NAN
+			 : st->host_cpu_us_per_rpc);
+	homa_json_kv_num(j, "syscalls_per_rpc", st->syscalls_per_rpc < 0 ? NAN : st->syscalls_per_rpc);
+	homa_json_kv_num(j, "ctxsw_per_rpc", st->ctxsw_per_rpc < 0 ? NAN : st->ctxsw_per_rpc);
+	homa_json_kv_num(j, "client_copies_per_byte", st->client_copies_per_byte < 0 ? NAN
+			 : st->client_copies_per_byte);
+	homa_json_kv_num(j, "server_copies_per_byte", st->server_copies_per_byte < 0 ? NAN
+			 : st->server_copies_per_byte);
 	homa_json_key(j, "rpcs");
 	homa_json_int(j, (int64_t)st->rpcs);
 	homa_json_key(j, "errors");
@@ -244,6 +287,14 @@ void bench_stats_print(FILE *f, const char *label, const struct bench_stats *st)
 	else
 		fprintf(f, "  CPU us per RPC: client %.2f (server unknown)\n",
 			st->client_cpu_us_per_rpc);
+	if (st->host_cpu_us_per_rpc >= 0)
+		fprintf(f, "  machine busy us per RPC: %.2f\n", st->host_cpu_us_per_rpc);
+	if (st->syscalls_per_rpc >= 0 || st->ctxsw_per_rpc >= 0)
+		fprintf(f, "  per RPC: %.2f system calls, %.2f context switches (client + server)\n",
+			st->syscalls_per_rpc, st->ctxsw_per_rpc);
+	if (st->client_copies_per_byte >= 0)
+		fprintf(f, "  library payload copies per byte: client %.2f, server %.2f\n",
+			st->client_copies_per_byte, st->server_copies_per_byte);
 	if (st->have_slow && st->short_count)
 		fprintf(f, "  one-packet messages: slowdown P50 %.2f  P99 %.2f (%zu RPCs)\n",
 			st->short_p50_slow, st->short_p99_slow, st->short_count);

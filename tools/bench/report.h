@@ -29,6 +29,11 @@ struct bench_stats {
 	double client_cpu_us_per_rpc;
 	double server_cpu_us_per_rpc; /**< servers' CPU / RPCs they answered; < 0: unknown */
 	double cpu_us_per_rpc;        /**< client + server (client only if unknown) */
+	double host_cpu_us_per_rpc;   /**< the machine's busy time / RPCs (< 0: unknown) */
+	double syscalls_per_rpc;      /**< client + server system calls / RPCs (< 0: unknown) */
+	double ctxsw_per_rpc;         /**< client + server context switches / RPCs (< 0: unknown) */
+	double client_copies_per_byte; /**< library payload copies / payload byte, client (< 0: unknown) */
+	double server_copies_per_byte; /**< the same, server */
 	uint64_t rpcs, errors, skipped, unfinished;
 	int have_slow;
 	double short_p50_slow, short_p99_slow; /**< messages that fit one packet */

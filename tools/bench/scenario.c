@@ -235,6 +235,46 @@ static void headline(struct scen_arm *a)
 	a->gbps = a->st.gbps;
 	a->rpcs_per_sec = a->st.rpcs_per_sec;
 	a->cpu_us_per_rpc = a->st.cpu_us_per_rpc;
+	a->host_us_per_rpc = a->st.host_cpu_us_per_rpc;
+	a->syscalls_per_rpc = a->st.syscalls_per_rpc;
+	a->ctxsw_per_rpc = a->st.ctxsw_per_rpc;
+	a->copies_per_byte = a->st.client_copies_per_byte < 0 || a->st.server_copies_per_byte < 0
+			     ? -1 : a->st.client_copies_per_byte + a->st.server_copies_per_byte;
+}
+
+/**
+ * mixed_total() - One usage figure over both mixed clients: their own
+ * counts @lookup_c and @bulk_c plus the server's count @srv over the
+ * lookups' window scaled to @n RPCs by its answered RPCs @srv_rpcs.
+ * Return: the total, or -1 if any part is unknown.
+ */
+static double mixed_total(int64_t lookup_c, int64_t bulk_c, int64_t srv, uint64_t srv_rpcs,
+			  double n)
+{
+	if (lookup_c < 0 || bulk_c < 0 || srv < 0 || !srv_rpcs)
+		return -1;
+	return (double)lookup_c + (double)bulk_c + (double)srv / (double)srv_rpcs * n;
+}
+
+/** mixed_usage() - Headline usage figures of a mixed arm (both clients and the server). */
+static void mixed_usage(const struct arm_raw *raw, struct scen_arm *a)
+{
+	const struct bench_result *m = &raw->main, *b = &raw->extra;
+	double n = (double)(m->rpcs + b->rpcs), bytes = (double)(m->bytes + b->bytes);
+	double sys = mixed_total(m->client_use.syscalls, b->client_use.syscalls,
+				 m->server_use.syscalls, m->server_rpcs, n);
+	double sw = mixed_total(m->client_use.ctxsw, b->client_use.ctxsw, m->server_use.ctxsw,
+				m->server_rpcs, n);
+	double cp = mixed_total(m->client_use.copied, b->client_use.copied,
+				m->server_use.copied, m->server_rpcs, n);
+	/* the lookups' window lies inside the bulk client's: count bulk RPCs in it */
+	double in_win = (double)m->rpcs + (b->secs > 0 ? (double)b->rpcs * m->secs / b->secs : 0);
+
+	a->syscalls_per_rpc = n > 0 && sys >= 0 ? sys / n : -1;
+	a->ctxsw_per_rpc = n > 0 && sw >= 0 ? sw / n : -1;
+	a->copies_per_byte = bytes > 0 && cp >= 0 ? cp / bytes : -1;
+	a->host_us_per_rpc = in_win > 0 && m->host_busy_us >= 0 ? (double)m->host_busy_us / in_win
+								  : -1;
 }
 
 /** mixed_figures() - Stats of one mixed arm against the shared baseline @bl. */
@@ -266,6 +306,7 @@ static int mixed_figures(struct arm_raw *raw, const struct homa_baseline *bl,
 	double srv = a->st.server_cpu_us_per_rpc > 0 ? a->st.server_cpu_us_per_rpc * n : 0;
 	a->cpu_us_per_rpc = n > 0 ? ((double)raw->main.client_cpu_us +
 				     (double)raw->extra.client_cpu_us + srv) / n : 0;
+	mixed_usage(raw, a);
 	return 0;
 }
 

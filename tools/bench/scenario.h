@@ -21,6 +21,10 @@ struct scen_arm {
 	struct bench_stats extra;  /**< throughput: 4 streams; mixed: bulk */
 	struct bench_stats by_size;/**< mixed: lookups and bulk together */
 	double gbps, rpcs_per_sec, cpu_us_per_rpc; /**< headline figures */
+	/** Headline usage per RPC (-1: unknown): the machine's busy time,
+	 *  system calls and context switches (client + server), and the
+	 *  library's payload copies per payload byte (both sides). */
+	double host_us_per_rpc, syscalls_per_rpc, ctxsw_per_rpc, copies_per_byte;
 };
 
 /** One scenario's results. */

@@ -5,6 +5,7 @@
 
 #include "bench.h"
 #include "ctl.h"
+#include "usage.h"
 
 /** on_signal() - SIGINT/SIGTERM: ask every loop to stop. */
 static void on_signal(int sig)
@@ -27,6 +28,7 @@ int bench_serve(const struct bench_opts *o)
 {
 	int rc = 0;
 
+	bench_usage_init(); /* before any thread; without it syscalls are unknown */
 	if (o->ctl_port != -1)
 		rc = bench_ctl_start(o);
 	if (rc)

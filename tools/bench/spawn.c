@@ -20,7 +20,8 @@ struct job_hdr {
 	int rc;
 	uint64_t rpcs, bytes, errors, skipped, unfinished, server_rpcs, nsamples;
 	double secs;
-	int64_t client_cpu_us, server_cpu_us;
+	int64_t client_cpu_us, server_cpu_us, host_busy_us;
+	struct bench_usage client_use, server_use;
 };
 
 int bench_spawn_server(const struct bench_opts *o, enum bench_transport t, uint16_t port,
@@ -188,6 +189,8 @@ int bench_spawn_job(const struct bench_job *j, struct bench_child *c)
 			.skipped = res.skipped, .unfinished = res.unfinished,
 			.server_rpcs = res.server_rpcs, .nsamples = res.lat.n, .secs = res.secs,
 			.client_cpu_us = res.client_cpu_us, .server_cpu_us = res.server_cpu_us,
+			.host_busy_us = res.host_busy_us, .client_use = res.client_use,
+			.server_use = res.server_use,
 		};
 		int bad = write_all(p[1], &h, sizeof(h)) ||
 			  write_all(p[1], res.lat.v, res.lat.n * sizeof(*res.lat.v));
@@ -219,6 +222,9 @@ int bench_collect_job(struct bench_child *c, struct bench_result *res)
 		res->secs = h.secs;
 		res->client_cpu_us = h.client_cpu_us;
 		res->server_cpu_us = h.server_cpu_us;
+		res->host_busy_us = h.host_busy_us;
+		res->client_use = h.client_use;
+		res->server_use = h.server_use;
 		res->lat.v = malloc((h.nsamples ? h.nsamples : 1) * sizeof(*res->lat.v));
 		if (!res->lat.v || read_all(c->fd, res->lat.v, h.nsamples * sizeof(*res->lat.v), deadline))
 			rc = HOMA_EIO;

@@ -8,6 +8,7 @@
 #include <endian.h>
 #include <netinet/in.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,6 +71,27 @@ void bench_homa_settings(const struct bench_homa_knobs *k, struct homa_settings 
 	}
 }
 
+/** The process's Homa socket whose copies usage.c reports (one per process). */
+static homa_socket *_Atomic counted;
+
+/** copied_bytes() - Payload bytes the library copied for the counted socket, or -1. */
+static int64_t copied_bytes(void)
+{
+	struct homa_io_stats io;
+	homa_socket *s = atomic_load(&counted);
+
+	if (!s || homa_io_stats(s, &io))
+		return -1;
+	return (int64_t)(io.tx_copied_bytes + io.rx_copied_bytes);
+}
+
+/** count_copies() - Report @s's copies in this process's usage (NULL: stop). */
+static void count_copies(homa_socket *s)
+{
+	atomic_store(&counted, s);
+	bench_usage_copied_source(s ? copied_bytes : NULL);
+}
+
 /** open_socket() - homa_open() with the bench's driver, mode and settings. */
 static int open_socket(homa_socket **s, const struct homa_arm_cfg *a, bool server,
 		       const char *bind, uint16_t port)
@@ -88,6 +110,8 @@ static int open_socket(homa_socket **s, const struct homa_arm_cfg *a, bool serve
 	o.pcap_path = a->pcap;
 	o.metrics_port = a->metrics_port;
 	int rc = homa_open(s, &o);
+	if (!rc)
+		count_copies(*s);
 	if (rc) {
 		char obs[64] = "";
 
@@ -198,6 +222,7 @@ static void homa_client_close(void *ctx)
 {
 	struct homa_client *c = ctx;
 
+	count_copies(NULL);
 	homa_close(c->s);
 	free(c);
 }
@@ -260,6 +285,7 @@ int bench_homa_server(const struct bench_opts *o)
 
 	proto_of(s, &p);
 	bench_proto_print(stderr, "homa-bench server", &p);
+	count_copies(NULL);
 	homa_close(s);
 	return 0;
 }
