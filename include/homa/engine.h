@@ -26,8 +26,10 @@
 #include <stdint.h>
 
 #include "homa/errors.h"
+#include "homa/iov.h"
 #include "homa/settings.h"
 #include "homa/stats.h"
+#include "homa/wire.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -89,12 +91,6 @@ struct homa_packet_hooks {
 	void *ctx;
 	int (*seal_to)(void *ctx, const homa_addr *dst, uint8_t *pkt, size_t hdr_len,
 		       size_t len, size_t cap);
-};
-
-/** Gather element for outgoing messages. */
-struct homa_iov {
-	const void *base;
-	size_t len;
 };
 
 /** Everything the caller needs to put a packet on the wire. */

@@ -64,9 +64,9 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
-#include "homa/engine.h"
 #include "homa/errors.h"
-#include "homa/obs.h"
+#include "homa/iov.h"
+#include "homa/pcap_opts.h"
 #include "homa/settings.h"
 #include "homa/stats.h"
 

@@ -19,6 +19,7 @@
 
 #include "homa/engine.h"
 #include "homa/errors.h"
+#include "homa/pcap_opts.h"
 #include "homa/stats.h"
 
 #ifdef __cplusplus
@@ -191,14 +192,6 @@ enum homa_pcap_transport {
 enum homa_pcap_dir {
 	HOMA_PCAP_TX = 0,
 	HOMA_PCAP_RX = 1,
-};
-
-/** Options of homa_pcap_open(). Zeroed fields take the defaults. */
-struct homa_pcap_opts {
-	uint64_t max_bytes;    /**< rotate when a file would exceed this (0 = never) */
-	uint32_t keep_files;   /**< files kept including the current one (default 4) */
-	uint32_t sample_every; /**< write 1 packet in N (default 1 = all) */
-	uint32_t snaplen;      /**< bytes kept of each packet, IP header included (default 65535, min 128: every Homa header fits) */
 };
 
 /** Counts kept by a capture. */

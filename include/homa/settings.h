@@ -1,10 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /**
  * @file settings.h
- * Every tunable of the protocol engine in one versioned struct. Fill it
- * with homa_settings_default(), change what you need, and pass it to
- * homa_engine_new() or homa_engine_set_settings() (which applies it at run
- * time). homa_settings_validate() says what is wrong with a struct.
+ * Every tunable of the protocol engine in one struct. Fill it with
+ * homa_settings_default(), change what you need, and pass it to
+ * homa_open() (opts.settings), homa_set_settings(), homa_engine_new() or
+ * homa_engine_set_settings() (the last two apply it at run time).
+ * homa_settings_validate() says what is wrong with a struct.
+ *
+ * Versioned by size: the first field, size, holds sizeof(struct
+ * homa_settings) as the program was compiled (homa_settings_default()
+ * writes it). New fields are only ever appended, so a newer library
+ * accepts the struct of a program built against an older settings.h and
+ * gives the fields that program does not know their defaults. A size below
+ * HOMA_SETTINGS_SIZE_MIN (the first layout versioned by size) or above the
+ * library's own struct (a program newer than the library) is HOMA_EINVAL.
  */
 #ifndef HOMA_SETTINGS_H
 #define HOMA_SETTINGS_H
@@ -12,18 +21,16 @@
 #include "homa/export.h"
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/** Bump when fields are added; homa_settings_default() writes it. */
-#define HOMA_SETTINGS_VERSION 5
-
 /** Protocol parameters (GUIDE section 4 names). Times are nanoseconds. */
 struct homa_settings {
-	uint32_t version;          /**< HOMA_SETTINGS_VERSION */
+	uint32_t size;             /**< sizeof(struct homa_settings); homa_settings_default() writes it */
 	uint64_t link_mbps;        /**< NIC rate used by the pacer (default 25000) */
 	uint32_t mtu;              /**< largest Homa packet incl. the Homa header (default 1500 - 28) */
 	uint32_t unsched_bytes;    /**< bytes sent without grants (default 40000) */
@@ -115,7 +122,21 @@ struct homa_settings {
 	 * (docs/THREATS.md). At least 4096.
 	 */
 	uint32_t max_done_rpcs;
+	/** Explicit padding, always 0; never reused for a field (see below). */
+	uint32_t pad0;
+	/*
+	 * New fields go here, after all others, and the struct keeps no tail
+	 * padding (settings.c checks), so that a larger size always means
+	 * more fields.
+	 */
 };
+
+/**
+ * Smallest size accepted: the struct up to pad0, the first layout
+ * versioned by size.
+ */
+#define HOMA_SETTINGS_SIZE_MIN \
+	(offsetof(struct homa_settings, pad0) + sizeof(uint32_t))
 
 /** Values of homa_settings.compat. */
 enum homa_compat {
@@ -131,10 +152,25 @@ enum homa_compat {
 HOMA_API void homa_settings_default(struct homa_settings *s);
 
 /**
+ * homa_settings_import() - Bring settings filled by a program built
+ * against this or an older settings.h into this library's layout.
+ * @dst: caller-owned; written only on success: the first @src->size bytes
+ *	of @src, the defaults for every field past them, and dst->size =
+ *	sizeof(*dst).
+ * @src: settings whose size field says how many bytes may be read; no
+ *	byte past them is read.
+ * Return: 0; HOMA_EINVAL (NULL argument, or @src->size below
+ * HOMA_SETTINGS_SIZE_MIN or above sizeof(struct homa_settings)). The
+ * values themselves are not checked: see homa_settings_validate().
+ */
+HOMA_API int homa_settings_import(struct homa_settings *dst, const struct homa_settings *src);
+
+/**
  * homa_settings_validate() - Check a settings struct for nonsense.
  * @s: settings to check.
  * @why: if not NULL, set to a static string naming the bad field.
- * Return: 0 if usable, HOMA_EINVAL otherwise (wrong version, mtu too small
+ * Return: 0 if usable, HOMA_EINVAL otherwise (size out of range, as
+ * homa_settings_import(); mtu too small
  * for a DATA header, zero link rate or tick, num_priorities outside 1..8,
  * cutoffs not increasing, max_message above 2^32-1, compat not one of
  * enum homa_compat, max_restarts above 1000, caps smaller than one

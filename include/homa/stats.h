@@ -11,7 +11,7 @@
 
 #include <stdint.h>
 
-#include "homa/wire.h"
+#include "homa/pkt_type.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -34,30 +34,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "homa/pkt_type.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 /** IANA IP protocol number of Homa. */
 #define HOMA_IPPROTO 146
-
-/** Packet type codes (byte 11 of the common header). */
-enum homa_pkt_type {
-	HOMA_PKT_DATA = 0x10,
-	HOMA_PKT_GRANT = 0x11,
-	HOMA_PKT_RESEND = 0x12,
-	HOMA_PKT_RPC_UNKNOWN = 0x13,
-	HOMA_PKT_BUSY = 0x14,
-	HOMA_PKT_CUTOFFS = 0x15,
-	HOMA_PKT_FREEZE = 0x16,
-	HOMA_PKT_NEED_ACK = 0x17,
-	HOMA_PKT_ACK = 0x18,
-	HOMA_PKT_START_MSG = 0x19, /**< homa extension: announce a fully scheduled message */
-};
-
-/** First and one-past-last type code, for per-type counter arrays. */
-#define HOMA_PKT_FIRST 0x10
-#define HOMA_PKT_TYPES 10
 
 #define HOMA_COMMON_LEN 28
 #define HOMA_DATA_HDR_LEN 56

@@ -68,7 +68,7 @@ def _settings(values: Mapping[str, Any]) -> Any:
     lib.homa_settings_default(st)
     known = set(_field_names("struct homa_settings"))
     for k, v in values.items():
-        if k not in known or k == "version":
+        if k not in known or k in ("size", "pad0"):
             raise _errors.InvalidArgumentError(_errors.CODES["HOMA_EINVAL"], "unknown setting %r" % k)
         if isinstance(v, (list, tuple)):
             arr = getattr(st, k)

@@ -34,10 +34,11 @@ int homa_engine_new(homa_engine **out, const struct homa_settings *s,
 
 	if (!out || !local || port == 0)
 		return HOMA_EINVAL;
-	if (!s) {
+	if (!s)
 		homa_settings_default(&def);
-		s = &def;
-	}
+	else if (homa_settings_import(&def, s))
+		return HOMA_EINVAL;
+	s = &def;
 	if (homa_settings_validate(s, NULL))
 		return HOMA_EINVAL;
 	memset(&boot, 0, sizeof(boot));
@@ -102,9 +103,12 @@ void homa_engine_free(homa_engine *e)
 }
 
 /** homa_engine_set_settings() - See engine.h. Cutoffs given here replace learned ones. */
-int homa_engine_set_settings(homa_engine *e, const struct homa_settings *s)
+int homa_engine_set_settings(homa_engine *e, const struct homa_settings *given)
 {
-	if (!e || homa_settings_validate(s, NULL))
+	struct homa_settings full, *s = &full;
+
+	if (!e || !given || homa_settings_import(&full, given) ||
+	    homa_settings_validate(s, NULL))
 		return HOMA_EINVAL;
 	if (memcmp(s->unsched_cutoffs, e->s.unsched_cutoffs, sizeof(s->unsched_cutoffs))) {
 		memcpy(e->cutoffs, s->unsched_cutoffs, sizeof(e->cutoffs));

@@ -14,7 +14,7 @@
 void homa_settings_default(struct homa_settings *s)
 {
 	memset(s, 0, sizeof(*s));
-	s->version = HOMA_SETTINGS_VERSION;
+	s->size = sizeof(*s);
 	s->link_mbps = 25000;
 	s->mtu = 1500 - 28;
 	s->unsched_bytes = 40000;
@@ -52,6 +52,25 @@ void homa_settings_default(struct homa_settings *s)
 	s->max_done_rpcs = 1u << 18;
 }
 
+/* A larger size must always mean more fields: no tail padding to hide one in. */
+_Static_assert(sizeof(struct homa_settings) == HOMA_SETTINGS_SIZE_MIN,
+	       "struct homa_settings has tail padding: pad it explicitly, or update "
+	       "this check to the end of its last field when appending one");
+
+/** homa_settings_import() - See settings.h. */
+int homa_settings_import(struct homa_settings *dst, const struct homa_settings *src)
+{
+	struct homa_settings s;
+
+	if (!dst || !src || src->size < HOMA_SETTINGS_SIZE_MIN || src->size > sizeof(s))
+		return HOMA_EINVAL;
+	homa_settings_default(&s);
+	memcpy(&s, src, src->size);
+	s.size = sizeof(s);
+	*dst = s;
+	return 0;
+}
+
 /** check_cutoffs() - Cutoffs of used unscheduled levels must grow toward low priority. */
 static int check_cutoffs(const struct homa_settings *s)
 {
@@ -65,14 +84,15 @@ static int check_cutoffs(const struct homa_settings *s)
 }
 
 /** homa_settings_validate() - See settings.h. */
-int homa_settings_validate(const struct homa_settings *s, const char **why)
+int homa_settings_validate(const struct homa_settings *given, const char **why)
 {
+	struct homa_settings full, *s = &full;
 	const char *bad = NULL;
 
-	if (!s)
+	if (!given)
 		bad = "settings pointer is NULL";
-	else if (s->version != HOMA_SETTINGS_VERSION)
-		bad = "version";
+	else if (homa_settings_import(&full, given))
+		bad = "size (sizeof(struct homa_settings) from homa_settings_default())";
 	else if (s->link_mbps == 0)
 		bad = "link_mbps";
 	else if (s->mtu < HOMA_DATA_HDR_LEN + 64 || s->mtu > 65000)

@@ -173,7 +173,9 @@ int homa_open(homa_socket **out, const struct homa_open_opts *opts)
 		opts = &def;
 	}
 	homa_settings_default(&st_def);
-	st = opts->settings ? opts->settings : &st_def;
+	if (opts->settings && homa_settings_import(&st_def, opts->settings))
+		return HOMA_EINVAL; /* size out of range */
+	st = &st_def;
 	err = check_opts(opts, st);
 	if (err)
 		return err;
@@ -308,13 +310,17 @@ static int acquire(homa_socket *s, const void *arg, struct homa_rt **rtp)
 /** homa_set_settings() - See homa.h. */
 int homa_set_settings(homa_socket *s, const struct homa_settings *st)
 {
-	struct homa_settings eff;
+	struct homa_settings full, eff;
 	struct homa_rt *rt;
 	int err = acquire(s, st, &rt);
 
 	if (err)
 		return err;
-	homa_driver_settings(rt->drv, st, &eff);
+	if (homa_settings_import(&full, st)) {
+		homa_rt_put(rt);
+		return HOMA_EINVAL;
+	}
+	homa_driver_settings(rt->drv, &full, &eff);
 	homa_rt_lock(rt);
 	err = eff.mtu > rt->pkt_cap ? HOMA_EINVAL : homa_engine_set_settings(rt->engine, &eff);
 	if (!err)

@@ -5,6 +5,7 @@
  */
 #include <stdlib.h>
 
+#include "homa/wire.h"
 #include "sim/engine_host.h"
 #include "sim/modpeer.h"
 

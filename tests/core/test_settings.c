@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -26,7 +27,7 @@ static void homa_settings_default__validates(void **state)
 	assert_int_equal(homa_settings_validate(&s, &why), 0);
 	assert_null(why);
 	assert_int_equal(homa_settings_validate(&s, NULL), 0);
-	assert_int_equal(s.version, HOMA_SETTINGS_VERSION);
+	assert_int_equal(s.size, sizeof(s));
 	assert_int_equal(s.unsched_bytes, 40000);
 	assert_int_equal(s.max_incoming, 400000);
 	assert_int_equal(s.max_overcommit, 8);
@@ -58,7 +59,9 @@ struct bad_case {
 
 #define BAD(name, stmt) \
 	static void bad_##name(struct homa_settings *s) { stmt; }
-BAD(version, s->version = HOMA_SETTINGS_VERSION + 1)
+BAD(size_small, s->size = HOMA_SETTINGS_SIZE_MIN - 4)
+BAD(size_big, s->size = sizeof(*s) + 4)
+BAD(size_old_version, s->size = 5) /* what a versioned struct held there */
 BAD(link, s->link_mbps = 0)
 BAD(mtu_small, s->mtu = HOMA_DATA_HDR_LEN + 10)
 BAD(mtu_big, s->mtu = 70000)
@@ -91,7 +94,9 @@ BAD(compat, s->compat = HOMA_COMPAT_OFF + 1)
 BAD(restarts, s->max_restarts = 1001)
 
 static const struct bad_case bad_cases[] = {
-	{"version", bad_version},
+	{"size", bad_size_small},
+	{"size", bad_size_big},
+	{"size", bad_size_old_version},
 	{"link_mbps", bad_link},
 	{"mtu", bad_mtu_small},
 	{"mtu", bad_mtu_big},
@@ -283,12 +288,73 @@ static void homa_engine_set_settings__cutoffs_bump_version(void **state)
 	homa_engine_free(e);
 }
 
+/**
+ * homa_settings_import__reads_only_size_bytes() - A program's struct is
+ * read up to its size field and no further (an exact-size heap copy: the
+ * sanitizer builds catch a byte read past it); what it set is kept and
+ * dst->size is the library's.
+ */
+static void homa_settings_import__reads_only_size_bytes(void **state)
+{
+	struct homa_settings s, out;
+	struct homa_settings *prog;
+
+	homa_settings_default(&s);
+	s.unsched_bytes = 12345;
+	s.max_done_rpcs = 5000;
+	s.size = HOMA_SETTINGS_SIZE_MIN;
+	prog = malloc(HOMA_SETTINGS_SIZE_MIN);
+	assert_non_null(prog);
+	memcpy(prog, &s, HOMA_SETTINGS_SIZE_MIN);
+	memset(&out, 0x5a, sizeof(out));
+	assert_int_equal(homa_settings_import(&out, prog), 0);
+	assert_int_equal(out.size, sizeof(out));
+	assert_int_equal(out.unsched_bytes, 12345);
+	assert_int_equal(out.max_done_rpcs, 5000);
+	assert_int_equal(homa_settings_validate(prog, NULL), 0);
+	free(prog);
+}
+
+/**
+ * homa_settings_import__size_checked() - Sizes outside
+ * HOMA_SETTINGS_SIZE_MIN .. sizeof are HOMA_EINVAL and leave dst alone;
+ * NULL arguments too. The engine and homa_engine_set_settings() refuse
+ * them the same way.
+ */
+static void homa_settings_import__size_checked(void **state)
+{
+	struct homa_settings s, out;
+	homa_addr a = homa_addr_ipv4(0x0a000001);
+	homa_engine *e = NULL;
+
+	homa_settings_default(&s);
+	memset(&out, 0x5a, sizeof(out));
+	s.size = sizeof(s) + 1;
+	assert_int_equal(homa_settings_import(&out, &s), HOMA_EINVAL);
+	s.size = HOMA_SETTINGS_SIZE_MIN - 1;
+	assert_int_equal(homa_settings_import(&out, &s), HOMA_EINVAL);
+	s.size = 0;
+	assert_int_equal(homa_settings_import(&out, &s), HOMA_EINVAL);
+	assert_int_equal(out.size, 0x5a5a5a5au);
+	assert_int_equal(homa_engine_new(&e, &s, &a, 99, NULL, 0), HOMA_EINVAL);
+	assert_null(e);
+	assert_int_equal(homa_settings_import(NULL, &s), HOMA_EINVAL);
+	assert_int_equal(homa_settings_import(&out, NULL), HOMA_EINVAL);
+	s.size = sizeof(s);
+	assert_int_equal(homa_engine_new(&e, &s, &a, 99, NULL, 0), 0);
+	s.size = sizeof(s) + 8;
+	assert_int_equal(homa_engine_set_settings(e, &s), HOMA_EINVAL);
+	homa_engine_free(e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(homa_settings_default__validates),
 		cmocka_unit_test(homa_settings_validate__each_bad_field),
 		cmocka_unit_test(homa_settings_validate__null),
+		cmocka_unit_test(homa_settings_import__reads_only_size_bytes),
+		cmocka_unit_test(homa_settings_import__size_checked),
 		cmocka_unit_test(homa_settings_validate__edges_accepted),
 		cmocka_unit_test(homa_engine_set_settings__unsched_bytes_at_run_time),
 		cmocka_unit_test(homa_engine_set_settings__rejects_bad_keeps_old),

@@ -21,6 +21,8 @@
 #include <cmocka.h>
 
 #include "homa/homa.h"
+#include "homa/obs.h"
+#include "homa/wire.h"
 #include "rt_util.h"
 #include "tmpdir.h"
 

@@ -26,6 +26,8 @@
 #include <cmocka.h>
 
 #include "homa/homa.h"
+#include "homa/obs.h"
+#include "homa/wire.h"
 #include "http_get.h"
 #include "prom_check.h"
 #include "rt_util.h"

@@ -24,6 +24,7 @@
 #include <cmocka.h>
 
 #include "helpers.h"
+#include "homa/engine.h"
 
 /** Seconds a step may take before the test gives up on it. */
 #define STEP_S 10
