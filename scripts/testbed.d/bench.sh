@@ -28,7 +28,7 @@ arm_flags() {
 # Prints Homa's timer tick flag (TB_HOMA_TICK_US; 0: the engine's 1 ms).
 # Every endpoint with work wakes once per tick, and the hosts' 16 Homa
 # processes share one CPU: at 1 ms the ticks alone took most of it
-# (docs/RESULTS.md section 12). RESENDs and timeouts count ticks, so
+# (docs/RESULTS.md section 3). RESENDs and timeouts count ticks, so
 # they scale with it.
 homa_tick_flag() {
   [[ $TB_HOMA_TICK_US == 0 ]] || echo "--homa-tick-us $TB_HOMA_TICK_US"
@@ -41,7 +41,7 @@ homa_tick_flag() {
 # waits in a queue longer than the interval is asked for and sent again, which deepens the queue it waits in: with the
 # engine's 50 ms against a 200 ms queue at 20 Mbit/s, the clients resent
 # 1.4-10 MB a run, and once an incast's priority-0 queue filled and
-# dropped (docs/RESULTS.md section 17.2).
+# dropped (docs/RESULTS.md section 3).
 homa_resend_flag() {
   local us=$TB_HOMA_RESEND_US tick=$TB_HOMA_TICK_US
   [[ $us == 0 ]] && return
@@ -58,7 +58,7 @@ homa_resend_flag() {
 # TB_HOMA_INCOMING_US (kept well under the RESEND timer, 5 ticks = 50 ms
 # at the testbed's tick, so granted data never waits in a switch queue
 # that long; 16 ms carried 8% more bytes than 4 ms at 50 Mbit/s, 32 ms
-# no more, with drops: docs/RESULTS.md section 12). A value of 0 for
+# no more, with drops: docs/RESULTS.md section 3). A value of 0 for
 # either leaves the engine's default (sized for 25 Gbps).
 homa_window_flags() {
   awk -v m="$TB_RATE_MBIT" -v u="$TB_HOMA_UNSCHED_US" -v i="$TB_HOMA_INCOMING_US" -v p="$TB_MTU" 'BEGIN {
@@ -179,7 +179,7 @@ gbps_of() { awk -v m="$1" 'BEGIN { printf "%.6g", m / 1000 }'; }
 # TCP bulk traffic beside an arm (coexistence): host i sends 1 MB requests
 # back to back to host i+1, one connection per pair, until killed; hosts
 # 0..TB_BULK_FLOWS-1 do (every host if 0). On one shared host CPU every
-# flow's receive work takes CPU from all emulated hosts (docs/RESULTS.md).
+# flow's receive work takes CPU from all emulated hosts (docs/RESULTS.md section 6).
 bulk_start() {
   local dir=$1 i b n=$TB_HOSTS f=$TB_BULK_FLOWS nice=${TB_BULK_NICE:-$TB_NICE}
   b=$(bench_bin)

@@ -90,8 +90,7 @@ case "$mode" in
       || fail "priority 7 probes did not overtake priority 0 ($hi us vs $lo us)"
     ;;
   homa_vs_tcp)
-    # On by default since the runtime fixes of session 2 (docs/RESULTS.md
-    # section 7); HOMA_TESTBED_HOMA=0 skips it (exit 77, CTest's "skipped").
+    # On by default (docs/RESULTS.md section 12); HOMA_TESTBED_HOMA=0 skips it (exit 77, CTest's "skipped").
     if [[ ${HOMA_TESTBED_HOMA:-1} == 0 ]]; then
       echo "skipped: HOMA_TESTBED_HOMA=0"
       exit 77

@@ -94,7 +94,7 @@ static void *ctl_main(void *arg)
  * Traffic class of the control connections: the top three DSCP bits set
  * (priority 7). Measuring must not wait behind the traffic it measures:
  * in the testbed a query marked like kernel TCP sat behind full
- * lowest-class switch queues for seconds (docs/RESULTS.md section 12).
+ * lowest-class switch queues for seconds (docs/RESULTS.md section 3).
  */
 #define CTL_TOS 0xe0
 

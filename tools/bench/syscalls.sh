@@ -1,6 +1,6 @@
 #!/bin/bash
 # System calls per RPC of homa-bench's server and client on loopback, by
-# call, counted with perf's syscall tracepoints (docs/RESULTS.md 13).
+# call, counted with perf's syscall tracepoints (docs/RESULTS.md section 11).
 #   tools/bench/syscalls.sh BUILD TRANSPORT RATE WORKLOAD [SECONDS]
 # e.g. tools/bench/syscalls.sh build homa 2000 100
 # Needs perf (linux-perf) and root (tracepoints). Uses ports 5100/5101.
