@@ -278,7 +278,7 @@ static bool has_room(const homa_engine *e, const struct homa_msgin *in)
  * message blocked behind the window of the previous one when that sender
  * serves others first (W5 at 80% on 16 hosts: short-half P99 slowdown 23
  * with one window, 1.9 with this, 46 with none; largest ToR queue 138,
- * 373 and 153 KB; docs/SIMULATION.md).
+ * 373 and 153 KB; docs/SIMULATION.md, "The shortest message's grant budget").
  */
 static uint64_t head_extra(const homa_engine *e)
 {
@@ -338,8 +338,9 @@ static uint64_t silent_share(const homa_engine *e, uint32_t *msgs)
  * its one-RTT window at once while the messages it displaced drain their
  * granted bytes. Otherwise longer messages whose senders serve others
  * first pin the whole budget and a new short message waits for a RESEND
- * timeout (docs/SIMULATION.md, "grant budget"). Its budget is larger by
- * head_extra(), and silent_share() forgives at most two windows, so
+ * timeout (docs/SIMULATION.md, "The shortest message's grant budget").
+ * Its budget is larger by head_extra(), and silent_share() forgives at
+ * most two windows, so
  * max_incoming + (max_overcommit + 2) * unsched_bytes is the hard bound on
  * granted-but-unreceived bytes.
  */
