@@ -53,6 +53,33 @@ static void opts_parse__rejects_bad_input(void **state)
 	}
 }
 
+/**
+ * opts_parse__getopt_long_forms() - "--name=value", unambiguous prefixes,
+ * -h and --help are accepted; an ambiguous prefix and a stray argument
+ * are refused.
+ */
+static void opts_parse__getopt_long_forms(void **state)
+{
+	static const char *const eq[] = {"--load=0.5", "--hosts=16", "--racks", "2",
+					 "--mess", "100", "--json", NULL};
+	static const char *const help[] = {"-h", NULL};
+	static const char *const help2[] = {"--load", "0.5", "--help", NULL};
+	static const char *const ambiguous[] = {"--max", "5", NULL};
+	static const char *const stray[] = {"--load", "0.5", "extra", NULL};
+	struct sim_opts o;
+
+	(void)state;
+	assert_int_equal(parse(&o, eq), 0);
+	assert_true(o.load == 0.5 && o.hosts == 16 && o.racks == 2);
+	assert_true(o.messages == 100 && o.json);
+	assert_int_equal(parse(&o, help), 1);
+	assert_int_equal(parse(&o, help2), 1);
+	assert_int_equal(parse(&o, ambiguous), -1);
+	assert_int_equal(parse(&o, stray), -1);
+	assert_int_equal(parse(&o, eq), 0); /* a second scan starts afresh */
+	assert_true(o.load == 0.5 && o.hosts == 16);
+}
+
 /** Patterns set the message count. */
 static void opts_parse__patterns_count_messages(void **state)
 {
@@ -250,6 +277,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(opts_parse__defaults_and_presets),
 		cmocka_unit_test(opts_parse__rejects_bad_input),
+		cmocka_unit_test(opts_parse__getopt_long_forms),
 		cmocka_unit_test(opts_parse__patterns_count_messages),
 		cmocka_unit_test(fabric_build__sizes_settings),
 		cmocka_unit_test(fabric_build__engine_overrides),

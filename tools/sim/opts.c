@@ -5,6 +5,7 @@
  * parsing with clear errors.
  */
 #include <errno.h>
+#include <getopt.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -58,7 +59,10 @@ void sim_usage(FILE *f)
 		"  --pcap-count N      packets to write (1000)\n"
 		"  --samples FILE      per-message lines: size slowdown ideal_slowdown\n"
 		"  --json              JSON report instead of text\n"
-		"  --no-timing         leave out wall-clock fields (same seed, same bytes)\n");
+		"  --no-timing         leave out wall-clock fields (same seed, same bytes)\n"
+		"  -h, --help          this text\n"
+		"Values go as --name value or --name=value; a long name may be shortened\n"
+		"to any unambiguous prefix.\n");
 }
 
 /** defaults() - Fill @o with the SIGCOMM 2018 setup. */
@@ -290,38 +294,110 @@ static const char *check(struct sim_opts *o)
 }
 
 /**
- * sim_opts_parse() - Parse @argv into @o (defaults first). Errors are
- * written to @err. Return: 0, 1 for --help, or -1 on a bad option.
+ * Every long option; the handlers above take it as "--NAME". Each has its
+ * own val (its line), so that getopt_long() refuses an ambiguous prefix
+ * instead of picking the first of several options alike.
+ */
+#define OPT(n, a) {n, a, NULL, 256 + __LINE__}
+static const struct option long_opts[] = {
+	{"help", no_argument, NULL, 'h'},
+	OPT("json", no_argument),
+	OPT("no-ideal", no_argument),
+	OPT("no-timing", no_argument),
+	OPT("no-grant-silence", no_argument),
+	OPT("workload", required_argument),
+	OPT("mode", required_argument),
+	OPT("pattern", required_argument),
+	OPT("oneway", required_argument),
+	OPT("preset", required_argument),
+	OPT("pcap", required_argument),
+	OPT("samples", required_argument),
+	OPT("load", required_argument),
+	OPT("host-gbps", required_argument),
+	OPT("core-gbps", required_argument),
+	OPT("warmup", required_argument),
+	OPT("max-time-ms", required_argument),
+	OPT("compute-us", required_argument),
+	OPT("hosts", required_argument),
+	OPT("racks", required_argument),
+	OPT("spines", required_argument),
+	OPT("messages", required_argument),
+	OPT("seed", required_argument),
+	OPT("switch-delay-ns", required_argument),
+	OPT("host-delay-ns", required_argument),
+	OPT("queue-bytes", required_argument),
+	OPT("wire-overhead", required_argument),
+	OPT("size", required_argument),
+	OPT("senders", required_argument),
+	OPT("max-size", required_argument),
+	OPT("unsched-bytes", required_argument),
+	OPT("max-incoming", required_argument),
+	OPT("overcommit", required_argument),
+	OPT("max-tx-buffered", required_argument),
+	OPT("unsched-prios", required_argument),
+	OPT("pcap-count", required_argument),
+	OPT("tick-us", required_argument),
+	OPT("grant-step", required_argument),
+	OPT("fifo-increment", required_argument),
+	OPT("grant-silence-rtts", required_argument),
+	OPT("steps", required_argument),
+	OPT("lookups", required_argument),
+	{NULL, 0, NULL, 0},
+};
+#undef OPT
+
+/**
+ * apply() - Give option @name (without "--") and its value @v (NULL for a
+ * flag) to the handler that owns it.
+ * Return: 1 handled, -1 bad value (message on @err).
+ */
+static int apply(struct sim_opts *o, const char *name, const char *v, FILE *err)
+{
+	char k[40];
+	int rc;
+
+	snprintf(k, sizeof(k), "--%s", name);
+	if (!v)
+		return flag_opt(o, k) ? 1 : -1;
+	rc = word_opt(o, k, v);
+	if (!rc)
+		rc = real_opt(o, k, v);
+	if (!rc)
+		rc = int_opt(o, k, v);
+	if (rc <= 0)
+		fprintf(err, "homa-sim: %s %s: bad value\n", k, v);
+	return rc > 0 ? 1 : -1;
+}
+
+/**
+ * sim_opts_parse() - Parse @argv into @o (defaults first) with
+ * getopt_long(): "--name value", "--name=value" and unambiguous prefixes.
+ * Errors are written to @err. Return: 0, 1 for --help/-h, or -1 on an
+ * unknown option, a missing or bad value, or a stray argument.
  */
 int sim_opts_parse(struct sim_opts *o, int argc, char **argv, FILE *err)
 {
 	const char *why;
-	int i, rc;
+	int c, idx;
 
 	_Static_assert(sizeof(int) == 4, "int options are 32-bit");
 	defaults(o);
-	for (i = 1; i < argc; i++) {
-		const char *k = argv[i];
-
-		if (!strcmp(k, "--help") || !strcmp(k, "-h"))
+	optind = 0; /* a fresh scan on every call (GNU getopt) */
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "h", long_opts, &idx)) != -1) {
+		if (c == 'h')
 			return 1;
-		if (flag_opt(o, k))
-			continue;
-		if (i + 1 >= argc) {
-			fprintf(err, "homa-sim: unknown option or missing value: %s\n", k);
+		if (c < 256) { /* '?': unknown, ambiguous or missing value */
+			fprintf(err, "homa-sim: unknown option or missing value: %s\n",
+				argv[optind - 1]);
 			return -1;
 		}
-		rc = word_opt(o, k, argv[i + 1]);
-		if (!rc)
-			rc = real_opt(o, k, argv[i + 1]);
-		if (!rc)
-			rc = int_opt(o, k, argv[i + 1]);
-		if (rc <= 0) {
-			fprintf(err, "homa-sim: %s %s: %s\n", k, argv[i + 1],
-				rc ? "bad value" : "unknown option");
+		if (apply(o, long_opts[idx].name, optarg, err) < 0)
 			return -1;
-		}
-		i++;
+	}
+	if (optind < argc) {
+		fprintf(err, "homa-sim: unexpected argument: %s\n", argv[optind]);
+		return -1;
 	}
 	why = check(o);
 	if (why) {
