@@ -238,6 +238,25 @@ HOMA_API int homa_iov_length(const struct homa_iov *iov, int iovcnt, uint64_t *l
 HOMA_API int homa_msg_build(const struct homa_alloc *alloc, const struct homa_iov *iov,
 		   int iovcnt, homa_msg **out);
 
+/**
+ * homa_msg_build_ref() - An outgoing message whose bytes stay in the
+ * caller's buffers (zero copy): only the gather list is copied, and the
+ * engine reads the bytes whenever it builds a DATA packet (first sends
+ * and retransmissions). Attach it like a homa_msg_build() message.
+ * @alloc: as homa_msg_build().
+ * @done: if not NULL, called with @ctx exactly once, when the message is
+ *	freed: by the engine once it reads the bytes no more (the RPC
+ *	ended: response released or error event taken, the server RPC
+ *	acknowledged or timed out, homa_engine_abort(), homa_engine_shutdown()
+ *	or homa_engine_free()), or by homa_msg_discard(). It runs inside the
+ *	engine call that freed the message and must not call the engine.
+ * The caller keeps the bytes valid and unchanged until @done. The
+ * message counts against max_tx_buffered like a copied one.
+ * Return: as homa_msg_build() (@done is not called on failure).
+ */
+HOMA_API int homa_msg_build_ref(const struct homa_alloc *alloc, const struct homa_iov *iov,
+				int iovcnt, void (*done)(void *ctx), void *ctx, homa_msg **out);
+
 /** homa_msg_discard() - Free a message built by homa_msg_build() and never attached. */
 HOMA_API void homa_msg_discard(const struct homa_alloc *alloc, homa_msg *m);
 

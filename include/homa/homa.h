@@ -264,6 +264,52 @@ HOMA_API int homa_send(homa_socket *s, const struct sockaddr *dst, const void *b
 	      size_t len, uint64_t cookie, uint64_t *id);
 
 /**
+ * homa_release_fn - Told that a zero-copy send's buffers are free again.
+ * @arg: the value given with them.
+ * It is called exactly once per successful homa_send_request_zc() or
+ * homa_reply_zc(), from whichever thread of the library (an application
+ * thread inside a homa_* call, or the runtime thread) ends the library's
+ * use of the buffers, never with the socket's lock held. It may call
+ * homa_* functions, except homa_close() of the same socket; it should
+ * return quickly (the runtime thread may be the caller).
+ */
+typedef void (*homa_release_fn)(void *arg);
+
+/**
+ * homa_send_request_zc() - homa_send_request() without copying the
+ * request: the library reads the bytes of @iov from the caller's buffers
+ * whenever it sends them (first transmission and retransmissions).
+ * @release, @arg: @release(@arg) reports that the library reads the
+ *	buffers no more; until then the caller keeps them valid and does not
+ *	change them (what a peer receives is the bytes at send time).
+ * Buffer ownership: on success the library borrows the buffers until
+ * @release is called: after the RPC ended, that is its response was
+ * received and released with homa_message_release(), or homa_recv()
+ * returned its error (HOMA_ETIMEDOUT, HOMA_ENOSERVER, ...), or
+ * homa_abort() ended it (reported before homa_abort() returns), or
+ * homa_close() ended it (reported before homa_close() returns). On any
+ * error @release is never called and the caller keeps its buffers.
+ * Return: as homa_send_request(); also HOMA_EINVAL for a NULL @release.
+ */
+HOMA_API int homa_send_request_zc(homa_socket *s, const struct sockaddr *dst,
+				  const struct homa_iov *iov, int iovcnt, uint64_t cookie,
+				  homa_release_fn release, void *arg, uint64_t *id);
+
+/**
+ * homa_reply_zc() - homa_reply() without copying the response; buffers
+ * and @release as homa_send_request_zc(). The server keeps a response
+ * until the client acknowledges it (it may ask for it again), so
+ * @release follows the client's acknowledgement (it rides on the
+ * client's next packets to this server, or is asked for after
+ * settings.request_ack_ticks), the client's silence (the RPC times out),
+ * homa_abort() of the request's id, or homa_close() (reported before
+ * homa_close() returns). On any error @release is never called.
+ * Return: as homa_reply(); also HOMA_EINVAL for a NULL @release.
+ */
+HOMA_API int homa_reply_zc(homa_socket *s, uint64_t id, const struct homa_iov *iov,
+			   int iovcnt, homa_release_fn release, void *arg);
+
+/**
  * homa_recv() - Wait for a message.
  * @flags: HOMA_RECV_REQUEST, HOMA_RECV_RESPONSE or both.
  * @id: 0 for any RPC; otherwise only the response to this client RPC

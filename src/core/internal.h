@@ -55,6 +55,14 @@ struct homa_msg {
 	uint8_t **chunks;     /**< nchunks pointers, allocated with the record (after it); each NULL until first written */
 	uint64_t charged;     /**< bytes charged to the engine's rx or tx budget */
 	struct homa_link link; /**< on engine.delivered once handed to the application */
+	/**
+	 * Borrowed bytes (homa_msg_build_ref()): the caller's gather list,
+	 * copied after the record; NULL when the bytes are in chunks.
+	 */
+	const struct homa_iov *ref;
+	uint32_t nref;        /**< entries in ref */
+	void (*done)(void *ctx); /**< called once when a borrowed message is freed */
+	void *done_ctx;
 };
 
 /** A hole in a partially received message: bytes [start, end) missing. */

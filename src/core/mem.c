@@ -64,6 +64,12 @@ static size_t msg_block_size(uint32_t nchunks)
 	return sizeof(struct homa_msg) + (size_t)nchunks * sizeof(uint8_t *);
 }
 
+/** ref_block_size() - Bytes of a borrowed message's record with @nref gather entries. */
+static size_t ref_block_size(uint32_t nref)
+{
+	return sizeof(struct homa_msg) + (size_t)nref * sizeof(struct homa_iov);
+}
+
 /** msg_new() - homa_msg_new() through the hooks @a. */
 static struct homa_msg *msg_new(const struct homa_alloc *a, uint32_t length)
 {
@@ -164,17 +170,31 @@ int homa_msg_fill(homa_engine *e, struct homa_msg *m,
 	return msg_fill(&e->alloc, m, iov, iovcnt);
 }
 
-/** msg_free() - Free @m and its chunks through @a; NULL is ignored. */
+/**
+ * msg_free() - Free @m and its chunks through @a; NULL is ignored. A
+ * borrowed message's done callback runs last, once the engine holds
+ * nothing of it.
+ */
 static void msg_free(const struct homa_alloc *a, struct homa_msg *m)
 {
+	void (*done)(void *ctx);
+	void *ctx;
 	uint32_t i;
 
 	if (!m)
 		return;
 	homa_list_del(&m->link);
-	for (i = 0; i < m->nchunks; i++)
-		hook_free(a, m->chunks[i], chunk_len(m->length, i));
-	hook_free(a, m, msg_block_size(m->nchunks));
+	done = m->done;
+	ctx = m->done_ctx;
+	if (m->ref) {
+		hook_free(a, m, ref_block_size(m->nref));
+	} else {
+		for (i = 0; i < m->nchunks; i++)
+			hook_free(a, m->chunks[i], chunk_len(m->length, i));
+		hook_free(a, m, msg_block_size(m->nchunks));
+	}
+	if (done)
+		done(ctx);
 }
 
 /** homa_msg_free() - Free @m and its chunks; NULL is ignored. */
@@ -224,6 +244,37 @@ int homa_msg_build(const struct homa_alloc *alloc, const struct homa_iov *iov,
 	return 0;
 }
 
+/** homa_msg_build_ref() - See engine.h. */
+int homa_msg_build_ref(const struct homa_alloc *alloc, const struct homa_iov *iov,
+		       int iovcnt, void (*done)(void *ctx), void *ctx, homa_msg **out)
+{
+	struct homa_iov *copy;
+	struct homa_msg *m;
+	uint64_t len;
+	int err = out ? homa_iov_length(iov, iovcnt, &len) : HOMA_EINVAL;
+
+	if (err)
+		return err;
+	if (len > UINT32_MAX)
+		return HOMA_EMSGSIZE;
+	m = hook_alloc(alloc, ref_block_size((uint32_t)iovcnt));
+	if (!m)
+		return HOMA_ENOMEM;
+	memset(m, 0, sizeof(*m));
+	homa_list_init(&m->link);
+	copy = (struct homa_iov *)(m + 1);
+	memcpy(copy, iov, (size_t)iovcnt * sizeof(*iov));
+	m->length = (uint32_t)len;
+	m->ref = copy;
+	m->nref = (uint32_t)iovcnt;
+	/* charged like a copy: the tx budget bounds what senders queue */
+	m->charged = ref_block_size(m->nref) + len;
+	m->done = done;
+	m->done_ctx = ctx;
+	*out = m;
+	return 0;
+}
+
 /** homa_msg_discard() - See engine.h. */
 void homa_msg_discard(const struct homa_alloc *alloc, homa_msg *m)
 {
@@ -236,6 +287,19 @@ size_t homa_msg_length(const homa_msg *m)
 	return m ? m->length : 0;
 }
 
+/** ref_segment() - homa_msg_segment() of a borrowed message: the piece holding @offset. */
+static size_t ref_segment(const homa_msg *m, size_t offset, const uint8_t **ptr)
+{
+	for (uint32_t i = 0; i < m->nref; i++) {
+		if (offset < m->ref[i].len) {
+			*ptr = (const uint8_t *)m->ref[i].base + offset;
+			return m->ref[i].len - offset;
+		}
+		offset -= m->ref[i].len;
+	}
+	return 0;
+}
+
 /** homa_msg_segment() - See engine.h. Unwritten chunks read as absent (0). */
 size_t homa_msg_segment(const homa_msg *m, size_t offset, const uint8_t **ptr)
 {
@@ -243,6 +307,8 @@ size_t homa_msg_segment(const homa_msg *m, size_t offset, const uint8_t **ptr)
 
 	if (!m || offset >= m->length)
 		return 0;
+	if (m->ref)
+		return ref_segment(m, offset, ptr);
 	i = (uint32_t)(offset >> HOMA_CHUNK_SHIFT);
 	in = (uint32_t)(offset & (HOMA_CHUNK - 1));
 	if (!m->chunks[i])

@@ -49,10 +49,14 @@ void homa_rt_lock(struct homa_rt *rt)
 	pthread_mutex_lock(&rt->lock);
 }
 
-/** homa_rt_unlock() - See rt.h. */
+/**
+ * homa_rt_unlock() - See rt.h. Zero-copy sends the engine released while
+ * the lock was held are reported after it is dropped (zc.c).
+ */
 void homa_rt_unlock(struct homa_rt *rt)
 {
 	_Atomic uint32_t *wake[RT_MAX_DEFERRED_WAKES];
+	struct rt_zc *released = homa_rt_zc_take(rt);
 	int n = rt->nwake;
 
 	for (int i = 0; i < n; i++)
@@ -61,6 +65,7 @@ void homa_rt_unlock(struct homa_rt *rt)
 	pthread_mutex_unlock(&rt->lock);
 	for (int i = 0; i < n; i++)
 		futex_wake(wake[i]);
+	homa_rt_zc_notify(released);
 }
 
 /** homa_rt_wake_waiter() - See rt.h. Wakes at once if the list is full. */

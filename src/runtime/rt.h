@@ -24,6 +24,8 @@
 #include "pool.h"
 #include "homa/homa.h"
 
+struct rt_zc;
+
 /** A delivered engine event waiting for homa_recv(). */
 struct rt_item {
 	struct rt_item *next;
@@ -115,6 +117,7 @@ struct homa_rt {
 	/* counters not kept by the driver */
 	_Atomic uint64_t wakeups, send_waits;
 	_Atomic uint64_t built_bytes; /**< payload copied into messages by sends (send.c) */
+	struct rt_zc *zc_done;      /**< zero-copy sends released, to notify after unlock (zc.c; under lock) */
 };
 
 /* lock.c */
@@ -286,6 +289,30 @@ int homa_rt_wait_item(struct homa_rt *rt, struct rt_waiter *w, uint64_t until);
  * deadlines) and hand the role on. Return: true if this thread polled.
  */
 bool homa_rt_poll_locked(struct homa_rt *rt, uint64_t until);
+
+/* zc.c */
+/**
+ * homa_rt_zc_build() - A message borrowing @iov (homa_msg_build_ref())
+ * with a record that will call @release(@arg) once the engine frees it
+ * after homa_rt_zc_attached(). Call without rt->lock.
+ * Return: 0 (*@msg and *@out set: the caller owns both until the engine
+ * takes @msg; homa_msg_discard() frees both, with no call); HOMA_EINVAL
+ * (NULL @release, or as homa_msg_build()); HOMA_EMSGSIZE; HOMA_ENOMEM.
+ */
+int homa_rt_zc_build(struct homa_rt *rt, const struct homa_iov *iov, int iovcnt,
+		     homa_release_fn release, void *arg, homa_msg **msg, struct rt_zc **out);
+/**
+ * homa_rt_zc_attached() - The engine took @z's message for good (under
+ * rt->lock): its release will be reported. NULL is ignored.
+ */
+void homa_rt_zc_attached(struct rt_zc *z);
+/** homa_rt_zc_take() - Under rt->lock: detach and return the released records. */
+struct rt_zc *homa_rt_zc_take(struct homa_rt *rt);
+/**
+ * homa_rt_zc_notify() - Without rt->lock: call each record's release
+ * function, then free the records of @list.
+ */
+void homa_rt_zc_notify(struct rt_zc *list);
 
 /* encrypt.c, encrypt_kx.c */
 /**

@@ -2,8 +2,8 @@
 /**
  * @file send.c
  * Starting client RPCs, replying to requests and aborting RPCs. Sends
- * copy the message into the engine and transmit what the engine lets out
- * at once from the calling thread; the rest follows from the I/O thread
+ * copy the message (or, zero-copy, borrow the caller's buffers: zc.c)
+ * and transmit what the engine lets out at once from the calling thread; the rest follows from the I/O thread
  * (or poller) as grants and the pacer allow.
  */
 #include <stdlib.h>
@@ -32,15 +32,24 @@ static int check_dst(const struct homa_rt *rt, const struct sockaddr *dst,
 	return 0;
 }
 
+/** A zero-copy send's release function and its argument. */
+struct zc_req {
+	homa_release_fn release;
+	void *arg;
+};
+
 /**
- * build_message() - Copy @iov into a new message, without rt->lock (the
- * copy of a large message takes milliseconds; under the lock it would
- * stall the I/O thread and every other caller of the socket).
+ * build_message() - Without rt->lock, make the message of @iov: a copy
+ * (the copy of a large message takes milliseconds; under the lock it
+ * would stall the I/O thread and every other caller of the socket), or
+ * with @zc a message that borrows the caller's buffers and its release
+ * record *@z (zc.c).
  * Return: 0, HOMA_EINVAL (NULL list or piece, @iovcnt < 1, lengths that
- * wrap), HOMA_EMSGSIZE (longer than settings.max_message), HOMA_ENOMEM.
+ * wrap, NULL release), HOMA_EMSGSIZE (longer than settings.max_message),
+ * HOMA_ENOMEM.
  */
 static int build_message(struct homa_rt *rt, const struct homa_iov *iov, int iovcnt,
-			 homa_msg **msg)
+			 const struct zc_req *zc, homa_msg **msg, struct rt_zc **z)
 {
 	uint64_t len;
 	int err = iovcnt < 1 ? HOMA_EINVAL : homa_iov_length(iov, iovcnt, &len);
@@ -49,6 +58,8 @@ static int build_message(struct homa_rt *rt, const struct homa_iov *iov, int iov
 		return err;
 	if (len > atomic_load(&rt->max_message))
 		return HOMA_EMSGSIZE;
+	if (zc)
+		return homa_rt_zc_build(rt, iov, iovcnt, zc->release, zc->arg, msg, z);
 	/* malloc'd chunks: the pool's free hook takes them (pool.h) */
 	err = homa_msg_build(NULL, iov, iovcnt, msg);
 	if (!err)
@@ -85,12 +96,17 @@ static int send_locked(struct homa_rt *rt, const homa_addr *addr, uint16_t port,
 	}
 }
 
-/** homa_send_request() - See homa.h. */
-int homa_send_request(homa_socket *s, const struct sockaddr *dst,
-		      const struct homa_iov *iov, int iovcnt,
-		      uint64_t cookie, uint64_t *id)
+/**
+ * start_request() - homa_send_request(), or with @zc
+ * homa_send_request_zc(). The release of a zero-copy request is reported
+ * only once the call succeeded.
+ */
+static int start_request(homa_socket *s, const struct sockaddr *dst,
+			 const struct homa_iov *iov, int iovcnt, uint64_t cookie,
+			 uint64_t *id, const struct zc_req *zc)
 {
 	struct homa_rt *rt = s ? homa_rt_get(s) : NULL;
+	struct rt_zc *z = NULL;
 	homa_msg *msg = NULL;
 	homa_addr addr;
 	uint16_t port;
@@ -102,7 +118,7 @@ int homa_send_request(homa_socket *s, const struct sockaddr *dst,
 	if (!err)
 		err = homa_rt_enc_ready(rt, &addr, port);
 	if (!err)
-		err = build_message(rt, iov, iovcnt, &msg);
+		err = build_message(rt, iov, iovcnt, zc, &msg, &z);
 	if (!err) {
 		homa_rt_lock(rt);
 		err = send_locked(rt, &addr, port, msg, cookie, id);
@@ -111,6 +127,8 @@ int homa_send_request(homa_socket *s, const struct sockaddr *dst,
 		if (!err && homa_rt_idset_add(&rt->ids, *id)) {
 			homa_engine_abort(rt->engine, *id, homa_rt_now());
 			err = HOMA_ENOMEM;
+		} else if (!err) {
+			homa_rt_zc_attached(z);
 		}
 		homa_rt_unlock(rt);
 		homa_rt_flush(rt);
@@ -118,6 +136,26 @@ int homa_send_request(homa_socket *s, const struct sockaddr *dst,
 	homa_msg_discard(NULL, msg);
 	homa_rt_put(rt);
 	return err;
+}
+
+/** homa_send_request() - See homa.h. */
+int homa_send_request(homa_socket *s, const struct sockaddr *dst,
+		      const struct homa_iov *iov, int iovcnt,
+		      uint64_t cookie, uint64_t *id)
+{
+	return start_request(s, dst, iov, iovcnt, cookie, id, NULL);
+}
+
+/** homa_send_request_zc() - See homa.h. */
+int homa_send_request_zc(homa_socket *s, const struct sockaddr *dst,
+			 const struct homa_iov *iov, int iovcnt, uint64_t cookie,
+			 homa_release_fn release, void *arg, uint64_t *id)
+{
+	struct zc_req zc = {release, arg};
+
+	if (!release)
+		return HOMA_EINVAL;
+	return start_request(s, dst, iov, iovcnt, cookie, id, &zc);
 }
 
 /** homa_send() - See homa.h. */
@@ -131,28 +169,49 @@ int homa_send(homa_socket *s, const struct sockaddr *dst, const void *buf,
 	return homa_send_request(s, dst, &iov, 1, cookie, id);
 }
 
-/** homa_reply() - See homa.h. */
-int homa_reply(homa_socket *s, uint64_t id, const struct homa_iov *iov,
-	       int iovcnt)
+/** send_reply() - homa_reply(), or with @zc homa_reply_zc(). */
+static int send_reply(homa_socket *s, uint64_t id, const struct homa_iov *iov, int iovcnt,
+		      const struct zc_req *zc)
 {
 	struct homa_rt *rt = s ? homa_rt_get(s) : NULL;
+	struct rt_zc *z = NULL;
 	homa_msg *msg = NULL;
 	int err;
 
 	if (!rt)
 		return s ? HOMA_ESHUTDOWN : HOMA_EINVAL;
-	err = build_message(rt, iov, iovcnt, &msg);
+	err = build_message(rt, iov, iovcnt, zc, &msg, &z);
 	if (!err) {
 		homa_rt_lock(rt);
 		err = send_locked(rt, NULL, 0, msg, 0, &id);
-		if (!err)
+		if (!err) {
 			msg = NULL;
+			homa_rt_zc_attached(z);
+		}
 		homa_rt_unlock(rt);
 		homa_rt_flush(rt);
 	}
 	homa_msg_discard(NULL, msg);
 	homa_rt_put(rt);
 	return err;
+}
+
+/** homa_reply() - See homa.h. */
+int homa_reply(homa_socket *s, uint64_t id, const struct homa_iov *iov,
+	       int iovcnt)
+{
+	return send_reply(s, id, iov, iovcnt, NULL);
+}
+
+/** homa_reply_zc() - See homa.h. */
+int homa_reply_zc(homa_socket *s, uint64_t id, const struct homa_iov *iov, int iovcnt,
+		  homa_release_fn release, void *arg)
+{
+	struct zc_req zc = {release, arg};
+
+	if (!release)
+		return HOMA_EINVAL;
+	return send_reply(s, id, iov, iovcnt, &zc);
 }
 
 /** homa_reply_buf() - See homa.h. */
