@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import builtins
 import errno as _errno
-from typing import Dict, Optional, Type
+from typing import Dict, List, Optional, Type
 
 from ._homa_cffi import ffi, lib
 
@@ -220,7 +220,7 @@ CODES: Dict[str, int] = {}
 def _build() -> None:
     """Give each class its code from the compiled library (errors.h); a
     code this module has no class for gets a generic HomaError subclass."""
-    by_name = {c.name: c for c in _all_subclasses(HomaError)}
+    by_name: Dict[str, Type[HomaError]] = {c.name: c for c in _all_subclasses(HomaError)}
     name_p = ffi.new("const char **")
     i = 0
     while True:
@@ -237,9 +237,9 @@ def _build() -> None:
         _POSIX[code], _NAMES[code], CLASSES[code], CODES[name] = cls.posix, name, cls, code
 
 
-def _all_subclasses(cls: type) -> list:
+def _all_subclasses(cls: Type[HomaError]) -> List[Type[HomaError]]:
     """Every subclass of @cls, recursively."""
-    out = []
+    out: List[Type[HomaError]] = []
     for c in cls.__subclasses__():
         out.append(c)
         out.extend(_all_subclasses(c))

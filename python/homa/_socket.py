@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import threading
 import time
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
 
 from . import _errors
 from ._errors import ShutdownError, check, error
@@ -194,7 +194,7 @@ class Message:
         (homa_message_copy()); return how many were copied."""
         pin = self._alive()
         dst = ffi.from_buffer(buf, require_writable=True)
-        return lib.homa_message_copy(pin.msg, offset, dst, len(dst))
+        return int(lib.homa_message_copy(pin.msg, offset, dst, len(dst)))
 
     def release(self) -> None:
         """Give up this object's hold on the message (homa_message_release()
@@ -309,7 +309,7 @@ class Socket:
         h = ffi.new("homa_socket **")
         check(lib.homa_open(h, o))
         self._h = h[0]
-        self._port = lib.homa_local_port(self._h)
+        self._port: int = lib.homa_local_port(self._h)
 
     @staticmethod
     def _cstr(text: str, keep: List[Any]) -> Any:
@@ -445,7 +445,7 @@ class Socket:
         else:
             buf = ffi.from_buffer(data)
             check(lib.homa_send(h, sa, buf, len(buf), cookie, idp))
-        return idp[0]
+        return int(idp[0])
 
     def _recv(self, flags: int, rpc_id: int, timeout: Optional[float]) -> Any:
         """homa_recv() into a new struct homa_message; raises the error of

@@ -51,6 +51,10 @@ class AioRequest(Request):
 
     __slots__ = ("_aio",)
 
+    def __init__(self, sock: _SyncSocket, msg: Any, aio: "Socket") -> None:
+        super().__init__(sock, msg)
+        self._aio = aio
+
     async def reply(self, data: Data) -> None:  # type: ignore[override]
         """Send the response (homa_reply()); errors as homa.Request.reply()."""
         await self._aio._run_send(self._sock.reply, self.id, data)
@@ -70,8 +74,8 @@ class Socket:
         self._waiters: Dict[int, "asyncio.Future[Message]"] = {}
         self._any: Deque["asyncio.Future[Message]"] = collections.deque()
         self._ready: Dict[int, _Result] = {}
-        self._requests: Deque[Request] = collections.deque()
-        self._req_waiters: Deque["asyncio.Future[Request]"] = collections.deque()
+        self._requests: Deque[AioRequest] = collections.deque()
+        self._req_waiters: Deque["asyncio.Future[AioRequest]"] = collections.deque()
 
     # -- life cycle ---------------------------------------------------
 
@@ -143,7 +147,7 @@ class Socket:
                 m = self._s._recv(flags, 0, 0)
             except _errors.WouldBlockError:
                 return
-            except ShutdownError as e:
+            except ShutdownError:
                 self.close()
                 return
             except HomaError as e:
@@ -154,9 +158,7 @@ class Socket:
                 self._deliver(rpc, e)
                 continue
             if m.type == lib.HOMA_RECV_REQUEST:
-                req = AioRequest(self._s, m)
-                req._aio = self
-                self._deliver_request(req)
+                self._deliver_request(AioRequest(self._s, m, self))
             else:
                 self._deliver(m.id, Message(self._s, m))
 
@@ -175,7 +177,7 @@ class Socket:
         else:
             fut.set_result(res)
 
-    def _deliver_request(self, req: Request) -> None:
+    def _deliver_request(self, req: AioRequest) -> None:
         """A request: to the oldest waiter, else queued."""
         while self._req_waiters:
             fut = self._req_waiters.popleft()
@@ -197,7 +199,7 @@ class Socket:
         """Start a client RPC and return its id (homa.Socket.send_request())."""
         rpc = await self._run_send(lambda a, d: self._s.send_request(a, d, cookie), addr, data)
         self._outstanding.add(rpc)
-        return rpc
+        return int(rpc)
 
     async def recv_response(self, id: int = 0, timeout: Optional[float] = None) -> Message:
         """Wait for the response to RPC @id (0: any of this socket's) for
@@ -270,13 +272,13 @@ class Socket:
         if not self._server:
             raise _errors.InvalidArgumentError(_errors.CODES["HOMA_EINVAL"], "not a server socket")
         if self._requests:
-            return self._requests.popleft()  # type: ignore[return-value]
-        fut: "asyncio.Future[Request]" = loop.create_future()
+            return self._requests.popleft()
+        fut: "asyncio.Future[AioRequest]" = loop.create_future()
         self._req_waiters.append(fut)
         try:
             if timeout is None:
-                return await fut  # type: ignore[return-value]
-            return await asyncio.wait_for(fut, timeout)  # type: ignore[return-value]
+                return await fut
+            return await asyncio.wait_for(fut, timeout)
         except asyncio.TimeoutError:
             raise _errors.CallTimeoutError() from None
 
