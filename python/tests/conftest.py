@@ -9,19 +9,23 @@ import pytest
 import homa
 
 LOCAL = "127.0.0.1"
+# The default RPC timeout (100 ticks of 1 ms of silence) is shorter than a
+# loaded 2-CPU machine may starve a process for: the tests' sockets wait
+# 5 s before they declare a peer dead (test_dead_peer sets its own).
+PATIENT = {"timeout_ticks": 5000}
 
 
 @pytest.fixture
 def server():
     """A server socket on loopback, ephemeral port."""
-    with homa.Socket(server=True, bind_addr=LOCAL) as s:
+    with homa.Socket(server=True, bind_addr=LOCAL, settings=PATIENT) as s:
         yield s
 
 
 @pytest.fixture
 def client():
     """A client socket on loopback."""
-    with homa.Socket(bind_addr=LOCAL) as s:
+    with homa.Socket(bind_addr=LOCAL, settings=PATIENT) as s:
         yield s
 
 

@@ -9,7 +9,7 @@ import pytest
 
 import homa
 import homa.aio
-from conftest import LOCAL
+from conftest import LOCAL, PATIENT
 
 
 def run(coro):
@@ -26,8 +26,8 @@ async def echo_server(srv, delay_on=None):
 
 def test_call_and_requests():
     async def main():
-        async with homa.aio.Socket(server=True, bind_addr=LOCAL) as srv, \
-                homa.aio.Socket(bind_addr=LOCAL) as cli:
+        async with homa.aio.Socket(server=True, bind_addr=LOCAL, settings=PATIENT) as srv, \
+                homa.aio.Socket(bind_addr=LOCAL, settings=PATIENT) as cli:
             task = asyncio.create_task(echo_server(srv))
             resp = await cli.call((LOCAL, srv.port), b"ping")
             assert isinstance(resp, memoryview) and bytes(resp) == b"ping"
@@ -39,8 +39,8 @@ def test_call_and_requests():
 @pytest.mark.parametrize("mode", ["threaded", "polled"])
 def test_many_concurrent_tasks_and_large(mode):
     async def main():
-        async with homa.aio.Socket(server=True, bind_addr=LOCAL, mode=mode) as srv, \
-                homa.aio.Socket(bind_addr=LOCAL, mode=mode) as cli:
+        async with homa.aio.Socket(server=True, bind_addr=LOCAL, mode=mode, settings=PATIENT) as srv, \
+                homa.aio.Socket(bind_addr=LOCAL, mode=mode, settings=PATIENT) as cli:
             server = asyncio.create_task(echo_server(srv))
             addr = (LOCAL, srv.port)
             big = os.urandom(1 << 16) * 48          # 3 MiB: sent from the executor
@@ -69,8 +69,8 @@ def test_many_concurrent_tasks_and_large(mode):
 
 def test_cancel_aborts_timeout_and_close_while_awaiting():
     async def main():
-        async with homa.aio.Socket(server=True, bind_addr=LOCAL) as srv, \
-                homa.aio.Socket(bind_addr=LOCAL) as cli:
+        async with homa.aio.Socket(server=True, bind_addr=LOCAL, settings=PATIENT) as srv, \
+                homa.aio.Socket(bind_addr=LOCAL, settings=PATIENT) as cli:
             server = asyncio.create_task(echo_server(srv, delay_on=b"never"))
             addr = (LOCAL, srv.port)
             task = asyncio.create_task(cli.call(addr, b"never"))
@@ -102,8 +102,8 @@ def test_close_frees_unclaimed_and_passthroughs():
     """close() gives back messages nobody awaited (the socket is freed at
     once: its port can be bound again); the plain methods pass through."""
     async def main():
-        srv = homa.aio.Socket(server=True, bind_addr=LOCAL)
-        with homa.aio.Socket(bind_addr=LOCAL) as cli:
+        srv = homa.aio.Socket(server=True, bind_addr=LOCAL, settings=PATIENT)
+        with homa.aio.Socket(bind_addr=LOCAL, settings=PATIENT) as cli:
             addr = (LOCAL, srv.port)
             assert cli.fileno() >= 0 and cli.io_stats()["tx_packets"] == 0
             cli.set_settings(timeout_ticks=200)
