@@ -492,7 +492,9 @@ class Socket:
         try:
             return self.recv_response(rpc, timeout).data
         except _errors.CallTimeoutError:
-            lib.homa_abort(self._h, rpc)
+            h = self._h
+            if h is not None:
+                lib.homa_abort(h, rpc)
             raise
 
     def abort(self, id: int) -> None:

@@ -198,7 +198,8 @@ class Socket:
     async def send_request(self, addr: Address, data: Data, cookie: int = 0) -> int:
         """Start a client RPC and return its id (homa.Socket.send_request())."""
         rpc = await self._run_send(lambda a, d: self._s.send_request(a, d, cookie), addr, data)
-        self._outstanding.add(rpc)
+        if rpc not in self._ready:   # a send from the executor may see its response first
+            self._outstanding.add(rpc)
         return int(rpc)
 
     async def recv_response(self, id: int = 0, timeout: Optional[float] = None) -> Message:

