@@ -58,6 +58,7 @@ struct rt_idset {
 
 struct homa_rt {
 	pthread_mutex_t lock;
+	uint32_t reg_slot;          /**< the handle's registry slot (registry.c) */
 	_Atomic uint32_t *wake[RT_MAX_DEFERRED_WAKES]; /**< under lock */
 	int nwake;
 	homa_engine *engine;
@@ -164,7 +165,10 @@ struct timespec homa_rt_timespec(uint64_t ns);
 /* registry.c */
 /** homa_rt_register() - Give @rt a handle. Return: 0 or HOMA_ENOMEM. */
 int homa_rt_register(struct homa_rt *rt, homa_socket **handle);
-/** homa_rt_get() - Take a reference on a live socket, or NULL. */
+/**
+ * homa_rt_get() - Take a reference on a live socket, or NULL. Lock-free:
+ * it touches only the handle's own slot.
+ */
 struct homa_rt *homa_rt_get(homa_socket *handle);
 /** homa_rt_put() - Drop a reference taken by homa_rt_get(). */
 void homa_rt_put(struct homa_rt *rt);
