@@ -185,11 +185,11 @@ HOMA_API uint16_t homa_engine_port(const homa_engine *e);
 /**
  * homa_engine_send_request() - Start a client RPC.
  * @dst, @dport: the server.
- * @iov, @iovcnt: the request (copied into the engine; 0 bytes is invalid,
- *	and so is a list whose lengths do not sum within 64 bits).
+ * @iov, @iovcnt: the request (copied into the engine; 0 bytes is a valid,
+ *	empty request; a list whose lengths do not sum within 64 bits is not).
  * @cookie: returned in the RPC's events.
  * @id: receives the RPC id (even).
- * Return: 0; HOMA_EINVAL (NULL, empty, port 0), HOMA_EMSGSIZE,
+ * Return: 0; HOMA_EINVAL (NULL, port 0), HOMA_EMSGSIZE,
  * HOMA_EAGAIN (tx buffer or RPC cap reached: retry after some output),
  * HOMA_EPEERDEAD (peer timed out recently), HOMA_ENOMEM.
  */

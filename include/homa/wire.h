@@ -169,7 +169,8 @@ enum homa_wire_error {
  * module's convention). @pkt->ext is set only from a window carrying
  * HOMA_EXT_MARK (then @pkt->ours is true).
  * Return: 0, or HOMA_EPROTO (malformed: truncated, unknown type, DATA
- * whose payload runs past message_length, an ACK claiming more than
+ * whose payload runs past message_length or is empty in a non-empty
+ * message, an ACK claiming more than
  * HOMA_MAX_ACKS entries, or a priority >= 8); homa_wire_decode_why()
  * also says which.
  */

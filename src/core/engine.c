@@ -160,8 +160,9 @@ struct outmsg {
 
 /**
  * check_message() - Validate an outgoing message.
- * Return: 0, HOMA_EINVAL (NULL list or pieces, iovcnt < 1, total wraps,
- * empty), HOMA_EMSGSIZE, or HOMA_EAGAIN when the tx budget cannot take it now.
+ * An empty message is valid (it goes out as one DATA packet without payload).
+ * Return: 0, HOMA_EINVAL (NULL list or pieces, iovcnt < 1, total wraps),
+ * HOMA_EMSGSIZE, or HOMA_EAGAIN when the tx budget cannot take it now.
  */
 static int check_message(homa_engine *e, const struct outmsg *m)
 {
@@ -170,8 +171,6 @@ static int check_message(homa_engine *e, const struct outmsg *m)
 	if (m->msg)
 		len = m->msg->length;
 	else if (m->iovcnt < 1 || homa_iov_length(m->iov, m->iovcnt, &len))
-		return HOMA_EINVAL;
-	if (len == 0)
 		return HOMA_EINVAL;
 	if (len > e->s.max_message)
 		return HOMA_EMSGSIZE;

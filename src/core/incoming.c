@@ -80,6 +80,7 @@ static struct homa_rpc *message_start(homa_engine *e, const homa_addr *src,
 		rpc->out.next_xmit = rpc->out.length;
 		rpc->out.resend_start = rpc->out.resend_end = 0;
 		rpc->out.start_pending = false;
+		rpc->out.empty_pending = false;
 		homa_tx_update(e, rpc);
 	}
 	if (rpc->state != RPC_INCOMING)
@@ -262,6 +263,13 @@ static int handle_resend(homa_engine *e, const homa_addr *src, const struct homa
 		/* a RESEND also grants what it asks for (covers a lost GRANT) */
 		out->granted = (uint32_t)end;
 		homa_tx_update(e, rpc);
+	}
+	if (out->msg && out->length == 0 && !out->empty_pending &&
+	    rpc->state != RPC_OUTGOING) {
+		/* an empty message: its one packet went out; send it again */
+		out->empty_pending = true;
+		homa_tx_update(e, rpc);
+		return 0;
 	}
 	if (!out->msg || pkt->u.resend.offset >= out->next_xmit) {
 		homa_ctl_simple(e, rpc, HOMA_PKT_BUSY);

@@ -113,6 +113,7 @@ struct homa_msgout {
 	bool start_pending;       /**< a START_MSG must be sent */
 	bool start_sent;          /**< START_MSG mode for this message */
 	bool seal_refused;        /**< the seal hook refused its latest packet (outgoing.c) */
+	bool empty_pending;       /**< an empty message's one DATA packet must be sent */
 	uint32_t start_ticks;     /**< ticks since the START_MSG without a grant */
 	uint64_t birth;
 	struct homa_link tx_link; /**< on engine.tx_list, sorted by bytes left */

@@ -154,6 +154,8 @@ int homa_msgin_add(homa_engine *e, struct homa_rpc *rpc, uint32_t off,
 	uint32_t end = off + len, added = 0;
 	int err = 0;
 
+	if (len == 0)
+		return 0; /* an empty message's packet: nothing to store */
 	if (needs_chunk(in->msg, off, len) &&
 	    !homa_evict_room(e, rpc, in->length - in->received, HOMA_CHUNK))
 		return HOMA_EAGAIN;

@@ -128,6 +128,7 @@ void homa_msgout_restart(homa_engine *e, struct homa_rpc *rpc)
 	out->start_sent = out->unsched == 0 && out->length && start_mode(e, rpc);
 	out->start_pending = out->start_sent;
 	out->start_ticks = 0;
+	out->empty_pending = out->length == 0;
 	homa_tx_update(e, rpc);
 }
 
@@ -180,8 +181,8 @@ static bool sendable(const struct homa_msgout *out)
 {
 	uint32_t limit = out->granted < out->length ? out->granted : out->length;
 
-	return out->msg && (out->start_pending || out->resend_start < out->resend_end ||
-			    out->next_xmit < limit);
+	return out->msg && (out->start_pending || out->empty_pending ||
+			    out->resend_start < out->resend_end || out->next_xmit < limit);
 }
 
 /** remaining() - Bytes of @out never sent (the SRPT key). */
@@ -260,8 +261,9 @@ static uint8_t fill_data(homa_engine *e, struct homa_rpc *rpc, struct homa_pkt *
 	} else {
 		off = out->next_xmit;
 		n = limit - off;
-		prio = off < out->unsched ? homa_unsched_priority(e, rpc->peer, out->length)
-					  : out->sched_priority;
+		/* an empty message's one packet is unscheduled too */
+		prio = off < out->unsched || !out->length
+		       ? homa_unsched_priority(e, rpc->peer, out->length) : out->sched_priority;
 	}
 	if (n > max)
 		n = max;
@@ -296,6 +298,7 @@ static void commit(homa_engine *e, struct homa_rpc *rpc, const struct homa_pkt *
 		e->st.retransmitted_bytes += n;
 	} else {
 		out->next_xmit += n;
+		out->empty_pending = false;
 	}
 }
 

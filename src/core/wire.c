@@ -153,7 +153,9 @@ static int decode_data(const uint8_t *b, size_t len, struct homa_pkt *pkt)
 	pkt->u.data.payload = b + HOMA_DATA_HDR_LEN;
 	pkt->u.data.payload_len = (uint32_t)(len - HOMA_DATA_HDR_LEN);
 	end = (uint64_t)pkt->u.data.offset + pkt->u.data.payload_len;
-	if (pkt->u.data.payload_len == 0 || end > pkt->u.data.message_length)
+	/* no payload: only the one packet of an empty message */
+	if ((pkt->u.data.payload_len == 0 && pkt->u.data.message_length != 0) ||
+	    end > pkt->u.data.message_length)
 		return -HOMA_WIRE_BAD_FIELD;
 	return 0;
 }

@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -109,12 +110,72 @@ static void echo__sizes_start_msg(void **state)
 	echo_sizes(&s);
 }
 
+/** drop_nth() - Filter: drop exactly packet number *ctx. */
+static bool drop_nth(void *ctx, int from, const uint8_t *pkt, size_t len, uint64_t n)
+{
+	(void)from, (void)pkt, (void)len;
+	return n == *(uint64_t *)ctx;
+}
+
+/**
+ * empty_echo() - An empty request answered by an empty response, with
+ * packet @drop lost (UINT64_MAX: none): the response arrives, empty, and
+ * both engines forget the RPC. Return: packets that crossed.
+ */
+static uint64_t empty_echo(uint64_t drop, char *log, size_t cap)
+{
+	struct th_pair p;
+	struct homa_stats st;
+	uint64_t id, n;
+
+	th_pair_init(&p, NULL);
+	p.echo = true;
+	p.filter = drop_nth;
+	p.filter_ctx = &drop;
+	assert_int_equal(homa_engine_send_request(p.e[0], &p.addr[1], p.port[1], NULL, 0,
+						  3, p.now, &id), HOMA_EINVAL);
+	id = send_pattern(&p, 0, 3);
+	th_pair_run(&p, 5000000000ull);
+	if (log)
+		snprintf(log, cap, "%s", p.log);
+	take_response(&p, id, 3, 0);
+	homa_engine_stats(p.e[1], &st);
+	assert_int_equal(st.server_requests_received, 1);
+	assert_int_equal(st.active_rpcs, 0);
+	homa_engine_stats(p.e[0], &st);
+	assert_int_equal(st.active_rpcs, 0);
+	n = p.npkts;
+	th_pair_free(&p);
+	return n;
+}
+
+/** empty_rpc__packets() - An empty request and response: one DATA 0@0 each way. */
+static void empty_rpc__packets(void **state)
+{
+	static char log[65536];
+
+	empty_echo(UINT64_MAX, log, sizeof(log));
+	assert_string_equal(log, "c>s DATA 0@0 p7; s>c CUTOFFS p7; s>c DATA 0@0 p7; "
+				 "c>s CUTOFFS p7; c>s ACK p7");
+}
+
+/** empty_rpc__each_packet_lost() - Losing any one packet of it still completes it. */
+static void empty_rpc__each_packet_lost(void **state)
+{
+	uint64_t total = empty_echo(UINT64_MAX, NULL, 0);
+
+	for (uint64_t k = 0; k < total; k++)
+		empty_echo(k, NULL, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(small_rpc__packets),
 		cmocka_unit_test(echo__sizes_classic),
 		cmocka_unit_test(echo__sizes_start_msg),
+		cmocka_unit_test(empty_rpc__packets),
+		cmocka_unit_test(empty_rpc__each_packet_lost),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

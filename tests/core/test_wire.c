@@ -492,14 +492,26 @@ static void homa_wire_decode__data_past_message_length(void **state)
 	assert_int_equal(decode_why(buf, sizeof(buf), &d), HOMA_WIRE_BAD_FIELD);
 }
 
-/** homa_wire_decode__empty_data() - A DATA packet without payload is refused. */
+/**
+ * homa_wire_decode__empty_data() - A DATA packet without payload is
+ * refused in a non-empty message; it is the one packet of an empty
+ * message (length 0, offset 0), which is accepted.
+ */
 static void homa_wire_decode__empty_data(void **state)
 {
+	uint8_t buf[HOMA_DATA_HDR_LEN];
 	struct homa_pkt d;
 
 	assert_int_equal(decode_why(data_vec, HOMA_DATA_HDR_LEN, &d), HOMA_WIRE_BAD_FIELD);
 	assert_int_equal(homa_wire_decode(data_vec, HOMA_DATA_HDR_LEN + 1, &d), 0);
 	assert_int_equal(d.u.data.payload_len, 1);
+	memcpy(buf, data_vec, sizeof(buf));
+	memset(buf + 28, 0, 4); /* message_length 0 */
+	assert_int_equal(decode_why(buf, sizeof(buf), &d), HOMA_WIRE_BAD_FIELD); /* offset != 0 */
+	memset(buf + 52, 0, 4); /* offset 0 */
+	assert_int_equal(homa_wire_decode(buf, sizeof(buf), &d), 0);
+	assert_int_equal(d.u.data.message_length, 0);
+	assert_int_equal(d.u.data.payload_len, 0);
 }
 
 /** homa_wire_decode__too_many_acks() - num_acks above 5 is refused; 5 is fine. */

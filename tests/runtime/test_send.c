@@ -2,7 +2,7 @@
 /**
  * @file test_send.c
  * Sending (src/runtime/send.c): gather lists whose lengths wrap are
- * refused, and a message's bytes are copied without the socket lock, so
+ * refused, empty messages go both ways, and a message's bytes are copied without the socket lock, so
  * the I/O thread and other callers keep going while a large message is
  * copied.
  */
@@ -235,12 +235,68 @@ static void homa_io_stats__payload_copies(void **state)
 	free(buf);
 }
 
+/**
+ * empty_rpcs() - Empty requests (homa_send() with no buffer, and a gather
+ * list of empty pieces) answered by the XOR server with empty responses,
+ * over the real stack with sockets of @mode: each arrives with length 0
+ * and nothing to read, and is released like any other message.
+ */
+static void empty_rpcs(int mode)
+{
+	struct homa_iov none[2] = {{NULL, 0}, {"", 0}};
+	struct test_server ts;
+	struct sockaddr_storage dst;
+	struct homa_message m;
+	const void *p;
+	homa_socket *cli;
+	uint64_t id;
+
+	assert_int_equal(test_server_start(&ts, HOMA_DRIVER_UDP, mode, 1, NULL), 0);
+	assert_int_equal(test_open(&cli, HOMA_DRIVER_UDP, mode, false, 0, NULL), 0);
+	dst = test_dst(ts.port);
+	for (int i = 0; i < 4; i++) {
+		if (i % 2)
+			assert_int_equal(homa_send_request(cli, (struct sockaddr *)&dst, none, 2,
+							   (uint64_t)i, &id), 0);
+		else
+			assert_int_equal(homa_send(cli, (struct sockaddr *)&dst, NULL, 0,
+						   (uint64_t)i, &id), 0);
+		assert_int_equal(homa_recv(cli, HOMA_RECV_RESPONSE, id, STEP_S * 1000000000LL, &m), 0);
+		assert_int_equal(m.error, 0);
+		assert_int_equal(m.cookie, (uint64_t)i);
+		assert_int_equal(m.length, 0);
+		assert_int_equal(homa_message_segment(&m, 0, &p), 0);
+		assert_int_equal(homa_message_release(&m), 0);
+		assert_int_equal(homa_message_release(&m), HOMA_EALREADY);
+	}
+	test_server_stop(&ts);
+	assert_int_equal(ts.served, 4);
+	assert_int_equal(ts.errors, 0);
+	homa_close(cli);
+}
+
+/** homa_send__empty_messages_threaded() - Empty RPCs on threaded sockets. */
+static void homa_send__empty_messages_threaded(void **state)
+{
+	(void)state;
+	empty_rpcs(HOMA_MODE_THREADED);
+}
+
+/** homa_send__empty_messages_polled() - Empty RPCs on polled sockets. */
+static void homa_send__empty_messages_polled(void **state)
+{
+	(void)state;
+	empty_rpcs(HOMA_MODE_POLLED);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(homa_send__iov_lengths_that_wrap),
 		cmocka_unit_test(homa_reply__copies_without_the_socket_lock),
 		cmocka_unit_test(homa_io_stats__payload_copies),
+		cmocka_unit_test(homa_send__empty_messages_threaded),
+		cmocka_unit_test(homa_send__empty_messages_polled),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
