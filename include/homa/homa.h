@@ -237,14 +237,15 @@ HOMA_API int homa_local_port(homa_socket *s);
  * homa_send_request() - Start a client RPC.
  * @dst: the server: a sockaddr_in or sockaddr_in6 (read by its family)
  *	whose port is the server's Homa port.
- * @iov, @iovcnt: the request, 1..2^32-1 bytes in total; copied (without
+ * @iov, @iovcnt: the request, 0..2^32-1 bytes in total (an empty request
+ *	is valid); copied (without
  *	holding the socket's lock) before the call returns, so the buffers
  *	may be reused at once.
  * @cookie: any value; returned in the response's homa_message.
  * @id: receives the RPC id (even; written only on success); may not be NULL.
  * May wait for buffer space (see opts.send_timeout_ns).
  * Return: 0; HOMA_EINVAL (NULL argument, iovcnt < 1, a NULL base with a
- * non-zero length, lengths whose sum wraps, empty message, port 0,
+ * non-zero length, lengths whose sum wraps, port 0,
  * unknown family); HOMA_ENOTSUP (IPv6 destination on an IPv4 socket or
  * the reverse, raw driver); HOMA_EMSGSIZE (longer than
  * settings.max_message); HOMA_EAGAIN (no space and send_timeout_ns is 0);
@@ -386,15 +387,15 @@ HOMA_API int64_t homa_recv_partial(homa_socket *s, uint64_t id, size_t offset,
 
 /**
  * homa_reply() - Send the response to a request received by homa_recv().
- * @id: the request's homa_message.id. @iov, @iovcnt: the response, copied
- *	as by homa_send_request().
+ * @id: the request's homa_message.id. @iov, @iovcnt: the response (may
+ *	be empty), copied as by homa_send_request().
  * The request message may be released before or after replying.
  * May wait for buffer space (see opts.send_timeout_ns).
  * Return: 0; HOMA_ENOTFOUND (no such server RPC: unknown id, the client
  * went away, or it was answered and the client has acknowledged the
  * response); HOMA_ESTATE (already answered, response not yet
  * acknowledged); HOMA_EINVAL (NULL socket or @iov, @iovcnt < 1, a NULL
- * base with a non-zero length, lengths whose sum wraps, empty message);
+ * base with a non-zero length, lengths whose sum wraps);
  * HOMA_EMSGSIZE; HOMA_EAGAIN (no space and send_timeout_ns is 0);
  * HOMA_ETIME (no space within send_timeout_ns); HOMA_ESHUTDOWN;
  * HOMA_ENOMEM.
