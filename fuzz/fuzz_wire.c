@@ -244,7 +244,8 @@ static int valid_per_doc(const struct homa_pkt *p)
 {
 	switch (p->type) {
 	case HOMA_PKT_DATA:
-		return p->u.data.payload_len > 0 &&
+		/* no payload only in an empty message (its one packet) */
+		return (p->u.data.payload_len > 0 || p->u.data.message_length == 0) &&
 		       (uint64_t)p->u.data.offset + p->u.data.payload_len <= p->u.data.message_length;
 	case HOMA_PKT_GRANT: return p->u.grant.priority < HOMA_MAX_PRIORITIES;
 	case HOMA_PKT_RESEND: return p->u.resend.priority < HOMA_MAX_PRIORITIES;
