@@ -30,10 +30,13 @@
  *
  * Modes: HOMA_MODE_THREADED (default) runs one runtime thread per socket
  * that receives packets, runs the protocol's timers and pacer, and wakes
- * the application. HOMA_MODE_POLLED runs no thread: packets move only
- * while an application thread is inside homa_poll(), a blocking
- * homa_recv(), or a send call; this gives the lowest latency when the
- * application spins on the socket.
+ * the application. In HOMA_MODE_POLLED packets move while an application
+ * thread is inside homa_poll(), a blocking homa_recv(), or a send call;
+ * this gives the lowest latency when the application spins on the
+ * socket. A standby thread sleeps meanwhile; once no application thread
+ * has driven the socket for settings.resend_ticks ticks it drives it
+ * instead (answering peers, running timers) until one is back, so an
+ * application that is away (busy, descheduled) never makes an RPC fail.
  *
  * Threading: every function may be called from any number of threads at
  * once on the same socket. homa_close() may be called while other threads

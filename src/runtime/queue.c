@@ -121,6 +121,7 @@ void homa_rt_collect(struct homa_rt *rt)
 	}
 	if (rt->space_waiters)
 		pthread_cond_broadcast(&rt->space_cond);
+	pthread_cond_broadcast(&rt->standby_cond);
 }
 
 /** homa_rt_take() - See rt.h. The caller owns the returned item. */

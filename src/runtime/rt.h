@@ -80,6 +80,10 @@ struct homa_rt {
 	pthread_cond_t space_cond;  /**< senders waiting for buffer space */
 	int space_waiters;
 	bool poller_active;         /**< polled mode: a thread drives I/O */
+	bool standby_active;        /**< polled mode: that thread is the standby (standby.c) */
+	uint64_t app_poll_ns;       /**< polled mode: last time an application thread drove I/O */
+	uint64_t standby_ns;        /**< polled mode: absence after which the standby steps in */
+	pthread_cond_t standby_cond; /**< polled mode: the standby thread sleeps here */
 	int ready_fd;               /**< eventfd: readable while nready > 0, once exported */
 	bool ready_exported;        /**< homa_fd() handed out ready_fd or the epoll set */
 
@@ -273,6 +277,28 @@ void homa_rt_thread_stop(struct homa_rt *rt);
 /** homa_rt_arm_timer() - Polled mode: point timer_fd at the engine deadline. */
 void homa_rt_arm_timer(struct homa_rt *rt);
 
+/* standby.c */
+/**
+ * homa_rt_standby_start() - Polled mode: start the standby thread (in
+ * rt->thread; homa_rt_thread_stop() joins it). It sleeps while
+ * application threads drive I/O and drives it itself once none has for
+ * rt->standby_ns, so the protocol keeps answering peers (grants, RESENDs,
+ * timers) while the application is away. Return: 0 or HOMA_EIO.
+ */
+int homa_rt_standby_start(struct homa_rt *rt);
+/**
+ * homa_rt_app_present() - Polled mode, rt->lock held: an application
+ * thread is about to drive I/O; if the standby thread holds the poller
+ * role, interrupt it so that it hands the role over.
+ */
+void homa_rt_app_present(struct homa_rt *rt);
+/**
+ * homa_rt_standby_after() - The absence after which the standby steps
+ * in, for settings @st: resend_ticks ticks (the silence after which a
+ * peer starts asking for data again).
+ */
+uint64_t homa_rt_standby_after(const struct homa_settings *st);
+
 /* wait.c */
 /**
  * homa_rt_wait_space() - Called with rt->lock held after the engine said
@@ -286,6 +312,19 @@ int homa_rt_wait_space(struct homa_rt *rt, uint64_t until);
  * Return: 0 (item set), HOMA_ETIME or HOMA_ESHUTDOWN; @w is unlinked.
  */
 int homa_rt_wait_item(struct homa_rt *rt, struct rt_waiter *w, uint64_t until);
+
+/**
+ * homa_rt_run_poller() - Polled mode, rt->lock held and no poller active:
+ * drive I/O once (until the absolute @until at most) as the poller; the
+ * lock is dropped meanwhile. Application threads call it through the
+ * waits below; the standby thread directly.
+ */
+void homa_rt_run_poller(struct homa_rt *rt, uint64_t until, bool app);
+/**
+ * homa_rt_pass_poller() - A poller is leaving (rt->lock held): wake the
+ * first remaining waiter so that it can take the role.
+ */
+void homa_rt_pass_poller(struct homa_rt *rt);
 
 /**
  * homa_rt_poll_locked() - Polled mode, rt->lock held: if no other thread

@@ -74,6 +74,7 @@ static void init_sync(struct homa_rt *rt)
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&rt->space_cond, &ca);
+	pthread_cond_init(&rt->standby_cond, &ca);
 	pthread_condattr_destroy(&ca);
 	rt->kick_fd = rt->ready_fd = rt->poll_epfd = rt->timer_fd = rt->wait_tfd = -1;
 	rt->wait_armed = UINT64_MAX;
@@ -110,6 +111,7 @@ static void rt_free(struct homa_rt *rt)
 	homa_rt_idset_free(&rt->ids);
 	homa_rt_idset_free(&rt->held);
 	pthread_cond_destroy(&rt->space_cond);
+	pthread_cond_destroy(&rt->standby_cond);
 	pthread_mutex_destroy(&rt->lock);
 	pthread_mutex_destroy(&rt->tx_lock);
 	free(rt);
@@ -188,13 +190,15 @@ int homa_open(homa_socket **out, const struct homa_open_opts *opts)
 	rt->server = opts->server;
 	rt->send_timeout_ns = opts->send_timeout_ns;
 	rt->max_message = st->max_message;
+	rt->standby_ns = homa_rt_standby_after(st);
 	err = rt_setup(rt, opts, st);
 	if (!err)
 		err = homa_rt_obs_open(rt, opts);
 	if (!err)
 		err = homa_rt_register(rt, out);
-	if (!err && rt->mode == HOMA_MODE_THREADED) {
-		err = homa_rt_thread_start(rt);
+	if (!err) {
+		err = rt->mode == HOMA_MODE_THREADED ? homa_rt_thread_start(rt)
+			: homa_rt_standby_start(rt);
 		if (err) {
 			homa_rt_unregister(*out);
 			homa_rt_wait_unused(rt);
@@ -324,8 +328,10 @@ int homa_set_settings(homa_socket *s, const struct homa_settings *st)
 	homa_driver_settings(rt->drv, &full, &eff);
 	homa_rt_lock(rt);
 	err = eff.mtu > rt->pkt_cap ? HOMA_EINVAL : homa_engine_set_settings(rt->engine, &eff);
-	if (!err)
+	if (!err) {
 		atomic_store(&rt->max_message, eff.max_message);
+		rt->standby_ns = homa_rt_standby_after(&eff);
+	}
 	homa_rt_unlock(rt);
 	homa_rt_put(rt);
 	return err;

@@ -6,7 +6,8 @@
  * word and senders on a condition variable (on CLOCK_MONOTONIC); the I/O
  * thread wakes them. In polled mode one of
  * them at a time becomes the poller and drives I/O itself; when it leaves
- * it wakes another waiter to take over.
+ * it wakes another waiter to take over. While no application thread is
+ * there, the standby thread (standby.c) takes the role.
  */
 #include <stdint.h>
 
@@ -31,11 +32,8 @@ static void timed_wait(struct homa_rt *rt, pthread_cond_t *cond, uint64_t until)
 	pthread_cond_timedwait(cond, &rt->lock, &ts);
 }
 
-/**
- * pass_poller() - A poller is leaving: wake the first remaining waiter
- * so that it can take the role.
- */
-static void pass_poller(struct homa_rt *rt)
+/** homa_rt_pass_poller() - See rt.h. */
+void homa_rt_pass_poller(struct homa_rt *rt)
 {
 	if (rt->waiters)
 		homa_rt_wake_waiter(rt, rt->waiters);
@@ -44,16 +42,21 @@ static void pass_poller(struct homa_rt *rt)
 }
 
 /**
- * run_poller() - Polled mode, rt->lock held: drive I/O once (until the
- * absolute @until at most) as the poller.
+ * homa_rt_run_poller() - See rt.h. An application thread's turn counts as
+ * its presence from start to end (the standby stays away meanwhile).
  */
-static void run_poller(struct homa_rt *rt, uint64_t until)
+void homa_rt_run_poller(struct homa_rt *rt, uint64_t until, bool app)
 {
 	rt->poller_active = true;
+	rt->standby_active = !app;
+	if (app)
+		rt->app_poll_ns = homa_rt_now();
 	homa_rt_unlock(rt);
 	homa_rt_poll_step(rt, until);
 	homa_rt_lock(rt);
-	rt->poller_active = false;
+	if (app)
+		rt->app_poll_ns = homa_rt_now();
+	rt->poller_active = rt->standby_active = false;
 }
 
 /** homa_rt_wait_item() - See rt.h. */
@@ -74,10 +77,12 @@ int homa_rt_wait_item(struct homa_rt *rt, struct rt_waiter *w, uint64_t until)
 		}
 		if (rt->mode == HOMA_MODE_POLLED && !rt->poller_active) {
 			w->polling = true;
-			run_poller(rt, until);
+			homa_rt_run_poller(rt, until, true);
 			w->polling = false;
 			continue;
 		}
+		if (rt->mode == HOMA_MODE_POLLED)
+			homa_rt_app_present(rt);
 		atomic_store(&w->word, 0);
 		homa_rt_unlock(rt);
 		homa_rt_futex_wait(&w->word, until);
@@ -85,7 +90,7 @@ int homa_rt_wait_item(struct homa_rt *rt, struct rt_waiter *w, uint64_t until)
 	}
 	homa_rt_remove_waiter(rt, w);
 	if (rt->mode == HOMA_MODE_POLLED && !rt->poller_active)
-		pass_poller(rt);
+		homa_rt_pass_poller(rt);
 	return err;
 }
 
@@ -102,9 +107,11 @@ int homa_rt_wait_space(struct homa_rt *rt, uint64_t until)
 	if (until - now > SPACE_NAP_NS)
 		until = now + SPACE_NAP_NS;
 	if (rt->mode == HOMA_MODE_POLLED && !rt->poller_active) {
-		run_poller(rt, until);
-		pass_poller(rt);
+		homa_rt_run_poller(rt, until, true);
+		homa_rt_pass_poller(rt);
 	} else {
+		if (rt->mode == HOMA_MODE_POLLED)
+			homa_rt_app_present(rt);
 		rt->space_waiters++;
 		timed_wait(rt, &rt->space_cond, until);
 		rt->space_waiters--;
@@ -115,9 +122,12 @@ int homa_rt_wait_space(struct homa_rt *rt, uint64_t until)
 /** homa_rt_poll_locked() - See rt.h. */
 bool homa_rt_poll_locked(struct homa_rt *rt, uint64_t until)
 {
-	if (rt->poller_active || rt->closing)
+	if (rt->closing)
 		return false;
-	run_poller(rt, until);
-	pass_poller(rt);
+	homa_rt_app_present(rt);
+	if (rt->poller_active)
+		return false;
+	homa_rt_run_poller(rt, until, true);
+	homa_rt_pass_poller(rt);
 	return true;
 }

@@ -1,0 +1,149 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file test_standby.c
+ * Polled mode when the application is away (src/runtime/standby.c): a
+ * polled socket whose owner makes no call for several RPC timeouts in
+ * the middle of an RPC must not make that RPC fail, on either side.
+ */
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cmocka.h>
+
+#include "helpers.h"
+
+/** RPC timeout in these tests: 300 ticks of 1 ms (tolerates a loaded machine). */
+#define TICKS 300
+/** How long the owner stays away: five RPC timeouts. */
+#define AWAY_MS (5 * TICKS)
+/** Message size: needs grants and many packets in both directions. */
+#define LEN 1000000
+
+/** sleep_ms() - Sleep @ms milliseconds without touching any socket. */
+static void sleep_ms(long ms)
+{
+	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+
+	nanosleep(&ts, NULL);
+}
+
+/** settings() - Defaults with a TICKS-tick RPC timeout. */
+static void settings(struct homa_settings *st)
+{
+	homa_settings_default(st);
+	st->timeout_ticks = TICKS;
+}
+
+/**
+ * away_server() - Polled server: take one request, reply with the
+ * transformed bytes, then stay away for AWAY_MS (no call at all), then
+ * serve until the socket closes.
+ */
+static void *away_server(void *arg)
+{
+	homa_socket *s = arg;
+	struct homa_message m;
+	uint8_t *buf = malloc(LEN);
+	uint64_t served = 0, errors = 0;
+
+	assert_int_equal(homa_recv(s, HOMA_RECV_REQUEST, 0, 30000000000LL, &m), 0);
+	assert_int_equal(m.length, LEN);
+	homa_message_copy(&m, 0, buf, LEN);
+	for (size_t i = 0; i < LEN; i++)
+		buf[i] ^= 0x5a;
+	assert_int_equal(homa_reply_buf(s, m.id, buf, LEN), 0);
+	homa_message_release(&m);
+	sleep_ms(AWAY_MS);
+	free(buf);
+	test_serve_forever(s, &served, &errors);
+	return NULL;
+}
+
+/**
+ * polled__server_owner_away() - The polled server's owner replies (1 MB,
+ * most of it waiting for grants) and then makes no call for five RPC
+ * timeouts: the client still gets the whole response, not a timeout.
+ */
+static void polled__server_owner_away(void **state)
+{
+	struct homa_settings st;
+	struct homa_stats peer;
+	struct sockaddr_storage dst;
+	struct homa_message m;
+	homa_socket *srv, *cli;
+	uint8_t *req = malloc(LEN);
+	pthread_t th;
+	uint64_t id;
+
+	(void)state;
+	settings(&st);
+	assert_int_equal(test_open(&srv, HOMA_DRIVER_UDP, HOMA_MODE_POLLED, true, 0, &st), 0);
+	assert_int_equal(test_open(&cli, HOMA_DRIVER_UDP, HOMA_MODE_THREADED, false, 0, &st), 0);
+	pthread_create(&th, NULL, away_server, srv);
+	dst = test_dst(homa_local_port(srv));
+	test_fill(req, LEN, 7);
+	assert_int_equal(homa_send(cli, (struct sockaddr *)&dst, req, LEN, 7, &id), 0);
+	assert_int_equal(homa_recv(cli, HOMA_RECV_RESPONSE, id, 60000000000LL, &m), 0);
+	assert_int_equal(m.error, 0);
+	assert_true(test_check_response(&m, LEN, 7));
+	homa_message_release(&m);
+	assert_int_equal(homa_socket_stats(cli, &peer), 0);
+	assert_int_equal(peer.rpcs_timed_out, 0);
+	homa_close(cli);
+	homa_close(srv);
+	pthread_join(th, NULL);
+	free(req);
+}
+
+/**
+ * polled__client_owner_away() - A polled client sends a 1 MB request
+ * (most of it waiting for grants) and makes no call for five RPC
+ * timeouts before asking for the response: the RPC completes, and the
+ * server never timed it out meanwhile.
+ */
+static void polled__client_owner_away(void **state)
+{
+	struct homa_settings st;
+	struct test_server ts;
+	struct homa_stats peer;
+	struct sockaddr_storage dst;
+	struct homa_message m;
+	homa_socket *cli;
+	uint8_t *req = malloc(LEN);
+	uint64_t id;
+
+	(void)state;
+	settings(&st);
+	assert_int_equal(test_server_start(&ts, HOMA_DRIVER_UDP, HOMA_MODE_THREADED, 1, &st), 0);
+	assert_int_equal(test_open(&cli, HOMA_DRIVER_UDP, HOMA_MODE_POLLED, false, 0, &st), 0);
+	dst = test_dst(ts.port);
+	test_fill(req, LEN, 9);
+	assert_int_equal(homa_send(cli, (struct sockaddr *)&dst, req, LEN, 9, &id), 0);
+	sleep_ms(AWAY_MS);
+	assert_int_equal(homa_recv(cli, HOMA_RECV_RESPONSE, id, 60000000000LL, &m), 0);
+	assert_int_equal(m.error, 0);
+	assert_true(test_check_response(&m, LEN, 9));
+	homa_message_release(&m);
+	assert_int_equal(homa_socket_stats(ts.s, &peer), 0);
+	assert_int_equal(peer.rpcs_timed_out, 0); /* the server never gave up on it */
+	homa_close(cli);
+	test_server_stop(&ts);
+	assert_int_equal(ts.served, 1);
+	free(req);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(polled__server_owner_away),
+		cmocka_unit_test(polled__client_owner_away),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
