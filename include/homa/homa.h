@@ -223,8 +223,9 @@ HOMA_API int homa_open(homa_socket **out, const struct homa_open_opts *opts);
 
 /**
  * homa_close() - Shut the socket down and free it. Outstanding client RPCs
- * end; threads blocked in the socket return HOMA_ESHUTDOWN; unreleased
- * messages become invalid. Waits for threads still inside calls on the
+ * end; threads blocked in the socket return HOMA_ESHUTDOWN; an epoll or
+ * poll loop waiting on homa_fd() wakes; unreleased messages become
+ * invalid. Waits for threads still inside calls on the
  * socket to leave. The handle is dead afterwards.
  * Return: 0; HOMA_ESHUTDOWN (already closed); HOMA_EINVAL (NULL).
  */
@@ -428,6 +429,10 @@ HOMA_API int homa_abort(homa_socket *s, uint64_t id);
  * Polled mode: readable when the socket needs homa_poll() (packets
  * arrived or a protocol timer is due) or a message is waiting.
  * The socket owns the descriptor: never read, write or close it.
+ * homa_close() makes it readable, which wakes a loop waiting on it in
+ * another thread (its next call on the socket returns HOMA_ESHUTDOWN);
+ * the descriptor stays open about a second for that, then the library
+ * closes it: remove it from the loop's set once woken.
  * Return: the descriptor (>= 0), HOMA_EINVAL or HOMA_ESHUTDOWN.
  */
 HOMA_API int homa_fd(homa_socket *s);

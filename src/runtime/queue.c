@@ -146,11 +146,16 @@ struct rt_item *homa_rt_take(struct homa_rt *rt, int flags, uint64_t id)
 	return NULL;
 }
 
-/** homa_rt_wake_all() - See rt.h. */
+/**
+ * homa_rt_wake_all() - See rt.h. An exported ready_fd becomes readable
+ * for good (nothing takes from the queue any more), which wakes an
+ * epoll/poll loop on homa_fd() (linger.c keeps it open for that).
+ */
 void homa_rt_wake_all(struct homa_rt *rt)
 {
 	for (struct rt_waiter *w = rt->waiters; w; w = w->next)
 		homa_rt_wake_waiter(rt, w);
+	set_ready_fd(rt, true);
 	pthread_cond_broadcast(&rt->space_cond);
 }
 

@@ -184,6 +184,16 @@ struct homa_rt *homa_rt_unregister(homa_socket *handle);
 /** homa_rt_wait_unused() - Wait until no reference to @rt is held. */
 void homa_rt_wait_unused(struct homa_rt *rt);
 
+/* linger.c */
+/**
+ * homa_rt_linger_close() - Close @fd (an exported descriptor of a closed
+ * socket, readable) about a second from now instead of at once, so that
+ * a loop waiting on it wakes first. Also closes those whose time came.
+ */
+void homa_rt_linger_close(int fd);
+/** homa_rt_linger_reap() - Close the lingering descriptors whose time came. */
+void homa_rt_linger_reap(void);
+
 /* idset.c */
 /** homa_rt_idset_add() - Add @id (value 0). Return: 0, HOMA_EINVAL or HOMA_ENOMEM. */
 int homa_rt_idset_add(struct rt_idset *s, uint64_t id);
@@ -217,7 +227,10 @@ void homa_rt_deliver(struct homa_rt *rt, struct rt_item *item);
 struct rt_item *homa_rt_take(struct homa_rt *rt, int flags, uint64_t id);
 /** homa_rt_item_matches() - True if @item satisfies @flags and @id. */
 bool homa_rt_item_matches(const struct rt_item *item, int flags, uint64_t id);
-/** homa_rt_wake_all() - Signal every waiter and sender (closing). */
+/**
+ * homa_rt_wake_all() - Closing: signal every waiter and sender, and make
+ * homa_fd()'s descriptor readable.
+ */
 void homa_rt_wake_all(struct homa_rt *rt);
 /** homa_rt_drop_queue() - Release every queued message (closing). */
 void homa_rt_drop_queue(struct homa_rt *rt);

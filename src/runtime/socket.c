@@ -100,6 +100,13 @@ static void rt_free(struct homa_rt *rt)
 	}
 	homa_rt_pool_drain(&rt->pool);
 	homa_driver_close(rt->drv);
+	if (rt->ready_exported) {
+		/* readable since homa_close(): let a loop waiting on it wake */
+		homa_rt_linger_close(rt->poll_epfd >= 0 ? rt->poll_epfd : rt->ready_fd);
+		if (rt->poll_epfd >= 0)
+			homa_rt_linger_close(rt->ready_fd);
+		rt->poll_epfd = rt->ready_fd = -1;
+	}
 	int fds[] = {rt->kick_fd, rt->ready_fd, rt->poll_epfd, rt->timer_fd, rt->wait_tfd};
 
 	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
@@ -175,6 +182,7 @@ int homa_open(homa_socket **out, const struct homa_open_opts *opts)
 		homa_open_opts_default(&def);
 		opts = &def;
 	}
+	homa_rt_linger_reap();
 	homa_settings_default(&st_def);
 	if (opts->settings && homa_settings_import(&st_def, opts->settings))
 		return HOMA_EINVAL; /* size out of range */

@@ -3,8 +3,10 @@
  * @file test_epoll.c
  * homa_fd() with epoll: in threaded mode the descriptor is readable while
  * a message waits and not once all are taken; in polled mode it wakes
- * the application when homa_poll() has work.
+ * the application when homa_poll() has work; in both, homa_close()
+ * wakes a loop waiting on it.
  */
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -169,12 +171,74 @@ static void homa_fd__polled_wakes_for_homa_poll(void **state)
 	pthread_join(th, NULL);
 }
 
+/** Arguments of loop_thread(). */
+struct loop_args {
+	homa_socket *s;
+	int ep;
+	int events;          /**< epoll_wait()'s result */
+	int recv_err;        /**< homa_recv() once woken */
+};
+
+/**
+ * loop_thread() - An event loop: wait up to 10 s for the socket's
+ * descriptor, then try to receive, as a loop would once woken.
+ */
+static void *loop_thread(void *arg)
+{
+	struct loop_args *a = arg;
+	struct epoll_event ev;
+	struct homa_message m;
+
+	a->events = epoll_wait(a->ep, &ev, 1, 10000);
+	a->recv_err = homa_recv(a->s, HOMA_RECV_RESPONSE, 0, 0, &m);
+	return NULL;
+}
+
+/**
+ * close_wakes_loop() - homa_close() from another thread wakes an epoll
+ * loop blocked on homa_fd() of a socket of @mode at once (it used to
+ * sleep on: the descriptor was closed, which took it out of the set
+ * silently); the woken loop's next call says HOMA_ESHUTDOWN.
+ */
+static void close_wakes_loop(int mode)
+{
+	struct loop_args a = {0};
+	pthread_t th;
+
+	assert_int_equal(test_open(&a.s, HOMA_DRIVER_UDP, mode, false, 0, NULL), 0);
+	a.ep = watch(homa_fd(a.s));
+	assert_false(ready(a.ep, 0));
+	pthread_create(&th, NULL, loop_thread, &a);
+	usleep(100000); /* let it block in epoll_wait() */
+	assert_int_equal(homa_close(a.s), 0);
+	pthread_join(th, NULL);
+	assert_int_equal(a.events, 1);
+	assert_int_equal(a.recv_err, HOMA_ESHUTDOWN);
+	close(a.ep);
+}
+
+/** homa_fd__close_wakes_epoll_threaded() - Threaded socket. */
+static void homa_fd__close_wakes_epoll_threaded(void **state)
+{
+	(void)state;
+	close_wakes_loop(HOMA_MODE_THREADED);
+}
+
+/** homa_fd__close_wakes_epoll_polled() - Polled socket. */
+static void homa_fd__close_wakes_epoll_polled(void **state)
+{
+	(void)state;
+	close_wakes_loop(HOMA_MODE_POLLED);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(homa_fd__threaded_readable_while_messages_wait),
 		cmocka_unit_test(homa_fd__polled_wakes_for_homa_poll),
 		cmocka_unit_test(homa_fd__readable_for_messages_queued_before_it),
+		cmocka_unit_test(homa_fd__close_wakes_epoll_threaded),
+		cmocka_unit_test(homa_fd__close_wakes_epoll_polled),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
