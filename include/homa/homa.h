@@ -89,6 +89,8 @@ typedef struct homa_socket homa_socket;
 enum homa_driver_kind {
 	HOMA_DRIVER_UDP = 0, /**< UDP datagrams, Homa port == UDP port; unprivileged */
 	HOMA_DRIVER_RAW = 1, /**< raw IP protocol 146; needs CAP_NET_RAW */
+	/** AF_XDP kernel bypass on opts.ifname (docs/XDP.md); IPv4; CAP_NET_ADMIN and CAP_BPF */
+	HOMA_DRIVER_XDP = 2,
 };
 
 /** Who moves packets. */
@@ -145,6 +147,12 @@ struct homa_open_opts {
 	 * driver; include/homa/encrypt.h). NULL (default): clear text.
 	 */
 	const struct homa_encrypt_opts *encrypt;
+	/** XDP driver: the network interface it attaches to (required there). */
+	const char *ifname;
+	/** XDP driver: serve receive queues 0..xdp_queues-1 (0: all the interface has). */
+	uint32_t xdp_queues;
+	/** XDP driver: the raw driver's format (IP protocol 146) instead of UDP. */
+	bool xdp_raw;
 };
 
 /** Flags for homa_recv(): which kinds of message to accept. */
@@ -195,6 +203,14 @@ struct homa_io_stats {
 	uint64_t tx_copied_bytes;
 	/** Payload bytes copied from received packets into messages (homa_message_copy() not counted). */
 	uint64_t rx_copied_bytes;
+	/* XDP driver (docs/XDP.md); zero with the other drivers */
+	uint64_t xdp_zerocopy;      /**< 1: bound in zero-copy mode; 0: copy mode */
+	uint64_t xdp_fill_empty;    /**< packets dropped by the kernel: fill ring empty */
+	uint64_t xdp_rx_dropped;    /**< packets dropped by the kernel: rx ring full, other */
+	uint64_t xdp_invalid_descs; /**< ring descriptors the kernel refused */
+	uint64_t xdp_tx_ring_full;  /**< sends that found the tx ring or send frames full */
+	uint64_t xdp_rx_invalid;    /**< frames refused for bad headers or checksums */
+	uint64_t xdp_unresolved;    /**< packets dropped while the next hop was resolved */
 };
 
 /**
@@ -211,10 +227,15 @@ HOMA_API void homa_open_opts_default(struct homa_open_opts *o);
  * Return: 0; HOMA_EINVAL (NULL @out, bad version, driver, mode, address
  * text, batch, send_timeout_ns or settings); HOMA_EADDRINUSE (port already
  * bound, by any process); HOMA_EADDRNOTAVAIL (the address is not one of
- * this host's); HOMA_EPERM (raw driver without CAP_NET_RAW; a message
- * saying so is also written to stderr); HOMA_ENOTSUP (address family not
- * supported by the kernel); HOMA_ENOMEM; HOMA_EIO (another system call
- * failed).
+ * this host's); HOMA_EPERM (raw driver without CAP_NET_RAW, XDP driver
+ * without CAP_NET_ADMIN and CAP_BPF; a message saying so is also written
+ * to stderr); HOMA_ENOTSUP (address family not supported by the kernel;
+ * XDP driver: not built in, no AF_XDP in the kernel, no native XDP on the
+ * interface, IPv6); HOMA_ENOMEM (also: XDP UMEM could not be pinned);
+ * HOMA_EIO (another system call failed). XDP driver: HOMA_EINVAL (no or
+ * unknown ifname, mtu too large for the interface), HOMA_EADDRINUSE (the
+ * interface already has an XDP program, or a queue an AF_XDP socket);
+ * docs/XDP.md lists them with their messages.
  * With pcap_path or metrics_port set: HOMA_EIO (the capture file cannot
  * be created), HOMA_EADDRINUSE (the metrics port is taken by another
  * listener), HOMA_EINVAL (bad metrics_addr or pcap options).

@@ -3,6 +3,7 @@
  * @file driver.c
  * Choosing a driver at run time.
  */
+#include <stdio.h>
 #include <sys/socket.h>
 
 #include "driver.h"
@@ -20,10 +21,31 @@ int homa_driver_open(int kind, const struct homa_driver_config *cfg,
 		return homa_udp_open(cfg, out);
 	case HOMA_IO_RAW:
 		return homa_raw_open(cfg, out);
+	case HOMA_IO_XDP:
+		return homa_xdp_open(cfg, out);
 	default:
 		return HOMA_EINVAL;
 	}
 }
+
+/** homa_driver_refresh() - See driver.h. */
+void homa_driver_refresh(struct homa_driver *d)
+{
+	if (d && d->ops->refresh)
+		d->ops->refresh(d);
+}
+
+#ifndef HOMA_HAVE_XDP
+/** homa_xdp_open() - See driver.h: this build has no XDP driver. */
+int homa_xdp_open(const struct homa_driver_config *cfg, struct homa_driver **out)
+{
+	(void)cfg;
+	(void)out;
+	fprintf(stderr, "homa: this build has no XDP driver (built without libxdp-dev, "
+		"libbpf-dev and clang; see docs/XDP.md)\n");
+	return HOMA_ENOTSUP;
+}
+#endif
 
 /** homa_driver_close() - See driver.h. */
 void homa_driver_close(struct homa_driver *d)

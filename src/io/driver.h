@@ -64,6 +64,15 @@ struct homa_io_counters {
 	uint64_t tx_full;    /**< sends that found the send buffer full (the rest deferred) */
 	uint64_t rx_packets, rx_bytes, rx_calls, rx_gro_batches, rx_filtered;
 	uint64_t rx_prio[HOMA_MAX_PRIORITIES]; /**< received packets by priority */
+	/* XDP driver only (zero elsewhere); the kernel's ring statistics are
+	 * read by homa_driver_refresh() */
+	uint64_t xdp_zerocopy;      /**< 1 if bound in zero-copy mode, 0 in copy mode */
+	uint64_t xdp_fill_empty;    /**< packets the kernel dropped: fill ring empty */
+	uint64_t xdp_rx_dropped;    /**< packets the kernel dropped: rx ring full or other */
+	uint64_t xdp_invalid_descs; /**< descriptors the kernel refused (rx and tx) */
+	uint64_t xdp_tx_ring_full;  /**< sends that found the tx ring or send frames exhausted */
+	uint64_t xdp_rx_invalid;    /**< received frames refused (bad headers or checksums) */
+	uint64_t xdp_unresolved;    /**< packets dropped while the kernel resolved the next hop */
 };
 
 /** What to open. */
@@ -73,6 +82,9 @@ struct homa_driver_config {
 	uint32_t batch;      /**< packets per system call (1..1024) */
 	size_t max_packet;   /**< largest Homa packet to send or receive */
 	bool offload;        /**< use UDP_SEGMENT / UDP_GRO if available */
+	const char *ifname;  /**< XDP driver: the interface (caller-owned, read at open) */
+	uint32_t queues;     /**< XDP driver: receive queues 0..queues-1 (0 = all) */
+	bool xdp_raw;        /**< XDP driver: IP protocol 146 (raw format) instead of UDP */
 };
 
 struct homa_driver;
@@ -99,6 +111,11 @@ struct homa_driver_ops {
 	int (*recv)(struct homa_driver *d, struct homa_io_rx **out);
 	/** close() - Close the socket and free the driver. */
 	void (*close)(struct homa_driver *d);
+	/**
+	 * refresh() - Optional: bring the counters the kernel keeps (XDP ring
+	 * statistics) into c; any thread, concurrently with send and recv.
+	 */
+	void (*refresh)(struct homa_driver *d);
 };
 
 /** State common to all drivers (each driver embeds it first). */
@@ -121,13 +138,15 @@ struct homa_driver {
 /** Driver kinds (same values as enum homa_driver_kind in homa.h). */
 #define HOMA_IO_UDP 0
 #define HOMA_IO_RAW 1
+#define HOMA_IO_XDP 2
 
 /**
  * homa_driver_open() - Open a driver of kind @kind.
  * @out: receives the driver; free it with homa_driver_close().
  * Return: 0; HOMA_EINVAL (unknown kind, bad config); HOMA_EADDRINUSE;
- * HOMA_EPERM (raw without CAP_NET_RAW); HOMA_ENOTSUP (family not
- * available); HOMA_ENOMEM; HOMA_EIO.
+ * HOMA_EPERM (raw without CAP_NET_RAW; XDP without CAP_NET_ADMIN and
+ * CAP_BPF); HOMA_ENOTSUP (family not available; XDP not built in or not
+ * supported by the kernel or the interface); HOMA_ENOMEM; HOMA_EIO.
  */
 int homa_driver_open(int kind, const struct homa_driver_config *cfg,
 		     struct homa_driver **out);
@@ -142,6 +161,12 @@ int homa_driver_open(int kind, const struct homa_driver_config *cfg,
  */
 void homa_driver_settings(const struct homa_driver *d, const struct homa_settings *in,
 			  struct homa_settings *out);
+
+/**
+ * homa_driver_refresh() - Update @d's counters kept by the kernel (a no-op
+ * for drivers that keep all their counters themselves).
+ */
+void homa_driver_refresh(struct homa_driver *d);
 
 /** homa_driver_close() - Close @d (NULL is ignored). */
 void homa_driver_close(struct homa_driver *d);
@@ -161,6 +186,21 @@ int homa_udp_open(const struct homa_driver_config *cfg, struct homa_driver **out
 
 /** homa_raw_open() - The raw IP protocol 146 driver (see homa_driver_open()). */
 int homa_raw_open(const struct homa_driver_config *cfg, struct homa_driver **out);
+
+/**
+ * homa_xdp_open() - The AF_XDP driver (see homa_driver_open() and
+ * docs/XDP.md); HOMA_ENOTSUP with a message when the library was built
+ * without libxdp, libbpf and clang.
+ */
+int homa_xdp_open(const struct homa_driver_config *cfg, struct homa_driver **out);
+
+/**
+ * homa_io_reserve_port() - Bind a UDP socket to @cfg's address and port so
+ * that no other endpoint takes the Homa port (drivers that do not receive
+ * through it); @port receives the port (picked by the kernel if 0).
+ * Return: the fd, or HOMA_EADDRINUSE, HOMA_EADDRNOTAVAIL, HOMA_ENOTSUP, HOMA_EIO.
+ */
+int homa_io_reserve_port(const struct homa_driver_config *cfg, uint16_t *port);
 
 /**
  * homa_io_addr_from_sockaddr() - Convert a sockaddr_in/in6 to a homa_addr

@@ -38,30 +38,6 @@ struct raw_driver {
 };
 
 /**
- * reserve_port() - Bind a UDP socket to the configured address and port
- * so that no other endpoint takes it; learn the port if it was 0.
- * Return: the fd, or HOMA_EADDRINUSE, HOMA_ENOTSUP, HOMA_EIO.
- */
-static int reserve_port(const struct homa_driver_config *cfg, uint16_t *port)
-{
-	struct sockaddr_storage got;
-	socklen_t len = sizeof(got);
-	int fd = socket(cfg->bind.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-
-	if (fd < 0)
-		return homa_io_errno(errno);
-	if (bind(fd, (const struct sockaddr *)&cfg->bind, cfg->bind_len) < 0 ||
-	    getsockname(fd, (struct sockaddr *)&got, &len) < 0) {
-		int err = homa_io_errno(errno);
-
-		close(fd);
-		return err;
-	}
-	homa_io_addr_from_sockaddr((struct sockaddr *)&got, &(homa_addr){0}, port);
-	return fd;
-}
-
-/**
  * open_raw() - Create the protocol-146 socket bound to the configured
  * address. Return: the fd, or HOMA_EPERM (with a message on stderr),
  * HOMA_ENOTSUP, HOMA_EIO.
@@ -203,7 +179,7 @@ int homa_raw_open(const struct homa_driver_config *cfg, struct homa_driver **out
 		raw_close(&d->base);
 		return err;
 	}
-	d->reserve_fd = reserve_port(cfg, &d->base.port);
+	d->reserve_fd = homa_io_reserve_port(cfg, &d->base.port);
 	if (d->reserve_fd < 0) {
 		err = d->reserve_fd;
 		raw_close(&d->base);

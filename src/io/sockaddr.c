@@ -7,6 +7,8 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "driver.h"
 
@@ -78,4 +80,24 @@ int homa_io_errno(int err)
 	default:
 		return HOMA_EIO;
 	}
+}
+
+/** homa_io_reserve_port() - See driver.h. */
+int homa_io_reserve_port(const struct homa_driver_config *cfg, uint16_t *port)
+{
+	struct sockaddr_storage got;
+	socklen_t len = sizeof(got);
+	int fd = socket(cfg->bind.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return homa_io_errno(errno);
+	if (bind(fd, (const struct sockaddr *)&cfg->bind, cfg->bind_len) < 0 ||
+	    getsockname(fd, (struct sockaddr *)&got, &len) < 0) {
+		int err = homa_io_errno(errno);
+
+		close(fd);
+		return err;
+	}
+	homa_io_addr_from_sockaddr((struct sockaddr *)&got, &(homa_addr){0}, port);
+	return fd;
 }

@@ -116,6 +116,13 @@ static const struct {
 	IO_COUNTER(rx_calls, "Receive system calls that returned data."),
 	IO_COUNTER(rx_gro_batches, "Coalesced UDP_GRO buffers split."),
 	IO_COUNTER(rx_filtered, "Raw driver: packets for another port."),
+	IO_COUNTER(xdp_zerocopy, "XDP driver: 1 if bound in zero-copy mode, 0 in copy mode."),
+	IO_COUNTER(xdp_fill_empty, "XDP driver: packets dropped, fill ring empty."),
+	IO_COUNTER(xdp_rx_dropped, "XDP driver: packets dropped, rx ring full or other."),
+	IO_COUNTER(xdp_invalid_descs, "XDP driver: ring descriptors the kernel refused."),
+	IO_COUNTER(xdp_tx_ring_full, "XDP driver: sends that found the tx ring full."),
+	IO_COUNTER(xdp_rx_invalid, "XDP driver: frames refused for bad headers or checksums."),
+	IO_COUNTER(xdp_unresolved, "XDP driver: packets dropped while the next hop was resolved."),
 };
 
 /** Label values of the priority family. */
@@ -188,6 +195,7 @@ static int snapshot(void *arg, struct homa_stats *st, struct homa_metric_value *
 	size_t i, k = 0;
 	char *base = (char *)&rt->drv->c;
 
+	homa_driver_refresh(rt->drv);
 	homa_rt_lock(rt);
 	homa_engine_stats(rt->engine, st);
 	ex[k++] = (struct homa_metric_value){.name = "io_ready_messages",
@@ -220,7 +228,8 @@ int homa_rt_obs_open(struct homa_rt *rt, const struct homa_open_opts *o)
 	struct homa_http_opts h = {.bind_addr = o->metrics_addr, .port = o->metrics_port};
 	int err;
 
-	rt->obs.transport = o->driver == HOMA_DRIVER_RAW ? HOMA_PCAP_RAW : HOMA_PCAP_UDP;
+	rt->obs.transport = o->driver == HOMA_DRIVER_RAW || (o->driver == HOMA_DRIVER_XDP && o->xdp_raw)
+		? HOMA_PCAP_RAW : HOMA_PCAP_UDP;
 	snprintf(rt->obs.endpoint, sizeof(rt->obs.endpoint), "%u", rt->drv->port);
 	if (o->pcap_path) {
 		err = homa_pcap_open(o->pcap_path, &o->pcap, &rt->obs.pcap);

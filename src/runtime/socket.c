@@ -55,7 +55,7 @@ static int bind_address(const struct homa_open_opts *o,
 static int check_opts(const struct homa_open_opts *o, const struct homa_settings *st)
 {
 	if (o->version != HOMA_OPEN_OPTS_VERSION ||
-	    (o->driver != HOMA_DRIVER_UDP && o->driver != HOMA_DRIVER_RAW) ||
+	    (o->driver < HOMA_DRIVER_UDP || o->driver > HOMA_DRIVER_XDP) ||
 	    (o->mode != HOMA_MODE_THREADED && o->mode != HOMA_MODE_POLLED) ||
 	    o->batch < 1 || o->batch > HOMA_RT_MAX_BATCH || o->send_timeout_ns < -1)
 		return HOMA_EINVAL;
@@ -132,7 +132,8 @@ static int rt_setup(struct homa_rt *rt, const struct homa_open_opts *o,
 		    const struct homa_settings *st)
 {
 	struct homa_driver_config cfg = {.batch = o->batch, .max_packet = st->mtu,
-					 .offload = o->offload};
+					 .offload = o->offload, .ifname = o->ifname,
+					 .queues = o->xdp_queues, .xdp_raw = o->xdp_raw};
 	int err = bind_address(o, &cfg);
 
 	if (err)
@@ -360,6 +361,18 @@ int homa_socket_stats(homa_socket *s, struct homa_stats *out)
 	return 0;
 }
 
+/** xdp_stats() - Copy the XDP driver's counters @c (zero with other drivers) to @out. */
+static void xdp_stats(const struct homa_io_counters *c, struct homa_io_stats *out)
+{
+	out->xdp_zerocopy = homa_io_counter(&c->xdp_zerocopy);
+	out->xdp_fill_empty = homa_io_counter(&c->xdp_fill_empty);
+	out->xdp_rx_dropped = homa_io_counter(&c->xdp_rx_dropped);
+	out->xdp_invalid_descs = homa_io_counter(&c->xdp_invalid_descs);
+	out->xdp_tx_ring_full = homa_io_counter(&c->xdp_tx_ring_full);
+	out->xdp_rx_invalid = homa_io_counter(&c->xdp_rx_invalid);
+	out->xdp_unresolved = homa_io_counter(&c->xdp_unresolved);
+}
+
 /**
  * add_copies() - Fill @out's payload copy counters: the runtime's own
  * (messages built by sends) and the engine's (read under rt->lock).
@@ -390,6 +403,7 @@ int homa_io_stats(homa_socket *s, struct homa_io_stats *out)
 		return err;
 	const struct homa_io_counters *c = &rt->drv->c;
 
+	homa_driver_refresh(rt->drv);
 	*out = (struct homa_io_stats){
 		.tx_packets = homa_io_counter(&c->tx_packets),
 		.tx_bytes = homa_io_counter(&c->tx_bytes),
@@ -406,6 +420,7 @@ int homa_io_stats(homa_socket *s, struct homa_io_stats *out)
 	for (int p = 0; p < HOMA_MAX_PRIORITIES; p++)
 		out->rx_packets_prio[p] = homa_io_counter(&c->rx_prio[p]);
 	add_copies(rt, out);
+	xdp_stats(c, out);
 	homa_rt_put(rt);
 	return 0;
 }

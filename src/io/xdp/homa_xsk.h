@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file homa_xsk.h
+ * One AF_XDP socket of the XDP driver with its own UMEM: the receive
+ * frames (all posted to the fill ring at start, returned to it after the
+ * driver's caller is done with them) and the send frames (a free list fed
+ * by the completion ring).
+ */
+#ifndef HOMA_IO_XDP_HOMA_XSK_H
+#define HOMA_IO_XDP_HOMA_XSK_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <xdp/xsk.h>
+
+/** Bytes per UMEM frame. */
+#define HOMA_XSK_FRAME XSK_UMEM__DEFAULT_FRAME_SIZE
+/** Descriptors per ring; also the receive and the send frames per socket. */
+#define HOMA_XSK_RING 2048
+/** Largest frame a UMEM frame holds (the kernel keeps XDP_PACKET_HEADROOM). */
+#define HOMA_XSK_MAX_FRAME (HOMA_XSK_FRAME - 256)
+
+/** One socket, its UMEM and rings; see the threading rule in driver.h. */
+struct homa_xsk {
+	struct xsk_umem *umem;
+	struct xsk_socket *xsk;
+	uint8_t *area;              /**< 2 * HOMA_XSK_RING frames: receive, then send */
+	struct xsk_ring_prod fill, tx;
+	struct xsk_ring_cons comp, rx;
+	uint32_t queue;
+	bool zerocopy;              /**< bound in zero-copy mode */
+	uint64_t *held;             /**< receive frames lent to the caller */
+	uint32_t n_held, held_cap;
+	uint64_t *tx_free;          /**< send frames not in flight */
+	uint32_t n_tx_free;
+	uint32_t tx_first;          /**< ring index of the first descriptor not yet posted */
+};
+
+/**
+ * homa_xsk_open() - Create the UMEM and bind an AF_XDP socket to queue
+ * @queue of @ifname (zero copy if the driver has it, else copy mode, with
+ * XDP_USE_NEED_WAKEUP), with a send ring when @with_tx.
+ * @batch: most packets one homa_xsk_peek() returns.
+ * Return: 0; HOMA_EPERM (no CAP_NET_ADMIN); HOMA_EADDRINUSE (the queue
+ * has an AF_XDP socket already); HOMA_ENOMEM (UMEM could not be
+ * allocated or pinned: RLIMIT_MEMLOCK); HOMA_ENOTSUP (no AF_XDP in this
+ * kernel, or no such queue); HOMA_EIO. A message on stderr says which.
+ */
+int homa_xsk_open(struct homa_xsk *x, const char *ifname, uint32_t queue, bool with_tx,
+		  uint32_t batch);
+
+/** homa_xsk_close() - Free what homa_xsk_open() created (safe on a failed open). */
+void homa_xsk_close(struct homa_xsk *x);
+
+/** homa_xsk_fd() - The socket's descriptor (readable when packets wait). */
+int homa_xsk_fd(const struct homa_xsk *x);
+
+/**
+ * homa_xsk_refill() - Give the frames lent by the last homa_xsk_peek()
+ * back to the fill ring (waking the kernel if it asks for it).
+ * Return: system calls made (0 or 1).
+ */
+int homa_xsk_refill(struct homa_xsk *x);
+
+/**
+ * homa_xsk_peek() - Take up to @max received frames: @addrs[i] and
+ * @lens[i] give their data (see homa_xsk_data()). They stay lent until
+ * the next homa_xsk_refill(). Return: frames taken.
+ */
+uint32_t homa_xsk_peek(struct homa_xsk *x, uint32_t max, uint64_t *addrs, uint32_t *lens);
+
+/** homa_xsk_data() - The bytes at UMEM address @addr. */
+static inline uint8_t *homa_xsk_data(const struct homa_xsk *x, uint64_t addr)
+{
+	return x->area + addr;
+}
+
+/**
+ * homa_xsk_tx_frame() - Reserve one send descriptor and a free frame.
+ * Return: the frame's UMEM address, or UINT64_MAX if the send ring or the
+ * send frames are exhausted (nothing reserved).
+ */
+uint64_t homa_xsk_tx_frame(struct homa_xsk *x);
+
+/**
+ * homa_xsk_tx_post() - Post the @n descriptors reserved since the last
+ * post (@lens[i] bytes at @addrs[i]) and kick the kernel when it asks.
+ * Return: system calls made.
+ */
+int homa_xsk_tx_post(struct homa_xsk *x, uint32_t n, const uint64_t *addrs,
+		     const uint32_t *lens);
+
+/** homa_xsk_stats() - The kernel's ring statistics (XDP_STATISTICS); zeros on failure. */
+void homa_xsk_stats(const struct homa_xsk *x, struct xdp_statistics *out);
+
+#endif /* HOMA_IO_XDP_HOMA_XSK_H */

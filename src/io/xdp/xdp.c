@@ -1,0 +1,347 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file xdp.c
+ * The AF_XDP driver: Homa packets bypass the kernel's socket stack. An XDP
+ * program (homa_xdp.bpf.c, embedded at build time) redirects this socket's
+ * Homa packets on @ifname to one AF_XDP socket per receive queue and
+ * passes everything else to the kernel. Frames are built here with the
+ * Ethernet and IP headers the kernel's route and neighbour tables give
+ * (xdp_route.c), byte for byte as the UDP or raw driver's packets.
+ *
+ * Received packets are handed to the runtime in place, in their UMEM
+ * frames, until the next recv(); sent packets are copied once, into a
+ * UMEM send frame, behind their headers.
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <linux/if_link.h>
+#include <net/if.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "driver.h"
+#include "homa/obs.h"
+#include "xdp_drv.h"
+#include "xdp_frame.h"
+#include "xdp_route.h"
+#include "homa_xsk.h"
+
+/** The program's configuration (struct homa_xdp_cfg in homa_xdp.bpf.c). */
+struct xdp_cfg {
+	uint16_t port;
+	uint8_t raw;
+	uint8_t pad;
+};
+
+/** An XDP driver. */
+struct xdp_driver {
+	struct homa_driver base;
+	int reserve_fd;              /**< UDP socket holding the Homa port */
+	int epfd;                    /**< several queues: epoll set of their sockets */
+	bool raw;                    /**< IP protocol 146 instead of UDP */
+	char ifname[IF_NAMESIZE];
+	struct bpf_object *obj;
+	int link_fd;                 /**< BPF link of the attached program (detached on close or exit) */
+	uint32_t nq;
+	struct homa_xsk *q;          /**< nq sockets; q[0] also sends */
+	struct homa_xdp_route route;
+	struct homa_io_rx *pkts;     /**< max_rx */
+	uint64_t *addrs;             /**< batch UMEM addresses (receive and send) */
+	uint32_t *lens;
+	uint64_t *tx_addrs;
+	uint32_t *tx_lens;
+	uint32_t batch;
+};
+
+/** now_ns() - CLOCK_MONOTONIC in ns (route cache ages). */
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/** take_frames() - Parse the @n frames just peeked from queue @x into d->pkts from @k on. */
+static int take_frames(struct xdp_driver *d, struct homa_xsk *x, uint32_t n, int k)
+{
+	struct homa_io_counters *c = &d->base.c;
+
+	for (uint32_t i = 0; i < n; i++) {
+		struct homa_io_rx *p = &d->pkts[k];
+		enum homa_xdp_bad bad = d->lens[i] ? homa_xdp_frame_parse(
+			homa_xsk_data(x, d->addrs[i]), d->lens[i], d->raw, d->base.port, p)
+			: HOMA_XDP_BAD_HEADER;
+
+		if (bad == HOMA_XDP_OTHER_PORT) {
+			homa_io_count(&c->rx_filtered, 1);
+			continue;
+		}
+		if (bad) {
+			homa_io_count(&c->xdp_rx_invalid, 1);
+			continue;
+		}
+		homa_io_count(&c->rx_bytes, p->len);
+		homa_io_count(&c->rx_prio[p->priority], 1);
+		k++;
+	}
+	return k;
+}
+
+/** xdp_recv() - See driver.h: frames of every queue, in place in UMEM. */
+static int xdp_recv(struct homa_driver *base, struct homa_io_rx **out)
+{
+	struct xdp_driver *d = (struct xdp_driver *)base;
+	int k = 0;
+
+	for (uint32_t i = 0; i < d->nq; i++) {
+		struct homa_xsk *x = &d->q[i];
+		uint32_t n;
+
+		homa_io_count(&base->c.rx_calls, (uint64_t)homa_xsk_refill(x));
+		n = homa_xsk_peek(x, d->batch, d->addrs, d->lens);
+		k = take_frames(d, x, n, k);
+	}
+	homa_io_count(&base->c.rx_packets, (uint64_t)k);
+	*out = d->pkts;
+	return k;
+}
+
+/**
+ * path_to() - The path of packet @p, or NULL (counted: not IPv4, or no
+ * neighbour yet, in which case the kernel is resolving it).
+ */
+static const struct homa_xdp_path *path_to(struct xdp_driver *d, const struct homa_io_tx *p)
+{
+	const struct homa_xdp_path *path = NULL;
+	int err = HOMA_ENOTSUP;
+
+	if (homa_addr_is_ipv4(&p->dst))
+		path = homa_xdp_route_get(&d->route, htonl(homa_addr_get_ipv4(&p->dst)),
+					  now_ns(), &err);
+	if (!path)
+		homa_io_count(err == HOMA_EAGAIN ? &d->base.c.xdp_unresolved : &d->base.c.tx_errors, 1);
+	return path;
+}
+
+/** xdp_send() - See driver.h: each packet copied once, behind its headers, into a UMEM frame. */
+static int xdp_send(struct homa_driver *base, const struct homa_io_tx *pkts, int n)
+{
+	struct xdp_driver *d = (struct xdp_driver *)base;
+	struct homa_xsk *x = &d->q[0];
+	uint32_t posted = 0;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		const struct homa_xdp_path *path = path_to(d, &pkts[i]);
+		uint64_t a;
+
+		if (!path)
+			continue;  /* dropped; Homa resends */
+		if (posted == d->batch) {
+			homa_io_count(&base->c.tx_calls, (uint64_t)homa_xsk_tx_post(
+				x, posted, d->tx_addrs, d->tx_lens));
+			posted = 0;
+		}
+		a = homa_xsk_tx_frame(x);
+		if (a == UINT64_MAX) {
+			homa_io_count(&base->c.tx_full, 1);
+			homa_io_count(&base->c.xdp_tx_ring_full, 1);
+			break;
+		}
+		d->tx_addrs[posted] = a;
+		d->tx_lens[posted] = (uint32_t)homa_xdp_frame_build(homa_xsk_data(x, a),
+			HOMA_XSK_MAX_FRAME, path, base->port, &pkts[i], d->raw);
+		homa_io_count(&base->c.tx_packets, 1);
+		homa_io_count(&base->c.tx_bytes, pkts[i].len);
+		posted++;
+	}
+	homa_io_count(&base->c.tx_calls, (uint64_t)homa_xsk_tx_post(x, posted, d->tx_addrs,
+								     d->tx_lens));
+	return i;
+}
+
+/** xdp_refresh() - See driver.h: the kernel's ring statistics, summed over the queues. */
+static void xdp_refresh(struct homa_driver *base)
+{
+	struct xdp_driver *d = (struct xdp_driver *)base;
+	struct xdp_statistics sum = {0};
+
+	for (uint32_t i = 0; i < d->nq; i++) {
+		struct xdp_statistics s;
+
+		homa_xsk_stats(&d->q[i], &s);
+		sum.rx_dropped += s.rx_dropped;
+		sum.rx_invalid_descs += s.rx_invalid_descs;
+		sum.tx_invalid_descs += s.tx_invalid_descs;
+		sum.rx_ring_full += s.rx_ring_full;
+		sum.rx_fill_ring_empty_descs += s.rx_fill_ring_empty_descs;
+	}
+	__atomic_store_n(&base->c.xdp_rx_dropped, sum.rx_dropped + sum.rx_ring_full,
+			 __ATOMIC_RELAXED);
+	__atomic_store_n(&base->c.xdp_invalid_descs, sum.rx_invalid_descs + sum.tx_invalid_descs,
+			 __ATOMIC_RELAXED);
+	__atomic_store_n(&base->c.xdp_fill_empty, sum.rx_fill_ring_empty_descs, __ATOMIC_RELAXED);
+}
+
+/** xdp_close() - See driver.h: detach the program, then free sockets and UMEM. */
+static void xdp_close(struct homa_driver *base)
+{
+	struct xdp_driver *d = (struct xdp_driver *)base;
+
+	if (d->link_fd >= 0)
+		close(d->link_fd);
+	for (uint32_t i = 0; d->q && i < d->nq; i++)
+		homa_xsk_close(&d->q[i]);
+	if (d->obj)
+		bpf_object__close(d->obj);
+	homa_xdp_route_close(&d->route);
+	if (d->epfd >= 0)
+		close(d->epfd);
+	if (d->reserve_fd >= 0)
+		close(d->reserve_fd);
+	free(d->q);
+	free(d->pkts);
+	free(d->addrs);
+	free(d->lens);
+	free(d->tx_addrs);
+	free(d->tx_lens);
+	free(d);
+}
+
+static const struct homa_driver_ops xdp_ops = {
+	.name = "xdp",
+	.send = xdp_send,
+	.recv = xdp_recv,
+	.close = xdp_close,
+	.refresh = xdp_refresh,
+};
+
+/**
+ * open_queues() - One AF_XDP socket per queue, each in the program's
+ * XSKMAP; the driver's descriptor (one socket's, or an epoll set of all).
+ * Return: 0 or a homa error (with a message on stderr).
+ */
+static int open_queues(struct xdp_driver *d, int map_fd)
+{
+	bool zc = true;
+
+	d->q = calloc(d->nq, sizeof(*d->q));
+	if (!d->q)
+		return HOMA_ENOMEM;
+	for (uint32_t i = 0; i < d->nq; i++) {
+		int err = homa_xsk_open(&d->q[i], d->ifname, i, i == 0, d->batch);
+		int fd;
+
+		if (err)
+			return err;
+		fd = homa_xsk_fd(&d->q[i]);
+		zc = zc && d->q[i].zerocopy;
+		if (bpf_map_update_elem(map_fd, &i, &fd, BPF_ANY))
+			return homa_xdp_errno("add a socket to the XSKMAP", d->ifname, errno);
+	}
+	d->base.c.xdp_zerocopy = zc;
+	HOMA_LOG_INFO("XDP driver on %s: %u queue(s), %s mode, port %u", d->ifname, d->nq,
+		      zc ? "zero-copy" : "copy", d->base.port);
+	if (d->nq == 1) {
+		d->base.fd = homa_xsk_fd(&d->q[0]);
+		return 0;
+	}
+	d->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (d->epfd < 0)
+		return HOMA_EIO;
+	for (uint32_t i = 0; i < d->nq; i++) {
+		struct epoll_event ev = {.events = EPOLLIN};
+
+		if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, homa_xsk_fd(&d->q[i]), &ev))
+			return HOMA_EIO;
+	}
+	d->base.fd = d->epfd;
+	return 0;
+}
+
+/**
+ * load_program() - Load the embedded program, configure it for our port
+ * and format, open the queues and attach it in native mode.
+ * Return: 0 or a homa error (with a message on stderr).
+ */
+static int load_program(struct xdp_driver *d, int ifindex)
+{
+	struct xdp_cfg cfg = {.port = d->base.port, .raw = d->raw};
+	uint32_t zero = 0;
+	struct bpf_program *prog;
+	int err;
+
+	d->obj = bpf_object__open_mem(homa_xdp_bpf_obj, homa_xdp_bpf_obj_len, NULL);
+	if (!d->obj)
+		return homa_xdp_errno("open the XDP program", d->ifname, errno);
+	if (bpf_object__load(d->obj))
+		return homa_xdp_errno("load the XDP program", d->ifname, errno);
+	prog = bpf_object__find_program_by_name(d->obj, "homa_xdp");
+	int xsks = bpf_object__find_map_fd_by_name(d->obj, "homa_xsks");
+	int cfgs = bpf_object__find_map_fd_by_name(d->obj, "homa_cfg");
+
+	if (!prog || xsks < 0 || cfgs < 0)
+		return HOMA_EIO;
+	err = open_queues(d, xsks);
+	if (err)
+		return err;
+	if (bpf_map_update_elem(cfgs, &zero, &cfg, BPF_ANY))
+		return homa_xdp_errno("configure the XDP program", d->ifname, errno);
+	LIBBPF_OPTS(bpf_link_create_opts, lo, .flags = XDP_FLAGS_DRV_MODE);
+	d->link_fd = bpf_link_create(bpf_program__fd(prog), ifindex, BPF_XDP, &lo);
+	if (d->link_fd < 0)
+		return homa_xdp_errno("attach the XDP program", d->ifname, errno);
+	return 0;
+}
+
+/** homa_xdp_open() - See driver.h. */
+int homa_xdp_open(const struct homa_driver_config *cfg, struct homa_driver **out)
+{
+	struct xdp_driver *d = calloc(1, sizeof(*d));
+	struct homa_xdp_link link;
+	int err;
+
+	if (!d)
+		return HOMA_ENOMEM;
+	d->base.ops = &xdp_ops;
+	d->base.fd = d->epfd = d->reserve_fd = d->route.nl = d->link_fd = -1;
+	d->base.family = AF_INET;
+	d->raw = cfg->xdp_raw;
+	d->batch = cfg->batch;
+	err = homa_xdp_link_check(cfg, &link);
+	if (!err) {
+		snprintf(d->ifname, sizeof(d->ifname), "%s", cfg->ifname);
+		d->nq = link.queues;
+		d->reserve_fd = homa_io_reserve_port(cfg, &d->base.port);
+		err = d->reserve_fd < 0 ? d->reserve_fd : 0;
+	}
+	if (!err) {
+		homa_io_addr_from_sockaddr((const struct sockaddr *)&cfg->bind, &d->base.local, NULL);
+		d->base.max_rx = d->batch * d->nq;
+		d->pkts = calloc(d->base.max_rx, sizeof(*d->pkts));
+		d->addrs = calloc(d->batch, sizeof(*d->addrs));
+		d->lens = calloc(d->batch, sizeof(*d->lens));
+		d->tx_addrs = calloc(d->batch, sizeof(*d->tx_addrs));
+		d->tx_lens = calloc(d->batch, sizeof(*d->tx_lens));
+		err = d->pkts && d->addrs && d->lens && d->tx_addrs && d->tx_lens ? 0 : HOMA_ENOMEM;
+	}
+	if (!err)
+		err = homa_xdp_route_open(&d->route, link.ifindex, link.mac,
+					  ((const struct sockaddr_in *)&cfg->bind)->sin_addr.s_addr);
+	if (!err)
+		err = load_program(d, link.ifindex);
+	if (err) {
+		xdp_close(&d->base);
+		return err;
+	}
+	*out = &d->base;
+	return 0;
+}

@@ -1,0 +1,193 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file xdp_frame.c
+ * Building and checking the Ethernet/IPv4/UDP frames of the AF_XDP driver
+ * (see xdp_frame.h).
+ */
+#include <arpa/inet.h>
+#include <string.h>
+
+#include "batch.h"
+#include "homa/wire.h"
+#include "xdp_frame.h"
+
+/** IPv4 "don't fragment" flag; the more-fragments flag and offset bits. */
+#define IP_DF_BIT 0x4000
+#define IP_FRAG_BITS 0x3fff
+
+/** put16() - Store @v big-endian at @p. */
+static void put16(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)(v >> 8);
+	p[1] = (uint8_t)v;
+}
+
+/** get16() - Load a big-endian 16-bit value from @p. */
+static uint16_t get16(const uint8_t *p)
+{
+	return (uint16_t)((p[0] << 8) | p[1]);
+}
+
+/** sum16() - Add @len bytes at @p as big-endian 16-bit words to @sum. */
+static uint32_t sum16(const uint8_t *p, size_t len, uint32_t sum)
+{
+	uint64_t s = sum;
+	size_t i;
+
+	for (i = 0; i + 1 < len; i += 2)
+		s += (uint32_t)((p[i] << 8) | p[i + 1]);
+	if (len & 1)
+		s += (uint32_t)p[len - 1] << 8;
+	while (s >> 32)
+		s = (s & 0xffffffff) + (s >> 32);
+	return (uint32_t)s;
+}
+
+/** homa_xdp_csum() - See xdp_frame.h. */
+uint16_t homa_xdp_csum(const uint8_t *p, size_t len, uint32_t sum)
+{
+	uint32_t s = sum16(p, len, sum);
+
+	while (s >> 16)
+		s = (s & 0xffff) + (s >> 16);
+	return (uint16_t)~s;
+}
+
+/** pseudo_sum() - The partial sum of the IPv4 pseudo-header of @ip. */
+static uint32_t pseudo_sum(const uint8_t *ip, uint8_t proto, uint16_t l4_len)
+{
+	uint8_t ph[12];
+
+	memcpy(ph, ip + 12, 8); /* source and destination addresses */
+	ph[8] = 0;
+	ph[9] = proto;
+	put16(ph + 10, l4_len);
+	return sum16(ph, sizeof(ph), 0);
+}
+
+/** write_ip() - The IPv4 header at @ip for an L4 payload of @l4_len bytes. */
+static void write_ip(uint8_t *ip, const struct homa_xdp_path *p, uint8_t proto,
+		     uint8_t priority, uint16_t l4_len)
+{
+	ip[0] = 0x45;
+	ip[1] = (uint8_t)((priority & 7) << HOMA_IO_TOS_SHIFT);
+	put16(ip + 2, (uint16_t)(20 + l4_len));
+	put16(ip + 4, 0);          /* id 0 with DF, as Linux sends unconnected datagrams */
+	put16(ip + 6, IP_DF_BIT);
+	ip[8] = HOMA_XDP_TTL;
+	ip[9] = proto;
+	put16(ip + 10, 0);
+	memcpy(ip + 12, &p->src_ip, 4);
+	memcpy(ip + 16, &p->dst_ip, 4);
+	put16(ip + 10, homa_xdp_csum(ip, 20, 0));
+}
+
+/** homa_xdp_frame_build() - See xdp_frame.h. */
+size_t homa_xdp_frame_build(uint8_t *frame, size_t cap, const struct homa_xdp_path *p,
+			    uint16_t sport, const struct homa_io_tx *pkt, bool raw)
+{
+	size_t hlen = raw ? HOMA_XDP_RAW_HLEN : HOMA_XDP_UDP_HLEN;
+	size_t l4_len = pkt->len + (raw ? 0 : 8);
+	uint8_t *ip = frame + HOMA_XDP_ETH_HLEN, *l4 = ip + 20;
+
+	if (hlen + pkt->len > cap || 20 + l4_len > 65535)
+		return 0;
+	memcpy(frame, p->dst_mac, 6);
+	memcpy(frame + 6, p->src_mac, 6);
+	put16(frame + 12, 0x0800);
+	write_ip(ip, p, raw ? HOMA_IPPROTO : IPPROTO_UDP, pkt->priority, (uint16_t)l4_len);
+	memcpy(frame + hlen, pkt->data, pkt->len);
+	if (!raw) {
+		uint16_t c;
+
+		put16(l4, sport);
+		put16(l4 + 2, pkt->dport);
+		put16(l4 + 4, (uint16_t)l4_len);
+		put16(l4 + 6, 0);
+		c = homa_xdp_csum(l4, l4_len, pseudo_sum(ip, IPPROTO_UDP, (uint16_t)l4_len));
+		put16(l4 + 6, c ? c : 0xffff);
+	}
+	return hlen + pkt->len;
+}
+
+/**
+ * check_ip() - Validate the IPv4 header of @frame/@len.
+ * @l4_len: receives the bytes after the IP header that the IP length covers.
+ * Return: the IP header length, or 0 if the frame is not a whole,
+ * unfragmented IPv4 packet with a correct header checksum (@bad says which).
+ */
+static size_t check_ip(const uint8_t *frame, size_t len, size_t *l4_len,
+		       enum homa_xdp_bad *bad)
+{
+	const uint8_t *ip = frame + HOMA_XDP_ETH_HLEN;
+	size_t ihl, tot;
+
+	*bad = HOMA_XDP_BAD_HEADER;
+	if (len < HOMA_XDP_ETH_HLEN + 20 || get16(frame + 12) != 0x0800 || (ip[0] >> 4) != 4)
+		return 0;
+	ihl = (size_t)(ip[0] & 0xf) * 4;
+	tot = get16(ip + 2);
+	if (ihl < 20 || tot < ihl || HOMA_XDP_ETH_HLEN + tot > len ||
+	    (get16(ip + 6) & IP_FRAG_BITS))
+		return 0;
+	*bad = HOMA_XDP_BAD_CSUM;
+	if (homa_xdp_csum(ip, ihl, 0) != 0)
+		return 0;
+	*bad = HOMA_XDP_OK;
+	*l4_len = tot - ihl;
+	return ihl;
+}
+
+/**
+ * check_udp() - Validate the UDP header at @l4 (@l4_len bytes) of IPv4
+ * packet @ip for port @port. Return: HOMA_XDP_OK or why not.
+ */
+static enum homa_xdp_bad check_udp(const uint8_t *ip, const uint8_t *l4, size_t l4_len,
+				   uint16_t port)
+{
+	uint16_t ulen;
+
+	if (l4_len < 8)
+		return HOMA_XDP_BAD_HEADER;
+	ulen = get16(l4 + 4);
+	if (ulen < 8 || ulen > l4_len)
+		return HOMA_XDP_BAD_HEADER;
+	if (get16(l4 + 2) != port)
+		return HOMA_XDP_OTHER_PORT;
+	if (get16(l4 + 6) && homa_xdp_csum(l4, ulen, pseudo_sum(ip, IPPROTO_UDP, ulen)) != 0)
+		return HOMA_XDP_BAD_CSUM;
+	return HOMA_XDP_OK;
+}
+
+/** homa_xdp_frame_parse() - See xdp_frame.h. */
+enum homa_xdp_bad homa_xdp_frame_parse(uint8_t *frame, size_t len, bool raw,
+				       uint16_t port, struct homa_io_rx *out)
+{
+	enum homa_xdp_bad bad;
+	size_t l4_len = 0, ihl = check_ip(frame, len, &l4_len, &bad);
+	uint8_t *ip = frame + HOMA_XDP_ETH_HLEN, *l4 = ip + ihl;
+	uint32_t src;
+
+	if (!ihl)
+		return bad;
+	if (ip[9] != (raw ? HOMA_IPPROTO : IPPROTO_UDP))
+		return HOMA_XDP_OTHER_PORT;
+	if (raw) {
+		if (l4_len < 4)
+			return HOMA_XDP_BAD_HEADER;
+		if (get16(l4 + 2) != port)
+			return HOMA_XDP_OTHER_PORT;
+		out->data = l4;
+		out->len = l4_len;
+	} else {
+		bad = check_udp(ip, l4, l4_len, port);
+		if (bad)
+			return bad;
+		out->data = l4 + 8;
+		out->len = (size_t)get16(l4 + 4) - 8;
+	}
+	memcpy(&src, ip + 12, 4);
+	out->src = homa_addr_ipv4(ntohl(src));
+	out->priority = homa_io_tos_priority(ip[1]);
+	return HOMA_XDP_OK;
+}

@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file xdp_frame.h
+ * Ethernet frames of the AF_XDP driver: building the Ethernet, IPv4 and
+ * UDP headers in front of a Homa packet exactly as the kernel builds them
+ * for the UDP and raw drivers (DSCP = priority << 5, DF set, IP id 0,
+ * TTL 64, full IPv4 and UDP checksums), and checking received frames.
+ * Pure functions: no system calls, no allocation.
+ */
+#ifndef HOMA_IO_XDP_FRAME_H
+#define HOMA_IO_XDP_FRAME_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "driver.h"
+
+/** Ethernet header bytes. */
+#define HOMA_XDP_ETH_HLEN 14
+/** Ethernet + IPv4 (no options) + UDP header bytes in front of a Homa packet. */
+#define HOMA_XDP_UDP_HLEN 42
+/** Ethernet + IPv4 header bytes in front of a raw-format Homa packet. */
+#define HOMA_XDP_RAW_HLEN 34
+/** TTL of the packets sent (Linux's default, net.ipv4.ip_default_ttl). */
+#define HOMA_XDP_TTL 64
+
+/** Where one packet goes: the link and IPv4 addresses (network byte order). */
+struct homa_xdp_path {
+	uint8_t dst_mac[6];
+	uint8_t src_mac[6];
+	uint32_t src_ip;   /**< network byte order */
+	uint32_t dst_ip;   /**< network byte order */
+};
+
+/**
+ * homa_xdp_frame_build() - Write the frame that carries @pkt along @p into
+ * @frame (@cap bytes): headers, then a copy of the Homa packet.
+ * @raw: IP protocol 146 (raw driver format) instead of UDP from @sport.
+ * Return: the frame's length, or 0 if it does not fit @cap or the IP
+ * length limit (nothing is written then).
+ */
+size_t homa_xdp_frame_build(uint8_t *frame, size_t cap, const struct homa_xdp_path *p,
+			    uint16_t sport, const struct homa_io_tx *pkt, bool raw);
+
+/** Why a received frame was refused (counted, never an error). */
+enum homa_xdp_bad {
+	HOMA_XDP_OK = 0,
+	HOMA_XDP_BAD_HEADER,   /**< not IPv4, truncated, options out of range, fragment */
+	HOMA_XDP_BAD_CSUM,     /**< IPv4 or UDP checksum wrong */
+	HOMA_XDP_OTHER_PORT,   /**< valid, but not for this socket's port or format */
+};
+
+/**
+ * homa_xdp_frame_parse() - Check received frame @frame/@len (a stranger's
+ * bytes) and find the Homa packet in it for port @port.
+ * @out: on HOMA_XDP_OK, data/len point into @frame, src and priority set.
+ * Return: HOMA_XDP_OK or why the frame was refused.
+ */
+enum homa_xdp_bad homa_xdp_frame_parse(uint8_t *frame, size_t len, bool raw,
+				       uint16_t port, struct homa_io_rx *out);
+
+/**
+ * homa_xdp_csum() - The Internet checksum (RFC 1071) of @len bytes at @p
+ * added to the partial sum @sum, folded and complemented.
+ */
+uint16_t homa_xdp_csum(const uint8_t *p, size_t len, uint32_t sum);
+
+#endif /* HOMA_IO_XDP_FRAME_H */

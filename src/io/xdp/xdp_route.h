@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file xdp_route.h
+ * Where AF_XDP packets go: the next hop's link address and our source
+ * address, read from the kernel's own route and neighbour tables over
+ * rtnetlink, with a small per-destination cache. A missing neighbour
+ * entry is resolved by the kernel (an RTM_NEWNEIGH request with NTF_USE,
+ * which starts ARP exactly as a kernel send would); the driver never
+ * writes ARP itself.
+ */
+#ifndef HOMA_IO_XDP_ROUTE_H
+#define HOMA_IO_XDP_ROUTE_H
+
+#include <stdint.h>
+
+#include "xdp_frame.h"
+
+/** Destinations remembered. */
+#define HOMA_XDP_ROUTE_SLOTS 64
+/** How long a resolved destination is trusted before the tables are read again (ns). */
+#define HOMA_XDP_ROUTE_TTL_NS 1000000000ull
+/** How long an unresolved destination waits before asking again (ns). */
+#define HOMA_XDP_ROUTE_RETRY_NS 5000000ull
+
+/** One remembered destination. */
+struct homa_xdp_route_slot {
+	uint32_t dst;             /**< network order; 0 = empty */
+	uint64_t checked_ns;      /**< when the tables were last read for it */
+	int ok;                   /**< 0 = path valid, else the last error */
+	struct homa_xdp_path path;
+};
+
+/** The resolver of one driver; used by the sending thread only. */
+struct homa_xdp_route {
+	int nl;                   /**< NETLINK_ROUTE socket */
+	uint32_t seq;
+	int ifindex;
+	uint8_t mac[6];           /**< the interface's own address */
+	uint32_t bound_ip;        /**< network order; 0 = take the route's source */
+	uint64_t lookups, misses; /**< table reads; neighbour resolutions started */
+	struct homa_xdp_route_slot slot[HOMA_XDP_ROUTE_SLOTS];
+};
+
+/**
+ * homa_xdp_route_open() - Open the rtnetlink socket for interface
+ * @ifindex with link address @mac; @bound_ip (network order, 0 for the
+ * wildcard) is the source of every packet when set.
+ * Return: 0 or HOMA_EIO.
+ */
+int homa_xdp_route_open(struct homa_xdp_route *r, int ifindex, const uint8_t mac[6],
+			uint32_t bound_ip);
+
+/** homa_xdp_route_close() - Close what homa_xdp_route_open() opened. */
+void homa_xdp_route_close(struct homa_xdp_route *r);
+
+/**
+ * homa_xdp_route_get() - The path to IPv4 address @dst (network order)
+ * at time @now_ns, from the cache or the kernel's tables.
+ * Return: the path (owned by @r, valid until the next call), or NULL when
+ * there is none yet: no route, a route through another interface or to
+ * this host (@err = HOMA_ENOTSUP), or a neighbour still being resolved
+ * (@err = HOMA_EAGAIN; the kernel was asked to resolve it).
+ */
+const struct homa_xdp_path *homa_xdp_route_get(struct homa_xdp_route *r, uint32_t dst,
+					       uint64_t now_ns, int *err);
+
+#endif /* HOMA_IO_XDP_ROUTE_H */

@@ -1,0 +1,127 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file test_xdp_frame.c
+ * The XDP driver's frames (src/io/xdp/xdp_frame.c): headers as the kernel
+ * writes them for the UDP and raw drivers, and every way a received frame
+ * can be wrong.
+ */
+#include <arpa/inet.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "xdp_frame.h"
+
+/** A path 10.0.0.1 -> 10.0.0.2 with recognisable MACs. */
+static const struct homa_xdp_path path = {
+	.dst_mac = {2, 0, 0, 0, 0, 2}, .src_mac = {2, 0, 0, 0, 0, 1},
+	.src_ip = 0x0100000a, .dst_ip = 0x0200000a, /* network order on little-endian */
+};
+
+/** build() - A frame carrying 100 bytes to port 4000 at priority 5. */
+static size_t build(uint8_t *f, size_t cap, bool raw, uint8_t *payload)
+{
+	struct homa_io_tx tx = {.data = payload, .len = 100, .dport = 4000, .priority = 5};
+
+	for (int i = 0; i < 100; i++)
+		payload[i] = (uint8_t)(i * 7);
+	payload[2] = 4000 >> 8; /* a Homa header's destination port (raw format) */
+	payload[3] = 4000 & 0xff;
+	return homa_xdp_frame_build(f, cap, &path, 3000, &tx, raw);
+}
+
+/** The UDP frame's header bytes are those Linux sends for an unconnected UDP socket. */
+static void udp_headers(void **state)
+{
+	uint8_t f[256], pl[100];
+	size_t n = build(f, sizeof(f), false, pl);
+	static const uint8_t ip[12] = {0x45, 5 << 5, 0, 128, 0, 0, 0x40, 0, 64, 17};
+
+	(void)state;
+	assert_int_equal(n, 142);
+	assert_memory_equal(f, path.dst_mac, 6);
+	assert_memory_equal(f + 6, path.src_mac, 6);
+	assert_int_equal(f[12] << 8 | f[13], 0x0800);
+	assert_memory_equal(f + 14, ip, 10);          /* version..protocol */
+	assert_int_equal(homa_xdp_csum(f + 14, 20, 0), 0); /* header checksum valid */
+	assert_int_equal(f[34] << 8 | f[35], 3000);
+	assert_int_equal(f[36] << 8 | f[37], 4000);
+	assert_int_equal(f[38] << 8 | f[39], 108);
+	assert_memory_equal(f + 42, pl, 100);
+}
+
+/** A frame built is parsed back to the same packet, source and priority. */
+static void round_trip(void **state)
+{
+	for (int raw = 0; raw < 2; raw++) {
+		uint8_t f[256], pl[100];
+		size_t n = build(f, sizeof(f), raw, pl);
+		struct homa_io_rx rx;
+
+		(void)state;
+		assert_int_equal(homa_xdp_frame_parse(f, n, raw, 4000, &rx), HOMA_XDP_OK);
+		assert_int_equal(rx.len, 100);
+		assert_memory_equal(rx.data, pl, 100);
+		assert_int_equal(rx.priority, 5);
+		assert_int_equal(homa_addr_get_ipv4(&rx.src), 0x0a000001);
+		assert_int_equal(f[23], raw ? 146 : 17);
+		assert_int_equal(homa_xdp_frame_parse(f, n, raw, 4001, &rx), HOMA_XDP_OTHER_PORT);
+		assert_int_equal(homa_xdp_frame_parse(f, n, !raw, 4000, &rx), HOMA_XDP_OTHER_PORT);
+	}
+}
+
+/** Truncations, fragments, bad lengths and corrupted bytes are refused, never read past. */
+static void bad_frames(void **state)
+{
+	uint8_t f[256], g[256], pl[100];
+	size_t n = build(f, sizeof(f), false, pl);
+	struct homa_io_rx rx;
+
+	(void)state;
+	for (size_t len = 0; len < n; len++)
+		assert_int_not_equal(homa_xdp_frame_parse(f, len, false, 4000, &rx), HOMA_XDP_OK);
+	memcpy(g, f, n);
+	g[14 + 6] |= 0x20;                             /* more fragments */
+	assert_int_equal(homa_xdp_frame_parse(g, n, false, 4000, &rx), HOMA_XDP_BAD_HEADER);
+	memcpy(g, f, n);
+	g[14] = 0x44;                                  /* IHL 16 bytes */
+	assert_int_equal(homa_xdp_frame_parse(g, n, false, 4000, &rx), HOMA_XDP_BAD_HEADER);
+	memcpy(g, f, n);
+	g[14 + 8] = 1;                                 /* TTL changed: header checksum wrong */
+	assert_int_equal(homa_xdp_frame_parse(g, n, false, 4000, &rx), HOMA_XDP_BAD_CSUM);
+	memcpy(g, f, n);
+	g[60] ^= 1;                                    /* payload bit flipped: UDP checksum */
+	assert_int_equal(homa_xdp_frame_parse(g, n, false, 4000, &rx), HOMA_XDP_BAD_CSUM);
+	memcpy(g, f, n);
+	g[38] = 0xff;                                  /* UDP length past the IP length */
+	assert_int_equal(homa_xdp_frame_parse(g, n, false, 4000, &rx), HOMA_XDP_BAD_HEADER);
+	memcpy(g, f, n);
+	g[12] = 0x86;                                  /* IPv6 ethertype */
+	assert_int_equal(homa_xdp_frame_parse(g, n, false, 4000, &rx), HOMA_XDP_BAD_HEADER);
+}
+
+/** A packet that does not fit the frame is not built. */
+static void too_big(void **state)
+{
+	uint8_t f[100], pl[100];
+
+	(void)state;
+	assert_int_equal(build(f, sizeof(f), false, pl), 0);
+	assert_int_equal(build(f, 134, true, pl), 134);
+}
+
+/** main() - Run the tests. */
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(udp_headers),
+		cmocka_unit_test(round_trip),
+		cmocka_unit_test(bad_frames),
+		cmocka_unit_test(too_big),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

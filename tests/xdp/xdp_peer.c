@@ -1,0 +1,221 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file xdp_peer.c
+ * One end of the XDP driver's veth test (run by xdp_veth.sh in a network
+ * namespace of its own):
+ *   xdp_peer server IF ADDR PORT TCPPORT   Homa echo server on the XDP driver
+ *                                          and a TCP echo server, both on IF
+ *   xdp_peer client IF ADDR PEER PORT TCPPORT
+ *                                          RPCs of 1 B to 4 MiB, checked
+ *                                          byte for byte, while a TCP stream
+ *                                          through the same interface is
+ *                                          echoed and checked
+ * The client prints the driver's counters and exits 0 only if every RPC
+ * and the whole TCP stream came back intact.
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "homa/homa.h"
+
+/** Bytes of the TCP stream echoed during the Homa run. */
+#define TCP_BYTES (8u << 20)
+/** How long any one wait may last (ns): a failure, never a hang. */
+#define WAIT_NS (20ll * 1000000000ll)
+
+/** fill() - Deterministic bytes for message @seed of @len bytes. */
+static void fill(uint8_t *b, size_t len, uint32_t seed)
+{
+	uint32_t x = seed * 2654435761u + 1;
+
+	for (size_t i = 0; i < len; i++) {
+		x = x * 1103515245u + 12345u;
+		b[i] = (uint8_t)(x >> 16);
+	}
+}
+
+/** open_xdp() - A Homa socket on the XDP driver of @ifname bound to @addr:@port. */
+static homa_socket *open_xdp(const char *ifname, const char *addr, uint16_t port, bool server)
+{
+	struct homa_open_opts o;
+	homa_socket *s = NULL;
+	int err;
+
+	homa_open_opts_default(&o);
+	o.driver = HOMA_DRIVER_XDP;
+	o.ifname = ifname;
+	o.bind_addr = addr;
+	o.port = port;
+	o.server = server;
+	err = homa_open(&s, &o);
+	if (err) {
+		fprintf(stderr, "xdp_peer: homa_open on %s: %s\n", ifname, homa_strerror(err));
+		exit(1);
+	}
+	return s;
+}
+
+/** tcp_echo() - Accept one connection on @port and echo it until EOF. */
+static void *tcp_echo(void *arg)
+{
+	int port = (int)(intptr_t)arg, one = 1;
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+	int l = socket(AF_INET, SOCK_STREAM, 0), c;
+	static char buf[65536];
+	ssize_t n;
+
+	setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(l, (struct sockaddr *)&a, sizeof(a)) || listen(l, 1))
+		return NULL;
+	c = accept(l, NULL, NULL);
+	while (c >= 0 && (n = read(c, buf, sizeof(buf))) > 0)
+		if (write(c, buf, (size_t)n) != n)
+			break;
+	if (c >= 0)
+		close(c);
+	close(l);
+	return NULL;
+}
+
+/** serve() - Echo every Homa request back until killed. */
+static int serve(const char *ifname, const char *addr, uint16_t port, int tcp_port)
+{
+	homa_socket *s = open_xdp(ifname, addr, port, true);
+	pthread_t t;
+
+	pthread_create(&t, NULL, tcp_echo, (void *)(intptr_t)tcp_port);
+	printf("ready\n");
+	fflush(stdout);
+	for (;;) {
+		struct homa_message m;
+		static uint8_t buf[4 << 20];
+		size_t len;
+
+		if (homa_recv(s, HOMA_RECV_REQUEST, 0, -1, &m))
+			continue;
+		len = homa_message_copy(&m, 0, buf, sizeof(buf));
+		homa_reply_buf(s, m.id, buf, len);
+		homa_message_release(&m);
+	}
+	return 0;
+}
+
+/** Arguments of the TCP check thread. */
+struct tcp_check {
+	struct sockaddr_in peer;
+	int ok;
+};
+
+/** tcp_check() - Send TCP_BYTES to the echo server and compare what comes back. */
+static void *tcp_check(void *arg)
+{
+	struct tcp_check *t = arg;
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	uint8_t *out = malloc(TCP_BYTES), *in = malloc(TCP_BYTES);
+	size_t got = 0, sent = 0;
+
+	fill(out, TCP_BYTES, 7);
+	for (int i = 0; i < 50 && connect(fd, (struct sockaddr *)&t->peer, sizeof(t->peer)); i++)
+		usleep(100000);
+	while (got < TCP_BYTES) {
+		if (sent < TCP_BYTES) {
+			ssize_t n = write(fd, out + sent, TCP_BYTES - sent > 65536 ? 65536 : TCP_BYTES - sent);
+
+			if (n <= 0)
+				break;
+			sent += (size_t)n;
+		}
+		ssize_t n = recv(fd, in + got, TCP_BYTES - got, sent < TCP_BYTES ? MSG_DONTWAIT : 0);
+
+		if (n == 0 || (n < 0 && sent >= TCP_BYTES))
+			break;
+		if (n > 0)
+			got += (size_t)n;
+	}
+	t->ok = got == TCP_BYTES && !memcmp(in, out, TCP_BYTES);
+	close(fd);
+	free(out);
+	free(in);
+	return NULL;
+}
+
+/** rpc() - One RPC of @len bytes to @peer, checked byte for byte. Return: 0 or -1. */
+static int rpc(homa_socket *s, const struct sockaddr_in *peer, size_t len, uint32_t seed,
+	       uint8_t *req, uint8_t *resp)
+{
+	struct homa_message m;
+	uint64_t id;
+	int err;
+
+	fill(req, len, seed);
+	err = homa_send(s, (const struct sockaddr *)peer, req, len, seed, &id);
+	if (!err)
+		err = homa_recv(s, HOMA_RECV_RESPONSE, id, WAIT_NS, &m);
+	if (err) {
+		fprintf(stderr, "xdp_peer: %zu-byte RPC: %s\n", len, homa_strerror(err));
+		return -1;
+	}
+	err = m.length == len && homa_message_copy(&m, 0, resp, len) == len &&
+	      !memcmp(req, resp, len) ? 0 : -1;
+	if (err)
+		fprintf(stderr, "xdp_peer: %zu-byte RPC came back with %zu different bytes\n",
+			len, m.length);
+	homa_message_release(&m);
+	return err;
+}
+
+/** client() - The RPC sizes and the TCP check; prints the counters. */
+static int client(const char *ifname, const char *addr, const char *peer_addr, uint16_t port,
+		  int tcp_port)
+{
+	static const size_t sizes[] = {1, 2, 99, 1000, 1400, 1460, 1473, 3000, 10000, 65536,
+				       100000, 500000, 1u << 20, 4u << 20};
+	homa_socket *s = open_xdp(ifname, addr, 0, false);
+	struct sockaddr_in peer = {.sin_family = AF_INET, .sin_port = htons(port)};
+	struct tcp_check tc = {.peer = peer};
+	uint8_t *req = malloc(4 << 20), *resp = malloc(4 << 20);
+	struct homa_io_stats st;
+	pthread_t t;
+	int bad = 0, n = 0;
+
+	inet_pton(AF_INET, peer_addr, &peer.sin_addr);
+	tc.peer.sin_addr = peer.sin_addr;
+	tc.peer.sin_port = htons((uint16_t)tcp_port);
+	pthread_create(&t, NULL, tcp_check, &tc);
+	for (int round = 0; round < 2; round++)
+		for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++, n++)
+			bad += rpc(s, &peer, sizes[i], (uint32_t)n, req, resp) != 0;
+	pthread_join(t, NULL);
+	homa_io_stats(s, &st);
+	printf("rpcs %d bad %d tcp %s; tx %llu rx %llu packets, zerocopy %llu, fill_empty %llu, "
+	       "rx_dropped %llu, invalid_descs %llu, tx_ring_full %llu, rx_invalid %llu, "
+	       "unresolved %llu\n", n, bad, tc.ok ? "ok" : "BROKEN",
+	       (unsigned long long)st.tx_packets, (unsigned long long)st.rx_packets,
+	       (unsigned long long)st.xdp_zerocopy, (unsigned long long)st.xdp_fill_empty,
+	       (unsigned long long)st.xdp_rx_dropped, (unsigned long long)st.xdp_invalid_descs,
+	       (unsigned long long)st.xdp_tx_ring_full, (unsigned long long)st.xdp_rx_invalid,
+	       (unsigned long long)st.xdp_unresolved);
+	homa_close(s);
+	free(req);
+	free(resp);
+	return bad || !tc.ok ? 1 : 0;
+}
+
+/** main() - See the file comment. */
+int main(int argc, char **argv)
+{
+	if (argc == 6 && !strcmp(argv[1], "server"))
+		return serve(argv[2], argv[3], (uint16_t)atoi(argv[4]), atoi(argv[5]));
+	if (argc == 7 && !strcmp(argv[1], "client"))
+		return client(argv[2], argv[3], argv[4], (uint16_t)atoi(argv[5]), atoi(argv[6]));
+	fprintf(stderr, "usage: xdp_peer server IF ADDR PORT TCPPORT | "
+		"client IF ADDR PEER PORT TCPPORT\n");
+	return 2;
+}
