@@ -10,6 +10,10 @@
  *                                          byte for byte, while a TCP stream
  *                                          through the same interface is
  *                                          echoed and checked
+ *   xdp_peer open IF ADDR MTU COUNT        open COUNT sockets on IF (with
+ *                                          settings.mtu MTU, 0: default) and
+ *                                          print the result of the last open
+ *                                          as a number (0 or a homa error)
  * The client prints the driver's counters and exits 0 only if every RPC
  * and the whole TCP stream came back intact.
  */
@@ -208,6 +212,31 @@ static int client(const char *ifname, const char *addr, const char *peer_addr, u
 	return bad || !tc.ok ? 1 : 0;
 }
 
+/** try_open() - The "open" mode: see the file comment. Return: 0. */
+static int try_open(const char *ifname, const char *addr, uint32_t mtu, int count)
+{
+	struct homa_settings st;
+	struct homa_open_opts o;
+	homa_socket *s[4] = {0};
+	int err = 0;
+
+	homa_settings_default(&st);
+	if (mtu)
+		st.mtu = mtu;
+	homa_open_opts_default(&o);
+	o.driver = HOMA_DRIVER_XDP;
+	o.ifname = strcmp(ifname, "-") ? ifname : NULL;
+	o.bind_addr = addr;
+	o.settings = &st;
+	for (int i = 0; i < count && i < 4 && !err; i++)
+		err = homa_open(&s[i], &o);
+	printf("%d\n", err);
+	for (int i = 0; i < 4; i++)
+		if (s[i])
+			homa_close(s[i]);
+	return 0;
+}
+
 /** main() - See the file comment. */
 int main(int argc, char **argv)
 {
@@ -215,7 +244,9 @@ int main(int argc, char **argv)
 		return serve(argv[2], argv[3], (uint16_t)atoi(argv[4]), atoi(argv[5]));
 	if (argc == 7 && !strcmp(argv[1], "client"))
 		return client(argv[2], argv[3], argv[4], (uint16_t)atoi(argv[5]), atoi(argv[6]));
+	if (argc == 6 && !strcmp(argv[1], "open"))
+		return try_open(argv[2], argv[3], (uint32_t)atoi(argv[4]), atoi(argv[5]));
 	fprintf(stderr, "usage: xdp_peer server IF ADDR PORT TCPPORT | "
-		"client IF ADDR PEER PORT TCPPORT\n");
+		"client IF ADDR PEER PORT TCPPORT | open IF ADDR MTU COUNT\n");
 	return 2;
 }

@@ -28,7 +28,8 @@ trap cleanup EXIT INT TERM
 set -e
 for n in "$a" "$r" "$b"; do ip netns add "$n"; ip -n "$n" link set lo up; done
 ip link add xa0 netns "$a" type veth peer name ra0 netns "$r"
-ip link add xb0 netns "$b" type veth peer name rb0 netns "$r"
+# the server's interface has two receive queues: one AF_XDP socket each
+ip link add xb0 netns "$b" numrxqueues 2 numtxqueues 2 type veth peer name rb0 netns "$r" numrxqueues 2 numtxqueues 2
 ip -n "$a" addr add 10.231.1.2/24 dev xa0
 ip -n "$r" addr add 10.231.1.1/24 dev ra0
 ip -n "$r" addr add 10.231.2.1/24 dev rb0
