@@ -55,7 +55,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	printf("echo_server: listening on port %d (%s driver)\n", homa_local_port(s),
-	       o.driver == HOMA_DRIVER_RAW ? "raw IP" : "UDP");
+	       o.driver == HOMA_DRIVER_RAW ? "raw IP" : o.driver == HOMA_DRIVER_XDP ? "XDP" : "UDP");
 	fflush(stdout);
 	for (long served = 0; count < 0 || served < count; served++) {
 		struct homa_message m;

@@ -19,20 +19,24 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "driver_args.h"
 #include "homa/homa.h"
 
 /** The two flags in a usage line. */
-#define EXAMPLE_OBS_USAGE "[--pcap FILE] [--metrics-port N]"
+#define EXAMPLE_OBS_USAGE "[--pcap FILE] [--metrics-port N] " EXAMPLE_DRIVER_USAGE
 
 /** The help text of the two flags, printed under an example's usage line. */
 #define EXAMPLE_OBS_HELP \
 	"  --pcap FILE        capture every Homa packet sent and received (pcap; read it\n" \
 	"                     with tshark -X lua_script:tools/wireshark/homa.lua -r FILE)\n" \
 	"  --metrics-port N   Prometheus counters on http://127.0.0.1:N/metrics\n" \
-	"                     (read them with homa-stat -p N)\n"
+	"                     (read them with homa-stat -p N)\n" \
+	"  --driver D         udp (default), raw (IP protocol 146) or xdp (AF_XDP,\n" \
+	"                     with --ifname IF; docs/XDP.md)\n"
 
 /**
- * example_obs_arg() - Handle argv[*i] if it is --pcap or --metrics-port
+ * example_obs_arg() - Handle argv[*i] if it is --driver or --ifname (see
+ * example_driver_arg()), --pcap or --metrics-port
  * (store its value, argv[*i + 1], in @o and step *i over it) or --help
  * (print @usage and exit with status 0). A missing or bad value prints a
  * message and exits with status 2.
@@ -49,6 +53,8 @@ static inline int example_obs_arg(int argc, char **argv, int *i, struct homa_ope
 		fputs(usage, stdout);
 		exit(0);
 	}
+	if (example_driver_arg(argc, argv, i, o))
+		return 1;
 	if (strcmp(f, "--pcap") && strcmp(f, "--metrics-port"))
 		return 0;
 	port = strtol(v, &end, 10);

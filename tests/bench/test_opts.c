@@ -154,6 +154,20 @@ static void bench_opts_parse__rejects(void **state)
 	assert_int_equal(parse(&o, a7), HOMA_EINVAL);
 }
 
+/** --driver xdp takes its interface from --ifname, and is refused without one. */
+static void bench_opts_parse__xdp_driver(void **state)
+{
+	struct bench_opts o;
+	const char *a[] = { "homa-bench", "server", "--driver", "xdp", "--ifname", "veth1", NULL };
+	const char *b[] = { "homa-bench", "server", "--driver", "xdp", NULL };
+
+	(void)state;
+	assert_int_equal(parse(&o, a), 0);
+	assert_int_equal(o.driver, HOMA_DRIVER_XDP);
+	assert_string_equal(o.ifname, "veth1");
+	assert_int_equal(parse(&o, b), HOMA_EINVAL);
+}
+
 /** --pcap and --metrics-port reach the options of server, client and calibrate. */
 static void bench_opts_parse__observability_flags(void **state)
 {
@@ -225,6 +239,7 @@ int main(void)
 		cmocka_unit_test(bench_opts_parse__compare_json_flag),
 		cmocka_unit_test(bench_opts_parse__rejects),
 		cmocka_unit_test(bench_opts_parse__observability_flags),
+		cmocka_unit_test(bench_opts_parse__xdp_driver),
 		cmocka_unit_test(bench_opts_parse__observability_rejects),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -45,14 +45,22 @@ static void fill(uint8_t *b, size_t len, uint32_t seed)
 	}
 }
 
-/** open_xdp() - A Homa socket on the XDP driver of @ifname bound to @addr:@port. */
+/**
+ * open_xdp() - A Homa socket on the XDP driver of @ifname bound to
+ * @addr:@port. The RPC timeout is 5 s of silence instead of 100 ms: a
+ * loaded 2-core machine can stall a process for longer than that.
+ */
 static homa_socket *open_xdp(const char *ifname, const char *addr, uint16_t port, bool server)
 {
 	struct homa_open_opts o;
+	struct homa_settings st;
 	homa_socket *s = NULL;
 	int err;
 
+	homa_settings_default(&st);
+	st.timeout_ticks = 5000;
 	homa_open_opts_default(&o);
+	o.settings = &st;
 	o.driver = HOMA_DRIVER_XDP;
 	o.ifname = ifname;
 	o.bind_addr = addr;

@@ -56,6 +56,7 @@ struct bench_opts {
 	int ctl_port;           /**< server: control port (-1: data port + 1) */
 	const char *bind;       /**< server: local address (default 0.0.0.0) */
 	int driver;             /**< enum homa_driver_kind */
+	const char *ifname;     /**< --ifname: the XDP driver's interface */
 	bool polled;            /**< Homa sockets in polled mode (default; --threaded clears) */
 	struct bench_homa_knobs homa; /**< --homa-* settings */
 	int threads;            /**< server threads (default 1) */
@@ -111,6 +112,7 @@ struct bench_tr_cfg {
 	int conns;          /**< TCP connections per server */
 	const char *cc;     /**< TCP congestion control or NULL */
 	int driver;         /**< Homa driver */
+	const char *ifname; /**< Homa XDP driver: interface */
 	bool polled;        /**< Homa polled mode */
 	struct bench_homa_knobs homa; /**< Homa engine settings */
 	uint32_t max_size;  /**< largest request or response that will be sent */

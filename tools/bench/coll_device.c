@@ -238,6 +238,7 @@ int coll_tr_cfg(const struct bench_opts *o, const char *servers, struct bench_tr
 	cfg->conns = 1;
 	cfg->cc = o->cc;
 	cfg->driver = o->driver;
+	cfg->ifname = o->ifname;
 	cfg->polled = o->polled;
 	cfg->homa = o->homa;
 	cfg->max_size = o->msg_bytes > COLL_LOOKUP_MAX ? o->msg_bytes : COLL_LOOKUP_MAX;

@@ -40,6 +40,7 @@ static int client_setup(const struct bench_opts *o, struct bench_tr_cfg *cfg,
 	cfg->conns = o->conns;
 	cfg->cc = o->cc;
 	cfg->driver = o->driver;
+	cfg->ifname = o->ifname;
 	cfg->polled = o->polled;
 	cfg->homa = o->homa;
 	cfg->pcap = o->pcap;

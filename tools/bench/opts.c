@@ -26,7 +26,8 @@ static const char usage[] =
 "Common options:\n"
 "  --transport homa|tcp|udp  stack to use (default homa; udp = raw UDP ping-pong floor,\n"
 "                            messages up to 65000 B)\n"
-"  --driver udp|raw          Homa packet driver (default udp; raw needs CAP_NET_RAW)\n"
+"  --driver udp|raw|xdp      Homa packet driver (default udp; raw needs CAP_NET_RAW;\n"
+"                            xdp: AF_XDP on --ifname IF, docs/XDP.md)\n"
 "  --threaded                Homa sockets in threaded mode (a runtime thread per socket\n"
 "                            moves packets and wakes the application)\n"
 "  --polled                  Homa sockets in polled mode (the default: the thread that\n"
@@ -209,6 +210,7 @@ static int set_enum(struct bench_opts *o, const char *f, const char *v)
 	} else if (!strcmp(f, "--driver")) {
 		if (!strcmp(v, "udp")) o->driver = HOMA_DRIVER_UDP;
 		else if (!strcmp(v, "raw")) o->driver = HOMA_DRIVER_RAW;
+		else if (!strcmp(v, "xdp")) o->driver = HOMA_DRIVER_XDP;
 		else return HOMA_EINVAL;
 	} else if (!strcmp(f, "--cc")) {
 		if (strcmp(v, "cubic") && strcmp(v, "bbr") && strcmp(v, "reno"))
@@ -235,6 +237,7 @@ static int set_enum(struct bench_opts *o, const char *f, const char *v)
 	else if (!strcmp(f, "--plot")) o->plot = v;
 	else if (!strcmp(f, "--baseline")) o->baseline = v;
 	else if (!strcmp(f, "--pcap")) o->pcap = v;
+	else if (!strcmp(f, "--ifname")) o->ifname = v;
 	else return 0;
 	return 1;
 }
@@ -405,6 +408,10 @@ int bench_opts_parse(int argc, char **argv, struct bench_opts *o)
 		o->duration = !strcmp(o->mode, "demo") ? 2 : !strcmp(o->mode, "compare") ? 3 : 5;
 	if ((o->rate > 0) + (o->load_gbps > 0) + (o->outstanding > 0) > 1) {
 		fprintf(stderr, "homa-bench: give only one of --rate, --load-gbps, --outstanding\n");
+		return HOMA_EINVAL;
+	}
+	if (o->driver == HOMA_DRIVER_XDP && (!o->ifname || !*o->ifname)) {
+		fprintf(stderr, "homa-bench: --driver xdp needs --ifname IF\n");
 		return HOMA_EINVAL;
 	}
 	return check_obs(o, multi);

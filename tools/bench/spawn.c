@@ -128,6 +128,7 @@ static void job_cfg(const struct bench_job *j, struct bench_tr_cfg *cfg, uint32_
 	cfg->conns = j->conns > 0 ? j->conns : 1;
 	cfg->cc = j->o->cc;
 	cfg->driver = j->o->driver;
+	cfg->ifname = j->o->ifname;
 	cfg->polled = j->o->polled;
 	cfg->homa = j->o->homa;
 	cfg->max_size = max_size;

@@ -34,6 +34,7 @@ struct homa_arm_cfg {
 	struct bench_homa_knobs k; /**< engine settings (0 / -1: defaults) */
 	const char *pcap;      /**< capture file, or NULL */
 	uint16_t metrics_port; /**< /metrics listener on 127.0.0.1, or 0 */
+	const char *ifname;    /**< XDP driver: interface */
 };
 
 /**
@@ -102,6 +103,7 @@ static int open_socket(homa_socket **s, const struct homa_arm_cfg *a, bool serve
 	homa_open_opts_default(&o);
 	bench_homa_settings(&a->k, &st);
 	o.driver = a->driver;
+	o.ifname = a->ifname;
 	o.mode = a->polled ? HOMA_MODE_POLLED : HOMA_MODE_THREADED;
 	o.server = server;
 	o.bind_addr = bind;
@@ -133,7 +135,7 @@ static int homa_client_open(void **ctx, const struct bench_tr_cfg *cfg)
 	c->cfg = cfg;
 	bool v6 = cfg->nservers && cfg->servers[0].ss_family == AF_INET6;
 	struct homa_arm_cfg a = { cfg->driver, cfg->polled, cfg->homa, cfg->pcap,
-				  cfg->metrics_port };
+				  cfg->metrics_port, cfg->ifname };
 	int rc = open_socket(&c->s, &a, false, v6 ? "::" : "0.0.0.0", 0);
 	if (rc) {
 		free(c);
@@ -310,7 +312,8 @@ int bench_homa_server(const struct bench_opts *o)
 	pthread_t th[64];
 	int started = 0;
 
-	struct homa_arm_cfg a = { o->driver, o->polled, o->homa, o->pcap, o->metrics_port };
+	struct homa_arm_cfg a = { o->driver, o->polled, o->homa, o->pcap, o->metrics_port,
+				  o->ifname };
 	int rc = open_socket(&s, &a, true, o->bind, o->port);
 	if (rc)
 		return rc;
