@@ -47,9 +47,10 @@
  * call returns HOMA_ESHUTDOWN (it does not crash).
  *
  * Errors: every function that can fail returns a negative HOMA_E* code
- * (errors.h); homa_strerror() gives its text. Arguments that are NULL or
- * out of range give HOMA_EINVAL unless stated otherwise. Output
- * arguments are written only when a function's comment says so.
+ * (errors.h); homa_strerror() gives its text; each code has one meaning
+ * (errors.h says which). Arguments that are NULL or out of range give
+ * HOMA_EINVAL unless stated otherwise. Each function's comment says when
+ * its output arguments are written; they are never written otherwise.
  *
  * Timeouts: a call that waits takes a timeout in ns: 0 = do not wait
  * (HOMA_EAGAIN if it would have to), -1 = wait as long as it takes,
@@ -254,7 +255,7 @@ HOMA_API int homa_close(homa_socket *s);
 
 /**
  * homa_local_port() - The socket's Homa port (useful after port 0).
- * Return: the port (1..65535), HOMA_EINVAL or HOMA_ESHUTDOWN.
+ * Return: the port (1..65535), HOMA_EINVAL (NULL @s) or HOMA_ESHUTDOWN.
  */
 HOMA_API int homa_local_port(homa_socket *s);
 
@@ -284,7 +285,9 @@ HOMA_API int homa_send_request(homa_socket *s, const struct sockaddr *dst,
 
 /**
  * homa_send() - homa_send_request() with one contiguous buffer.
- * Return: as homa_send_request().
+ * @id: as homa_send_request() (written only on success).
+ * Return: as homa_send_request() (HOMA_EINVAL also for a NULL @buf with a
+ * non-zero @len).
  */
 HOMA_API int homa_send(homa_socket *s, const struct sockaddr *dst, const void *buf,
 	      size_t len, uint64_t cookie, uint64_t *id);
@@ -370,7 +373,9 @@ HOMA_API int homa_recv(homa_socket *s, int flags, uint64_t id, int64_t timeout_n
 /**
  * homa_message_segment() - Zero-copy view of a received message.
  * @offset: byte offset in the message.
- * @ptr: receives a pointer to the bytes at @offset (read-only).
+ * @ptr: receives a pointer to the bytes at @offset (read-only); written
+ *	whenever @m holds a message (NULL at or past its end), not written
+ *	for a NULL @m, a failed RPC's or a released message.
  * Return: how many contiguous bytes start at *@ptr (0 at or past the end,
  * or for a message with nothing to read).
  */
@@ -379,7 +384,9 @@ HOMA_API size_t homa_message_segment(const struct homa_message *m, size_t offset
 
 /**
  * homa_message_copy() - Copy up to @len bytes from @offset into @dst.
- * Return: bytes copied (less than @len only at the end of the message).
+ * @dst: receives exactly the bytes copied; nothing else is written.
+ * Return: bytes copied (less than @len only at the end of the message;
+ * 0 for a NULL argument, a failed RPC's or a released message).
  */
 HOMA_API size_t homa_message_copy(const struct homa_message *m, size_t offset,
 			 void *dst, size_t len);
@@ -389,6 +396,8 @@ HOMA_API size_t homa_message_copy(const struct homa_message *m, size_t offset,
  * For a response this also completes the client RPC. The socket tracks
  * the messages the application holds, so a message released twice (also
  * through a copy of the struct) is caught rather than freed twice.
+ * @m: on 0 its bytes are no longer readable (the struct stays the
+ *	caller's); not written otherwise.
  * Return: 0 (released, or a failed RPC's message with nothing to
  * release); HOMA_EALREADY (this message was released before: nothing is
  * done); HOMA_ESHUTDOWN (the socket was closed, which freed the message
@@ -401,7 +410,8 @@ HOMA_API int homa_message_release(struct homa_message *m);
  * that is still arriving for client RPC @id.
  * @offset: first byte wanted. @buf, @cap: destination.
  * @available: if not NULL, receives how many bytes from offset 0 on have
- *	arrived so far.
+ *	arrived so far (written when the call returns >= 0, not otherwise).
+ * @buf receives the bytes copied (written only when the result is > 0).
  * Return: bytes copied (0 if none past @offset yet); HOMA_ENOTFOUND (no
  * such RPC receiving a response: unknown id, response not started, or
  * already complete, in which case homa_recv() returns it); HOMA_EINVAL;
@@ -429,8 +439,10 @@ HOMA_API int homa_reply(homa_socket *s, uint64_t id, const struct homa_iov *iov,
 	       int iovcnt);
 
 /**
- * homa_reply_buf() - homa_reply() with one contiguous buffer.
- * Return: as homa_reply().
+ * homa_reply_buf() - homa_reply() with one contiguous buffer. Writes no
+ * output argument.
+ * Return: as homa_reply() (HOMA_EINVAL also for a NULL @buf with a
+ * non-zero @len).
  */
 HOMA_API int homa_reply_buf(homa_socket *s, uint64_t id, const void *buf, size_t len);
 
@@ -477,21 +489,25 @@ HOMA_API int homa_set_settings(homa_socket *s, const struct homa_settings *st);
 
 /**
  * homa_socket_stats() - Copy the engine's protocol counters.
- * Return: 0, HOMA_EINVAL or HOMA_ESHUTDOWN.
+ * @out: filled on 0, not written otherwise.
+ * Return: 0, HOMA_EINVAL (NULL argument) or HOMA_ESHUTDOWN.
  */
 HOMA_API int homa_socket_stats(homa_socket *s, struct homa_stats *out);
 
 /**
  * homa_io_stats() - Copy the runtime's and driver's counters.
- * Return: 0, HOMA_EINVAL or HOMA_ESHUTDOWN.
+ * @out: filled on 0, not written otherwise.
+ * Return: 0, HOMA_EINVAL (NULL argument) or HOMA_ESHUTDOWN.
  */
 HOMA_API int homa_io_stats(homa_socket *s, struct homa_io_stats *out);
 
 /**
  * homa_sockaddr_parse() - Build a sockaddr from text and a port.
  * @host: "10.0.0.1" or "fe80::1" (numeric only, no name lookup).
- * @out, @len: receive the address (sockaddr_in or sockaddr_in6).
- * Return: 0 or HOMA_EINVAL.
+ * @out, @len: receive the address (sockaddr_in or sockaddr_in6); written
+ *	on 0 only.
+ * Return: 0 or HOMA_EINVAL (NULL argument, or @host is not a numeric
+ * IPv4 or IPv6 address).
  */
 HOMA_API int homa_sockaddr_parse(const char *host, uint16_t port,
 			struct sockaddr_storage *out, socklen_t *len);

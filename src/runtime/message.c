@@ -74,22 +74,22 @@ int homa_message_release(struct homa_message *m)
 int homa_sockaddr_parse(const char *host, uint16_t port,
 			struct sockaddr_storage *out, socklen_t *len)
 {
-	struct sockaddr_in *in = (struct sockaddr_in *)out;
-	struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)out;
+	struct sockaddr_in in = {.sin_family = AF_INET, .sin_port = htons(port)};
+	struct sockaddr_in6 in6 = {.sin6_family = AF_INET6, .sin6_port = htons(port)};
 
 	if (!host || !out || !len)
 		return HOMA_EINVAL;
-	memset(out, 0, sizeof(*out));
-	if (inet_pton(AF_INET, host, &in->sin_addr) == 1) {
-		in->sin_family = AF_INET;
-		in->sin_port = htons(port);
-		*len = sizeof(*in);
+	/* @out and @len are written on success only */
+	if (inet_pton(AF_INET, host, &in.sin_addr) == 1) {
+		memset(out, 0, sizeof(*out));
+		memcpy(out, &in, sizeof(in));
+		*len = sizeof(in);
 		return 0;
 	}
-	if (inet_pton(AF_INET6, host, &in6->sin6_addr) == 1) {
-		in6->sin6_family = AF_INET6;
-		in6->sin6_port = htons(port);
-		*len = sizeof(*in6);
+	if (inet_pton(AF_INET6, host, &in6.sin6_addr) == 1) {
+		memset(out, 0, sizeof(*out));
+		memcpy(out, &in6, sizeof(in6));
+		*len = sizeof(in6);
 		return 0;
 	}
 	return HOMA_EINVAL;
