@@ -1,0 +1,636 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file test_conformance.c
+ * Code and comment agree: the test reads include/homa/homa.h, collects
+ * for every HOMA_API function the HOMA_E* codes its comment names (plus
+ * those of the function it refers to with "as homa_x()"), then drives
+ * each function into each of those errors on loopback and checks the
+ * result. A documented code that no case provokes must be listed in
+ * elsewhere[] with the test that covers it (or why it cannot be provoked
+ * here); a provoked code the comment does not name fails the test, and
+ * so does a function with no case at all.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "helpers.h"
+
+/** Sockets shared by the cases. */
+struct ctx {
+	homa_socket *cli;     /**< threaded client */
+	homa_socket *srv;     /**< threaded server whose application never answers */
+	homa_socket *polled;  /**< polled client */
+	homa_socket *dead;    /**< a closed handle */
+	struct sockaddr_storage srv_dst;
+};
+
+static struct ctx c;
+
+/* ---- the cases: each returns what the call returned ---- */
+
+static int open_null(void) { return homa_open(NULL, NULL); }
+
+static int open_in_use(void)
+{
+	struct homa_open_opts o;
+	homa_socket *s;
+
+	homa_open_opts_default(&o);
+	o.bind_addr = "127.0.0.1";
+	o.port = (uint16_t)homa_local_port(c.srv);
+	return homa_open(&s, &o);
+}
+
+static int open_not_local(void)
+{
+	struct homa_open_opts o;
+	homa_socket *s;
+
+	homa_open_opts_default(&o);
+	o.bind_addr = "192.0.2.1"; /* TEST-NET-1: never this host's */
+	return homa_open(&s, &o);
+}
+
+static int close_null(void) { return homa_close(NULL); }
+static int close_dead(void) { return homa_close(c.dead); }
+static int port_null(void) { return homa_local_port(NULL); }
+static int port_dead(void) { return homa_local_port(c.dead); }
+
+static int sendv_null_iov(void)
+{
+	uint64_t id;
+
+	return homa_send_request(c.cli, (struct sockaddr *)&c.srv_dst, NULL, 1, 0, &id);
+}
+
+static int sendv_v6_on_v4(void)
+{
+	struct sockaddr_storage v6;
+	struct homa_iov iov = {"x", 1};
+	socklen_t l;
+	uint64_t id;
+
+	homa_sockaddr_parse("::1", 4000, &v6, &l);
+	return homa_send_request(c.cli, (struct sockaddr *)&v6, &iov, 1, 0, &id);
+}
+
+/** send_too_long() - A message one byte past settings.max_message (1000 here). */
+static int send_too_long(void)
+{
+	static char big[1001];
+	struct homa_iov iov = {big, sizeof(big)};
+	uint64_t id;
+
+	return homa_send_request(c.cli, (struct sockaddr *)&c.srv_dst, &iov, 1, 0, &id);
+}
+
+static int sendv_dead(void)
+{
+	struct homa_iov iov = {"x", 1};
+	uint64_t id;
+
+	return homa_send_request(c.dead, (struct sockaddr *)&c.srv_dst, &iov, 1, 0, &id);
+}
+
+/**
+ * send_full() - A socket whose transmit budget (max_tx_buffered = mtu) is
+ * held by a request to a server that never answers: the next send
+ * waits @timeout_ns (send_timeout_ns) and fails.
+ */
+static int send_full(int64_t timeout_ns)
+{
+	struct homa_open_opts o;
+	struct homa_settings st;
+	static char buf[65536];
+	size_t len;
+	homa_socket *s;
+	uint64_t id;
+	int err;
+
+	homa_settings_default(&st);
+	st.max_tx_buffered = st.mtu;
+	len = st.mtu / 2 + 100; /* two do not fit */
+	homa_open_opts_default(&o);
+	o.bind_addr = "127.0.0.1";
+	o.settings = &st;
+	o.send_timeout_ns = timeout_ns;
+	assert_int_equal(homa_open(&s, &o), 0);
+	/* the first one is queued whole (a budget is never refused when empty) */
+	assert_int_equal(homa_send(s, (struct sockaddr *)&c.srv_dst, buf, len, 0, &id), 0);
+	err = homa_send(s, (struct sockaddr *)&c.srv_dst, buf, len, 0, &id);
+	homa_close(s);
+	return err;
+}
+
+static int send_full_now(void) { return send_full(0); }
+static int send_full_wait(void) { return send_full(1000000); }
+
+static int send_null_buf(void)
+{
+	uint64_t id;
+
+	return homa_send(c.cli, (struct sockaddr *)&c.srv_dst, NULL, 1, 0, &id);
+}
+
+static void dummy_release(void *arg) { (void)arg; }
+
+static int send_zc_null_release(void)
+{
+	struct homa_iov iov = {"x", 1};
+	uint64_t id;
+
+	return homa_send_request_zc(c.cli, (struct sockaddr *)&c.srv_dst, &iov, 1, 0, NULL,
+				    NULL, &id);
+}
+
+static int reply_zc_null_release(void)
+{
+	struct homa_iov iov = {"x", 1};
+
+	return homa_reply_zc(c.srv, 1, &iov, 1, NULL, NULL);
+}
+
+static int reply_zc_unknown(void)
+{
+	struct homa_iov iov = {"x", 1};
+
+	return homa_reply_zc(c.srv, 12345, &iov, 1, dummy_release, NULL);
+}
+
+static int recv_bad_flags(void)
+{
+	struct homa_message m;
+
+	return homa_recv(c.cli, 0, 0, 0, &m);
+}
+
+static int recv_now(void)
+{
+	struct homa_message m;
+
+	return homa_recv(c.cli, HOMA_RECV_RESPONSE, 0, 0, &m);
+}
+
+static int recv_1ms(void)
+{
+	struct homa_message m;
+
+	return homa_recv(c.cli, HOMA_RECV_RESPONSE, 0, 1000000, &m);
+}
+
+static int recv_odd_id(void)
+{
+	struct homa_message m;
+
+	return homa_recv(c.cli, HOMA_RECV_RESPONSE, 3, 0, &m);
+}
+
+static int recv_dead(void)
+{
+	struct homa_message m;
+
+	return homa_recv(c.dead, HOMA_RECV_RESPONSE, 0, 0, &m);
+}
+
+/** recv_no_server() - A request to a socket that is not a server fails. */
+static int recv_no_server(void)
+{
+	struct sockaddr_storage dst = test_dst(homa_local_port(c.polled));
+	struct homa_message m;
+	uint64_t id;
+	int err;
+
+	assert_int_equal(homa_send(c.cli, (struct sockaddr *)&dst, "q", 1, 0, &id), 0);
+	err = homa_recv(c.cli, HOMA_RECV_RESPONSE, id, 60000000000LL, &m);
+	assert_int_equal(m.id, id);
+	assert_int_equal(m.error, err);
+	return err;
+}
+
+static int release_null(void) { return homa_message_release(NULL); }
+
+/** take_request() - Send a request to c.srv and take it there. */
+static void take_request(struct homa_message *m)
+{
+	uint64_t id;
+
+	assert_int_equal(homa_send(c.cli, (struct sockaddr *)&c.srv_dst, "r", 1, 0, &id), 0);
+	assert_int_equal(homa_recv(c.srv, HOMA_RECV_REQUEST, 0, 30000000000LL, m), 0);
+}
+
+static int release_twice(void)
+{
+	struct homa_message m;
+
+	take_request(&m);
+	assert_int_equal(homa_message_release(&m), 0);
+	return homa_message_release(&m);
+}
+
+/** release_after_close() - A message of a socket closed since. */
+static int release_after_close(void)
+{
+	struct homa_message m;
+	homa_socket *s;
+	uint64_t id;
+	struct sockaddr_storage dst;
+
+	assert_int_equal(test_open(&s, HOMA_DRIVER_UDP, HOMA_MODE_THREADED, true, 0, NULL), 0);
+	dst = test_dst(homa_local_port(s));
+	assert_int_equal(homa_send(c.cli, (struct sockaddr *)&dst, "r", 1, 0, &id), 0);
+	assert_int_equal(homa_recv(s, HOMA_RECV_REQUEST, 0, 30000000000LL, &m), 0);
+	homa_close(s);
+	return homa_message_release(&m);
+}
+
+static int partial_null_buf(void) { return (int)homa_recv_partial(c.cli, 2, 0, NULL, 1, NULL); }
+static int partial_unknown(void)
+{
+	char b[4];
+
+	return (int)homa_recv_partial(c.cli, 2, 0, b, sizeof(b), NULL);
+}
+static int partial_dead(void) { return (int)homa_recv_partial(c.dead, 2, 0, NULL, 0, NULL); }
+
+static int reply_unknown(void)
+{
+	struct homa_iov iov = {"x", 1};
+
+	return homa_reply(c.srv, 12345, &iov, 1);
+}
+
+static int reply_twice(void)
+{
+	struct homa_message m;
+	int err;
+
+	take_request(&m);
+	assert_int_equal(homa_reply_buf(c.srv, m.id, "a", 1), 0);
+	err = homa_reply_buf(c.srv, m.id, "b", 1);
+	homa_message_release(&m);
+	return err;
+}
+
+static int reply_no_iov(void) { return homa_reply(c.srv, 1, NULL, 1); }
+
+static int reply_too_long(void)
+{
+	static char big[1001];
+	struct homa_message m;
+	int err;
+
+	take_request(&m);
+	err = homa_reply_buf(c.srv, m.id, big, sizeof(big));
+	homa_message_release(&m);
+	return err;
+}
+
+static int reply_dead(void) { return homa_reply_buf(c.dead, 1, "x", 1); }
+static int reply_buf_null(void) { return homa_reply_buf(c.srv, 1, NULL, 1); }
+static int abort_zero(void) { return homa_abort(c.cli, 0); }
+static int abort_unknown(void) { return homa_abort(c.cli, 424242); }
+static int abort_dead(void) { return homa_abort(c.dead, 2); }
+static int fd_null(void) { return homa_fd(NULL); }
+static int fd_dead(void) { return homa_fd(c.dead); }
+static int poll_threaded(void) { return homa_poll(c.cli, 0); }
+static int poll_dead(void) { return homa_poll(c.dead, 0); }
+
+static int settings_bad(void)
+{
+	struct homa_settings st;
+
+	homa_settings_default(&st);
+	st.tick_ns = 0;
+	return homa_set_settings(c.cli, &st);
+}
+
+static int settings_dead(void)
+{
+	struct homa_settings st;
+
+	homa_settings_default(&st);
+	return homa_set_settings(c.dead, &st);
+}
+
+static int sstats_null(void) { return homa_socket_stats(c.cli, NULL); }
+static int sstats_dead(void)
+{
+	struct homa_stats st;
+
+	return homa_socket_stats(c.dead, &st);
+}
+static int iostats_null(void) { return homa_io_stats(c.cli, NULL); }
+static int iostats_dead(void)
+{
+	struct homa_io_stats st;
+
+	return homa_io_stats(c.dead, &st);
+}
+
+static int parse_name(void)
+{
+	struct sockaddr_storage a;
+	socklen_t l;
+
+	return homa_sockaddr_parse("localhost", 1, &a, &l);
+}
+
+/** One documented error and the call that provokes it. */
+struct errcase {
+	const char *fn;
+	const char *code;
+	int want;
+	int (*run)(void);
+};
+
+#define CASE(fn, code, run) {#fn, #code, code, run}
+
+static const struct errcase cases[] = {
+	CASE(homa_open, HOMA_EINVAL, open_null),
+	CASE(homa_open, HOMA_EADDRINUSE, open_in_use),
+	CASE(homa_open, HOMA_EADDRNOTAVAIL, open_not_local),
+	CASE(homa_close, HOMA_EINVAL, close_null),
+	CASE(homa_close, HOMA_ESHUTDOWN, close_dead),
+	CASE(homa_local_port, HOMA_EINVAL, port_null),
+	CASE(homa_local_port, HOMA_ESHUTDOWN, port_dead),
+	CASE(homa_send_request, HOMA_EINVAL, sendv_null_iov),
+	CASE(homa_send_request, HOMA_ENOTSUP, sendv_v6_on_v4),
+	CASE(homa_send_request, HOMA_EMSGSIZE, send_too_long),
+	CASE(homa_send_request, HOMA_EAGAIN, send_full_now),
+	CASE(homa_send_request, HOMA_ETIME, send_full_wait),
+	CASE(homa_send_request, HOMA_ESHUTDOWN, sendv_dead),
+	CASE(homa_send, HOMA_EINVAL, send_null_buf),
+	CASE(homa_send_request_zc, HOMA_EINVAL, send_zc_null_release),
+	CASE(homa_reply_zc, HOMA_EINVAL, reply_zc_null_release),
+	CASE(homa_reply_zc, HOMA_ENOTFOUND, reply_zc_unknown),
+	CASE(homa_recv, HOMA_EINVAL, recv_bad_flags),
+	CASE(homa_recv, HOMA_EAGAIN, recv_now),
+	CASE(homa_recv, HOMA_ETIME, recv_1ms),
+	CASE(homa_recv, HOMA_ENOTFOUND, recv_odd_id),
+	CASE(homa_recv, HOMA_ESHUTDOWN, recv_dead),
+	CASE(homa_recv, HOMA_ENOSERVER, recv_no_server),
+	CASE(homa_message_release, HOMA_EINVAL, release_null),
+	CASE(homa_message_release, HOMA_EALREADY, release_twice),
+	CASE(homa_message_release, HOMA_ESHUTDOWN, release_after_close),
+	CASE(homa_recv_partial, HOMA_EINVAL, partial_null_buf),
+	CASE(homa_recv_partial, HOMA_ENOTFOUND, partial_unknown),
+	CASE(homa_recv_partial, HOMA_ESHUTDOWN, partial_dead),
+	CASE(homa_reply, HOMA_ENOTFOUND, reply_unknown),
+	CASE(homa_reply, HOMA_ESTATE, reply_twice),
+	CASE(homa_reply, HOMA_EINVAL, reply_no_iov),
+	CASE(homa_reply, HOMA_EMSGSIZE, reply_too_long),
+	CASE(homa_reply, HOMA_ESHUTDOWN, reply_dead),
+	CASE(homa_reply_buf, HOMA_EINVAL, reply_buf_null),
+	CASE(homa_abort, HOMA_EINVAL, abort_zero),
+	CASE(homa_abort, HOMA_ENOTFOUND, abort_unknown),
+	CASE(homa_abort, HOMA_ESHUTDOWN, abort_dead),
+	CASE(homa_fd, HOMA_EINVAL, fd_null),
+	CASE(homa_fd, HOMA_ESHUTDOWN, fd_dead),
+	CASE(homa_poll, HOMA_EINVAL, poll_threaded),
+	CASE(homa_poll, HOMA_ESHUTDOWN, poll_dead),
+	CASE(homa_set_settings, HOMA_EINVAL, settings_bad),
+	CASE(homa_set_settings, HOMA_ESHUTDOWN, settings_dead),
+	CASE(homa_socket_stats, HOMA_EINVAL, sstats_null),
+	CASE(homa_socket_stats, HOMA_ESHUTDOWN, sstats_dead),
+	CASE(homa_io_stats, HOMA_EINVAL, iostats_null),
+	CASE(homa_io_stats, HOMA_ESHUTDOWN, iostats_dead),
+	CASE(homa_sockaddr_parse, HOMA_EINVAL, parse_name),
+};
+
+/** A documented error this test does not provoke, and where it is covered. */
+struct elsewhere {
+	const char *fn, *code, *where;
+};
+
+static const struct elsewhere elsewhere[] = {
+	{"homa_open", "HOMA_EPERM", "tests/runtime/test_api.c homa_open__raw_driver_needs_privilege (not root only)"},
+	{"homa_open", "HOMA_ENOTSUP", "needs a kernel without the address family"},
+	{"homa_open", "HOMA_ENOMEM", "allocation failure"},
+	{"homa_open", "HOMA_EIO", "a failing system call"},
+	{"homa_send_request", "HOMA_EPEERDEAD", "tests/runtime/test_kill.c (after a timeout)"},
+	{"homa_send_request", "HOMA_ENOMEM", "allocation failure"},
+	{"homa_send_request_zc", "*", "as homa_send_request(): its cases"},
+	{"homa_send", "*", "as homa_send_request(): its cases"},
+	{"homa_reply_zc", "*", "as homa_reply(): its cases"},
+	{"homa_reply_buf", "*", "as homa_reply(): its cases"},
+	{"homa_recv", "HOMA_ETIMEDOUT", "tests/runtime/test_kill.c"},
+	{"homa_recv", "HOMA_ECANCELED", "tests/runtime/test_api.c homa_abort__wakes_waiter_with_canceled"},
+	{"homa_recv", "HOMA_EABANDONED", "tests/core/test_done.c (finished-RPC cap)"},
+	{"homa_recv", "HOMA_ENOMEM", "allocation failure"},
+	{"homa_reply", "HOMA_EAGAIN", "as homa_send_request()'s HOMA_EAGAIN (same wait, send.c)"},
+	{"homa_reply", "HOMA_ETIME", "as homa_send_request()'s HOMA_ETIME (same wait, send.c)"},
+	{"homa_reply", "HOMA_ENOMEM", "allocation failure"},
+	{"homa_abort", "HOMA_ECANCELED", "what a waiter's homa_recv() returns, not homa_abort(): test_api.c"},
+};
+
+/** Documented codes of one function. */
+struct doc {
+	char fn[64];
+	char codes[24][24];
+	int n;
+	char as[64];   /**< "as homa_x()" in its Return: text, or "" */
+};
+
+static struct doc docs[64];
+static int ndocs;
+
+/** add_code() - Add @code to @d once. */
+static void add_code(struct doc *d, const char *code, size_t len)
+{
+	for (int i = 0; i < d->n; i++)
+		if (strlen(d->codes[i]) == len && !strncmp(d->codes[i], code, len))
+			return;
+	if (d->n < 24 && len < 24) {
+		memcpy(d->codes[d->n], code, len);
+		d->codes[d->n++][len] = 0;
+	}
+}
+
+/** parse_comment() - Fill @d from the doc comment [@b, @e). */
+static void parse_comment(struct doc *d, const char *b, const char *e)
+{
+	const char *p = b, *ret = strstr(b, "Return:");
+
+	while ((p = strstr(p, "HOMA_E")) && p < e) {
+		size_t n = 0;
+
+		while ((p[n] >= 'A' && p[n] <= 'Z') || p[n] == '_')
+			n++;
+		add_code(d, p, n);
+		p += n;
+	}
+	if (ret && ret < e && (p = strstr(ret, "as homa_")) && p < e) {
+		size_t n = 0;
+
+		p += 3;
+		while (p[n] && p[n] != '(' && n < sizeof(d->as) - 1)
+			n++;
+		memcpy(d->as, p, n);
+		d->as[n] = 0;
+	}
+}
+
+/** load_docs() - Read homa.h: each HOMA_API function and its comment's codes. */
+static void load_docs(void)
+{
+	FILE *f = fopen(HOMA_H_PATH, "r");
+	static char text[200000];
+	size_t len;
+	const char *p;
+
+	assert_non_null(f);
+	len = fread(text, 1, sizeof(text) - 1, f);
+	fclose(f);
+	text[len] = 0;
+	for (p = text; (p = strstr(p, "HOMA_API ")); p++) {
+		const char *name = strstr(p, "homa_"), *open = strchr(p, '(');
+		const char *end = p, *start;
+
+		while (end > text && strncmp(end, "*/", 2))
+			end--;
+		start = end;
+		while (start > text && strncmp(start, "/**", 3))
+			start--;
+		if (!name || !open || name > open || ndocs == 64)
+			continue;
+		struct doc *d = &docs[ndocs++];
+
+		memset(d, 0, sizeof(*d));
+		memcpy(d->fn, name, (size_t)(open - name) < 63 ? (size_t)(open - name) : 63);
+		parse_comment(d, start, end);
+	}
+}
+
+/** find_doc() - The parsed comment of @fn, or NULL. */
+static const struct doc *find_doc(const char *fn)
+{
+	for (int i = 0; i < ndocs; i++)
+		if (!strcmp(docs[i].fn, fn))
+			return &docs[i];
+	return NULL;
+}
+
+/** documents() - True if @fn's comment (or the one it refers to) names @code. */
+static bool documents(const char *fn, const char *code)
+{
+	const struct doc *d = find_doc(fn);
+
+	if (!d)
+		return false;
+	for (int i = 0; i < d->n; i++)
+		if (!strcmp(d->codes[i], code))
+			return true;
+	return d->as[0] && strcmp(d->as, fn) && documents(d->as, code);
+}
+
+/** provoked() - True if a case provokes @code from @fn. */
+static bool provoked(const char *fn, const char *code)
+{
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		if (!strcmp(cases[i].fn, fn) && !strcmp(cases[i].code, code))
+			return true;
+	return false;
+}
+
+/** covered_elsewhere() - True if elsewhere[] accounts for @fn's @code. */
+static bool covered_elsewhere(const char *fn, const char *code)
+{
+	for (size_t i = 0; i < sizeof(elsewhere) / sizeof(elsewhere[0]); i++)
+		if (!strcmp(elsewhere[i].fn, fn) &&
+		    (!strcmp(elsewhere[i].code, code) || !strcmp(elsewhere[i].code, "*")))
+			return true;
+	return false;
+}
+
+/** setup() - The shared sockets (max_message 1000 for the size cases). */
+static int setup(void **state)
+{
+	struct homa_settings st;
+
+	(void)state;
+	homa_settings_default(&st);
+	st.max_message = 1000;
+	st.timeout_ticks = TEST_TIMEOUT_TICKS;
+	assert_int_equal(test_open(&c.cli, HOMA_DRIVER_UDP, HOMA_MODE_THREADED, false, 0, &st), 0);
+	assert_int_equal(test_open(&c.srv, HOMA_DRIVER_UDP, HOMA_MODE_THREADED, true, 0, &st), 0);
+	assert_int_equal(test_open(&c.polled, HOMA_DRIVER_UDP, HOMA_MODE_POLLED, false, 0, NULL), 0);
+	assert_int_equal(test_open(&c.dead, HOMA_DRIVER_UDP, HOMA_MODE_THREADED, false, 0, NULL), 0);
+	assert_int_equal(homa_close(c.dead), 0);
+	c.srv_dst = test_dst(homa_local_port(c.srv));
+	load_docs();
+	return 0;
+}
+
+/** teardown() - Close the shared sockets. */
+static int teardown(void **state)
+{
+	(void)state;
+	homa_close(c.cli);
+	homa_close(c.srv);
+	homa_close(c.polled);
+	return 0;
+}
+
+/** conformance__every_case_returns_its_documented_code() - Run every case. */
+static void conformance__every_case_returns_its_documented_code(void **state)
+{
+	int bad = 0;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const struct errcase *k = &cases[i];
+		int got = k->run();
+
+		if (got != k->want) {
+			print_error("%s: wanted %s, got %d (%s)\n", k->fn, k->code, got,
+				    homa_strerror(got));
+			bad++;
+		}
+		if (!documents(k->fn, k->code)) {
+			print_error("%s returns %s but its comment does not say so\n", k->fn, k->code);
+			bad++;
+		}
+	}
+	assert_int_equal(bad, 0);
+}
+
+/**
+ * conformance__every_documented_code_is_covered() - Every function of
+ * homa.h has its comment's codes provoked here or accounted for.
+ */
+static void conformance__every_documented_code_is_covered(void **state)
+{
+	int bad = 0;
+
+	(void)state;
+	assert_true(ndocs >= 20);
+	for (int i = 0; i < ndocs; i++) {
+		const struct doc *d = &docs[i];
+
+		for (int j = 0; j < d->n; j++) {
+			if (provoked(d->fn, d->codes[j]) || covered_elsewhere(d->fn, d->codes[j]))
+				continue;
+			print_error("%s documents %s: no case provokes it\n", d->fn, d->codes[j]);
+			bad++;
+		}
+	}
+	assert_int_equal(bad, 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(conformance__every_case_returns_its_documented_code),
+		cmocka_unit_test(conformance__every_documented_code_is_covered),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
