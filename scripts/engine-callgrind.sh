@@ -13,7 +13,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 for fn in homa_engine_input homa_engine_output; do
 	valgrind --tool=callgrind --callgrind-out-file="$tmp/$fn.out" \
-		--toggle-collect="$fn" "$bin" "$rpcs" "$size" >"$tmp/$fn.txt" 2>"$tmp/$fn.err"
+		--toggle-collect="$fn" "$bin" --rpcs "$rpcs" --size "$size" >"$tmp/$fn.txt" 2>"$tmp/$fn.err"
 	ir=$(grep '^summary:' "$tmp/$fn.out" | awk '{print $2}')
 	case $fn in
 	homa_engine_input) n=$(awk '{print $8}' "$tmp/$fn.txt");;

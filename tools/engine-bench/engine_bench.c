@@ -9,8 +9,11 @@
  * homa_engine_output) gives repeatable instructions per packet; see
  * scripts/engine-callgrind.sh.
  *
- * Usage: homa-engine-bench [RPCS [SIZE]]   (defaults 2000 RPCs of 100000 B)
+ * Usage: homa-engine-bench [--rpcs N] [--size BYTES] (defaults 2000 RPCs of
+ * 100000 B; getopt_long, -h/--help). Exit status 0, 1 if an engine could
+ * not be made, 2 on bad options.
  */
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,11 +74,57 @@ static int reap(homa_engine *c)
 	return n;
 }
 
+static const char usage[] =
+	"usage: homa-engine-bench [--rpcs N] [--size BYTES]\n"
+	"  --rpcs N      echo RPCs, at most 8 in flight (2000; 1..10000000)\n"
+	"  --size BYTES  request and response size (100000; 1..67108864)\n"
+	"  -h, --help    this text\n";
+
+/**
+ * parse() - Read --rpcs and --size with getopt_long().
+ * Return: 0 to run, 1 after --help, 2 on a bad option (usage on stderr).
+ */
+static int parse(int argc, char **argv, int *rpcs, size_t *size)
+{
+	static const struct option opts[] = {
+		{"rpcs", required_argument, NULL, 'r'},
+		{"size", required_argument, NULL, 's'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	long v = 0;
+	char *end = NULL;
+	int c;
+
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		if (c == 'h') {
+			fputs(usage, stdout);
+			return 1;
+		}
+		if (c != '?')
+			v = strtol(optarg, &end, 10);
+		if (c == '?' || *end || v < 1 || (c == 'r' && v > 10000000) || v > (1L << 26)) {
+			fputs(usage, stderr);
+			return 2;
+		}
+		if (c == 'r')
+			*rpcs = (int)v;
+		else
+			*size = (size_t)v;
+	}
+	if (optind < argc) {
+		fputs(usage, stderr);
+		return 2;
+	}
+	return 0;
+}
+
 /** main() - Run the echo loop with at most 8 RPCs in flight; print counts. */
 int main(int argc, char **argv)
 {
-	int rpcs = argc > 1 ? atoi(argv[1]) : 2000;
-	size_t size = argc > 2 ? (size_t)atol(argv[2]) : 100000;
+	int rpcs = 2000;
+	size_t size = 100000;
+	int bad = parse(argc, argv, &rpcs, &size);
 	homa_addr a = homa_addr_ipv4(0x0a000001), b = homa_addr_ipv4(0x0a000002);
 	homa_engine *c, *s;
 	uint8_t *msg = calloc(1, size), *scratch = malloc(size);
@@ -84,7 +133,12 @@ int main(int argc, char **argv)
 	uint64_t now = 0, id;
 	int sent = 0, done = 0;
 
-	if (!msg || !scratch || rpcs <= 0 || size == 0 ||
+	if (bad) {
+		free(msg);
+		free(scratch);
+		return bad == 1 ? 0 : 2;
+	}
+	if (!msg || !scratch ||
 	    homa_engine_new(&c, NULL, &a, 1000, NULL, 0) || homa_engine_new(&s, NULL, &b, 2000, NULL, 0))
 		return 1;
 	homa_engine_set_server(s, true);

@@ -12,9 +12,12 @@
  * sends). With a keyed hash both cost the same; with the fixed hash the
  * colliding set walks a chain of N RPCs per lookup.
  *
- * Usage: homa-hash-bench [N]   (default 65536; at most settings.max_rpcs)
+ * Usage: homa-hash-bench [--rpcs N]   (default 65536; at most 1048576;
+ * getopt_long, -h/--help). Exit status 0, 1 if the run failed, 2 on bad
+ * options.
  * Prints one line per id set and their ratio.
  */
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -125,15 +128,42 @@ static double run(uint32_t n, int colliding)
 	return (double)(t1 - t0) / n;
 }
 
+static const char usage[] =
+	"usage: homa-hash-bench [--rpcs N]\n"
+	"  --rpcs N    RPCs in the server's table (65536; 1..1048576)\n"
+	"  -h, --help  this text\n";
+
+/** main() - Parse --rpcs (getopt_long), time both id sets, print the ratio. */
 int main(int argc, char **argv)
 {
-	uint32_t n = argc > 1 ? (uint32_t)strtoul(argv[1], NULL, 10) : 65536;
+	static const struct option opts[] = {
+		{"rpcs", required_argument, NULL, 'r'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	long v = 65536;
+	uint32_t n;
 	double honest, colliding;
+	char *end = NULL;
+	int c;
 
-	if (n == 0 || n > (1u << 20)) {
-		fprintf(stderr, "usage: homa-hash-bench [N], 1 <= N <= 1048576\n");
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		if (c == 'h') {
+			fputs(usage, stdout);
+			return 0;
+		}
+		if (c == 'r')
+			v = strtol(optarg, &end, 10);
+		if (c != 'r' || *end || v < 1 || v > (1L << 20)) {
+			fputs(usage, stderr);
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		fputs(usage, stderr);
 		return 2;
 	}
+	n = (uint32_t)v;
 	srand((unsigned)now_ns());
 	honest = run(n, 0);
 	colliding = run(n, 1);

@@ -3,20 +3,24 @@
  * @file udp_probe.c
  * homa-udp-probe: plain-UDP reference figures for homa-bench on loopback.
  *
- *   homa-udp-probe blast SIZE [SECONDS]
- *	One process sends SIZE-byte datagrams to another as fast as sendto()
- *	allows; prints the goodput the receiver got (one datagram per system
- *	call, no offload): the ceiling of a UDP transport at that packet size.
- *   homa-udp-probe wait COUNT
- *	100-byte ping-pong between two processes, the waiting side sleeping
+ *   homa-udp-probe blast [--size BYTES] [--seconds S]
+ *	One process sends BYTES-byte datagrams (1472) to another as fast as
+ *	sendto() allows for S seconds (2); prints the goodput the receiver got
+ *	(one datagram per system call, no offload): the ceiling of a UDP
+ *	transport at that packet size.
+ *   homa-udp-probe wait [--count N]
+ *	N (10000) 100-byte ping-pongs between two processes, the waiting side sleeping
  *	in (a) recv(), (b) ppoll() without a timeout, (c) ppoll() with a 1 ms
  *	timeout; prints P50/P99 round trips of each. (b) against (c) is the
  *	cost of arming a timer on every wait.
  *
- * Only loopback is used. Exit status 0, or 1 on a failed system call.
+ * Options are parsed with getopt_long(): --name value or --name=value;
+ * -h/--help prints the usage. Only loopback is used. Exit status 0, 1 on
+ * a failed system call, 2 on bad options.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
+#include <getopt.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -168,17 +172,54 @@ static int ping_pong(int count, int how)
 	return 0;
 }
 
+static const char usage[] =
+	"usage: homa-udp-probe blast [--size BYTES] [--seconds S]\n"
+	"       homa-udp-probe wait [--count N]\n"
+	"  blast       send datagrams of --size bytes (1472, up to 65507) for\n"
+	"              --seconds (2) and print the goodput received\n"
+	"  wait        --count (10000) 100-byte ping-pongs, waiting in recv(),\n"
+	"              ppoll() and ppoll() with a timeout; P50/P99 of each\n"
+	"  -h, --help  this text\n";
+
+/** main() - Parse MODE and options (getopt_long), run the probe. */
 int main(int argc, char **argv)
 {
-	if (argc >= 3 && !strcmp(argv[1], "blast"))
-		return blast((size_t)atol(argv[2]), argc > 3 ? atof(argv[3]) : 2.0);
-	if (argc == 3 && !strcmp(argv[1], "wait") && atoi(argv[2]) > 0) {
-		int rc = 0;
+	static const struct option opts[] = {
+		{"size", required_argument, NULL, 's'},
+		{"seconds", required_argument, NULL, 't'},
+		{"count", required_argument, NULL, 'c'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	long size = 1472, count = 10000;
+	double seconds = 2.0;
+	char *end = NULL;
+	int c, rc = 0;
 
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		if (c == 'h') {
+			fputs(usage, stdout);
+			return 0;
+		}
+		if (c == 's')
+			size = strtol(optarg, &end, 10);
+		else if (c == 't')
+			seconds = strtod(optarg, &end);
+		else if (c == 'c')
+			count = strtol(optarg, &end, 10);
+		if (c == '?' || *end || size < 1 || size > 65507 || !(seconds > 0) || count < 1 ||
+		    count > 10000000) {
+			fputs(usage, stderr);
+			return 2;
+		}
+	}
+	if (optind + 1 == argc && !strcmp(argv[optind], "blast"))
+		return blast((size_t)size, seconds);
+	if (optind + 1 == argc && !strcmp(argv[optind], "wait")) {
 		for (int how = 0; how < 3; how++)
-			rc |= ping_pong(atoi(argv[2]), how);
+			rc |= ping_pong((int)count, how);
 		return rc;
 	}
-	fprintf(stderr, "usage: homa-udp-probe blast SIZE [SECONDS] | wait COUNT\n");
+	fputs(usage, stderr);
 	return 2;
 }
