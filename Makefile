@@ -49,6 +49,12 @@ TESTBED_FLAGS ?=
 bench-testbed: all
 	./scripts/testbed --build $(BUILD) $(TESTBED_FLAGS) run all
 
+# AF_XDP driver against the UDP driver and TCP on a veth pair (root;
+# docs/XDP.md): writes build/bench-xdp.json and prints the table.
+.PHONY: bench-xdp
+bench-xdp: all
+	./scripts/bench-xdp.sh $(BUILD)
+
 # Hardening (docs/HARDENING.md): libFuzzer targets, sanitizer builds, soak.
 FUZZ_BUILD ?= build-fuzz
 .PHONY: fuzz fuzz-smoke sanitize

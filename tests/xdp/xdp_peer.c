@@ -12,8 +12,9 @@
  *                                          echoed and checked
  *   xdp_peer open IF ADDR MTU COUNT        open COUNT sockets on IF (with
  *                                          settings.mtu MTU, 0: default) and
- *                                          print the result of the last open
- *                                          as a number (0 or a homa error)
+ *                                          print "mode copy|zerocopy" once open,
+ *                                          then the result of the last open as a
+ *                                          number (0 or a homa error)
  * The client prints the driver's counters and exits 0 only if every RPC
  * and the whole TCP stream came back intact.
  */
@@ -238,6 +239,12 @@ static int try_open(const char *ifname, const char *addr, uint32_t mtu, int coun
 	o.settings = &st;
 	for (int i = 0; i < count && i < 4 && !err; i++)
 		err = homa_open(&s[i], &o);
+	if (s[0]) {
+		struct homa_io_stats io;
+
+		homa_io_stats(s[0], &io);
+		printf("mode %s\n", io.xdp_zerocopy ? "zerocopy" : "copy");
+	}
 	printf("%d\n", err);
 	for (int i = 0; i < 4; i++)
 		if (s[i])

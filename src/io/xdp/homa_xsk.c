@@ -15,6 +15,7 @@
 
 #include "homa/errors.h"
 #include "homa_xsk.h"
+#include "xdp_drv.h"
 
 /** Bytes of one socket's UMEM. */
 #define UMEM_BYTES ((size_t)2 * HOMA_XSK_RING * HOMA_XSK_FRAME)
@@ -22,15 +23,7 @@
 /** open_error() - Say why binding queue @q of @ifname failed (errno @e); return the homa error. */
 static int open_error(const char *ifname, uint32_t q, int e, const char *what)
 {
-	int err;
-
 	switch (e) {
-	case EPERM:
-	case EACCES:
-		err = HOMA_EPERM;
-		fprintf(stderr, "homa: the XDP driver needs CAP_NET_ADMIN and CAP_BPF "
-			"(run as root or grant both capabilities) to %s on %s\n", what, ifname);
-		return err;
 	case EBUSY:
 		fprintf(stderr, "homa: queue %u of %s is already taken by another AF_XDP socket\n",
 			q, ifname);
@@ -47,10 +40,8 @@ static int open_error(const char *ifname, uint32_t q, int e, const char *what)
 	case ENODEV:
 		fprintf(stderr, "homa: %s has no receive queue %u for AF_XDP\n", ifname, q);
 		return HOMA_ENOTSUP;
-	default:
-		fprintf(stderr, "homa: AF_XDP %s on queue %u of %s failed: %s\n", what, q, ifname,
-			strerror(e));
-		return HOMA_EIO;
+	default:  /* privileges and the rest: as for the program */
+		return homa_xdp_errno(what, ifname, e);
 	}
 }
 
