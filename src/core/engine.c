@@ -24,6 +24,17 @@ static uint64_t clock_in(homa_engine *e, uint64_t now)
 	return e->now;
 }
 
+/**
+ * checked() - Run the invariant checker on @e (if not NULL) after an entry
+ * point that returned @r. Return: @r.
+ */
+static int checked(homa_engine *e, int r)
+{
+	if (e)
+		homa_check(e);
+	return r;
+}
+
 /** homa_engine_new() - See engine.h. */
 int homa_engine_new(homa_engine **out, const struct homa_settings *s,
 		    const homa_addr *local, uint16_t port,
@@ -73,6 +84,7 @@ int homa_engine_new(homa_engine **out, const struct homa_settings *s,
 		homa_engine_free(e);
 		return HOMA_ENOMEM;
 	}
+	homa_check_budget_note(e);
 	*out = e;
 	return 0;
 }
@@ -117,9 +129,10 @@ int homa_engine_set_settings(homa_engine *e, const struct homa_settings *given)
 	}
 	e->s = *s;
 	homa_pacer_configure(e);
+	homa_check_budget_note(e);
 	if (e->next_tick_ns != UINT64_MAX)
 		e->next_tick_ns = e->now + e->s.tick_ns;
-	return 0;
+	return checked(e, 0);
 }
 
 /** homa_engine_settings() - See engine.h. */
@@ -286,7 +299,7 @@ int homa_engine_send_request(homa_engine *e, const homa_addr *dst, uint16_t dpor
 {
 	struct outmsg m = {iov, iovcnt, false, NULL};
 
-	return start_request(e, dst, dport, &m, cookie, now, id);
+	return checked(e, start_request(e, dst, dport, &m, cookie, now, id));
 }
 
 /** homa_engine_send_request_ref() - See engine.h. */
@@ -296,7 +309,7 @@ int homa_engine_send_request_ref(homa_engine *e, const homa_addr *dst, uint16_t 
 {
 	struct outmsg m = {iov, iovcnt, true, NULL};
 
-	return start_request(e, dst, dport, &m, cookie, now, id);
+	return checked(e, start_request(e, dst, dport, &m, cookie, now, id));
 }
 
 /** homa_engine_send_request_msg() - See engine.h. */
@@ -307,7 +320,7 @@ int homa_engine_send_request_msg(homa_engine *e, const homa_addr *dst, uint16_t 
 
 	if (!msg)
 		return HOMA_EINVAL;
-	return start_request(e, dst, dport, &m, cookie, now, id);
+	return checked(e, start_request(e, dst, dport, &m, cookie, now, id));
 }
 
 /** send_reply() - Answer server RPC @id with @m. Return: as homa_engine_send_reply(). */
@@ -347,7 +360,7 @@ int homa_engine_send_reply(homa_engine *e, uint64_t id, const struct homa_iov *i
 {
 	struct outmsg m = {iov, iovcnt, false, NULL};
 
-	return send_reply(e, id, &m, now);
+	return checked(e, send_reply(e, id, &m, now));
 }
 
 /** homa_engine_send_reply_msg() - See engine.h. */
@@ -357,7 +370,7 @@ int homa_engine_send_reply_msg(homa_engine *e, uint64_t id, homa_msg *msg, uint6
 
 	if (!msg)
 		return HOMA_EINVAL;
-	return send_reply(e, id, &m, now);
+	return checked(e, send_reply(e, id, &m, now));
 }
 
 /** homa_engine_abort() - See engine.h. */
@@ -373,7 +386,7 @@ int homa_engine_abort(homa_engine *e, uint64_t id, uint64_t now)
 	now = clock_in(e, now);
 	e->st.rpcs_aborted++;
 	homa_rpc_free(e, rpc);
-	return 0;
+	return checked(e, 0);
 }
 
 /** homa_engine_shutdown() - See engine.h. */
@@ -385,6 +398,7 @@ void homa_engine_shutdown(homa_engine *e, uint64_t now)
 	while (!homa_list_empty(&e->all_rpcs))
 		homa_rpc_fail(e, homa_container_of(e->all_rpcs.next, struct homa_rpc, all_link),
 			      HOMA_ESHUTDOWN);
+	homa_check(e);
 }
 
 /** decode_drop() - Map a homa_wire_decode_why() reason to a drop reason. */
@@ -404,9 +418,8 @@ static int drop(homa_engine *e, int reason)
 	return HOMA_INPUT_DROPPED + reason;
 }
 
-/** homa_engine_input() - See engine.h. */
-int homa_engine_input(homa_engine *e, const homa_addr *src, uint8_t *buf, size_t len,
-		      uint64_t now)
+/** input() - homa_engine_input() without the invariant check. */
+static int input(homa_engine *e, const homa_addr *src, uint8_t *buf, size_t len, uint64_t now)
 {
 	enum homa_wire_error why;
 	struct homa_pkt pkt;
@@ -432,9 +445,15 @@ int homa_engine_input(homa_engine *e, const homa_addr *src, uint8_t *buf, size_t
 	return r < 0 ? drop(e, -r - 1) : 0;
 }
 
-/** homa_engine_output() - See engine.h. */
-int homa_engine_output(homa_engine *e, uint64_t now, uint8_t *buf, size_t cap,
-		       struct homa_tx *tx)
+/** homa_engine_input() - See engine.h. */
+int homa_engine_input(homa_engine *e, const homa_addr *src, uint8_t *buf, size_t len,
+		      uint64_t now)
+{
+	return checked(e, input(e, src, buf, len, now));
+}
+
+/** output() - homa_engine_output() without the invariant check. */
+static int output(homa_engine *e, uint64_t now, uint8_t *buf, size_t cap, struct homa_tx *tx)
 {
 	int r;
 
@@ -452,6 +471,13 @@ int homa_engine_output(homa_engine *e, uint64_t now, uint8_t *buf, size_t cap,
 		homa_pacer_note_held(e);
 	}
 	return r;
+}
+
+/** homa_engine_output() - See engine.h. */
+int homa_engine_output(homa_engine *e, uint64_t now, uint8_t *buf, size_t cap,
+		       struct homa_tx *tx)
+{
+	return checked(e, output(e, now, buf, cap, tx));
 }
 
 /**
@@ -505,6 +531,7 @@ void homa_engine_on_timer(homa_engine *e, uint64_t now)
 		e->next_tick_ns = now + e->s.tick_ns;
 	if (idle(e))
 		e->next_tick_ns = UINT64_MAX;
+	homa_check(e);
 }
 
 /** homa_engine_next_event() - See engine.h. */
@@ -519,7 +546,7 @@ int homa_engine_next_event(homa_engine *e, struct homa_event *ev)
 	e->nevents--;
 	*ev = n->ev;
 	homa_mem_free(e, n, sizeof(*n));
-	return 1;
+	return checked(e, 1);
 }
 
 /** homa_engine_msg_release() - See engine.h. NULL is ignored. */
@@ -530,6 +557,7 @@ void homa_engine_msg_release(homa_engine *e, homa_msg *m)
 	e->rx_buffered -= m->charged;
 	homa_msg_free(e, m);
 	homa_grant_check(e);
+	homa_check(e);
 }
 
 /** homa_engine_rx_progress() - See engine.h. */

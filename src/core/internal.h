@@ -301,6 +301,13 @@ struct homa_engine {
 	bool evict_sweep;            /**< this tick frees stale requests (memory pressure at its start) */
 
 	struct homa_stats st;
+
+	/* debug invariant checker (check.c, HOMA_INVARIANTS builds) */
+	uint64_t check_budget;       /**< largest hard bound of the grant budget the settings allowed */
+	uint64_t check_calls;        /**< entry points seen (sampling in large engines) */
+	uint64_t check_failures;     /**< broken invariants found */
+	void (*check_fail)(void *ctx, const char *why); /**< NULL: abort() */
+	void *check_ctx;
 };
 
 /* mem.c */
@@ -438,6 +445,34 @@ static inline void homa_rpc_heard(const homa_engine *e, struct homa_rpc *rpc)
 
 /** HOMA_DROP() - Encode a drop reason as a handler's negative return. */
 #define HOMA_DROP(reason) (-(int)(reason) - 1)
+
+/* check.c */
+/**
+ * homa_check_engine() - Recompute the engine's accounting from its records
+ * and compare (the invariants are listed in check.c).
+ * Return: NULL if all hold, else a static description of the first broken one.
+ */
+const char *homa_check_engine(const homa_engine *e);
+/** homa_check_budget_note() - Settings changed: widen the grant budget bound to them. */
+void homa_check_budget_note(homa_engine *e);
+/**
+ * homa_check_run() - Run homa_check_engine() (sampled in large engines);
+ * on a broken invariant count it and call engine.check_fail, or abort().
+ */
+void homa_check_run(homa_engine *e);
+
+/**
+ * homa_check() - Called by every state-changing entry point before it
+ * returns: homa_check_run() in HOMA_INVARIANTS builds, nothing otherwise.
+ */
+static inline void homa_check(homa_engine *e)
+{
+#ifdef HOMA_INVARIANTS
+	homa_check_run(e);
+#else
+	(void)e;
+#endif
+}
 
 /* timer.c */
 void homa_timer_tick(homa_engine *e);
