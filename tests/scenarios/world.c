@@ -108,6 +108,22 @@ static struct world_rpc *match_request(struct world *w, int client, int server,
 	return &w->rpcs[tag];
 }
 
+/** serve_stranger() - Answer a request that matches no RPC (if stranger_resp is set). */
+static void serve_stranger(struct world *w, struct homa_sim_engine_host *eh,
+			   const struct homa_event *ev)
+{
+	uint8_t *buf;
+
+	if (!w->serve || !w->stranger_resp)
+		return;
+	buf = calloc(1, w->stranger_resp);
+	if (!buf || homa_sim_engine_host_reply(eh, ev->id, buf, w->stranger_resp))
+		w->send_errors++;
+	else
+		w->strangers++;
+	free(buf);
+}
+
 /** serve() - The server application: check, count, reply. */
 static void serve(struct world *w, struct homa_sim_engine_host *eh,
 		  const struct homa_event *ev)
@@ -119,6 +135,7 @@ static void serve(struct world *w, struct homa_sim_engine_host *eh,
 
 	if (!r) {
 		w->unmatched++;
+		serve_stranger(w, eh, ev);
 		return;
 	}
 	tag = (uint64_t)(r - w->rpcs);
@@ -311,6 +328,22 @@ static bool pending(void *ctx)
 int world_run(struct world *w, uint64_t max_ns)
 {
 	return homa_sim_run_while(w->net, homa_sim_now(w->net) + max_ns, pending, w);
+}
+
+/** world_add_hostile() - See world.h. */
+int world_add_hostile(struct world *w, const struct homa_sim_hostile_cfg *cfg,
+		      struct homa_sim_hostile **out)
+{
+	struct homa_sim_link_cfg link = {w->o.mbps, w->o.delay_ns, w->o.queue_bytes};
+	int id = homa_sim_hostile_add(w->net, cfg, out), rc;
+
+	if (id < 0)
+		return id;
+	rc = homa_sim_connect_host(w->net, id, 0, &link, &link);
+	if (rc < 0)
+		return rc;
+	homa_sim_host_kick(w->net, id);
+	return id;
 }
 
 /** world_engine() - See world.h. */

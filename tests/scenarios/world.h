@@ -22,6 +22,7 @@
 #include "homa/engine.h"
 #include "sim/chaos.h"
 #include "sim/engine_host.h"
+#include "sim/hostile.h"
 #include "sim/net.h"
 #include "sim/trace.h"
 
@@ -65,6 +66,8 @@ struct world {
 	uint64_t unmatched;        /**< requests that match no unexecuted RPC */
 	uint64_t send_errors;      /**< send_request / send_reply failures */
 	bool serve;                /**< the server application replies (true) */
+	uint32_t stranger_resp;    /**< if not 0: requests that match no RPC get a reply this long */
+	uint64_t strangers;        /**< requests answered so (counted in unmatched too) */
 	struct homa_sim_trace trace;
 	struct homa_sim_chaos chaos;
 };
@@ -98,6 +101,14 @@ size_t world_rpc_at(struct world *w, uint64_t t, int client, int server,
  * simulated time passed. Return: 0 or HOMA_ETIMEDOUT.
  */
 int world_run(struct world *w, uint64_t max_ns);
+
+/**
+ * world_add_hostile() - Add a hostile peer (sim/hostile.h) configured by
+ * @cfg and link it to the world's switch like every host.
+ * Return: its host id, or a HOMA_E* error.
+ */
+int world_add_hostile(struct world *w, const struct homa_sim_hostile_cfg *cfg,
+		      struct homa_sim_hostile **out);
 
 /** world_engine() - Engine of host @h (NULL after a crash). */
 homa_engine *world_engine(struct world *w, int h);
