@@ -4,8 +4,9 @@
  * libFuzzer target: a real client engine and a real server engine
  * exchange RPCs over a network whose drops, duplicates, reordering and
  * delays the input chooses (fuzz_pair_net.c); the input also moves time,
- * starts and aborts RPCs and delays the server's replies. Then a perfect
- * network runs until everything settles.
+ * starts and aborts RPCs, delays the server's replies and makes a third
+ * host lie (fuzz_pair_liar.c). Then a perfect network runs until
+ * everything settles.
  *
  * Invariants: every request the server application sees and every
  * response the client sees is bit-exact; each request is executed at most
@@ -47,6 +48,7 @@ static int setup(struct fp_world *w, const uint8_t *data, size_t size)
 	w->s.incast_threshold = flags & 2 ? 2 : 0;
 	w->s.dynamic_cutoffs = flags & 4;
 	w->now = 5000000000ull;
+	w->liar = homa_addr_ipv4(0x0a000003);
 	for (i = 0; i < 2; i++) {
 		fz_alloc_init(&w->fa[i], &w->hooks[i]);
 		w->addr[i] = homa_addr_ipv4(0x0a000001 + (uint32_t)i);
@@ -146,6 +148,8 @@ static void server_events(struct fp_world *w, bool may_hold)
 	uint64_t serial = 0;
 
 	while (homa_engine_next_event(w->e[1], &ev)) {
+		if (ev.type == HOMA_EV_REQUEST && ev.msg && fp_liar_request(w, &ev))
+			continue;
 		if (ev.type != HOMA_EV_REQUEST || !ev.msg || homa_msg_length(ev.msg) < 8)
 			fz_fail("server event %d", ev.type);
 		homa_msg_copy(ev.msg, 0, &serial, 8);
@@ -169,6 +173,8 @@ static void server_events(struct fp_world *w, bool may_hold)
  * packets stopped reaching it while it still heard the server then learns
  * that the server finished the RPC without it (RPC_UNKNOWN, flagged
  * finished) and fails it with HOMA_EABANDONED instead of running it again.
+ * (The liar's RPCs, never acked, time out too: after a lie this accepts
+ * HOMA_EABANDONED whenever the server timed out any RPC.)
  */
 static bool server_gave_up(struct fp_world *w)
 {
@@ -261,7 +267,12 @@ static void run_op(struct fp_world *w)
 		fp_timers(w);
 		break;
 	case 6: op_abort(w); break;
-	default: release_held(w); break;
+	default:
+		if (op & 0x80)
+			fp_liar(w);
+		else
+			release_held(w);
+		break;
 	}
 	server_events(w, true);
 	client_events(w);

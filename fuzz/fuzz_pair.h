@@ -19,6 +19,7 @@
 #define FP_MAX_INFLIGHT 512
 #define FP_MAX_HELD 16
 #define FP_PKT_CAP 9100
+#define FP_LIAR_PORT 102  /**< the lying peer's port (fuzz_pair_liar.c) */
 
 /**
  * One packet on the wire, a slot of the world's packet pool. Under ASan
@@ -63,7 +64,14 @@ struct fp_world {
 	uint64_t held[FP_MAX_HELD];   /**< server handles awaiting a reply */
 	uint64_t held_serial[FP_MAX_HELD];
 	int nheld;
+	homa_addr liar;      /**< the lying peer's address (fuzz_pair_liar.c) */
+	uint32_t liar_flood; /**< its flood ids so far */
+	uint64_t lies;       /**< lies told */
+	uint32_t sniff_len;  /**< latest honest packet (0: none) */
+	int sniff_to;        /**< its receiver */
 	uint8_t buf[FP_PKT_CAP];
+	uint8_t liar_buf[FP_PKT_CAP];
+	uint8_t sniff[FP_PKT_CAP];
 	uint8_t msg[1 << 18];
 	bool pool_poisoned;  /**< pool slots poisoned once (kept across inputs) */
 	struct fp_pkt pool[FP_MAX_INFLIGHT];
@@ -88,5 +96,10 @@ void fp_timers(struct fp_world *w);
 bool fp_settle_step(struct fp_world *w);
 void fp_net_init(struct fp_world *w);
 void fp_net_free(struct fp_world *w);
+
+/* fuzz_pair_liar.c */
+void fp_liar(struct fp_world *w);
+void fp_liar_sniff(struct fp_world *w, int from, const uint8_t *buf, uint32_t len);
+bool fp_liar_request(struct fp_world *w, const struct homa_event *ev);
 
 #endif

@@ -55,6 +55,12 @@ static void enqueue(struct fp_world *w, int from, const uint8_t *b, uint32_t len
 	w->net[w->nnet++] = p;
 }
 
+/** to_liar() - True if @tx goes to the lying peer's host (fuzz_pair_liar.c), any port. */
+static bool to_liar(const struct fp_world *w, const struct homa_tx *tx)
+{
+	return homa_addr_equal(&tx->dst, &w->liar);
+}
+
 /**
  * fp_pump() - Pull up to @n packets from engine @from; the input gives
  * each a fate. Return: nothing; packets land in the queue.
@@ -72,8 +78,11 @@ void fp_pump(struct fp_world *w, int from, int n)
 			fz_fail("output failed with %d", len);
 		if (len == 0)
 			return;
+		if (to_liar(w, &tx))
+			continue; /* the liar never answers */
 		if (!homa_addr_equal(&tx.dst, &w->addr[!from]) || tx.dport != w->port[!from])
 			fz_fail("engine %d sent to a stranger", from);
+		fp_liar_sniff(w, from, w->buf, (uint32_t)len);
 		fate = fz_u8(&w->in);
 		if (fate < 150) {
 			enqueue(w, from, w->buf, (uint32_t)len, w->now);
@@ -169,7 +178,8 @@ bool fp_settle_step(struct fp_world *w)
 	}
 	for (i = 0; i < 2; i++)
 		while ((len = homa_engine_output(w->e[i], w->now, w->buf, sizeof(w->buf), &tx)) > 0) {
-			enqueue(w, i, w->buf, (uint32_t)len, w->now);
+			if (!to_liar(w, &tx))
+				enqueue(w, i, w->buf, (uint32_t)len, w->now);
 			moved++;
 		}
 	if (moved)

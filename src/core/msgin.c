@@ -27,6 +27,8 @@ int homa_msgin_init(homa_engine *e, struct homa_rpc *rpc, uint32_t length, uint3
 		return HOMA_ENOMEM;
 	e->rx_buffered += in->msg->charged;
 	in->length = length;
+	if (unsched > e->s.unsched_bytes)
+		unsched = e->s.unsched_bytes; /* a claim, bounded like any window we grant */
 	in->granted = unsched < length ? unsched : length;
 	in->scheduled = in->granted < length;
 	in->birth = e->now;
