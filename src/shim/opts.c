@@ -73,6 +73,7 @@ static int set_rcvbuf(struct shim_sock *s, const void *v, socklen_t len)
 	pthread_mutex_unlock(&s->lock);
 	if (e)
 		return shim_sock_fail(s, e, e == ENOMEM ? "no memory for the buffer pool" :
+				      e == EFAULT ? "receive buffer region is not writable" :
 				      "buffer region unaligned, too small, too large or already set");
 	return 0;
 }

@@ -8,11 +8,41 @@
  * bpage counts the fragments the application holds; it is free again
  * when every fragment came back through recvmsg().
  */
+#define _GNU_SOURCE  /* process_vm_readv, process_vm_writev */
 #include <errno.h>
 #include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "shim.h"
+
+/**
+ * rewrite_byte() - Read the byte at @at and write it back, through the
+ * kernel (so a bad address is an error, not a signal).
+ * Return: true if both worked.
+ */
+static bool rewrite_byte(char *at)
+{
+	char b;
+	struct iovec mine = { &b, 1 }, there = { at, 1 };
+
+	return process_vm_readv(getpid(), &mine, 1, &there, 1, 0) == 1 &&
+	       process_vm_writev(getpid(), &mine, 1, &there, 1, 0) == 1;
+}
+
+/**
+ * probe() - Whether [@base, @base + @length) is mapped (every page) and
+ * writable (its first and last bytes): messages are copied there later,
+ * where a bad region would crash the program.
+ */
+static bool probe(char *base, uint64_t length, long page)
+{
+	uint64_t span = (length + (uint64_t)page - 1) / (uint64_t)page * (uint64_t)page;
+
+	return madvise(base, span, MADV_NORMAL) == 0 && rewrite_byte(base) &&
+	       rewrite_byte(base + length - 1);
+}
 
 /** shim_pool_set() - See shim.h. */
 int shim_pool_set(struct shim_pool *p, void *base, uint64_t length, uint64_t min)
@@ -24,6 +54,8 @@ int shim_pool_set(struct shim_pool *p, void *base, uint64_t length, uint64_t min
 	if (length < min || length < 2 * (uint64_t)HOMA_BPAGE_SIZE ||
 	    length > 0x100000000ULL)
 		return EINVAL;
+	if (!probe(base, length, page > 0 ? page : 4096))
+		return EFAULT;
 	p->nbpages = (uint32_t)(length >> HOMA_BPAGE_SHIFT);
 	p->refs = calloc(p->nbpages, sizeof(*p->refs));
 	if (!p->refs)

@@ -6,8 +6,10 @@
  * response to that server RPC.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 
 #include "shim.h"
 
@@ -38,6 +40,8 @@ static int check_args(struct shim_sock *s, const struct msghdr *m,
 		return shim_sock_fail(s, EINVAL, "msg_namelen too short"), EINVAL;
 	if (m->msg_iovlen > 0 && !m->msg_iov)
 		return shim_sock_fail(s, EFAULT, "invalid msg_iov"), EFAULT;
+	if (m->msg_iovlen > UIO_MAXIOV)  /* as the kernel's sendmsg() */
+		return shim_sock_fail(s, EMSGSIZE, "more than UIO_MAXIOV vectors"), EMSGSIZE;
 	*len = 0;
 	for (size_t i = 0; i < m->msg_iovlen; i++) {
 		if (m->msg_iov[i].iov_len && !m->msg_iov[i].iov_base)

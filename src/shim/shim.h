@@ -91,7 +91,8 @@ struct shim_pool {
 /**
  * shim_pool_set() - Register the region [@base, @base + @length).
  * Return: 0; EINVAL (not page-aligned, too small for @min bytes, over
- * 4 GiB, already registered); ENOMEM.
+ * 4 GiB, already registered); EFAULT (not mapped, or not writable);
+ * ENOMEM.
  */
 int shim_pool_set(struct shim_pool *p, void *base, uint64_t length, uint64_t min);
 

@@ -142,6 +142,17 @@ static void test_sockopts(void **state)
 	assert_int_equal(setsockopt(s.fd, IPPROTO_HOMA, SO_HOMA_RCVBUF, &rb, sizeof(rb)), -1);
 	assert_int_equal(errno, EINVAL);
 	rb.length = (uint64_t)n * HOMA_BPAGE_SIZE;
+	/* A region that is not mapped, or not writable, is EFAULT (a later
+	 * message would land there). */
+	assert_int_equal(munmap(region + HOMA_BPAGE_SIZE, HOMA_BPAGE_SIZE), 0);
+	assert_int_equal(setsockopt(s.fd, IPPROTO_HOMA, SO_HOMA_RCVBUF, &rb, sizeof(rb)), -1);
+	assert_int_equal(errno, EFAULT);
+	assert_true(mmap(region + HOMA_BPAGE_SIZE, HOMA_BPAGE_SIZE, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) != MAP_FAILED);
+	assert_int_equal(mprotect(region, (size_t)n * HOMA_BPAGE_SIZE, PROT_READ), 0);
+	assert_int_equal(setsockopt(s.fd, IPPROTO_HOMA, SO_HOMA_RCVBUF, &rb, sizeof(rb)), -1);
+	assert_int_equal(errno, EFAULT);
+	assert_int_equal(mprotect(region, (size_t)n * HOMA_BPAGE_SIZE, PROT_READ | PROT_WRITE), 0);
 	assert_int_equal(setsockopt(s.fd, IPPROTO_HOMA, SO_HOMA_RCVBUF, &rb, 8), -1);
 	assert_int_equal(errno, EINVAL);
 	assert_int_equal(setsockopt(s.fd, IPPROTO_HOMA, SO_HOMA_RCVBUF, &rb, sizeof(rb)), 0);
@@ -272,6 +283,12 @@ static void test_sendmsg_errors(void **state)
 	to = hs_addr(AF_INET, 9);
 	assert_int_equal(hs_send(&s, &to, 0, 0, 0, big, HOMA_MAX_MESSAGE_LENGTH + 1, NULL), -1);
 	assert_int_equal(errno, EINVAL);
+	/* More vectors than the kernel takes (and a count that would
+	 * overflow a size): EMSGSIZE, nothing read past the array. */
+	h.msg_iovlen = (size_t)1 << 62;
+	assert_int_equal(sendmsg(s.fd, &h, 0), -1);
+	assert_int_equal(errno, EMSGSIZE);
+	h.msg_iovlen = 1;
 	/* Replies: a cookie is EINVAL; an unknown RPC is not an error. */
 	assert_int_equal(hs_send(&s, &to, 13, 5, 0, "x", 1, NULL), -1);
 	assert_int_equal(errno, EINVAL);
