@@ -20,8 +20,9 @@
 
 /** One wait slice inside homa_recv(), in ns. */
 #define SHIM_SLICE_NS 20000000
-/** How long a response may wait for sendmsg() to record its RPC, in ms. */
-#define SHIM_TRACK_WAIT_MS 1000
+/** How long a response waits for sendmsg() to record its RPC, in ms
+ *  (past that it is delivered, with the runtime's cookie, as shared). */
+#define SHIM_TRACK_WAIT_MS 5000
 
 /** ready_new() - A shim_ready for homa_recv()'s result @err, @m. */
 static struct shim_ready *ready_new(const struct homa_message *m, int err)
@@ -61,7 +62,8 @@ static void cond_wait_ms(struct shim_sock *s, long ms)
 /**
  * classify() - A response or failure a thread waiting for any message
  * got (lock held): its tracked RPC gives the cookie; a private one is
- * parked; an aborted one is dropped.
+ * parked; an aborted one is dropped. One whose sendmsg() has not recorded
+ * it yet is waited for (a while).
  * Return: @r to deliver, or NULL (parked or dropped).
  */
 static struct shim_ready *classify(struct shim_sock *s, struct shim_ready *r)
@@ -74,10 +76,12 @@ static struct shim_ready *classify(struct shim_sock *s, struct shim_ready *r)
 		cond_wait_ms(s, 20);  /* sendmsg() has not recorded it yet */
 		e = shim_rpcs_find(&s->rpcs, r->id);
 	}
-	if (!e) {
+	if (!e && (shim_rpcs_was_aborted(&s->rpcs, r->id) || s->shut)) {
 		shim_ready_free(r);
 		return NULL;
 	}
+	if (!e)  /* not recorded in time: delivered as a shared RPC's */
+		return r;
 	r->cookie = e->cookie;
 	if (e->private_rpc) {
 		shim_rpcs_park(&s->rpcs, r);

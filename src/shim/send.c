@@ -108,6 +108,9 @@ static int send_request(struct shim_sock *s, homa_socket *h, const struct msghdr
 	pthread_cond_broadcast(&s->cond);  /* a receiver may wait for this entry */
 	pthread_mutex_unlock(&s->lock);
 	if (e) {
+		pthread_mutex_lock(&s->lock);
+		shim_rpcs_mark_aborted(&s->rpcs, a->id);  /* its response is dropped */
+		pthread_mutex_unlock(&s->lock);
 		homa_abort(h, a->id);
 		return shim_sock_fail(s, ENOMEM, "no memory to track the RPC");
 	}
