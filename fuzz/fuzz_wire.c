@@ -91,7 +91,8 @@ static void check_decoded(const uint8_t *buf, size_t len, const struct homa_pkt 
 	switch (p->type) {
 	case HOMA_PKT_DATA:
 		if (p->u.data.payload != buf + HOMA_DATA_HDR_LEN ||
-		    p->u.data.payload_len != len - HOMA_DATA_HDR_LEN || p->u.data.payload_len == 0)
+		    p->u.data.payload_len != len - HOMA_DATA_HDR_LEN ||
+		    (p->u.data.payload_len == 0 && p->u.data.message_length != 0))
 			fz_fail("DATA payload not where the packet puts it");
 		if ((uint64_t)p->u.data.offset + p->u.data.payload_len > p->u.data.message_length)
 			fz_fail("DATA payload past message_length accepted");

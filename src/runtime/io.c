@@ -267,20 +267,26 @@ static void *io_thread(void *arg)
 	return NULL;
 }
 
-/** homa_rt_thread_start() - See rt.h. Signals are blocked in the thread. */
-int homa_rt_thread_start(struct homa_rt *rt)
+/** homa_rt_spawn() - See rt.h. Signals are blocked in the thread. */
+int homa_rt_spawn(struct homa_rt *rt, void *(*fn)(void *))
 {
 	sigset_t all, old;
 	int err;
 
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	err = pthread_create(&rt->thread, NULL, io_thread, rt);
+	err = pthread_create(&rt->thread, NULL, fn, rt);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (err)
 		return HOMA_EIO;
 	rt->thread_started = true;
 	return 0;
+}
+
+/** homa_rt_thread_start() - See rt.h. */
+int homa_rt_thread_start(struct homa_rt *rt)
+{
+	return homa_rt_spawn(rt, io_thread);
 }
 
 /** homa_rt_thread_stop() - See rt.h. rt->closing must already be set. */

@@ -283,6 +283,11 @@ int homa_rt_input_init(struct homa_rt *rt);
  * process them. Call without rt->lock held.
  */
 void homa_rt_poll_step(struct homa_rt *rt, uint64_t until);
+/**
+ * homa_rt_spawn() - Start @fn(@rt) as the socket's thread (rt->thread),
+ * with every signal blocked in it. Return: 0 or HOMA_EIO.
+ */
+int homa_rt_spawn(struct homa_rt *rt, void *(*fn)(void *));
 /** homa_rt_thread_start() - Start the I/O thread. Return: 0 or HOMA_EIO. */
 int homa_rt_thread_start(struct homa_rt *rt);
 /** homa_rt_thread_stop() - Stop and join the I/O thread (if started). */

@@ -11,7 +11,6 @@
  * interrupts it at once: homa_rt_app_present()).
  */
 #define _GNU_SOURCE
-#include <signal.h>
 #include <sys/prctl.h>
 
 #include "rt.h"
@@ -69,19 +68,9 @@ static void *standby_main(void *arg)
 	return NULL;
 }
 
-/** homa_rt_standby_start() - See rt.h. Signals are blocked in the thread. */
+/** homa_rt_standby_start() - See rt.h. */
 int homa_rt_standby_start(struct homa_rt *rt)
 {
-	sigset_t all, old;
-	int err;
-
 	rt->app_poll_ns = homa_rt_now();
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	err = pthread_create(&rt->thread, NULL, standby_main, rt);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (err)
-		return HOMA_EIO;
-	rt->thread_started = true;
-	return 0;
+	return homa_rt_spawn(rt, standby_main);
 }
