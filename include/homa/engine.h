@@ -331,6 +331,22 @@ HOMA_API int homa_engine_output(homa_engine *e, uint64_t now, uint8_t *buf,
 		       size_t cap, struct homa_tx *tx);
 
 /**
+ * homa_engine_output_ref() - homa_engine_output() that may leave a DATA
+ * packet's payload where it is: when the message borrows the caller's
+ * bytes (homa_msg_build_ref()), no packet hooks are installed and the
+ * payload lies in one piece of those bytes, @buf receives only the
+ * header (the return value and tx->len count it alone) and @ref points at
+ * the payload, which goes on the wire right after it. Otherwise @ref->len
+ * is 0 and @buf holds the whole packet as with homa_engine_output().
+ * The bytes @ref points at stay valid until the message's done callback
+ * runs: a caller that lets that callback's effects through (e.g. tells
+ * the application) before the packet is sent must wait for the send.
+ * Return: as homa_engine_output(); HOMA_EINVAL also for a NULL @ref.
+ */
+HOMA_API int homa_engine_output_ref(homa_engine *e, uint64_t now, uint8_t *buf, size_t cap,
+				    struct homa_tx *tx, struct homa_iov *ref);
+
+/**
  * homa_engine_next_deadline() - When the engine next needs a call: the
  * next timer tick, or the time the pacer allows more DATA out.
  * Return: absolute ns; UINT64_MAX if nothing is pending.

@@ -313,11 +313,15 @@ typedef void (*homa_release_fn)(void *arg);
  *	change them (what a peer receives is the bytes at send time).
  * Buffer ownership: on success the library borrows the buffers until
  * @release is called: after the RPC ended, that is its response was
- * received and released with homa_message_release(), or homa_recv()
- * returned its error (HOMA_ETIMEDOUT, HOMA_ENOSERVER, ...), or
- * homa_abort() ended it (reported before homa_abort() returns), or
- * homa_close() ended it (reported before homa_close() returns). On any
- * error @release is never called and the caller keeps its buffers.
+ * fully received or it failed (as homa_recv() reports the response or the
+ * error, or shortly before), or homa_abort() ended it (reported before
+ * homa_abort() returns, unless another thread is transmitting packets
+ * from the buffers at that moment: then as soon as that transmission
+ * ends), or homa_close() ended it (reported before homa_close()
+ * returns). DATA packets go to the kernel straight from the buffers (no
+ * copy in the library, except for a packet whose payload spans two
+ * buffers of @iov or that a capture or encryption must read whole). On
+ * any error @release is never called and the caller keeps its buffers.
  * Return: as homa_send_request(); also HOMA_EINVAL for a NULL @release.
  */
 HOMA_API int homa_send_request_zc(homa_socket *s, const struct sockaddr *dst,

@@ -452,8 +452,12 @@ int homa_engine_input(homa_engine *e, const homa_addr *src, uint8_t *buf, size_t
 	return checked(e, input(e, src, buf, len, now));
 }
 
-/** output() - homa_engine_output() without the invariant check. */
-static int output(homa_engine *e, uint64_t now, uint8_t *buf, size_t cap, struct homa_tx *tx)
+/**
+ * output() - homa_engine_output(), or with @ref homa_engine_output_ref(),
+ * without the invariant check.
+ */
+static int output(homa_engine *e, uint64_t now, uint8_t *buf, size_t cap, struct homa_tx *tx,
+		  struct homa_iov *ref)
 {
 	int r;
 
@@ -464,7 +468,7 @@ static int output(homa_engine *e, uint64_t now, uint8_t *buf, size_t cap, struct
 	r = homa_ctl_output(e, now, buf, cap, tx);
 	if (r)
 		return r;
-	r = homa_output_data(e, now, buf, cap, tx);
+	r = homa_output_data(e, now, buf, cap, tx, ref);
 	/* 0 also comes from a packet the seal hook refused: count only real waits */
 	if (r == 0 && !homa_list_empty(&e->tx_list) && e->link_idle_ns > now + homa_pacer_bound(e)) {
 		e->st.pacer_throttled_ns += e->link_idle_ns - (now + homa_pacer_bound(e));
@@ -477,7 +481,18 @@ static int output(homa_engine *e, uint64_t now, uint8_t *buf, size_t cap, struct
 int homa_engine_output(homa_engine *e, uint64_t now, uint8_t *buf, size_t cap,
 		       struct homa_tx *tx)
 {
-	return checked(e, output(e, now, buf, cap, tx));
+	return checked(e, output(e, now, buf, cap, tx, NULL));
+}
+
+/** homa_engine_output_ref() - See engine.h. */
+int homa_engine_output_ref(homa_engine *e, uint64_t now, uint8_t *buf, size_t cap,
+			   struct homa_tx *tx, struct homa_iov *ref)
+{
+	if (!ref)
+		return HOMA_EINVAL;
+	ref->base = NULL;
+	ref->len = 0;
+	return checked(e, output(e, now, buf, cap, tx, ref));
 }
 
 /**

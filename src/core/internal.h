@@ -377,7 +377,8 @@ void homa_msgout_attach(homa_engine *e, struct homa_rpc *rpc, struct homa_msg *m
 void homa_msgout_destroy(homa_engine *e, struct homa_msgout *out);
 void homa_msgout_restart(homa_engine *e, struct homa_rpc *rpc);
 void homa_tx_update(homa_engine *e, struct homa_rpc *rpc);
-int homa_output_data(homa_engine *e, uint64_t now, uint8_t *buf, size_t cap, struct homa_tx *tx);
+int homa_output_data(homa_engine *e, uint64_t now, uint8_t *buf, size_t cap, struct homa_tx *tx,
+		     struct homa_iov *ref);
 uint32_t homa_data_payload(const homa_engine *e);
 uint8_t homa_unsched_priority(const homa_engine *e, const struct homa_peer *p, uint32_t length);
 void homa_pacer_account(homa_engine *e, uint64_t now, size_t bytes);

@@ -326,16 +326,37 @@ static void after_send(struct homa_rpc *rpc)
 }
 
 /**
- * homa_output_data() - Emit the next paced DATA or START_MSG packet.
- * Return: bytes written, 0 if nothing may go now, HOMA_ENOSPC.
+ * borrow_payload() - With @ref (homa_engine_output_ref()), no packet
+ * hooks and a borrowed message (homa_msg_build_ref()) whose @n bytes at
+ * @off lie in one piece of the caller's buffers: point @ref at them
+ * instead of copying. Return: true if the payload is borrowed.
+ */
+static bool borrow_payload(const homa_engine *e, const struct homa_msgout *out, uint32_t off,
+			   uint32_t n, struct homa_iov *ref)
+{
+	const uint8_t *p;
+
+	if (!ref || !n || e->has_hooks || !out->msg->ref ||
+	    homa_msg_segment(out->msg, off, &p) < n)
+		return false;
+	ref->base = p;
+	ref->len = n;
+	return true;
+}
+
+/**
+ * homa_output_data() - Emit the next paced DATA or START_MSG packet; its
+ * payload is copied after the header in @buf, or with @ref not NULL
+ * possibly left where it is (borrow_payload()).
+ * Return: bytes written to @buf, 0 if nothing may go now, HOMA_ENOSPC.
  */
 int homa_output_data(homa_engine *e, uint64_t now, uint8_t *buf, size_t cap,
-		     struct homa_tx *tx)
+		     struct homa_tx *tx, struct homa_iov *ref)
 {
 	struct homa_rpc *rpc;
 	struct homa_pkt pkt;
 	uint32_t payload_len = 0;
-	size_t copied;
+	size_t copied, wire;
 	uint8_t prio;
 	int len;
 
@@ -355,21 +376,26 @@ int homa_output_data(homa_engine *e, uint64_t now, uint8_t *buf, size_t cap,
 		pkt.u.data.payload_len = 0;
 	}
 	len = homa_wire_encode(&pkt, buf, cap);
-	copied = msgout_copy(&rpc->out, pkt.u.data.offset, buf + len, payload_len);
-	e->st.payload_copied_out += copied;
-	len += (int)copied;
-	len = homa_seal(e, &rpc->peer->addr, buf, homa_wire_header_len(pkt.type), (size_t)len,
-		       cap);
-	if (len <= 0) {
-		unfill(e, rpc, &pkt);
-		return 0;
+	if (borrow_payload(e, &rpc->out, pkt.u.data.offset, payload_len, ref)) {
+		wire = (size_t)len + payload_len;
+	} else {
+		copied = msgout_copy(&rpc->out, pkt.u.data.offset, buf + len, payload_len);
+		e->st.payload_copied_out += copied;
+		len += (int)copied;
+		len = homa_seal(e, &rpc->peer->addr, buf, homa_wire_header_len(pkt.type),
+				(size_t)len, cap);
+		if (len <= 0) {
+			unfill(e, rpc, &pkt);
+			return 0;
+		}
+		wire = (size_t)len;
 	}
 	commit(e, rpc, &pkt, payload_len);
 	homa_tx_update(e, rpc);
 	after_send(rpc);
-	homa_pacer_account(e, now, (size_t)len);
-	e->pacer_fifo_credit += (uint64_t)len * e->s.pacer_fifo_fraction;
-	homa_count_sent(e, pkt.type, prio, (size_t)len);
+	homa_pacer_account(e, now, wire);
+	e->pacer_fifo_credit += (uint64_t)wire * e->s.pacer_fifo_fraction;
+	homa_count_sent(e, pkt.type, prio, wire);
 	tx->dst = rpc->peer->addr;
 	tx->dport = rpc->dport;
 	tx->priority = prio;

@@ -28,10 +28,12 @@ int homa_io_sender_init(struct homa_io_sender *s, int fd, int family,
 	s->zero_port = zero_port;
 	s->batch = batch;
 	s->msgs = calloc(batch, sizeof(*s->msgs));
-	s->iovs = calloc(batch, sizeof(*s->iovs));
+	s->iovs = calloc(2 * (size_t)batch, sizeof(*s->iovs));
+	s->first = calloc(batch, sizeof(*s->first));
+	s->npkts = calloc(batch, sizeof(*s->npkts));
 	s->names = calloc(batch, sizeof(*s->names));
 	s->ctl = calloc(batch, HOMA_IO_TX_CTL);
-	if (!s->msgs || !s->iovs || !s->names || !s->ctl) {
+	if (!s->msgs || !s->iovs || !s->first || !s->npkts || !s->names || !s->ctl) {
 		homa_io_sender_free(s);
 		return HOMA_ENOMEM;
 	}
@@ -43,10 +45,14 @@ void homa_io_sender_free(struct homa_io_sender *s)
 {
 	free(s->msgs);
 	free(s->iovs);
+	free(s->first);
+	free(s->npkts);
 	free(s->names);
 	free(s->ctl);
 	s->msgs = NULL;
 	s->iovs = NULL;
+	s->first = NULL;
+	s->npkts = NULL;
 	s->names = NULL;
 	s->ctl = NULL;
 }
@@ -61,6 +67,12 @@ static bool same_flow(const struct homa_io_tx *a, const struct homa_io_tx *b)
 	       homa_addr_equal(&a->dst, &b->dst);
 }
 
+/** pkt_len() - Bytes of packet @p on the wire (data and ext). */
+static size_t pkt_len(const struct homa_io_tx *p)
+{
+	return p->len + p->ext_len;
+}
+
 /**
  * run_length() - How many packets from @p[0] on (at most @n) form one
  * UDP_SEGMENT send: same flow, all as long as the first except possibly
@@ -68,15 +80,15 @@ static bool same_flow(const struct homa_io_tx *a, const struct homa_io_tx *b)
  */
 static int run_length(const struct homa_io_tx *p, int n)
 {
-	size_t total = p[0].len;
+	size_t total = pkt_len(&p[0]);
 	int k = 1;
 
 	while (k < n && k < HOMA_IO_GSO_MAX_SEGS && same_flow(&p[0], &p[k]) &&
-	       p[k].len <= p[0].len &&
-	       total + p[k].len <= HOMA_IO_GSO_MAX_BYTES) {
-		total += p[k].len;
+	       pkt_len(&p[k]) <= pkt_len(&p[0]) &&
+	       total + pkt_len(&p[k]) <= HOMA_IO_GSO_MAX_BYTES) {
+		total += pkt_len(&p[k]);
 		k++;
-		if (p[k - 1].len < p[0].len)
+		if (pkt_len(&p[k - 1]) < pkt_len(&p[0]))
 			break;
 	}
 	return k;
@@ -108,7 +120,7 @@ static void fill_ctl(struct msghdr *m, char *ctl, const struct homa_io_tx *p, in
 		c = CMSG_NXTHDR(m, c);
 	}
 	if (segs > 1) {
-		uint16_t gso = (uint16_t)p->len;
+		uint16_t gso = (uint16_t)pkt_len(p);
 
 		c->cmsg_level = SOL_UDP;
 		c->cmsg_type = UDP_SEGMENT;
@@ -122,6 +134,21 @@ static void fill_ctl(struct msghdr *m, char *ctl, const struct homa_io_tx *p, in
 }
 
 /**
+ * add_iovs() - Describe packet @p in @iov: its data, then its ext if any.
+ * Return: entries used (1 or 2).
+ */
+static size_t add_iovs(struct iovec *iov, const struct homa_io_tx *p)
+{
+	iov[0].iov_base = (void *)p->data;
+	iov[0].iov_len = p->len;
+	if (!p->ext_len)
+		return 1;
+	iov[1].iov_base = (void *)p->ext;
+	iov[1].iov_len = p->ext_len;
+	return 2;
+}
+
+/**
  * build() - Describe up to @s->batch packets of @p (of @n) as messages.
  * @nmsg: receives the number of messages built.
  * Return: packets consumed.
@@ -130,6 +157,7 @@ static int build(struct homa_io_sender *s, const struct homa_io_tx *p, int n,
 		 int *nmsg, struct homa_io_counters *c)
 {
 	int used = 0, m = 0;
+	size_t niov = 0;
 
 	while (used < n && used < (int)s->batch) {
 		int room = (int)s->batch - used;
@@ -147,12 +175,13 @@ static int build(struct homa_io_sender *s, const struct homa_io_tx *p, int n,
 		memset(h, 0, sizeof(*h));
 		h->msg_name = &s->names[m];
 		h->msg_namelen = (socklen_t)len;
-		h->msg_iov = &s->iovs[used];
-		h->msg_iovlen = (size_t)segs;
-		for (int i = 0; i < segs; i++) {
-			s->iovs[used + i].iov_base = (void *)p[used + i].data;
-			s->iovs[used + i].iov_len = p[used + i].len;
-		}
+		h->msg_iov = &s->iovs[niov];
+		h->msg_iovlen = 0;
+		for (int i = 0; i < segs; i++)
+			h->msg_iovlen += add_iovs(&s->iovs[niov + h->msg_iovlen], &p[used + i]);
+		niov += h->msg_iovlen;
+		s->first[m] = used;
+		s->npkts[m] = segs;
 		fill_ctl(h, s->ctl + (size_t)m * HOMA_IO_TX_CTL, &p[used], segs);
 		used += segs;
 		m++;
@@ -161,13 +190,16 @@ static int build(struct homa_io_sender *s, const struct homa_io_tx *p, int n,
 	return used;
 }
 
-/** count_sent() - Count message @m (sent) in @c's packet, byte and GSO counters. */
-static void count_sent(const struct msghdr *m, struct homa_io_counters *c)
+/**
+ * count_sent() - Count message @m of @npkts packets (sent) in @c's
+ * packet, byte and GSO counters.
+ */
+static void count_sent(const struct msghdr *m, int npkts, struct homa_io_counters *c)
 {
 	for (size_t i = 0; i < m->msg_iovlen; i++)
 		homa_io_count(&c->tx_bytes, m->msg_iov[i].iov_len);
-	homa_io_count(&c->tx_packets, m->msg_iovlen);
-	if (m->msg_iovlen > 1)
+	homa_io_count(&c->tx_packets, (uint64_t)npkts);
+	if (npkts > 1)
 		homa_io_count(&c->tx_gso_batches, 1);
 }
 
@@ -189,7 +221,7 @@ static int send_msgs(struct homa_io_sender *s, int nmsg,
 		homa_io_count(&c->tx_calls, 1);
 		if (r > 0) {
 			for (int i = done; i < done + r; i++)
-				count_sent(&s->msgs[i].msg_hdr, c);
+				count_sent(&s->msgs[i].msg_hdr, s->npkts[i], c);
 			done += r;
 			continue;
 		}
@@ -201,7 +233,7 @@ static int send_msgs(struct homa_io_sender *s, int nmsg,
 		}
 		if (r < 0 && (errno == EBADF || errno == ENOTSOCK))
 			return HOMA_EIO;
-		homa_io_count(&c->tx_errors, s->msgs[done].msg_hdr.msg_iovlen);
+		homa_io_count(&c->tx_errors, (uint64_t)s->npkts[done]);
 		done++;
 	}
 	return done;
@@ -221,7 +253,7 @@ int homa_io_sender_send(struct homa_io_sender *s, const struct homa_io_tx *pkts,
 		if (done < 0)
 			return done;
 		if (done < nmsg)  /* buffer full: the first unsent message's first packet */
-			return taken + (int)(s->msgs[done].msg_hdr.msg_iov - s->iovs);
+			return taken + s->first[done];
 		taken += used;
 	}
 	return taken;

@@ -32,7 +32,9 @@ struct homa_io_sender {
 	bool zero_port;    /**< raw sockets: destination port must be 0 */
 	uint32_t batch;
 	struct mmsghdr *msgs;
-	struct iovec *iovs;
+	struct iovec *iovs;  /**< 2 * batch: each packet's data and ext */
+	int *first;          /**< per message: index of its first packet in the call's list */
+	int *npkts;          /**< per message: packets it carries (GSO segments) */
 	struct sockaddr_storage *names;
 	char *ctl;         /**< batch * HOMA_IO_TX_CTL bytes */
 };

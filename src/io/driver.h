@@ -28,6 +28,9 @@
 struct homa_io_tx {
 	const uint8_t *data; /**< Homa packet, header first (caller owns) */
 	size_t len;
+	const uint8_t *ext;  /**< if ext_len > 0: the packet's rest, sent after data
+				  (a payload left in message memory; caller owns) */
+	size_t ext_len;
 	homa_addr dst;       /**< destination host */
 	uint16_t dport;      /**< destination Homa port */
 	uint8_t priority;    /**< 0..7, written to the DSCP bits */

@@ -51,12 +51,14 @@ void homa_rt_lock(struct homa_rt *rt)
 
 /**
  * homa_rt_unlock() - See rt.h. Zero-copy sends the engine released while
- * the lock was held are reported after it is dropped (zc.c).
+ * the lock was held are reported after it is dropped (zc.c), unless the
+ * transmit batch still points into borrowed buffers (tx.c reports them
+ * once it is sent).
  */
 void homa_rt_unlock(struct homa_rt *rt)
 {
 	_Atomic uint32_t *wake[RT_MAX_DEFERRED_WAKES];
-	struct rt_zc *released = homa_rt_zc_take(rt);
+	struct rt_zc *released = rt->tx_refs ? NULL : homa_rt_zc_take(rt);
 	int n = rt->nwake;
 
 	for (int i = 0; i < n; i++)

@@ -123,6 +123,8 @@ struct homa_rt {
 	_Atomic uint64_t wakeups, send_waits;
 	_Atomic uint64_t built_bytes; /**< payload copied into messages by sends (send.c) */
 	struct rt_zc *zc_done;      /**< zero-copy sends released, to notify after unlock (zc.c; under lock) */
+	bool tx_refs;               /**< the transmit batch points into borrowed buffers: zc_done
+				         waits until it is sent (tx.c; under lock) */
 };
 
 /* lock.c */

@@ -8,6 +8,12 @@
  * (tx_pending) and returns; the sender loops until no note is left, so no
  * output is stranded.
  *
+ * DATA packets of zero-copy messages go out without a copy: the batch
+ * holds their header and a pointer to the payload in the application's
+ * buffers (homa_engine_output_ref()), and while such a batch is unsent
+ * (tx_refs) the releases of zero-copy messages wait (lock.c), so no
+ * application reuses a buffer the kernel has yet to read.
+ *
  * No thread ever waits for the kernel's send buffer: when it is full, the
  * packets the driver could not take stay in the batch (held) and nothing
  * more is drained from the engine until they are gone; the I/O thread or
@@ -20,25 +26,46 @@
 #include "rt.h"
 
 /**
- * drain() - Take up to rt->batch packets from the engine into the batch.
- * Called with rt->lock and rt->tx_lock held. Return: packets taken.
+ * drain() - Take up to rt->batch packets from the engine into the batch
+ * (the previous batch is sent: nothing is held). Payloads stay in
+ * borrowed buffers unless packets are captured (the capture reads each
+ * packet whole). Called with rt->lock and rt->tx_lock held.
+ * Return: packets taken.
  */
 static int drain(struct homa_rt *rt, uint64_t now)
 {
+	bool borrow = !rt->obs.pcap;
 	int n = 0;
 
+	rt->tx_refs = false;
 	while (n < (int)rt->batch) {
 		uint8_t *buf = rt->tx_bufs + (size_t)n * rt->pkt_cap;
+		struct homa_iov ref = {NULL, 0};
 		struct homa_tx tx;
-		int len = homa_engine_output(rt->engine, now, buf, rt->pkt_cap, &tx);
+		int len = borrow ? homa_engine_output_ref(rt->engine, now, buf, rt->pkt_cap, &tx, &ref)
+				 : homa_engine_output(rt->engine, now, buf, rt->pkt_cap, &tx);
 
 		if (len <= 0)
 			break;
 		rt->tx_pkts[n] = (struct homa_io_tx){.data = buf, .len = (size_t)len,
+			.ext = ref.base, .ext_len = ref.len,
 			.dst = tx.dst, .dport = tx.dport, .priority = tx.priority};
+		rt->tx_refs |= ref.len > 0;
 		n++;
 	}
 	return n;
+}
+
+/**
+ * unref() - The batch that pointed into borrowed buffers is sent: clear
+ * tx_refs and report the zero-copy releases that waited for it (at the
+ * unlock). Called with rt->tx_lock held, without rt->lock.
+ */
+static void unref(struct homa_rt *rt)
+{
+	homa_rt_lock(rt);
+	rt->tx_refs = false;
+	homa_rt_unlock(rt);
 }
 
 /**
@@ -92,6 +119,7 @@ static uint64_t wake_by(struct homa_rt *rt)
 static uint64_t send_all(struct homa_rt *rt)
 {
 	uint64_t deadline = UINT64_MAX;
+	bool refs = rt->tx_held > 0;  /* held packets may point into borrowed buffers */
 	int n;
 
 	if (rt->tx_held && !send_held(rt))
@@ -99,6 +127,7 @@ static uint64_t send_all(struct homa_rt *rt)
 	do {
 		homa_rt_lock(rt);
 		n = drain(rt, homa_rt_now());
+		refs |= rt->tx_refs;
 		deadline = homa_engine_wake_by(rt->engine);
 		homa_rt_unlock(rt);
 		if (n) {
@@ -108,10 +137,12 @@ static uint64_t send_all(struct homa_rt *rt)
 			took = rt->drv->ops->send(rt->drv, rt->tx_pkts, n);
 			if (took >= 0 && took < n) {
 				hold(rt, took, n);
-				break;
+				return deadline;  /* tx_refs stays until the held packets go */
 			}
 		}
 	} while (n == (int)rt->batch);
+	if (refs)
+		unref(rt);
 	return deadline;
 }
 

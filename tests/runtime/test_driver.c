@@ -80,11 +80,12 @@ static int recv_all(struct homa_driver *d, int want, uint8_t (*store)[1500],
 }
 
 /**
- * exchange() - Send @n packets of @len bytes (the last @last bytes) from
- * @a to @b and check each arrives bit-exact and in order.
+ * exchange_split() - Send @n packets of @len bytes (the last @last bytes)
+ * from @a to @b, each given as its first @split bytes in data and the rest
+ * in ext (0: all in data), and check each arrives bit-exact and in order.
  */
-static void exchange(struct homa_driver *a, struct homa_driver *b, int n,
-		     size_t len, size_t last)
+static void exchange_split(struct homa_driver *a, struct homa_driver *b, int n,
+			   size_t len, size_t last, size_t split)
 {
 	static uint8_t out[64][1500], in[64][1500];
 	struct homa_io_tx tx[64];
@@ -97,12 +98,50 @@ static void exchange(struct homa_driver *a, struct homa_driver *b, int n,
 		tx[i] = (struct homa_io_tx){.data = out[i], .len = l,
 			.dst = homa_addr_ipv4(INADDR_LOOPBACK), .dport = b->port,
 			.priority = 3};
+		if (split && split < l) {
+			tx[i].len = split;
+			tx[i].ext = out[i] + split;
+			tx[i].ext_len = l - split;
+		}
 	}
 	assert_int_equal(a->ops->send(a, tx, n), n);
 	assert_int_equal(recv_all(b, n, in, lens), n);
 	for (int i = 0; i < n; i++) {
-		assert_int_equal(lens[i], tx[i].len);
-		assert_memory_equal(in[i], out[i], tx[i].len);
+		assert_int_equal(lens[i], tx[i].len + tx[i].ext_len);
+		assert_memory_equal(in[i], out[i], lens[i]);
+	}
+}
+
+/** exchange() - exchange_split() with every packet in one piece. */
+static void exchange(struct homa_driver *a, struct homa_driver *b, int n,
+		     size_t len, size_t last)
+{
+	exchange_split(a, b, n, len, last, 0);
+}
+
+/**
+ * udp_send__header_and_payload_apart() - Packets given as a header and a
+ * payload elsewhere (zero-copy sends) arrive whole, with offloads (one
+ * UDP_SEGMENT send of 2 pieces a packet) and without; packets and bytes
+ * are counted per packet.
+ */
+static void udp_send__header_and_payload_apart(void **state)
+{
+	for (int off = 0; off < 2; off++) {
+		struct homa_driver_config ca = cfg_loopback(0, off == 0);
+		struct homa_driver_config cb = cfg_loopback(0, off == 0);
+		struct homa_driver *a, *b;
+
+		assert_int_equal(homa_driver_open(HOMA_IO_UDP, &ca, &a), 0);
+		assert_int_equal(homa_driver_open(HOMA_IO_UDP, &cb, &b), 0);
+		exchange_split(a, b, 10, 1400, 700, 56);
+		assert_int_equal(a->c.tx_packets, 10);
+		assert_int_equal(a->c.tx_bytes, 9 * 1400 + 700);
+		assert_int_equal(b->c.rx_packets, 10);
+		if (a->gso)
+			assert_true(a->c.tx_gso_batches >= 1);
+		homa_driver_close(a);
+		homa_driver_close(b);
 	}
 }
 
@@ -424,6 +463,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(homa_driver_settings__compat_and_ipv6_mtu),
 		cmocka_unit_test(udp_send__gso_batches_and_gro_splits),
+		cmocka_unit_test(udp_send__header_and_payload_apart),
 		cmocka_unit_test(udp_send__plain_path_without_offload),
 		cmocka_unit_test(udp_send__marks_priority_in_dscp),
 		cmocka_unit_test(udp_open__port_in_use),

@@ -55,8 +55,8 @@ static int wait_released(int *c, int want)
 /**
  * homa_send_request_zc__response_then_release() - A zero-copy request
  * reaches the server intact; its buffers are released once the response
- * arrived; the sender copied the payload only into packets (no message
- * copy).
+ * arrived; the sender copied no payload except the one packet that spans
+ * the two buffers (and retransmissions).
  */
 static void homa_send_request_zc__response_then_release(void **state)
 {
@@ -87,7 +87,8 @@ static void homa_send_request_zc__response_then_release(void **state)
 	assert_int_equal(wait_released(&count, 1), 1);
 	assert_int_equal(homa_io_stats(cli, &io), 0);
 	assert_int_equal(homa_socket_stats(cli, &st), 0);
-	assert_int_equal(io.tx_copied_bytes, (uint64_t)N + st.retransmitted_bytes);
+	assert_true(io.tx_copied_bytes >= 1000);
+	assert_true(io.tx_copied_bytes <= 2 * 1500 + st.retransmitted_bytes); /* not N */
 	homa_close(cli);
 	test_server_stop(&ts);
 	assert_int_equal(released(&count), 1); /* exactly once */
