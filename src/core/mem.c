@@ -221,18 +221,30 @@ int homa_iov_length(const struct homa_iov *iov, int iovcnt, uint64_t *len)
 	return 0;
 }
 
+/**
+ * out_length() - Check the arguments of a new outgoing message: @len
+ * receives the gather list's total. Return: 0; HOMA_EINVAL (NULL @out,
+ * or as homa_iov_length()); HOMA_EMSGSIZE (more than 2^32-1 bytes).
+ */
+static int out_length(const struct homa_iov *iov, int iovcnt, homa_msg **out, uint64_t *len)
+{
+	int err = out ? homa_iov_length(iov, iovcnt, len) : HOMA_EINVAL;
+
+	if (!err && *len > UINT32_MAX)
+		err = HOMA_EMSGSIZE;
+	return err;
+}
+
 /** homa_msg_build() - See engine.h. */
 int homa_msg_build(const struct homa_alloc *alloc, const struct homa_iov *iov,
 		   int iovcnt, homa_msg **out)
 {
 	struct homa_msg *m;
 	uint64_t len;
-	int err = out ? homa_iov_length(iov, iovcnt, &len) : HOMA_EINVAL;
+	int err = out_length(iov, iovcnt, out, &len);
 
 	if (err)
 		return err;
-	if (len > UINT32_MAX)
-		return HOMA_EMSGSIZE;
 	m = msg_new(alloc, (uint32_t)len);
 	if (!m)
 		return HOMA_ENOMEM;
@@ -251,12 +263,10 @@ int homa_msg_build_ref(const struct homa_alloc *alloc, const struct homa_iov *io
 	struct homa_iov *copy;
 	struct homa_msg *m;
 	uint64_t len;
-	int err = out ? homa_iov_length(iov, iovcnt, &len) : HOMA_EINVAL;
+	int err = out_length(iov, iovcnt, out, &len);
 
 	if (err)
 		return err;
-	if (len > UINT32_MAX)
-		return HOMA_EMSGSIZE;
 	m = hook_alloc(alloc, ref_block_size((uint32_t)iovcnt));
 	if (!m)
 		return HOMA_ENOMEM;
