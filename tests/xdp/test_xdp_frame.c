@@ -103,13 +103,20 @@ static void bad_frames(void **state)
 	assert_int_equal(homa_xdp_frame_parse(g, n, false, 4000, &rx), HOMA_XDP_BAD_HEADER);
 }
 
-/** A packet that does not fit the frame is not built. */
+/**
+ * A packet that does not fit the frame's capacity is not built; one that
+ * fits exactly is (UDP: 14 + 20 + 8 + 100 bytes, raw: 14 + 20 + 100). The
+ * buffer is larger than every capacity passed, so a build that ignored the
+ * capacity would be caught by the return value, not by memory corruption.
+ */
 static void too_big(void **state)
 {
-	uint8_t f[100], pl[100];
+	uint8_t f[256], pl[100];
 
 	(void)state;
-	assert_int_equal(build(f, sizeof(f), false, pl), 0);
+	assert_int_equal(build(f, 141, false, pl), 0);
+	assert_int_equal(build(f, 142, false, pl), 142);
+	assert_int_equal(build(f, 133, true, pl), 0);
 	assert_int_equal(build(f, 134, true, pl), 134);
 }
 
