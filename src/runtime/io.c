@@ -242,7 +242,8 @@ void homa_rt_arm_timer(struct homa_rt *rt)
 
 /**
  * io_thread() - Threaded mode's loop: timers, sleep until the next
- * deadline or a packet, receive. Ends when the socket closes.
+ * deadline or a packet, receive. Ends when the socket closes. The
+ * thread is named "homa-io" (top, perf, /proc/PID/task/TID/comm).
  */
 static void *io_thread(void *arg)
 {
@@ -250,6 +251,7 @@ static void *io_thread(void *arg)
 
 	/* Pacer deadlines are microseconds apart: ask for exact wake-ups. */
 	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
+	prctl(PR_SET_NAME, "homa-io", 0, 0, 0);
 	/*
 	 * The protocol's timers and grants run here: when the process has many
 	 * busy threads, let this one go first (works with CAP_SYS_NICE only;

@@ -121,7 +121,6 @@ void homa_rt_collect(struct homa_rt *rt)
 	}
 	if (rt->space_waiters)
 		pthread_cond_broadcast(&rt->space_cond);
-	pthread_cond_broadcast(&rt->standby_cond);
 }
 
 /** homa_rt_take() - See rt.h. The caller owns the returned item. */
@@ -147,7 +146,8 @@ struct rt_item *homa_rt_take(struct homa_rt *rt, int flags, uint64_t id)
 }
 
 /**
- * homa_rt_wake_all() - See rt.h. An exported ready_fd becomes readable
+ * homa_rt_wake_all() - See rt.h. Also wakes polled mode's standby
+ * thread, which nothing else wakes early. An exported ready_fd becomes readable
  * for good (nothing takes from the queue any more), which wakes an
  * epoll/poll loop on homa_fd() (linger.c keeps it open for that).
  */
@@ -157,6 +157,7 @@ void homa_rt_wake_all(struct homa_rt *rt)
 		homa_rt_wake_waiter(rt, w);
 	set_ready_fd(rt, true);
 	pthread_cond_broadcast(&rt->space_cond);
+	pthread_cond_broadcast(&rt->standby_cond);
 }
 
 /** homa_rt_drop_queue() - See rt.h. */

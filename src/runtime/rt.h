@@ -230,8 +230,8 @@ struct rt_item *homa_rt_take(struct homa_rt *rt, int flags, uint64_t id);
 /** homa_rt_item_matches() - True if @item satisfies @flags and @id. */
 bool homa_rt_item_matches(const struct rt_item *item, int flags, uint64_t id);
 /**
- * homa_rt_wake_all() - Closing: signal every waiter and sender, and make
- * homa_fd()'s descriptor readable.
+ * homa_rt_wake_all() - Closing: signal every waiter, sender and the
+ * standby thread, and make homa_fd()'s descriptor readable.
  */
 void homa_rt_wake_all(struct homa_rt *rt);
 /** homa_rt_drop_queue() - Release every queued message (closing). */

@@ -3,7 +3,8 @@
  * @file test_standby.c
  * Polled mode when the application is away (src/runtime/standby.c): a
  * polled socket whose owner makes no call for several RPC timeouts in
- * the middle of an RPC must not make that RPC fail, on either side.
+ * the middle of an RPC must not make that RPC fail, on either side; and
+ * while the application is there, the standby thread stays asleep.
  */
 #include <pthread.h>
 #include <setjmp.h>
@@ -15,6 +16,8 @@
 #include <time.h>
 
 #include <cmocka.h>
+#include <dirent.h>
+#include <stdio.h>
 
 #include "helpers.h"
 
@@ -138,11 +141,98 @@ static void polled__client_owner_away(void **state)
 	free(req);
 }
 
+/**
+ * task_switches() - Voluntary context switches of this process's threads
+ * named @name (read from /proc/self/task/TID/comm and status).
+ */
+static long task_switches(const char *name)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	long sum = 0;
+
+	assert_non_null(d);
+	while ((e = readdir(d))) {
+		char path[300], line[128];
+		FILE *f;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;  /* the thread ended meanwhile */
+		bool match = fgets(line, sizeof(line), f) && !strncmp(line, name, strlen(name));
+
+		fclose(f);
+		snprintf(path, sizeof(path), "/proc/self/task/%s/status", e->d_name);
+		f = match ? fopen(path, "r") : NULL;
+		while (f && fgets(line, sizeof(line), f)) {
+			long v;
+
+			if (sscanf(line, "voluntary_ctxt_switches: %ld", &v) == 1)
+				sum += v;
+		}
+		if (f)
+			fclose(f);
+	}
+	closedir(d);
+	return sum;
+}
+
+/** Small RPCs in polled__standby_sleeps_while_app_polls. */
+#define SMALL_RPCS 300
+
+/**
+ * polled__standby_sleeps_while_app_polls() - A polled client and a polled
+ * server, each with an application thread always inside homa_recv():
+ * their standby threads must not wake per message (they did: every
+ * delivered batch woke them, two context switches and about four system
+ * calls per RPC). They may wake on their own timeout (50 ms here), so the
+ * bound is far below one wake per RPC and far above what a loaded machine
+ * adds.
+ */
+static void polled__standby_sleeps_while_app_polls(void **state)
+{
+	struct homa_settings st;
+	struct test_server ts;
+	struct sockaddr_storage dst;
+	homa_socket *cli;
+	uint8_t req[100];
+	long before;
+
+	(void)state;
+	settings(&st);
+	st.resend_ticks = st.resend_interval = 50;  /* the standby's absence: 50 ms */
+	assert_int_equal(test_server_start(&ts, HOMA_DRIVER_UDP, HOMA_MODE_POLLED, 1, &st), 0);
+	assert_int_equal(test_open(&cli, HOMA_DRIVER_UDP, HOMA_MODE_POLLED, false, 0, &st), 0);
+	dst = test_dst(ts.port);
+	before = task_switches("homa-standby");
+	for (int i = 0; i < SMALL_RPCS; i++) {
+		struct homa_message m;
+		uint64_t id;
+
+		test_fill(req, sizeof(req), (uint64_t)i);
+		assert_int_equal(homa_send(cli, (struct sockaddr *)&dst, req, sizeof(req),
+					   (uint64_t)i, &id), 0);
+		assert_int_equal(homa_recv(cli, HOMA_RECV_RESPONSE, id, 30000000000LL, &m), 0);
+		assert_true(test_check_response(&m, sizeof(req), (uint64_t)i));
+		homa_message_release(&m);
+	}
+	long woke = task_switches("homa-standby") - before;
+
+	print_message("standby wake-ups over %d RPCs: %ld\n", SMALL_RPCS, woke);
+	assert_true(woke < SMALL_RPCS / 4);
+	homa_close(cli);
+	test_server_stop(&ts);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(polled__server_owner_away),
 		cmocka_unit_test(polled__client_owner_away),
+		cmocka_unit_test(polled__standby_sleeps_while_app_polls),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
