@@ -27,6 +27,9 @@ void sim_usage(FILE *f)
 		"  --steps N           step patterns: steps (10; --warmup is a share of them)\n"
 		"  --compute-us U      step patterns: compute phase per step (100)\n"
 		"  --lookups K         lookup-batch: answers per host and step (16)\n"
+		"  --background F      step patterns: background bulk traffic, share of every\n"
+		"                      host link, Poisson arrivals between random pairs (0)\n"
+		"  --background-size N step patterns: background message size (1000000)\n"
 		"  --messages N        messages to send (poisson: 20000)\n"
 		"  --warmup F          share of first messages left out of statistics (0.1)\n"
 		"  --seed S            random seed (1)\n"
@@ -89,6 +92,7 @@ static void defaults(struct sim_opts *o)
 	o->steps = 10;
 	o->compute_us = 100;
 	o->lookups = 16;
+	o->bg_size = 1000000;
 }
 
 /** num() - Parse a finite number in [@lo, @hi]. Return: 0 or -1. */
@@ -206,6 +210,9 @@ static int real_opt(struct sim_opts *o, const char *k, const char *v)
 	} else if (!strcmp(k, "--compute-us")) {
 		dst = &o->compute_us;
 		hi = 1e7;
+	} else if (!strcmp(k, "--background")) {
+		dst = &o->bg_load;
+		hi = 0.95;
 	} else {
 		return 0;
 	}
@@ -237,6 +244,7 @@ static int int_opt(struct sim_opts *o, const char *k, const char *v)
 		F("--fifo-increment", fifo_increment, 1, 1u << 30),
 		F("--grant-silence-rtts", grant_silence_rtts, 1, 1000000),
 		F("--steps", steps, 1, 100000), F("--lookups", lookups, 1, 10000),
+		F("--background-size", bg_size, 8, 1u << 30),
 #undef F
 	};
 	uint64_t v64;
@@ -281,6 +289,8 @@ static const char *check(struct sim_opts *o)
 		o->senders = o->hosts - 1;
 	if (o->pattern == SIM_INCAST && o->senders > o->hosts - 1)
 		return "--senders must be below --hosts";
+	if (o->bg_load > 0 && !sim_is_step_pattern(o->pattern))
+		return "--background goes with the step patterns (--load sets poisson's)";
 	if (o->pattern == SIM_INCAST)
 		o->messages = (uint64_t)o->senders;
 	else if (o->pattern == SIM_ALLTOALL)
@@ -342,6 +352,8 @@ static const struct option long_opts[] = {
 	OPT("grant-silence-rtts", required_argument),
 	OPT("steps", required_argument),
 	OPT("lookups", required_argument),
+	OPT("background", required_argument),
+	OPT("background-size", required_argument),
 	{NULL, 0, NULL, 0},
 };
 #undef OPT

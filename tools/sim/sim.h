@@ -112,6 +112,8 @@ struct sim_opts {
 	uint32_t steps;          /**< step patterns: steps (10) */
 	double compute_us;       /**< step patterns: compute phase per step (100) */
 	uint32_t lookups;        /**< lookup-batch: lookups per host and step (16) */
+	double bg_load;          /**< step patterns: background bulk load, share of host link (0) */
+	uint32_t bg_size;        /**< step patterns: background message size (1000000) */
 };
 
 /** One message of the run. */
@@ -121,10 +123,13 @@ struct sim_msg {
 	uint64_t best_ns;    /**< unloaded time for this size and path */
 	uint64_t ideal_ns;   /**< completion time under the SRPT reference */
 	uint64_t client_id;  /**< the sender's RPC id */
-	uint64_t tag;        /**< first 8 bytes of the message: its index (engines read them here) */
 	uint32_t size;
 	int32_t src, dst;
+	bool background;     /**< background bulk traffic beside a step pattern (background.c) */
 };
+
+/** Message tags per block of sim_run.tags. */
+#define SIM_TAG_BLOCK 4096u
 
 /** The fabric and its engines. */
 struct sim_fabric {
@@ -141,8 +146,15 @@ struct sim_run {
 	const struct sim_opts *o;
 	struct sim_fabric fab;
 	struct homa_workload wl;
-	struct sim_msg *msgs;
+	struct sim_msg *msgs;    /**< grows (sim_send_msg): hold indexes, not pointers, across sends */
+	uint64_t cap;            /**< room in msgs */
 	uint64_t nmsgs;          /**< messages issued so far */
+	/**
+	 * Every message's index, the first 8 bytes engines read in place, in
+	 * blocks of SIM_TAG_BLOCK that never move while msgs grows.
+	 */
+	uint64_t **tags;
+	size_t ntag_blocks;
 	uint64_t done;           /**< messages completed */
 	uint64_t measure_from;   /**< first message in the statistics */
 	double rate_per_ns;      /**< all hosts together (Poisson) */
@@ -165,6 +177,10 @@ struct sim_run {
 	uint64_t events;
 	uint64_t end_ns;
 	struct sim_steps *steps; /**< step patterns: the step machine (steps.c), else NULL */
+	struct homa_poisson bg_arrivals; /**< background arrivals (background.c) */
+	struct homa_rng bg_rng;  /**< background pairs, apart from the patterns' draws */
+	uint64_t bg_lead_ns;     /**< background runs this long before the first step */
+	uint64_t bg_sent, bg_done; /**< background messages issued and delivered */
 };
 
 /** Everything computed from the messages (report.c). */
@@ -196,6 +212,9 @@ void sim_run_free(struct sim_run *r);
 
 /* traffic.c, shared with steps.c */
 int sim_send_msg(struct sim_run *r, uint32_t size, int src, int dst);
+
+/* background.c: bulk traffic beside the step patterns */
+int sim_bg_start(struct sim_run *r);
 
 /* steps.c: the step-synchronous patterns */
 bool sim_is_step_pattern(int pattern);

@@ -14,7 +14,11 @@
  * The ideal SRPT reference runs every step (every round) on its own,
  * from the moment its messages start, so its steps are as short as a
  * centrally scheduled fluid fabric allows; its step starts follow its own
- * step ends. Both are counted by util/steps.c.
+ * step ends. With background traffic (--background, background.c) it
+ * runs once over the whole run, the step messages and the background at
+ * the times the engine's run issued them, and a group's ideal time is
+ * from its start to its last ideal completion. Both are counted by
+ * util/steps.c.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +35,7 @@
 struct sim_steps {
 	uint32_t step, round, rounds;
 	uint64_t group_first;  /**< first message of the current group (step or round) */
+	uint64_t *gfirst;      /**< steps x rounds: every group's first message */
 	uint64_t outstanding;  /**< messages of the group not yet arrived */
 	uint64_t *bound;       /**< steps + 1 boundaries (engine) */
 	struct homa_step_dev *dev; /**< steps x hosts records (engine) */
@@ -75,6 +80,7 @@ static void issue_group(struct sim_run *r)
 	int n = r->o->hosts, i, k;
 
 	st->group_first = r->nmsgs;
+	st->gfirst[(size_t)st->step * st->rounds + st->round] = r->nmsgs;
 	st->outstanding = 0;
 	if (r->o->pattern == SIM_ALLTOALL_STEP) {
 		for (k = 1; k < n; k++)
@@ -134,10 +140,11 @@ int sim_steps_start(struct sim_run *r)
 	st->ibound = calloc(o->steps + 1, sizeof(*st->ibound));
 	st->dev = calloc(recs, sizeof(*st->dev));
 	st->idev = calloc(recs, sizeof(*st->idev));
-	if (!st->bound || !st->ibound || !st->dev || !st->idev)
+	st->gfirst = calloc((size_t)o->steps * st->rounds, sizeof(*st->gfirst));
+	if (!st->bound || !st->ibound || !st->dev || !st->idev || !st->gfirst)
 		return HOMA_ENOMEM;
 	r->win_start = 0;
-	step_begin(r, 0);
+	step_begin(r, r->bg_lead_ns);
 	return 0;
 }
 
@@ -147,7 +154,7 @@ void sim_steps_on_done(struct sim_run *r, struct sim_msg *m, uint64_t now)
 
 	if (m) {
 		uint64_t idx = (uint64_t)(m - r->msgs);
-		if (idx < st->group_first || st->finished)
+		if (idx < st->group_first || st->finished || m->background)
 			return;
 		struct homa_step_dev *rec = &st->dev[(size_t)st->step * r->o->hosts + owner(r, m)];
 		if (now > rec->last_msg_ns)
@@ -211,6 +218,35 @@ static uint64_t group_ideal(struct sim_run *r, uint64_t first, uint64_t n, int *
 	return most;
 }
 
+/**
+ * group_ideal_bg() - The ideal time of the group of messages [@first,
+ * @first + @n) from the whole-run ideal already in r->msgs: from its first
+ * message's start to its last ideal completion.
+ */
+static uint64_t group_ideal_bg(const struct sim_run *r, uint64_t first, uint64_t n)
+{
+	uint64_t start = r->msgs[first].start_ns, most = start;
+
+	for (uint64_t i = first; i < first + n; i++) {
+		const struct sim_msg *m = &r->msgs[i];
+		if (m->done_ns != UINT64_MAX && m->start_ns + m->ideal_ns > most)
+			most = m->start_ns + m->ideal_ns;
+	}
+	return most - start;
+}
+
+/** whole_ideal() - The ideal reference over every message of the run. Return: 0 or error. */
+static int whole_ideal(struct sim_run *r)
+{
+	uint64_t ws = r->win_start;
+	int rc;
+
+	r->win_start = UINT64_MAX; /* no load window */
+	rc = sim_ideal(r);
+	r->win_start = ws;
+	return rc;
+}
+
 int sim_steps_ideal(struct sim_run *r)
 {
 	struct sim_steps *st = r->steps;
@@ -218,13 +254,17 @@ int sim_steps_ideal(struct sim_run *r)
 	uint64_t per = r->o->pattern == SIM_ALLTOALL_STEP ? (uint64_t)n * (uint64_t)(n - 1)
 		       : r->o->pattern == SIM_RING_ALLREDUCE ? (uint64_t)n
 		       : (uint64_t)r->o->lookups * (uint64_t)n;
-	uint64_t c = (uint64_t)(r->o->compute_us * 1000), next = 0;
+	uint64_t c = (uint64_t)(r->o->compute_us * 1000);
+	bool bg = r->o->bg_load > 0;
 
+	st->ibound[0] = st->bound[0];
+	if (bg)
+		rc = whole_ideal(r);
 	for (uint32_t s = 0; s < st->step && rc == 0; s++) {
 		uint64_t t = st->ibound[s] + c;
 		for (uint32_t k = 0; k < st->rounds && rc == 0; k++) {
-			t += group_ideal(r, next, per, &rc);
-			next += per;
+			uint64_t first = st->gfirst[(size_t)s * st->rounds + k];
+			t += bg ? group_ideal_bg(r, first, per) : group_ideal(r, first, per, &rc);
 		}
 		for (int d = 0; d < n; d++) {
 			struct homa_step_dev *rec = &st->idev[(size_t)s * n + d];
@@ -246,6 +286,7 @@ void sim_steps_free(struct sim_run *r)
 	free(st->ibound);
 	free(st->dev);
 	free(st->idev);
+	free(st->gfirst);
 	free(st);
 	r->steps = NULL;
 }
@@ -291,6 +332,10 @@ static int report_json(const struct sim_run *r, uint32_t skip, const struct homa
 	homa_json_kv_num(&j, "compute_us", o->compute_us);
 	homa_json_kv_num(&j, "size", o->size);
 	homa_json_kv_num(&j, "lookups", o->lookups);
+	homa_json_kv_num(&j, "background_load", o->bg_load);
+	homa_json_kv_num(&j, "background_size", o->bg_size);
+	homa_json_kv_num(&j, "background_messages", (double)r->bg_sent);
+	homa_json_kv_num(&j, "background_delivered", (double)r->bg_done);
 	homa_json_kv_num(&j, "incomplete_steps", o->steps - r->steps->step);
 	homa_json_kv_num(&j, "send_errors", (double)r->send_errors);
 	homa_json_kv_num(&j, "rpc_errors", (double)r->rpc_errors);
@@ -344,6 +389,10 @@ int sim_steps_report(const struct sim_run *r, FILE *f)
 		"size %u B, %u lookups; %u steps unfinished\n", pattern_name(o->pattern), o->hosts,
 		(double)r->fab.ls.cfg.host_mbps / 1000.0, st->step - skip, skip, o->compute_us,
 		o->size, o->lookups, o->steps - st->step);
+	if (o->bg_load > 0)
+		fprintf(f, "  background %.2f of the links, %u B messages: %llu sent, %llu delivered\n",
+			o->bg_load, o->bg_size, (unsigned long long)r->bg_sent,
+			(unsigned long long)r->bg_done);
 	print_stats(f, "engine", &e);
 	if (o->ideal) {
 		print_stats(f, "ideal", &i);

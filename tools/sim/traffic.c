@@ -8,7 +8,7 @@
  * no reply traffic exists; --oneway reply answers with 1 byte instead.
  * The message's index travels in its first 8 bytes (sizes are at least 8),
  * zeros follow. Engines send straight from this memory (the tag in
- * struct sim_msg, the zeros in sim_run.buf, both live for the whole run)
+ * sim_run.tags, the zeros in sim_run.buf, both live for the whole run)
  * through homa_engine_send_request_ref(), so no message is ever copied
  * whole: the copy and its fresh memory were half the CPU of a W4 run.
  */
@@ -36,8 +36,9 @@ static double now_s(void)
 static void on_request(struct sim_run *r, struct homa_sim_engine_host *eh,
 		       struct homa_event *ev, uint64_t now)
 {
-	uint64_t idx = UINT64_MAX;
+	uint64_t idx = UINT64_MAX, client_id;
 	struct sim_msg *m;
+	int src;
 
 	if (homa_msg_copy(ev->msg, 0, &idx, sizeof(idx)) != sizeof(idx) || idx >= r->nmsgs)
 		return;
@@ -46,14 +47,18 @@ static void on_request(struct sim_run *r, struct homa_sim_engine_host *eh,
 		return;
 	m->done_ns = now;
 	r->done++;
-	if (r->steps)
-		sim_steps_on_done(r, m, now);
+	src = m->src;
+	client_id = m->client_id;
+	if (m->background)
+		r->bg_done++;
+	else if (r->steps)
+		sim_steps_on_done(r, m, now); /* may send, and so move r->msgs */
 	if (r->o->oneway == SIM_ONEWAY_REPLY) {
 		homa_sim_engine_host_reply(eh, ev->id, "", 1);
 		return;
 	}
 	homa_engine_abort(eh->engine, ev->id, now);
-	homa_engine_abort(r->fab.eh[m->src]->engine, m->client_id, now);
+	homa_engine_abort(r->fab.eh[src]->engine, client_id, now);
 }
 
 /** on_event() - Engine event callback of every host. */
@@ -85,26 +90,68 @@ static void observe(void *ctx, const struct homa_sim_pkt *pkt, int what, uint64_
 }
 
 /**
+ * room() - Make room for one more message: grow r->msgs (doubling) and add
+ * a tag block when the next index starts one. Tags never move, so engines
+ * still sending earlier messages by reference keep valid memory.
+ * Return: 0 or HOMA_ENOMEM.
+ */
+static int room(struct sim_run *r)
+{
+	size_t blk = (size_t)(r->nmsgs / SIM_TAG_BLOCK);
+
+	if (r->nmsgs == r->cap) {
+		uint64_t cap = r->cap ? 2 * r->cap : 1024;
+		struct sim_msg *v = realloc(r->msgs, cap * sizeof(*v));
+
+		if (!v)
+			return HOMA_ENOMEM;
+		memset(v + r->cap, 0, (cap - r->cap) * sizeof(*v));
+		r->msgs = v;
+		r->cap = cap;
+	}
+	if (blk == r->ntag_blocks) {
+		uint64_t **t = realloc(r->tags, (blk + 1) * sizeof(*t));
+
+		if (!t)
+			return HOMA_ENOMEM;
+		r->tags = t;
+		t[blk] = malloc(SIM_TAG_BLOCK * sizeof(**t));
+		if (!t[blk])
+			return HOMA_ENOMEM;
+		r->ntag_blocks++;
+	}
+	return 0;
+}
+
+/**
  * sim_send_msg() - Issue the next message (@size bytes, @src to @dst) now,
- * by reference (its tag, then the shared zeros).
- * Return: 0 or the engine's error (the message is then not counted).
+ * by reference (its tag, then the shared zeros). r->msgs may move.
+ * Return: 0 or the engine's error (the message is then not counted), or
+ * HOMA_ENOMEM (no room; nothing issued).
  */
 int sim_send_msg(struct sim_run *r, uint32_t size, int src, int dst)
 {
-	struct sim_msg *m = &r->msgs[r->nmsgs];
 	struct homa_iov iov[2];
-	int rc;
+	struct sim_msg *m;
+	uint64_t *tag;
+	int rc = room(r);
 
+	if (rc) {
+		r->send_errors++;
+		return rc;
+	}
+	m = &r->msgs[r->nmsgs];
+	tag = &r->tags[r->nmsgs / SIM_TAG_BLOCK][r->nmsgs % SIM_TAG_BLOCK];
 	m->start_ns = homa_sim_now(r->fab.net);
 	m->size = size;
 	m->src = src;
 	m->dst = dst;
 	m->best_ns = sim_best_ns(&r->fab, r->o, size, src, dst);
-	m->tag = r->nmsgs;
-	iov[0].base = &m->tag;
-	iov[0].len = sizeof(m->tag);
+	*tag = r->nmsgs;
+	iov[0].base = tag;
+	iov[0].len = sizeof(*tag);
 	iov[1].base = r->buf;
-	iov[1].len = size - sizeof(m->tag);
+	iov[1].len = size - sizeof(*tag);
 	rc = homa_sim_engine_host_request_ref(r->fab.eh[src], dst, SIM_PORT, iov,
 					      iov[1].len ? 2 : 1, r->nmsgs, &m->client_id);
 	r->nmsgs++;
@@ -250,10 +297,13 @@ static int setup(struct sim_run *r, const struct sim_opts *o)
 	max = o->pattern == SIM_POISSON ? r->wl.hi : o->pattern == SIM_LOOKUP_BATCH ? 4096 : o->size;
 	if (o->max_size && max > o->max_size)
 		max = o->max_size;
+	if (o->bg_load > 0 && o->bg_size > max)
+		max = o->bg_size;
 	r->buf = calloc(1, max < 8 ? 8 : max);
 	r->msgs = calloc(o->messages, sizeof(*r->msgs));
 	if (!r->buf || !r->msgs)
 		return HOMA_ENOMEM;
+	r->cap = o->messages;
 	if (o->pcap && sim_pcap_open(r, o->pcap))
 		return HOMA_EIO;
 	return 0;
@@ -277,9 +327,11 @@ int sim_run(struct sim_run *r, const struct sim_opts *o)
 		return rc;
 	if (o->pattern == SIM_POISSON)
 		rc = start_poisson(r);
-	else if (sim_is_step_pattern(o->pattern))
-		rc = sim_steps_start(r);
-	else
+	else if (sim_is_step_pattern(o->pattern)) {
+		rc = sim_bg_start(r);
+		if (!rc)
+			rc = sim_steps_start(r);
+	} else
 		start_patterns(r);
 	if (rc)
 		return rc;
@@ -320,6 +372,9 @@ void sim_run_free(struct sim_run *r)
 	sim_steps_free(r);
 	sim_fabric_free(&r->fab);
 	homa_workload_free(&r->wl);
+	for (size_t i = 0; i < r->ntag_blocks; i++)
+		free(r->tags[i]);
+	free(r->tags);
 	free(r->msgs);
 	free(r->buf);
 	memset(r, 0, sizeof(*r));
