@@ -6,11 +6,17 @@
 # background bulk traffic (each host sends 2 MB messages, open loop, to the
 # host half the ring away, at a share of the link rate), Homa against TCP
 # cubic and bbr, one arm after the other.
+#
+# TB_COLL_MODE picks the length: quick (the default) runs 30 steps after 2
+# warm-up, all-reduce beside background 10 after 1 (its TCP steps last
+# seconds); full runs 100 after 5 in every case. TB_COLL_STEPS and
+# TB_COLL_WARMUP_STEPS, when set, override the mode in every case.
 
+: "${TB_COLL_MODE:=quick}"
 : "${TB_COLL_PATTERNS:=alltoall,allreduce,lookups}"
 : "${TB_COLL_BG:=0,50}"
-: "${TB_COLL_STEPS:=100}"
-: "${TB_COLL_WARMUP_STEPS:=5}"
+: "${TB_COLL_STEPS:=}"
+: "${TB_COLL_WARMUP_STEPS:=}"
 : "${TB_COLL_COMPUTE_US:=50000}"
 : "${TB_COLL_MSG:=16K}"
 : "${TB_COLL_LOOKUPS:=16}"
@@ -36,15 +42,28 @@ coll_bg_start() {
   sleep 2
 }
 
-# Starts device I of a run of arm ARM, pattern P; rank 0 writes DIR/device.json.
+# Prints "STEPS WARMUP" of pattern P beside background PCT: TB_COLL_STEPS and
+# TB_COLL_WARMUP_STEPS if set, else those of TB_COLL_MODE (quick or full).
+coll_steps() {
+  local p=$1 pct=$2 n w
+  case "$TB_COLL_MODE" in
+    full) n=100 w=5 ;;
+    quick) n=30 w=2; [[ $p == allreduce ]] && ((pct > 0)) && n=10 w=1 ;;
+    *) die "TB_COLL_MODE must be quick or full, not '$TB_COLL_MODE'" ;;
+  esac
+  echo "${TB_COLL_STEPS:-$n} ${TB_COLL_WARMUP_STEPS:-$w}"
+}
+
+# Starts device I of a run of arm ARM, pattern P, STEPS steps after WARM
+# warm-up; rank 0 writes DIR/device.json.
 coll_device_start() {
-  local arm=$1 i=$2 dir=$3 p=$4 b all
+  local arm=$1 i=$2 dir=$3 p=$4 steps=$5 warm=$6 b all
   b=$(bench_bin)
   all=$(server_list "$arm" $(seq 0 $((TB_HOSTS - 1))))
   # shellcheck disable=SC2046
   ip netns exec "$(tb_host_ns "$i")" nice -n "$TB_NICE" taskset -c "$TB_HOST_CPUS" \
     "$b" device $(arm_flags "$arm") --pattern "$p" --servers "$all" --rank "$i" \
-    --sync "$COLL_BOARD" --steps "$TB_COLL_STEPS" --warmup-steps "$TB_COLL_WARMUP_STEPS" \
+    --sync "$COLL_BOARD" --steps "$steps" --warmup-steps "$warm" \
     --compute-us "$TB_COLL_COMPUTE_US" --msg-bytes "$TB_COLL_MSG" --lookups "$TB_COLL_LOOKUPS" \
     --step-timeout 60 --seed $((i + 1)) $( ((i == 0)) && echo "--json $dir/device.json") \
     --quiet >"$dir/device-h$i.log" 2>&1 &
@@ -55,16 +74,17 @@ coll_device_start() {
 # device of host 0 reports the hosts' busy CPU over the steps (wall time x
 # host CPUs minus /proc/stat idle and iowait) beside the devices' getrusage.
 coll_arm() {
-  local arm=$1 dir=$2 p=$3 pct=$4 base=${1%%+*} i ad="$2/$1"
+  local arm=$1 dir=$2 p=$3 pct=$4 base=${1%%+*} i ad="$2/$1" steps warm t0=$SECONDS
+  read -r steps warm <<<"$(coll_steps "$p" "$pct")"
   mkdir -p "$ad"
   BULK_PIDS=()
-  log "collective $p, background ${pct}%: arm $arm"
+  log "collective $p, background ${pct}%: arm $arm, $steps steps after $warm warm-up"
   servers_start "$base" "$ad" $(seq 0 $((TB_HOSTS - 1)))
   ((pct > 0)) && coll_bg_start "$arm" "$ad" "$pct"
   COLL_BOARD=$(mktemp /dev/shm/homa-coll.XXXXXX)
   : >"$COLL_BOARD"
   qwatch_start "$ad/queues.json"
-  for ((i = 0; i < TB_HOSTS; i++)); do coll_device_start "$arm" "$i" "$ad" "$p"; done
+  for ((i = 0; i < TB_HOSTS; i++)); do coll_device_start "$arm" "$i" "$ad" "$p" "$steps" "$warm"; done
   local rc=0
   wait_bg || rc=1
   qwatch_stop
@@ -73,12 +93,13 @@ coll_arm() {
   rm -f "$COLL_BOARD"
   COLL_BOARD=""
   ((rc == 0)) || log "warning: a device of $arm failed (see $ad/device-h*.log)"
+  log "collective $p, background ${pct}%: arm $arm took $((SECONDS - t0)) s"
 }
 
 # run collective: every pattern x background share x arm, then the tables
 # and plots (collective.py) in $TB_OUT/collective.
 exp_collective() {
-  local p pct arm d="$TB_OUT/collective"
+  local p pct arm d="$TB_OUT/collective" t0=$SECONDS
   IFS=, read -ra ARMS <<<"$TB_ARMS"
   IFS=, read -ra CPATS <<<"$TB_COLL_PATTERNS"
   IFS=, read -ra CBGS <<<"$TB_COLL_BG"
@@ -90,4 +111,5 @@ exp_collective() {
     done
   done
   python3 "$TB_LIB/collective.py" "$d" "$TB_RATE_MBIT" "$TB_HOSTS" "${ARMS[@]}" | tee "$d/summary.md"
+  log "collective ($TB_COLL_MODE) took $((SECONDS - t0)) s"
 }

@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "collective.h"
+#include "report.h"
 #include "homa/errors.h"
 #include "util/cpu.h"
 #include "util/json.h"
@@ -50,6 +51,7 @@ struct dev_run {
 	struct coll_msg *grp;  /**< the group (step or round) being sent */
 	uint32_t ngrp, cap;
 	uint64_t tag;          /**< step << 32 | round << 16; a message's tag adds its index */
+	uint64_t failed_tag;   /**< tag of the message whose RPC failed the run (UINT64_MAX: none) */
 };
 
 /** sleep_until() - The compute phase: sleep until @t_ns (CLOCK_MONOTONIC). */
@@ -113,8 +115,10 @@ static int send_group(struct dev_run *r, uint64_t *last_ns)
 		if (got < 0)
 			return got;
 		for (int i = 0; i < got; i++) {
-			if (done[i].err && retry(r, &done[i], done[i].err))
+			if (done[i].err && retry(r, &done[i], done[i].err)) {
+				r->failed_tag = done[i].tag;
 				return done[i].err;
+			}
 			if (!done[i].err) {
 				n--;
 				*last_ns = bench_now_ns();
@@ -202,6 +206,30 @@ static int steps(struct dev_run *r)
 	return rc;
 }
 
+/**
+ * report_failure() - On stderr: which message's RPC failed the run with
+ * @err (step, round, destination, tries), and the socket's protocol
+ * counters when the transport has them (read before the socket closes).
+ */
+static void report_failure(struct dev_run *r, int err)
+{
+	struct bench_proto p = { .valid = false };
+	char who[64];
+
+	if (r->failed_tag != UINT64_MAX) {
+		uint32_t k = (uint32_t)(r->failed_tag & 0xffff);
+		fprintf(stderr, "homa-bench device %u: step %u round %u: RPC to device %u failed "
+			"after %u tries: %s\n", r->d->rank, (uint32_t)(r->failed_tag >> 32),
+			(uint32_t)(r->failed_tag >> 16) & 0xffff, k < r->ngrp ? r->grp[k].dst : 0,
+			k < r->ngrp ? r->grp[k].tries : 0, homa_strerror(err));
+	}
+	if (r->ctx && r->ops->proto) {
+		r->ops->proto(r->ctx, &p);
+		snprintf(who, sizeof(who), "homa-bench device %u", r->d->rank);
+		bench_proto_print(stderr, who, &p);
+	}
+}
+
 int coll_device_run(const struct bench_client_ops *ops, const struct bench_tr_cfg *cfg,
 		    const struct coll_device *d, struct coll_sync *s)
 {
@@ -214,13 +242,17 @@ int coll_device_run(const struct bench_client_ops *ops, const struct bench_tr_cf
 		return HOMA_EINVAL;
 	}
 	r.timeout_ns = (uint64_t)(d->step_timeout_s * 1e9);
+	r.failed_tag = UINT64_MAX;
 	homa_rng_seed(&r.rng, d->seed * 1000003u + d->rank);
 	r.cap = d->lookups > r.ndev ? d->lookups : r.ndev;
 	r.grp = calloc(r.cap, sizeof(*r.grp));
 	int rc = r.grp ? ops->open(&r.ctx, cfg) : HOMA_ENOMEM;
 	if (rc == 0) {
 		rc = steps(&r);
+		if (rc)
+			report_failure(&r, rc);
 		ops->close(r.ctx);
+		r.ctx = NULL;
 	}
 	free(r.grp);
 	if (rc)
