@@ -174,6 +174,47 @@ static void coll_device_run__retries_failed_rpc(void **state)
 	fail_first = 0;
 }
 
+/**
+ * Devices started one by one, the last one later than a step timeout
+ * after the first, still run: the start waits up to join_timeout_s for
+ * every device to arrive (the step timeout bounds steps and later
+ * barriers only).
+ */
+static void coll_device_run__late_device_joins(void **state)
+{
+	const uint32_t n = 3;
+	struct coll_sync s;
+	pid_t pid[3];
+	int bad = 0;
+
+	assert_int_equal(coll_sync_open(&s, NULL, n, 2), 0);
+	for (uint32_t i = 0; i < n; i++) {
+		if (i == n - 1)
+			usleep(3000000); /* longer than the step timeout below */
+		pid[i] = fork();
+		assert_true(pid[i] >= 0);
+		if (pid[i] == 0) {
+			struct bench_tr_cfg cfg;
+			struct coll_device d = {
+				.pattern = COLL_ALLTOALL, .rank = i, .steps = 2, .compute_us = 2000,
+				.msg_bytes = 1000, .step_timeout_s = 2, .join_timeout_s = 60,
+				.seed = 1,
+			};
+			cfg_of(&cfg, n);
+			_exit(coll_device_run(&fake_ops, &cfg, &d, &s) ? 1 : 0);
+		}
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		int st;
+		waitpid(pid[i], &st, 0);
+		bad |= !WIFEXITED(st) || WEXITSTATUS(st);
+	}
+	assert_int_equal(bad, 0);
+	assert_int_equal(atomic_load(&s.b->failed), 0);
+	assert_int_equal(atomic_load(&s.b->done), n);
+	coll_sync_close(&s);
+}
+
 /** A device that never arrives makes the others' barrier time out, not hang. */
 static void coll_sync_barrier__times_out(void **state)
 {
@@ -228,6 +269,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(coll_device_run__step_ends_after_last_message),
 		cmocka_unit_test(coll_device_run__retries_failed_rpc),
+		cmocka_unit_test(coll_device_run__late_device_joins),
 		cmocka_unit_test(coll_sync_barrier__times_out),
 		cmocka_unit_test(coll_device_run__rejects_bad_settings),
 		cmocka_unit_test(coll_sync_open__file_of_another_run),

@@ -52,6 +52,7 @@ struct dev_run {
 	uint32_t ngrp, cap;
 	uint64_t tag;          /**< step << 32 | round << 16; a message's tag adds its index */
 	uint64_t failed_tag;   /**< tag of the message whose RPC failed the run (UINT64_MAX: none) */
+	uint32_t join_arrived; /**< devices at the start barrier when it timed out (0: it did not) */
 };
 
 /** sleep_until() - The compute phase: sleep until @t_ns (CLOCK_MONOTONIC). */
@@ -176,8 +177,11 @@ static int steps(struct dev_run *r)
 {
 	const struct coll_device *d = r->d;
 	uint64_t start;
-	int rc = coll_sync_barrier(r->s, bench_now_ns() + r->timeout_ns, &start);
+	double join_s = d->join_timeout_s > 0 ? d->join_timeout_s : d->step_timeout_s;
+	int rc = coll_sync_barrier(r->s, bench_now_ns() + (uint64_t)(join_s * 1e9), &start);
 
+	if (rc == HOMA_ETIMEDOUT)
+		r->join_arrived = atomic_load(&r->s->b->arrived);
 	int64_t cpu0 = homa_cpu_now_us(HOMA_CPU_PROCESS);
 	struct homa_host_cpu h0, h1;
 	int host = d->rank == 0 && homa_host_cpu_snap(&h0) == 0;
@@ -215,6 +219,11 @@ static void report_failure(struct dev_run *r, int err)
 {
 	struct bench_proto p = { .valid = false };
 	char who[64];
+
+	if (r->join_arrived)
+		fprintf(stderr, "homa-bench device %u: only %u of %u devices arrived at the start "
+			"within %.0f s\n", r->d->rank, r->join_arrived, r->ndev,
+			r->d->join_timeout_s > 0 ? r->d->join_timeout_s : r->d->step_timeout_s);
 
 	if (r->failed_tag != UINT64_MAX) {
 		uint32_t k = (uint32_t)(r->failed_tag & 0xffff);

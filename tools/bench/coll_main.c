@@ -18,6 +18,7 @@ static struct coll_device device_of(const struct bench_opts *o)
 		.rank = (uint32_t)o->rank, .steps = o->steps + o->warmup_steps,
 		.compute_us = o->compute_us, .msg_bytes = o->msg_bytes, .lookups = o->lookups,
 		.step_timeout_s = o->step_timeout_s, .seed = o->seed,
+		.join_timeout_s = COLL_JOIN_TIMEOUTS * o->step_timeout_s,
 	};
 	return d;
 }

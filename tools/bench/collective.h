@@ -29,6 +29,13 @@ enum coll_pattern { COLL_ALLTOALL = 0, COLL_ALLREDUCE = 1, COLL_LOOKUPS = 2, COL
 #define COLL_LOOKUP_MAX 4096u
 #define COLL_LOOKUP_REQ 100u
 
+/**
+ * homa-bench device: the wait at the start for every device to arrive, in
+ * step timeouts (the testbed starts its devices one by one, each through
+ * ip netns exec, which took over a minute for eight on a loaded machine).
+ */
+#define COLL_JOIN_TIMEOUTS 10
+
 /** What one device does. */
 struct coll_device {
 	enum coll_pattern pattern;
@@ -37,7 +44,12 @@ struct coll_device {
 	double compute_us;      /**< compute phase of every step */
 	uint32_t msg_bytes;     /**< alltoall message, allreduce chunk */
 	uint32_t lookups;       /**< lookups per step */
-	double step_timeout_s;  /**< longest wait for a barrier */
+	double step_timeout_s;  /**< longest wait for a step or a barrier */
+	/**
+	 * Longest wait at the start for every device to arrive (0: step_timeout_s).
+	 * Devices started one by one on a loaded machine arrive far apart.
+	 */
+	double join_timeout_s;
 	uint64_t seed;
 };
 
