@@ -2,7 +2,10 @@
 /**
  * @file echo_server.c
  * Example: a Homa echo server. Every request is answered with its own
- * bytes, sent straight from the received buffers (zero copy on receive).
+ * bytes, sent straight from the received buffers: homa_recv() hands the
+ * request over as views into the socket's buffers, and homa_reply_zc()
+ * sends the response from those views, so the server copies no payload
+ * byte (the request is released once the library is done sending).
  *
  *   echo_server [--port P] [--raw] [--count N] [--bind ADDR]
  *               [--pcap FILE] [--metrics-port N]
@@ -23,6 +26,58 @@ static const char usage[] =
 	"usage: echo_server [--port P] [--raw] [--count N] [--bind ADDR] " EXAMPLE_OBS_USAGE "\n"
 	"                   " EXAMPLE_ENCRYPT_USAGE "\n"
 	EXAMPLE_OBS_HELP;
+
+/** Most segments a response is sent from; a longer request is copied. */
+#define MAX_SEGMENTS 64
+
+/**
+ * release_request() - homa_release_fn of a response: the library reads
+ * the request's buffers no more, so give them back to the socket and free
+ * the struct that held them.
+ */
+static void release_request(void *arg)
+{
+	struct homa_message *m = arg;
+
+	homa_message_release(m);
+	free(m);
+}
+
+/**
+ * echo() - Answer request @m (malloc'd; echo() takes it) with its own
+ * bytes: by reference (homa_reply_zc() over the request's segments), or
+ * copied when it has more than MAX_SEGMENTS segments.
+ * Return: homa_reply_zc()'s or homa_reply_buf()'s result.
+ */
+static int echo(homa_socket *s, struct homa_message *m)
+{
+	struct homa_iov iov[MAX_SEGMENTS];
+	size_t off = 0;
+	int n = 0, err;
+
+	while (off < m->length && n < MAX_SEGMENTS) {
+		const void *p;
+		size_t len = homa_message_segment(m, off, &p);
+
+		iov[n++] = (struct homa_iov){p, len};
+		off += len;
+	}
+	if (off == m->length) {
+		/* on success release_request() runs once the library is done */
+		err = homa_reply_zc(s, m->id, iov, n, release_request, m);
+		if (err)
+			release_request(m);
+		return err;
+	}
+	void *buf = malloc(m->length);
+
+	err = HOMA_ENOMEM;
+	if (buf && homa_message_copy(m, 0, buf, m->length) == m->length)
+		err = homa_reply_buf(s, m->id, buf, m->length);
+	free(buf);
+	release_request(m);
+	return err;
+}
 
 int main(int argc, char **argv)
 {
@@ -58,33 +113,17 @@ int main(int argc, char **argv)
 	       o.driver == HOMA_DRIVER_RAW ? "raw IP" : o.driver == HOMA_DRIVER_XDP ? "XDP" : "UDP");
 	fflush(stdout);
 	for (long served = 0; count < 0 || served < count; served++) {
-		struct homa_message m;
-		struct homa_iov iov[64];
-		int n = 0;
+		struct homa_message *m = malloc(sizeof(*m));
 
-		err = homa_recv(s, HOMA_RECV_REQUEST, 0, -1, &m);   /* wait for a request */
+		if (!m)
+			break;
+		err = homa_recv(s, HOMA_RECV_REQUEST, 0, -1, m);   /* wait for a request */
 		if (err) {
 			fprintf(stderr, "echo_server: homa_recv: %s\n", homa_strerror(err));
+			free(m);
 			break;
 		}
-		/* Reply with the request's own buffers: an iovec of its segments. */
-		for (size_t off = 0; off < m.length && n < 64; n++) {
-			const void *p;
-			size_t len = homa_message_segment(&m, off, &p);
-
-			iov[n] = (struct homa_iov){p, len};
-			off += len;
-		}
-		if (n == 64) {  /* too many segments: copy into one buffer instead */
-			void *buf = malloc(m.length);
-
-			homa_message_copy(&m, 0, buf, m.length);
-			err = homa_reply_buf(s, m.id, buf, m.length);
-			free(buf);
-		} else {
-			err = homa_reply(s, m.id, iov, n);      /* copied: release after */
-		}
-		homa_message_release(&m);
+		err = echo(s, m);
 		if (err)
 			fprintf(stderr, "echo_server: homa_reply: %s\n", homa_strerror(err));
 	}

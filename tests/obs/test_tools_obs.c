@@ -269,6 +269,34 @@ static void tools_obs__echo_examples(void **state)
 }
 
 /**
+ * tools_obs__echo_zero_copy() - Without a capture (which reads packets
+ * whole), echo_server echoes 19 requests of 30000 bytes from the
+ * requests' own buffers: its engine copies every byte once on receive
+ * and none on send (the copying reply it used before copied all of them).
+ * echo_client checks each echo through views and exits 0.
+ */
+static void tools_obs__echo_zero_copy(void **state)
+{
+	uint16_t port = free_port(SOCK_DGRAM), ms = free_port(SOCK_STREAM);
+	char *slog = path_of("zc_server.log"), *clog = path_of("zc_client.log");
+	char *sargv[] = {ECHO_SERVER, "--port", num(port, 0), "--count", "20",
+			 "--metrics-port", num(ms, 1), NULL};
+	char *cargv[] = {ECHO_CLIENT, "--port", num(port, 0), "--count", "19", "--size", "30000",
+			 NULL};
+	char *last[] = {ECHO_CLIENT, "--port", num(port, 0), "--count", "1", NULL};
+	pid_t srv = spawn(sargv, slog);
+
+	assert_true(scrape(ms, "homa_server_requests_received_total", port) == 0);
+	wait_exit(spawn(cargv, clog), clog);
+	assert_true(scrape(ms, "homa_payload_copied_in_bytes_total", port) == 19 * 30000.0);
+	assert_true(scrape(ms, "homa_payload_copied_out_bytes_total", port) == 0);
+	wait_exit(spawn(last, clog), clog);  /* the 20th request: the server stops */
+	wait_exit(srv, slog);
+	free(slog);
+	free(clog);
+}
+
+/**
  * tools_obs__kv_examples() - kv_server and kv_client (one lookup thread
  * for 0.3 s: a capture tshark reads in a few seconds) both serve /metrics
  * while running; both captures decode.
@@ -378,6 +406,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(tools_obs__bench_server_and_client),
 		cmocka_unit_test(tools_obs__echo_examples),
+		cmocka_unit_test(tools_obs__echo_zero_copy),
 		cmocka_unit_test(tools_obs__kv_examples),
 		cmocka_unit_test(tools_obs__rtt_compare),
 		cmocka_unit_test(tools_obs__readme_tshark_line),
