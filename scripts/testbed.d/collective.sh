@@ -28,13 +28,14 @@ COLL_BOARD=""
 # every host i sends TB_COLL_BG_MSG messages to host i + N/2, open loop,
 # PCT percent of the link rate, into the devices' servers; until killed.
 coll_bg_start() {
-  local arm=$1 dir=$2 pct=$3 i n=$TB_HOSTS b gbps
+  local arm=$1 dir=$2 pct=$3 i n=$TB_HOSTS b gbps flags
   b=$(bench_bin)
+  flags=$(arm_flags "$arm")
   gbps=$(awk -v m="$TB_RATE_MBIT" -v f="$pct" 'BEGIN { printf "%.6g", m * f / 100 / 1000 }')
   for ((i = 0; i < n; i++)); do
-    # shellcheck disable=SC2046
+    # shellcheck disable=SC2086
     ip netns exec "$(tb_host_ns "$i")" nice -n "$TB_NICE" taskset -c "$TB_HOST_CPUS" \
-      "$b" client $(arm_flags "$arm") --servers "$(server_list "$arm" $(((i + n / 2) % n)))" \
+      "$b" client $flags --servers "$(server_list "$arm" $(((i + n / 2) % n)))" \
       --ctl-port -1 --workload "$TB_COLL_BG_MSG" --load-gbps "$gbps" --duration 3600 --warmup 0 \
       --seed $((i + 101)) --quiet >"$dir/bg-h$i.log" 2>&1 &
     BULK_PIDS+=($!)
@@ -54,18 +55,21 @@ coll_steps() {
   echo "${TB_COLL_STEPS:-$n} ${TB_COLL_WARMUP_STEPS:-$w}"
 }
 
-# Starts device I of a run of arm ARM, pattern P, STEPS steps after WARM
-# warm-up; rank 0 writes DIR/device.json.
+# Starts device I of pattern P, STEPS steps after WARM warm-up; rank 0
+# writes DIR/device.json. B is homa-bench, FLAGS the arm's
+# flags and ALL every device's server: computed once per arm by the caller,
+# since on a loaded machine each subshell here delayed the next device's
+# start (eight took over a minute).
 coll_device_start() {
-  local arm=$1 i=$2 dir=$3 p=$4 steps=$5 warm=$6 b all
-  b=$(bench_bin)
-  all=$(server_list "$arm" $(seq 0 $((TB_HOSTS - 1))))
-  # shellcheck disable=SC2046
+  local i=$1 dir=$2 p=$3 steps=$4 warm=$5 b=$6 flags=$7 all=$8
+  local js=""
+  ((i == 0)) && js="--json $dir/device.json"
+  # shellcheck disable=SC2086
   ip netns exec "$(tb_host_ns "$i")" nice -n "$TB_NICE" taskset -c "$TB_HOST_CPUS" \
-    "$b" device $(arm_flags "$arm") --pattern "$p" --servers "$all" --rank "$i" \
+    "$b" device $flags --pattern "$p" --servers "$all" --rank "$i" \
     --sync "$COLL_BOARD" --steps "$steps" --warmup-steps "$warm" \
     --compute-us "$TB_COLL_COMPUTE_US" --msg-bytes "$TB_COLL_MSG" --lookups "$TB_COLL_LOOKUPS" \
-    --step-timeout 60 --seed $((i + 1)) $( ((i == 0)) && echo "--json $dir/device.json") \
+    --step-timeout 60 --seed $((i + 1)) $js \
     --quiet >"$dir/device-h$i.log" 2>&1 &
   BG_PIDS+=($!)
 }
@@ -84,7 +88,13 @@ coll_arm() {
   COLL_BOARD=$(mktemp /dev/shm/homa-coll.XXXXXX)
   : >"$COLL_BOARD"
   qwatch_start "$ad/queues.json"
-  for ((i = 0; i < TB_HOSTS; i++)); do coll_device_start "$arm" "$i" "$ad" "$p" "$steps" "$warm"; done
+  local b flags all
+  b=$(bench_bin)
+  flags=$(arm_flags "$arm")
+  all=$(server_list "$arm" $(seq 0 $((TB_HOSTS - 1))))
+  for ((i = 0; i < TB_HOSTS; i++)); do
+    coll_device_start "$i" "$ad" "$p" "$steps" "$warm" "$b" "$flags" "$all"
+  done
   local rc=0
   wait_bg || rc=1
   qwatch_stop
