@@ -111,6 +111,9 @@ struct homa_settings {
 	 * with HOMA_ENOSERVER (default 3; 0 = never restart). A request to a
 	 * port that does not serve thus fails within about
 	 * (max_restarts + 1) x resend_ticks ticks, well inside the timeout.
+	 * No cap while that port answered another request of this endpoint
+	 * within timeout_ticks: it serves and lost the request (e.g. under a
+	 * flood), so the RPC restarts until the port stops answering.
 	 */
 	uint32_t max_restarts;
 	/**

@@ -127,6 +127,7 @@ static void message_complete(homa_engine *e, struct homa_rpc *rpc)
 		e->st.client_rpcs_completed++;
 		homa_hist_add(e->st.rpc_latency_hist, e->now - rpc->start_ns);
 		homa_peer_add_ack(e, rpc->peer, rpc->id, rpc->dport);
+		homa_peer_mark_served(e, rpc->peer, rpc->dport);
 	} else {
 		ev.type = HOMA_EV_REQUEST;
 		rpc->state = RPC_IN_SERVICE;
@@ -296,15 +297,22 @@ static int handle_resend(homa_engine *e, const homa_addr *src, const struct homa
 /**
  * restart() - The server lost @rpc's request before answering: send it
  * again from byte 0, or, once settings.max_restarts restarts were spent,
- * fail the RPC with HOMA_ENOSERVER (nothing at that port takes it).
+ * fail the RPC with HOMA_ENOSERVER (nothing at that port takes it). The
+ * cap does not apply while that port answered another request of ours
+ * within timeout_ticks (homa_peer_port_serves()): it serves, and lost
+ * this request (a flood overflowing its receive buffer loses most
+ * packets, and four losses in a row failed honest RPCs); the RPC keeps
+ * restarting, and fails at the cap once that port stops answering.
  */
 static void restart(homa_engine *e, struct homa_rpc *rpc)
 {
-	if (rpc->restarts >= e->s.max_restarts) {
+	if (rpc->restarts >= e->s.max_restarts &&
+	    !homa_peer_port_serves(e, rpc->peer, rpc->dport)) {
 		homa_rpc_fail(e, rpc, HOMA_ENOSERVER);
 		return;
 	}
-	rpc->restarts++;
+	if (rpc->restarts < UINT16_MAX)
+		rpc->restarts++;
 	rpc->state = RPC_OUTGOING;
 	homa_rpc_heard(e, rpc);
 	homa_msgout_restart(e, rpc);

@@ -36,6 +36,8 @@
 #define HOMA_CLIENT_RETRY_TIMEOUTS 4
 /** Ports per peer host remembered as timed out (see peer.c). */
 #define HOMA_PEER_DEAD_PORTS 4
+/** Ports per peer remembered as serving (homa_peer_port_serves()). */
+#define HOMA_PEER_SERVED_PORTS 2
 
 
 /** Buckets of evictable requests by log2 of bytes left (see evict.c). */
@@ -174,10 +176,17 @@ struct homa_peer {
 	uint64_t unknown_tick;    /**< tick of our latest RPC_UNKNOWN to it */
 	uint32_t unknown_sent;    /**< RPC_UNKNOWNs sent during unknown_tick */
 	/** ports of this host that timed out: new RPCs to them fail before until_tick */
-	struct homa_dead_port {
+	struct homa_peer_port {
 		uint16_t port;
 		uint64_t until_tick;
 	} dead[HOMA_PEER_DEAD_PORTS];
+	/**
+	 * ports of this host that answered one of our requests within
+	 * timeout_ticks (until_tick): they serve, so an RPC_UNKNOWN from one
+	 * means a lost request, and restarts toward it are not capped
+	 * (homa_peer_port_serves())
+	 */
+	struct homa_peer_port served[HOMA_PEER_SERVED_PORTS];
 	uint64_t grant_gen;       /**< grant pass that already chose this peer */
 	uint64_t ack_ids[HOMA_PEER_ACKS];   /**< completed client RPC ids to ack */
 	uint16_t ack_ports[HOMA_PEER_ACKS]; /**< their server ports */
@@ -343,6 +352,8 @@ void homa_peers_tick(homa_engine *e);
 bool homa_peer_port_dead(const homa_engine *e, const struct homa_peer *p, uint16_t port);
 bool homa_peer_mark_dead(homa_engine *e, struct homa_peer *p, uint16_t port);
 void homa_peer_port_alive(struct homa_peer *p, uint16_t port);
+void homa_peer_mark_served(homa_engine *e, struct homa_peer *p, uint16_t port);
+bool homa_peer_port_serves(const homa_engine *e, const struct homa_peer *p, uint16_t port);
 
 /* rpc.c */
 struct homa_rpc *homa_rpc_find(homa_engine *e, uint64_t id, const homa_addr *addr, uint16_t port);

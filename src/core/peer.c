@@ -72,6 +72,35 @@ static void peer_unlink_free(homa_engine *e, struct homa_peer *p)
 /** Idle peers kept (for their cutoffs) before homa_peer_put() frees them at once. */
 #define HOMA_IDLE_PEERS 1024
 
+/** port_find() - True if @port is in @tab (@n entries) until after @tick. */
+static bool port_find(const struct homa_peer_port *tab, int n, uint16_t port, uint64_t tick)
+{
+	for (int i = 0; i < n; i++)
+		if (tab[i].port == port && tab[i].until_tick > tick)
+			return true;
+	return false;
+}
+
+/**
+ * port_set() - Remember @port in @tab (@n entries) until @until: its own
+ * entry if it has one, else the entry closest to expiry.
+ */
+static void port_set(struct homa_peer_port *tab, int n, uint16_t port, uint64_t until)
+{
+	int k = 0;
+
+	for (int i = 0; i < n; i++) {
+		if (tab[i].port == port) {
+			k = i;
+			break;
+		}
+		if (tab[i].until_tick < tab[k].until_tick)
+			k = i;
+	}
+	tab[k].port = port;
+	tab[k].until_tick = until;
+}
+
 /**
  * homa_peer_port_dead() - True if RPCs to @port of @p timed out recently
  * (within resend_ticks): new RPCs to that port fail at once. Other ports
@@ -79,10 +108,7 @@ static void peer_unlink_free(homa_engine *e, struct homa_peer *p)
  */
 bool homa_peer_port_dead(const homa_engine *e, const struct homa_peer *p, uint16_t port)
 {
-	for (int i = 0; i < HOMA_PEER_DEAD_PORTS; i++)
-		if (p->dead[i].port == port && p->dead[i].until_tick > e->tick)
-			return true;
-	return false;
+	return port_find(p->dead, HOMA_PEER_DEAD_PORTS, port, e->tick);
 }
 
 /**
@@ -94,19 +120,30 @@ bool homa_peer_port_dead(const homa_engine *e, const struct homa_peer *p, uint16
 bool homa_peer_mark_dead(homa_engine *e, struct homa_peer *p, uint16_t port)
 {
 	bool fresh = !homa_peer_port_dead(e, p, port);
-	int k = 0;
 
-	for (int i = 0; i < HOMA_PEER_DEAD_PORTS; i++) {
-		if (p->dead[i].port == port) {
-			k = i;
-			break;
-		}
-		if (p->dead[i].until_tick < p->dead[k].until_tick)
-			k = i;
-	}
-	p->dead[k].port = port;
-	p->dead[k].until_tick = e->tick + e->s.resend_ticks;
+	port_set(p->dead, HOMA_PEER_DEAD_PORTS, port, e->tick + e->s.resend_ticks);
 	return fresh;
+}
+
+/**
+ * homa_peer_mark_served() - A response from @port of @p arrived: that port
+ * serves, for the next timeout_ticks (homa_peer_port_serves()). Keeps the
+ * HOMA_PEER_SERVED_PORTS latest ports.
+ */
+void homa_peer_mark_served(homa_engine *e, struct homa_peer *p, uint16_t port)
+{
+	port_set(p->served, HOMA_PEER_SERVED_PORTS, port, e->tick + e->s.timeout_ticks);
+}
+
+/**
+ * homa_peer_port_serves() - True if a response from @port of @p arrived
+ * within timeout_ticks: an RPC_UNKNOWN from that port means it lost a
+ * request (a flood overflowing its receive buffer), not that nothing
+ * serves there.
+ */
+bool homa_peer_port_serves(const homa_engine *e, const struct homa_peer *p, uint16_t port)
+{
+	return port_find(p->served, HOMA_PEER_SERVED_PORTS, port, e->tick);
 }
 
 /** homa_peer_port_alive() - A packet came from @port of @p: it is not dead. */

@@ -571,6 +571,107 @@ static void homa_engine_input__mutation_fuzz_start_msg(void **state)
 	mutation_fuzz(true);
 }
 
+/** drop_requests() - th_filter: drop every client DATA packet while *@ctx is true. */
+static bool drop_requests(void *ctx, int from, const uint8_t *pkt, size_t len, uint64_t n)
+{
+	struct homa_pkt k;
+
+	(void)n;
+	return *(bool *)ctx && from == 0 && !homa_wire_decode(pkt, len, &k) &&
+	       k.type == HOMA_PKT_DATA;
+}
+
+/**
+ * lossy_server() - An echo pair whose server answered one 100-byte RPC,
+ * then loses every request packet (@drop is set): a second RPC is sent.
+ * Return: the second RPC's id.
+ */
+static uint64_t lossy_server(struct th_pair *p, bool *drop)
+{
+	static uint8_t req[100];
+	struct homa_iov iov = {req, sizeof(req)};
+	struct homa_event ev;
+	uint64_t id;
+
+	th_pair_init(p, NULL);
+	p->filter = drop_requests;
+	p->filter_ctx = drop;
+	p->echo = true;
+	p->logging = false;
+	*drop = false;
+	assert_int_equal(homa_engine_send_request(p->e[0], &p->addr[1], p->port[1], &iov, 1, 1,
+						  p->now, &id), 0);
+	th_pair_run(p, 1000000);
+	assert_int_equal(homa_engine_next_event(p->e[0], &ev), 1);
+	assert_int_equal(ev.type, HOMA_EV_RESPONSE);
+	homa_engine_msg_release(p->e[0], ev.msg);
+	*drop = true;
+	assert_int_equal(homa_engine_send_request(p->e[0], &p->addr[1], p->port[1], &iov, 1, 2,
+						  p->now, &id), 0);
+	return id;
+}
+
+/**
+ * restart__serving_port_not_capped() - A port that answered a request
+ * within timeout_ticks serves: when it loses the next request again and
+ * again (a flood overflowing its receive buffer), each RPC_UNKNOWN
+ * restarts the request past max_restarts, and once the loss stops the RPC
+ * completes (it failed with HOMA_ENOSERVER after max_restarts restarts).
+ */
+static void restart__serving_port_not_capped(void **state)
+{
+	const struct homa_settings *s;
+	struct homa_event ev;
+	struct homa_stats st;
+	struct th_pair p;
+	bool drop;
+	uint64_t id;
+
+	(void)state;
+	id = lossy_server(&p, &drop);
+	s = homa_engine_settings(p.e[0]);
+	th_pair_run(&p, (uint64_t)s->timeout_ticks * s->tick_ns / 2);
+	homa_engine_stats(p.e[0], &st);
+	assert_true(st.rpc_restarts > s->max_restarts);
+	assert_int_equal(homa_engine_next_event(p.e[0], &ev), 0);
+	drop = false;
+	th_pair_run(&p, 100 * s->tick_ns);
+	assert_int_equal(homa_engine_next_event(p.e[0], &ev), 1);
+	assert_int_equal(ev.type, HOMA_EV_RESPONSE);
+	assert_true(ev.id == id);
+	homa_engine_msg_release(p.e[0], ev.msg);
+	th_pair_free(&p);
+}
+
+/**
+ * restart__cap_returns_when_port_stops_answering() - The same server
+ * losing every request for good: once timeout_ticks passed without an
+ * answer from the port, the cap applies again and the RPC fails with
+ * HOMA_ENOSERVER, within two timeouts (not after max_restarts
+ * restarts, while the port's answer was recent).
+ */
+static void restart__cap_returns_when_port_stops_answering(void **state)
+{
+	const struct homa_settings *s;
+	struct homa_event ev;
+	struct th_pair p;
+	uint64_t id, t0;
+	bool drop;
+
+	(void)state;
+	id = lossy_server(&p, &drop);
+	s = homa_engine_settings(p.e[0]);
+	t0 = p.now;
+	while (homa_engine_next_event(p.e[0], &ev) == 0 &&
+	       p.now - t0 < 2ull * s->timeout_ticks * s->tick_ns)
+		th_pair_run(&p, s->tick_ns);
+	assert_int_equal(ev.type, HOMA_EV_ERROR);
+	assert_true(ev.id == id);
+	assert_int_equal(ev.error, HOMA_ENOSERVER);
+	assert_true(p.now - t0 >= (uint64_t)s->timeout_ticks * s->tick_ns / 2);
+	th_pair_free(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -579,6 +680,8 @@ int main(void)
 		cmocka_unit_test(homa_ctl_send__queue_cap),
 		cmocka_unit_test(homa_engine_input__mutation_fuzz),
 		cmocka_unit_test(homa_engine_input__mutation_fuzz_start_msg),
+		cmocka_unit_test(restart__serving_port_not_capped),
+		cmocka_unit_test(restart__cap_returns_when_port_stops_answering),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -3,6 +3,7 @@
  * @file rt_load.c
  * See rt_load.h.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -42,8 +43,11 @@ static void on_outcome(struct rt_result *res, struct slot *sl, uint64_t first, i
 	if (s->ended++)
 		res->twice++;
 	if (r) {
+		if (res->failed < RT_FAIL_SAMPLES)
+			res->fail[res->failed] = (struct rt_failure){serial, r, rt_now() - s->start};
 		res->failed++;
 		res->last_error = (uint64_t)-r;
+		res->errors[r < 0 && -r < RT_ERR_CODES ? -r : RT_ERR_CODES - 1]++;
 		return;
 	}
 	if (!rt_check(m, serial, RT_RESP_SEED(serial), rt_resp_len(serial), tmp))
@@ -101,6 +105,26 @@ void rt_load_run(homa_socket *c, int port, uint64_t first, uint64_t n, int windo
 	free(sl);
 	free(buf);
 	free(tmp);
+}
+
+/** rt_result_print_failures() - See rt_load.h. */
+void rt_result_print_failures(const char *what, const struct rt_result *res)
+{
+	uint64_t i;
+
+	if (!res->failed)
+		return;
+	for (i = 1; i < RT_ERR_CODES; i++)
+		if (res->errors[i])
+			printf("# %s: %llu RPCs failed with %s (%d)\n", what,
+			       (unsigned long long)res->errors[i],
+			       i < RT_ERR_CODES - 1 ? homa_strerror(-(int)i) : "another code",
+			       i < RT_ERR_CODES - 1 ? -(int)i : 0);
+	for (i = 0; i < res->failed && i < RT_FAIL_SAMPLES; i++)
+		printf("# %s: RPC %llu failed with %d (%s) after %.1f ms\n", what,
+		       (unsigned long long)res->fail[i].serial, res->fail[i].error,
+		       homa_strerror(res->fail[i].error), res->fail[i].after_ns / 1e6);
+	fflush(stdout);
 }
 
 /** cmp_u64() - qsort order of uint64_t. */

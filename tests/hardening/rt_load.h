@@ -15,6 +15,18 @@
 /** Latencies kept per run for percentiles. */
 #define RT_LAT_SAMPLES 4096
 
+/** Distinct error codes counted per run (homa error codes are -1 .. -RT_ERR_CODES+1). */
+#define RT_ERR_CODES 64
+/** Failed RPCs recorded one by one per run (the first ones). */
+#define RT_FAIL_SAMPLES 16
+
+/** One failed RPC: which error ended it, and when. */
+struct rt_failure {
+	uint64_t serial;        /**< the RPC's serial (its cookie) */
+	int error;              /**< the homa error code that ended it (negative) */
+	uint64_t after_ns;      /**< time from its homa_send() to the error */
+};
+
 /** Outcome of a run. */
 struct rt_result {
 	uint64_t sent;
@@ -26,7 +38,17 @@ struct rt_result {
 	uint64_t hung;          /**< RPCs with no outcome within the wait bound */
 	uint64_t lat_sum_ns, lat_max_ns, lat_n;
 	uint64_t lat[RT_LAT_SAMPLES]; /**< the first RT_LAT_SAMPLES latencies, ns (for percentiles) */
+	uint64_t errors[RT_ERR_CODES]; /**< failed RPCs by error: errors[-code] (last slot: any other code) */
+	struct rt_failure fail[RT_FAIL_SAMPLES]; /**< the first failed RPCs, in order */
 };
+
+/**
+ * rt_result_print_failures() - Print to stdout, prefixed by @what, how many
+ * RPCs of @res each error code ended (with homa_strerror()'s text) and the
+ * first failed RPCs with the time each took to fail. Prints nothing if no
+ * RPC failed.
+ */
+void rt_result_print_failures(const char *what, const struct rt_result *res);
 
 /**
  * rt_lat_percentile() - The @pct-th percentile (0..100) of the recorded

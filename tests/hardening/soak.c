@@ -113,6 +113,7 @@ int main(int argc, char **argv)
 		rt_load_run(c, sv.port, first, 100000, 16, 30000000000ull, rt_now() + 1000000000ull, &r);
 		first += r.sent;
 		add(&tot, &r);
+		rt_result_print_failures("soak", &r);
 		homa_socket_stats(sv.s, &ss);
 		smp[n] = (struct sample){(rt_now() - t0) / 1e9, rt_rss_kb(), tot.ok, tot.failed,
 					 ss.rx_buffered_bytes, ss.active_rpcs};
