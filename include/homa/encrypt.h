@@ -26,7 +26,8 @@
  * On an encrypted socket homa_send_request() and homa_send() may also
  * return HOMA_ENOASSOC (no association and no key exchange configured)
  * and the errors of homa_encrypt_connect(). homa_open() returns
- * HOMA_ENOTSUP for the raw driver, HOMA_EINVAL for only some of the
+ * HOMA_ENOTSUP for the raw and XDP drivers (before opening them: PSP is
+ * implemented on the UDP driver only), HOMA_EINVAL for only some of the
  * certificate files or unreadable ones, HOMA_EADDRINUSE if the key
  * exchange's TCP port is taken.
  */

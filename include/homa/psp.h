@@ -53,8 +53,11 @@ extern "C" {
 
 /** PSP versions (the version field of the header). */
 enum homa_psp_version {
-	HOMA_PSP_AES_GCM_128 = 0, /**< 16-byte keys */
-	HOMA_PSP_AES_GCM_256 = 1, /**< 32-byte keys */
+	HOMA_PSP_AES_GCM_128 = 0,  /**< 16-byte keys */
+	HOMA_PSP_AES_GCM_256 = 1,  /**< 32-byte keys */
+	HOMA_PSP_AES_GMAC_128 = 2, /**< integrity only: nothing encrypted, the whole
+				    *   packet authenticated; 16-byte keys */
+	HOMA_PSP_AES_GMAC_256 = 3, /**< as GMAC-128 with 32-byte keys */
 };
 
 /** Why an incoming packet was rejected (homa_psp_stats.rejected[]). */
@@ -105,14 +108,18 @@ HOMA_API void homa_psp_free(homa_psp *p);
 /** homa_psp_version() - The version @p receives with. */
 HOMA_API int homa_psp_version(const homa_psp *p);
 
-/** homa_psp_key_len() - Bytes of a key of PSP @version (16, 32; 0 if unknown). */
+/**
+ * homa_psp_key_len() - Bytes of a key of PSP @version (16 for versions 0
+ * and 2, 32 for 1 and 3; 0 if unknown).
+ */
 HOMA_API size_t homa_psp_key_len(int version);
 
 /**
  * homa_psp_derive() - The key of @spi under master key @master (32 bytes)
  * for @version: AES-256-CMAC in counter mode (NIST SP 800-108), one block
- * per 16 key bytes: counter (u32, from 1), label "Pv0"/"Pv1", 0, SPI,
- * key length in bits (u32), all big-endian.
+ * per 16 key bytes: counter (u32, from 1), label "Pv0" (128-bit keys:
+ * versions 0 and 2) or "Pv1" (256-bit keys: 1 and 3), 0, SPI, key length
+ * in bits (u32), all big-endian.
  * @key: receives homa_psp_key_len(@version) bytes.
  * Return: 0; HOMA_EINVAL; HOMA_EIO (OpenSSL failed).
  */

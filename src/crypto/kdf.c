@@ -18,9 +18,9 @@
 /** homa_psp_key_len() - See psp.h. */
 size_t homa_psp_key_len(int version)
 {
-	if (version == HOMA_PSP_AES_GCM_128)
+	if (version == HOMA_PSP_AES_GCM_128 || version == HOMA_PSP_AES_GMAC_128)
 		return 16;
-	if (version == HOMA_PSP_AES_GCM_256)
+	if (version == HOMA_PSP_AES_GCM_256 || version == HOMA_PSP_AES_GMAC_256)
 		return 32;
 	return 0;
 }
@@ -71,7 +71,7 @@ static int psp_derive_with(EVP_MAC *mac, const uint8_t *master, int version, uin
 		return HOMA_EINVAL;
 	for (uint32_t i = 0; i < len / 16; i++) {
 		put32(in, i + 1);
-		memcpy(in + 4, version == HOMA_PSP_AES_GCM_128 ? "Pv0" : "Pv1", 3);
+		memcpy(in + 4, len == 16 ? "Pv0" : "Pv1", 3);
 		in[7] = 0;
 		put32(in + 8, spi);
 		put32(in + 12, (uint32_t)len * 8);

@@ -18,8 +18,9 @@
 /** psp_cipher() - See psp_int.h. */
 EVP_CIPHER *psp_cipher(const homa_psp *p, int version)
 {
-	return version == HOMA_PSP_AES_GCM_128 ? p->gcm128
-	       : version == HOMA_PSP_AES_GCM_256 ? p->gcm256 : NULL;
+	size_t len = homa_psp_key_len(version); /* GMAC is GCM with nothing to encrypt */
+
+	return len == 16 ? p->gcm128 : len == 32 ? p->gcm256 : NULL;
 }
 
 /** homa_psp_new() - See psp.h. */

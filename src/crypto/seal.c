@@ -6,19 +6,31 @@
  * Sealed layout: PSP header (16) | Homa common header (28, clear) |
  * rest of the Homa packet (encrypted) | ICV (16). Nonce = SPI || IV,
  * which are bytes 4..15 of the header; AAD = header and clear part.
+ * GMAC versions (2, 3) encrypt nothing: the AAD is the header and the
+ * whole Homa packet, and the ICV is AES-GCM's tag over it.
  */
 #include <string.h>
 
 #include "psp_int.h"
 
-/** Bytes authenticated but not encrypted: the PSP header and the common header. */
+/** Bytes authenticated but not encrypted under GCM: the PSP header and the common header. */
 #define AAD_LEN (HOMA_PSP_HDR_LEN + PSP_CLEAR_LEN)
+
+/**
+ * clear_len() - Bytes of a @len-byte Homa packet left in clear under
+ * @version: the common header (GCM), or all of them (GMAC).
+ */
+static size_t clear_len(int version, size_t len)
+{
+	return version >= HOMA_PSP_AES_GMAC_128 ? len : PSP_CLEAR_LEN;
+}
 
 /** homa_psp_seal() - See psp.h. */
 int homa_psp_seal(homa_psp *p, const homa_addr *dst, uint8_t *pkt, size_t len, size_t cap)
 {
 	struct psp_tx *x;
 	struct psp_hdr h;
+	size_t clear;
 
 	if (!p || !dst || !pkt || len < PSP_CLEAR_LEN)
 		return HOMA_EINVAL;
@@ -40,8 +52,9 @@ int homa_psp_seal(homa_psp *p, const homa_addr *dst, uint8_t *pkt, size_t len, s
 			     .spi = x->spi, .iv = ++x->iv};
 	memmove(pkt + HOMA_PSP_HDR_LEN, pkt, len);
 	psp_hdr_write(&h, pkt);
-	if (psp_aead_seal(&x->aead, pkt + 4, pkt, AAD_LEN, pkt + AAD_LEN, len - PSP_CLEAR_LEN,
-			  pkt + HOMA_PSP_HDR_LEN + len)) {
+	clear = HOMA_PSP_HDR_LEN + clear_len(x->version, len);
+	if (psp_aead_seal(&x->aead, pkt + 4, pkt, clear, pkt + clear,
+			  HOMA_PSP_HDR_LEN + len - clear, pkt + HOMA_PSP_HDR_LEN + len)) {
 		p->st.seal_errors++;
 		return HOMA_EIO;
 	}
@@ -77,6 +90,7 @@ int homa_psp_open(homa_psp *p, uint8_t *pkt, size_t len)
 {
 	struct psp_hdr h;
 	struct psp_rx *r;
+	size_t clear;
 	int why;
 
 	if (len < 2 || pkt[0] != HOMA_PSP_NEXT_HDR || pkt[1] != 1)
@@ -94,8 +108,9 @@ int homa_psp_open(homa_psp *p, uint8_t *pkt, size_t len)
 	why = psp_replay_check(&r->win, h.iv);
 	if (why)
 		return reject(p, -1 - why);
-	if (psp_aead_open(&r->aead, pkt + 4, pkt, AAD_LEN, pkt + AAD_LEN,
-			  len - AAD_LEN - HOMA_PSP_ICV_LEN, pkt + len - HOMA_PSP_ICV_LEN))
+	clear = HOMA_PSP_HDR_LEN + clear_len(h.version, len - HOMA_PSP_OVERHEAD);
+	if (psp_aead_open(&r->aead, pkt + 4, pkt, clear, pkt + clear,
+			  len - clear - HOMA_PSP_ICV_LEN, pkt + len - HOMA_PSP_ICV_LEN))
 		return reject(p, HOMA_PSP_REJ_AUTH);
 	psp_replay_mark(&r->win, h.iv);
 	memmove(pkt, pkt + HOMA_PSP_HDR_LEN, len - HOMA_PSP_OVERHEAD);

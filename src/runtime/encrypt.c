@@ -144,8 +144,6 @@ int homa_rt_enc_open(struct homa_rt *rt, const struct homa_open_opts *o,
 
 	if (!e)
 		return 0;
-	if (o->driver != HOMA_DRIVER_UDP)
-		return HOMA_ENOTSUP;
 	x = calloc(1, sizeof(*x));
 	if (!x)
 		return HOMA_ENOMEM;

@@ -382,7 +382,8 @@ void homa_rt_zc_notify(struct rt_zc *list);
  * homa_rt_enc_open() - With @o->encrypt set: create the socket's PSP
  * state, install its packet hooks, and on server sockets with
  * certificates start the key-exchange service on @bind_sa's address.
- * Return: 0; HOMA_ENOTSUP (raw driver); HOMA_EINVAL (only some of the
+ * The caller has refused other drivers than UDP (HOMA_ENOTSUP).
+ * Return: 0; HOMA_EINVAL (only some of the
  * certificate files, unreadable files, bad version); HOMA_EADDRINUSE
  * (service port taken); HOMA_ENOMEM; HOMA_EIO.
  */

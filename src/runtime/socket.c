@@ -138,6 +138,8 @@ static int rt_setup(struct homa_rt *rt, const struct homa_open_opts *o,
 
 	if (err)
 		return err;
+	if (o->encrypt && o->driver != HOMA_DRIVER_UDP)
+		return HOMA_ENOTSUP; /* PSP rides the UDP driver only; say so before any opens */
 	err = homa_driver_open(o->driver, &cfg, &rt->drv);
 	if (err)
 		return err;

@@ -18,10 +18,15 @@ from cryptography.hazmat.primitives.cmac import CMAC
 CLEAR = 28  # Homa common header, crypt offset 7 words
 
 
+def gmac(version):
+    """Versions 2 and 3 (AES-GMAC) authenticate everything, encrypt nothing."""
+    return version >= 2
+
+
 def derive(master, version, spi):
     """SP 800-108 counter mode with AES-256-CMAC, as PSP defines."""
-    nbits = 128 if version == 0 else 256
-    label = b"Pv0" if version == 0 else b"Pv1"
+    nbits = 128 if version in (0, 2) else 256
+    label = b"Pv0" if nbits == 128 else b"Pv1"
     key = b""
     for i in range(nbits // 128):
         c = CMAC(algorithms.AES(master))
@@ -38,12 +43,20 @@ def header(version, spi, iv):
 
 def seal(key, version, spi, iv, pkt):
     h = header(version, spi, iv)
+    if gmac(version):
+        return h + pkt + AESGCM(key).encrypt(h[4:16], b"", h + pkt)  # tag only
     aad = h + pkt[:CLEAR]
     ct = AESGCM(key).encrypt(h[4:16], pkt[CLEAR:], aad)  # ciphertext || tag
     return aad + ct
 
 
 def open_(key, sealed):
+    if gmac((sealed[3] >> 2) & 15):
+        try:
+            AESGCM(key).decrypt(sealed[4:16], sealed[-16:], sealed[:-16])
+        except InvalidTag:
+            return None
+        return sealed[16:-16]
     aad = sealed[:16 + CLEAR]
     try:
         pt = AESGCM(key).decrypt(sealed[4:16], sealed[16 + CLEAR:], aad)

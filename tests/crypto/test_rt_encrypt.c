@@ -390,6 +390,31 @@ static void encrypt__attacks_on_the_wire(void **state)
  * an encrypted server is never delivered: its packets are rejected as
  * "not PSP" and the server's homa_recv() sees nothing.
  */
+/**
+ * encrypt__needs_udp_driver() - Encryption on the raw or XDP driver is
+ * HOMA_ENOTSUP, said before the driver opens: not EPERM for lack of
+ * privilege, nor the XDP driver's complaint about an interface.
+ */
+static void encrypt__needs_udp_driver(void **state)
+{
+	struct homa_encrypt_opts eo;
+	struct homa_open_opts o;
+	homa_socket *s = NULL;
+	const int drivers[] = {HOMA_DRIVER_RAW, HOMA_DRIVER_XDP};
+
+	(void)state;
+	homa_encrypt_opts_default(&eo);
+	for (size_t i = 0; i < 2; i++) {
+		homa_open_opts_default(&o);
+		o.driver = drivers[i];
+		o.ifname = "homa-no-such-if";
+		o.bind_addr = "127.0.0.1";
+		o.encrypt = &eo;
+		assert_int_equal(homa_open(&s, &o), HOMA_ENOTSUP);
+		assert_null(s);
+	}
+}
+
 static void encrypt__cleartext_client_dropped(void **state)
 {
 	struct homa_open_opts o;
@@ -448,6 +473,7 @@ int main(void)
 		cmocka_unit_test(encrypt__rotation_renews),
 		cmocka_unit_test(encrypt__attacks_on_the_wire),
 		cmocka_unit_test(encrypt__cleartext_client_dropped),
+		cmocka_unit_test(encrypt__needs_udp_driver),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -84,6 +84,8 @@ struct bench_opts {
 	int rounds;             /**< compare: measurements per arm, arms alternating (1) */
 	const char *pcap;       /**< server/client, Homa: capture file (NULL: none) */
 	uint16_t metrics_port;  /**< server/client, Homa: /metrics on 127.0.0.1 (0: none) */
+	bool encrypt;           /**< --encrypt: Homa with PSP, TCP with TLS 1.3 (tls.h) */
+	const char *certs;      /**< --certs DIR; with encrypt, main() sets the folder used */
 	/* collective (compare --scenario collective, device mode) */
 	const char *pattern;    /**< device: alltoall|allreduce|lookups */
 	const char *sync;       /**< device: the shared step board file */
@@ -118,6 +120,7 @@ struct bench_tr_cfg {
 	uint32_t max_size;  /**< largest request or response that will be sent */
 	const char *pcap;   /**< Homa: capture file of the client socket (NULL: none) */
 	uint16_t metrics_port; /**< Homa: /metrics port of the client socket (0: none) */
+	const char *certs;  /**< encrypted arms: certificate folder (tls.h); NULL: clear text */
 };
 
 /**

@@ -164,13 +164,20 @@ static void json_arm(struct homa_json *j, const struct scen *s, const struct sce
 	homa_json_end(j);
 }
 
-/** json_scen() - The object of one scenario. */
-static void json_scen(struct homa_json *j, const struct scen *s, double dur)
+/**
+ * json_scen() - The object of one scenario (@enc: the arms were
+ * encrypted, which adds "encrypted": true).
+ */
+static void json_scen(struct homa_json *j, const struct scen *s, double dur, bool enc)
 {
 	const struct scen_arm *h = &s->a[ARM_HOMA], *t = &s->a[ARM_TCP], *u = &s->a[ARM_UDP];
 
 	homa_json_object(j);
 	homa_json_kv_str(j, "scenario", s->name);
+	if (enc) {
+		homa_json_key(j, "encrypted");
+		homa_json_bool(j, true);
+	}
 	homa_json_kv_str(j, "description", s->what);
 	homa_json_kv_num(j, "duration_s", dur);
 	homa_json_key(j, "homa");
@@ -332,8 +339,16 @@ int bench_compare_main(const struct bench_opts *user)
 		list[n++] = o->scenario;
 	}
 	uint16_t port = default_port(o);
+	if (o->encrypt && (demo || !strcmp(o->scenario, "collective"))) {
+		fprintf(stderr, "homa-bench: --encrypt is for compare's rtt, throughput, rate, mixed, "
+			"workload and all scenarios\n");
+		return HOMA_EINVAL;
+	}
 	if (!demo && !strcmp(o->scenario, "collective"))
 		return bench_collective_compare(o, port, out);
+	if (o->encrypt)
+		fprintf(out, "Encrypted arms: homa = Homa with PSP (AES-GCM-128), tcp = TCP with "
+			"TLS 1.3 (TLS_AES_128_GCM_SHA256); certificates from %s\n", o->certs);
 	for (size_t i = 0; i < n && !bench_stop; i++) {
 		if (!o->quiet)
 			fprintf(stderr, "running %s ...\n", list[i]);
@@ -355,14 +370,18 @@ int bench_compare_main(const struct bench_opts *user)
 		struct homa_json j;
 		homa_json_init(&j, stdout, false);
 		if (n == 1) {
-			json_scen(&j, &s[0], o->duration);
+			json_scen(&j, &s[0], o->duration, o->encrypt);
 		} else {
 			homa_json_object(&j);
 			homa_json_kv_str(&j, "scenario", demo ? "demo" : "all");
+			if (o->encrypt) {
+				homa_json_key(&j, "encrypted");
+				homa_json_bool(&j, true);
+			}
 			homa_json_key(&j, "results");
 			homa_json_array(&j);
 			for (size_t i = 0; i < n; i++)
-				json_scen(&j, &s[i], o->duration);
+				json_scen(&j, &s[i], o->duration, o->encrypt);
 			homa_json_end(&j);
 			homa_json_end(&j);
 		}

@@ -13,11 +13,14 @@
 
 #include "bench.h"
 #include "homa/errors.h"
+#include "tls.h"
 
 /** Bytes read per recv() call; payload is discarded. */
 #define FRAME_READ_CHUNK (256 * 1024)
 /** Messages gathered into one writev(). */
 #define FRAME_IOV_MSGS 32
+/** TLS: queued bytes gathered into one call (one full TLS record). */
+#define FRAME_TLS_STAGE 16384
 
 void frame_init(struct frame_conn *c, int fd)
 {
@@ -27,6 +30,7 @@ void frame_init(struct frame_conn *c, int fd)
 
 void frame_free(struct frame_conn *c)
 {
+	bench_tls_free(c->tls);
 	if (c->fd >= 0)
 		close(c->fd);
 	free(c->q);
@@ -84,24 +88,53 @@ static void consume(struct frame_conn *c, size_t n)
 	}
 }
 
+/** fill_iov() - The queued bytes not yet written, as up to 2 * FRAME_IOV_MSGS pieces. */
+static int fill_iov(const struct frame_conn *c, struct iovec *iov)
+{
+	size_t skip = c->sent;
+	int n = 0;
+
+	for (size_t i = 0; i < c->qlen && i < FRAME_IOV_MSGS; i++) {
+		struct frame_out *o = &c->q[(c->qhead + i) % c->qcap];
+		size_t hs = skip < FRAME_HDR ? skip : FRAME_HDR;
+		if (hs < FRAME_HDR)
+			iov[n++] = (struct iovec){ o->hdr + hs, FRAME_HDR - hs };
+		size_t ps = skip - hs;
+		if (o->len > ps)
+			iov[n++] = (struct iovec){ (void *)bench_payload(o->len), o->len - ps };
+		skip = 0;
+	}
+	return n;
+}
+
+/**
+ * tls_writev() - writev() through @c's TLS session. A first piece of a
+ * full record or more goes as it is; smaller pieces are gathered into
+ * one record. Either way a retry after EAGAIN offers the same leading
+ * bytes and at least as many (the queue only grows at its tail), as
+ * bench_tls_write() requires. Return: as writev().
+ */
+static ssize_t tls_writev(struct frame_conn *c, const struct iovec *iov, int n)
+{
+	uint8_t stage[FRAME_TLS_STAGE];
+	size_t len = 0;
+
+	if (iov[0].iov_len >= sizeof(stage))
+		return bench_tls_write(c->tls, iov[0].iov_base, iov[0].iov_len);
+	for (int i = 0; i < n && len < sizeof(stage); i++) {
+		size_t k = iov[i].iov_len < sizeof(stage) - len ? iov[i].iov_len : sizeof(stage) - len;
+		memcpy(stage + len, iov[i].iov_base, k);
+		len += k;
+	}
+	return bench_tls_write(c->tls, stage, len);
+}
+
 int frame_flush(struct frame_conn *c)
 {
 	while (c->qlen > 0) {
 		struct iovec iov[2 * FRAME_IOV_MSGS];
-		int n = 0;
-		size_t skip = c->sent;
-
-		for (size_t i = 0; i < c->qlen && i < FRAME_IOV_MSGS; i++) {
-			struct frame_out *o = &c->q[(c->qhead + i) % c->qcap];
-			size_t hs = skip < FRAME_HDR ? skip : FRAME_HDR;
-			if (hs < FRAME_HDR)
-				iov[n++] = (struct iovec){ o->hdr + hs, FRAME_HDR - hs };
-			size_t ps = skip - hs;
-			if (o->len > ps)
-				iov[n++] = (struct iovec){ (void *)bench_payload(o->len), o->len - ps };
-			skip = 0;
-		}
-		ssize_t w = writev(c->fd, iov, n);
+		int n = fill_iov(c, iov);
+		ssize_t w = c->tls ? tls_writev(c, iov, n) : writev(c->fd, iov, n);
 		if (w < 0) {
 			if (errno == EAGAIN || errno == EWOULDBLOCK)
 				return 1;
@@ -174,7 +207,8 @@ int frame_read(struct frame_conn *c, frame_cb cb, void *arg)
 			pthread_setspecific(buf_key, buf);
 	}
 	for (;;) {
-		ssize_t r = recv(c->fd, buf, FRAME_READ_CHUNK, 0);
+		ssize_t r = c->tls ? bench_tls_read(c->tls, buf, FRAME_READ_CHUNK)
+				   : recv(c->fd, buf, FRAME_READ_CHUNK, 0);
 		if (r == 0)
 			return HOMA_ESHUTDOWN;
 		if (r < 0) {
@@ -187,7 +221,9 @@ int frame_read(struct frame_conn *c, frame_cb cb, void *arg)
 		int rc = parse(c, buf, (size_t)r, cb, arg);
 		if (rc)
 			return rc;
-		if ((size_t)r < FRAME_READ_CHUNK)
+		/* TLS returns a record at a time and may hold more already
+		 * read from the socket, which epoll would not report. */
+		if (!c->tls && (size_t)r < FRAME_READ_CHUNK)
 			return 0;
 	}
 }

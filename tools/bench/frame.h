@@ -6,7 +6,8 @@
  * payload length, u32 aux, u64 tag) followed by the payload. Requests
  * carry the wanted response length in aux; responses echo the tag.
  * Payload bytes are zeros from bench_payload(); received payload is
- * read and discarded.
+ * read and discarded. With a TLS session (tls.h) the same bytes travel
+ * as TLS 1.3 records.
  */
 #ifndef HOMA_BENCH_FRAME_H
 #define HOMA_BENCH_FRAME_H
@@ -36,6 +37,7 @@ struct frame_conn {
 	uint64_t in_tag;
 	uint32_t inflight;   /**< client: RPCs outstanding on this connection */
 	int epoll_out;       /**< EPOLLOUT currently requested */
+	void *tls;           /**< TLS session over @fd (owned), or NULL: plain TCP */
 };
 
 /** Called for each complete incoming message. */
@@ -45,7 +47,7 @@ typedef void (*frame_cb)(void *arg, struct frame_conn *c, uint32_t len, uint32_t
 /** frame_init() - Set up @c around connected non-blocking @fd. */
 void frame_init(struct frame_conn *c, int fd);
 
-/** frame_free() - Close the socket and free the queue. */
+/** frame_free() - Free the TLS session, close the socket and free the queue. */
 void frame_free(struct frame_conn *c);
 
 /** frame_push() - Queue a message. Return: 0 or HOMA_ENOMEM. */

@@ -13,6 +13,7 @@
 #include "opts.h"
 #include "plot.h"
 #include "report.h"
+#include "tls.h"
 #include "homa/errors.h"
 #include "util/json.h"
 #include "util/poisson.h"
@@ -45,6 +46,7 @@ static int client_setup(const struct bench_opts *o, struct bench_tr_cfg *cfg,
 	cfg->homa = o->homa;
 	cfg->pcap = o->pcap;
 	cfg->metrics_port = o->metrics_port;
+	cfg->certs = o->encrypt ? o->certs : NULL;
 	cfg->max_size = w->hi > o->response ? w->hi : o->response;
 	homa_buckets_from_workload(w, (size_t)o->buckets, bk);
 	return 0;
@@ -180,6 +182,8 @@ int main(int argc, char **argv)
 
 	if (rc)
 		return rc > 0 ? 0 : 2;
+	if (o.encrypt && !(o.certs = bench_certs_dir(o.certs)))
+		return 1;
 	bench_install_signals();
 	if (!strcmp(o.mode, "server"))
 		rc = bench_serve(&o);

@@ -62,6 +62,13 @@ static const char usage[] =
 "  --cc cubic|bbr            TCP congestion control (TCP_CONGESTION; default: kernel's)\n"
 "  --seed N                  seed of sizes, destinations and arrivals (default 1)\n"
 "  --quiet                   no progress line on stderr\n"
+"  --encrypt                 encrypted arms: Homa seals every packet in PSP (AES-GCM-128,\n"
+"                            keys from the TLS 1.3 key exchange), TCP carries TLS 1.3\n"
+"                            (TLS_AES_128_GCM_SHA256, one handshake per connection);\n"
+"                            both ends need it (docs/ENCRYPTION.md)\n"
+"  --certs DIR               with --encrypt: ca.pem, server.pem/.key, client.pem/.key\n"
+"                            (scripts/gen_certs.sh); default /tmp/homa-bench-certs,\n"
+"                            generated when missing or older than 12 hours\n"
 "\n"
 "Observability (server, client and calibrate; Homa only; docs/OBSERVABILITY.md):\n"
 "  --pcap FILE               write every Homa packet the socket sends and receives,\n"
@@ -239,6 +246,7 @@ static int set_enum(struct bench_opts *o, const char *f, const char *v)
 	else if (!strcmp(f, "--baseline")) o->baseline = v;
 	else if (!strcmp(f, "--pcap")) o->pcap = v;
 	else if (!strcmp(f, "--ifname")) o->ifname = v;
+	else if (!strcmp(f, "--certs")) o->certs = v;
 	else return 0;
 	return 1;
 }
@@ -379,6 +387,10 @@ int bench_opts_parse(int argc, char **argv, struct bench_opts *o)
 			bench_usage(stdout);
 			return 1;
 		}
+		if (!strcmp(f, "--encrypt")) {
+			o->encrypt = true;
+			continue;
+		}
 		if (!strcmp(f, "--polled") || !strcmp(f, "--threaded") || !strcmp(f, "--quiet") ||
 		    (multi && !strcmp(f, "--json"))) {
 			if (f[2] == 'p') o->polled = true;
@@ -409,6 +421,15 @@ int bench_opts_parse(int argc, char **argv, struct bench_opts *o)
 		o->duration = !strcmp(o->mode, "demo") ? 2 : !strcmp(o->mode, "compare") ? 3 : 5;
 	if ((o->rate > 0) + (o->load_gbps > 0) + (o->outstanding > 0) > 1) {
 		fprintf(stderr, "homa-bench: give only one of --rate, --load-gbps, --outstanding\n");
+		return HOMA_EINVAL;
+	}
+	if (o->certs && !o->encrypt) {
+		fprintf(stderr, "homa-bench: --certs goes with --encrypt\n");
+		return HOMA_EINVAL;
+	}
+	if (o->encrypt && o->driver != HOMA_DRIVER_UDP) {
+		fprintf(stderr, "homa-bench: --encrypt needs --driver udp (PSP is not supported on "
+			"the other drivers)\n");
 		return HOMA_EINVAL;
 	}
 	if (o->driver == HOMA_DRIVER_XDP && (!o->ifname || !*o->ifname)) {

@@ -131,6 +131,7 @@ static void job_cfg(const struct bench_job *j, struct bench_tr_cfg *cfg, uint32_
 	cfg->ifname = j->o->ifname;
 	cfg->polled = j->o->polled;
 	cfg->homa = j->o->homa;
+	cfg->certs = j->o->encrypt ? j->o->certs : NULL;
 	cfg->max_size = max_size;
 }
 

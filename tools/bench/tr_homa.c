@@ -16,7 +16,9 @@
 #include "bench.h"
 #include "ctl.h"
 #include "report.h"
+#include "homa/encrypt.h"
 #include "homa/homa.h"
+#include "tls.h"
 
 /** Second word of every request header. */
 #define HOMA_BENCH_MAGIC 0x68626e63u
@@ -35,7 +37,32 @@ struct homa_arm_cfg {
 	const char *pcap;      /**< capture file, or NULL */
 	uint16_t metrics_port; /**< /metrics listener on 127.0.0.1, or 0 */
 	const char *ifname;    /**< XDP driver: interface */
+	const char *certs;     /**< --encrypt: certificate folder (tls.h), or NULL */
 };
+
+/** Certificate file names of an encrypted socket. */
+struct homa_arm_certs {
+	char cert[512], key[512], ca[512];
+};
+
+/**
+ * set_encrypt() - With @a->certs, make @o an encrypted socket's options:
+ * PSP with AES-GCM-128 and keys from the TLS 1.3 key exchange, with the
+ * server's or the client's certificate. @e and @f must outlive homa_open().
+ */
+static void set_encrypt(struct homa_open_opts *o, const struct homa_arm_cfg *a, bool server,
+			struct homa_encrypt_opts *e, struct homa_arm_certs *f)
+{
+	const char *role = server ? "server" : "client";
+
+	if (!a->certs)
+		return;
+	homa_encrypt_opts_default(e);
+	e->cert_file = bench_cert_path(f->cert, sizeof(f->cert), a->certs, role, ".pem");
+	e->key_file = bench_cert_path(f->key, sizeof(f->key), a->certs, role, ".key");
+	e->ca_file = bench_cert_path(f->ca, sizeof(f->ca), a->certs, "ca", ".pem");
+	o->encrypt = e;
+}
 
 /**
  * bench_homa_settings() - See bench.h. The RPC timeout follows the RESEND
@@ -99,8 +126,11 @@ static int open_socket(homa_socket **s, const struct homa_arm_cfg *a, bool serve
 {
 	struct homa_open_opts o;
 	struct homa_settings st;
+	struct homa_encrypt_opts e;
+	struct homa_arm_certs f;
 
 	homa_open_opts_default(&o);
+	set_encrypt(&o, a, server, &e, &f);
 	bench_homa_settings(&a->k, &st);
 	o.driver = a->driver;
 	o.ifname = a->ifname;
@@ -135,7 +165,7 @@ static int homa_client_open(void **ctx, const struct bench_tr_cfg *cfg)
 	c->cfg = cfg;
 	bool v6 = cfg->nservers && cfg->servers[0].ss_family == AF_INET6;
 	struct homa_arm_cfg a = { cfg->driver, cfg->polled, cfg->homa, cfg->pcap,
-				  cfg->metrics_port, cfg->ifname };
+				  cfg->metrics_port, cfg->ifname, cfg->certs };
 	int rc = open_socket(&c->s, &a, false, v6 ? "::" : "0.0.0.0", 0);
 	if (rc) {
 		free(c);
@@ -313,7 +343,7 @@ int bench_homa_server(const struct bench_opts *o)
 	int started = 0;
 
 	struct homa_arm_cfg a = { o->driver, o->polled, o->homa, o->pcap, o->metrics_port,
-				  o->ifname };
+				  o->ifname, o->encrypt ? o->certs : NULL };
 	int rc = open_socket(&s, &a, true, o->bind, o->port);
 	if (rc)
 		return rc;

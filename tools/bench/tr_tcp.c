@@ -2,7 +2,9 @@
 /*
  * The TCP arm: a client over N framed connections per server (requests
  * go to the connection of that server with the fewest outstanding RPCs),
- * and an epoll server with one SO_REUSEPORT listener per thread.
+ * and an epoll server with one SO_REUSEPORT listener per thread. With
+ * --encrypt every connection carries TLS 1.3 (tls.h), its handshake done
+ * when the connection opens.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -20,6 +22,7 @@
 #include "ctl.h"
 #include "frame.h"
 #include "homa/errors.h"
+#include "tls.h"
 
 /** Client state. */
 struct tcp_client {
@@ -29,6 +32,7 @@ struct tcp_client {
 	struct bench_done *done;  /**< completions read but not yet returned */
 	size_t ndone, cap_done;
 	int err;                  /**< first connection failure */
+	void *tls;                /**< TLS context (--encrypt), or NULL */
 };
 
 /** tcp_tune() - TCP_NODELAY and the congestion control on @fd. Return: 0 or HOMA_EINVAL. */
@@ -45,8 +49,12 @@ static int tcp_tune(int fd, const char *cc)
 	return 0;
 }
 
-/** tcp_connect() - Blocking connect, then non-blocking. Return: fd or error. */
-static int tcp_connect(const struct sockaddr_storage *ss, socklen_t len, const char *cc)
+/**
+ * tcp_connect() - Blocking connect (and, with @tls, the TLS handshake
+ * into *@ssl), then non-blocking. Return: fd or error.
+ */
+static int tcp_connect(const struct sockaddr_storage *ss, socklen_t len, const char *cc,
+		       void *tls, void **ssl)
 {
 	int fd = socket(ss->ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
 
@@ -60,6 +68,12 @@ static int tcp_connect(const struct sockaddr_storage *ss, socklen_t len, const c
 		fprintf(stderr, "homa-bench: TCP connect failed: %s\n", strerror(errno));
 		close(fd);
 		return HOMA_EIO;
+	}
+	int rc = tls ? bench_tls_handshake(tls, fd, false, ssl) : 0;
+	if (rc) {
+		fprintf(stderr, "homa-bench: TLS handshake failed: %s\n", homa_strerror(rc));
+		close(fd);
+		return rc;
 	}
 	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
 	return fd;
@@ -76,6 +90,7 @@ static void tcp_client_close(void *ctx)
 		close(c->ep);
 	free(c->conns);
 	free(c->done);
+	bench_tls_ctx_free(c->tls);
 	free(c);
 }
 
@@ -97,14 +112,20 @@ static int tcp_client_open(void **ctx, const struct bench_tr_cfg *cfg)
 	}
 	for (size_t i = 0; i < c->nconns; i++)
 		c->conns[i].fd = -1;
+	if (cfg->certs && !(c->tls = bench_tls_ctx(cfg->certs, false))) {
+		tcp_client_close(c);
+		return HOMA_EINVAL;
+	}
 	for (size_t i = 0; i < c->nconns; i++) {
 		size_t s = i / c->per;
-		int fd = tcp_connect(&cfg->servers[s], cfg->server_lens[s], cfg->cc);
+		void *ssl = NULL;
+		int fd = tcp_connect(&cfg->servers[s], cfg->server_lens[s], cfg->cc, c->tls, &ssl);
 		if (fd < 0) {
 			tcp_client_close(c);
 			return fd;
 		}
 		frame_init(&c->conns[i], fd);
+		c->conns[i].tls = ssl;
 		struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &c->conns[i] };
 		epoll_ctl(c->ep, EPOLL_CTL_ADD, fd, &ev);
 	}
@@ -219,6 +240,7 @@ struct tcp_srv_thread {
 	pthread_t th;
 	int listen_fd, ep;
 	const struct bench_opts *o;
+	void *tls;          /**< TLS context shared by the threads (--encrypt), or NULL */
 	int rc;
 };
 
@@ -258,12 +280,16 @@ static void tcp_accept(struct tcp_srv_thread *t)
 		if (fd < 0)
 			return;
 		tcp_tune(fd, t->o->cc);
+		void *ssl = NULL;
 		struct frame_conn *fc = malloc(sizeof(*fc));
-		if (!fc) {
+		/* A client that fails the handshake is dropped; the others go on. */
+		if (!fc || (t->tls && bench_tls_handshake(t->tls, fd, true, &ssl))) {
+			free(fc);
 			close(fd);
 			continue;
 		}
 		frame_init(fc, fd);
+		fc->tls = ssl;
 		struct epoll_event ev = { .events = EPOLLIN, .data.ptr = fc };
 		epoll_ctl(t->ep, EPOLL_CTL_ADD, fd, &ev);
 	}
@@ -323,12 +349,18 @@ int bench_tcp_server(const struct bench_opts *o)
 	struct tcp_srv_thread *t = calloc((size_t)n, sizeof(*t));
 	int rc = 0, started = 0;
 
-	if (!t)
-		return HOMA_ENOMEM;
+	void *tls = o->certs ? bench_tls_ctx(o->certs, true) : NULL;
+
+	if (!t || (o->certs && !tls)) {
+		free(t);
+		bench_tls_ctx_free(tls);
+		return t ? HOMA_EINVAL : HOMA_ENOMEM;
+	}
 	for (int i = 0; i < n; i++)
 		t[i].listen_fd = t[i].ep = -1;
 	for (int i = 0; i < n && rc == 0; i++) {
 		t[i].o = o;
+		t[i].tls = tls;
 		t[i].listen_fd = tcp_listen(o);
 		t[i].ep = epoll_create1(EPOLL_CLOEXEC);
 		if (t[i].listen_fd < 0) {
@@ -356,5 +388,6 @@ int bench_tcp_server(const struct bench_opts *o)
 			close(t[i].ep);
 	}
 	free(t);
+	bench_tls_ctx_free(tls);
 	return rc;
 }
