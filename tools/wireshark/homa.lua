@@ -20,6 +20,14 @@
 --                   the Homa ports must equal the UDP ports.
 -- Malformed packets (too short, unknown type, impossible field values) are
 -- flagged with expert info "homa.malformed" (filter: homa.malformed).
+--
+-- PSP (docs/ENCRYPTION.md): Homa sealed in PSP transport mode, on UDP port
+-- 1000 or on the Homa port, decodes as protocol "homapsp": the 16-byte
+-- header (next header, extension length, crypt offset, S/D/V bits,
+-- version, SPI and its key phase, IV), the Homa common header that PSP
+-- keeps in clear (crypt offset 7), the encrypted rest as bytes, and the
+-- 16-byte ICV. GMAC versions (2, 3) encrypt nothing: their whole Homa
+-- packet decodes. Filter: homapsp, homapsp.spi == 0x80000001, ...
 
 local homa = Proto("homa", "Homa Transport Protocol")
 
@@ -334,3 +342,98 @@ end
 
 DissectorTable.get("ip.proto"):add(146, homa)
 homa:register_heuristic("udp", heuristic)
+
+-- PSP ---------------------------------------------------------------------
+
+local psp = Proto("homapsp", "PSP (Homa in PSP transport mode)")
+local PSP_HDR, PSP_ICV, PSP_UDP_PORT = 16, 16, 1000
+local psp_versions = {
+	[0] = "AES-GCM-128", [1] = "AES-GCM-256",
+	[2] = "AES-GMAC-128 (integrity only)", [3] = "AES-GMAC-256 (integrity only)",
+}
+local pf = psp.fields
+pf.next_hdr = ProtoField.uint8("homapsp.next_hdr", "Next header", base.DEC)
+pf.ext_len = ProtoField.uint8("homapsp.hdr_ext_len", "Header extension length (8-byte units)", base.DEC)
+pf.crypt_off = ProtoField.uint8("homapsp.crypt_off", "Crypt offset (4-byte units)", base.DEC, nil, 0x3f)
+pf.s = ProtoField.bool("homapsp.s", "S (sample)", 8, nil, 0x80)
+pf.d = ProtoField.bool("homapsp.d", "D (drop after sampling)", 8, nil, 0x40)
+pf.version = ProtoField.uint8("homapsp.version", "Version", base.DEC, psp_versions, 0x3c)
+pf.v = ProtoField.bool("homapsp.v", "V (virtualization cookie)", 8, nil, 0x02)
+pf.one = ProtoField.bool("homapsp.one", "Always one", 8, nil, 0x01)
+pf.spi = ProtoField.uint32("homapsp.spi", "SPI", base.HEX)
+pf.key_phase = ProtoField.uint8("homapsp.key_phase", "Master key (SPI top bit)", base.DEC)
+pf.iv = ProtoField.uint64("homapsp.iv", "IV", base.DEC)
+pf.encrypted = ProtoField.bytes("homapsp.encrypted", "Encrypted data")
+pf.icv = ProtoField.bytes("homapsp.icv", "ICV")
+
+local ef_psp_bad = ProtoExpert.new("homapsp.malformed", "Malformed PSP packet",
+	expert.group.MALFORMED, expert.severity.ERROR)
+psp.experts = { ef_psp_bad }
+
+-- psp_shape(): true when @tvb starts like PSP carrying Homa: next header
+-- 146, no extension, crypt offset 7 (the common header), S, D and V clear,
+-- the always-one bit set, and room for the header, common header and ICV.
+local function psp_shape(tvb)
+	if tvb:len() < PSP_HDR + HOMA_COMMON_LEN + PSP_ICV then return false end
+	local flags = tvb(3, 1):uint()
+	return tvb(0, 1):uint() == 146 and tvb(1, 1):uint() == 1 and tvb(2, 1):uint() == 7
+		and bit.band(flags, 0xc3) == 0x01
+end
+
+-- psp.dissector(): the PSP header, then Homa: the clear common header
+-- (GCM) or the whole packet (GMAC), the ciphertext and the ICV.
+function psp.dissector(tvb, pinfo, tree)
+	local len = tvb:len()
+	local root = tree:add(psp, tvb())
+	pinfo.cols.protocol = "PSP/HOMA"
+	if not psp_shape(tvb) then
+		root:add_proto_expert_info(ef_psp_bad, "not PSP carrying Homa, or truncated")
+		pinfo.cols.info = "Malformed PSP"
+		return len
+	end
+	root:add(pf.next_hdr, tvb(0, 1))
+	root:add(pf.ext_len, tvb(1, 1))
+	root:add(pf.crypt_off, tvb(2, 1))
+	for _, k in ipairs({ "s", "d", "version", "v", "one" }) do root:add(pf[k], tvb(3, 1)) end
+	root:add(pf.spi, tvb(4, 4))
+	root:add(pf.key_phase, tvb(4, 1), bit.rshift(tvb(4, 1):uint(), 7)):set_generated()
+	root:add(pf.iv, tvb(8, 8))
+	local version = bit.rshift(bit.band(tvb(3, 1):uint(), 0x3c), 2)
+	local body = len - PSP_HDR - PSP_ICV
+	local info
+	if version >= 2 then
+		homa.dissector(tvb(PSP_HDR, body):tvb(), pinfo, tree)
+		info = tostring(pinfo.cols.info)
+	else
+		local htree = tree:add(homa, tvb(PSP_HDR, HOMA_COMMON_LEN))
+		htree:append_text(" (common header in clear)")
+		local _, sid = dissect_common(tvb(PSP_HDR, HOMA_COMMON_LEN):tvb(), pinfo, htree)
+		local ptype = tvb(PSP_HDR + 11, 1):uint()
+		local name = type_names[ptype] or string.format("type 0x%02x", ptype)
+		info = string.format("%s id %s %d > %d", name, tostring(sid),
+			tvb(PSP_HDR, 2):uint(), tvb(PSP_HDR + 2, 2):uint())
+		if body > HOMA_COMMON_LEN then
+			root:add(pf.encrypted, tvb(PSP_HDR + HOMA_COMMON_LEN, body - HOMA_COMMON_LEN))
+		end
+	end
+	root:add(pf.icv, tvb(len - PSP_ICV, PSP_ICV))
+	pinfo.cols.protocol = "PSP/HOMA"
+	pinfo.cols.info = string.format("PSP %s spi 0x%08x iv %s: %s",
+		psp_versions[version] and psp_versions[version]:match("^%S+") or "?",
+		tvb(4, 4):uint(), tostring(tvb(8, 8):uint64()), info)
+	return len
+end
+
+-- psp_heuristic(): PSP on a Homa port (the UDP driver's carriage): the
+-- clear common header's ports must equal the UDP ports.
+local function psp_heuristic(tvb, pinfo, tree)
+	if not homa.prefs.heuristic or not psp_shape(tvb) then return false end
+	if tvb(PSP_HDR, 2):uint() ~= pinfo.src_port or tvb(PSP_HDR + 2, 2):uint() ~= pinfo.dst_port then
+		return false
+	end
+	psp.dissector(tvb, pinfo, tree)
+	return true
+end
+
+udp_table:add(PSP_UDP_PORT, psp)
+psp:register_heuristic("udp", psp_heuristic)
