@@ -3,7 +3,8 @@
 """CTest: tools/wireshark/homa.lua decodes PSP-sealed Homa packets.
 
 Seals Homa DATA packets with the independent reference (psp_ref.py) in all
-four PSP versions, on UDP port 1000 and on the Homa port, writes them to a
+four PSP versions, on UDP port 1000, on the Homa port and with the UDP
+ports the runtime's capture writes (the first four bytes), writes them to a
 pcap, and checks what tshark shows: the PSP header fields, the clear
 common header (GCM) or the whole packet (GMAC), and that a damaged PSP
 header is flagged malformed while a clear Homa packet stays plain Homa.
@@ -54,6 +55,7 @@ def main(tshark, lua):
     for version, spi, iv, port in ((0, 0x00000001, 1, 1000), (1, 0x80000002, 7, 4001),
                                    (2, 0x00000003, 9, 1000), (3, 0x80000004, 2**40, 4001)):
         cases.append((4000, port, version, spi, iv))
+    cases.append((0x9201, 0x0701, 0, 0x00000005, 3))  # runtime capture: ports from bytes 0-3
     pkts = []
     for sport, dport, version, spi, iv in cases:
         key = bytes(range(32 if version in (1, 3) else 16))
@@ -89,8 +91,10 @@ def main(tshark, lua):
         else:            # GMAC: everything readable
             assert r["homa.message_length"] == str(len(payload)), what
             assert r["homapsp.encrypted"] == "", what
-    assert rows[4]["homapsp.version"] == "" and "not PSP" in rows[4]["_ws.expert.message"], rows[4]
-    assert rows[5]["_ws.col.Protocol"] == "HOMA" and rows[5]["homa.message_length"] == "40", rows[5]
+    n = len(cases)
+    assert rows[n]["homapsp.version"] == "" and "not PSP" in rows[n]["_ws.expert.message"], rows[n]
+    assert rows[n + 1]["_ws.col.Protocol"] == "HOMA" and rows[n + 1]["homa.message_length"] == "40", \
+        rows[n + 1]
     print("ok: PSP dissected in %d packets" % len(rows))
 
 

@@ -425,12 +425,15 @@ function psp.dissector(tvb, pinfo, tree)
 end
 
 -- psp_heuristic(): PSP on a Homa port (the UDP driver's carriage): the
--- clear common header's ports must equal the UDP ports.
+-- clear common header's ports must equal the UDP ports; or in a capture
+-- of the runtime (--pcap of an encrypted socket), which takes the UDP
+-- ports from the packet's first four bytes, here the PSP header's.
 local function psp_heuristic(tvb, pinfo, tree)
 	if not homa.prefs.heuristic or not psp_shape(tvb) then return false end
-	if tvb(PSP_HDR, 2):uint() ~= pinfo.src_port or tvb(PSP_HDR + 2, 2):uint() ~= pinfo.dst_port then
-		return false
-	end
+	local homa_ports = tvb(PSP_HDR, 2):uint() == pinfo.src_port
+		and tvb(PSP_HDR + 2, 2):uint() == pinfo.dst_port
+	local pcap_ports = tvb(0, 2):uint() == pinfo.src_port and tvb(2, 2):uint() == pinfo.dst_port
+	if not homa_ports and not pcap_ports then return false end
 	psp.dissector(tvb, pinfo, tree)
 	return true
 end

@@ -1,0 +1,69 @@
+#!/bin/sh
+# What encryption costs: homa-bench compare in clear and with --encrypt,
+# one after the other in this run, for each scenario given (default: rtt
+# rate throughput), rounds alternating (clear, encrypted, encrypted, clear,
+# ...). Prints per scenario Homa with PSP over Homa in clear, TCP with
+# TLS 1.3 over TCP, and the Homa/TCP ratios in clear and encrypted; writes
+# every compare JSON and the summary to OUT_DIR (default build/bench-encrypt).
+# CPU per RPC is getrusage of client and server (cpu) and the machine's
+# busy time, wall x CPUs minus /proc/stat idle (host_cpu).
+#   bench-encrypt.sh BUILD_DIR [--duration S] [--rounds N] [--out DIR] [SCENARIO...]
+set -eu
+build=${1:?usage: bench-encrypt.sh BUILD_DIR [--duration S] [--rounds N] [--out DIR] [SCENARIO...]}
+shift
+dur=2 rounds=1 out=$build/bench-encrypt scens=
+while [ $# -gt 0 ]; do
+  case $1 in
+    --duration) dur=$2; shift 2 ;;
+    --rounds) rounds=$2; shift 2 ;;
+    --out) out=$2; shift 2 ;;
+    rtt|rate|throughput|mixed) scens="$scens $1"; shift ;;
+    *) echo "bench-encrypt.sh: unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+[ -n "$scens" ] || scens="rtt rate throughput"
+mkdir -p "$out"
+bench=$build/homa-bench
+echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+for s in $scens; do
+  r=1
+  while [ $r -le "$rounds" ]; do
+    # alternate the order from round to round
+    if [ $((r % 2)) -eq 1 ]; then order="clear enc"; else order="enc clear"; fi
+    for m in $order; do
+      flag=; [ $m = enc ] && flag=--encrypt
+      "$bench" compare --scenario "$s" $flag --duration "$dur" --json --quiet \
+        > "$out/$s-$m-$r.json" 2> "$out/$s-$m-$r.log" ||
+        { echo "compare --scenario $s $flag failed:"; cat "$out/$s-$m-$r.log"; exit 1; }
+    done
+    r=$((r + 1))
+  done
+done
+echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+# Pool the rounds by their mean and print the ratios.
+for s in $scens; do
+  jq -n --arg s "$s" '
+    def mean(f): (map(f) | map(select(type == "number")) | if length == 0 then null
+                  else add / length end);
+    def r(a; b): if (a | type) == "number" and (b | type) == "number" and b > 0
+                 then (a / b * 1000 | round) / 1000 else null end;
+    [inputs] as $all
+    | ($all | map(select(.encrypted != true))) as $c
+    | ($all | map(select(.encrypted == true))) as $e
+    | ["p50_us", "p99_us", "rpcs_per_sec", "gbps", "cpu_us_per_rpc", "host_cpu_us_per_rpc"]
+    | map(. as $k | {metric: $k,
+        homa: ($c | mean(.homa[$k])), homa_psp: ($e | mean(.homa[$k])),
+        tcp: ($c | mean(.tcp[$k])), tcp_tls: ($e | mean(.tcp[$k]))}
+      | . + {psp_over_clear: r(.homa_psp; .homa), tls_over_tcp: r(.tcp_tls; .tcp),
+             homa_over_tcp: r(.homa; .tcp), psp_over_tls: r(.homa_psp; .tcp_tls)}
+      | . + {encrypted_ratio_over_clear_ratio: r(.psp_over_tls; .homa_over_tcp)})
+    | {scenario: $s, metrics: .}' "$out/$s"-*.json
+done | tee "$out/summary.json" | jq -r '
+  "\n\(.scenario):",
+  "  metric               homa  homa+psp psp/clr      tcp  tcp+tls tls/tcp homa/tcp psp/tls ratio",
+  (.metrics[] | select(.homa != null) |
+   "  \(.metric | .[0:19] + " " * (19 - length)) " +
+   ([.homa, .homa_psp, .psp_over_clear, .tcp, .tcp_tls, .tls_over_tcp, .homa_over_tcp,
+     .psp_over_tls, .encrypted_ratio_over_clear_ratio]
+    | map(if . == null then "       -" else (. * 100 | round / 100 | tostring)
+          | " " * (8 - length) + . end) | join(" ")))'
