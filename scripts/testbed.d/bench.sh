@@ -14,6 +14,8 @@ bench_bin() {
 }
 
 # Prints the homa-bench transport flags of ARM; exits on an unknown arm.
+# The encrypted arms (homa-psp: Homa with PSP; tcp-tls, tcp-cubic-tls,
+# tcp-bbr-tls: TCP with TLS 1.3) use the run's certificates (tb_certs).
 arm_flags() {
   case "$1" in
     homa) echo "--transport homa --homa-link-gbps $(gbps_of "$TB_RATE_MBIT") $(homa_window_flags)" \
@@ -21,8 +23,27 @@ arm_flags() {
     tcp-cubic) echo "--transport tcp --cc cubic" ;;
     tcp-bbr) echo "--transport tcp --cc bbr" ;;
     tcp) echo "--transport tcp" ;;
-    *) die "unknown arm $1 (homa, tcp-cubic, tcp-bbr)" ;;
+    homa-psp|tcp-tls|tcp-cubic-tls|tcp-bbr-tls)
+      echo "$(arm_flags "$(arm_clear "$1")") --encrypt --certs $(tb_certs)" ;;
+    *) die "unknown arm $1 (homa, tcp-cubic, tcp-bbr, tcp, homa-psp, tcp-tls, tcp-cubic-tls, tcp-bbr-tls)" ;;
   esac
+}
+
+# Prints the arm ARM is the encrypted form of (ARM itself if none).
+arm_clear() {
+  case "$1" in
+    homa-psp) echo homa ;;
+    *-tls) echo "${1%-tls}" ;;
+    *) echo "$1" ;;
+  esac
+}
+
+# Prints the certificate folder of the encrypted arms, TB_OUT/certs,
+# generating it (scripts/gen_certs.sh) the first time.
+tb_certs() {
+  local d="$TB_OUT/certs"
+  [[ -s $d/ca.pem ]] || "$TB_LIB/../gen_certs.sh" "$d" >&2 || die "cannot generate certificates in $d"
+  echo "$d"
 }
 
 # Prints Homa's timer tick flag (TB_HOMA_TICK_US; 0: the engine's 1 ms).
@@ -103,7 +124,7 @@ window_of() {
     END { w = k * big * 8 / (m * 1e6); w = w > d ? int(w) + (w > int(w)) : d; print w }' "$f"
 }
 
-arm_port() { [[ $1 == homa ]] && echo $HOMA_PORT || echo $TCP_PORT; }
+arm_port() { [[ $(arm_clear "$1") == homa ]] && echo $HOMA_PORT || echo $TCP_PORT; }
 
 # Prints "IP:PORT,..." of the given hosts for ARM.
 server_list() {

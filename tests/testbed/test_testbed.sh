@@ -58,6 +58,19 @@ case "$mode" in
     [[ $(resend auto 50) == "--homa-resend-ticks 16" ]] || fail "auto at 50 Mbit/s: $(resend auto 50)"
     [[ $(resend auto 1) == "--homa-resend-ticks 800" ]] || fail "auto at 1 Mbit/s: $(resend auto 1)"
     [[ -z $(resend 0 20) ]] || fail "0 should leave the engine's interval: $(resend 0 20)"
+    # The encrypted arms: the clear arm's flags, --encrypt and the run's
+    # certificates (generated on first use), the clear arm's port.
+    armf() {
+      (TB_OUT=$out TB_LIB=$src/scripts/testbed.d
+       die() { echo "$*" >&2; exit 1; }
+       # shellcheck source=/dev/null
+       source "$src/scripts/testbed.d/bench.sh"; "$@")
+    }
+    [[ $(armf arm_flags tcp-bbr-tls) == "--transport tcp --cc bbr --encrypt --certs $out/certs" ]] ||
+      fail "tcp-bbr-tls flags: $(armf arm_flags tcp-bbr-tls)"
+    [[ -s $out/certs/client.pem && $(armf arm_port homa-psp) == 4000 && $(armf arm_port tcp-tls) == 5000 ]] ||
+      fail "encrypted arms: no certificates or wrong ports"
+    ! armf arm_flags tcp-psp 2>/dev/null || fail "an unknown arm was accepted"
     # A case's window lasts at least 20 link times of its largest message:
     # W3's 15.2 MB at 20 Mbit/s is 6.06 s, so 122 s; W4 capped at 1 MB and
     # the CI mix keep --duration; 0 turns it off.
