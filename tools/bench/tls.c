@@ -26,6 +26,8 @@
 #define CERTS_MAX_AGE_S (12 * 3600)
 /** Longest a handshake may block. */
 #define HANDSHAKE_MS 5000
+/** Bytes OpenSSL reads from the socket at a time (read-ahead). */
+#define TLS_READ_BUFFER (256 * 1024)
 
 /** bench_cert_path() - See tls.h. */
 const char *bench_cert_path(char *out, size_t cap, const char *dir, const char *role,
@@ -88,6 +90,9 @@ void *bench_tls_ctx(const char *dir, bool server)
 	}
 	SSL_CTX_set_num_tickets(c, 0); /* no post-handshake messages on the data path */
 	SSL_CTX_set_mode(c, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
+	/* read many records per system call, not a header and a body each */
+	SSL_CTX_set_read_ahead(c, 1);
+	SSL_CTX_set_default_read_buffer_len(c, TLS_READ_BUFFER);
 	return c;
 }
 
@@ -152,6 +157,12 @@ ssize_t bench_tls_read(void *ssl, void *buf, size_t n)
 	if (SSL_get_error(ssl, r) == SSL_ERROR_ZERO_RETURN)
 		return 0;
 	return io_result(ssl, r);
+}
+
+/** bench_tls_pending() - See tls.h. */
+bool bench_tls_pending(void *ssl)
+{
+	return SSL_has_pending(ssl) == 1;
 }
 
 /** bench_tls_free() - See tls.h. */

@@ -70,6 +70,13 @@ ssize_t bench_tls_write(void *ssl, const void *buf, size_t n);
  */
 ssize_t bench_tls_read(void *ssl, void *buf, size_t n);
 
+/**
+ * bench_tls_pending() - True if @ssl holds bytes already read from the
+ * socket (read-ahead), which epoll will not report: the handshake may
+ * have read the peer's first records with its own.
+ */
+bool bench_tls_pending(void *ssl);
+
 /** bench_tls_free() - Free a session of bench_tls_handshake() (NULL: nothing). */
 void bench_tls_free(void *ssl);
 

@@ -292,6 +292,12 @@ static void tcp_accept(struct tcp_srv_thread *t)
 		fc->tls = ssl;
 		struct epoll_event ev = { .events = EPOLLIN, .data.ptr = fc };
 		epoll_ctl(t->ep, EPOLL_CTL_ADD, fd, &ev);
+		/* requests the handshake read ahead: no epoll event will come */
+		if (ssl && bench_tls_pending(ssl) && !serve_conn(t->ep, fc, EPOLLIN)) {
+			epoll_ctl(t->ep, EPOLL_CTL_DEL, fd, NULL);
+			frame_free(fc);
+			free(fc);
+		}
 	}
 }
 
