@@ -19,7 +19,9 @@ finish() {
 }
 trap finish EXIT
 "$gen" "$dir/certs"
-"$bench" compare --scenario rtt --encrypt --duration 0.5 --json --quiet > "$dir/cmp.json" \
+# the run's own certificates: several test runs may share /tmp (the default folder)
+"$bench" compare --scenario rtt --encrypt --certs "$dir/certs" --duration 0.5 --json --quiet \
+  > "$dir/cmp.json" \
   2> "$dir/cmp.log" || { echo "compare --encrypt failed"; cat "$dir/cmp.log"; exit 1; }
 jq -e '.encrypted == true and .scenario == "rtt"
        and .homa.p50_us > 0 and .tcp.p50_us > 0 and .homa.main.rpcs > 0 and .tcp.main.rpcs > 0
