@@ -18,9 +18,21 @@
  * while our link was idle for grant_silence_rtts round trips is silent:
  * its sender serves shorter messages of other receivers first, so it
  * stops holding a max_overcommit slot and up to two windows of such bytes
- * stop holding the budget.
+ * stop holding the budget. One peer counts at most HOMA_PEER_UNSCHED_WINDOWS
+ * windows of unscheduled claims against longer messages and has at most
+ * HOMA_PEER_OUTSTANDING messages with granted bytes in flight, so a peer
+ * announcing messages it never sends cannot hold the whole budget.
  */
 #include "internal.h"
+
+/**
+ * Messages of one peer that may have explicitly granted bytes in flight
+ * at once. A peer that opens message after message, each announcing
+ * unscheduled bytes it never sends, otherwise took every max_overcommit
+ * slot and the grant budget until its messages timed out (hostile peer
+ * LYING_DATA and REPLAY moves in homa-sim: honest P99 x600).
+ */
+#define HOMA_PEER_OUTSTANDING 2
 
 /** left() - Bytes @in still has to receive (the SRPT key). */
 static uint32_t left(const struct homa_msgin *in)
@@ -44,13 +56,17 @@ static void uncount(homa_engine *e, struct homa_msgin *in)
  */
 static void set_outstanding(homa_engine *e, struct homa_msgin *in, bool out)
 {
+	struct homa_peer *peer = homa_container_of(in, struct homa_rpc, in)->peer;
+
 	if (out == in->outstanding)
 		return;
 	if (out) {
 		e->outstanding_msgs++;
+		peer->grant_outstanding++;
 		homa_list_add_tail(&e->outstanding, &in->out_link);
 	} else {
 		e->outstanding_msgs--;
+		peer->grant_outstanding--;
 		homa_list_del(&in->out_link);
 	}
 	in->outstanding = out;
@@ -243,6 +259,8 @@ static void grant_fifo(homa_engine *e, struct homa_rpc *const *chosen, uint32_t 
 			continue;
 		if (r->in.received < r->in.fifo_end)
 			continue; /* our last FIFO grant to it is still to come */
+		if (!r->in.outstanding && r->peer->grant_outstanding >= HOMA_PEER_OUTSTANDING)
+			continue;
 		if (!oldest || r->in.birth < oldest->in.birth)
 			oldest = r;
 	}
@@ -283,6 +301,36 @@ static bool has_room(const homa_engine *e, const struct homa_msgin *in)
 static uint64_t head_extra(const homa_engine *e)
 {
 	return (uint64_t)e->s.max_overcommit * e->s.unsched_bytes;
+}
+
+/**
+ * Windows (unsched_bytes) of one peer's unscheduled claims that a grant
+ * pass counts against the budget of longer messages. A peer that opened
+ * many messages, each announcing unscheduled bytes it never sent, held
+ * the budget of every longer honest message until its own timed out.
+ */
+#define HOMA_PEER_UNSCHED_WINDOWS 2
+
+/**
+ * peer_unsched() - The share of @r's counted unscheduled claim that grant
+ * pass @gen counts: what is left of its peer's HOMA_PEER_UNSCHED_WINDOWS
+ * windows in this pass.
+ */
+static uint32_t peer_unsched(const homa_engine *e, struct homa_rpc *r, uint64_t gen)
+{
+	struct homa_peer *p = r->peer;
+	uint64_t cap = (uint64_t)HOMA_PEER_UNSCHED_WINDOWS * e->s.unsched_bytes;
+	uint32_t share;
+
+	if (p->unsched_gen != gen) {
+		p->unsched_gen = gen;
+		p->unsched_pass = 0;
+	}
+	share = p->unsched_pass >= cap ? 0
+		: (uint32_t)(r->in.counted < cap - p->unsched_pass ? r->in.counted
+								  : cap - p->unsched_pass);
+	p->unsched_pass += share;
+	return share;
 }
 
 /** Most bytes of silent messages (in windows) a pass leaves out of the budget. */
@@ -358,7 +406,7 @@ void homa_grant_check(homa_engine *e)
 		struct homa_rpc *r = homa_container_of(pos, struct homa_rpc, in.grant_link);
 
 		if (r->in.counted_unsched)
-			unsched += r->in.counted;
+			unsched += peer_unsched(e, r, gen);
 		if (r->peer->grant_gen == gen)
 			continue;
 		if (r->in.granted >= r->in.length)
@@ -379,6 +427,10 @@ void homa_grant_check(homa_engine *e)
 		 * than max_overcommit messages that are not silent have granted
 		 * bytes in flight (messages SRPT just displaced may still have some) */
 		if (i > 0 && !in->outstanding && e->outstanding_msgs - quiet >= e->s.max_overcommit)
+			continue;
+		/* nor while its peer has HOMA_PEER_OUTSTANDING messages with
+		 * granted bytes in flight (any message, the shortest too) */
+		if (!in->outstanding && chosen[i]->peer->grant_outstanding >= HOMA_PEER_OUTSTANDING)
 			continue;
 		if (!has_room(e, in))
 			continue;

@@ -188,6 +188,9 @@ struct homa_peer {
 	 */
 	struct homa_peer_port served[HOMA_PEER_SERVED_PORTS];
 	uint64_t grant_gen;       /**< grant pass that already chose this peer */
+	uint32_t grant_outstanding; /**< its messages with explicitly granted bytes in flight (grant.c) */
+	uint32_t unsched_pass;    /**< unscheduled claims of its messages counted in grant pass unsched_gen */
+	uint64_t unsched_gen;
 	uint64_t ack_ids[HOMA_PEER_ACKS];   /**< completed client RPC ids to ack */
 	uint16_t ack_ports[HOMA_PEER_ACKS]; /**< their server ports */
 	uint16_t num_acks;

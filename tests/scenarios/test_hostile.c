@@ -11,13 +11,14 @@
  * the attacker. The attacker's requests get 2,000-byte replies from the
  * server (a server answers strangers), which it never acknowledges.
  *
- * Built with SCENARIO_CLAIMS (scenario hostile_claims, label engine-bug,
- * off by default) it runs the moves that still break the bound: a peer
- * that opens message after message, each announcing unscheduled bytes it
- * never sends (LYING_DATA; REPLAY of honest DATA from its own address
- * does the same), fills the receiver's grant budget and max_overcommit
- * slots with its own messages, and honest scheduled requests wait until
- * those messages time out (P99 x600, 120 ms; docs/THREATS.md).
+ * Built with SCENARIO_CLAIMS (scenario hostile_claims) it runs the moves
+ * that once broke the bound: a peer that opens message after message,
+ * each announcing unscheduled bytes it never sends (LYING_DATA; REPLAY of
+ * honest DATA from its own address does the same). Its claims, all
+ * shorter than the honest 300 KB requests, held their grant budget and
+ * FIFO grants made its messages hold the max_overcommit slots until they
+ * timed out (P99 x600, 130 ms). Per-peer limits in src/core/grant.c
+ * (HOMA_PEER_UNSCHED_WINDOWS, HOMA_PEER_OUTSTANDING) bound both.
  */
 #include <setjmp.h>
 #include <stdarg.h>
