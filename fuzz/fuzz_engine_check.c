@@ -211,9 +211,11 @@ static void on_client_end(struct fe_world *w, const struct homa_event *ev, int p
 		fz_fail("client RPC %llu ended from the wrong peer", (unsigned long long)ev->id);
 	c->done = true;
 	if (ev->type == HOMA_EV_ERROR) {
-		/* HOMA_ENOSERVER: the fuzzed peer answered RPC_UNKNOWN past max_restarts */
+		/* HOMA_EABANDONED: the fuzzed peer answered RPC_UNKNOWN past
+		 * max_restarts (or marked it finished); HOMA_ENOSERVER: it said it
+		 * does not serve */
 		if (ev->error != HOMA_ETIMEDOUT && ev->error != HOMA_ESHUTDOWN &&
-		    ev->error != HOMA_ENOSERVER)
+		    ev->error != HOMA_ENOSERVER && ev->error != HOMA_EABANDONED)
 			fz_fail("client RPC failed with %d", ev->error);
 		return;
 	}

@@ -188,7 +188,7 @@ static bool server_gave_up(struct fp_world *w)
  * restarts_spent() - True if the client restarted some RPC as often as
  * settings.max_restarts allows: the server kept answering RPC_UNKNOWN
  * because every copy of a request was lost, and the next one fails the RPC
- * with HOMA_ENOSERVER instead of restarting without end.
+ * with HOMA_EABANDONED instead of restarting without end.
  */
 static bool restarts_spent(struct fp_world *w)
 {
@@ -213,8 +213,7 @@ static void client_events(struct fp_world *w)
 		r->done = true;
 		if (ev.type == HOMA_EV_ERROR) {
 			if (ev.error != HOMA_ETIMEDOUT &&
-			    !(ev.error == HOMA_EABANDONED && server_gave_up(w)) &&
-			    !(ev.error == HOMA_ENOSERVER && restarts_spent(w)))
+			    !(ev.error == HOMA_EABANDONED && (server_gave_up(w) || restarts_spent(w))))
 				fz_fail("RPC failed with %d", ev.error);
 			continue;
 		}

@@ -316,6 +316,29 @@ HOMA_API void homa_engine_shutdown(homa_engine *e, uint64_t now);
 HOMA_API int homa_engine_input(homa_engine *e, const homa_addr *src, uint8_t *buf,
 		      size_t len, uint64_t now);
 
+/** Kinds of undeliverable-packet reports (homa_engine_unreachable()). */
+enum homa_unreach_kind {
+	HOMA_UNREACH_PORT = 1,  /**< ICMP / ICMPv6 port unreachable: no socket serves that port */
+	HOMA_UNREACH_PROTO = 2, /**< ICMP protocol unreachable: the host runs no Homa at all */
+};
+
+/**
+ * homa_engine_unreachable() - The network reported that a packet this
+ * engine sent to @dst could not be delivered (ICMP destination
+ * unreachable, read by the driver): @kind says why, @quoted/@len is the
+ * start of our packet as the report quotes it (at least the 28-byte common
+ * header). Anyone can send such a report, so it is acted on only if it
+ * quotes a packet of a live RPC of ours (our port as source port, an RPC
+ * with that sender id to @dst and the quoted destination port). Then every
+ * client RPC to that port (to any port of @dst for HOMA_UNREACH_PROTO)
+ * fails with HOMA_ENOSERVER and every server RPC answering there is freed.
+ * Return: the number of RPCs ended (0 if the report named none of ours, is
+ * shorter than a common header or of another kind); HOMA_EINVAL (NULL @e,
+ * @dst or @quoted).
+ */
+HOMA_API int homa_engine_unreachable(homa_engine *e, const homa_addr *dst, int kind,
+				     const uint8_t *quoted, size_t len, uint64_t now);
+
 /** Offset added to a drop reason in homa_engine_input()'s result. */
 #define HOMA_INPUT_DROPPED 100
 

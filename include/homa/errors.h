@@ -36,7 +36,7 @@ enum homa_error {
 	HOMA_ENOSPC = -14,     /**< the caller's output buffer is too small */
 	HOMA_ENOTSUP = -15,    /**< feature not available (address family, driver) */
 	HOMA_EPEERDEAD = -16,  /**< the peer (address and port) timed out recently; new RPCs to it fail at once */
-	HOMA_ENOSERVER = -17,  /**< no server at the destination port took the request (the port does not serve) */
+	HOMA_ENOSERVER = -17,  /**< nothing serves at the destination port (the destination or ICMP unreachable said so) */
 	HOMA_ETIME = -18,      /**< the call's own timeout expired before it could complete */
 	HOMA_EABANDONED = -19, /**< the server finished or dropped the RPC without a response reaching us */
 	HOMA_EADDRNOTAVAIL = -20, /**< the bind address is not an address of this host */

@@ -358,11 +358,12 @@ HOMA_API int homa_reply_zc(homa_socket *s, uint64_t id, const struct homa_iov *i
  * caller. A waiter for a specific id has priority over a waiter for any.
  * Return: 0 with @out holding a message the caller must release;
  * a failed client RPC's error, with @out filled and nothing to release:
- * HOMA_ETIMEDOUT (the server stopped answering), HOMA_ENOSERVER (no
- * server at that port took the request, within settings.max_restarts
- * restarts), HOMA_ECANCELED (homa_abort() while a thread waited for it),
- * HOMA_EABANDONED (the server finished or dropped the RPC without a
- * response reaching us);
+ * HOMA_ETIMEDOUT (the server stopped answering), HOMA_ENOSERVER (nothing
+ * serves at that port: the destination said so, or ICMP port or protocol
+ * unreachable came back), HOMA_ECANCELED (homa_abort() while a thread
+ * waited for it), HOMA_EABANDONED (the server finished or dropped the RPC
+ * without a response reaching us, including a request it dropped on each
+ * of 1 + settings.max_restarts sends);
  * HOMA_EAGAIN (@timeout_ns is 0 and nothing is ready); HOMA_ETIME
  * (nothing within @timeout_ns); HOMA_EINVAL (NULL @out, flags 0 or
  * unknown bits, a non-zero @id without HOMA_RECV_RESPONSE,

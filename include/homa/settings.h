@@ -108,12 +108,13 @@ struct homa_settings {
 	/**
 	 * Restarts of one client RPC (the server answered RPC_UNKNOWN before
 	 * any response byte arrived) after which the next RPC_UNKNOWN fails it
-	 * with HOMA_ENOSERVER (default 3; 0 = never restart). A request to a
-	 * port that does not serve thus fails within about
-	 * (max_restarts + 1) x resend_ticks ticks, well inside the timeout.
-	 * No cap while that port answered another request of this endpoint
-	 * within timeout_ticks: it serves and lost the request (e.g. under a
-	 * flood), so the RPC restarts until the port stops answering.
+	 * with HOMA_EABANDONED (default 3; 0 = never restart): a server at that
+	 * port dropped the request every time. No cap while that port answered
+	 * another request of this endpoint within timeout_ticks: it serves and
+	 * lost the request (e.g. under a flood), so the RPC restarts until the
+	 * port stops answering. A port that does not serve is reported at once
+	 * (HOMA_ENOSERVER): by ICMP port unreachable (raw driver) or by an
+	 * endpoint of ours that does not serve.
 	 */
 	uint32_t max_restarts;
 	/**

@@ -66,6 +66,7 @@ struct homa_stats {
 	uint64_t sends_refused;               /**< sends that returned HOMA_EAGAIN */
 	uint64_t pacer_throttled_ns;          /**< time output was held back by the NIC model */
 	uint64_t unknown_replies_suppressed;  /**< RPC_UNKNOWN not sent: rate limit */
+	uint64_t unreachable_received;        /**< ICMP unreachable reports that named an RPC of ours (homa_engine_unreachable()) */
 	uint64_t msgs_evicted;                /**< incomplete requests freed to make rx room (all causes) */
 	uint64_t stale_evicted;               /**< of which: silent after their unscheduled bytes, under memory pressure */
 	uint64_t evicted_bytes;               /**< message bytes those requests had received */

@@ -86,9 +86,16 @@ extern "C" {
  * Extension bit on RPC_UNKNOWN: the server executed or abandoned this RPC
  * (its application aborted it, or it timed out) and remembers it as
  * finished, so a restarted request would be refused; the client fails the
- * RPC (HOMA_ECANCELED) instead of restarting it.
+ * RPC (HOMA_EABANDONED) instead of restarting it.
  */
 #define HOMA_EXT_FINISHED 0x02
+
+/**
+ * Extension bit on RPC_UNKNOWN: this endpoint does not serve (it is a
+ * client only), so the request will never be taken; the client fails the
+ * RPC with HOMA_ENOSERVER at once instead of restarting it.
+ */
+#define HOMA_EXT_NOSERVER 0x04
 
 /** Longest message the Linux module sends or accepts (its HOMA_MAX_MESSAGE_LENGTH). */
 #define HOMA_MODULE_MAX_MESSAGE 1000000u

@@ -168,8 +168,9 @@ void homa_ctl_resend(homa_engine *e, struct homa_rpc *rpc, uint32_t offset, uint
 /**
  * homa_ctl_reply_unknown() - Answer a packet about an RPC we do not have
  * with RPC_UNKNOWN, with HOMA_EXT_FINISHED if it is a server RPC we
- * finished (so a client of ours gives up rather than restarting it; the
- * bit is in the window field, which a module client ignores).
+ * finished, or HOMA_EXT_NOSERVER if it is a request and this endpoint does
+ * not serve (so a client of ours gives up rather than restarting it; the
+ * bits are in the window field, which a module client ignores).
  * Limited to a few per peer per tick so that forged packets cannot turn
  * this endpoint into an amplifier.
  */
@@ -193,6 +194,8 @@ void homa_ctl_reply_unknown(homa_engine *e, const homa_addr *src, const struct h
 	pkt.sender_id = in->sender_id ^ 1;
 	if (homa_done_seen(e, in->sender_id ^ 1, src, in->sport))
 		pkt.ext = HOMA_EXT_FINISHED;
+	else if (!e->server && !homa_is_client_id(in->sender_id ^ 1))
+		pkt.ext = HOMA_EXT_NOSERVER;
 	homa_ctl_send(e, &pkt, src, ctl_prio(e));
 }
 

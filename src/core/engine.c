@@ -452,6 +452,16 @@ int homa_engine_input(homa_engine *e, const homa_addr *src, uint8_t *buf, size_t
 	return checked(e, input(e, src, buf, len, now));
 }
 
+/** homa_engine_unreachable() - See engine.h. */
+int homa_engine_unreachable(homa_engine *e, const homa_addr *dst, int kind,
+			    const uint8_t *quoted, size_t len, uint64_t now)
+{
+	if (!e || !dst || !quoted)
+		return HOMA_EINVAL;
+	clock_in(e, now);
+	return checked(e, homa_unreach(e, dst, kind, quoted, len));
+}
+
 /**
  * output() - homa_engine_output(), or with @ref homa_engine_output_ref(),
  * without the invariant check.

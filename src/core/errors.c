@@ -26,7 +26,7 @@ const char *homa_strerror(int err)
 	case HOMA_ENOSPC: return "output buffer too small";
 	case HOMA_ENOTSUP: return "not supported";
 	case HOMA_EPEERDEAD: return "peer (address and port) timed out recently";
-	case HOMA_ENOSERVER: return "no server at the destination port took the request";
+	case HOMA_ENOSERVER: return "nothing serves at the destination port";
 	case HOMA_ETIME: return "the call's timeout expired";
 	case HOMA_EABANDONED: return "server finished or dropped the RPC without a response";
 	case HOMA_EADDRNOTAVAIL: return "address not available on this host";

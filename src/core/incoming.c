@@ -297,18 +297,21 @@ static int handle_resend(homa_engine *e, const homa_addr *src, const struct homa
 /**
  * restart() - The server lost @rpc's request before answering: send it
  * again from byte 0, or, once settings.max_restarts restarts were spent,
- * fail the RPC with HOMA_ENOSERVER (nothing at that port takes it). The
- * cap does not apply while that port answered another request of ours
- * within timeout_ticks (homa_peer_port_serves()): it serves, and lost
- * this request (a flood overflowing its receive buffer loses most
- * packets, and four losses in a row failed honest RPCs); the RPC keeps
- * restarting, and fails at the cap once that port stops answering.
+ * fail the RPC with HOMA_EABANDONED (a server answers at that port but
+ * dropped the request every time). The cap does not apply while that
+ * port answered another request of ours within timeout_ticks
+ * (homa_peer_port_serves()): it serves, and lost this request (a flood
+ * overflowing its receive buffer loses most packets, and four losses in a
+ * row failed honest RPCs); the RPC keeps restarting, and fails at the cap
+ * once that port stops answering. Only a definite report that nothing
+ * serves there (HOMA_EXT_NOSERVER, ICMP unreachable: unreach.c) gives
+ * HOMA_ENOSERVER.
  */
 static void restart(homa_engine *e, struct homa_rpc *rpc)
 {
 	if (rpc->restarts >= e->s.max_restarts &&
 	    !homa_peer_port_serves(e, rpc->peer, rpc->dport)) {
-		homa_rpc_fail(e, rpc, HOMA_ENOSERVER);
+		homa_rpc_fail(e, rpc, HOMA_EABANDONED);
 		return;
 	}
 	if (rpc->restarts < UINT16_MAX)
@@ -326,7 +329,9 @@ static void restart(homa_engine *e, struct homa_rpc *rpc)
  * no memory of finished RPCs would run a late restart twice. Later, the
  * packet is ignored (the RPC times out unless the response completes). A
  * server of ours that finished the RPC says so (HOMA_EXT_FINISHED): the
- * client fails it with HOMA_EABANDONED instead of restarting it.
+ * client fails it with HOMA_EABANDONED instead of restarting it; an
+ * endpoint of ours that does not serve says so (HOMA_EXT_NOSERVER): the
+ * client fails it with HOMA_ENOSERVER.
  */
 static int handle_unknown(homa_engine *e, const homa_addr *src, const struct homa_pkt *pkt)
 {
@@ -338,8 +343,8 @@ static int handle_unknown(homa_engine *e, const homa_addr *src, const struct hom
 		homa_rpc_free(e, rpc);
 		return 0;
 	}
-	if (pkt->ext & HOMA_EXT_FINISHED) {
-		homa_rpc_fail(e, rpc, HOMA_EABANDONED);
+	if (pkt->ext & (HOMA_EXT_FINISHED | HOMA_EXT_NOSERVER)) {
+		homa_rpc_fail(e, rpc, pkt->ext & HOMA_EXT_NOSERVER ? HOMA_ENOSERVER : HOMA_EABANDONED);
 		return 0;
 	}
 	if (rpc->in.msg)

@@ -364,6 +364,7 @@ struct homa_rpc *homa_rpc_find_handle(homa_engine *e, uint64_t handle);
 struct homa_rpc *homa_rpc_new(homa_engine *e, uint64_t id, struct homa_peer *peer, uint16_t dport);
 void homa_rpc_free(homa_engine *e, struct homa_rpc *rpc);
 void homa_rpc_fail(homa_engine *e, struct homa_rpc *rpc, int error);
+int homa_unreach(homa_engine *e, const homa_addr *dst, int kind, const uint8_t *q, size_t len);
 int homa_event_push(homa_engine *e, const struct homa_event *ev);
 int homa_rpc_event(homa_engine *e, struct homa_rpc *rpc, const struct homa_event *ev);
 

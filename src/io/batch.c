@@ -313,9 +313,10 @@ int homa_io_receiver_recv(struct homa_io_receiver *r)
 			return n;
 		if (errno == EINTR)
 			continue;
-		if (errno == EAGAIN || errno == EWOULDBLOCK || errno == ECONNREFUSED)
+		if (errno == EAGAIN || errno == EWOULDBLOCK)
 			return 0;
-		return HOMA_EIO;
+		r->error = errno;
+		return errno == ECONNREFUSED ? 0 : HOMA_EIO;
 	}
 }
 

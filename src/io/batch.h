@@ -49,6 +49,8 @@ struct homa_io_receiver {
 	struct iovec *iovs;
 	struct sockaddr_storage *names;
 	char *ctl;         /**< batch * HOMA_IO_RX_CTL bytes */
+	int error;         /**< errno of the latest receive that failed with a socket
+			        error (an ICMP report with IP_RECVERR); the owner clears it */
 };
 
 /**
@@ -85,8 +87,10 @@ void homa_io_receiver_free(struct homa_io_receiver *r);
 /**
  * homa_io_receiver_recv() - One non-blocking recvmmsg() into all buffers.
  * Afterwards msgs[i].msg_len, names[i] and the control data describe
- * datagram i.
- * Return: datagrams received (0 if none waiting), or HOMA_EIO.
+ * datagram i. A pending socket error (an ICMP report) is recorded in
+ * r->error.
+ * Return: datagrams received (0 if none waiting, or after a pending
+ * ECONNREFUSED), or HOMA_EIO (another socket error).
  */
 int homa_io_receiver_recv(struct homa_io_receiver *r);
 

@@ -36,6 +36,17 @@ struct homa_io_tx {
 	uint8_t priority;    /**< 0..7, written to the DSCP bits */
 };
 
+/**
+ * A report that a packet we sent could not be delivered (ICMP destination
+ * unreachable), for homa_engine_unreachable().
+ */
+struct homa_io_unreach {
+	homa_addr dst;        /**< the host our packet was sent to */
+	int kind;             /**< HOMA_UNREACH_PORT or HOMA_UNREACH_PROTO */
+	size_t len;           /**< bytes of quoted (at most its size) */
+	uint8_t quoted[64];   /**< the start of our Homa packet, as the report quotes it */
+};
+
 /** One received packet; the bytes belong to the driver. */
 struct homa_io_rx {
 	uint8_t *data;       /**< Homa packet, header first; may be modified */
@@ -112,6 +123,13 @@ struct homa_driver_ops {
 	 * HOMA_EIO.
 	 */
 	int (*recv)(struct homa_driver *d, struct homa_io_rx **out);
+	/**
+	 * unreach() - Optional: take up to @max reports that packets of ours
+	 * could not be delivered, quoting a packet from our port, into @out.
+	 * Called by the thread that calls recv (same serialization), after it.
+	 * Return: reports written (0 when none is pending: cheap).
+	 */
+	int (*unreach)(struct homa_driver *d, struct homa_io_unreach *out, int max);
 	/** close() - Close the socket and free the driver. */
 	void (*close)(struct homa_driver *d);
 	/**

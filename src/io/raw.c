@@ -11,6 +11,10 @@
  * Homa port is reserved against other users by binding a UDP socket to
  * the same address and port (the kernel then also picks ephemeral ports
  * and reports "port in use" across processes).
+ *
+ * ICMP errors about our packets are queued on the socket (IP_RECVERR):
+ * a Linux module host answers a packet for a port where nothing serves
+ * with port unreachable, and the driver hands such reports on (unreach).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -24,6 +28,7 @@
 #include "batch.h"
 #include "driver.h"
 #include "homa/wire.h"
+#include "icmp.h"
 
 /** Room for the longest IPv4 header in front of each received packet. */
 #define RAW_IPV4_HDR_MAX 60
@@ -66,6 +71,7 @@ static int open_raw(const struct homa_driver_config *cfg)
 		return err;
 	}
 	homa_driver_set_bufs(fd);
+	homa_io_icmp_enable(fd, a.ss_family);
 	if (a.ss_family == AF_INET6)
 		homa_io_recv_tos_enable(fd, AF_INET6);
 	return fd;
@@ -140,6 +146,20 @@ static int raw_send(struct homa_driver *base, const struct homa_io_tx *pkts, int
 	return homa_io_sender_send(&d->tx, pkts, n, &base->c);
 }
 
+/**
+ * raw_unreach() - Take the ICMP unreachable reports about our packets,
+ * once a receive saw the socket error that announces them. See driver.h.
+ */
+static int raw_unreach(struct homa_driver *base, struct homa_io_unreach *out, int max)
+{
+	struct raw_driver *d = (struct raw_driver *)base;
+
+	if (!d->rx.error || max < 1)
+		return 0;
+	d->rx.error = 0;
+	return homa_io_icmp_drain(base->fd, base->port, out, max);
+}
+
 /** raw_close() - See driver.h. */
 static void raw_close(struct homa_driver *base)
 {
@@ -159,6 +179,7 @@ static const struct homa_driver_ops raw_ops = {
 	.name = "raw",
 	.send = raw_send,
 	.recv = raw_recv,
+	.unreach = raw_unreach,
 	.close = raw_close,
 };
 

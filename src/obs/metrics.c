@@ -45,6 +45,7 @@ static const struct scalar_def scalars[] = {
 	C("peers_declared_dead_total", peers_declared_dead, "Peers declared dead after repeated silence."),
 	C("sends_refused_total", sends_refused, "Sends refused with HOMA_EAGAIN (memory cap)."),
 	C("unknown_replies_suppressed_total", unknown_replies_suppressed, "RPC_UNKNOWN replies not sent because of the rate limit."),
+	C("unreachable_received_total", unreachable_received, "ICMP unreachable reports that ended RPCs to a port or host."),
 	C("msgs_evicted_total", msgs_evicted, "Incomplete requests freed to make room in the rx budget."),
 	C("stale_evicted_total", stale_evicted, "Of which: silent after their unscheduled bytes, under memory pressure."),
 	C("evicted_bytes_total", evicted_bytes, "Message bytes the evicted requests had received."),

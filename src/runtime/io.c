@@ -83,6 +83,33 @@ int homa_rt_input_init(struct homa_rt *rt)
 	return rt->rx_order ? 0 : HOMA_ENOMEM;
 }
 
+/** Most unreachable reports handed to the engine per input call. */
+#define UNREACH_BATCH 8
+
+/**
+ * input_unreach() - Hand the driver's ICMP unreachable reports (if it has
+ * any: raw driver) to the engine, which fails the RPCs they name.
+ */
+static void input_unreach(struct homa_rt *rt)
+{
+	struct homa_io_unreach u[UNREACH_BATCH];
+	int n;
+
+	if (!rt->drv->ops->unreach)
+		return;
+	n = rt->drv->ops->unreach(rt->drv, u, UNREACH_BATCH);
+	if (n <= 0)
+		return;
+	homa_rt_lock(rt);
+	uint64_t now = homa_rt_now();
+
+	for (int i = 0; i < n; i++)
+		homa_engine_unreachable(rt->engine, &u[i].dst, u[i].kind, u[i].quoted, u[i].len, now);
+	homa_rt_collect(rt);
+	homa_rt_unlock(rt);
+	homa_rt_flush(rt);
+}
+
 /** homa_rt_input() - See rt.h. */
 int homa_rt_input(struct homa_rt *rt)
 {
@@ -115,6 +142,7 @@ int homa_rt_input(struct homa_rt *rt)
 		if (n < (int)rt->batch)
 			break;  /* the socket queue is most likely empty now */
 	}
+	input_unreach(rt);
 	return total;
 }
 
@@ -157,7 +185,7 @@ static void drain_fd(int fd)
  * it moves with every call, e.g. an open-loop client's next send time,
  * so a timerfd for it would cost a timerfd_settime() and a read() per
  * call). A deadline in the past or within RT_SPIN_NS only checks.
- * Return: true if packets are waiting.
+ * Return: true if packets (or ICMP reports) are waiting.
  */
 static bool wait_packets(struct homa_rt *rt, uint64_t engine_by, uint64_t caller_by)
 {
@@ -190,7 +218,8 @@ static bool wait_packets(struct homa_rt *rt, uint64_t engine_by, uint64_t caller
 		drain_fd(rt->wait_tfd);
 		rt->wait_armed = UINT64_MAX;  /* a fired one-shot timer is off */
 	}
-	return p[0].revents & POLLIN;
+	/* POLLERR: an ICMP report waits in the error queue (input_unreach()) */
+	return p[0].revents & (POLLIN | POLLERR);
 }
 
 /**

@@ -262,7 +262,8 @@ void homa_rt_kick(struct homa_rt *rt);
 void homa_rt_timers(struct homa_rt *rt);
 /**
  * homa_rt_input() - Receive and process what the driver has, each batch
- * highest priority first; flush. Return: packets.
+ * highest priority first, then its ICMP unreachable reports; flush.
+ * Return: packets.
  */
 int homa_rt_input(struct homa_rt *rt);
 /**

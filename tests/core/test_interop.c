@@ -201,10 +201,10 @@ static void module_unknown__after_response_bytes_no_restart(void **state)
 }
 
 /**
- * not_server__fails_with_enoserver() - A request to a port that does not
- * serve (it drops requests and answers RESENDs with RPC_UNKNOWN) fails
- * with HOMA_ENOSERVER well within the RPC timeout after max_restarts
- * restarts (it was restarted every 5 ms forever and never failed).
+ * not_server__fails_with_enoserver() - A request to an endpoint of ours
+ * that does not serve fails with HOMA_ENOSERVER at its first RPC_UNKNOWN,
+ * which says so (HOMA_EXT_NOSERVER), without a restart (it was restarted
+ * max_restarts times first: the same error as a request lost every time).
  */
 static void not_server__fails_with_enoserver(void **state)
 {
@@ -227,10 +227,131 @@ static void not_server__fails_with_enoserver(void **state)
 	assert_int_equal(ev.type, HOMA_EV_ERROR);
 	assert_true(ev.id == id);
 	assert_int_equal(ev.error, HOMA_ENOSERVER);
-	assert_true(p.now < homa_engine_settings(p.e[0])->timeout_ticks * TICK);
+	homa_engine_stats(p.e[0], &st);
+	assert_int_equal(st.rpc_restarts, 0);
+	assert_int_equal(st.rpcs_timed_out, 0);
+	th_pair_free(&p);
+}
+
+/**
+ * lost_request__restarts_end_abandoned() - A server that answers every
+ * RESEND with a plain RPC_UNKNOWN (the module's answer when every copy of
+ * the request was lost) ends the RPC after max_restarts restarts with
+ * HOMA_EABANDONED, not HOMA_ENOSERVER: a server does answer at that port
+ * (it was HOMA_ENOSERVER, the same error as a port that does not serve).
+ */
+static void lost_request__restarts_end_abandoned(void **state)
+{
+	struct homa_event ev;
+	struct homa_stats st;
+	struct th_pair p;
+	uint64_t id;
+	uint32_t i;
+
+	(void)state;
+	th_pair_init(&p, NULL);
+	id = send(&p, 100);
+	for (i = 0; i <= homa_engine_settings(p.e[0])->max_restarts; i++) {
+		struct homa_pkt k = pkt(HOMA_PKT_RPC_UNKNOWN, p.port[1], p.port[0], id ^ 1);
+		struct th_pkt t;
+
+		while (th_take(p.e[0], p.now, &t) > 0)
+			;
+		assert_int_equal(homa_engine_next_event(p.e[0], &ev), 0);
+		assert_int_equal(module_input(p.e[0], &p.addr[1], &k, p.now += TICK), 0);
+	}
+	assert_int_equal(homa_engine_next_event(p.e[0], &ev), 1);
+	assert_int_equal(ev.type, HOMA_EV_ERROR);
+	assert_true(ev.id == id);
+	assert_int_equal(ev.error, HOMA_EABANDONED);
 	homa_engine_stats(p.e[0], &st);
 	assert_int_equal(st.rpc_restarts, homa_engine_settings(p.e[0])->max_restarts);
-	assert_int_equal(st.rpcs_timed_out, 0);
+	th_pair_free(&p);
+}
+
+/**
+ * quoted() - The first packet @e sends (our request's DATA), as an ICMP
+ * error quotes it, into @q. Return: its length.
+ */
+static size_t quoted(homa_engine *e, uint64_t now, uint8_t *q)
+{
+	struct th_pkt t;
+
+	assert_true(th_take(e, now, &t) > 0 && t.ok);
+	memcpy(q, t.buf, HOMA_COMMON_LEN + 8);
+	return HOMA_COMMON_LEN + 8;
+}
+
+/**
+ * unreachable__port_fails_rpcs_at_once() - ICMP port unreachable quoting
+ * our request fails every RPC to that port with HOMA_ENOSERVER at once,
+ * and leaves an RPC to another port alone (nothing read ICMP: the RPC
+ * waited for restarts or the timeout).
+ */
+static void unreachable__port_fails_rpcs_at_once(void **state)
+{
+	struct homa_iov iov = {big, 100};
+	struct homa_event ev;
+	struct homa_stats st;
+	struct th_pair p;
+	uint64_t id, id2, other;
+	uint8_t q[64];
+	size_t n;
+
+	(void)state;
+	th_pair_init(&p, NULL);
+	id = send(&p, 100);
+	n = quoted(p.e[0], 0, q);
+	id2 = send(&p, 200);
+	assert_int_equal(homa_engine_send_request(p.e[0], &p.addr[1], (uint16_t)(p.port[1] + 1),
+						  &iov, 1, 2, 0, &other), 0);
+	assert_int_equal(homa_engine_unreachable(p.e[0], &p.addr[1], HOMA_UNREACH_PORT, q, n, 1), 2);
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(homa_engine_next_event(p.e[0], &ev), 1);
+		assert_int_equal(ev.type, HOMA_EV_ERROR);
+		assert_int_equal(ev.error, HOMA_ENOSERVER);
+		assert_true(ev.id == id || ev.id == id2);
+	}
+	assert_int_equal(homa_engine_next_event(p.e[0], &ev), 0);
+	homa_engine_stats(p.e[0], &st);
+	assert_int_equal(st.unreachable_received, 1);
+	assert_int_equal(st.active_rpcs, 1);
+	th_pair_free(&p);
+}
+
+/**
+ * unreachable__forged_ignored() - A report that does not quote a live RPC
+ * of ours (wrong id, wrong source port, wrong host, truncated, another
+ * kind) ends nothing: anyone can send ICMP.
+ */
+static void unreachable__forged_ignored(void **state)
+{
+	homa_addr other = homa_addr_ipv4(0x0a000063);
+	struct homa_stats st;
+	struct th_pair p;
+	uint8_t q[64], bad[64];
+	size_t n;
+
+	(void)state;
+	th_pair_init(&p, NULL);
+	send(&p, 100);
+	n = quoted(p.e[0], 0, q);
+	memcpy(bad, q, n);
+	bad[27] ^= 2;  /* another id */
+	assert_int_equal(homa_engine_unreachable(p.e[0], &p.addr[1], HOMA_UNREACH_PORT, bad, n, 1), 0);
+	memcpy(bad, q, n);
+	bad[1] ^= 1;   /* not our port */
+	assert_int_equal(homa_engine_unreachable(p.e[0], &p.addr[1], HOMA_UNREACH_PORT, bad, n, 1), 0);
+	assert_int_equal(homa_engine_unreachable(p.e[0], &other, HOMA_UNREACH_PORT, q, n, 1), 0);
+	assert_int_equal(homa_engine_unreachable(p.e[0], &p.addr[1], HOMA_UNREACH_PORT, q, 27, 1), 0);
+	assert_int_equal(homa_engine_unreachable(p.e[0], &p.addr[1], 99, q, n, 1), 0);
+	assert_int_equal(homa_engine_unreachable(NULL, &p.addr[1], HOMA_UNREACH_PORT, q, n, 1),
+			 HOMA_EINVAL);
+	homa_engine_stats(p.e[0], &st);
+	assert_int_equal(st.active_rpcs, 1);
+	assert_int_equal(st.unreachable_received, 0);
+	/* protocol unreachable: the whole host runs no Homa */
+	assert_int_equal(homa_engine_unreachable(p.e[0], &p.addr[1], HOMA_UNREACH_PROTO, q, n, 2), 1);
 	th_pair_free(&p);
 }
 
@@ -390,6 +511,9 @@ int main(void)
 		cmocka_unit_test(module_unknown__flags_6_restarts),
 		cmocka_unit_test(module_unknown__after_response_bytes_no_restart),
 		cmocka_unit_test(not_server__fails_with_enoserver),
+		cmocka_unit_test(lost_request__restarts_end_abandoned),
+		cmocka_unit_test(unreachable__port_fails_rpcs_at_once),
+		cmocka_unit_test(unreachable__forged_ignored),
 		cmocka_unit_test(module_resend_all__not_a_grant),
 		cmocka_unit_test(compat_module__start_msg_only_to_ours),
 		cmocka_unit_test(compat_module__message_limit),

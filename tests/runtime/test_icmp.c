@@ -1,0 +1,223 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file test_icmp.c
+ * ICMP unreachable on the raw driver, on loopback (needs root: skipped
+ * otherwise). A Linux module host answers a packet for a port where no
+ * socket serves with ICMP port unreachable; here the test plays that host:
+ * it reads our packet with a raw socket of its own and sends the ICMP
+ * message quoting it through a raw ICMP socket, as the kernel would.
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "driver.h"
+#include "helpers.h"
+
+/** A port nothing on this host serves (Homa over raw IP: nothing answers). */
+#define DEAD_PORT 9
+
+/** Bytes of our packet the ICMP message quotes (a DATA header and 4 bytes). */
+#define QUOTE 60
+
+/** csum() - The Internet checksum of @len bytes at @p. */
+static uint16_t csum(const uint8_t *p, size_t len)
+{
+	uint32_t s = 0;
+
+	for (size_t i = 0; i + 1 < len; i += 2)
+		s += (uint32_t)(p[i] << 8 | p[i + 1]);
+	if (len & 1)
+		s += (uint32_t)p[len - 1] << 8;
+	while (s >> 16)
+		s = (s & 0xffff) + (s >> 16);
+	return (uint16_t)~s;
+}
+
+/**
+ * catch_packet() - Read protocol-146 packets on @fd (IPv4 header first)
+ * for up to 2 s until one goes to Homa port @dport; copy its first QUOTE
+ * bytes after the IP header into @q. Return: true if one came.
+ */
+static bool catch_packet(int fd, uint16_t dport, uint8_t *q)
+{
+	uint8_t buf[2048];
+
+	for (int tries = 0; tries < 200; tries++) {
+		struct pollfd p = {.fd = fd, .events = POLLIN};
+		ssize_t n;
+		size_t ihl;
+
+		if (poll(&p, 1, 10) <= 0)
+			continue;
+		n = recv(fd, buf, sizeof(buf), 0);
+		if (n < 20)
+			continue;
+		ihl = (size_t)(buf[0] & 0xf) * 4;
+		if ((size_t)n < ihl + QUOTE || (buf[ihl + 2] << 8 | buf[ihl + 3]) != dport)
+			continue;
+		memcpy(q, buf + ihl, QUOTE);
+		return true;
+	}
+	return false;
+}
+
+/**
+ * send_unreach() - Send ICMP destination unreachable @code to 127.0.0.1,
+ * quoting an IPv4 packet 127.0.0.1 -> 127.0.0.1, protocol 146, whose
+ * Homa bytes start with @q.
+ */
+static void send_unreach(int code, const uint8_t *q)
+{
+	uint8_t m[8 + 20 + QUOTE] = {3, (uint8_t)code};
+	struct sockaddr_in to = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	int fd = socket(AF_INET, SOCK_RAW, IPPROTO_ICMP);
+	uint16_t c;
+
+	assert_true(fd >= 0);
+	m[8] = 0x45;
+	m[10] = 0;
+	m[11] = 20 + QUOTE;
+	m[16] = 64;
+	m[17] = 146;
+	memcpy(m + 20, (uint8_t[]){127, 0, 0, 1, 127, 0, 0, 1}, 8);
+	c = csum(m + 8, 20);
+	m[18] = (uint8_t)(c >> 8);
+	m[19] = (uint8_t)c;
+	memcpy(m + 28, q, QUOTE);
+	c = csum(m, sizeof(m));
+	m[2] = (uint8_t)(c >> 8);
+	m[3] = (uint8_t)c;
+	assert_int_equal(sendto(fd, m, sizeof(m), 0, (struct sockaddr *)&to, sizeof(to)),
+			 (ssize_t)sizeof(m));
+	close(fd);
+}
+
+/** sniffer() - A raw protocol-146 socket on loopback that sees our packets. */
+static int sniffer(void)
+{
+	int fd = socket(AF_INET, SOCK_RAW, 146);
+
+	assert_true(fd >= 0);
+	return fd;
+}
+
+/**
+ * driver__port_unreachable_reported() - The raw driver hands on an ICMP
+ * port unreachable quoting a packet from its port (kind, destination and
+ * the quoted bytes), and drops one quoting another port's packet; the
+ * socket error that announces them is not an I/O error and leaves no
+ * POLLERR behind (the driver did not read ICMP at all).
+ */
+static void driver__port_unreachable_reported(void **state)
+{
+	struct homa_driver_config cfg;
+	struct sockaddr_in *in = (struct sockaddr_in *)&cfg.bind;
+	struct homa_io_unreach u[4];
+	struct homa_driver *d;
+	struct homa_io_rx *rx;
+	uint8_t pkt[100], q[QUOTE], other[QUOTE];
+	struct pollfd p;
+	int sniff, got = 0;
+
+	(void)state;
+	if (!test_is_root()) {
+		print_message("skipped: the raw driver needs root (CAP_NET_RAW)\n");
+		skip();
+	}
+	memset(&cfg, 0, sizeof(cfg));
+	in->sin_family = AF_INET;
+	in->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	cfg.bind_len = sizeof(*in);
+	cfg.batch = 8;
+	cfg.max_packet = 1500;
+	assert_int_equal(homa_driver_open(HOMA_IO_RAW, &cfg, &d), 0);
+	sniff = sniffer();
+	memset(pkt, 0x5a, sizeof(pkt));
+	pkt[0] = (uint8_t)(d->port >> 8);
+	pkt[1] = (uint8_t)d->port;
+	pkt[2] = 0;
+	pkt[3] = DEAD_PORT;
+	struct homa_io_tx tx = {.data = pkt, .len = sizeof(pkt),
+				.dst = homa_addr_ipv4(INADDR_LOOPBACK), .dport = DEAD_PORT};
+	assert_int_equal(d->ops->send(d, &tx, 1), 1);
+	assert_true(catch_packet(sniff, DEAD_PORT, q));
+	memcpy(other, q, QUOTE);
+	other[1] ^= 1;  /* another process's port */
+	send_unreach(3, other);
+	send_unreach(3, q);
+	for (int tries = 0; tries < 200 && !got; tries++) {
+		p = (struct pollfd){.fd = d->fd, .events = POLLIN};
+		poll(&p, 1, 10);
+		while (d->ops->recv(d, &rx) > 0)
+			;
+		got = d->ops->unreach(d, u, 4);
+	}
+	assert_int_equal(got, 1);
+	assert_int_equal(u[0].kind, HOMA_UNREACH_PORT);
+	assert_true(homa_addr_equal(&u[0].dst, &tx.dst));
+	assert_true(u[0].len >= HOMA_COMMON_LEN);
+	assert_memory_equal(u[0].quoted, q, u[0].len < QUOTE ? u[0].len : QUOTE);
+	p = (struct pollfd){.fd = d->fd, .events = POLLIN};
+	while (d->ops->recv(d, &rx) > 0)
+		;
+	poll(&p, 1, 0);
+	assert_false(p.revents & POLLERR);  /* the error queue is empty */
+	close(sniff);
+	homa_driver_close(d);
+}
+
+/**
+ * socket__port_unreachable_fails_rpc() - A request to a port where
+ * nothing serves fails with HOMA_ENOSERVER as soon as ICMP port
+ * unreachable quoting it arrives (it waited for its timeout: the raw
+ * driver did not read ICMP).
+ */
+static void socket__port_unreachable_fails_rpc(void **state)
+{
+	struct sockaddr_storage dst = test_dst(DEAD_PORT);
+	struct homa_message m;
+	struct homa_stats st;
+	homa_socket *s;
+	uint8_t q[QUOTE];
+	uint64_t id;
+	int sniff;
+
+	(void)state;
+	if (!test_is_root()) {
+		print_message("skipped: the raw driver needs root (CAP_NET_RAW)\n");
+		skip();
+	}
+	sniff = sniffer();
+	assert_int_equal(test_open(&s, HOMA_DRIVER_RAW, HOMA_MODE_THREADED, false, 0, NULL), 0);
+	assert_int_equal(homa_send(s, (struct sockaddr *)&dst, "ping", 4, 7, &id), 0);
+	assert_true(catch_packet(sniff, DEAD_PORT, q));
+	send_unreach(3, q);
+	assert_int_equal(homa_recv(s, HOMA_RECV_RESPONSE, id, 10000000000LL, &m), HOMA_ENOSERVER);
+	assert_true(m.id == id);
+	homa_socket_stats(s, &st);
+	assert_int_equal(st.unreachable_received, 1);
+	assert_int_equal(st.rpcs_timed_out, 0);
+	homa_close(s);
+	close(sniff);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(driver__port_unreachable_reported),
+		cmocka_unit_test(socket__port_unreachable_fails_rpc),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
