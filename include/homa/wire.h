@@ -211,6 +211,16 @@ HOMA_API int homa_wire_encode(const struct homa_pkt *pkt, uint8_t *buf, size_t c
 HOMA_API size_t homa_wire_header_len(uint8_t type);
 
 /**
+ * homa_wire_acks_port() - True if the packet in @buf/@len (any
+ * destination port) carries an ack for server port @port: a DATA packet's
+ * piggybacked ack or an entry of an ACK packet. The Linux module keeps one
+ * list of owed acks per host and sends them on packets to any port of it;
+ * a driver that sees every packet to the host hands such packets to the
+ * engine of @port too (homa_engine_input() then acts on those acks only).
+ */
+HOMA_API bool homa_wire_acks_port(const uint8_t *buf, size_t len, uint16_t port);
+
+/**
  * homa_wire_type_name() - Short name of a packet type ("DATA", "GRANT", ...).
  * Return: a static string; "UNKNOWN" for other codes.
  */

@@ -436,8 +436,10 @@ static int input(homa_engine *e, const homa_addr *src, uint8_t *buf, size_t len,
 	}
 	if (homa_wire_decode_why(buf, len, &pkt, &why))
 		return drop(e, decode_drop(why, buf));
-	if (pkt.dport != e->port)
-		return drop(e, HOMA_DROP_WRONG_PORT);
+	if (pkt.dport != e->port) {
+		r = homa_incoming_foreign(e, src, &pkt);  /* acks for us only */
+		return r < 0 ? drop(e, -r - 1) : 0;
+	}
 	e->rx_link_ns += homa_wire_ns(e, len);
 	e->st.pkts_recv[pkt.type - HOMA_PKT_FIRST]++;
 	e->st.bytes_recv[pkt.type - HOMA_PKT_FIRST] += len;

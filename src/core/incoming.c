@@ -27,6 +27,11 @@ static struct homa_rpc *new_server_rpc(homa_engine *e, const homa_addr *src,
 		*drop = HOMA_DROP(HOMA_DROP_COMPLETED);
 		return NULL;
 	}
+	if (homa_rpc_find_host(e, pkt->sender_id ^ 1, src)) {
+		/* ids are unique per host: the same id from another port of it */
+		*drop = HOMA_DROP(HOMA_DROP_BAD_FIELD);
+		return NULL;
+	}
 	/* a full rx budget gives way to a shorter message (evict.c); if it
 	 * cannot, homa_rpc_new() or homa_msgin_init() refuses below */
 	homa_evict_room(e, NULL, length, sizeof(*rpc) + HOMA_CHUNK);
@@ -144,15 +149,19 @@ static void message_complete(homa_engine *e, struct homa_rpc *rpc)
 	homa_grant_check(e);
 }
 
-/** handle_ack_entry() - The client acked @ack: free our server RPC. Return: true if one was freed. */
-static bool handle_ack_entry(homa_engine *e, const homa_addr *src, uint16_t sport,
-			     const struct homa_ack *ack)
+/**
+ * handle_ack_entry() - Host @src acked @ack: free our server RPC. The ack
+ * may come from any client socket of that host (the module keeps one ack
+ * list per host, mixing its sockets), so the RPC is found by id and host.
+ * Return: true if one was freed.
+ */
+static bool handle_ack_entry(homa_engine *e, const homa_addr *src, const struct homa_ack *ack)
 {
 	struct homa_rpc *rpc;
 
 	if (ack->server_port != e->port || !homa_is_client_id(ack->client_id))
 		return false;
-	rpc = homa_rpc_find(e, ack->client_id ^ 1, src, sport);
+	rpc = homa_rpc_find_host(e, ack->client_id ^ 1, src);
 	if (!rpc || rpc->state != RPC_DONE)
 		return false;
 	e->st.acks_received++;
@@ -167,7 +176,7 @@ static int handle_data(homa_engine *e, const homa_addr *src, const struct homa_p
 	int drop, added;
 
 	if (pkt->u.data.ack.client_id)
-		handle_ack_entry(e, src, pkt->sport, &pkt->u.data.ack);
+		handle_ack_entry(e, src, &pkt->u.data.ack);
 	rpc = message_start(e, src, pkt, pkt->u.data.message_length, pkt->u.data.incoming, &drop);
 	if (!rpc) {
 		if (!drop)
@@ -400,11 +409,11 @@ static int handle_need_ack(homa_engine *e, const homa_addr *src, const struct ho
 static int handle_ack(homa_engine *e, const homa_addr *src, const struct homa_pkt *pkt)
 {
 	struct homa_ack self = {pkt->sender_id, e->port};
-	bool any = handle_ack_entry(e, src, pkt->sport, &self);
+	bool any = handle_ack_entry(e, src, &self);
 	uint16_t i;
 
 	for (i = 0; i < pkt->u.ack.num_acks; i++)
-		any |= handle_ack_entry(e, src, pkt->sport, &pkt->u.ack.acks[i]);
+		any |= handle_ack_entry(e, src, &pkt->u.ack.acks[i]);
 	return any ? 0 : HOMA_DROP(HOMA_DROP_UNKNOWN_RPC);
 }
 
@@ -445,6 +454,26 @@ static int handle_cutoffs(homa_engine *e, const homa_addr *src, const struct hom
 	memcpy(peer->cutoffs, pkt->u.cutoffs.cutoffs, sizeof(peer->cutoffs));
 	peer->cutoff_version = pkt->u.cutoffs.version;
 	return 0;
+}
+
+/**
+ * homa_incoming_foreign() - A packet from @src for another port of this
+ * host (a raw socket sees them all): act only on the acks it carries for
+ * our port (the Linux module piggybacks any ack it owes this host on any
+ * packet to it). Return: 0 if one freed an RPC, else
+ * HOMA_DROP(HOMA_DROP_WRONG_PORT).
+ */
+int homa_incoming_foreign(homa_engine *e, const homa_addr *src, const struct homa_pkt *pkt)
+{
+	bool any = false;
+	uint16_t i;
+
+	if (pkt->type == HOMA_PKT_DATA && pkt->u.data.ack.client_id)
+		any = handle_ack_entry(e, src, &pkt->u.data.ack);
+	else if (pkt->type == HOMA_PKT_ACK)
+		for (i = 0; i < pkt->u.ack.num_acks; i++)
+			any |= handle_ack_entry(e, src, &pkt->u.ack.acks[i]);
+	return any ? 0 : HOMA_DROP(HOMA_DROP_WRONG_PORT);
 }
 
 /**

@@ -360,6 +360,7 @@ bool homa_peer_port_serves(const homa_engine *e, const struct homa_peer *p, uint
 
 /* rpc.c */
 struct homa_rpc *homa_rpc_find(homa_engine *e, uint64_t id, const homa_addr *addr, uint16_t port);
+struct homa_rpc *homa_rpc_find_host(homa_engine *e, uint64_t id, const homa_addr *addr);
 struct homa_rpc *homa_rpc_find_handle(homa_engine *e, uint64_t handle);
 struct homa_rpc *homa_rpc_new(homa_engine *e, uint64_t id, struct homa_peer *peer, uint16_t dport);
 void homa_rpc_free(homa_engine *e, struct homa_rpc *rpc);
@@ -449,6 +450,7 @@ void homa_count_sent(homa_engine *e, uint8_t type, uint8_t priority, size_t len)
 
 /* incoming.c */
 int homa_incoming(homa_engine *e, const homa_addr *src, const struct homa_pkt *pkt);
+int homa_incoming_foreign(homa_engine *e, const homa_addr *src, const struct homa_pkt *pkt);
 
 /** homa_rpc_heard() - The peer showed life for @rpc now: restart its silence count. */
 static inline void homa_rpc_heard(const homa_engine *e, struct homa_rpc *rpc)

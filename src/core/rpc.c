@@ -9,10 +9,17 @@
 
 #include "internal.h"
 
-/** rpc_key() - Keyed hash of an RPC's wire identity (the peer chooses it: hash.c). */
-static uint32_t rpc_key(const homa_engine *e, uint64_t id, const homa_addr *a, uint16_t port)
+/**
+ * rpc_key() - Keyed hash of an RPC's id and peer host (the peer chooses
+ * them: hash.c). The peer's port is left out: ids are unique per host (the
+ * Linux module's convention and ours), so a server finds an RPC acked by
+ * any client socket of that host (homa_rpc_find_host()), and a second RPC
+ * with the same id and host is refused (new_server_rpc()), which keeps
+ * every chain free of forced collisions.
+ */
+static uint32_t rpc_key(const homa_engine *e, uint64_t id, const homa_addr *a)
 {
-	return (uint32_t)homa_hash_rpc(e, id, a, port);
+	return (uint32_t)homa_hash_rpc(e, id, a, 0);
 }
 
 /** rpc_hash() - Table hash of an RPC by wire identity. */
@@ -20,7 +27,7 @@ static uint32_t rpc_hash(const homa_engine *e, const void *el)
 {
 	const struct homa_rpc *r = el;
 
-	return rpc_key(e, r->id, &r->peer->addr, r->dport);
+	return rpc_key(e, r->id, &r->peer->addr);
 }
 
 /** handle_key() - Hash of an application handle. */
@@ -43,9 +50,21 @@ static uint32_t handle_hash(const homa_engine *e, const void *el)
  */
 struct homa_rpc *homa_rpc_find(homa_engine *e, uint64_t id, const homa_addr *addr, uint16_t port)
 {
-	struct homa_rpc *r = e->rpcs.buckets[rpc_key(e, id, addr, port) & (e->rpcs.nbuckets - 1)];
+	struct homa_rpc *r = homa_rpc_find_host(e, id, addr);
 
-	while (r && !(r->id == id && r->dport == port && homa_addr_equal(&r->peer->addr, addr)))
+	return r && r->dport == port ? r : NULL;
+}
+
+/**
+ * homa_rpc_find_host() - The RPC whose local wire id is @id and whose
+ * other side is host @addr, whatever its port (there is at most one).
+ * Return: the RPC or NULL.
+ */
+struct homa_rpc *homa_rpc_find_host(homa_engine *e, uint64_t id, const homa_addr *addr)
+{
+	struct homa_rpc *r = e->rpcs.buckets[rpc_key(e, id, addr) & (e->rpcs.nbuckets - 1)];
+
+	while (r && !(r->id == id && homa_addr_equal(&r->peer->addr, addr)))
 		r = r->hash_next;
 	return r;
 }
@@ -92,7 +111,7 @@ struct homa_rpc *homa_rpc_new(homa_engine *e, uint64_t id, struct homa_peer *pee
 	homa_list_init(&r->out.tx_link);
 	homa_list_init(&r->in.grant_link);
 	homa_list_init(&r->in.out_link);
-	b = rpc_key(e, id, &peer->addr, dport) & (e->rpcs.nbuckets - 1);
+	b = rpc_key(e, id, &peer->addr) & (e->rpcs.nbuckets - 1);
 	r->hash_next = e->rpcs.buckets[b];
 	e->rpcs.buckets[b] = r;
 	e->rpcs.count++;
@@ -137,7 +156,7 @@ void homa_rpc_free(homa_engine *e, struct homa_rpc *rpc)
 
 	if (!homa_is_client_id(rpc->id) && rpc->state != RPC_INCOMING)
 		homa_done_add(e, rpc);
-	unlink_chain(&e->rpcs.buckets[rpc_key(e, rpc->id, &peer->addr, rpc->dport) & (e->rpcs.nbuckets - 1)],
+	unlink_chain(&e->rpcs.buckets[rpc_key(e, rpc->id, &peer->addr) & (e->rpcs.nbuckets - 1)],
 		     rpc, offsetof(struct homa_rpc, hash_next));
 	e->rpcs.count--;
 	unlink_chain(&e->handles.buckets[handle_key(rpc->handle) & (e->handles.nbuckets - 1)],

@@ -5,7 +5,10 @@
  * protocol 146, as the Linux Homa module sends them. Needs CAP_NET_RAW.
  *
  * A raw socket receives every protocol-146 packet addressed to the host,
- * so the driver keeps only those whose Homa destination port is its own.
+ * so the driver keeps only those whose Homa destination port is its own,
+ * and those for other ports that carry an ack for its port (the Linux
+ * module sends the acks it owes a host on packets to any port of it; the
+ * engine acts on those acks only).
  * IPv4 raw sockets deliver the IP header too; it is stripped here (its
  * TOS byte gives the priority; IPv6 uses IPV6_RECVTCLASS). The
  * Homa port is reserved against other users by binding a UDP socket to
@@ -121,7 +124,8 @@ static int raw_recv(struct homa_driver *base, struct homa_io_rx **out)
 			continue;
 		buf += off;
 		len -= (size_t)off;
-		if ((uint16_t)((buf[2] << 8) | buf[3]) != base->port) {
+		if ((uint16_t)((buf[2] << 8) | buf[3]) != base->port &&
+		    !homa_wire_acks_port(buf, len, base->port)) {
 			homa_io_count(&base->c.rx_filtered, 1);
 			continue;
 		}

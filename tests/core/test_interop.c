@@ -356,6 +356,140 @@ static void unreachable__forged_ignored(void **state)
 }
 
 /**
+ * serve_one() - Module host @mod (port 40000) sends request @id (100 B) to
+ * the pair's server; the server replies and sends the whole reply, so the
+ * RPC waits for an ack (RPC_DONE).
+ */
+static void serve_one(struct th_pair *p, const homa_addr *mod, uint64_t id)
+{
+	struct homa_pkt k = pkt(HOMA_PKT_DATA, 40000, p->port[1], id);
+	struct homa_iov iov = {big, 100};
+	struct homa_event ev;
+	uint64_t now = 0;
+
+	k.u.data.message_length = 100;
+	k.u.data.incoming = 100;
+	k.u.data.payload = big;
+	k.u.data.payload_len = 100;
+	assert_int_equal(module_input(p->e[1], mod, &k, 0), 0);
+	assert_int_equal(homa_engine_next_event(p->e[1], &ev), 1);
+	assert_int_equal(ev.type, HOMA_EV_REQUEST);
+	homa_engine_msg_release(p->e[1], ev.msg);
+	assert_int_equal(homa_engine_send_reply(p->e[1], ev.id, &iov, 1, 0), 0);
+	drain(p->e[1], &now, 10000, NULL, NULL);
+}
+
+/** acks_received() - The server's count of RPCs freed by an ack. */
+static uint64_t acks_received(struct th_pair *p)
+{
+	struct homa_stats st;
+
+	homa_engine_stats(p->e[1], &st);
+	return st.acks_received;
+}
+
+/**
+ * host_acks__from_another_client_port() - The module keeps one ack list
+ * per host: an ack for our server RPC arrives piggybacked on a request
+ * from another client socket (port) of that host, and frees the RPC (it
+ * was looked up with the packet's source port and missed).
+ */
+static void host_acks__from_another_client_port(void **state)
+{
+	homa_addr mod = homa_addr_ipv4(0x0a000009);
+	struct th_pair p;
+	struct homa_pkt k;
+
+	(void)state;
+	th_pair_init(&p, NULL);
+	serve_one(&p, &mod, 100);
+	k = pkt(HOMA_PKT_DATA, 40001, p.port[1], 202);
+	k.u.data.message_length = 10;
+	k.u.data.incoming = 10;
+	k.u.data.payload = big;
+	k.u.data.payload_len = 10;
+	k.u.data.ack.client_id = 100;
+	k.u.data.ack.server_port = p.port[1];
+	assert_int_equal(module_input(p.e[1], &mod, &k, TICK), 0);
+	assert_int_equal(acks_received(&p), 1);
+	th_pair_free(&p);
+}
+
+/**
+ * host_acks__on_packets_to_other_ports() - An ack for our port riding on a
+ * DATA or ACK packet to another port of this host (which a raw socket also
+ * sees) frees our server RPC; the rest of the packet is not ours and is
+ * dropped as WRONG_PORT (the whole packet was dropped).
+ */
+static void host_acks__on_packets_to_other_ports(void **state)
+{
+	homa_addr mod = homa_addr_ipv4(0x0a000009);
+	uint16_t other;
+	struct homa_stats st;
+	struct th_pair p;
+	struct homa_pkt k;
+	uint8_t buf[200];
+	int len;
+
+	(void)state;
+	th_pair_init(&p, NULL);
+	other = (uint16_t)(p.port[1] + 1);
+	serve_one(&p, &mod, 100);
+	serve_one(&p, &mod, 104);
+	k = pkt(HOMA_PKT_DATA, 40001, other, 202);
+	k.u.data.message_length = 10;
+	k.u.data.incoming = 10;
+	k.u.data.payload = big;
+	k.u.data.payload_len = 10;
+	k.u.data.ack.client_id = 100;
+	k.u.data.ack.server_port = p.port[1];
+	len = homa_wire_encode(&k, buf, sizeof(buf));
+	assert_true(homa_wire_acks_port(buf, (size_t)len, p.port[1]));
+	assert_false(homa_wire_acks_port(buf, (size_t)len, other));
+	assert_int_equal(module_input(p.e[1], &mod, &k, TICK), 0);
+	assert_int_equal(acks_received(&p), 1);
+	k = pkt(HOMA_PKT_ACK, 40002, other, 300);
+	k.u.ack.num_acks = 2;
+	k.u.ack.acks[0] = (struct homa_ack){300, other};
+	k.u.ack.acks[1] = (struct homa_ack){104, p.port[1]};
+	len = homa_wire_encode(&k, buf, sizeof(buf));
+	assert_true(homa_wire_acks_port(buf, (size_t)len, p.port[1]));
+	assert_int_equal(module_input(p.e[1], &mod, &k, TICK), 0);
+	assert_int_equal(acks_received(&p), 2);
+	/* nothing for us: still a wrong-port drop */
+	assert_int_equal(module_input(p.e[1], &mod, &k, TICK), HOMA_INPUT_DROPPED + HOMA_DROP_WRONG_PORT);
+	homa_engine_stats(p.e[1], &st);
+	assert_int_equal(st.active_rpcs, 0);
+	th_pair_free(&p);
+}
+
+/**
+ * host_ids__same_id_other_port_refused() - Ids are unique per host: a
+ * request reusing the id of a live server RPC from another port of the
+ * same host is refused, not made a second RPC with that id and host.
+ */
+static void host_ids__same_id_other_port_refused(void **state)
+{
+	homa_addr mod = homa_addr_ipv4(0x0a000009);
+	struct homa_stats st;
+	struct th_pair p;
+	struct homa_pkt k;
+
+	(void)state;
+	th_pair_init(&p, NULL);
+	serve_one(&p, &mod, 100);
+	k = pkt(HOMA_PKT_DATA, 40001, p.port[1], 100);
+	k.u.data.message_length = 10;
+	k.u.data.incoming = 10;
+	k.u.data.payload = big;
+	k.u.data.payload_len = 10;
+	assert_int_equal(module_input(p.e[1], &mod, &k, TICK), HOMA_INPUT_DROPPED + HOMA_DROP_BAD_FIELD);
+	homa_engine_stats(p.e[1], &st);
+	assert_int_equal(st.active_rpcs, 1);
+	th_pair_free(&p);
+}
+
+/**
  * module_resend_all__not_a_grant() - The module's RESEND(0, -1) ("all you
  * sent", it has received nothing) to a server sending a 500 KB reply
  * retransmits what was sent and grants nothing: no byte goes past the
@@ -514,6 +648,9 @@ int main(void)
 		cmocka_unit_test(lost_request__restarts_end_abandoned),
 		cmocka_unit_test(unreachable__port_fails_rpcs_at_once),
 		cmocka_unit_test(unreachable__forged_ignored),
+		cmocka_unit_test(host_acks__from_another_client_port),
+		cmocka_unit_test(host_acks__on_packets_to_other_ports),
+		cmocka_unit_test(host_ids__same_id_other_port_refused),
 		cmocka_unit_test(module_resend_all__not_a_grant),
 		cmocka_unit_test(compat_module__start_msg_only_to_ours),
 		cmocka_unit_test(compat_module__message_limit),

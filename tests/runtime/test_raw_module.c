@@ -1,11 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /**
- * @file test_icmp.c
- * ICMP unreachable on the raw driver, on loopback (needs root: skipped
- * otherwise). A Linux module host answers a packet for a port where no
+ * @file test_raw_module.c
+ * The raw driver toward Linux module hosts, on loopback (needs root:
+ * skipped otherwise).
+ *
+ * ICMP unreachable: a module host answers a packet for a port where no
  * socket serves with ICMP port unreachable; here the test plays that host:
  * it reads our packet with a raw socket of its own and sends the ICMP
  * message quoting it through a raw ICMP socket, as the kernel would.
+ *
+ * Acks for other ports: a module host sends the acks it owes this host on
+ * packets to any port of it; the driver of the port they are for keeps
+ * such packets (homa_wire_acks_port()).
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -24,6 +30,7 @@
 
 #include "driver.h"
 #include "helpers.h"
+#include "homa/wire.h"
 
 /** A port nothing on this host serves (Homa over raw IP: nothing answers). */
 #define DEAD_PORT 9
@@ -113,6 +120,23 @@ static int sniffer(void)
 	return fd;
 }
 
+/** open_loopback() - A raw driver on 127.0.0.1, ephemeral port. */
+static struct homa_driver *open_loopback(void)
+{
+	struct homa_driver_config cfg;
+	struct sockaddr_in *in = (struct sockaddr_in *)&cfg.bind;
+	struct homa_driver *d;
+
+	memset(&cfg, 0, sizeof(cfg));
+	in->sin_family = AF_INET;
+	in->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	cfg.bind_len = sizeof(*in);
+	cfg.batch = 8;
+	cfg.max_packet = 1500;
+	assert_int_equal(homa_driver_open(HOMA_IO_RAW, &cfg, &d), 0);
+	return d;
+}
+
 /**
  * driver__port_unreachable_reported() - The raw driver hands on an ICMP
  * port unreachable quoting a packet from its port (kind, destination and
@@ -122,8 +146,6 @@ static int sniffer(void)
  */
 static void driver__port_unreachable_reported(void **state)
 {
-	struct homa_driver_config cfg;
-	struct sockaddr_in *in = (struct sockaddr_in *)&cfg.bind;
 	struct homa_io_unreach u[4];
 	struct homa_driver *d;
 	struct homa_io_rx *rx;
@@ -136,13 +158,7 @@ static void driver__port_unreachable_reported(void **state)
 		print_message("skipped: the raw driver needs root (CAP_NET_RAW)\n");
 		skip();
 	}
-	memset(&cfg, 0, sizeof(cfg));
-	in->sin_family = AF_INET;
-	in->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	cfg.bind_len = sizeof(*in);
-	cfg.batch = 8;
-	cfg.max_packet = 1500;
-	assert_int_equal(homa_driver_open(HOMA_IO_RAW, &cfg, &d), 0);
+	d = open_loopback();
 	sniff = sniffer();
 	memset(pkt, 0x5a, sizeof(pkt));
 	pkt[0] = (uint8_t)(d->port >> 8);
@@ -176,6 +192,65 @@ static void driver__port_unreachable_reported(void **state)
 	assert_false(p.revents & POLLERR);  /* the error queue is empty */
 	close(sniff);
 	homa_driver_close(d);
+}
+
+/**
+ * driver__keeps_acks_for_its_port() - A DATA packet to another port that
+ * carries an ack for this driver's port is kept (it was filtered out with
+ * every packet for another port); one without is still filtered.
+ */
+static void driver__keeps_acks_for_its_port(void **state)
+{
+	struct homa_driver *a, *b, *c;
+	struct homa_io_rx *rx;
+	struct homa_pkt k;
+	uint8_t with[100], without[100];
+	int n = 0, len;
+
+	(void)state;
+	if (!test_is_root()) {
+		print_message("skipped: the raw driver needs root (CAP_NET_RAW)\n");
+		skip();
+	}
+	a = open_loopback();
+	b = open_loopback();
+	c = open_loopback();
+	memset(&k, 0, sizeof(k));
+	k.type = HOMA_PKT_DATA;
+	k.sport = a->port;
+	k.dport = b->port;
+	k.sender_id = 202;
+	k.u.data.message_length = 10;
+	k.u.data.incoming = 10;
+	k.u.data.payload = with;
+	k.u.data.payload_len = 10;
+	len = homa_wire_encode(&k, without, sizeof(without));
+	k.u.data.ack.client_id = 100;
+	k.u.data.ack.server_port = c->port;
+	assert_int_equal(homa_wire_encode(&k, with, sizeof(with)), len);
+	struct homa_io_tx tx[2] = {
+		{.data = without, .len = (size_t)len, .dst = homa_addr_ipv4(INADDR_LOOPBACK), .dport = b->port},
+		{.data = with, .len = (size_t)len, .dst = homa_addr_ipv4(INADDR_LOOPBACK), .dport = b->port},
+	};
+	assert_int_equal(a->ops->send(a, tx, 2), 2);
+	for (int i = 0; i < 200 && c->c.rx_filtered + (uint64_t)n < 2; i++) {
+		struct pollfd p = {.fd = c->fd, .events = POLLIN};
+		int r;
+
+		poll(&p, 1, 10);
+		r = c->ops->recv(c, &rx);
+		if (r > 0) {
+			assert_int_equal(r, 1);
+			assert_int_equal(rx[0].len, (size_t)len);
+			assert_memory_equal(rx[0].data, with, (size_t)len);
+			n += r;
+		}
+	}
+	assert_int_equal(n, 1);
+	assert_int_equal(c->c.rx_filtered, 1);
+	homa_driver_close(a);
+	homa_driver_close(b);
+	homa_driver_close(c);
 }
 
 /**
@@ -218,6 +293,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(driver__port_unreachable_reported),
 		cmocka_unit_test(socket__port_unreachable_fails_rpc),
+		cmocka_unit_test(driver__keeps_acks_for_its_port),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
