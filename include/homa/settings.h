@@ -123,7 +123,10 @@ struct homa_settings {
 	 * kept for 5 x timeout_ticks after it finished; when more finish in
 	 * that time, the oldest are forgotten and later requests of their
 	 * clients fail with HOMA_ECANCELED instead of running twice
-	 * (docs/THREATS.md). At least 4096.
+	 * (docs/THREATS.md). At least 4096, or 0: remember none, as the
+	 * Linux module (used to model a module host: a late duplicate of a
+	 * request can then run twice); whether it is 0 is fixed when the
+	 * engine is created (homa_engine_set_settings() refuses a change).
 	 */
 	uint32_t max_done_rpcs;
 	/** Explicit padding, always 0; never reused for a field (see below). */

@@ -122,13 +122,20 @@ static void free_cap(homa_engine *e)
 	e->done_index = NULL;
 }
 
-/** homa_done_init() - Allocate the ring and index at HOMA_DONE_MIN. Return: 0 or HOMA_ENOMEM. */
+/**
+ * homa_done_init() - Allocate the ring and index at HOMA_DONE_MIN, or
+ * nothing with settings.max_done_rpcs 0 (no finished RPC is remembered, as
+ * in the Linux module). Return: 0 or HOMA_ENOMEM.
+ */
 int homa_done_init(homa_engine *e)
 {
-	e->done_cap = HOMA_DONE_MIN;
+	e->done_cap = 0;
 	e->done_head = 0;
 	e->done_count = 0;
 	memset(e->done_marks, 0, sizeof(e->done_marks));
+	if (!e->s.max_done_rpcs)
+		return 0;
+	e->done_cap = HOMA_DONE_MIN;
 	if (alloc_cap(e, HOMA_DONE_MIN, &e->done, &e->done_index)) {
 		e->done_cap = 0;
 		return HOMA_ENOMEM;

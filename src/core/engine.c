@@ -122,6 +122,8 @@ int homa_engine_set_settings(homa_engine *e, const struct homa_settings *given)
 	if (!e || !given || homa_settings_import(&full, given) ||
 	    homa_settings_validate(s, NULL))
 		return HOMA_EINVAL;
+	if (!s->max_done_rpcs != !e->s.max_done_rpcs)
+		return HOMA_EINVAL;  /* finished-RPC memory on or off is fixed at creation */
 	if (memcmp(s->unsched_cutoffs, e->s.unsched_cutoffs, sizeof(s->unsched_cutoffs))) {
 		memcpy(e->cutoffs, s->unsched_cutoffs, sizeof(e->cutoffs));
 		e->cutoff_version = (uint16_t)(e->cutoff_version + 1 ? e->cutoff_version + 1 : 1);

@@ -134,8 +134,8 @@ int homa_settings_validate(const struct homa_settings *given, const char **why)
 		bad = "compat (enum homa_compat)";
 	else if (s->max_restarts > 1000)
 		bad = "max_restarts (at most 1000)";
-	else if (s->max_done_rpcs < HOMA_DONE_MIN)
-		bad = "max_done_rpcs (at least 4096)";
+	else if (s->max_done_rpcs && s->max_done_rpcs < HOMA_DONE_MIN)
+		bad = "max_done_rpcs (0 or at least 4096)";
 	if (why)
 		*why = bad;
 	return bad ? HOMA_EINVAL : 0;

@@ -198,6 +198,13 @@ int homa_sim_module_host_add(struct homa_sim_net *net, const struct homa_setting
 	m.start_msg = false;
 	m.incast_threshold = 0;
 	m.compat = HOMA_COMPAT_MODULE;
+	m.max_done_rpcs = 0;  /* the module remembers no finished server RPC */
+	/* the module's grant parameters (homa_grant.c): FIFO grants of 50000
+	 * bytes, and grants that move a message's window in large steps
+	 * (the module grants up to max_incoming / (active + 1) past the
+	 * received bytes; our scheduler's largest step is unsched_bytes) */
+	m.fifo_grant_increment = 50000;
+	m.grant_step = m.unsched_bytes;
 	rc = homa_sim_engine_host_add(net, &m, port, server, cb, ctx, &eh);
 	if (rc < 0)
 		return rc;

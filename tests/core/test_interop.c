@@ -490,6 +490,44 @@ static void host_ids__same_id_other_port_refused(void **state)
 }
 
 /**
+ * no_done_memory__late_duplicate_runs_again() - With max_done_rpcs 0 (the
+ * module-shaped host's setting: the module remembers no finished server
+ * RPC) a late copy of an acked request creates a new server RPC and is
+ * delivered again, as on a module host; the default memory drops it. (0
+ * was refused: the module-shaped peer always had a memory.)
+ */
+static void no_done_memory__late_duplicate_runs_again(void **state)
+{
+	homa_addr mod = homa_addr_ipv4(0x0a000009);
+	struct homa_settings s;
+	struct homa_event ev;
+	struct th_pair p;
+	struct homa_pkt k;
+
+	(void)state;
+	homa_settings_default(&s);
+	s.max_done_rpcs = 0;
+	assert_int_equal(homa_settings_validate(&s, NULL), 0);
+	for (int memory = 0; memory < 2; memory++) {
+		th_pair_init(&p, memory ? NULL : &s);
+		serve_one(&p, &mod, 100);
+		k = pkt(HOMA_PKT_ACK, 40000, p.port[1], 100);
+		assert_int_equal(module_input(p.e[1], &mod, &k, TICK), 0);
+		assert_int_equal(acks_received(&p), 1);
+		k = pkt(HOMA_PKT_DATA, 40000, p.port[1], 100);
+		k.u.data.message_length = 100;
+		k.u.data.incoming = 100;
+		k.u.data.payload = big;
+		k.u.data.payload_len = 100;
+		module_input(p.e[1], &mod, &k, 2 * TICK);
+		assert_int_equal(homa_engine_next_event(p.e[1], &ev), memory ? 0 : 1);
+		if (!memory)
+			homa_engine_msg_release(p.e[1], ev.msg);
+		th_pair_free(&p);
+	}
+}
+
+/**
  * module_resend_all__not_a_grant() - The module's RESEND(0, -1) ("all you
  * sent", it has received nothing) to a server sending a 500 KB reply
  * retransmits what was sent and grants nothing: no byte goes past the
@@ -651,6 +689,7 @@ int main(void)
 		cmocka_unit_test(host_acks__from_another_client_port),
 		cmocka_unit_test(host_acks__on_packets_to_other_ports),
 		cmocka_unit_test(host_ids__same_id_other_port_refused),
+		cmocka_unit_test(no_done_memory__late_duplicate_runs_again),
 		cmocka_unit_test(module_resend_all__not_a_grant),
 		cmocka_unit_test(compat_module__start_msg_only_to_ours),
 		cmocka_unit_test(compat_module__message_limit),
