@@ -4,8 +4,8 @@
 -- common header and DATA, GRANT, RESEND, RPC_UNKNOWN, BUSY, CUTOFFS,
 -- FREEZE, NEED_ACK, ACK and START_MSG (0x19, a homa extension). Both
 -- implementations' conventions decode: ours (the window field's high byte
--- 0x48 marks our packets, its low byte holds the INCAST 0x01 and FINISHED
--- 0x02 extension bits) and the Linux module's (flags 6 and urgent 0xb97d,
+-- 0x48 marks our packets, its low byte holds the INCAST 0x01, FINISHED
+-- 0x02 and NOSERVER 0x04 extension bits) and the Linux module's (flags 6 and urgent 0xb97d,
 -- its TCP-hijacking marker; original DATA packets carry offset -1 and the
 -- real offset in seq, shown as homa.data_offset).
 --
@@ -60,6 +60,7 @@ f.window = ProtoField.uint16("homa.window", "Window", base.DEC)
 f.ext_mark = ProtoField.bool("homa.ext.mark", "Extension marker (sent by homa userspace)")
 f.ext_incast = ProtoField.bool("homa.ext.incast", "Incast", 8, nil, 0x01)
 f.ext_finished = ProtoField.bool("homa.ext.finished", "Finished (RPC_UNKNOWN: do not restart)", 8, nil, 0x02)
+f.ext_noserver = ProtoField.bool("homa.ext.noserver", "No server (RPC_UNKNOWN: nothing serves this port)", 8, nil, 0x04)
 f.checksum = ProtoField.uint16("homa.checksum", "Checksum (unused)", base.HEX)
 f.urgent = ProtoField.uint16("homa.urgent", "Urgent", base.DEC)
 f.module_marker = ProtoField.bool("homa.module_marker", "Linux module marker (flags 6, urgent 0xb97d)")
@@ -145,6 +146,7 @@ local function dissect_common(tvb, pinfo, tree)
 		win:add(f.ext_mark, tvb(14, 1), true)
 		win:add(f.ext_incast, tvb(15, 1))
 		win:add(f.ext_finished, tvb(15, 1))
+		win:add(f.ext_noserver, tvb(15, 1))
 	end
 	tree:add(f.checksum, tvb(16, 2))
 	tree:add(f.urgent, tvb(18, 2))
