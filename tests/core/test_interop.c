@@ -67,6 +67,18 @@ static struct homa_pkt pkt(uint8_t type, uint16_t sport, uint16_t dport, uint64_
 	return k;
 }
 
+/** data_pkt() - A whole message of @len (<= 1000) pattern bytes in one DATA packet. */
+static struct homa_pkt data_pkt(uint16_t sport, uint16_t dport, uint64_t sender_id, uint32_t len)
+{
+	struct homa_pkt k = pkt(HOMA_PKT_DATA, sport, dport, sender_id);
+
+	k.u.data.message_length = len;
+	k.u.data.incoming = len;
+	k.u.data.payload = big;
+	k.u.data.payload_len = len;
+	return k;
+}
+
 /** send() - The pair's client sends @len pattern bytes (seed 11). Return: the id. */
 static uint64_t send(struct th_pair *p, size_t len)
 {
@@ -362,15 +374,11 @@ static void unreachable__forged_ignored(void **state)
  */
 static void serve_one(struct th_pair *p, const homa_addr *mod, uint64_t id)
 {
-	struct homa_pkt k = pkt(HOMA_PKT_DATA, 40000, p->port[1], id);
+	struct homa_pkt k = data_pkt(40000, p->port[1], id, 100);
 	struct homa_iov iov = {big, 100};
 	struct homa_event ev;
 	uint64_t now = 0;
 
-	k.u.data.message_length = 100;
-	k.u.data.incoming = 100;
-	k.u.data.payload = big;
-	k.u.data.payload_len = 100;
 	assert_int_equal(module_input(p->e[1], mod, &k, 0), 0);
 	assert_int_equal(homa_engine_next_event(p->e[1], &ev), 1);
 	assert_int_equal(ev.type, HOMA_EV_REQUEST);
@@ -403,11 +411,7 @@ static void host_acks__from_another_client_port(void **state)
 	(void)state;
 	th_pair_init(&p, NULL);
 	serve_one(&p, &mod, 100);
-	k = pkt(HOMA_PKT_DATA, 40001, p.port[1], 202);
-	k.u.data.message_length = 10;
-	k.u.data.incoming = 10;
-	k.u.data.payload = big;
-	k.u.data.payload_len = 10;
+	k = data_pkt(40001, p.port[1], 202, 10);
 	k.u.data.ack.client_id = 100;
 	k.u.data.ack.server_port = p.port[1];
 	assert_int_equal(module_input(p.e[1], &mod, &k, TICK), 0);
@@ -436,11 +440,7 @@ static void host_acks__on_packets_to_other_ports(void **state)
 	other = (uint16_t)(p.port[1] + 1);
 	serve_one(&p, &mod, 100);
 	serve_one(&p, &mod, 104);
-	k = pkt(HOMA_PKT_DATA, 40001, other, 202);
-	k.u.data.message_length = 10;
-	k.u.data.incoming = 10;
-	k.u.data.payload = big;
-	k.u.data.payload_len = 10;
+	k = data_pkt(40001, other, 202, 10);
 	k.u.data.ack.client_id = 100;
 	k.u.data.ack.server_port = p.port[1];
 	len = homa_wire_encode(&k, buf, sizeof(buf));
@@ -478,11 +478,7 @@ static void host_ids__same_id_other_port_refused(void **state)
 	(void)state;
 	th_pair_init(&p, NULL);
 	serve_one(&p, &mod, 100);
-	k = pkt(HOMA_PKT_DATA, 40001, p.port[1], 100);
-	k.u.data.message_length = 10;
-	k.u.data.incoming = 10;
-	k.u.data.payload = big;
-	k.u.data.payload_len = 10;
+	k = data_pkt(40001, p.port[1], 100, 10);
 	assert_int_equal(module_input(p.e[1], &mod, &k, TICK), HOMA_INPUT_DROPPED + HOMA_DROP_BAD_FIELD);
 	homa_engine_stats(p.e[1], &st);
 	assert_int_equal(st.active_rpcs, 1);
@@ -514,11 +510,7 @@ static void no_done_memory__late_duplicate_runs_again(void **state)
 		k = pkt(HOMA_PKT_ACK, 40000, p.port[1], 100);
 		assert_int_equal(module_input(p.e[1], &mod, &k, TICK), 0);
 		assert_int_equal(acks_received(&p), 1);
-		k = pkt(HOMA_PKT_DATA, 40000, p.port[1], 100);
-		k.u.data.message_length = 100;
-		k.u.data.incoming = 100;
-		k.u.data.payload = big;
-		k.u.data.payload_len = 100;
+		k = data_pkt(40000, p.port[1], 100, 100);
 		module_input(p.e[1], &mod, &k, 2 * TICK);
 		assert_int_equal(homa_engine_next_event(p.e[1], &ev), memory ? 0 : 1);
 		if (!memory)
@@ -546,11 +538,7 @@ static void module_resend_all__not_a_grant(void **state)
 
 	(void)state;
 	th_pair_init(&p, NULL);
-	k = pkt(HOMA_PKT_DATA, 40000, p.port[1], 100);
-	k.u.data.message_length = 100;
-	k.u.data.incoming = 100;
-	k.u.data.payload = big;
-	k.u.data.payload_len = 100;
+	k = data_pkt(40000, p.port[1], 100, 100);
 	assert_int_equal(module_input(p.e[1], &mod, &k, 0), 0);
 	assert_int_equal(homa_engine_next_event(p.e[1], &ev), 1);
 	homa_engine_msg_release(p.e[1], ev.msg);

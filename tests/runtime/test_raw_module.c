@@ -120,6 +120,15 @@ static int sniffer(void)
 	return fd;
 }
 
+/** have_root() - True if raw sockets may be opened; says so when not. */
+static bool have_root(void)
+{
+	if (test_is_root())
+		return true;
+	print_message("skipped: the raw driver needs root (CAP_NET_RAW)\n");
+	return false;
+}
+
 /** open_loopback() - A raw driver on 127.0.0.1, ephemeral port. */
 static struct homa_driver *open_loopback(void)
 {
@@ -154,10 +163,8 @@ static void driver__port_unreachable_reported(void **state)
 	int sniff, got = 0;
 
 	(void)state;
-	if (!test_is_root()) {
-		print_message("skipped: the raw driver needs root (CAP_NET_RAW)\n");
+	if (!have_root())
 		skip();
-	}
 	d = open_loopback();
 	sniff = sniffer();
 	memset(pkt, 0x5a, sizeof(pkt));
@@ -208,10 +215,8 @@ static void driver__keeps_acks_for_its_port(void **state)
 	int n = 0, len;
 
 	(void)state;
-	if (!test_is_root()) {
-		print_message("skipped: the raw driver needs root (CAP_NET_RAW)\n");
+	if (!have_root())
 		skip();
-	}
 	a = open_loopback();
 	b = open_loopback();
 	c = open_loopback();
@@ -270,10 +275,8 @@ static void socket__port_unreachable_fails_rpc(void **state)
 	int sniff;
 
 	(void)state;
-	if (!test_is_root()) {
-		print_message("skipped: the raw driver needs root (CAP_NET_RAW)\n");
+	if (!have_root())
 		skip();
-	}
 	sniff = sniffer();
 	assert_int_equal(test_open(&s, HOMA_DRIVER_RAW, HOMA_MODE_THREADED, false, 0, NULL), 0);
 	assert_int_equal(homa_send(s, (struct sockaddr *)&dst, "ping", 4, 7, &id), 0);
