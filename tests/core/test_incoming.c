@@ -616,7 +616,7 @@ static uint64_t lossy_server(struct th_pair *p, bool *drop)
  * within timeout_ticks serves: when it loses the next request again and
  * again (a flood overflowing its receive buffer), each RPC_UNKNOWN
  * restarts the request past max_restarts, and once the loss stops the RPC
- * completes (it failed with HOMA_ENOSERVER after max_restarts restarts).
+ * completes (it failed after max_restarts restarts).
  */
 static void restart__serving_port_not_capped(void **state)
 {
@@ -647,7 +647,8 @@ static void restart__serving_port_not_capped(void **state)
  * restart__cap_returns_when_port_stops_answering() - The same server
  * losing every request for good: once timeout_ticks passed without an
  * answer from the port, the cap applies again and the RPC fails with
- * HOMA_ENOSERVER, within two timeouts (not after max_restarts
+ * HOMA_EABANDONED (the port serves but dropped the request), within two
+ * timeouts (not after max_restarts
  * restarts, while the port's answer was recent).
  */
 static void restart__cap_returns_when_port_stops_answering(void **state)
@@ -667,7 +668,7 @@ static void restart__cap_returns_when_port_stops_answering(void **state)
 		th_pair_run(&p, s->tick_ns);
 	assert_int_equal(ev.type, HOMA_EV_ERROR);
 	assert_true(ev.id == id);
-	assert_int_equal(ev.error, HOMA_ENOSERVER);
+	assert_int_equal(ev.error, HOMA_EABANDONED);
 	assert_true(p.now - t0 >= (uint64_t)s->timeout_ticks * s->tick_ns / 2);
 	th_pair_free(&p);
 }
