@@ -53,6 +53,27 @@ static void udp_headers(void **state)
 	assert_memory_equal(f + 42, pl, 100);
 }
 
+/**
+ * A packet whose payload stays in the message's memory (ext, zero-copy
+ * sends) makes the same frame, checksum included, as the whole packet.
+ */
+static void ext_payload(void **state)
+{
+	for (int raw = 0; raw < 2; raw++) {
+		uint8_t whole[256], split[256], pl[100];
+		size_t n = build(whole, sizeof(whole), raw, pl);
+		struct homa_io_tx tx = {.data = pl, .len = 30, .ext = pl + 30, .ext_len = 70,
+					.dport = 4000, .priority = 5};
+
+		(void)state;
+		memset(split, 0xee, sizeof(split));
+		assert_int_equal(homa_xdp_frame_build(split, sizeof(split), &path, 3000, &tx, raw), n);
+		assert_memory_equal(split, whole, n);
+		/* the ext bytes count against the frame's room too */
+		assert_int_equal(homa_xdp_frame_build(split, n - 1, &path, 3000, &tx, raw), 0);
+	}
+}
+
 /** A frame built is parsed back to the same packet, source and priority. */
 static void round_trip(void **state)
 {
@@ -126,6 +147,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(udp_headers),
 		cmocka_unit_test(round_trip),
+		cmocka_unit_test(ext_payload),
 		cmocka_unit_test(bad_frames),
 		cmocka_unit_test(too_big),
 	};

@@ -10,6 +10,9 @@
  *                                          byte for byte, while a TCP stream
  *                                          through the same interface is
  *                                          echoed and checked
+ *   xdp_peer echo IF ADDR PEER PORT SIZE COUNT
+ *                                          COUNT RPCs of SIZE bytes, each
+ *                                          checked byte for byte
  *   xdp_peer open IF ADDR MTU COUNT        open COUNT sockets on IF (with
  *                                          settings.mtu MTU, 0: default) and
  *                                          print "mode copy|zerocopy" once open,
@@ -97,7 +100,12 @@ static void *tcp_echo(void *arg)
 	return NULL;
 }
 
-/** serve() - Echo every Homa request back until killed. */
+/**
+ * serve() - Echo every Homa request back until killed. Replies are
+ * zero-copy sends (homa_reply_zc()) from a copy of the request that the
+ * release callback frees, so the driver's frames carry payload it reads
+ * from the application's buffer.
+ */
 static int serve(const char *ifname, const char *addr, uint16_t port, int tcp_port)
 {
 	homa_socket *s = open_xdp(ifname, addr, port, true);
@@ -108,13 +116,15 @@ static int serve(const char *ifname, const char *addr, uint16_t port, int tcp_po
 	fflush(stdout);
 	for (;;) {
 		struct homa_message m;
-		static uint8_t buf[4 << 20];
-		size_t len;
+		struct homa_iov iov;
+		uint8_t *buf;
 
 		if (homa_recv(s, HOMA_RECV_REQUEST, 0, -1, &m))
 			continue;
-		len = homa_message_copy(&m, 0, buf, sizeof(buf));
-		homa_reply_buf(s, m.id, buf, len);
+		buf = malloc(m.length ? m.length : 1);
+		iov = (struct homa_iov){buf, buf ? homa_message_copy(&m, 0, buf, m.length) : 0};
+		if (!buf || homa_reply_zc(s, m.id, &iov, 1, free, buf))
+			free(buf);  /* no reply: the client's RPC fails and says so */
 		homa_message_release(&m);
 	}
 	return 0;
@@ -184,6 +194,43 @@ static int rpc(homa_socket *s, const struct sockaddr_in *peer, size_t len, uint3
 	return err;
 }
 
+/** print_stats() - The driver's counters of @s on one line, after @what. */
+static void print_stats(homa_socket *s, const char *what)
+{
+	struct homa_io_stats st;
+
+	homa_io_stats(s, &st);
+	printf("%s; tx %llu rx %llu packets, zerocopy %llu, fill_empty %llu, "
+	       "rx_dropped %llu, invalid_descs %llu, tx_ring_full %llu, rx_invalid %llu, "
+	       "unresolved %llu\n", what,
+	       (unsigned long long)st.tx_packets, (unsigned long long)st.rx_packets,
+	       (unsigned long long)st.xdp_zerocopy, (unsigned long long)st.xdp_fill_empty,
+	       (unsigned long long)st.xdp_rx_dropped, (unsigned long long)st.xdp_invalid_descs,
+	       (unsigned long long)st.xdp_tx_ring_full, (unsigned long long)st.xdp_rx_invalid,
+	       (unsigned long long)st.xdp_unresolved);
+}
+
+/** echo() - The "echo" mode: @count RPCs of @len bytes. Return: 0 if all came back intact. */
+static int echo(const char *ifname, const char *addr, const char *peer_addr, uint16_t port,
+		size_t len, int count)
+{
+	homa_socket *s = open_xdp(ifname, addr, 0, false);
+	struct sockaddr_in peer = {.sin_family = AF_INET, .sin_port = htons(port)};
+	uint8_t *req = malloc(len ? len : 1), *resp = malloc(len ? len : 1);
+	char what[64];
+	int bad = 0;
+
+	inet_pton(AF_INET, peer_addr, &peer.sin_addr);
+	for (int i = 0; i < count && !bad; i++)
+		bad += rpc(s, &peer, len, (uint32_t)i, req, resp) != 0;
+	snprintf(what, sizeof(what), "rpcs %d bad %d", count, bad);
+	print_stats(s, what);
+	homa_close(s);
+	free(req);
+	free(resp);
+	return bad ? 1 : 0;
+}
+
 /** client() - The RPC sizes and the TCP check; prints the counters. */
 static int client(const char *ifname, const char *addr, const char *peer_addr, uint16_t port,
 		  int tcp_port)
@@ -194,7 +241,7 @@ static int client(const char *ifname, const char *addr, const char *peer_addr, u
 	struct sockaddr_in peer = {.sin_family = AF_INET, .sin_port = htons(port)};
 	struct tcp_check tc = {.peer = peer};
 	uint8_t *req = malloc(4 << 20), *resp = malloc(4 << 20);
-	struct homa_io_stats st;
+	char what[64];
 	pthread_t t;
 	int bad = 0, n = 0;
 
@@ -206,15 +253,8 @@ static int client(const char *ifname, const char *addr, const char *peer_addr, u
 		for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++, n++)
 			bad += rpc(s, &peer, sizes[i], (uint32_t)n, req, resp) != 0;
 	pthread_join(t, NULL);
-	homa_io_stats(s, &st);
-	printf("rpcs %d bad %d tcp %s; tx %llu rx %llu packets, zerocopy %llu, fill_empty %llu, "
-	       "rx_dropped %llu, invalid_descs %llu, tx_ring_full %llu, rx_invalid %llu, "
-	       "unresolved %llu\n", n, bad, tc.ok ? "ok" : "BROKEN",
-	       (unsigned long long)st.tx_packets, (unsigned long long)st.rx_packets,
-	       (unsigned long long)st.xdp_zerocopy, (unsigned long long)st.xdp_fill_empty,
-	       (unsigned long long)st.xdp_rx_dropped, (unsigned long long)st.xdp_invalid_descs,
-	       (unsigned long long)st.xdp_tx_ring_full, (unsigned long long)st.xdp_rx_invalid,
-	       (unsigned long long)st.xdp_unresolved);
+	snprintf(what, sizeof(what), "rpcs %d bad %d tcp %s", n, bad, tc.ok ? "ok" : "BROKEN");
+	print_stats(s, what);
 	homa_close(s);
 	free(req);
 	free(resp);
@@ -259,9 +299,12 @@ int main(int argc, char **argv)
 		return serve(argv[2], argv[3], (uint16_t)atoi(argv[4]), atoi(argv[5]));
 	if (argc == 7 && !strcmp(argv[1], "client"))
 		return client(argv[2], argv[3], argv[4], (uint16_t)atoi(argv[5]), atoi(argv[6]));
+	if (argc == 8 && !strcmp(argv[1], "echo"))
+		return echo(argv[2], argv[3], argv[4], (uint16_t)atoi(argv[5]),
+			    (size_t)strtoul(argv[6], NULL, 0), atoi(argv[7]));
 	if (argc == 6 && !strcmp(argv[1], "open"))
 		return try_open(argv[2], argv[3], (uint32_t)atoi(argv[4]), atoi(argv[5]));
 	fprintf(stderr, "usage: xdp_peer server IF ADDR PORT TCPPORT | "
-		"client IF ADDR PEER PORT TCPPORT | open IF ADDR MTU COUNT\n");
+		"client IF ADDR PEER PORT TCPPORT | echo IF ADDR PEER PORT SIZE COUNT | open IF ADDR MTU COUNT\n");
 	return 2;
 }

@@ -131,7 +131,12 @@ static const struct homa_xdp_path *path_to(struct xdp_driver *d, const struct ho
 	return path;
 }
 
-/** xdp_send() - See driver.h: each packet copied once, behind its headers, into a UMEM frame. */
+/**
+ * xdp_send() - See driver.h: each packet copied once, behind its headers,
+ * into a UMEM frame (its data, then its ext bytes). A packet larger than a
+ * frame (the caller's error: open checks max_packet) is dropped and
+ * counted in tx_errors.
+ */
 static int xdp_send(struct homa_driver *base, const struct homa_io_tx *pkts, int n)
 {
 	struct xdp_driver *d = (struct xdp_driver *)base;
@@ -145,6 +150,10 @@ static int xdp_send(struct homa_driver *base, const struct homa_io_tx *pkts, int
 
 		if (!path)
 			continue;  /* dropped; Homa resends */
+		if (homa_xdp_frame_len(&pkts[i], d->raw) > HOMA_XSK_MAX_FRAME) {
+			homa_io_count(&base->c.tx_errors, 1);  /* larger than a frame: dropped */
+			continue;
+		}
 		if (posted == d->batch) {
 			homa_io_count(&base->c.tx_calls, (uint64_t)homa_xsk_tx_post(
 				x, posted, d->tx_addrs, d->tx_lens));
@@ -160,7 +169,7 @@ static int xdp_send(struct homa_driver *base, const struct homa_io_tx *pkts, int
 		d->tx_lens[posted] = (uint32_t)homa_xdp_frame_build(homa_xsk_data(x, a),
 			HOMA_XSK_MAX_FRAME, path, base->port, &pkts[i], d->raw);
 		homa_io_count(&base->c.tx_packets, 1);
-		homa_io_count(&base->c.tx_bytes, pkts[i].len);
+		homa_io_count(&base->c.tx_bytes, pkts[i].len + pkts[i].ext_len);
 		posted++;
 	}
 	homa_io_count(&base->c.tx_calls, (uint64_t)homa_xsk_tx_post(x, posted, d->tx_addrs,

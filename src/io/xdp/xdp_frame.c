@@ -82,21 +82,30 @@ static void write_ip(uint8_t *ip, const struct homa_xdp_path *p, uint8_t proto,
 	put16(ip + 10, homa_xdp_csum(ip, 20, 0));
 }
 
+/** homa_xdp_frame_len() - See xdp_frame.h. */
+size_t homa_xdp_frame_len(const struct homa_io_tx *pkt, bool raw)
+{
+	return (raw ? HOMA_XDP_RAW_HLEN : HOMA_XDP_UDP_HLEN) + pkt->len + pkt->ext_len;
+}
+
 /** homa_xdp_frame_build() - See xdp_frame.h. */
 size_t homa_xdp_frame_build(uint8_t *frame, size_t cap, const struct homa_xdp_path *p,
 			    uint16_t sport, const struct homa_io_tx *pkt, bool raw)
 {
 	size_t hlen = raw ? HOMA_XDP_RAW_HLEN : HOMA_XDP_UDP_HLEN;
-	size_t l4_len = pkt->len + (raw ? 0 : 8);
+	size_t len = pkt->len + pkt->ext_len;  /* the Homa packet: data, then ext */
+	size_t l4_len = len + (raw ? 0 : 8);
 	uint8_t *ip = frame + HOMA_XDP_ETH_HLEN, *l4 = ip + 20;
 
-	if (hlen + pkt->len > cap || 20 + l4_len > 65535)
+	if (homa_xdp_frame_len(pkt, raw) > cap || 20 + l4_len > 65535)
 		return 0;
 	memcpy(frame, p->dst_mac, 6);
 	memcpy(frame + 6, p->src_mac, 6);
 	put16(frame + 12, 0x0800);
 	write_ip(ip, p, raw ? HOMA_IPPROTO : IPPROTO_UDP, pkt->priority, (uint16_t)l4_len);
 	memcpy(frame + hlen, pkt->data, pkt->len);
+	if (pkt->ext_len)
+		memcpy(frame + hlen + pkt->len, pkt->ext, pkt->ext_len);
 	if (!raw) {
 		uint16_t c;
 
@@ -107,7 +116,7 @@ size_t homa_xdp_frame_build(uint8_t *frame, size_t cap, const struct homa_xdp_pa
 		c = homa_xdp_csum(l4, l4_len, pseudo_sum(ip, IPPROTO_UDP, (uint16_t)l4_len));
 		put16(l4 + 6, c ? c : 0xffff);
 	}
-	return hlen + pkt->len;
+	return hlen + len;
 }
 
 /**

@@ -33,9 +33,13 @@ struct homa_xdp_path {
 	uint32_t dst_ip;   /**< network byte order */
 };
 
+/** homa_xdp_frame_len() - Bytes of the frame that carries @pkt (headers, data, ext). */
+size_t homa_xdp_frame_len(const struct homa_io_tx *pkt, bool raw);
+
 /**
  * homa_xdp_frame_build() - Write the frame that carries @pkt along @p into
- * @frame (@cap bytes): headers, then a copy of the Homa packet.
+ * @frame (@cap bytes): headers, then a copy of the Homa packet (its data,
+ * then its ext bytes if any).
  * @raw: IP protocol 146 (raw driver format) instead of UDP from @sport.
  * Return: the frame's length, or 0 if it does not fit @cap or the IP
  * length limit (nothing is written then).
