@@ -22,7 +22,7 @@ Address = Tuple[str, int]
 #: (sent as one message, gathered without a copy in Python).
 Data = Union[bytes, bytearray, memoryview, Any]
 
-_DRIVERS = {"udp": lib.HOMA_DRIVER_UDP, "raw": lib.HOMA_DRIVER_RAW}
+_DRIVERS = {"udp": lib.HOMA_DRIVER_UDP, "raw": lib.HOMA_DRIVER_RAW, "xdp": lib.HOMA_DRIVER_XDP}
 _MODES = {"threaded": lib.HOMA_MODE_THREADED, "polled": lib.HOMA_MODE_POLLED}
 # Blocking receives wait in slices this long, so that they notice a
 # close() deferred by received messages still in use.
@@ -244,8 +244,13 @@ class Socket:
     Keyword arguments are the fields of struct homa_open_opts:
       server        accept incoming requests (recv_request())
       port          Homa port; 0 picks a free one (see `port`)
-      driver        "udp" (default; no privilege) or "raw" (IP protocol 146,
-                    the Linux module's format; needs CAP_NET_RAW)
+      driver        "udp" (default; no privilege), "raw" (IP protocol 146,
+                    the Linux module's format; needs CAP_NET_RAW) or "xdp"
+                    (AF_XDP kernel bypass on `ifname`; IPv4; needs
+                    CAP_NET_ADMIN and CAP_BPF; docs/XDP.md)
+      ifname, xdp_queues, xdp_raw   XDP driver: the interface, how many of
+                    its receive queues to serve (0: all), and whether to
+                    speak the raw format (IP protocol 146) instead of UDP
       mode          "threaded" (default: a runtime thread moves packets) or
                     "polled" (packets move inside this socket's calls)
       bind_addr     local numeric address ("127.0.0.1", "::"); None: 0.0.0.0
@@ -271,7 +276,9 @@ class Socket:
                  offload: Optional[bool] = None, pcap_path: Optional[str] = None,
                  pcap: Optional[Mapping[str, int]] = None, metrics_port: int = 0,
                  metrics_addr: Optional[str] = None,
-                 encrypt: Union[None, bool, Mapping[str, Any]] = None) -> None:
+                 encrypt: Union[None, bool, Mapping[str, Any]] = None,
+                 ifname: Optional[str] = None, xdp_queues: int = 0,
+                 xdp_raw: bool = False) -> None:
         self._lock = threading.RLock()
         self._pins = 0
         self._closing = False
@@ -281,7 +288,7 @@ class Socket:
         lib.homa_open_opts_default(o)
         keep: List[Any] = []
         if driver not in _DRIVERS:
-            raise _errors.InvalidArgumentError(_errors.CODES["HOMA_EINVAL"], "driver: udp or raw")
+            raise _errors.InvalidArgumentError(_errors.CODES["HOMA_EINVAL"], "driver: udp, raw or xdp")
         if mode not in _MODES:
             raise _errors.InvalidArgumentError(_errors.CODES["HOMA_EINVAL"], "mode: threaded or polled")
         o.driver, o.mode, o.port, o.server = _DRIVERS[driver], _MODES[mode], port, server
@@ -304,6 +311,9 @@ class Socket:
         o.metrics_port = metrics_port
         if metrics_addr is not None:
             o.metrics_addr = self._cstr(metrics_addr, keep)
+        if ifname is not None:
+            o.ifname = self._cstr(ifname, keep)
+        o.xdp_queues, o.xdp_raw = xdp_queues, xdp_raw
         if encrypt:
             o.encrypt = self._encrypt_opts({} if encrypt is True else encrypt, keep)
         h = ffi.new("homa_socket **")
@@ -367,6 +377,7 @@ class Socket:
 
     def close(self) -> None:
         """Shut the socket down (homa_close()): outstanding client RPCs end,
+        replies still being sent are dropped (their clients time out),
         threads blocked in it raise ShutdownError. Received messages stay
         readable: while any is still referenced the socket's memory and
         port are kept, and freed with the last one. Idempotent."""
