@@ -427,6 +427,33 @@ HOMA_API size_t homa_msg_copy(const homa_msg *m, size_t offset, void *dst, size_
 HOMA_API void homa_engine_msg_release(homa_engine *e, homa_msg *m);
 
 /**
+ * homa_engine_msg_adopt() - Take @m (built by homa_msg_build() or
+ * homa_msg_build_ref() with a NULL allocator, not yet given to the
+ * engine) as a delivered message: it is charged to the receive budget
+ * and homa_engine_msg_release() gives it back like a received one. Used
+ * for messages that arrived by another transport.
+ */
+HOMA_API void homa_engine_msg_adopt(homa_engine *e, homa_msg *m);
+
+/**
+ * homa_engine_reserve_id() - Take an RPC id from the engine's counters
+ * for an RPC that another transport carries, so that it never equals an
+ * id or handle of the engine's own RPCs: a client id (even, as
+ * homa_engine_send_request() gives out) or, with @server, a server
+ * handle (odd).
+ */
+HOMA_API uint64_t homa_engine_reserve_id(homa_engine *e, bool server);
+
+/**
+ * homa_engine_peer_heard() - When the latest packet from @addr arrived.
+ * @heard_ns: written (engine time) when the call returns true.
+ * Return: false if the engine keeps no state for @addr or has heard
+ * nothing from it.
+ */
+HOMA_API bool homa_engine_peer_heard(homa_engine *e, const homa_addr *addr,
+				     uint64_t *heard_ns);
+
+/**
  * homa_engine_rx_progress() - Incremental receive: how many bytes of the
  * message being received for RPC @id are present from offset 0 on.
  * @msg: if not NULL, receives the partial message (read-only, engine owns;

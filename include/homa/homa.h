@@ -78,8 +78,12 @@
 extern "C" {
 #endif
 
-/** Bump when fields are added to struct homa_open_opts. */
-#define HOMA_OPEN_OPTS_VERSION 1
+/**
+ * Bump when fields are added to struct homa_open_opts. homa_open() also
+ * accepts every older version: it reads only the fields that version
+ * had and takes the defaults for the rest (version 1 ends at xdp_raw).
+ */
+#define HOMA_OPEN_OPTS_VERSION 2
 
 struct homa_encrypt_opts;
 
@@ -92,6 +96,26 @@ enum homa_driver_kind {
 	HOMA_DRIVER_RAW = 1, /**< raw IP protocol 146; needs CAP_NET_RAW */
 	/** AF_XDP kernel bypass on opts.ifname (docs/XDP.md); IPv4; CAP_NET_ADMIN and CAP_BPF */
 	HOMA_DRIVER_XDP = 2,
+};
+
+/**
+ * Which transport carries the socket's RPCs (docs/PROGRAMMING.md,
+ * "Transports"). The API and its semantics are the same over each.
+ */
+enum homa_transport {
+	HOMA_TRANSPORT_HOMA = 0, /**< Homa over the chosen driver (default) */
+	/**
+	 * Kernel TCP to the same port number: a small pool of connections
+	 * per peer, each carrying many RPCs as length-prefixed frames.
+	 */
+	HOMA_TRANSPORT_TCP = 1,
+	/**
+	 * Per peer: Homa first; a peer that sends no Homa packet for
+	 * auto_fallback_ms after a request but accepts TCP is reached over
+	 * TCP, and tried on Homa again after auto_retry_ms (doubling while
+	 * it keeps failing). RPCs already sent stay on their transport.
+	 */
+	HOMA_TRANSPORT_AUTO = 2,
 };
 
 /** Who moves packets. */
@@ -154,6 +178,17 @@ struct homa_open_opts {
 	uint32_t xdp_queues;
 	/** XDP driver: the raw driver's format (IP protocol 146) instead of UDP. */
 	bool xdp_raw;
+	/* version 2 */
+	/**
+	 * enum homa_transport (default HOMA). With TCP or AUTO a server
+	 * socket also listens on TCP at its port number and accepts RPCs
+	 * over both transports.
+	 */
+	int transport;
+	/** AUTO: Homa silence after which a peer moves to TCP (0: 50 ms). */
+	uint32_t auto_fallback_ms;
+	/** AUTO: first back-off before a TCP peer is tried on Homa again (0: 1000 ms). */
+	uint32_t auto_retry_ms;
 };
 
 /** Flags for homa_recv(): which kinds of message to accept. */
@@ -214,6 +249,22 @@ struct homa_io_stats {
 	uint64_t xdp_unresolved;    /**< packets dropped while the next hop was resolved */
 };
 
+/** Counters of the transport layer for one socket (homa_transport_stats()). */
+struct homa_transport_stats {
+	uint64_t homa_rpcs;       /**< client RPCs this socket sent over Homa */
+	uint64_t tcp_rpcs;        /**< client RPCs this socket sent over TCP */
+	uint64_t tcp_requests;    /**< requests received over TCP (server) */
+	uint64_t tcp_tx_bytes;    /**< bytes written to TCP connections (frames included) */
+	uint64_t tcp_rx_bytes;    /**< bytes read from TCP connections */
+	uint64_t tcp_connects;    /**< connections opened to peers */
+	uint64_t tcp_accepts;     /**< connections accepted from peers */
+	uint64_t tcp_conn_errors; /**< connections refused, reset or closed with RPCs pending */
+	uint64_t tcp_bad_frames;  /**< connections dropped for a malformed frame or preface */
+	uint64_t auto_to_tcp;     /**< AUTO: peers moved from Homa to TCP */
+	uint64_t auto_to_homa;    /**< AUTO: peers moved back to Homa after the back-off */
+	uint64_t auto_tcp_peers;  /**< AUTO: peers on TCP now */
+};
+
 /**
  * homa_open_opts_default() - Fill @o with the defaults documented above.
  * @o: caller-owned; every field is written.
@@ -240,6 +291,9 @@ HOMA_API void homa_open_opts_default(struct homa_open_opts *o);
  * With pcap_path or metrics_port set: HOMA_EIO (the capture file cannot
  * be created), HOMA_EADDRINUSE (the metrics port is taken by another
  * listener), HOMA_EINVAL (bad metrics_addr or pcap options).
+ * With transport TCP or AUTO: HOMA_EINVAL (unknown transport, raw or XDP
+ * driver, encryption); a server socket: HOMA_EADDRINUSE also when the
+ * TCP port of that number is taken.
  */
 HOMA_API int homa_open(homa_socket **out, const struct homa_open_opts *opts);
 
@@ -505,6 +559,21 @@ HOMA_API int homa_socket_stats(homa_socket *s, struct homa_stats *out);
  * Return: 0, HOMA_EINVAL (NULL argument) or HOMA_ESHUTDOWN.
  */
 HOMA_API int homa_io_stats(homa_socket *s, struct homa_io_stats *out);
+
+/**
+ * homa_message_transport() - Which transport carried the message @m.
+ * Return: HOMA_TRANSPORT_HOMA or HOMA_TRANSPORT_TCP; HOMA_EINVAL (NULL
+ * @m, a failed RPC's or a released message).
+ */
+HOMA_API int homa_message_transport(const struct homa_message *m);
+
+/**
+ * homa_transport_stats() - Copy the transport layer's counters (all zero
+ * on a socket opened with transport HOMA, except homa_rpcs).
+ * @out: filled on 0, not written otherwise.
+ * Return: 0, HOMA_EINVAL (NULL argument) or HOMA_ESHUTDOWN.
+ */
+HOMA_API int homa_transport_stats(homa_socket *s, struct homa_transport_stats *out);
 
 /**
  * homa_sockaddr_parse() - Build a sockaddr from text and a port.

@@ -245,6 +245,25 @@ static uint64_t next_id(homa_engine *e)
 	return ((uint64_t)e->port << 48) | id;
 }
 
+/** homa_engine_reserve_id() - See engine.h. */
+uint64_t homa_engine_reserve_id(homa_engine *e, bool server)
+{
+	if (server)
+		return e->next_server_handle += 2;
+	return next_id(e);
+}
+
+/** homa_engine_peer_heard() - See engine.h. */
+bool homa_engine_peer_heard(homa_engine *e, const homa_addr *addr, uint64_t *heard_ns)
+{
+	const struct homa_peer *p = homa_peer_find(e, addr);
+
+	if (!p || !p->rx_ns)
+		return false;
+	*heard_ns = p->rx_ns;
+	return true;
+}
+
 /**
  * start_request() - Start a client RPC carrying @m.
  * Return: as homa_engine_send_request().
@@ -586,6 +605,14 @@ void homa_engine_msg_release(homa_engine *e, homa_msg *m)
 	e->rx_buffered -= m->charged;
 	homa_msg_free(e, m);
 	homa_grant_check(e);
+	homa_check(e);
+}
+
+/** homa_engine_msg_adopt() - See engine.h. */
+void homa_engine_msg_adopt(homa_engine *e, homa_msg *m)
+{
+	e->rx_buffered += m->charged;
+	homa_list_add_tail(&e->delivered, &m->link);
 	homa_check(e);
 }
 

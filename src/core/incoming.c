@@ -489,6 +489,7 @@ int homa_incoming(homa_engine *e, const homa_addr *src, const struct homa_pkt *p
 		peer->heard_tick = e->tick;
 		peer->ours |= pkt->ours;
 		peer->heard_ns = e->now;
+		peer->rx_ns = e->now;
 	}
 	switch (pkt->type) {
 	case HOMA_PKT_DATA: return handle_data(e, src, pkt);

@@ -173,6 +173,7 @@ struct homa_peer {
 	uint64_t resend_tick;     /**< tick of our latest RESEND to it */
 	uint64_t heard_tick;      /**< tick of the latest packet from it */
 	uint64_t heard_ns;        /**< engine time of the latest packet from it */
+	uint64_t rx_ns;           /**< same, but 0 until a packet really came (homa_engine_peer_heard()) */
 	uint64_t unknown_tick;    /**< tick of our latest RPC_UNKNOWN to it */
 	uint32_t unknown_sent;    /**< RPC_UNKNOWNs sent during unknown_tick */
 	/** ports of this host that timed out: new RPCs to them fail before until_tick */

@@ -70,6 +70,15 @@ int homa_message_release(struct homa_message *m)
 	return ok ? 0 : HOMA_EALREADY;
 }
 
+/** homa_message_transport() - See homa.h. */
+int homa_message_transport(const struct homa_message *m)
+{
+	if (!m || !m->priv[1])
+		return HOMA_EINVAL;
+	return ((uint64_t)(uintptr_t)m->priv[2] & RT_TOKEN_TCP) ? HOMA_TRANSPORT_TCP
+		: HOMA_TRANSPORT_HOMA;
+}
+
 /** homa_sockaddr_parse() - See homa.h. */
 int homa_sockaddr_parse(const char *host, uint16_t port,
 			struct sockaddr_storage *out, socklen_t *len)

@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "rt.h"
+#include "tp.h"
 
 /** wall_ns() - CLOCK_REALTIME in ns (pcap timestamps are wall-clock). */
 static uint64_t wall_ns(void)
@@ -218,6 +219,7 @@ static int snapshot(void *arg, struct homa_stats *st, struct homa_metric_value *
 		.help = "Sends that waited for buffer space.", .kind = HOMA_METRIC_COUNTER,
 		.value = (double)rt->send_waits};
 	k += rx_by_priority(rt, ex + k);
+	k += homa_tp_metrics(rt, ex + k);
 	*n = k;
 	return 0;
 }

@@ -63,9 +63,11 @@ static int fill_message(struct homa_rt *rt, homa_socket *s,
 		out->length = homa_msg_length(ev->msg);
 		out->priv[0] = s;
 		out->priv[1] = ev->msg;
-		out->priv[2] = (void *)(uintptr_t)++rt->next_token;
+		uint64_t token = ++rt->next_token | (item->tcp ? RT_TOKEN_TCP : 0);
+
+		out->priv[2] = (void *)(uintptr_t)token;
 		/* remembered so homa_close() can free it if never released */
-		if (homa_rt_idset_put(&rt->held, rt->next_token, (uint64_t)(uintptr_t)ev->msg)) {
+		if (homa_rt_idset_put(&rt->held, token, (uint64_t)(uintptr_t)ev->msg)) {
 			homa_engine_msg_release(rt->engine, ev->msg);
 			memset(out, 0, sizeof(*out));
 			return HOMA_ENOMEM;

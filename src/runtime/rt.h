@@ -30,7 +30,13 @@ struct rt_zc;
 struct rt_item {
 	struct rt_item *next;
 	struct homa_event ev;
+	bool tcp;               /**< carried by TCP (src/transport) */
 };
+
+/** Bit of a held message's token: the message came over TCP (homa_message_transport()). */
+#define RT_TOKEN_TCP (1ull << 63)
+
+struct homa_tp;
 
 /** An application thread blocked in homa_recv(). */
 struct rt_waiter {
@@ -115,6 +121,9 @@ struct homa_rt {
 
 	/* capture and metrics (observe.c) */
 	struct rt_obs obs;
+
+	/* transport TCP or AUTO (src/transport/tp.h); NULL: Homa only */
+	struct homa_tp *tp;
 
 	/* encryption (encrypt.c); NULL: clear text */
 	struct rt_enc *enc;

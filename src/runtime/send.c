@@ -9,6 +9,7 @@
 #include <stdlib.h>
 
 #include "rt.h"
+#include "tp.h"
 
 /**
  * check_dst() - Convert @dst for this socket: IPv6 peers need an IPv6
@@ -115,6 +116,14 @@ static int start_request(homa_socket *s, const struct sockaddr *dst,
 	if (!rt)
 		return s ? HOMA_ESHUTDOWN : HOMA_EINVAL;
 	err = !id ? HOMA_EINVAL : check_dst(rt, dst, &addr, &port);
+	if (!err && homa_tp_route(rt, &addr, port)) {
+		/* over TCP the request is written before the call returns */
+		err = homa_tp_send(rt, &addr, port, iov, iovcnt, cookie, id);
+		if (!err && zc)
+			zc->release(zc->arg);
+		homa_rt_put(rt);
+		return err;
+	}
 	if (!err)
 		err = homa_rt_enc_ready(rt, &addr, port);
 	if (!err)
@@ -134,6 +143,11 @@ static int start_request(homa_socket *s, const struct sockaddr *dst,
 		homa_rt_flush(rt);
 	}
 	homa_msg_discard(NULL, msg);
+	if (err == HOMA_EPEERDEAD && homa_tp_homa_dead(rt, &addr, port)) {
+		err = homa_tp_send(rt, &addr, port, iov, iovcnt, cookie, id);
+		if (!err && zc)
+			zc->release(zc->arg);
+	}
 	homa_rt_put(rt);
 	return err;
 }
@@ -180,6 +194,13 @@ static int send_reply(homa_socket *s, uint64_t id, const struct homa_iov *iov, i
 
 	if (!rt)
 		return s ? HOMA_ESHUTDOWN : HOMA_EINVAL;
+	err = homa_tp_reply(rt, id, iov, iovcnt);
+	if (err != TP_NOT_MINE) { /* a request that came over TCP */
+		if (!err && zc)
+			zc->release(zc->arg);
+		homa_rt_put(rt);
+		return err;
+	}
 	err = build_message(rt, iov, iovcnt, zc, &msg, &z);
 	if (!err) {
 		homa_rt_lock(rt);
@@ -258,10 +279,10 @@ static int abort_locked(struct homa_rt *rt, uint64_t id)
 	if (item) {
 		if (item->ev.msg)
 			homa_engine_msg_release(rt->engine, item->ev.msg);
-		if (item->ev.type == HOMA_EV_REQUEST)
+		if (item->ev.type == HOMA_EV_REQUEST && homa_tp_abort(rt->tp, id))
 			homa_engine_abort(rt->engine, id, homa_rt_now());
 		free(item);
-	} else {
+	} else if (homa_tp_abort(rt->tp, id)) {
 		err = homa_engine_abort(rt->engine, id, homa_rt_now());
 	}
 	if (!(id & 1)) {

@@ -6,6 +6,7 @@
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -14,6 +15,7 @@
 #include <unistd.h>
 
 #include "rt.h"
+#include "tp.h"
 
 /** Largest Homa packet a UDP datagram can carry. */
 #define MAX_MTU 65507
@@ -54,7 +56,7 @@ static int bind_address(const struct homa_open_opts *o,
 /** check_opts() - Validate @o and @st. Return: 0 or HOMA_EINVAL. */
 static int check_opts(const struct homa_open_opts *o, const struct homa_settings *st)
 {
-	if (o->version != HOMA_OPEN_OPTS_VERSION ||
+	if (o->version < 1 || o->version > HOMA_OPEN_OPTS_VERSION ||
 	    (o->driver < HOMA_DRIVER_UDP || o->driver > HOMA_DRIVER_XDP) ||
 	    (o->mode != HOMA_MODE_THREADED && o->mode != HOMA_MODE_POLLED) ||
 	    o->batch < 1 || o->batch > HOMA_RT_MAX_BATCH || o->send_timeout_ns < -1)
@@ -90,6 +92,7 @@ static void release_held(uint64_t token, uint64_t msg, void *rt)
 /** rt_free() - Free everything @rt owns (any part may be missing). */
 static void rt_free(struct homa_rt *rt)
 {
+	homa_tp_close(rt);
 	homa_rt_enc_close(rt);
 	homa_rt_obs_close(rt);
 	if (rt->engine) {
@@ -167,33 +170,32 @@ static int rt_setup(struct homa_rt *rt, const struct homa_open_opts *o,
 		return HOMA_ENOMEM;
 	if (rt->kick_fd < 0 || rt->ready_fd < 0 || rt->wait_tfd < 0)
 		return HOMA_EIO;
-	return homa_rt_enc_open(rt, o, &cfg.bind, cfg.bind_len);
+	err = homa_rt_enc_open(rt, o, &cfg.bind, cfg.bind_len);
+	return err ? err : homa_tp_open(rt, o);
 }
 
-/** homa_open() - See homa.h. */
-int homa_open(homa_socket **out, const struct homa_open_opts *opts)
+/**
+ * full_opts() - @opts as a struct of the current version: an older
+ * version's fields are copied into @full, which has the defaults for the
+ * rest. Return: @opts or @full.
+ */
+static const struct homa_open_opts *full_opts(const struct homa_open_opts *opts,
+					      struct homa_open_opts *full)
 {
-	struct homa_open_opts def;
-	struct homa_settings st_def;
-	const struct homa_settings *st;
-	struct homa_rt *rt;
+	if (opts->version < 1 || opts->version >= HOMA_OPEN_OPTS_VERSION)
+		return opts;
+	homa_open_opts_default(full);
+	memcpy(full, opts, offsetof(struct homa_open_opts, transport)); /* version 1 */
+	return full;
+}
+
+/** open_once() - homa_open() with checked @opts and @st. Return: as homa_open(). */
+static int open_once(homa_socket **out, const struct homa_open_opts *opts,
+		     const struct homa_settings *st)
+{
+	struct homa_rt *rt = calloc(1, sizeof(*rt));
 	int err;
 
-	if (!out)
-		return HOMA_EINVAL;
-	if (!opts) {
-		homa_open_opts_default(&def);
-		opts = &def;
-	}
-	homa_rt_linger_reap();
-	homa_settings_default(&st_def);
-	if (opts->settings && homa_settings_import(&st_def, opts->settings))
-		return HOMA_EINVAL; /* size out of range */
-	st = &st_def;
-	err = check_opts(opts, st);
-	if (err)
-		return err;
-	rt = calloc(1, sizeof(*rt));
 	if (!rt)
 		return HOMA_ENOMEM;
 	init_sync(rt);
@@ -217,6 +219,36 @@ int homa_open(homa_socket **out, const struct homa_open_opts *opts)
 	}
 	if (err)
 		rt_free(rt);
+	return err;
+}
+
+/** homa_open() - See homa.h. */
+int homa_open(homa_socket **out, const struct homa_open_opts *opts)
+{
+	struct homa_open_opts def, full;
+	struct homa_settings st_def;
+	int err;
+
+	if (!out)
+		return HOMA_EINVAL;
+	if (!opts) {
+		homa_open_opts_default(&def);
+		opts = &def;
+	}
+	opts = full_opts(opts, &full);
+	homa_rt_linger_reap();
+	homa_settings_default(&st_def);
+	if (opts->settings && homa_settings_import(&st_def, opts->settings))
+		return HOMA_EINVAL; /* size out of range */
+	err = check_opts(opts, &st_def);
+	/* a TCP listener at a port number the kernel picked for UDP may find it taken: pick again */
+	for (int tries = 0; !err; tries++) {
+		err = open_once(out, opts, &st_def);
+		if (err != HOMA_EADDRINUSE || opts->transport == HOMA_TRANSPORT_HOMA ||
+		    opts->port || opts->bind_sa || tries == 15)
+			break;
+		err = 0;
+	}
 	return err;
 }
 

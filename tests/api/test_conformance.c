@@ -9,6 +9,9 @@
  * elsewhere[] with the test that covers it (or why it cannot be provoked
  * here); a provoked code the comment does not name fails the test, and
  * so does a function with no case at all.
+ *
+ * The argument picks the transport every socket uses: homa (default),
+ * tcp or auto (CTest runs all three).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -44,6 +47,7 @@ static int open_in_use(void)
 	homa_socket *s;
 
 	homa_open_opts_default(&o);
+	o.transport = test_transport;
 	o.bind_addr = "127.0.0.1";
 	o.port = (uint16_t)homa_local_port(c.srv);
 	return homa_open(&s, &o);
@@ -55,6 +59,7 @@ static int open_not_local(void)
 	homa_socket *s;
 
 	homa_open_opts_default(&o);
+	o.transport = test_transport;
 	o.bind_addr = "192.0.2.1"; /* TEST-NET-1: never this host's */
 	return homa_open(&s, &o);
 }
@@ -119,6 +124,7 @@ static int send_full(int64_t timeout_ns)
 	st.max_tx_buffered = st.mtu;
 	len = st.mtu / 2 + 100; /* two do not fit */
 	homa_open_opts_default(&o);
+	o.transport = test_transport;
 	o.bind_addr = "127.0.0.1";
 	o.settings = &st;
 	o.send_timeout_ns = timeout_ns;
@@ -335,6 +341,15 @@ static int iostats_dead(void)
 	return homa_io_stats(c.dead, &st);
 }
 
+static int transport_null(void) { return homa_message_transport(NULL); }
+static int tstats_null(void) { return homa_transport_stats(c.cli, NULL); }
+static int tstats_dead(void)
+{
+	struct homa_transport_stats st;
+
+	return homa_transport_stats(c.dead, &st);
+}
+
 static int parse_name(void)
 {
 	struct sockaddr_storage a;
@@ -402,6 +417,9 @@ static const struct errcase cases[] = {
 	CASE(homa_socket_stats, HOMA_ESHUTDOWN, sstats_dead),
 	CASE(homa_io_stats, HOMA_EINVAL, iostats_null),
 	CASE(homa_io_stats, HOMA_ESHUTDOWN, iostats_dead),
+	CASE(homa_message_transport, HOMA_EINVAL, transport_null),
+	CASE(homa_transport_stats, HOMA_EINVAL, tstats_null),
+	CASE(homa_transport_stats, HOMA_ESHUTDOWN, tstats_dead),
 	CASE(homa_sockaddr_parse, HOMA_EINVAL, parse_name),
 };
 
@@ -625,8 +643,14 @@ static void conformance__every_documented_code_is_covered(void **state)
 	assert_int_equal(bad, 0);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	if (argc > 1 && strcmp(argv[1], "tcp") == 0)
+		test_transport = HOMA_TRANSPORT_TCP;
+	else if (argc > 1 && strcmp(argv[1], "auto") == 0)
+		test_transport = HOMA_TRANSPORT_AUTO;
+	else if (argc > 1 && strcmp(argv[1], "homa") != 0)
+		return 2;
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(conformance__every_case_returns_its_documented_code),
 		cmocka_unit_test(conformance__every_documented_code_is_covered),

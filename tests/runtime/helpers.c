@@ -10,6 +10,8 @@
 
 #include "helpers.h"
 
+int test_transport = HOMA_TRANSPORT_HOMA;
+
 /** test_open() - See helpers.h. */
 int test_open(homa_socket **s, int driver, int mode, bool server, uint16_t port,
 	      const struct homa_settings *st)
@@ -30,6 +32,7 @@ int test_open(homa_socket **s, int driver, int mode, bool server, uint16_t port,
 	o.port = port;
 	o.bind_addr = "127.0.0.1";
 	o.settings = st;
+	o.transport = test_transport;
 	return homa_open(s, &o);
 }
 

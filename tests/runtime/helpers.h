@@ -38,6 +38,9 @@ struct test_server {
  * @st: settings, or NULL for the defaults with TEST_TIMEOUT_TICKS.
  * @port: 0 for ephemeral. Return: homa_open()'s result.
  */
+/** The transport test_open() asks for (enum homa_transport; default HOMA). */
+extern int test_transport;
+
 int test_open(homa_socket **s, int driver, int mode, bool server, uint16_t port,
 	      const struct homa_settings *st);
 

@@ -1,0 +1,291 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file tp.h
+ * The transport layer: RPCs of a homa_socket carried by kernel TCP
+ * instead of Homa (transport TCP), or per peer by either (AUTO).
+ *
+ * The runtime (src/runtime) keeps one struct homa_tp per socket opened
+ * with transport TCP or AUTO (rt->tp; NULL with HOMA) and asks it, for
+ * each request, which transport carries it (homa_tp_route()). RPCs
+ * carried by TCP get their ids from the engine's counters
+ * (homa_engine_reserve_id()), so the application sees one id space, and
+ * their messages are handed to the engine (homa_engine_msg_adopt()) and
+ * delivered through the runtime's queue (homa_rt_deliver()): homa_recv(),
+ * homa_fd(), message views and releases work unchanged.
+ *
+ * Wire format (all integers big-endian): a connection starts with a
+ * preface from the client, TP_MAGIC (8 bytes), then the client's Homa
+ * port (2 bytes) and 2 zero bytes. Then both sides send frames: a
+ * 16-byte header (payload length 4, type 1, version 1, 2 zero bytes, the
+ * client's RPC id 8) and the payload. Types: TP_REQUEST (client to
+ * server), TP_RESPONSE (server to client). Anything else drops the
+ * connection.
+ *
+ * Locks: tp->lock guards the RPC tables, peers, connection lists and
+ * counters; it nests inside rt->lock (rt->lock first) and is never held
+ * while rt->lock is taken. A connection's wlock serialises its writers.
+ */
+#ifndef HOMA_TP_H
+#define HOMA_TP_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "rt.h"
+
+/** Connection preface: magic bytes. */
+#define TP_MAGIC "HOMATCP1"
+/** Bytes of the preface: magic, client's Homa port, 2 zero bytes. */
+#define TP_PREFACE_LEN 12
+/** Bytes of a frame header. */
+#define TP_HDR_LEN 16
+/** Frame types. */
+#define TP_REQUEST 1
+#define TP_RESPONSE 2
+/** Frame format version. */
+#define TP_VERSION 1
+/** Connections per peer at most. */
+#define TP_POOL 4
+/** Answered server RPCs remembered (homa_reply() on them: HOMA_ESTATE). */
+#define TP_ANSWERED 1024
+/** homa_tp_reply()'s result for an id that TCP does not carry. */
+#define TP_NOT_MINE 1
+
+/** A decoded frame header. */
+struct tp_hdr {
+	uint32_t len;
+	uint8_t type;
+	uint64_t id;
+};
+
+struct tp_peer;
+
+/** One TCP connection (either side). */
+struct tp_conn {
+	struct tp_conn *next;   /**< in tp->conns (under tp->lock) */
+	int fd;
+	_Atomic int refs;       /**< the list's, plus each thread using it */
+	pthread_mutex_t wlock;  /**< held while a frame is written */
+	bool dead;              /**< failed: no new RPCs (under tp->lock) */
+	bool accepted;          /**< server side */
+	bool preface_ok;        /**< server side: preface read */
+	struct tp_peer *peer;   /**< client side: its pool */
+	homa_addr addr;         /**< the other end's address */
+	uint16_t port;          /**< ... and Homa port */
+	/* receive state (the transport thread only) */
+	uint8_t *rbuf;          /**< bytes read, not yet parsed */
+	size_t rlen, roff;
+	bool in_body;
+	struct tp_hdr hdr;
+	uint8_t *body;          /**< the payload being read (malloc) */
+	size_t body_got;
+};
+
+/** A peer (address and port) this socket sends requests to. */
+struct tp_peer {
+	struct tp_peer *next;
+	homa_addr addr;
+	uint16_t port;
+	struct tp_conn *pool[TP_POOL];
+	int npool;
+	unsigned rr;
+	/* AUTO */
+	bool on_tcp;            /**< requests go over TCP */
+	uint64_t wait_since;    /**< first Homa request not yet followed by a packet (0: none) */
+	uint64_t retry_at;      /**< on_tcp: when Homa is tried again */
+	uint64_t backoff_ns;    /**< next back-off */
+};
+
+/** A client RPC carried by TCP. */
+struct tp_crpc {
+	uint64_t id, cookie, start_ns;
+	struct tp_conn *conn;
+	uint64_t len;           /**< request bytes, charged to tp->tx_buffered */
+	homa_addr addr;
+	uint16_t port;
+};
+
+/** A server RPC carried by TCP. */
+struct tp_srpc {
+	uint64_t handle, client_id;
+	struct tp_conn *conn;   /**< NULL once the connection is lost */
+	bool answered;
+};
+
+/** The transport layer of one socket. */
+struct homa_tp {
+	struct homa_rt *rt;
+	int transport;          /**< HOMA_TRANSPORT_TCP or _AUTO */
+	pthread_mutex_t lock;
+	pthread_cond_t space;   /**< senders waiting for tx budget */
+	int listen_fd, epfd, stop_fd;
+	pthread_t thread;
+	bool thread_started;
+	uint16_t port;          /**< our Homa port */
+	int family;
+	struct rt_idset crpcs;  /**< id -> struct tp_crpc * */
+	struct rt_idset srpcs;  /**< handle -> struct tp_srpc * */
+	uint64_t answered[TP_ANSWERED]; /**< ring of answered handles */
+	uint32_t answered_pos;
+	struct tp_peer *peers;
+	struct tp_conn *conns;  /**< every live connection */
+	uint64_t tx_buffered;
+	uint64_t max_tx, max_message;
+	uint64_t connect_ns;    /**< how long a connect may take */
+	uint64_t fallback_ns, retry_ns;
+	struct homa_transport_stats st; /**< under lock, except the two below */
+	_Atomic uint64_t tx_bytes, rx_bytes;
+};
+
+/* tp_frame.c */
+/** tp_hdr_encode() - Write @h as TP_HDR_LEN bytes at @out. */
+void tp_hdr_encode(const struct tp_hdr *h, uint8_t *out);
+/**
+ * tp_hdr_decode() - Parse TP_HDR_LEN bytes at @in, of a frame that may
+ * carry at most @max_len payload bytes and whose type must be @want.
+ * Return: 0, or HOMA_EINVAL (wrong type or version, non-zero padding,
+ * longer than @max_len).
+ */
+int tp_hdr_decode(const uint8_t *in, uint32_t max_len, uint8_t want, struct tp_hdr *h);
+/** tp_preface_encode() - Write the preface for client Homa port @port at @out. */
+void tp_preface_encode(uint16_t port, uint8_t *out);
+/**
+ * tp_preface_decode() - Parse a preface; *@port receives the client's
+ * Homa port. Return: 0 or HOMA_EINVAL (bad magic, port 0, padding).
+ */
+int tp_preface_decode(const uint8_t *in, uint16_t *port);
+
+/* tp_conn.c */
+/**
+ * tp_conn_new() - Wrap connected socket @fd (made non-blocking) in a
+ * connection holding one reference (the list's) and add it to tp->conns
+ * and the thread's epoll set. Call with tp->lock held.
+ * Return: the connection, or NULL (@fd is closed).
+ */
+struct tp_conn *tp_conn_new(struct homa_tp *tp, int fd, bool accepted);
+/** tp_conn_put() - Drop a reference; the last one closes and frees @c. */
+void tp_conn_put(struct tp_conn *c);
+/**
+ * tp_connect() - Open a connection to @addr:@port within tp->connect_ns
+ * and send the preface. Call without locks.
+ * Return: the socket, or HOMA_ENOSERVER (refused), HOMA_ETIMEDOUT (no
+ * answer in time, unreachable), HOMA_EIO.
+ */
+int tp_connect(struct homa_tp *tp, const homa_addr *addr, uint16_t port);
+/**
+ * tp_write() - Write the frame (@h, then @iov) on @c, waiting for room
+ * while the socket is open. Call without locks, holding a reference.
+ * Return: 0, HOMA_ESHUTDOWN (socket closing) or HOMA_EIO (connection lost).
+ */
+int tp_write(struct homa_tp *tp, struct tp_conn *c, const struct tp_hdr *h,
+	     const struct homa_iov *iov, int iovcnt);
+/**
+ * tp_conn_fail() - @c is lost: take it out of its pool and the lists, end
+ * its client RPCs with @error and detach its server RPCs (a reply to
+ * them is accepted and dropped). Call from the transport thread (or
+ * homa_tp_close()) without locks; idempotent.
+ */
+void tp_conn_fail(struct homa_tp *tp, struct tp_conn *c, int error);
+/**
+ * tp_pool_get() - A connection to @p (with a reference for the caller),
+ * opening one if the pool has room and the others are busy. Call without
+ * locks. Return: 0 with *@out set, or tp_connect()'s error.
+ */
+int tp_pool_get(struct homa_tp *tp, struct tp_peer *p, struct tp_conn **out);
+/** tp_peer_get() - The peer record of @addr:@port, created if new (tp->lock held); NULL: no memory. */
+struct tp_peer *tp_peer_get(struct homa_tp *tp, const homa_addr *addr, uint16_t port);
+
+/* tp_rpc.c */
+/**
+ * tp_deliver() - Hand a message or a failed RPC to the runtime: @type is
+ * HOMA_EV_REQUEST, HOMA_EV_RESPONSE or HOMA_EV_ERROR. A message @msg
+ * (owned by the caller until this call) is adopted by the engine or
+ * freed if nobody can receive it (socket closing, RPC aborted).
+ */
+void tp_deliver(struct homa_tp *tp, int type, uint64_t id, uint64_t cookie,
+		const homa_addr *peer, uint16_t port, homa_msg *msg, uint64_t start_ns,
+		int error);
+/** tp_crpc_end() - Forget client RPC @r (tp->lock held): uncharge and free it. */
+void tp_crpc_end(struct homa_tp *tp, struct tp_crpc *r);
+/**
+ * tp_on_frame() - A whole frame arrived on @c: its payload @body (malloc,
+ * now owned here) of @h->len bytes. Called by the transport thread.
+ */
+void tp_on_frame(struct homa_tp *tp, struct tp_conn *c, const struct tp_hdr *h,
+		 uint8_t *body);
+
+/* tp_thread.c */
+/** tp_thread_start() - Start the transport thread. Return: 0 or HOMA_EIO. */
+int tp_thread_start(struct homa_tp *tp);
+/** tp_thread_stop() - Stop and join it (if started). */
+void tp_thread_stop(struct homa_tp *tp);
+
+/* tp_auto.c */
+/**
+ * tp_auto_tick() - AUTO: move peers that have not answered Homa within
+ * tp->fallback_ns but accept TCP to TCP. Called by the transport thread.
+ */
+void tp_auto_tick(struct homa_tp *tp);
+/**
+ * tp_auto_route() - AUTO, tp->lock held: whether @p's next request goes
+ * over TCP (moving it back to Homa once its back-off has passed).
+ */
+bool tp_auto_route(struct homa_tp *tp, struct tp_peer *p, uint64_t now);
+
+/**
+ * homa_tp_homa_dead() - AUTO: the engine refused a request to
+ * @addr:@port with HOMA_EPEERDEAD (its Homa port timed out): move the
+ * peer to TCP (the request never left, so it may go there). Call without
+ * rt->lock. Return: true if the request should be sent over TCP.
+ */
+bool homa_tp_homa_dead(struct homa_rt *rt, const homa_addr *addr, uint16_t port);
+
+/* tp_api.c: the runtime's hooks (rt->tp) */
+/**
+ * homa_tp_open() - With @o->transport TCP or AUTO, create rt->tp (and a
+ * TCP listener at the socket's port number on server sockets); with HOMA
+ * leave rt->tp NULL. Return: 0; HOMA_EINVAL (unknown transport, a driver
+ * other than UDP, encryption); HOMA_EADDRINUSE (the TCP port is taken);
+ * HOMA_ENOMEM; HOMA_EIO.
+ */
+int homa_tp_open(struct homa_rt *rt, const struct homa_open_opts *o);
+/** homa_tp_close() - Stop the thread, close every connection, free rt->tp (NULL: no-op). */
+void homa_tp_close(struct homa_rt *rt);
+/**
+ * homa_tp_route() - Whether a request to @addr:@port goes over TCP. For
+ * a Homa request of an AUTO socket it notes that an answer is awaited.
+ * Call without rt->lock.
+ */
+bool homa_tp_route(struct homa_rt *rt, const homa_addr *addr, uint16_t port);
+/**
+ * homa_tp_send() - Start a client RPC over TCP (homa_send_request()).
+ * Return: 0 (*@id set; a connection that cannot be opened ends the RPC
+ * with HOMA_ENOSERVER or HOMA_ETIMEDOUT, reported by homa_recv());
+ * HOMA_EMSGSIZE; HOMA_EAGAIN / HOMA_ETIME (no budget, send_timeout_ns);
+ * HOMA_ESHUTDOWN; HOMA_ENOMEM; HOMA_EINVAL (bad @iov).
+ */
+int homa_tp_send(struct homa_rt *rt, const homa_addr *addr, uint16_t port,
+		 const struct homa_iov *iov, int iovcnt, uint64_t cookie, uint64_t *id);
+/**
+ * homa_tp_reply() - homa_reply() for a request that came over TCP.
+ * Return: TP_NOT_MINE (not such a request: let the engine answer), 0,
+ * HOMA_ESTATE (answered already), HOMA_EMSGSIZE, HOMA_EINVAL.
+ */
+int homa_tp_reply(struct homa_rt *rt, uint64_t id, const struct homa_iov *iov, int iovcnt);
+/**
+ * homa_tp_abort() - rt->lock held: forget TCP RPC @id (a late response
+ * is dropped; a request is never answered). Return: 0 or HOMA_ENOTFOUND.
+ */
+int homa_tp_abort(struct homa_tp *tp, uint64_t id);
+
+/**
+ * homa_tp_metrics() - Append the transport layer's /metrics values
+ * (client RPCs by transport, requests received over TCP, AUTO's switches
+ * by direction) to @ex; nothing for a socket without rt->tp. Call
+ * without rt->lock. Return: entries written (at most 5).
+ */
+size_t homa_tp_metrics(struct homa_rt *rt, struct homa_metric_value *ex);
+
+#endif /* HOMA_TP_H */

@@ -1,0 +1,305 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file test_tcp.c
+ * The TCP transport through the public API on loopback: ids and cookies,
+ * many RPCs on a small pool answered in any order, large messages,
+ * message views, homa_fd(), errors (no server, a server that goes away,
+ * a second reply, abort), hostile input, and a server accepting both
+ * transports at one port number.
+ */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "helpers.h"
+
+/** open_tp() - A loopback socket with @transport (TEST_TIMEOUT_TICKS). */
+static homa_socket *open_tp(int transport, bool server, uint16_t port)
+{
+	struct homa_open_opts o;
+	struct homa_settings st;
+	homa_socket *s = NULL;
+
+	homa_settings_default(&st);
+	st.timeout_ticks = TEST_TIMEOUT_TICKS;
+	homa_open_opts_default(&o);
+	o.bind_addr = "127.0.0.1";
+	o.server = server;
+	o.port = port;
+	o.settings = &st;
+	o.transport = transport;
+	assert_int_equal(homa_open(&s, &o), 0);
+	return s;
+}
+
+/** take() - Receive a request on @srv (30 s at most). */
+static void take(homa_socket *srv, struct homa_message *m)
+{
+	assert_int_equal(homa_recv(srv, HOMA_RECV_REQUEST, 0, 30000000000LL, m), 0);
+}
+
+static void tcp__rpcs_answered_in_any_order(void **state)
+{
+	homa_socket *srv = open_tp(HOMA_TRANSPORT_TCP, true, 0);
+	homa_socket *cli = open_tp(HOMA_TRANSPORT_TCP, false, 0);
+	struct sockaddr_storage dst = test_dst(homa_local_port(srv));
+	struct homa_message req[8], m;
+	struct homa_transport_stats ts;
+	uint64_t ids[8];
+	char buf[16];
+
+	(void)state;
+	for (int i = 0; i < 8; i++) {
+		snprintf(buf, sizeof(buf), "req%d", i);
+		assert_int_equal(homa_send(cli, (struct sockaddr *)&dst, buf, strlen(buf),
+					   100 + i, &ids[i]), 0);
+		assert_int_equal(ids[i] & 1, 0);
+	}
+	for (int i = 0; i < 8; i++) {
+		take(srv, &req[i]);
+		assert_int_equal(req[i].id & 1, 1);
+		assert_int_equal(homa_message_transport(&req[i]), HOMA_TRANSPORT_TCP);
+	}
+	for (int i = 7; i >= 0; i--) { /* answered last first */
+		homa_message_copy(&req[i], 0, buf, sizeof(buf));
+		buf[0] = 'R';
+		assert_int_equal(homa_reply_buf(srv, req[i].id, buf, req[i].length), 0);
+		assert_int_equal(homa_message_release(&req[i]), 0);
+	}
+	for (int i = 0; i < 8; i++) {
+		char want[16];
+
+		assert_int_equal(homa_recv(cli, HOMA_RECV_RESPONSE, ids[i], 30000000000LL, &m), 0);
+		assert_true(m.id == ids[i]);
+		assert_int_equal(m.cookie, 100 + i);
+		assert_int_equal(m.type, HOMA_RECV_RESPONSE);
+		assert_int_equal(homa_message_transport(&m), HOMA_TRANSPORT_TCP);
+		snprintf(want, sizeof(want), "Req%d", i);
+		assert_int_equal(m.length, strlen(want));
+		assert_int_equal(homa_message_copy(&m, 0, buf, sizeof(buf)), strlen(want));
+		assert_memory_equal(buf, want, strlen(want));
+		assert_int_equal(homa_message_release(&m), 0);
+		assert_int_equal(homa_message_transport(&m), HOMA_EINVAL); /* released */
+	}
+	assert_int_equal(homa_transport_stats(cli, &ts), 0);
+	assert_int_equal(ts.tcp_rpcs, 8);
+	assert_true(ts.tcp_connects >= 1 && ts.tcp_connects <= 4);
+	assert_true(ts.tcp_rx_bytes >= 8 * (16 + 4));
+	assert_int_equal(homa_transport_stats(srv, &ts), 0);
+	assert_int_equal(ts.tcp_requests, 8);
+	homa_close(cli);
+	homa_close(srv);
+}
+
+static void tcp__large_messages_as_views(void **state)
+{
+	homa_socket *srv = open_tp(HOMA_TRANSPORT_TCP, true, 0);
+	homa_socket *cli = open_tp(HOMA_TRANSPORT_TCP, false, 0);
+	struct sockaddr_storage dst = test_dst(homa_local_port(srv));
+	size_t len = 3u << 20, off = 0, n;
+	uint8_t *big = malloc(len);
+	struct homa_message req, m;
+	const void *p;
+	uint64_t id;
+
+	(void)state;
+	for (size_t i = 0; i < len; i++)
+		big[i] = (uint8_t)(i * 7 + (i >> 12));
+	assert_int_equal(homa_send(cli, (struct sockaddr *)&dst, big, len, 9, &id), 0);
+	take(srv, &req);
+	assert_int_equal(req.length, len);
+	while ((n = homa_message_segment(&req, off, &p)) > 0) {
+		assert_memory_equal(p, big + off, n);
+		off += n;
+	}
+	assert_int_equal(off, len);
+	assert_int_equal(homa_reply_buf(srv, req.id, big, len), 0);
+	homa_message_release(&req);
+	assert_int_equal(homa_recv(cli, HOMA_RECV_RESPONSE, id, 30000000000LL, &m), 0);
+	assert_int_equal(m.length, len);
+	memset(big, 0, 4096);
+	assert_int_equal(homa_message_copy(&m, len - 4096, big, 4096), 4096);
+	for (size_t i = 0; i < 4096; i++)
+		assert_int_equal(big[i], (uint8_t)((len - 4096 + i) * 7 + ((len - 4096 + i) >> 12)));
+	homa_message_release(&m);
+	free(big);
+	homa_close(cli);
+	homa_close(srv);
+}
+
+static void tcp__server_accepts_homa_too(void **state)
+{
+	homa_socket *srv = open_tp(HOMA_TRANSPORT_TCP, true, 0);
+	homa_socket *cli = open_tp(HOMA_TRANSPORT_HOMA, false, 0);
+	struct sockaddr_storage dst = test_dst(homa_local_port(srv));
+	struct homa_message req, m;
+	uint64_t id;
+
+	(void)state;
+	assert_int_equal(homa_send(cli, (struct sockaddr *)&dst, "h", 1, 1, &id), 0);
+	take(srv, &req);
+	assert_int_equal(homa_message_transport(&req), HOMA_TRANSPORT_HOMA);
+	assert_int_equal(homa_reply_buf(srv, req.id, "H", 1), 0);
+	homa_message_release(&req);
+	assert_int_equal(homa_recv(cli, HOMA_RECV_RESPONSE, id, 30000000000LL, &m), 0);
+	assert_int_equal(homa_message_transport(&m), HOMA_TRANSPORT_HOMA);
+	homa_message_release(&m);
+	homa_close(cli);
+	homa_close(srv);
+}
+
+static void tcp__no_listener_is_enoserver(void **state)
+{
+	homa_socket *other = open_tp(HOMA_TRANSPORT_HOMA, true, 0); /* no TCP listener */
+	homa_socket *cli = open_tp(HOMA_TRANSPORT_TCP, false, 0);
+	struct sockaddr_storage dst = test_dst(homa_local_port(other));
+	struct homa_message m;
+	uint64_t id;
+
+	(void)state;
+	assert_int_equal(homa_send(cli, (struct sockaddr *)&dst, "q", 1, 5, &id), 0);
+	assert_int_equal(homa_recv(cli, HOMA_RECV_RESPONSE, id, 30000000000LL, &m),
+			 HOMA_ENOSERVER);
+	assert_true(m.id == id);
+	assert_int_equal(m.cookie, 5);
+	assert_int_equal(m.error, HOMA_ENOSERVER);
+	homa_close(cli);
+	homa_close(other);
+}
+
+static void tcp__server_gone_fails_pending_rpcs(void **state)
+{
+	homa_socket *srv = open_tp(HOMA_TRANSPORT_TCP, true, 0);
+	homa_socket *cli = open_tp(HOMA_TRANSPORT_TCP, false, 0);
+	struct sockaddr_storage dst = test_dst(homa_local_port(srv));
+	struct homa_message req, m;
+	uint64_t id;
+
+	(void)state;
+	assert_int_equal(homa_send(cli, (struct sockaddr *)&dst, "q", 1, 0, &id), 0);
+	take(srv, &req);
+	homa_close(srv); /* with the request unanswered */
+	assert_int_equal(homa_recv(cli, HOMA_RECV_RESPONSE, id, 30000000000LL, &m),
+			 HOMA_ETIMEDOUT);
+	assert_int_equal(homa_recv(cli, HOMA_RECV_RESPONSE, id, 0, &m), HOMA_ENOTFOUND);
+	homa_close(cli);
+}
+
+static void tcp__reply_twice_and_abort(void **state)
+{
+	homa_socket *srv = open_tp(HOMA_TRANSPORT_TCP, true, 0);
+	homa_socket *cli = open_tp(HOMA_TRANSPORT_TCP, false, 0);
+	struct sockaddr_storage dst = test_dst(homa_local_port(srv));
+	struct homa_message req, m;
+	uint64_t id, id2;
+
+	(void)state;
+	assert_int_equal(homa_send(cli, (struct sockaddr *)&dst, "a", 1, 0, &id), 0);
+	take(srv, &req);
+	assert_int_equal(homa_abort(cli, id), 0);
+	assert_int_equal(homa_abort(cli, id), HOMA_ENOTFOUND);
+	assert_int_equal(homa_reply_buf(srv, req.id, "x", 1), 0);
+	assert_int_equal(homa_reply_buf(srv, req.id, "y", 1), HOMA_ESTATE);
+	homa_message_release(&req);
+	/* the aborted RPC's response is dropped: the next one is the only one */
+	assert_int_equal(homa_send(cli, (struct sockaddr *)&dst, "b", 1, 0, &id2), 0);
+	take(srv, &req);
+	assert_int_equal(homa_abort(srv, req.id), 0);
+	assert_int_equal(homa_reply_buf(srv, req.id, "z", 1), HOMA_ENOTFOUND);
+	homa_message_release(&req);
+	assert_int_equal(homa_recv(cli, HOMA_RECV_RESPONSE, 0, 200000000, &m), HOMA_ETIME);
+	homa_close(cli);
+	homa_close(srv);
+}
+
+static void tcp__stranger_bytes_drop_the_connection(void **state)
+{
+	homa_socket *srv = open_tp(HOMA_TRANSPORT_TCP, true, 0);
+	struct sockaddr_storage dst = test_dst(homa_local_port(srv));
+	struct homa_transport_stats ts;
+	const char *junk = "GET / HTTP/1.0\r\n\r\n";
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	char b[8];
+
+	(void)state;
+	assert_int_equal(connect(fd, (struct sockaddr *)&dst, sizeof(struct sockaddr_in)), 0);
+	assert_int_equal(write(fd, junk, strlen(junk)), (ssize_t)strlen(junk));
+	assert_true(read(fd, b, sizeof(b)) <= 0); /* the server hangs up */
+	close(fd);
+	assert_int_equal(homa_transport_stats(srv, &ts), 0);
+	assert_int_equal(ts.tcp_bad_frames, 1);
+	homa_close(srv);
+}
+
+static void tcp__fd_readable_on_response(void **state)
+{
+	homa_socket *srv = open_tp(HOMA_TRANSPORT_TCP, true, 0);
+	homa_socket *cli = open_tp(HOMA_TRANSPORT_TCP, false, 0);
+	struct sockaddr_storage dst = test_dst(homa_local_port(srv));
+	struct pollfd p = {.fd = homa_fd(cli), .events = POLLIN};
+	struct homa_message req, m;
+	uint64_t id;
+
+	(void)state;
+	assert_true(p.fd >= 0);
+	assert_int_equal(poll(&p, 1, 0), 0);
+	assert_int_equal(homa_send(cli, (struct sockaddr *)&dst, "e", 1, 0, &id), 0);
+	take(srv, &req);
+	assert_int_equal(homa_reply_buf(srv, req.id, "E", 1), 0);
+	homa_message_release(&req);
+	assert_int_equal(poll(&p, 1, 30000), 1);
+	assert_int_equal(homa_recv(cli, HOMA_RECV_RESPONSE, 0, 0, &m), 0);
+	homa_message_release(&m);
+	homa_close(cli);
+	homa_close(srv);
+}
+
+static void tcp__open_checks(void **state)
+{
+	struct homa_open_opts o;
+	homa_socket *s;
+
+	(void)state;
+	homa_open_opts_default(&o);
+	o.transport = 3;
+	assert_int_equal(homa_open(&s, &o), HOMA_EINVAL);
+	o.transport = HOMA_TRANSPORT_TCP;
+	o.driver = HOMA_DRIVER_RAW;
+	assert_int_equal(homa_open(&s, &o), HOMA_EINVAL);
+	/* a version 1 caller's struct ends before transport: not read */
+	homa_open_opts_default(&o);
+	o.version = 1;
+	o.transport = 77;
+	assert_int_equal(homa_open(&s, &o), 0);
+	homa_close(s);
+	o.version = HOMA_OPEN_OPTS_VERSION + 1;
+	assert_int_equal(homa_open(&s, &o), HOMA_EINVAL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(tcp__rpcs_answered_in_any_order),
+		cmocka_unit_test(tcp__large_messages_as_views),
+		cmocka_unit_test(tcp__server_accepts_homa_too),
+		cmocka_unit_test(tcp__no_listener_is_enoserver),
+		cmocka_unit_test(tcp__server_gone_fails_pending_rpcs),
+		cmocka_unit_test(tcp__reply_twice_and_abort),
+		cmocka_unit_test(tcp__stranger_bytes_drop_the_connection),
+		cmocka_unit_test(tcp__fd_readable_on_response),
+		cmocka_unit_test(tcp__open_checks),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
