@@ -58,6 +58,7 @@ struct bench_opts {
 	int driver;             /**< enum homa_driver_kind */
 	const char *ifname;     /**< --ifname: the XDP driver's interface */
 	bool polled;            /**< Homa sockets in polled mode (default; --threaded clears) */
+	int homa_transport;     /**< --homa-transport: enum homa_transport of the Homa arm */
 	struct bench_homa_knobs homa; /**< --homa-* settings */
 	int threads;            /**< server threads (default 1) */
 	const char *servers;    /**< client: IP:PORT[,IP:PORT...] */
@@ -116,6 +117,7 @@ struct bench_tr_cfg {
 	int driver;         /**< Homa driver */
 	const char *ifname; /**< Homa XDP driver: interface */
 	bool polled;        /**< Homa polled mode */
+	int homa_transport; /**< Homa arm: enum homa_transport */
 	struct bench_homa_knobs homa; /**< Homa engine settings */
 	uint32_t max_size;  /**< largest request or response that will be sent */
 	const char *pcap;   /**< Homa: capture file of the client socket (NULL: none) */

@@ -281,6 +281,7 @@ int coll_tr_cfg(const struct bench_opts *o, const char *servers, struct bench_tr
 	cfg->driver = o->driver;
 	cfg->ifname = o->ifname;
 	cfg->polled = o->polled;
+	cfg->homa_transport = o->homa_transport;
 	cfg->homa = o->homa;
 	cfg->max_size = o->msg_bytes > COLL_LOOKUP_MAX ? o->msg_bytes : COLL_LOOKUP_MAX;
 	return 0;

@@ -43,6 +43,7 @@ static int client_setup(const struct bench_opts *o, struct bench_tr_cfg *cfg,
 	cfg->driver = o->driver;
 	cfg->ifname = o->ifname;
 	cfg->polled = o->polled;
+	cfg->homa_transport = o->homa_transport;
 	cfg->homa = o->homa;
 	cfg->pcap = o->pcap;
 	cfg->metrics_port = o->metrics_port;

@@ -28,6 +28,9 @@ static const char usage[] =
 "                            messages up to 65000 B)\n"
 "  --driver udp|raw|xdp      Homa packet driver (default udp; raw needs CAP_NET_RAW;\n"
 "                            xdp: AF_XDP on --ifname IF, docs/XDP.md)\n"
+"  --homa-transport homa|tcp|auto\n"
+"                            what carries the Homa arm's RPCs (homa_open_opts.transport;\n"
+"                            default homa): tcp measures this API over kernel TCP\n"
 "  --threaded                Homa sockets in threaded mode (a runtime thread per socket\n"
 "                            moves packets and wakes the application)\n"
 "  --polled                  Homa sockets in polled mode (the default: the thread that\n"
@@ -214,6 +217,11 @@ static int set_enum(struct bench_opts *o, const char *f, const char *v)
 		if (!strcmp(v, "homa")) o->transport = BENCH_TR_HOMA;
 		else if (!strcmp(v, "tcp")) o->transport = BENCH_TR_TCP;
 		else if (!strcmp(v, "udp")) o->transport = BENCH_TR_UDP;
+		else return HOMA_EINVAL;
+	} else if (!strcmp(f, "--homa-transport")) {
+		if (!strcmp(v, "homa")) o->homa_transport = HOMA_TRANSPORT_HOMA;
+		else if (!strcmp(v, "tcp")) o->homa_transport = HOMA_TRANSPORT_TCP;
+		else if (!strcmp(v, "auto")) o->homa_transport = HOMA_TRANSPORT_AUTO;
 		else return HOMA_EINVAL;
 	} else if (!strcmp(f, "--driver")) {
 		if (!strcmp(v, "udp")) o->driver = HOMA_DRIVER_UDP;

@@ -130,6 +130,7 @@ static void job_cfg(const struct bench_job *j, struct bench_tr_cfg *cfg, uint32_
 	cfg->driver = j->o->driver;
 	cfg->ifname = j->o->ifname;
 	cfg->polled = j->o->polled;
+	cfg->homa_transport = j->o->homa_transport;
 	cfg->homa = j->o->homa;
 	cfg->certs = j->o->encrypt ? j->o->certs : NULL;
 	cfg->max_size = max_size;

@@ -38,6 +38,7 @@ struct homa_arm_cfg {
 	uint16_t metrics_port; /**< /metrics listener on 127.0.0.1, or 0 */
 	const char *ifname;    /**< XDP driver: interface */
 	const char *certs;     /**< --encrypt: certificate folder (tls.h), or NULL */
+	int transport;         /**< enum homa_transport */
 };
 
 /** Certificate file names of an encrypted socket. */
@@ -133,6 +134,7 @@ static int open_socket(homa_socket **s, const struct homa_arm_cfg *a, bool serve
 	set_encrypt(&o, a, server, &e, &f);
 	bench_homa_settings(&a->k, &st);
 	o.driver = a->driver;
+	o.transport = a->transport;
 	o.ifname = a->ifname;
 	o.mode = a->polled ? HOMA_MODE_POLLED : HOMA_MODE_THREADED;
 	o.server = server;
@@ -165,7 +167,8 @@ static int homa_client_open(void **ctx, const struct bench_tr_cfg *cfg)
 	c->cfg = cfg;
 	bool v6 = cfg->nservers && cfg->servers[0].ss_family == AF_INET6;
 	struct homa_arm_cfg a = { cfg->driver, cfg->polled, cfg->homa, cfg->pcap,
-				  cfg->metrics_port, cfg->ifname, cfg->certs };
+				  cfg->metrics_port, cfg->ifname, cfg->certs,
+				  cfg->homa_transport };
 	int rc = open_socket(&c->s, &a, false, v6 ? "::" : "0.0.0.0", 0);
 	if (rc) {
 		free(c);
@@ -343,7 +346,8 @@ int bench_homa_server(const struct bench_opts *o)
 	int started = 0;
 
 	struct homa_arm_cfg a = { o->driver, o->polled, o->homa, o->pcap, o->metrics_port,
-				  o->ifname, o->encrypt ? o->certs : NULL };
+				  o->ifname, o->encrypt ? o->certs : NULL,
+				  o->homa_transport };
 	int rc = open_socket(&s, &a, true, o->bind, o->port);
 	if (rc)
 		return rc;
