@@ -111,6 +111,13 @@ enum homa_event_type {
 	HOMA_EV_REQUEST = 1,  /**< a complete request arrived (server) */
 	HOMA_EV_RESPONSE = 2, /**< a client RPC's response arrived */
 	HOMA_EV_ERROR = 3,    /**< a client RPC failed; error says why */
+	/**
+	 * A request started arriving (server; only after
+	 * homa_engine_announce_requests()): no msg; its bytes so far and
+	 * length through homa_engine_rx_progress(). HOMA_EV_REQUEST follows
+	 * when it is complete (or nothing, if the RPC ends first).
+	 */
+	HOMA_EV_REQUEST_BEGIN = 4,
 };
 
 /** One event. msg is set for REQUEST and RESPONSE and must be released. */
@@ -452,6 +459,14 @@ HOMA_API uint64_t homa_engine_reserve_id(homa_engine *e, bool server);
  */
 HOMA_API bool homa_engine_peer_heard(homa_engine *e, const homa_addr *addr,
 				     uint64_t *heard_ns);
+
+/**
+ * homa_engine_announce_requests() - From now on (@on) or no longer, queue
+ * a HOMA_EV_REQUEST_BEGIN event when the first bytes of a request arrive
+ * that do not complete it, so the application can read it as it arrives.
+ * NULL @e is ignored.
+ */
+HOMA_API void homa_engine_announce_requests(homa_engine *e, bool on);
 
 /**
  * homa_engine_rx_progress() - Incremental receive: how many bytes of the

@@ -4,9 +4,9 @@
  * The application API: socket-like Homa RPCs over a real network.
  *
  * A homa_socket is one Homa endpoint (an address and a port). A client
- * sends a request with homa_send_request() and later receives the
+ * sends a request with homa_request_iov() and later receives the
  * response with homa_recv(); a server (opened with opts.server = true)
- * receives requests with homa_recv() and answers each with homa_reply().
+ * receives requests with homa_recv() and answers each with homa_reply_iov().
  * Every RPC is identified by a 64-bit id (client ids are even, server ids
  * odd) and may carry a client-chosen cookie.
  *
@@ -16,12 +16,23 @@
  *     homa_socket *s;
  *     int err = homa_open(&s, &o);           // negative HOMA_E* on failure
  *     uint64_t id;
- *     homa_send(s, (struct sockaddr *)&srv, "ping", 4, 0, &id);
+ *     homa_request_buf(s, (struct sockaddr *)&srv, "ping", 4, 0, &id);
  *     struct homa_message m;
  *     err = homa_recv(s, HOMA_RECV_RESPONSE, id, 1000000000, &m);
  *     ... homa_message_copy(&m, 0, buf, m.length) or homa_message_segment() ...
  *     homa_message_release(&m);
  *     homa_close(s);
+ *
+ * Names: sending is homa_request_*() (a client starts an RPC) and
+ * homa_reply_*() (a server answers one), each in four forms: _buf (one
+ * buffer, copied), _iov (a gather list, copied), _zc (a gather list the
+ * library borrows: zero copy) and _opts (a gather list with struct
+ * homa_send_opts: a per-call send timeout, the cookie, zero copy).
+ * Receiving is homa_recv() (whole messages) and homa_recv_partial*()
+ * (bytes of a message still arriving). Earlier names stay as aliases of
+ * the same functions (the same symbol, no cost): homa_send() is
+ * homa_request_buf(), homa_send_request() homa_request_iov(),
+ * homa_send_request_zc() homa_request_zc(), homa_reply() homa_reply_iov().
  *
  * Drivers: HOMA_DRIVER_UDP (default) carries each Homa packet as the
  * payload of a UDP datagram whose port is the Homa port; it needs no
@@ -146,7 +157,8 @@ struct homa_open_opts {
 	 * is full: -1 waits until space frees up or the socket closes
 	 * (default), 0 returns HOMA_EAGAIN at once, > 0 waits at most that
 	 * many ns and then returns HOMA_ETIME; below -1 homa_open() returns
-	 * HOMA_EINVAL.
+	 * HOMA_EINVAL. One send can set its own instead:
+	 * homa_send_opts.timeout_ns (homa_request_opts(), homa_reply_opts()).
 	 */
 	int64_t send_timeout_ns;
 	/** Packets moved per batched system call, 1..1024 (default 32). */
@@ -194,6 +206,14 @@ struct homa_open_opts {
 /** Flags for homa_recv(): which kinds of message to accept. */
 #define HOMA_RECV_REQUEST 0x1  /**< incoming requests (server sockets) */
 #define HOMA_RECV_RESPONSE 0x2 /**< responses to this socket's requests */
+/**
+ * With HOMA_RECV_REQUEST (server sockets): also take a request as soon as
+ * its first bytes arrive, before it is complete. Such a message has type
+ * HOMA_RECV_PARTIAL, its id, peer and total length, and nothing to read
+ * or release: read its bytes with homa_recv_partial_wait() as they
+ * arrive. A request taken this way is not delivered again when complete.
+ */
+#define HOMA_RECV_PARTIAL 0x4
 
 /**
  * A received message (or a failed RPC). Filled by homa_recv(); the bytes
@@ -203,8 +223,8 @@ struct homa_open_opts {
  */
 struct homa_message {
 	uint64_t id;        /**< RPC id: even for a response, odd for a request */
-	uint64_t cookie;    /**< the cookie given to homa_send_request() (0 for requests) */
-	int type;           /**< HOMA_RECV_REQUEST or HOMA_RECV_RESPONSE */
+	uint64_t cookie;    /**< the cookie given with the request (0 for requests) */
+	int type;           /**< HOMA_RECV_REQUEST, HOMA_RECV_RESPONSE or HOMA_RECV_PARTIAL */
 	int error;          /**< 0, or why the RPC failed (then length is 0) */
 	struct sockaddr_storage peer; /**< the other end (address and Homa port) */
 	socklen_t peer_len; /**< bytes used in peer */
@@ -232,8 +252,8 @@ struct homa_io_stats {
 	uint64_t tx_deferred;     /**< packets held back by a full send buffer and sent later */
 	/**
 	 * Payload bytes the library copied in user space while sending:
-	 * the application's buffers into the message (homa_send_request(),
-	 * homa_reply()) and the message into packets. Divided by the bytes
+	 * the application's buffers into the message (homa_request_*(),
+	 * homa_reply_*() other than zero copy) and the message into packets. Divided by the bytes
 	 * sent, copies per payload byte (the kernel's own copy not counted).
 	 */
 	uint64_t tx_copied_bytes;
@@ -314,7 +334,7 @@ HOMA_API int homa_close(homa_socket *s);
 HOMA_API int homa_local_port(homa_socket *s);
 
 /**
- * homa_send_request() - Start a client RPC.
+ * homa_request_iov() - Start a client RPC (formerly homa_send_request()).
  * @dst: the server: a sockaddr_in or sockaddr_in6 (read by its family)
  *	whose port is the server's Homa port.
  * @iov, @iovcnt: the request, 0..2^32-1 bytes in total (an empty request
@@ -333,24 +353,25 @@ HOMA_API int homa_local_port(homa_socket *s);
  * peer address and port timed out recently); HOMA_ESHUTDOWN (socket
  * closed); HOMA_ENOMEM.
  */
-HOMA_API int homa_send_request(homa_socket *s, const struct sockaddr *dst,
-		      const struct homa_iov *iov, int iovcnt,
-		      uint64_t cookie, uint64_t *id);
+HOMA_API int homa_request_iov(homa_socket *s, const struct sockaddr *dst,
+			     const struct homa_iov *iov, int iovcnt,
+			     uint64_t cookie, uint64_t *id);
 
 /**
- * homa_send() - homa_send_request() with one contiguous buffer.
- * @id: as homa_send_request() (written only on success).
- * Return: as homa_send_request() (HOMA_EINVAL also for a NULL @buf with a
+ * homa_request_buf() - homa_request_iov() with one contiguous buffer
+ * (formerly homa_send()).
+ * @id: as homa_request_iov() (written only on success).
+ * Return: as homa_request_iov() (HOMA_EINVAL also for a NULL @buf with a
  * non-zero @len).
  */
-HOMA_API int homa_send(homa_socket *s, const struct sockaddr *dst, const void *buf,
-	      size_t len, uint64_t cookie, uint64_t *id);
+HOMA_API int homa_request_buf(homa_socket *s, const struct sockaddr *dst, const void *buf,
+			      size_t len, uint64_t cookie, uint64_t *id);
 
 /**
  * homa_release_fn - Told that a zero-copy send's buffers are free again.
  * @arg: the value given with them.
- * It is called exactly once per successful homa_send_request_zc() or
- * homa_reply_zc(), from whichever thread of the library (an application
+ * It is called exactly once per successful homa_request_zc() or
+ * homa_reply_zc() (or _opts() call with a release function), from whichever thread of the library (an application
  * thread inside a homa_* call, or the runtime thread) ends the library's
  * use of the buffers, never with the socket's lock held. It may call
  * homa_* functions, except homa_close() of the same socket; it should
@@ -359,8 +380,8 @@ HOMA_API int homa_send(homa_socket *s, const struct sockaddr *dst, const void *b
 typedef void (*homa_release_fn)(void *arg);
 
 /**
- * homa_send_request_zc() - homa_send_request() without copying the
- * request: the library reads the bytes of @iov from the caller's buffers
+ * homa_request_zc() - homa_request_iov() without copying the request
+ * (formerly homa_send_request_zc()): the library reads the bytes of @iov from the caller's buffers
  * whenever it sends them (first transmission and retransmissions).
  * @release, @arg: @release(@arg) reports that the library reads the
  *	buffers no more; until then the caller keeps them valid and does not
@@ -376,29 +397,30 @@ typedef void (*homa_release_fn)(void *arg);
  * copy in the library, except for a packet whose payload spans two
  * buffers of @iov or that a capture or encryption must read whole). On
  * any error @release is never called and the caller keeps its buffers.
- * Return: as homa_send_request(); also HOMA_EINVAL for a NULL @release.
+ * Return: as homa_request_iov(); also HOMA_EINVAL for a NULL @release.
  */
-HOMA_API int homa_send_request_zc(homa_socket *s, const struct sockaddr *dst,
-				  const struct homa_iov *iov, int iovcnt, uint64_t cookie,
-				  homa_release_fn release, void *arg, uint64_t *id);
+HOMA_API int homa_request_zc(homa_socket *s, const struct sockaddr *dst,
+			     const struct homa_iov *iov, int iovcnt, uint64_t cookie,
+			     homa_release_fn release, void *arg, uint64_t *id);
 
 /**
- * homa_reply_zc() - homa_reply() without copying the response; buffers
- * and @release as homa_send_request_zc(). The server keeps a response
+ * homa_reply_zc() - homa_reply_iov() without copying the response; buffers
+ * and @release as homa_request_zc(). The server keeps a response
  * until the client acknowledges it (it may ask for it again), so
  * @release follows the client's acknowledgement (it rides on the
  * client's next packets to this server, or is asked for after
  * settings.request_ack_ticks), the client's silence (the RPC times out),
  * homa_abort() of the request's id, or homa_close() (reported before
  * homa_close() returns). On any error @release is never called.
- * Return: as homa_reply(); also HOMA_EINVAL for a NULL @release.
+ * Return: as homa_reply_iov(); also HOMA_EINVAL for a NULL @release.
  */
 HOMA_API int homa_reply_zc(homa_socket *s, uint64_t id, const struct homa_iov *iov,
 			   int iovcnt, homa_release_fn release, void *arg);
 
 /**
  * homa_recv() - Wait for a message.
- * @flags: HOMA_RECV_REQUEST, HOMA_RECV_RESPONSE or both.
+ * @flags: HOMA_RECV_REQUEST, HOMA_RECV_RESPONSE or both; with
+ *	HOMA_RECV_REQUEST also HOMA_RECV_PARTIAL (requests as they start).
  * @id: 0 for any RPC; otherwise only the response to this client RPC
  *	(requires HOMA_RECV_RESPONSE).
  * @timeout_ns: 0 = do not wait, -1 = wait forever, > 0 = wait at most
@@ -420,7 +442,8 @@ HOMA_API int homa_reply_zc(homa_socket *s, uint64_t id, const struct homa_iov *i
  * of 1 + settings.max_restarts sends);
  * HOMA_EAGAIN (@timeout_ns is 0 and nothing is ready); HOMA_ETIME
  * (nothing within @timeout_ns); HOMA_EINVAL (NULL @out, flags 0 or
- * unknown bits, a non-zero @id without HOMA_RECV_RESPONSE,
+ * unknown bits, HOMA_RECV_PARTIAL without HOMA_RECV_REQUEST, a non-zero
+ * @id without HOMA_RECV_RESPONSE,
  * HOMA_RECV_REQUEST on a non-server socket, @timeout_ns < -1);
  * HOMA_ENOTFOUND (@id is not an outstanding RPC of this socket: odd ids
  * never are); HOMA_ESHUTDOWN (socket closed, also while waiting);
@@ -465,8 +488,9 @@ HOMA_API size_t homa_message_copy(const struct homa_message *m, size_t offset,
 HOMA_API int homa_message_release(struct homa_message *m);
 
 /**
- * homa_recv_partial() - Incremental receive: copy bytes of a response
- * that is still arriving for client RPC @id.
+ * homa_recv_partial() - Incremental receive without waiting: copy bytes
+ * of a response that is still arriving for client RPC @id (the waiting
+ * form, which also reads requests, is homa_recv_partial_wait()).
  * @offset: first byte wanted. @buf, @cap: destination.
  * @available: if not NULL, receives how many bytes from offset 0 on have
  *	arrived so far (written when the call returns >= 0, not otherwise).
@@ -479,10 +503,45 @@ HOMA_API int homa_message_release(struct homa_message *m);
 HOMA_API int64_t homa_recv_partial(homa_socket *s, uint64_t id, size_t offset,
 			  void *buf, size_t cap, size_t *available);
 
+/** What homa_recv_partial_wait() saw of the message. */
+struct homa_partial {
+	size_t length;   /**< the message's total length */
+	size_t arrived;  /**< bytes present from offset 0 on */
+	bool complete;   /**< every byte is here (arrived == length) */
+};
+
 /**
- * homa_reply() - Send the response to a request received by homa_recv().
+ * homa_recv_partial_wait() - Read a message as it arrives, waiting for
+ * its bytes: the response of client RPC @id, or a request a server took
+ * with HOMA_RECV_PARTIAL (@id is its homa_message.id).
+ * @offset: first byte wanted. @buf, @cap: destination (@buf written only
+ *	when the result is > 0).
+ * @timeout_ns: how long to wait for a byte at @offset (0, -1 or > 0 as
+ *	for homa_recv()).
+ * @info: if not NULL, receives the message's length and progress
+ *	(written when the result is >= 0, not otherwise).
+ * Returns as soon as any byte at or past @offset is present (it does not
+ * wait for @cap bytes). A response stays readable until homa_recv()
+ * takes it; a request until homa_reply_*() or homa_abort() of its id.
+ * Return: bytes copied (> 0; 0 only at or past the end of a complete
+ * message, or for @cap 0); HOMA_EAGAIN (@timeout_ns 0, no byte at
+ * @offset yet); HOMA_ETIME (none within @timeout_ns); HOMA_ENOTFOUND
+ * (no such RPC: unknown id, a request not taken with HOMA_RECV_PARTIAL,
+ * a response already taken by homa_recv(), or an RPC that ended); a
+ * failed client RPC's error (HOMA_ETIMEDOUT, HOMA_ENOSERVER,
+ * HOMA_EABANDONED: homa_recv() still reports it); HOMA_EINVAL (NULL @buf
+ * with @cap > 0, @id 0, @timeout_ns < -1); HOMA_ESHUTDOWN (socket
+ * closed, also while waiting).
+ */
+HOMA_API int64_t homa_recv_partial_wait(homa_socket *s, uint64_t id, size_t offset,
+					void *buf, size_t cap, int64_t timeout_ns,
+					struct homa_partial *info);
+
+/**
+ * homa_reply_iov() - Send the response to a request received by
+ * homa_recv() (formerly homa_reply()).
  * @id: the request's homa_message.id. @iov, @iovcnt: the response (may
- *	be empty), copied as by homa_send_request().
+ *	be empty), copied as by homa_request_iov().
  * The request message may be released before or after replying.
  * May wait for buffer space (see opts.send_timeout_ns).
  * Return: 0; HOMA_ENOTFOUND (no such server RPC: unknown id, the client
@@ -494,16 +553,111 @@ HOMA_API int64_t homa_recv_partial(homa_socket *s, uint64_t id, size_t offset,
  * HOMA_ETIME (no space within send_timeout_ns); HOMA_ESHUTDOWN;
  * HOMA_ENOMEM.
  */
-HOMA_API int homa_reply(homa_socket *s, uint64_t id, const struct homa_iov *iov,
-	       int iovcnt);
+HOMA_API int homa_reply_iov(homa_socket *s, uint64_t id, const struct homa_iov *iov,
+			    int iovcnt);
 
 /**
- * homa_reply_buf() - homa_reply() with one contiguous buffer. Writes no
- * output argument.
- * Return: as homa_reply() (HOMA_EINVAL also for a NULL @buf with a
+ * homa_reply_buf() - homa_reply_iov() with one contiguous buffer. Writes
+ * no output argument.
+ * Return: as homa_reply_iov() (HOMA_EINVAL also for a NULL @buf with a
  * non-zero @len).
  */
 HOMA_API int homa_reply_buf(homa_socket *s, uint64_t id, const void *buf, size_t len);
+
+/**
+ * homa_send_opts.timeout_ns's default: the send waits as the socket's
+ * opts.send_timeout_ns says.
+ */
+#define HOMA_SEND_TIMEOUT_SOCKET INT64_MIN
+
+/**
+ * Per-call options of homa_request_opts() and homa_reply_opts(). Fill
+ * with homa_send_opts_default() first; versioned by size like struct
+ * homa_settings (a program built against an older, shorter struct keeps
+ * working: the fields it does not know take their defaults).
+ */
+struct homa_send_opts {
+	uint32_t size;       /**< sizeof(struct homa_send_opts) when filled */
+	/**
+	 * This send's wait for buffer space (the per-RPC form of
+	 * homa_open_opts.send_timeout_ns): HOMA_SEND_TIMEOUT_SOCKET (default)
+	 * uses the socket's; -1 waits until space frees up or the socket
+	 * closes; 0 returns HOMA_EAGAIN at once; > 0 waits at most that many
+	 * ns, then HOMA_ETIME. Any other negative value is HOMA_EINVAL.
+	 */
+	int64_t timeout_ns;
+	uint64_t cookie;     /**< requests: returned in the response's homa_message (0) */
+	/** Non-NULL: zero copy, the buffers borrowed as by homa_request_zc() (NULL: copied). */
+	homa_release_fn release;
+	void *arg;           /**< given to @release */
+};
+
+/** Smallest homa_send_opts.size accepted (every field above). */
+#define HOMA_SEND_OPTS_SIZE_MIN ((uint32_t)sizeof(struct homa_send_opts))
+
+/**
+ * homa_send_opts_default() - Fill @o with the defaults documented above
+ * (size set, the socket's timeout, cookie 0, copied). NULL is ignored.
+ */
+HOMA_API void homa_send_opts_default(struct homa_send_opts *o);
+
+/**
+ * homa_request_opts() - homa_request_iov() (or with @o->release set,
+ * homa_request_zc()) with per-call options.
+ * @o: options (read only); NULL means homa_send_opts_default().
+ * @id: receives the RPC id (written only on success).
+ * Return: as homa_request_iov(); HOMA_EINVAL also for a bad @o->size or
+ * @o->timeout_ns; HOMA_EAGAIN and HOMA_ETIME follow @o->timeout_ns.
+ */
+HOMA_API int homa_request_opts(homa_socket *s, const struct sockaddr *dst,
+			       const struct homa_iov *iov, int iovcnt,
+			       const struct homa_send_opts *o, uint64_t *id);
+
+/**
+ * homa_reply_opts() - homa_reply_iov() (or with @o->release set,
+ * homa_reply_zc()) with per-call options (@o->cookie is not used).
+ * @o: options (read only); NULL means homa_send_opts_default().
+ * Writes no output argument.
+ * Return: as homa_reply_iov(); HOMA_EINVAL also for a bad @o->size or
+ * @o->timeout_ns; HOMA_EAGAIN and HOMA_ETIME follow @o->timeout_ns.
+ */
+HOMA_API int homa_reply_opts(homa_socket *s, uint64_t id, const struct homa_iov *iov,
+			     int iovcnt, const struct homa_send_opts *o);
+
+/*
+ * Earlier names, kept as aliases: each is the same function (the same
+ * code at the same address) as its new name.
+ */
+
+/**
+ * homa_send() - Alias of homa_request_buf().
+ * Return: as homa_request_buf().
+ */
+HOMA_API int homa_send(homa_socket *s, const struct sockaddr *dst, const void *buf,
+		       size_t len, uint64_t cookie, uint64_t *id);
+
+/**
+ * homa_send_request() - Alias of homa_request_iov().
+ * Return: as homa_request_iov().
+ */
+HOMA_API int homa_send_request(homa_socket *s, const struct sockaddr *dst,
+			       const struct homa_iov *iov, int iovcnt,
+			       uint64_t cookie, uint64_t *id);
+
+/**
+ * homa_send_request_zc() - Alias of homa_request_zc().
+ * Return: as homa_request_zc().
+ */
+HOMA_API int homa_send_request_zc(homa_socket *s, const struct sockaddr *dst,
+				  const struct homa_iov *iov, int iovcnt, uint64_t cookie,
+				  homa_release_fn release, void *arg, uint64_t *id);
+
+/**
+ * homa_reply() - Alias of homa_reply_iov().
+ * Return: as homa_reply_iov().
+ */
+HOMA_API int homa_reply(homa_socket *s, uint64_t id, const struct homa_iov *iov,
+			int iovcnt);
 
 /**
  * homa_abort() - Abandon an RPC. Client: no response will be delivered; a
@@ -533,6 +687,10 @@ HOMA_API int homa_fd(homa_socket *s);
  * homa_poll() - Polled mode: move packets and run timers.
  * @timeout_ns: how long to wait for the first packet (0 = just drain
  *	what is there, -1 = until something arrives; below -1: HOMA_EINVAL).
+ * One thread at a time drives I/O. While the standby thread does (the
+ * application was away), the call takes the role over from it at once;
+ * while another application thread does, the call waits for its turn
+ * (returning early once a message is ready), within @timeout_ns.
  * Return: number of messages ready for homa_recv() (>= 0); HOMA_EINVAL
  * (threaded socket, NULL, bad @timeout_ns); HOMA_ESHUTDOWN (the socket is
  * closed, also when it closed while this call waited).

@@ -616,6 +616,13 @@ void homa_engine_msg_adopt(homa_engine *e, homa_msg *m)
 	homa_check(e);
 }
 
+/** homa_engine_announce_requests() - See engine.h. */
+void homa_engine_announce_requests(homa_engine *e, bool on)
+{
+	if (e)
+		e->announce = on;
+}
+
 /** homa_engine_rx_progress() - See engine.h. */
 int64_t homa_engine_rx_progress(homa_engine *e, uint64_t id, const homa_msg **msg)
 {

@@ -169,6 +169,27 @@ static bool handle_ack_entry(homa_engine *e, const homa_addr *src, const struct 
 	return true;
 }
 
+/**
+ * announce() - The first bytes of server @rpc's request arrived and did
+ * not complete it: queue HOMA_EV_REQUEST_BEGIN once, if asked for
+ * (homa_engine_announce_requests()). An event lost to memory is not an
+ * error: the request is still delivered whole.
+ */
+static void announce(homa_engine *e, struct homa_rpc *rpc)
+{
+	struct homa_event ev;
+
+	if (!e->announce || rpc->announced || homa_is_client_id(rpc->id))
+		return;
+	rpc->announced = true;
+	memset(&ev, 0, sizeof(ev));
+	ev.type = HOMA_EV_REQUEST_BEGIN;
+	ev.id = rpc->handle;
+	ev.peer = rpc->peer->addr;
+	ev.peer_port = rpc->dport;
+	homa_event_push(e, &ev);
+}
+
 /** handle_data() - A DATA packet. */
 static int handle_data(homa_engine *e, const homa_addr *src, const struct homa_pkt *pkt)
 {
@@ -193,9 +214,13 @@ static int handle_data(homa_engine *e, const homa_addr *src, const struct homa_p
 		e->st.duplicate_bytes += pkt->u.data.payload_len - (uint32_t)added;
 	homa_cutoffs_check_peer(e, rpc->peer, pkt->sport, pkt->u.data.cutoff_version, rpc->id);
 	homa_grant_received(e, rpc, (uint32_t)added);
-	if (rpc->in.received == rpc->in.length)
+	if (rpc->in.received == rpc->in.length) {
 		message_complete(e, rpc);
-	else if (rpc->in.scheduled && added)
+		return 0;
+	}
+	if (added)
+		announce(e, rpc);
+	if (rpc->in.scheduled && added)
 		homa_grant_check(e);
 	return 0;
 }

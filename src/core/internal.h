@@ -143,6 +143,7 @@ struct homa_rpc {
 	uint8_t state;
 	bool incast;              /**< server: reply limited to incast_unsched_bytes */
 	bool ev_reserved;         /**< owns one node of engine.spare_events for its event */
+	bool announced;           /**< server: HOMA_EV_REQUEST_BEGIN was queued for it */
 	uint16_t probes;          /**< RESEND/NEED_ACK probes sent since we last heard of it */
 	uint16_t restarts;        /**< client: restarts after RPC_UNKNOWN (settings.max_restarts) */
 	uint32_t silent_ticks;    /**< timer ticks without hearing from the peer */
@@ -239,6 +240,7 @@ struct homa_engine {
 	struct homa_alloc alloc;
 	struct homa_packet_hooks hooks;
 	bool has_hooks;
+	bool announce;            /**< queue HOMA_EV_REQUEST_BEGIN (homa_engine_announce_requests()) */
 	homa_addr local;
 	uint16_t port;
 	bool server;

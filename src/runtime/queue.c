@@ -16,6 +16,8 @@
 /** kind_flag() - The HOMA_RECV_* flag that accepts an event of @type. */
 static int kind_flag(int type)
 {
+	if (type == HOMA_EV_REQUEST_BEGIN)
+		return HOMA_RECV_PARTIAL;
 	return type == HOMA_EV_REQUEST ? HOMA_RECV_REQUEST : HOMA_RECV_RESPONSE;
 }
 
@@ -74,10 +76,20 @@ void homa_rt_remove_waiter(struct homa_rt *rt, struct rt_waiter *w)
 /** homa_rt_deliver() - See rt.h. Takes ownership of @item. */
 void homa_rt_deliver(struct homa_rt *rt, struct rt_item *item)
 {
-	struct rt_waiter *w = find_waiter(rt, item);
+	struct rt_waiter *w;
 
 	item->next = NULL;
+	if (item->ev.type == HOMA_EV_REQUEST && rt->announce &&
+	    homa_rt_partial_complete(rt, item))
+		return;
+	w = find_waiter(rt, item);
+	if (!w && item->ev.type == HOMA_EV_REQUEST_BEGIN) {
+		homa_rt_begin_queue(rt, item);
+		return;
+	}
 	if (w) {
+		if (item->ev.type == HOMA_EV_REQUEST_BEGIN)
+			homa_rt_begin_handed(rt, item);
 		homa_rt_remove_waiter(rt, w);
 		w->item = item;
 		rt->wakeups++;
@@ -119,8 +131,19 @@ void homa_rt_collect(struct homa_rt *rt)
 		item->ev = ev;
 		homa_rt_deliver(rt, item);
 	}
+	if (rt->data_waiters)
+		homa_rt_wake_data(rt);
 	if (rt->space_waiters)
 		pthread_cond_broadcast(&rt->space_cond);
+}
+
+/** homa_rt_find_item() - See rt.h. */
+struct rt_item *homa_rt_find_item(struct homa_rt *rt, uint64_t id)
+{
+	for (struct rt_item *it = rt->head; it; it = it->next)
+		if (it->ev.id == id)
+			return it;
+	return NULL;
 }
 
 /** homa_rt_take() - See rt.h. The caller owns the returned item. */
@@ -158,6 +181,7 @@ void homa_rt_wake_all(struct homa_rt *rt)
 	set_ready_fd(rt, true);
 	pthread_cond_broadcast(&rt->space_cond);
 	pthread_cond_broadcast(&rt->standby_cond);
+	pthread_cond_broadcast(&rt->role_cond);
 }
 
 /** homa_rt_drop_queue() - See rt.h. */
@@ -173,4 +197,5 @@ void homa_rt_drop_queue(struct homa_rt *rt)
 	}
 	rt->tail = NULL;
 	rt->nready = 0;
+	homa_rt_partial_drop(rt);
 }

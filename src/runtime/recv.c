@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /**
  * @file recv.c
- * Receiving: homa_recv() (take a queued message or wait for one),
- * incremental reads of a response still arriving, and homa_poll().
+ * Receiving: homa_recv() (take a queued message or wait for one) and
+ * homa_poll(); reads of messages still arriving are in partial.c.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -16,7 +16,10 @@
 static int check_recv(const struct homa_rt *rt, int flags, uint64_t id, int64_t timeout_ns,
 		      const struct homa_message *out)
 {
-	if (!out || flags == 0 || (flags & ~(HOMA_RECV_REQUEST | HOMA_RECV_RESPONSE)))
+	if (!out || flags == 0 ||
+	    (flags & ~(HOMA_RECV_REQUEST | HOMA_RECV_RESPONSE | HOMA_RECV_PARTIAL)))
+		return HOMA_EINVAL;
+	if ((flags & HOMA_RECV_PARTIAL) && !(flags & HOMA_RECV_REQUEST))
 		return HOMA_EINVAL;
 	if (timeout_ns < -1)
 		return HOMA_EINVAL;
@@ -55,6 +58,10 @@ static int fill_message(struct homa_rt *rt, homa_socket *s,
 	out->id = ev->id;
 	out->cookie = ev->cookie;
 	out->type = ev->type == HOMA_EV_REQUEST ? HOMA_RECV_REQUEST : HOMA_RECV_RESPONSE;
+	if (ev->type == HOMA_EV_REQUEST_BEGIN) {
+		out->type = HOMA_RECV_PARTIAL;
+		out->length = homa_rt_partial_length(rt, ev->id);
+	}
 	out->error = ev->type == HOMA_EV_ERROR ? ev->error : 0;
 	len = homa_io_addr_to_sockaddr(rt->drv->family, &ev->peer, ev->peer_port,
 				       &out->peer);
@@ -96,6 +103,17 @@ static struct rt_item *wait_for(struct homa_rt *rt, int flags, uint64_t id,
 	return w.item;
 }
 
+/**
+ * take() - The oldest item for (@flags, @id): with HOMA_RECV_PARTIAL a
+ * request's announcement first, then the queue. Called with rt->lock held.
+ */
+static struct rt_item *take(struct homa_rt *rt, int flags, uint64_t id)
+{
+	struct rt_item *item = (flags & HOMA_RECV_PARTIAL) ? homa_rt_begin_take(rt) : NULL;
+
+	return item ? item : homa_rt_take(rt, flags, id);
+}
+
 /** homa_recv() - See homa.h. */
 int homa_recv(homa_socket *s, int flags, uint64_t id, int64_t timeout_ns,
 	      struct homa_message *out)
@@ -116,11 +134,15 @@ int homa_recv(homa_socket *s, int flags, uint64_t id, int64_t timeout_ns,
 		err = HOMA_ESHUTDOWN;
 	else if (id && !homa_rt_idset_has(&rt->ids, id))
 		err = HOMA_ENOTFOUND;
+	if (!err && (flags & HOMA_RECV_PARTIAL) && !rt->announce) {
+		rt->announce = true;
+		homa_engine_announce_requests(rt->engine, true);
+	}
 	if (!err) {
-		item = homa_rt_take(rt, flags, id);
+		item = take(rt, flags, id);
 		if (!item && timeout_ns == 0 && rt->mode == HOMA_MODE_POLLED &&
 		    homa_rt_poll_locked(rt, homa_rt_now()))
-			item = homa_rt_take(rt, flags, id);
+			item = take(rt, flags, id);
 		if (!item && timeout_ns != 0)
 			item = wait_for(rt, flags, id, homa_rt_deadline(timeout_ns), &err);
 		else if (!item)
@@ -131,7 +153,7 @@ int homa_recv(homa_socket *s, int flags, uint64_t id, int64_t timeout_ns,
 		drop_item(rt, item);
 		err = HOMA_ESHUTDOWN;
 	} else if (item) {
-		if (item->ev.type != HOMA_EV_REQUEST)
+		if (item->ev.type == HOMA_EV_RESPONSE || item->ev.type == HOMA_EV_ERROR)
 			homa_rt_idset_del(&rt->ids, item->ev.id);
 		err = fill_message(rt, s, item, out);
 		free(item);
@@ -139,38 +161,6 @@ int homa_recv(homa_socket *s, int flags, uint64_t id, int64_t timeout_ns,
 	homa_rt_unlock(rt);
 	homa_rt_put(rt);
 	return err;
-}
-
-/** homa_recv_partial() - See homa.h. */
-int64_t homa_recv_partial(homa_socket *s, uint64_t id, size_t offset,
-			  void *buf, size_t cap, size_t *available)
-{
-	struct homa_rt *rt = s ? homa_rt_get(s) : NULL;
-	const homa_msg *msg = NULL;
-	int64_t got, n = 0;
-
-	if (!rt)
-		return s ? HOMA_ESHUTDOWN : HOMA_EINVAL;
-	if (!buf && cap) {
-		homa_rt_put(rt);
-		return HOMA_EINVAL;
-	}
-	homa_rt_lock(rt);
-	got = rt->closing ? HOMA_ESHUTDOWN : homa_engine_rx_progress(rt->engine, id, &msg);
-	if (got >= 0) {
-		if (available)
-			*available = (size_t)got;
-		if (msg && offset < (size_t)got) {
-			size_t want = (size_t)got - offset < cap ? (size_t)got - offset : cap;
-
-			n = (int64_t)homa_msg_copy(msg, offset, buf, want);
-		}
-	} else {
-		n = got;
-	}
-	homa_rt_unlock(rt);
-	homa_rt_put(rt);
-	return n;
 }
 
 /** homa_poll() - See homa.h. */
@@ -187,7 +177,7 @@ int homa_poll(homa_socket *s, int64_t timeout_ns)
 	}
 	homa_rt_lock(rt);
 	if (!rt->closing)
-		homa_rt_poll_locked(rt, homa_rt_deadline(timeout_ns));
+		homa_rt_poll_turn(rt, homa_rt_deadline(timeout_ns));
 	/* checked again: the socket may have closed while this thread polled */
 	n = rt->closing ? HOMA_ESHUTDOWN : (int)rt->nready;
 	homa_rt_unlock(rt);

@@ -46,6 +46,9 @@ struct rt_waiter {
 	_Atomic uint32_t word;  /**< futex word: 1 = look again */
 	bool polling;           /**< this thread is the poller: needs no wake-up */
 	struct rt_item *item;   /**< set when a message is handed over */
+	bool data;              /**< waits for bytes of RPC id past `want` (partial.c); flags 0 */
+	bool ready;             /**< data waiter: bytes came, or the RPC ended: look again */
+	size_t want;            /**< data waiter: the offset it reads from */
 };
 
 /** Open-addressing set of 64-bit keys, each with a value (idset.c). */
@@ -82,6 +85,11 @@ struct homa_rt {
 	struct rt_waiter *waiters;
 	struct rt_idset ids;
 	struct rt_idset held;       /**< messages the application holds: token -> homa_msg * */
+	bool announce;              /**< the engine announces requests as they start (partial.c) */
+	struct rt_item *bhead, *btail; /**< HOMA_EV_REQUEST_BEGIN items not yet taken (partial.c) */
+	size_t nbegin;
+	struct rt_idset reading;    /**< requests read as they arrive: id -> their complete item, 0 before */
+	int data_waiters;           /**< waiters with data set */
 	uint64_t next_token;        /**< last token given to a held message */
 	pthread_cond_t space_cond;  /**< senders waiting for buffer space */
 	int space_waiters;
@@ -90,6 +98,8 @@ struct homa_rt {
 	uint64_t app_poll_ns;       /**< polled mode: last time an application thread drove I/O */
 	uint64_t standby_ns;        /**< polled mode: absence after which the standby steps in */
 	pthread_cond_t standby_cond; /**< polled mode: the standby thread sleeps here */
+	pthread_cond_t role_cond;   /**< polled mode: homa_poll() waits here for the poller role */
+	int role_waiters;           /**< threads waiting on role_cond */
 	int ready_fd;               /**< eventfd: readable while nready > 0, once exported */
 	bool ready_exported;        /**< homa_fd() handed out ready_fd or the epoll set */
 
@@ -234,6 +244,8 @@ void homa_rt_export_ready(struct homa_rt *rt);
 void homa_rt_collect(struct homa_rt *rt);
 /** homa_rt_deliver() - Hand @item to a matching waiter, else queue it. */
 void homa_rt_deliver(struct homa_rt *rt, struct rt_item *item);
+/** homa_rt_find_item() - The queued item of RPC @id (not removed), or NULL. */
+struct rt_item *homa_rt_find_item(struct homa_rt *rt, uint64_t id);
 /** homa_rt_take() - Remove and return the oldest queued item matching. */
 struct rt_item *homa_rt_take(struct homa_rt *rt, int flags, uint64_t id);
 /** homa_rt_item_matches() - True if @item satisfies @flags and @id. */
@@ -247,6 +259,42 @@ void homa_rt_wake_all(struct homa_rt *rt);
 void homa_rt_drop_queue(struct homa_rt *rt);
 /** homa_rt_remove_waiter() - Unlink @w from the waiter list. */
 void homa_rt_remove_waiter(struct homa_rt *rt, struct rt_waiter *w);
+
+/* partial.c (all under rt->lock) */
+/**
+ * homa_rt_partial_complete() - @item (a complete request) belongs to a
+ * request the application reads as it arrives: keep it for those reads
+ * (taking ownership) and return true; otherwise forget the request's
+ * queued announcement, if any, and return false (deliver it as usual).
+ */
+bool homa_rt_partial_complete(struct homa_rt *rt, struct rt_item *item);
+/**
+ * homa_rt_begin_queue() - Queue announcement @item (HOMA_EV_REQUEST_BEGIN)
+ * for a later homa_recv() with HOMA_RECV_PARTIAL (taking ownership); the
+ * oldest is dropped beyond a bound (its request is still delivered whole).
+ */
+void homa_rt_begin_queue(struct homa_rt *rt, struct rt_item *item);
+/**
+ * homa_rt_begin_take() - The oldest queued announcement whose request is
+ * still arriving (stale ones are freed), marked as being read; or NULL.
+ */
+struct rt_item *homa_rt_begin_take(struct homa_rt *rt);
+/** homa_rt_begin_handed() - Announcement @item goes to the application: mark its request as being read. */
+void homa_rt_begin_handed(struct homa_rt *rt, const struct rt_item *item);
+/**
+ * homa_rt_partial_end() - Server RPC @id was answered or aborted: free
+ * what its partial reads kept. Unknown ids are ignored.
+ */
+void homa_rt_partial_end(struct homa_rt *rt, uint64_t id);
+/** homa_rt_partial_drop() - Closing: free every announcement and kept request. */
+void homa_rt_partial_drop(struct homa_rt *rt);
+/** homa_rt_wake_data() - Wake the data waiters whose RPC moved on (after events). */
+void homa_rt_wake_data(struct homa_rt *rt);
+/**
+ * homa_rt_partial_length() - Total length of the request of @id being
+ * read as it arrives (0 if it is gone).
+ */
+size_t homa_rt_partial_length(struct homa_rt *rt, uint64_t id);
 
 /* tx.c */
 /**
@@ -362,6 +410,16 @@ void homa_rt_pass_poller(struct homa_rt *rt);
  * deadlines) and hand the role on. Return: true if this thread polled.
  */
 bool homa_rt_poll_locked(struct homa_rt *rt, uint64_t until);
+
+/**
+ * homa_rt_poll_turn() - homa_poll()'s wait, rt->lock held: drive I/O
+ * until the absolute @until as homa_rt_poll_locked() does, but while
+ * another thread holds the poller role wait for it (interrupting the
+ * standby thread, which hands the role over at once) instead of
+ * returning; gives up waiting when messages are ready, the socket
+ * closes or @until passes.
+ */
+void homa_rt_poll_turn(struct homa_rt *rt, uint64_t until);
 
 /* zc.c */
 /**

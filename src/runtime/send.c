@@ -7,6 +7,7 @@
  * (or poller) as grants and the pacer allow.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "rt.h"
 #include "tp.h"
@@ -40,6 +41,15 @@ struct zc_req {
 };
 
 /**
+ * send_timeout() - The wait for space a send with per-call timeout
+ * @timeout_ns (HOMA_SEND_TIMEOUT_SOCKET: the socket's) gets.
+ */
+static int64_t send_timeout(const struct homa_rt *rt, int64_t timeout_ns)
+{
+	return timeout_ns == HOMA_SEND_TIMEOUT_SOCKET ? rt->send_timeout_ns : timeout_ns;
+}
+
+/**
  * build_message() - Without rt->lock, make the message of @iov: a copy
  * (the copy of a large message takes milliseconds; under the lock it
  * would stall the I/O thread and every other caller of the socket), or
@@ -70,14 +80,14 @@ static int build_message(struct homa_rt *rt, const struct homa_iov *iov, int iov
 
 /**
  * send_locked() - Attach @msg as a new request (if @addr is set) or as
- * the reply to @id, waiting for space while the engine says HOMA_EAGAIN.
+ * the reply to @id, waiting for space while the engine says HOMA_EAGAIN,
+ * for @timeout_ns at most (-1: no limit; 0: not at all).
  * Called with rt->lock held. Return: the engine's result or the wait's;
  * on success the engine owns @msg.
  */
 static int send_locked(struct homa_rt *rt, const homa_addr *addr, uint16_t port,
-		       homa_msg *msg, uint64_t cookie, uint64_t *id)
+		       homa_msg *msg, uint64_t cookie, int64_t timeout_ns, uint64_t *id)
 {
-	int64_t timeout_ns = rt->send_timeout_ns;
 	uint64_t until = homa_rt_deadline(timeout_ns);
 	int err;
 
@@ -98,13 +108,13 @@ static int send_locked(struct homa_rt *rt, const homa_addr *addr, uint16_t port,
 }
 
 /**
- * start_request() - homa_send_request(), or with @zc
- * homa_send_request_zc(). The release of a zero-copy request is reported
- * only once the call succeeded.
+ * start_request() - homa_request_iov(), or with @zc homa_request_zc(),
+ * waiting for space as @timeout_ns says (send_timeout()). The release of
+ * a zero-copy request is reported only once the call succeeded.
  */
 static int start_request(homa_socket *s, const struct sockaddr *dst,
 			 const struct homa_iov *iov, int iovcnt, uint64_t cookie,
-			 uint64_t *id, const struct zc_req *zc)
+			 uint64_t *id, const struct zc_req *zc, int64_t timeout_ns)
 {
 	struct homa_rt *rt = s ? homa_rt_get(s) : NULL;
 	struct rt_zc *z = NULL;
@@ -130,7 +140,7 @@ static int start_request(homa_socket *s, const struct sockaddr *dst,
 		err = build_message(rt, iov, iovcnt, zc, &msg, &z);
 	if (!err) {
 		homa_rt_lock(rt);
-		err = send_locked(rt, &addr, port, msg, cookie, id);
+		err = send_locked(rt, &addr, port, msg, cookie, send_timeout(rt, timeout_ns), id);
 		if (!err)
 			msg = NULL;  /* the engine's now */
 		if (!err && homa_rt_idset_add(&rt->ids, *id)) {
@@ -152,40 +162,40 @@ static int start_request(homa_socket *s, const struct sockaddr *dst,
 	return err;
 }
 
-/** homa_send_request() - See homa.h. */
-int homa_send_request(homa_socket *s, const struct sockaddr *dst,
-		      const struct homa_iov *iov, int iovcnt,
-		      uint64_t cookie, uint64_t *id)
+/** homa_request_iov() - See homa.h. */
+int homa_request_iov(homa_socket *s, const struct sockaddr *dst,
+		     const struct homa_iov *iov, int iovcnt,
+		     uint64_t cookie, uint64_t *id)
 {
-	return start_request(s, dst, iov, iovcnt, cookie, id, NULL);
+	return start_request(s, dst, iov, iovcnt, cookie, id, NULL, HOMA_SEND_TIMEOUT_SOCKET);
 }
 
-/** homa_send_request_zc() - See homa.h. */
-int homa_send_request_zc(homa_socket *s, const struct sockaddr *dst,
-			 const struct homa_iov *iov, int iovcnt, uint64_t cookie,
-			 homa_release_fn release, void *arg, uint64_t *id)
+/** homa_request_zc() - See homa.h. */
+int homa_request_zc(homa_socket *s, const struct sockaddr *dst,
+		    const struct homa_iov *iov, int iovcnt, uint64_t cookie,
+		    homa_release_fn release, void *arg, uint64_t *id)
 {
 	struct zc_req zc = {release, arg};
 
 	if (!release)
 		return HOMA_EINVAL;
-	return start_request(s, dst, iov, iovcnt, cookie, id, &zc);
+	return start_request(s, dst, iov, iovcnt, cookie, id, &zc, HOMA_SEND_TIMEOUT_SOCKET);
 }
 
-/** homa_send() - See homa.h. */
-int homa_send(homa_socket *s, const struct sockaddr *dst, const void *buf,
-	      size_t len, uint64_t cookie, uint64_t *id)
+/** homa_request_buf() - See homa.h. */
+int homa_request_buf(homa_socket *s, const struct sockaddr *dst, const void *buf,
+		     size_t len, uint64_t cookie, uint64_t *id)
 {
 	struct homa_iov iov = {buf, len};
 
 	if (!buf && len)
 		return HOMA_EINVAL;
-	return homa_send_request(s, dst, &iov, 1, cookie, id);
+	return homa_request_iov(s, dst, &iov, 1, cookie, id);
 }
 
-/** send_reply() - homa_reply(), or with @zc homa_reply_zc(). */
+/** send_reply() - homa_reply_iov(), or with @zc homa_reply_zc(); @timeout_ns as start_request(). */
 static int send_reply(homa_socket *s, uint64_t id, const struct homa_iov *iov, int iovcnt,
-		      const struct zc_req *zc)
+		      const struct zc_req *zc, int64_t timeout_ns)
 {
 	struct homa_rt *rt = s ? homa_rt_get(s) : NULL;
 	struct rt_zc *z = NULL;
@@ -204,9 +214,10 @@ static int send_reply(homa_socket *s, uint64_t id, const struct homa_iov *iov, i
 	err = build_message(rt, iov, iovcnt, zc, &msg, &z);
 	if (!err) {
 		homa_rt_lock(rt);
-		err = send_locked(rt, NULL, 0, msg, 0, &id);
+		err = send_locked(rt, NULL, 0, msg, 0, send_timeout(rt, timeout_ns), &id);
 		if (!err) {
 			msg = NULL;
+			homa_rt_partial_end(rt, id);
 			homa_rt_zc_attached(z);
 		}
 		homa_rt_unlock(rt);
@@ -217,11 +228,11 @@ static int send_reply(homa_socket *s, uint64_t id, const struct homa_iov *iov, i
 	return err;
 }
 
-/** homa_reply() - See homa.h. */
-int homa_reply(homa_socket *s, uint64_t id, const struct homa_iov *iov,
-	       int iovcnt)
+/** homa_reply_iov() - See homa.h. */
+int homa_reply_iov(homa_socket *s, uint64_t id, const struct homa_iov *iov,
+		   int iovcnt)
 {
-	return send_reply(s, id, iov, iovcnt, NULL);
+	return send_reply(s, id, iov, iovcnt, NULL, HOMA_SEND_TIMEOUT_SOCKET);
 }
 
 /** homa_reply_zc() - See homa.h. */
@@ -232,7 +243,7 @@ int homa_reply_zc(homa_socket *s, uint64_t id, const struct homa_iov *iov, int i
 
 	if (!release)
 		return HOMA_EINVAL;
-	return send_reply(s, id, iov, iovcnt, &zc);
+	return send_reply(s, id, iov, iovcnt, &zc, HOMA_SEND_TIMEOUT_SOCKET);
 }
 
 /** homa_reply_buf() - See homa.h. */
@@ -242,8 +253,85 @@ int homa_reply_buf(homa_socket *s, uint64_t id, const void *buf, size_t len)
 
 	if (!buf && len)
 		return HOMA_EINVAL;
-	return homa_reply(s, id, &iov, 1);
+	return homa_reply_iov(s, id, &iov, 1);
 }
+
+/** homa_send_opts_default() - See homa.h. */
+void homa_send_opts_default(struct homa_send_opts *o)
+{
+	if (!o)
+		return;
+	memset(o, 0, sizeof(*o));
+	o->size = sizeof(*o);
+	o->timeout_ns = HOMA_SEND_TIMEOUT_SOCKET;
+}
+
+/**
+ * import_opts() - Copy the caller's @o (NULL: defaults) into @out, reading
+ * only @o->size bytes. Return: 0, or HOMA_EINVAL (size below
+ * HOMA_SEND_OPTS_SIZE_MIN or above this library's struct, or a timeout
+ * below -1 other than HOMA_SEND_TIMEOUT_SOCKET).
+ */
+static int import_opts(const struct homa_send_opts *o, struct homa_send_opts *out)
+{
+	homa_send_opts_default(out);
+	if (!o)
+		return 0;
+	if (o->size < HOMA_SEND_OPTS_SIZE_MIN || o->size > sizeof(*out))
+		return HOMA_EINVAL;
+	memcpy(out, o, o->size);
+	if (out->timeout_ns < -1 && out->timeout_ns != HOMA_SEND_TIMEOUT_SOCKET)
+		return HOMA_EINVAL;
+	return 0;
+}
+
+/** homa_request_opts() - See homa.h. */
+int homa_request_opts(homa_socket *s, const struct sockaddr *dst,
+		      const struct homa_iov *iov, int iovcnt,
+		      const struct homa_send_opts *o, uint64_t *id)
+{
+	struct homa_send_opts v;
+	struct zc_req zc;
+	int err = import_opts(o, &v);
+
+	if (err)
+		return err;
+	zc.release = v.release;
+	zc.arg = v.arg;
+	return start_request(s, dst, iov, iovcnt, v.cookie, id, v.release ? &zc : NULL,
+			     v.timeout_ns);
+}
+
+/** homa_reply_opts() - See homa.h. */
+int homa_reply_opts(homa_socket *s, uint64_t id, const struct homa_iov *iov, int iovcnt,
+		    const struct homa_send_opts *o)
+{
+	struct homa_send_opts v;
+	struct zc_req zc;
+	int err = import_opts(o, &v);
+
+	if (err)
+		return err;
+	zc.release = v.release;
+	zc.arg = v.arg;
+	return send_reply(s, id, iov, iovcnt, v.release ? &zc : NULL, v.timeout_ns);
+}
+
+/*
+ * The earlier names: aliases of the same functions (one symbol address,
+ * no wrapper), so programs built against them keep working.
+ */
+int homa_send(homa_socket *s, const struct sockaddr *dst, const void *buf, size_t len,
+	      uint64_t cookie, uint64_t *id) __attribute__((alias("homa_request_buf")));
+int homa_send_request(homa_socket *s, const struct sockaddr *dst,
+		      const struct homa_iov *iov, int iovcnt, uint64_t cookie,
+		      uint64_t *id) __attribute__((alias("homa_request_iov")));
+int homa_send_request_zc(homa_socket *s, const struct sockaddr *dst,
+			 const struct homa_iov *iov, int iovcnt, uint64_t cookie,
+			 homa_release_fn release, void *arg,
+			 uint64_t *id) __attribute__((alias("homa_request_zc")));
+int homa_reply(homa_socket *s, uint64_t id, const struct homa_iov *iov,
+	       int iovcnt) __attribute__((alias("homa_reply_iov")));
 
 /**
  * cancel_waiter() - Give a thread waiting for client RPC @id an
@@ -285,6 +373,8 @@ static int abort_locked(struct homa_rt *rt, uint64_t id)
 	} else if (homa_tp_abort(rt->tp, id)) {
 		err = homa_engine_abort(rt->engine, id, homa_rt_now());
 	}
+	if (id & 1)
+		homa_rt_partial_end(rt, id);
 	if (!(id & 1)) {
 		if (err && homa_rt_idset_has(&rt->ids, id))
 			err = 0;

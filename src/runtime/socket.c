@@ -77,6 +77,7 @@ static void init_sync(struct homa_rt *rt)
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&rt->space_cond, &ca);
 	pthread_cond_init(&rt->standby_cond, &ca);
+	pthread_cond_init(&rt->role_cond, &ca);
 	pthread_condattr_destroy(&ca);
 	rt->kick_fd = rt->ready_fd = rt->poll_epfd = rt->timer_fd = rt->wait_tfd = -1;
 	rt->wait_armed = UINT64_MAX;
@@ -122,6 +123,7 @@ static void rt_free(struct homa_rt *rt)
 	homa_rt_idset_free(&rt->held);
 	pthread_cond_destroy(&rt->space_cond);
 	pthread_cond_destroy(&rt->standby_cond);
+	pthread_cond_destroy(&rt->role_cond);
 	pthread_mutex_destroy(&rt->lock);
 	pthread_mutex_destroy(&rt->tx_lock);
 	free(rt);

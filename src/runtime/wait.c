@@ -57,6 +57,8 @@ void homa_rt_run_poller(struct homa_rt *rt, uint64_t until, bool app)
 	if (app)
 		rt->app_poll_ns = homa_rt_now();
 	rt->poller_active = rt->standby_active = false;
+	if (rt->role_waiters)
+		pthread_cond_broadcast(&rt->role_cond);
 }
 
 /** homa_rt_wait_item() - See rt.h. */
@@ -65,7 +67,7 @@ int homa_rt_wait_item(struct homa_rt *rt, struct rt_waiter *w, uint64_t until)
 	int err = 0;
 
 	for (;;) {
-		if (w->item)
+		if (w->item || w->ready)
 			break;
 		if (rt->closing) {
 			err = HOMA_ESHUTDOWN;
@@ -130,4 +132,22 @@ bool homa_rt_poll_locked(struct homa_rt *rt, uint64_t until)
 	homa_rt_run_poller(rt, until, true);
 	homa_rt_pass_poller(rt);
 	return true;
+}
+
+/** homa_rt_poll_turn() - See rt.h. */
+void homa_rt_poll_turn(struct homa_rt *rt, uint64_t until)
+{
+	while (!rt->closing) {
+		homa_rt_app_present(rt);
+		if (!rt->poller_active) {
+			homa_rt_run_poller(rt, until, true);
+			homa_rt_pass_poller(rt);
+			return;
+		}
+		if (rt->nready > 0 || homa_rt_now() >= until)
+			return;
+		rt->role_waiters++;
+		timed_wait(rt, &rt->role_cond, until);
+		rt->role_waiters--;
+	}
 }

@@ -24,7 +24,7 @@
 
 #include <cmocka.h>
 
-#include "helpers.h"
+#include "api.h"
 
 /** Sockets shared by the cases. */
 struct ctx {
@@ -46,9 +46,7 @@ static int open_in_use(void)
 	struct homa_open_opts o;
 	homa_socket *s;
 
-	homa_open_opts_default(&o);
-	o.transport = test_transport;
-	o.bind_addr = "127.0.0.1";
+	api_opts(&o, HOMA_MODE_THREADED, false, NULL);
 	o.port = (uint16_t)homa_local_port(c.srv);
 	return homa_open(&s, &o);
 }
@@ -58,8 +56,7 @@ static int open_not_local(void)
 	struct homa_open_opts o;
 	homa_socket *s;
 
-	homa_open_opts_default(&o);
-	o.transport = test_transport;
+	api_opts(&o, HOMA_MODE_THREADED, false, NULL);
 	o.bind_addr = "192.0.2.1"; /* TEST-NET-1: never this host's */
 	return homa_open(&s, &o);
 }
@@ -73,7 +70,7 @@ static int sendv_null_iov(void)
 {
 	uint64_t id;
 
-	return homa_send_request(c.cli, (struct sockaddr *)&c.srv_dst, NULL, 1, 0, &id);
+	return homa_request_iov(c.cli, (struct sockaddr *)&c.srv_dst, NULL, 1, 0, &id);
 }
 
 static int sendv_v6_on_v4(void)
@@ -84,7 +81,7 @@ static int sendv_v6_on_v4(void)
 	uint64_t id;
 
 	homa_sockaddr_parse("::1", 4000, &v6, &l);
-	return homa_send_request(c.cli, (struct sockaddr *)&v6, &iov, 1, 0, &id);
+	return homa_request_iov(c.cli, (struct sockaddr *)&v6, &iov, 1, 0, &id);
 }
 
 /** send_too_long() - A message one byte past settings.max_message (1000 here). */
@@ -94,7 +91,7 @@ static int send_too_long(void)
 	struct homa_iov iov = {big, sizeof(big)};
 	uint64_t id;
 
-	return homa_send_request(c.cli, (struct sockaddr *)&c.srv_dst, &iov, 1, 0, &id);
+	return homa_request_iov(c.cli, (struct sockaddr *)&c.srv_dst, &iov, 1, 0, &id);
 }
 
 static int sendv_dead(void)
@@ -102,7 +99,7 @@ static int sendv_dead(void)
 	struct homa_iov iov = {"x", 1};
 	uint64_t id;
 
-	return homa_send_request(c.dead, (struct sockaddr *)&c.srv_dst, &iov, 1, 0, &id);
+	return homa_request_iov(c.dead, (struct sockaddr *)&c.srv_dst, &iov, 1, 0, &id);
 }
 
 /**
@@ -123,15 +120,12 @@ static int send_full(int64_t timeout_ns)
 	homa_settings_default(&st);
 	st.max_tx_buffered = st.mtu;
 	len = st.mtu / 2 + 100; /* two do not fit */
-	homa_open_opts_default(&o);
-	o.transport = test_transport;
-	o.bind_addr = "127.0.0.1";
-	o.settings = &st;
+	api_opts(&o, HOMA_MODE_THREADED, false, &st);
 	o.send_timeout_ns = timeout_ns;
 	assert_int_equal(homa_open(&s, &o), 0);
 	/* the first one is queued whole (a budget is never refused when empty) */
-	assert_int_equal(homa_send(s, (struct sockaddr *)&c.srv_dst, buf, len, 0, &id), 0);
-	err = homa_send(s, (struct sockaddr *)&c.srv_dst, buf, len, 0, &id);
+	assert_int_equal(homa_request_buf(s, (struct sockaddr *)&c.srv_dst, buf, len, 0, &id), 0);
+	err = homa_request_buf(s, (struct sockaddr *)&c.srv_dst, buf, len, 0, &id);
 	homa_close(s);
 	return err;
 }
@@ -139,11 +133,71 @@ static int send_full(int64_t timeout_ns)
 static int send_full_now(void) { return send_full(0); }
 static int send_full_wait(void) { return send_full(1000000); }
 
+/**
+ * send_full_opts() - As send_full() on a socket that would wait forever,
+ * but the second send is homa_request_opts() with its own @timeout_ns.
+ */
+static int send_full_opts(int64_t timeout_ns)
+{
+	struct homa_open_opts o;
+	struct homa_settings st;
+	struct homa_send_opts so;
+	static char buf[65536];
+	struct homa_iov iov = {buf, 0};
+	homa_socket *s;
+	uint64_t id;
+	int err;
+
+	homa_settings_default(&st);
+	st.max_tx_buffered = st.mtu;
+	iov.len = st.mtu / 2 + 100;
+	api_opts(&o, HOMA_MODE_THREADED, false, &st);
+	o.send_timeout_ns = -1;
+	assert_int_equal(homa_open(&s, &o), 0);
+	assert_int_equal(homa_request_iov(s, (struct sockaddr *)&c.srv_dst, &iov, 1, 0, &id), 0);
+	homa_send_opts_default(&so);
+	so.timeout_ns = timeout_ns;
+	err = homa_request_opts(s, (struct sockaddr *)&c.srv_dst, &iov, 1, &so, &id);
+	homa_close(s);
+	return err;
+}
+
+static int opts_full_now(void) { return send_full_opts(0); }
+static int opts_full_wait(void) { return send_full_opts(1000000); }
+
+static int opts_bad_size(void)
+{
+	struct homa_send_opts so;
+	struct homa_iov iov = {"x", 1};
+	uint64_t id;
+
+	homa_send_opts_default(&so);
+	so.size = 3;
+	return homa_request_opts(c.cli, (struct sockaddr *)&c.srv_dst, &iov, 1, &so, &id);
+}
+
+static int reply_opts_bad_timeout(void)
+{
+	struct homa_send_opts so;
+	struct homa_iov iov = {"x", 1};
+
+	homa_send_opts_default(&so);
+	so.timeout_ns = -5;
+	return homa_reply_opts(c.srv, 1, &iov, 1, &so);
+}
+
+static int reply_opts_unknown(void)
+{
+	struct homa_iov iov = {"x", 1};
+
+	return homa_reply_opts(c.srv, 12345, &iov, 1, NULL);
+}
+
 static int send_null_buf(void)
 {
 	uint64_t id;
 
-	return homa_send(c.cli, (struct sockaddr *)&c.srv_dst, NULL, 1, 0, &id);
+	return homa_request_buf(c.cli, (struct sockaddr *)&c.srv_dst, NULL, 1, 0, &id);
 }
 
 static void dummy_release(void *arg) { (void)arg; }
@@ -153,7 +207,7 @@ static int send_zc_null_release(void)
 	struct homa_iov iov = {"x", 1};
 	uint64_t id;
 
-	return homa_send_request_zc(c.cli, (struct sockaddr *)&c.srv_dst, &iov, 1, 0, NULL,
+	return homa_request_zc(c.cli, (struct sockaddr *)&c.srv_dst, &iov, 1, 0, NULL,
 				    NULL, &id);
 }
 
@@ -209,12 +263,12 @@ static int recv_dead(void)
 /** recv_no_server() - A request to a socket that is not a server fails. */
 static int recv_no_server(void)
 {
-	struct sockaddr_storage dst = test_dst(homa_local_port(c.polled));
+	struct sockaddr_storage dst = api_dst(c.polled);
 	struct homa_message m;
 	uint64_t id;
 	int err;
 
-	assert_int_equal(homa_send(c.cli, (struct sockaddr *)&dst, "q", 1, 0, &id), 0);
+	assert_int_equal(homa_request_buf(c.cli, (struct sockaddr *)&dst, "q", 1, 0, &id), 0);
 	err = homa_recv(c.cli, HOMA_RECV_RESPONSE, id, 60000000000LL, &m);
 	assert_int_equal(m.id, id);
 	assert_int_equal(m.error, err);
@@ -228,7 +282,7 @@ static void take_request(struct homa_message *m)
 {
 	uint64_t id;
 
-	assert_int_equal(homa_send(c.cli, (struct sockaddr *)&c.srv_dst, "r", 1, 0, &id), 0);
+	assert_int_equal(homa_request_buf(c.cli, (struct sockaddr *)&c.srv_dst, "r", 1, 0, &id), 0);
 	assert_int_equal(homa_recv(c.srv, HOMA_RECV_REQUEST, 0, 30000000000LL, m), 0);
 }
 
@@ -249,9 +303,9 @@ static int release_after_close(void)
 	uint64_t id;
 	struct sockaddr_storage dst;
 
-	assert_int_equal(test_open(&s, HOMA_DRIVER_UDP, HOMA_MODE_THREADED, true, 0, NULL), 0);
-	dst = test_dst(homa_local_port(s));
-	assert_int_equal(homa_send(c.cli, (struct sockaddr *)&dst, "r", 1, 0, &id), 0);
+	assert_int_equal(api_open(&s, HOMA_MODE_THREADED, true, NULL), 0);
+	dst = api_dst(s);
+	assert_int_equal(homa_request_buf(c.cli, (struct sockaddr *)&dst, "r", 1, 0, &id), 0);
 	assert_int_equal(homa_recv(s, HOMA_RECV_REQUEST, 0, 30000000000LL, &m), 0);
 	homa_close(s);
 	return homa_message_release(&m);
@@ -266,11 +320,74 @@ static int partial_unknown(void)
 }
 static int partial_dead(void) { return (int)homa_recv_partial(c.dead, 2, 0, NULL, 0, NULL); }
 
+static int pwait_zero_id(void)
+{
+	char b[4];
+
+	return (int)homa_recv_partial_wait(c.cli, 0, 0, b, sizeof(b), 0, NULL);
+}
+
+static int pwait_unknown(void)
+{
+	char b[4];
+
+	return (int)homa_recv_partial_wait(c.cli, 424242, 0, b, sizeof(b), 0, NULL);
+}
+
+static int pwait_dead(void) { return (int)homa_recv_partial_wait(c.dead, 2, 0, NULL, 0, 0, NULL); }
+
+/**
+ * pwait_pending() - Wait @timeout_ns for the response of a request that
+ * c.srv takes and never answers; then give the RPC up.
+ */
+static int pwait_pending(int64_t timeout_ns)
+{
+	struct homa_message m;
+	char b[4];
+	uint64_t id;
+	int err;
+
+	assert_int_equal(homa_request_buf(c.cli, (struct sockaddr *)&c.srv_dst, "r", 1, 0, &id), 0);
+	assert_int_equal(homa_recv(c.srv, HOMA_RECV_REQUEST, 0, 30000000000LL, &m), 0);
+	err = (int)homa_recv_partial_wait(c.cli, id, 0, b, sizeof(b), timeout_ns, NULL);
+	homa_abort(c.cli, id);
+	homa_message_release(&m);
+	return err;
+}
+
+static int pwait_now(void) { return pwait_pending(0); }
+static int pwait_1ms(void) { return pwait_pending(1000000); }
+
+/**
+ * pwait_no_server() - The response of a request to a socket that is not
+ * a server: the RPC's error, which homa_recv() then still reports.
+ */
+static int pwait_no_server(void)
+{
+	struct sockaddr_storage dst = api_dst(c.polled);
+	struct homa_message m;
+	char b[4];
+	uint64_t id;
+	int err;
+
+	assert_int_equal(homa_request_buf(c.cli, (struct sockaddr *)&dst, "q", 1, 0, &id), 0);
+	err = (int)homa_recv_partial_wait(c.cli, id, 0, b, sizeof(b), 60000000000LL, NULL);
+	assert_int_equal(homa_recv(c.cli, HOMA_RECV_RESPONSE, id, 0, &m), err);
+	return err;
+}
+
+static int recv_partial_without_request(void)
+{
+	struct homa_message m;
+
+	return homa_recv(c.srv, HOMA_RECV_PARTIAL, 0, 0, &m);
+}
+
 static int reply_unknown(void)
 {
 	struct homa_iov iov = {"x", 1};
 
-	return homa_reply(c.srv, 12345, &iov, 1);
+	return homa_reply_iov(c.srv, 12345, &iov, 1);
 }
 
 static int reply_twice(void)
@@ -285,7 +402,7 @@ static int reply_twice(void)
 	return err;
 }
 
-static int reply_no_iov(void) { return homa_reply(c.srv, 1, NULL, 1); }
+static int reply_no_iov(void) { return homa_reply_iov(c.srv, 1, NULL, 1); }
 
 static int reply_too_long(void)
 {
@@ -376,14 +493,14 @@ static const struct errcase cases[] = {
 	CASE(homa_close, HOMA_ESHUTDOWN, close_dead),
 	CASE(homa_local_port, HOMA_EINVAL, port_null),
 	CASE(homa_local_port, HOMA_ESHUTDOWN, port_dead),
-	CASE(homa_send_request, HOMA_EINVAL, sendv_null_iov),
-	CASE(homa_send_request, HOMA_ENOTSUP, sendv_v6_on_v4),
-	CASE(homa_send_request, HOMA_EMSGSIZE, send_too_long),
-	CASE(homa_send_request, HOMA_EAGAIN, send_full_now),
-	CASE(homa_send_request, HOMA_ETIME, send_full_wait),
-	CASE(homa_send_request, HOMA_ESHUTDOWN, sendv_dead),
-	CASE(homa_send, HOMA_EINVAL, send_null_buf),
-	CASE(homa_send_request_zc, HOMA_EINVAL, send_zc_null_release),
+	CASE(homa_request_iov, HOMA_EINVAL, sendv_null_iov),
+	CASE(homa_request_iov, HOMA_ENOTSUP, sendv_v6_on_v4),
+	CASE(homa_request_iov, HOMA_EMSGSIZE, send_too_long),
+	CASE(homa_request_iov, HOMA_EAGAIN, send_full_now),
+	CASE(homa_request_iov, HOMA_ETIME, send_full_wait),
+	CASE(homa_request_iov, HOMA_ESHUTDOWN, sendv_dead),
+	CASE(homa_request_buf, HOMA_EINVAL, send_null_buf),
+	CASE(homa_request_zc, HOMA_EINVAL, send_zc_null_release),
 	CASE(homa_reply_zc, HOMA_EINVAL, reply_zc_null_release),
 	CASE(homa_reply_zc, HOMA_ENOTFOUND, reply_zc_unknown),
 	CASE(homa_recv, HOMA_EINVAL, recv_bad_flags),
@@ -395,14 +512,26 @@ static const struct errcase cases[] = {
 	CASE(homa_message_release, HOMA_EINVAL, release_null),
 	CASE(homa_message_release, HOMA_EALREADY, release_twice),
 	CASE(homa_message_release, HOMA_ESHUTDOWN, release_after_close),
+	CASE(homa_recv, HOMA_EINVAL, recv_partial_without_request),
+	CASE(homa_recv_partial_wait, HOMA_EINVAL, pwait_zero_id),
+	CASE(homa_recv_partial_wait, HOMA_ENOTFOUND, pwait_unknown),
+	CASE(homa_recv_partial_wait, HOMA_ESHUTDOWN, pwait_dead),
+	CASE(homa_recv_partial_wait, HOMA_EAGAIN, pwait_now),
+	CASE(homa_recv_partial_wait, HOMA_ETIME, pwait_1ms),
+	CASE(homa_recv_partial_wait, HOMA_ENOSERVER, pwait_no_server),
+	CASE(homa_request_opts, HOMA_EAGAIN, opts_full_now),
+	CASE(homa_request_opts, HOMA_ETIME, opts_full_wait),
+	CASE(homa_request_opts, HOMA_EINVAL, opts_bad_size),
+	CASE(homa_reply_opts, HOMA_EINVAL, reply_opts_bad_timeout),
+	CASE(homa_reply_opts, HOMA_ENOTFOUND, reply_opts_unknown),
 	CASE(homa_recv_partial, HOMA_EINVAL, partial_null_buf),
 	CASE(homa_recv_partial, HOMA_ENOTFOUND, partial_unknown),
 	CASE(homa_recv_partial, HOMA_ESHUTDOWN, partial_dead),
-	CASE(homa_reply, HOMA_ENOTFOUND, reply_unknown),
-	CASE(homa_reply, HOMA_ESTATE, reply_twice),
-	CASE(homa_reply, HOMA_EINVAL, reply_no_iov),
-	CASE(homa_reply, HOMA_EMSGSIZE, reply_too_long),
-	CASE(homa_reply, HOMA_ESHUTDOWN, reply_dead),
+	CASE(homa_reply_iov, HOMA_ENOTFOUND, reply_unknown),
+	CASE(homa_reply_iov, HOMA_ESTATE, reply_twice),
+	CASE(homa_reply_iov, HOMA_EINVAL, reply_no_iov),
+	CASE(homa_reply_iov, HOMA_EMSGSIZE, reply_too_long),
+	CASE(homa_reply_iov, HOMA_ESHUTDOWN, reply_dead),
 	CASE(homa_reply_buf, HOMA_EINVAL, reply_buf_null),
 	CASE(homa_abort, HOMA_EINVAL, abort_zero),
 	CASE(homa_abort, HOMA_ENOTFOUND, abort_unknown),
@@ -433,19 +562,27 @@ static const struct elsewhere elsewhere[] = {
 	{"homa_open", "HOMA_ENOTSUP", "needs a kernel without the address family"},
 	{"homa_open", "HOMA_ENOMEM", "allocation failure"},
 	{"homa_open", "HOMA_EIO", "a failing system call"},
-	{"homa_send_request", "HOMA_EPEERDEAD", "tests/runtime/test_kill.c (after a timeout)"},
-	{"homa_send_request", "HOMA_ENOMEM", "allocation failure"},
-	{"homa_send_request_zc", "*", "as homa_send_request(): its cases"},
-	{"homa_send", "*", "as homa_send_request(): its cases"},
-	{"homa_reply_zc", "*", "as homa_reply(): its cases"},
-	{"homa_reply_buf", "*", "as homa_reply(): its cases"},
+	{"homa_request_iov", "HOMA_EPEERDEAD", "tests/runtime/test_kill.c (after a timeout)"},
+	{"homa_request_iov", "HOMA_ENOMEM", "allocation failure"},
+	{"homa_request_zc", "*", "as homa_request_iov(): its cases"},
+	{"homa_request_buf", "*", "as homa_request_iov(): its cases"},
+	{"homa_send", "*", "alias: the same function as homa_request_buf() (test_promises.c)"},
+	{"homa_send_request", "*", "alias: the same function as homa_request_iov() (test_promises.c)"},
+	{"homa_send_request_zc", "*", "alias: the same function as homa_request_zc() (test_promises.c)"},
+	{"homa_reply", "*", "alias: the same function as homa_reply_iov() (test_promises.c)"},
+	{"homa_reply_zc", "*", "as homa_reply_iov(): its cases"},
+	{"homa_reply_buf", "*", "as homa_reply_iov(): its cases"},
+	{"homa_reply_opts", "HOMA_EAGAIN", "as homa_request_opts()'s HOMA_EAGAIN (same wait, send.c)"},
+	{"homa_reply_opts", "HOMA_ETIME", "as homa_request_opts()'s HOMA_ETIME (same wait, send.c)"},
 	{"homa_recv", "HOMA_ETIMEDOUT", "tests/runtime/test_kill.c"},
 	{"homa_recv", "HOMA_ECANCELED", "tests/runtime/test_api.c homa_abort__wakes_waiter_with_canceled"},
 	{"homa_recv", "HOMA_EABANDONED", "tests/core/test_done.c (finished-RPC cap)"},
 	{"homa_recv", "HOMA_ENOMEM", "allocation failure"},
-	{"homa_reply", "HOMA_EAGAIN", "as homa_send_request()'s HOMA_EAGAIN (same wait, send.c)"},
-	{"homa_reply", "HOMA_ETIME", "as homa_send_request()'s HOMA_ETIME (same wait, send.c)"},
-	{"homa_reply", "HOMA_ENOMEM", "allocation failure"},
+	{"homa_recv_partial_wait", "HOMA_ETIMEDOUT", "a failed RPC's error item, as homa_recv()'s (pwait_no_server)"},
+	{"homa_recv_partial_wait", "HOMA_EABANDONED", "a failed RPC's error item, as homa_recv()'s (pwait_no_server)"},
+	{"homa_reply_iov", "HOMA_EAGAIN", "as homa_request_iov()'s HOMA_EAGAIN (same wait, send.c)"},
+	{"homa_reply_iov", "HOMA_ETIME", "as homa_request_iov()'s HOMA_ETIME (same wait, send.c)"},
+	{"homa_reply_iov", "HOMA_ENOMEM", "allocation failure"},
 	{"homa_abort", "HOMA_ECANCELED", "what a waiter's homa_recv() returns, not homa_abort(): test_api.c"},
 };
 
@@ -576,13 +713,13 @@ static int setup(void **state)
 	(void)state;
 	homa_settings_default(&st);
 	st.max_message = 1000;
-	st.timeout_ticks = TEST_TIMEOUT_TICKS;
-	assert_int_equal(test_open(&c.cli, HOMA_DRIVER_UDP, HOMA_MODE_THREADED, false, 0, &st), 0);
-	assert_int_equal(test_open(&c.srv, HOMA_DRIVER_UDP, HOMA_MODE_THREADED, true, 0, &st), 0);
-	assert_int_equal(test_open(&c.polled, HOMA_DRIVER_UDP, HOMA_MODE_POLLED, false, 0, NULL), 0);
-	assert_int_equal(test_open(&c.dead, HOMA_DRIVER_UDP, HOMA_MODE_THREADED, false, 0, NULL), 0);
+	st.timeout_ticks = 3000;
+	assert_int_equal(api_open(&c.cli, HOMA_MODE_THREADED, false, &st), 0);
+	assert_int_equal(api_open(&c.srv, HOMA_MODE_THREADED, true, &st), 0);
+	assert_int_equal(api_open(&c.polled, HOMA_MODE_POLLED, false, NULL), 0);
+	assert_int_equal(api_open(&c.dead, HOMA_MODE_THREADED, false, NULL), 0);
 	assert_int_equal(homa_close(c.dead), 0);
-	c.srv_dst = test_dst(homa_local_port(c.srv));
+	c.srv_dst = api_dst(c.srv);
 	load_docs();
 	return 0;
 }
@@ -646,9 +783,9 @@ static void conformance__every_documented_code_is_covered(void **state)
 int main(int argc, char **argv)
 {
 	if (argc > 1 && strcmp(argv[1], "tcp") == 0)
-		test_transport = HOMA_TRANSPORT_TCP;
+		api_transport = HOMA_TRANSPORT_TCP;
 	else if (argc > 1 && strcmp(argv[1], "auto") == 0)
-		test_transport = HOMA_TRANSPORT_AUTO;
+		api_transport = HOMA_TRANSPORT_AUTO;
 	else if (argc > 1 && strcmp(argv[1], "homa") != 0)
 		return 2;
 	const struct CMUnitTest tests[] = {

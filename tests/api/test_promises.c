@@ -1,0 +1,323 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file test_promises.c
+ * What homa.h promises beyond its error codes (those are
+ * test_conformance.c's): homa_poll() waits as its timeout says even when
+ * the standby thread holds the poller role; a message is read as it
+ * arrives with homa_recv_partial_wait(), a response at the client and a
+ * request at the server (HOMA_RECV_PARTIAL); a send's own timeout
+ * (homa_send_opts) overrides the socket's; the earlier names are the
+ * same functions as the new ones.
+ */
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "api.h"
+
+/** A request sent from a thread after a delay. */
+struct later {
+	homa_socket *cli;
+	struct sockaddr_storage dst;
+	useconds_t delay_us;
+	const void *buf;
+	size_t len;
+	uint64_t id;
+	int err;
+};
+
+/** send_later() - Thread body: sleep, then send the request of @arg. */
+static void *send_later(void *arg)
+{
+	struct later *l = arg;
+
+	usleep(l->delay_us);
+	l->err = homa_request_buf(l->cli, (struct sockaddr *)&l->dst, l->buf, l->len, 0, &l->id);
+	return NULL;
+}
+
+/**
+ * homa_poll__waits_while_the_standby_polled() - A polled socket whose
+ * application was away (the standby thread drives it): homa_poll() with
+ * a timeout waits that long for packets, and with -1 until one arrives,
+ * instead of returning at once with nothing.
+ */
+static void homa_poll__waits_while_the_standby_polled(void **state)
+{
+	homa_socket *srv, *cli;
+	struct later l = {.delay_us = 300000, .buf = "p", .len = 1};
+	struct homa_message m;
+	pthread_t t;
+	uint64_t t0;
+	int n;
+
+	(void)state;
+	assert_int_equal(api_open(&srv, HOMA_MODE_POLLED, true, NULL), 0);
+	assert_int_equal(api_open(&cli, HOMA_MODE_THREADED, false, NULL), 0);
+	usleep(50000); /* away for 10 x resend_ticks: the standby polls */
+	t0 = api_now_ns();
+	assert_int_equal(homa_poll(srv, 200000000), 0);
+	assert_true(api_now_ns() - t0 >= 150000000);
+
+	usleep(50000);
+	l.cli = cli;
+	l.dst = api_dst(srv);
+	assert_int_equal(pthread_create(&t, NULL, send_later, &l), 0);
+	n = homa_poll(srv, -1);
+	pthread_join(t, NULL);
+	assert_int_equal(l.err, 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(homa_recv(srv, HOMA_RECV_REQUEST, 0, 0, &m), 0);
+	homa_message_release(&m);
+	homa_close(cli);
+	homa_close(srv);
+}
+
+/** A server thread that answers one request after a delay. */
+struct slow_server {
+	homa_socket *s;
+	useconds_t delay_us;
+	const void *reply;
+	size_t len;
+};
+
+/** slow_reply() - Thread body: take one request, wait, answer it. */
+static void *slow_reply(void *arg)
+{
+	struct slow_server *ss = arg;
+	struct homa_message m;
+
+	if (homa_recv(ss->s, HOMA_RECV_REQUEST, 0, 30000000000LL, &m))
+		return NULL;
+	usleep(ss->delay_us);
+	homa_reply_buf(ss->s, m.id, ss->reply, ss->len);
+	homa_message_release(&m);
+	return NULL;
+}
+
+/** fill() - Deterministic bytes. */
+static void fill(uint8_t *b, size_t len, uint8_t seed)
+{
+	for (size_t i = 0; i < len; i++)
+		b[i] = (uint8_t)(i * 131 + seed + (i >> 10));
+}
+
+/**
+ * read_all() - Read message @id of @len bytes with
+ * homa_recv_partial_wait() into @dst, checking the length reported.
+ * Return: the number of calls it took.
+ */
+static int read_all(homa_socket *s, uint64_t id, uint8_t *dst, size_t len)
+{
+	struct homa_partial info;
+	size_t off = 0;
+	int calls = 0;
+
+	while (off < len) {
+		int64_t n = homa_recv_partial_wait(s, id, off, dst + off, len - off,
+						   30000000000LL, &info);
+
+		calls++;
+		assert_true(n > 0);
+		assert_int_equal(info.length, len);
+		assert_true(info.arrived >= off + (size_t)n);
+		off += (size_t)n;
+	}
+	assert_int_equal(homa_recv_partial_wait(s, id, len, dst, 1, 0, &info), 0);
+	assert_true(info.complete);
+	return calls;
+}
+
+/**
+ * homa_recv_partial_wait__client_waits_for_the_response() - The call
+ * blocks until the first response bytes arrive (the server answers
+ * 200 ms late), then the whole response reads correctly and stays there
+ * for homa_recv().
+ */
+static void homa_recv_partial_wait__client_waits_for_the_response(void **state)
+{
+	enum { LEN = 300000 };
+	static uint8_t reply[LEN], got[LEN];
+	struct slow_server ss = {.delay_us = 200000, .reply = reply, .len = LEN};
+	homa_socket *cli;
+	struct sockaddr_storage dst;
+	struct homa_message m;
+	pthread_t t;
+	uint64_t id, t0;
+
+	(void)state;
+	fill(reply, LEN, 7);
+	assert_int_equal(api_open(&ss.s, HOMA_MODE_THREADED, true, NULL), 0);
+	assert_int_equal(api_open(&cli, HOMA_MODE_THREADED, false, NULL), 0);
+	dst = api_dst(ss.s);
+	assert_int_equal(pthread_create(&t, NULL, slow_reply, &ss), 0);
+	assert_int_equal(homa_request_buf(cli, (struct sockaddr *)&dst, "q", 1, 0, &id), 0);
+	assert_int_equal(homa_recv_partial_wait(cli, id, 0, got, LEN, 0, NULL), HOMA_EAGAIN);
+	t0 = api_now_ns();
+	read_all(cli, id, got, LEN);
+	assert_true(api_now_ns() - t0 >= 150000000);
+	assert_memory_equal(got, reply, LEN);
+	assert_int_equal(homa_recv(cli, HOMA_RECV_RESPONSE, id, 30000000000LL, &m), 0);
+	assert_int_equal(m.length, LEN);
+	homa_message_release(&m);
+	assert_int_equal(homa_recv_partial_wait(cli, id, 0, got, 1, 0, NULL), HOMA_ENOTFOUND);
+	pthread_join(t, NULL);
+	homa_close(cli);
+	homa_close(ss.s);
+}
+
+/**
+ * homa_recv_partial_wait__server_reads_a_request_as_it_arrives() - A 2 MB
+ * request taken with HOMA_RECV_PARTIAL as soon as it starts, read to the
+ * end with homa_recv_partial_wait(), answered, and never delivered again.
+ */
+static void homa_recv_partial_wait__server_reads_a_request_as_it_arrives(void **state)
+{
+	enum { LEN = 2 * 1024 * 1024 };
+	uint8_t *req = malloc(LEN), *got = malloc(LEN);
+	homa_socket *srv, *cli;
+	struct homa_message m, r;
+	struct later l = {.delay_us = 0, .len = LEN};
+	pthread_t t;
+
+	(void)state;
+	assert_non_null(req);
+	assert_non_null(got);
+	fill(req, LEN, 3);
+	assert_int_equal(api_open(&srv, HOMA_MODE_THREADED, true, NULL), 0);
+	assert_int_equal(api_open(&cli, HOMA_MODE_THREADED, false, NULL), 0);
+	/* the first call with HOMA_RECV_PARTIAL asks for announcements */
+	assert_int_equal(homa_recv(srv, HOMA_RECV_REQUEST | HOMA_RECV_PARTIAL, 0, 0, &m),
+			 HOMA_EAGAIN);
+	l.cli = cli;
+	l.dst = api_dst(srv);
+	l.buf = req;
+	assert_int_equal(pthread_create(&t, NULL, send_later, &l), 0);
+	assert_int_equal(homa_recv(srv, HOMA_RECV_REQUEST | HOMA_RECV_PARTIAL, 0,
+				   30000000000LL, &m), 0);
+	assert_int_equal(m.type, HOMA_RECV_PARTIAL);
+	assert_int_equal(m.length, LEN);
+	assert_int_equal(m.id & 1, 1);
+	assert_int_equal(homa_message_segment(&m, 0, &(const void *){NULL}), 0);
+	read_all(srv, m.id, got, LEN);
+	assert_memory_equal(got, req, LEN);
+	assert_int_equal(homa_reply_buf(srv, m.id, "ok", 2), 0);
+	assert_int_equal(homa_message_release(&m), 0);
+	/* answered: its bytes are gone, and the whole request never came again */
+	assert_int_equal(homa_recv_partial_wait(srv, m.id, 0, got, 1, 0, NULL), HOMA_ENOTFOUND);
+	assert_int_equal(homa_recv(srv, HOMA_RECV_REQUEST, 0, 0, &r), HOMA_EAGAIN);
+	pthread_join(t, NULL);
+	assert_int_equal(l.err, 0);
+	assert_int_equal(homa_recv(cli, HOMA_RECV_RESPONSE, l.id, 30000000000LL, &r), 0);
+	assert_int_equal(r.length, 2);
+	homa_message_release(&r);
+	homa_close(cli);
+	homa_close(srv);
+	free(req);
+	free(got);
+}
+
+/**
+ * homa_recv__partial_flag_takes_complete_requests_too() - A request that
+ * arrived whole before anyone asked comes as an ordinary request.
+ */
+static void homa_recv__partial_flag_takes_complete_requests_too(void **state)
+{
+	homa_socket *srv, *cli;
+	struct sockaddr_storage dst;
+	struct homa_message m;
+	uint64_t id;
+
+	(void)state;
+	assert_int_equal(api_open(&srv, HOMA_MODE_THREADED, true, NULL), 0);
+	assert_int_equal(api_open(&cli, HOMA_MODE_THREADED, false, NULL), 0);
+	dst = api_dst(srv);
+	assert_int_equal(homa_request_buf(cli, (struct sockaddr *)&dst, "abc", 3, 0, &id), 0);
+	assert_int_equal(homa_recv(srv, HOMA_RECV_REQUEST | HOMA_RECV_PARTIAL, 0,
+				   30000000000LL, &m), 0);
+	assert_int_equal(m.type, HOMA_RECV_REQUEST);
+	assert_int_equal(m.length, 3);
+	assert_int_equal(homa_reply_buf(srv, m.id, "d", 1), 0);
+	homa_message_release(&m);
+	assert_int_equal(homa_recv(cli, HOMA_RECV_RESPONSE, id, 30000000000LL, &m), 0);
+	homa_message_release(&m);
+	homa_close(cli);
+	homa_close(srv);
+}
+
+/**
+ * homa_request_opts__own_timeout_beats_the_socket() - A socket that would
+ * wait forever (send_timeout_ns -1) or not at all (0) for buffer space:
+ * one send's timeout_ns decides instead.
+ */
+static void homa_request_opts__own_timeout_beats_the_socket(void **state)
+{
+	static char buf[65536];
+	struct homa_open_opts o;
+	struct homa_settings st;
+	struct homa_send_opts so;
+	struct homa_iov iov;
+	homa_socket *srv, *s;
+	struct sockaddr_storage dst;
+	uint64_t id, t0;
+
+	(void)state;
+	assert_int_equal(api_open(&srv, HOMA_MODE_THREADED, true, NULL), 0);
+	dst = api_dst(srv);
+	homa_settings_default(&st);
+	st.max_tx_buffered = st.mtu;
+	iov.base = buf;
+	iov.len = st.mtu / 2 + 100; /* two do not fit */
+	for (int64_t sock_timeout = -1; sock_timeout <= 0; sock_timeout++) {
+		api_opts(&o, HOMA_MODE_THREADED, false, &st);
+		o.send_timeout_ns = sock_timeout;
+		assert_int_equal(homa_open(&s, &o), 0);
+		/* the server never answers: the first request keeps the budget */
+		assert_int_equal(homa_request_iov(s, (struct sockaddr *)&dst, &iov, 1, 0, &id), 0);
+		homa_send_opts_default(&so);
+		so.timeout_ns = 0;
+		assert_int_equal(homa_request_opts(s, (struct sockaddr *)&dst, &iov, 1, &so, &id),
+				 HOMA_EAGAIN);
+		so.timeout_ns = 50000000;
+		t0 = api_now_ns();
+		assert_int_equal(homa_request_opts(s, (struct sockaddr *)&dst, &iov, 1, &so, &id),
+				 HOMA_ETIME);
+		assert_true(api_now_ns() - t0 >= 40000000);
+		homa_close(s);
+	}
+	homa_close(srv);
+}
+
+/**
+ * names__aliases_are_the_same_functions() - The earlier names are the
+ * new functions themselves (no wrapper).
+ */
+static void names__aliases_are_the_same_functions(void **state)
+{
+	(void)state;
+	assert_ptr_equal((void *)homa_send, (void *)homa_request_buf);
+	assert_ptr_equal((void *)homa_send_request, (void *)homa_request_iov);
+	assert_ptr_equal((void *)homa_send_request_zc, (void *)homa_request_zc);
+	assert_ptr_equal((void *)homa_reply, (void *)homa_reply_iov);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(homa_poll__waits_while_the_standby_polled),
+		cmocka_unit_test(homa_recv_partial_wait__client_waits_for_the_response),
+		cmocka_unit_test(homa_recv_partial_wait__server_reads_a_request_as_it_arrives),
+		cmocka_unit_test(homa_recv__partial_flag_takes_complete_requests_too),
+		cmocka_unit_test(homa_request_opts__own_timeout_beats_the_socket),
+		cmocka_unit_test(names__aliases_are_the_same_functions),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
