@@ -154,6 +154,40 @@ static void bench_opts_parse__rejects(void **state)
 	assert_int_equal(parse(&o, a7), HOMA_EINVAL);
 }
 
+/**
+ * bench_opts_parse__getopt_long_forms() - --name=value, unambiguous
+ * prefixes and -h are accepted; ambiguous prefixes, values missing at the
+ * end and stray arguments are refused.
+ */
+static void bench_opts_parse__getopt_long_forms(void **state)
+{
+	struct bench_opts o;
+	const char *a[] = { "homa-bench", "client", "--port=4100", "--dur", "7",
+			    "--servers=127.0.0.1:4000", "--thr", "--json=x.json", NULL };
+	const char *b[] = { "homa-bench", "client", "--thread", NULL };   /* threads? threaded? */
+	const char *c[] = { "homa-bench", "server", "--port", NULL };
+	const char *d[] = { "homa-bench", "server", "stray", NULL };
+	const char *e[] = { "homa-bench", "server", "-h", NULL };
+	const char *f[] = { "homa-bench", "compare", "--json", "--rounds=2", NULL };
+
+	(void)state;
+	assert_int_equal(parse(&o, a), HOMA_EINVAL); /* --thr: threads or threaded */
+	a[6] = "--threaded";
+	assert_int_equal(parse(&o, a), 0);
+	assert_int_equal(o.port, 4100);
+	assert_true(o.duration == 7);
+	assert_string_equal(o.servers, "127.0.0.1:4000");
+	assert_false(o.polled);
+	assert_string_equal(o.json, "x.json");
+	assert_int_equal(parse(&o, b), HOMA_EINVAL);
+	assert_int_equal(parse(&o, c), HOMA_EINVAL);
+	assert_int_equal(parse(&o, d), HOMA_EINVAL);
+	assert_int_equal(parse(&o, e), 1);
+	assert_int_equal(parse(&o, f), 0);
+	assert_true(o.json_stdout);
+	assert_int_equal(o.rounds, 2);
+}
+
 /** --driver xdp takes its interface from --ifname, and is refused without one. */
 static void bench_opts_parse__xdp_driver(void **state)
 {
@@ -239,6 +273,7 @@ int main(void)
 		cmocka_unit_test(bench_opts_parse__compare_json_flag),
 		cmocka_unit_test(bench_opts_parse__rejects),
 		cmocka_unit_test(bench_opts_parse__observability_flags),
+		cmocka_unit_test(bench_opts_parse__getopt_long_forms),
 		cmocka_unit_test(bench_opts_parse__xdp_driver),
 		cmocka_unit_test(bench_opts_parse__observability_rejects),
 	};

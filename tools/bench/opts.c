@@ -2,6 +2,7 @@
 /* homa-bench command line. */
 #include "opts.h"
 
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,8 @@ static const char usage[] =
 "usage: homa-bench MODE [options]\n"
 "\n"
 "Measures Homa against kernel TCP (and plain UDP as a floor).\n"
+"Options are --name VALUE or --name=VALUE; an unambiguous prefix of a name\n"
+"will do (--dur 10). -h, --help: this text. A bad option or value exits 2.\n"
 "\n"
 "Modes:\n"
 "  server      answer RPCs on --port until SIGINT/SIGTERM\n"
@@ -370,6 +373,121 @@ static int check_obs(const struct bench_opts *o, bool multi)
 	return 0;
 }
 
+/** The options that take a value (set_enum(), set_num()). */
+static const char *const valued[] = {
+	"transport", "driver", "cc", "scenario", "pattern", "sync", "bind", "servers",
+	"workload", "json", "plot", "baseline", "pcap", "ifname", "response", "msg-bytes",
+	"port", "ctl-port", "threads", "rate", "load-gbps", "link-gbps", "outstanding",
+	"max-outstanding", "conns", "duration", "warmup", "seed", "buckets", "calib-count",
+	"homa-mtu", "homa-link-gbps", "rounds", "homa-unsched-bytes", "homa-max-incoming",
+	"metrics-port", "homa-nic-queue-us", "homa-pacer-slack-us", "homa-tick-us",
+	"homa-grant-step", "homa-grant-silence-rtts", "homa-resend-ticks", "rank", "steps",
+	"warmup-steps", "compute-us", "lookups", "devices", "background-gbps", "step-timeout",
+	"certs",
+};
+
+#define N_VALUED (sizeof(valued) / sizeof(valued[0]))
+
+/**
+ * long_options() - getopt_long()'s table for a mode: every valued option,
+ * the flags, and --help. --json is a flag in compare and demo (@multi)
+ * and takes a file elsewhere. @lo has room for N_VALUED + 6 entries.
+ */
+static void long_options(struct option *lo, bool multi)
+{
+	static const char *const flags[] = { "polled", "threaded", "quiet", "encrypt" };
+	size_t n = 0;
+
+	for (size_t i = 0; i < N_VALUED; i++) {
+		bool flag = multi && !strcmp(valued[i], "json");
+
+		lo[n++] = (struct option){ valued[i], flag ? no_argument : required_argument,
+					   NULL, 0 };
+	}
+	for (size_t i = 0; i < 4; i++)
+		lo[n++] = (struct option){ flags[i], no_argument, NULL, 0 };
+	lo[n++] = (struct option){ "help", no_argument, NULL, 'h' };
+	lo[n] = (struct option){ NULL, 0, NULL, 0 };
+}
+
+/**
+ * set_flag() - A flag without value: --polled, --threaded, --quiet,
+ * --encrypt, --json (compare).
+ */
+static void set_flag(struct bench_opts *o, const char *name)
+{
+	if (!strcmp(name, "encrypt"))
+		o->encrypt = true;
+	else if (!strcmp(name, "polled"))
+		o->polled = true;
+	else if (!strcmp(name, "threaded"))
+		o->polled = false;
+	else if (!strcmp(name, "quiet"))
+		o->quiet = true;
+	else
+		o->json_stdout = true;
+}
+
+/**
+ * set_valued() - Option --@name=@v. Return: 0 or HOMA_EINVAL (message on
+ * stderr).
+ */
+static int set_valued(struct bench_opts *o, const char *name, const char *v)
+{
+	char f[64];
+	int rc;
+
+	snprintf(f, sizeof(f), "--%s", name);
+	rc = set_enum(o, f, v);
+	if (rc == 0)
+		rc = set_num(o, f, v);
+	if (rc <= 0) {
+		fprintf(stderr, "homa-bench: bad value '%s' for %s (try --help)\n", v, f);
+		return HOMA_EINVAL;
+	}
+	return 0;
+}
+
+/**
+ * parse_args() - The options after the mode, with getopt_long(): --name
+ * value, --name=value, unambiguous prefixes of names, -h. Return: 0, 1
+ * (help printed) or HOMA_EINVAL (message on stderr).
+ */
+static int parse_args(int argc, char **argv, struct bench_opts *o, bool multi)
+{
+	struct option lo[N_VALUED + 6];
+	int c, idx;
+
+	long_options(lo, multi);
+	optind = 0; /* a fresh scan (bench_opts_parse() may be called again) */
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+:h", lo, &idx)) != -1) {
+		if (c == 'h') {
+			bench_usage(stdout);
+			return 1;
+		}
+		if (c == ':') {
+			fprintf(stderr, "homa-bench: %s needs a value (try --help)\n",
+				argv[optind - 1]);
+			return HOMA_EINVAL;
+		}
+		if (c == '?') {
+			fprintf(stderr, "homa-bench: unknown or ambiguous option '%s' (try --help)\n",
+				argv[optind - 1]);
+			return HOMA_EINVAL;
+		}
+		if (lo[idx].has_arg == no_argument)
+			set_flag(o, lo[idx].name);
+		else if (set_valued(o, lo[idx].name, optarg))
+			return HOMA_EINVAL;
+	}
+	if (optind < argc) {
+		fprintf(stderr, "homa-bench: unexpected argument '%s' (try --help)\n", argv[optind]);
+		return HOMA_EINVAL;
+	}
+	return 0;
+}
+
 int bench_opts_parse(int argc, char **argv, struct bench_opts *o)
 {
 	static const char *modes[] = { "server", "client", "calibrate", "compare", "demo",
@@ -389,42 +507,10 @@ int bench_opts_parse(int argc, char **argv, struct bench_opts *o)
 		return HOMA_EINVAL;
 	}
 	bool multi = !strcmp(o->mode, "compare") || !strcmp(o->mode, "demo");
-	for (int i = 2; i < argc; i++) {
-		const char *f = argv[i];
-		if (!strcmp(f, "--help") || !strcmp(f, "-h")) {
-			bench_usage(stdout);
-			return 1;
-		}
-		if (!strcmp(f, "--encrypt")) {
-			o->encrypt = true;
-			continue;
-		}
-		if (!strcmp(f, "--polled") || !strcmp(f, "--threaded") || !strcmp(f, "--quiet") ||
-		    (multi && !strcmp(f, "--json"))) {
-			if (f[2] == 'p') o->polled = true;
-			else if (f[2] == 't') o->polled = false;
-			else if (f[2] == 'q') o->quiet = true;
-			else o->json_stdout = true;
-			continue;
-		}
-		if (i + 1 >= argc) {
-			fprintf(stderr, "homa-bench: %s needs a value (try --help)\n", f);
-			return HOMA_EINVAL;
-		}
-		int rc = set_enum(o, f, argv[i + 1]);
-		if (rc == 0)
-			rc = set_num(o, f, argv[i + 1]);
-		if (rc == 0) {
-			fprintf(stderr, "homa-bench: unknown option '%s' (try --help)\n", f);
-			return HOMA_EINVAL;
-		}
-		if (rc < 0) {
-			fprintf(stderr, "homa-bench: bad value '%s' for %s (try --help)\n",
-				argv[i + 1], f);
-			return HOMA_EINVAL;
-		}
-		i++;
-	}
+	int rc = parse_args(argc - 1, argv + 1, o, multi);
+
+	if (rc)
+		return rc;
 	if (o->duration < 0)
 		o->duration = !strcmp(o->mode, "demo") ? 2 : !strcmp(o->mode, "compare") ? 3 : 5;
 	if ((o->rate > 0) + (o->load_gbps > 0) + (o->outstanding > 0) > 1) {
