@@ -34,7 +34,7 @@ for r in $(seq "$rounds"); do
 	for arm in new base; do
 		bin="$new"
 		[ $arm = base ] && bin="$tmp/base-bench"
-		printf '%s %s\n' "$arm" "$("$bin" "$threads" "$socks" "$secs" "$call")" | tee -a "$tmp/runs"
+		printf '%s %s\n' "$arm" "$("$bin" --threads "$threads" --sockets "$socks" --seconds "$secs" --call "$call")" | tee -a "$tmp/runs"
 	done
 done
 # medians per arm, then ratios new/base (calls/s, and CPU per call both ways)

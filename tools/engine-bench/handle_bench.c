@@ -8,10 +8,12 @@
  * figure is calls per second over all threads, with the process's CPU
  * (getrusage) and the host's busy CPU (/proc/stat) over the same window.
  *
- * Usage: homa-handle-bench THREADS SOCKETS SECONDS [recv|port]
- * Prints one line: "calls_per_s=... cpu_s=... busy_s=... wall_s=...".
+ * Usage: homa-handle-bench [--threads N] [--sockets N] [--seconds S]
+ * [--call recv|port] (getopt_long, -h/--help; exit status 2 on a bad
+ * option or value). Prints one line: "calls_per_s=... cpu_s=... busy_s=... wall_s=...".
  * scripts/handle-bench.sh runs it against two builds of the library.
  */
+#include <getopt.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -90,20 +92,99 @@ static void *worker(void *arg)
 	return NULL;
 }
 
-int main(int argc, char **argv)
+static const char usage[] =
+	"usage: homa-handle-bench [--threads N] [--sockets N] [--seconds S] [--call recv|port]\n"
+	"  --threads N     calling threads (default 8; 1..1024)\n"
+	"  --sockets N     sockets they cycle over (default 8; 1..4096)\n"
+	"  --seconds S     measured time (default 2; 0.01..3600)\n"
+	"  --call C        recv: homa_recv() with timeout 0 (default); port: homa_local_port()\n"
+	"  -h, --help      this text\n";
+
+/** The command line of one run. */
+struct args {
+	long threads, sockets;
+	double secs;
+};
+
+/**
+ * number() - Parse @v as a number in [@lo, @hi] for option --@name.
+ * Return: 0, or -1 after saying why on stderr.
+ */
+static int number(const char *name, const char *v, double lo, double hi, double *out)
 {
-	if (argc < 4) {
-		fprintf(stderr, "usage: %s THREADS SOCKETS SECONDS [recv|port]\n", argv[0]);
+	char *end;
+	double d = strtod(v, &end);
+
+	if (end == v || *end || !(d >= lo && d <= hi)) {
+		fprintf(stderr, "homa-handle-bench: --%s wants a number in [%g, %g], got '%s'\n",
+			name, lo, hi, v);
+		return -1;
+	}
+	*out = d;
+	return 0;
+}
+
+/**
+ * parse_args() - getopt_long over the command line into @a (and the
+ * global use_port). Return: 0, 1 (help printed), or 2 (bad option or
+ * value, said on stderr): the exit status.
+ */
+static int parse_args(int argc, char **argv, struct args *a)
+{
+	static const struct option opts[] = {
+		{"threads", required_argument, NULL, 't'}, {"sockets", required_argument, NULL, 's'},
+		{"seconds", required_argument, NULL, 'S'}, {"call", required_argument, NULL, 'c'},
+		{"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
+	};
+	double d = 0;
+	int c, bad = 0;
+
+	*a = (struct args){8, 8, 2};
+	while (!bad && (c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		if (c == 'h') {
+			fputs(usage, stdout);
+			return 1;
+		} else if (c == 't') {
+			bad = number("threads", optarg, 1, 1024, &d);
+			a->threads = (long)d;
+		} else if (c == 's') {
+			bad = number("sockets", optarg, 1, 4096, &d);
+			a->sockets = (long)d;
+		} else if (c == 'S') {
+			bad = number("seconds", optarg, 0.01, 3600, &a->secs);
+		} else if (c == 'c' && (!strcmp(optarg, "recv") || !strcmp(optarg, "port"))) {
+			use_port = !strcmp(optarg, "port");
+		} else {
+			if (c == 'c')
+				fprintf(stderr, "homa-handle-bench: --call is recv or port, not '%s'\n",
+					optarg);
+			bad = -1;
+		}
+	}
+	if (!bad && optind < argc) {
+		fprintf(stderr, "homa-handle-bench: unexpected argument '%s'\n", argv[optind]);
+		bad = -1;
+	}
+	if (bad) {
+		fputs(usage, stderr);
 		return 2;
 	}
-	int nthreads = atoi(argv[1]);
-	double secs = atof(argv[3]);
-	struct homa_open_opts o;
+	return 0;
+}
 
-	nsocks = atoi(argv[2]);
-	use_port = argc > 4 && !strcmp(argv[4], "port");
-	if (nthreads < 1 || nsocks < 1 || secs <= 0)
-		return 2;
+/** main() - Parse the options, open the sockets, run the threads, print the line. */
+int main(int argc, char **argv)
+{
+	struct homa_open_opts o;
+	struct args a;
+	int rc = parse_args(argc, argv, &a);
+
+	if (rc)
+		return rc == 1 ? 0 : rc;
+	int nthreads = (int)a.threads;
+	double secs = a.secs;
+
+	nsocks = (int)a.sockets;
 	socks = calloc((size_t)nsocks, sizeof(*socks));
 	pthread_t *th = calloc((size_t)nthreads, sizeof(*th));
 	unsigned long long *calls = calloc((size_t)nthreads, sizeof(*calls));
