@@ -268,20 +268,24 @@ void homa_send_opts_default(struct homa_send_opts *o)
 
 /**
  * import_opts() - Copy the caller's @o (NULL: defaults) into @out, reading
- * only @o->size bytes. Return: 0, or HOMA_EINVAL (size below
- * HOMA_SEND_OPTS_SIZE_MIN or above this library's struct, or a timeout
- * below -1 other than HOMA_SEND_TIMEOUT_SOCKET).
+ * only @o->size bytes, and point *@zcp at @zc filled with its release
+ * function (NULL when the send copies). Return: 0, or HOMA_EINVAL (size
+ * below HOMA_SEND_OPTS_SIZE_MIN or above this library's struct, or a
+ * timeout below -1 other than HOMA_SEND_TIMEOUT_SOCKET).
  */
-static int import_opts(const struct homa_send_opts *o, struct homa_send_opts *out)
+static int import_opts(const struct homa_send_opts *o, struct homa_send_opts *out,
+		       struct zc_req *zc, const struct zc_req **zcp)
 {
 	homa_send_opts_default(out);
-	if (!o)
-		return 0;
-	if (o->size < HOMA_SEND_OPTS_SIZE_MIN || o->size > sizeof(*out))
+	if (o && (o->size < HOMA_SEND_OPTS_SIZE_MIN || o->size > sizeof(*out)))
 		return HOMA_EINVAL;
-	memcpy(out, o, o->size);
+	if (o)
+		memcpy(out, o, o->size);
 	if (out->timeout_ns < -1 && out->timeout_ns != HOMA_SEND_TIMEOUT_SOCKET)
 		return HOMA_EINVAL;
+	zc->release = out->release;
+	zc->arg = out->arg;
+	*zcp = out->release ? zc : NULL;
 	return 0;
 }
 
@@ -291,15 +295,11 @@ int homa_request_opts(homa_socket *s, const struct sockaddr *dst,
 		      const struct homa_send_opts *o, uint64_t *id)
 {
 	struct homa_send_opts v;
+	const struct zc_req *zcp;
 	struct zc_req zc;
-	int err = import_opts(o, &v);
+	int err = import_opts(o, &v, &zc, &zcp);
 
-	if (err)
-		return err;
-	zc.release = v.release;
-	zc.arg = v.arg;
-	return start_request(s, dst, iov, iovcnt, v.cookie, id, v.release ? &zc : NULL,
-			     v.timeout_ns);
+	return err ? err : start_request(s, dst, iov, iovcnt, v.cookie, id, zcp, v.timeout_ns);
 }
 
 /** homa_reply_opts() - See homa.h. */
@@ -307,14 +307,11 @@ int homa_reply_opts(homa_socket *s, uint64_t id, const struct homa_iov *iov, int
 		    const struct homa_send_opts *o)
 {
 	struct homa_send_opts v;
+	const struct zc_req *zcp;
 	struct zc_req zc;
-	int err = import_opts(o, &v);
+	int err = import_opts(o, &v, &zc, &zcp);
 
-	if (err)
-		return err;
-	zc.release = v.release;
-	zc.arg = v.arg;
-	return send_reply(s, id, iov, iovcnt, v.release ? &zc : NULL, v.timeout_ns);
+	return err ? err : send_reply(s, id, iov, iovcnt, zcp, v.timeout_ns);
 }
 
 /*
