@@ -19,7 +19,7 @@ fi
 cd "$(dirname "$0")/.."
 build=${1:-build}; secs=${2:-8}; block=${3:-2}; unblock=${4:-4}
 retry=${RETRY_MS:-1000}
-tool="$(pwd)/$build/tools/fallback/homa-fallback"
+tool="$(pwd)/$build/homa-fallback"
 p="tpfb$$"
 cleanup() {
 	for n in s1 s2; do

@@ -147,7 +147,7 @@ class PeerDeadError(HomaError, builtins.ConnectionError):
 
 
 class NoServerError(HomaError, builtins.ConnectionRefusedError):
-    """HOMA_ENOSERVER: no server at the destination port took the request."""
+    """HOMA_ENOSERVER: nothing serves at the destination port (it said so, or ICMP unreachable came back)."""
 
     name = "HOMA_ENOSERVER"
     posix = _errno.ECONNREFUSED

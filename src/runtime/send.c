@@ -128,7 +128,8 @@ static int start_request(homa_socket *s, const struct sockaddr *dst,
 	err = !id ? HOMA_EINVAL : check_dst(rt, dst, &addr, &port);
 	if (!err && homa_tp_route(rt, &addr, port)) {
 		/* over TCP the request is written before the call returns */
-		err = homa_tp_send(rt, &addr, port, iov, iovcnt, cookie, id);
+		err = homa_tp_send(rt, &addr, port, iov, iovcnt, cookie,
+				   send_timeout(rt, timeout_ns), id);
 		if (!err && zc)
 			zc->release(zc->arg);
 		homa_rt_put(rt);
@@ -154,7 +155,8 @@ static int start_request(homa_socket *s, const struct sockaddr *dst,
 	}
 	homa_msg_discard(NULL, msg);
 	if (err == HOMA_EPEERDEAD && homa_tp_homa_dead(rt, &addr, port)) {
-		err = homa_tp_send(rt, &addr, port, iov, iovcnt, cookie, id);
+		err = homa_tp_send(rt, &addr, port, iov, iovcnt, cookie,
+				   send_timeout(rt, timeout_ns), id);
 		if (!err && zc)
 			zc->release(zc->arg);
 	}

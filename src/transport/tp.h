@@ -263,11 +263,13 @@ bool homa_tp_route(struct homa_rt *rt, const homa_addr *addr, uint16_t port);
  * homa_tp_send() - Start a client RPC over TCP (homa_send_request()).
  * Return: 0 (*@id set; a connection that cannot be opened ends the RPC
  * with HOMA_ENOSERVER or HOMA_ETIMEDOUT, reported by homa_recv());
- * HOMA_EMSGSIZE; HOMA_EAGAIN / HOMA_ETIME (no budget, send_timeout_ns);
- * HOMA_ESHUTDOWN; HOMA_ENOMEM; HOMA_EINVAL (bad @iov).
+ * HOMA_EMSGSIZE; HOMA_EAGAIN / HOMA_ETIME (no budget within @timeout_ns:
+ * 0 does not wait, < 0 waits for ever); HOMA_ESHUTDOWN; HOMA_ENOMEM;
+ * HOMA_EINVAL (bad @iov).
  */
 int homa_tp_send(struct homa_rt *rt, const homa_addr *addr, uint16_t port,
-		 const struct homa_iov *iov, int iovcnt, uint64_t cookie, uint64_t *id);
+		 const struct homa_iov *iov, int iovcnt, uint64_t cookie, int64_t timeout_ns,
+		 uint64_t *id);
 /**
  * homa_tp_reply() - homa_reply() for a request that came over TCP.
  * Return: TP_NOT_MINE (not such a request: let the engine answer), 0,

@@ -147,12 +147,12 @@ bool homa_tp_route(struct homa_rt *rt, const homa_addr *addr, uint16_t port)
 
 /**
  * wait_budget() - tp->lock held: wait until @len more request bytes fit
- * tp->max_tx (an empty budget always takes one), per send_timeout_ns.
+ * tp->max_tx (an empty budget always takes one), at most @t ns (0: not
+ * at all; < 0: for ever).
  * Return: 0 (charged), HOMA_EAGAIN, HOMA_ETIME or HOMA_ESHUTDOWN.
  */
-static int wait_budget(struct homa_tp *tp, uint64_t len)
+static int wait_budget(struct homa_tp *tp, uint64_t len, int64_t t)
 {
-	int64_t t = tp->rt->send_timeout_ns;
 	uint64_t until = homa_rt_deadline(t);
 
 	while (tp->tx_buffered && tp->tx_buffered + len > tp->max_tx) {
@@ -231,7 +231,8 @@ static void unreachable(struct homa_tp *tp, struct tp_crpc *r, int error)
 
 /** homa_tp_send() - See tp.h. */
 int homa_tp_send(struct homa_rt *rt, const homa_addr *addr, uint16_t port,
-		 const struct homa_iov *iov, int iovcnt, uint64_t cookie, uint64_t *id)
+		 const struct homa_iov *iov, int iovcnt, uint64_t cookie, int64_t timeout_ns,
+		 uint64_t *id)
 {
 	struct homa_tp *tp = rt->tp;
 	struct tp_crpc *r = NULL;
@@ -246,7 +247,7 @@ int homa_tp_send(struct homa_rt *rt, const homa_addr *addr, uint16_t port,
 		return HOMA_EMSGSIZE;
 	pthread_mutex_lock(&tp->lock);
 	p = tp_peer_get(tp, addr, port);
-	err = p ? wait_budget(tp, len) : HOMA_ENOMEM;
+	err = p ? wait_budget(tp, len, timeout_ns) : HOMA_ENOMEM;
 	pthread_mutex_unlock(&tp->lock);
 	if (err)
 		return err;

@@ -188,6 +188,22 @@ static void bench_opts_parse__getopt_long_forms(void **state)
 	assert_int_equal(o.rounds, 2);
 }
 
+/** --homa-transport picks the API's transport for the Homa arm; others are refused. */
+static void bench_opts_parse__homa_transport(void **state)
+{
+	struct bench_opts o;
+	const char *a[] = { "homa-bench", "compare", "--homa-transport", "tcp", NULL };
+	const char *b[] = { "homa-bench", "client", "--homa-transport=auto", NULL };
+	const char *c[] = { "homa-bench", "client", "--homa-transport", "sctp", NULL };
+
+	(void)state;
+	assert_int_equal(parse(&o, a), 0);
+	assert_int_equal(o.homa_transport, HOMA_TRANSPORT_TCP);
+	assert_int_equal(parse(&o, b), 0);
+	assert_int_equal(o.homa_transport, HOMA_TRANSPORT_AUTO);
+	assert_int_equal(parse(&o, c), HOMA_EINVAL);
+}
+
 /** --driver xdp takes its interface from --ifname, and is refused without one. */
 static void bench_opts_parse__xdp_driver(void **state)
 {
@@ -275,6 +291,7 @@ int main(void)
 		cmocka_unit_test(bench_opts_parse__observability_flags),
 		cmocka_unit_test(bench_opts_parse__getopt_long_forms),
 		cmocka_unit_test(bench_opts_parse__xdp_driver),
+		cmocka_unit_test(bench_opts_parse__homa_transport),
 		cmocka_unit_test(bench_opts_parse__observability_rejects),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -383,7 +383,7 @@ static const char *const valued[] = {
 	"metrics-port", "homa-nic-queue-us", "homa-pacer-slack-us", "homa-tick-us",
 	"homa-grant-step", "homa-grant-silence-rtts", "homa-resend-ticks", "rank", "steps",
 	"warmup-steps", "compute-us", "lookups", "devices", "background-gbps", "step-timeout",
-	"certs",
+	"certs", "homa-transport",
 };
 
 #define N_VALUED (sizeof(valued) / sizeof(valued[0]))
