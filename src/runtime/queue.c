@@ -128,7 +128,7 @@ void homa_rt_collect(struct homa_rt *rt)
 				homa_engine_msg_release(rt->engine, ev.msg);
 			continue;
 		}
-		item->ev = ev;
+		*item = (struct rt_item){.ev = ev};  /* tcp false: the engine's */
 		homa_rt_deliver(rt, item);
 	}
 	if (rt->data_waiters)
