@@ -6,6 +6,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "helpers.h"
@@ -142,6 +143,15 @@ bool test_check_response(const struct homa_message *m, size_t len, uint64_t seed
 	}
 	free(want);
 	return ok && off == len;
+}
+
+/** test_now_ms() - See helpers.h. */
+int64_t test_now_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
 }
 
 /** test_is_root() - See helpers.h. */

@@ -77,4 +77,11 @@ bool test_check_response(const struct homa_message *m, size_t len, uint64_t seed
 /** test_is_root() - True if raw sockets can be opened (euid 0). */
 bool test_is_root(void);
 
+/**
+ * test_now_ms() - The monotonic clock in milliseconds. Tests bound their
+ * waits with it, never with a count of wake-ups: a raw socket wakes for
+ * every other test's protocol-146 packets too.
+ */
+int64_t test_now_ms(void);
+
 #endif /* HOMA_TEST_RT_HELPERS_H */

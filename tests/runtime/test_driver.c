@@ -22,6 +22,7 @@
 #include <cmocka.h>
 
 #include "driver.h"
+#include "helpers.h"
 
 /** cfg_loopback() - A config bound to 127.0.0.1:@port. */
 static struct homa_driver_config cfg_loopback(uint16_t port, bool offload)
@@ -53,7 +54,7 @@ static void fake_packet(uint8_t *buf, size_t len, uint16_t sport, uint16_t dport
 }
 
 /**
- * recv_all() - Receive from @d until @want packets arrived or 2 s passed;
+ * recv_all() - Receive from @d until @want packets arrived or 5 s passed;
  * copy each into @store (1500-byte slots) and its length into @lens.
  */
 static int recv_all(struct homa_driver *d, int want, uint8_t (*store)[1500],
@@ -61,7 +62,7 @@ static int recv_all(struct homa_driver *d, int want, uint8_t (*store)[1500],
 {
 	int got = 0;
 
-	for (int tries = 0; got < want && tries < 200; tries++) {
+	for (int64_t end = test_now_ms() + 5000; got < want && test_now_ms() < end;) {
 		struct pollfd p = {.fd = d->fd, .events = POLLIN};
 		struct homa_io_rx *rx;
 		int n;
@@ -351,7 +352,7 @@ static void check_rx_priorities(int kind, const char *from, const char *to,
 			.dport = b->port, .priority = (uint8_t)(i < 8 ? 7 - i : 2)};
 	}
 	assert_int_equal(a->ops->send(a, tx, 14), 14);
-	for (int tries = 0; got < 14 && tries < 200; tries++) {
+	for (int64_t end = test_now_ms() + 5000; got < 14 && test_now_ms() < end;) {
 		struct pollfd p = {.fd = b->fd, .events = POLLIN};
 		struct homa_io_rx *rx;
 		int n;

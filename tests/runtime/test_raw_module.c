@@ -24,7 +24,6 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -58,15 +57,6 @@ static uint16_t csum(const uint8_t *p, size_t len)
  * waits are bounded by time, never by a count of wake-ups). */
 #define WAIT_MS 10000
 
-/** now_ms() - The monotonic clock in milliseconds. */
-static int64_t now_ms(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
-}
-
 /**
  * catch_packet() - Read protocol-146 packets on @fd (IPv4 header first)
  * for up to WAIT_MS until one goes to Homa port @dport; copy its first
@@ -75,10 +65,10 @@ static int64_t now_ms(void)
  */
 static bool catch_packet(int fd, uint16_t dport, uint8_t *q)
 {
-	int64_t end = now_ms() + WAIT_MS;
+	int64_t end = test_now_ms() + WAIT_MS;
 	uint8_t buf[2048];
 
-	while (now_ms() < end) {
+	while (test_now_ms() < end) {
 		struct pollfd p = {.fd = fd, .events = POLLIN};
 		ssize_t n;
 		size_t ihl;
@@ -203,7 +193,7 @@ static void driver__port_unreachable_reported(void **state)
 	other[1] ^= 1;  /* another process's port */
 	send_unreach(3, other);
 	send_unreach(3, q);
-	for (int64_t end = now_ms() + WAIT_MS; now_ms() < end && !got;) {
+	for (int64_t end = test_now_ms() + WAIT_MS; test_now_ms() < end && !got;) {
 		p = (struct pollfd){.fd = d->fd, .events = POLLIN};
 		poll(&p, 1, 10);
 		while (d->ops->recv(d, &rx) > 0)
@@ -263,7 +253,7 @@ static void driver__keeps_acks_for_its_port(void **state)
 	assert_int_equal(a->ops->send(a, tx, 2), 2);
 	/* Packets go out in order: once "with" arrived, "without" was seen
 	 * (and filtered, with other tests' packets: hence >= 1 below). */
-	for (int64_t end = now_ms() + WAIT_MS; now_ms() < end && n < 1;) {
+	for (int64_t end = test_now_ms() + WAIT_MS; test_now_ms() < end && n < 1;) {
 		struct pollfd p = {.fd = c->fd, .events = POLLIN};
 		int r;
 
