@@ -178,7 +178,7 @@ calibrate_arm() {
 baseline_merge() {
   local wl=$1 out=$2 arm files=()
   for arm in "${ARMS[@]}"; do files+=("$TB_OUT/baselines/$wl.${arm%%+*}"); done
-  python3 "$TB_LIB/report.py" baseline "$out" "${files[@]}"
+  "$TB_PYTHON" "$TB_LIB/report.py" baseline "$out" "${files[@]}"
 }
 
 # Starts one client on host I for ARM; JSON to DIR/client-hI.json.
@@ -238,10 +238,16 @@ cpustat_start() {
 }
 
 # Prints one snapshot labelled TAG: the per-CPU lines of /proc/stat and
-# "TAG wall SECONDS" (CLOCK_REALTIME, read right after them).
+# "TAG wall SECONDS" (CLOCK_REALTIME, read right after them). Only shell
+# builtins: on the loaded machine starting sed or date took up to a second,
+# time that fell between the idle counters and the wall clock and so was
+# counted as busy (or, at the window's start, as idle).
 cpustat_snap() {
-  sed "s/^/$1 /" /proc/stat | grep "^$1 cpu[0-9]"
-  echo "$1 wall $(date +%s.%N)"
+  local l lines=()
+  while read -r l; do [[ $l == cpu[0-9]* ]] && lines+=("$1 $l"); done </proc/stat
+  local now=$EPOCHREALTIME
+  printf '%s\n' "${lines[@]}"
+  echo "$1 wall ${now/,/.}"
 }
 
 # run floor: priority-7 UDP probes from the last host through an echo on h0,
@@ -322,7 +328,7 @@ run_case() {
   for arm in "${ARMS[@]}"; do calibrate_arm "${arm%%+*}" "$wl"; done
   baseline_merge "$wl" "$dir/baseline.txt"
   for arm in "${ARMS[@]}"; do run_arm "$kind" "$arm" "$dir" "$wl" "$frac"; done
-  python3 "$TB_LIB/report.py" case "$dir" "$name" "$wl" "$frac" "$TB_RATE_MBIT" "$TB_HOSTS" "${ARMS[@]}"
+  "$TB_PYTHON" "$TB_LIB/report.py" case "$dir" "$name" "$wl" "$frac" "$TB_RATE_MBIT" "$TB_HOSTS" "${ARMS[@]}"
 }
 
 # Dispatches a homa-bench experiment (see scripts/testbed help).
@@ -350,5 +356,5 @@ bench_run() {
       bench_run alltoall; bench_run incast; bench_run coexist; bench_run floor
       exp_collective ;;
   esac
-  [[ $exp == all ]] || python3 "$TB_LIB/report.py" index "$TB_OUT" >"$TB_OUT/summary.md"
+  [[ $exp == all ]] || "$TB_PYTHON" "$TB_LIB/report.py" index "$TB_OUT" >"$TB_OUT/summary.md"
 }

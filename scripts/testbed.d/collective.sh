@@ -74,6 +74,14 @@ coll_device_start() {
   BG_PIDS+=($!)
 }
 
+# Appends "PHASE SECONDS" to DIR/phases.txt: seconds since the previous
+# phase of the arm (COLL_T), so an arm's start and stop cost is visible.
+coll_phase() {
+  local now=$EPOCHREALTIME
+  awk -v p="$2" -v a="$COLL_T" -v b="$now" 'BEGIN { printf "%s %.2f\n", p, b - a }' >>"$1/phases.txt"
+  COLL_T=$now
+}
+
 # One arm of one case: servers, background (if PCT > 0), the devices. The
 # device of host 0 reports the hosts' busy CPU over the steps (wall time x
 # host CPUs minus /proc/stat idle and iowait) beside the devices' getrusage.
@@ -82,12 +90,17 @@ coll_arm() {
   read -r steps warm <<<"$(coll_steps "$p" "$pct")"
   mkdir -p "$ad"
   BULK_PIDS=()
+  COLL_T=$EPOCHREALTIME
+  : >"$ad/phases.txt"
   log "collective $p, background ${pct}%: arm $arm, $steps steps after $warm warm-up"
+  qwatch_spawn "$ad/queues.json"
   servers_start "$base" "$ad" $(seq 0 $((TB_HOSTS - 1)))
-  ((pct > 0)) && coll_bg_start "$arm" "$ad" "$pct"
+  coll_phase "$ad" servers
+  ((pct > 0)) && coll_bg_start "$arm" "$ad" "$pct" && coll_phase "$ad" background
   COLL_BOARD=$(mktemp /dev/shm/homa-coll.XXXXXX)
   : >"$COLL_BOARD"
-  qwatch_start "$ad/queues.json"
+  qwatch_wait "$ad/queues.json"
+  coll_phase "$ad" qwatch-ready
   local b flags all
   b=$(bench_bin)
   flags=$(arm_flags "$arm")
@@ -95,11 +108,16 @@ coll_arm() {
   for ((i = 0; i < TB_HOSTS; i++)); do
     coll_device_start "$i" "$ad" "$p" "$steps" "$warm" "$b" "$flags" "$all"
   done
+  coll_phase "$ad" devices-started
   local rc=0
   wait_bg || rc=1
+  coll_phase "$ad" devices-done
   qwatch_stop
+  coll_phase "$ad" qwatch-stop
   bulk_stop
+  coll_phase "$ad" background-stop
   servers_stop
+  coll_phase "$ad" servers-stop
   rm -f "$COLL_BOARD"
   COLL_BOARD=""
   ((rc == 0)) || log "warning: a device of $arm failed (see $ad/device-h*.log)"
@@ -120,6 +138,6 @@ exp_collective() {
       for arm in "${ARMS[@]}"; do coll_arm "$arm" "$d/$p-bg$pct" "$p" "$pct"; done
     done
   done
-  python3 "$TB_LIB/collective.py" "$d" "$TB_RATE_MBIT" "$TB_HOSTS" "${ARMS[@]}" | tee "$d/summary.md"
+  "$TB_PYTHON" "$TB_LIB/collective.py" "$d" "$TB_RATE_MBIT" "$TB_HOSTS" "${ARMS[@]}" | tee "$d/summary.md"
   log "collective ($TB_COLL_MODE) took $((SECONDS - t0)) s"
 }

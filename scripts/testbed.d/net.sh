@@ -286,5 +286,5 @@ tb_status() {
   tb_require_root
   tb_load_state
   tb_summary
-  swexec python3 "$TB_LIB/qstats.py" table
+  swexec "$TB_PYTHON" "$TB_LIB/qstats.py" table
 }

@@ -20,14 +20,39 @@ wait_bg() {
   return $rc
 }
 
-# Starts the switch queue sampler writing OUT; sets QWATCH_PID.
+# Sets TB_PYTHON, unless given, to the interpreter `python3` runs, asked
+# once: a version manager's shim first in PATH (pyenv's) resolves it anew
+# on every start, which took 15 s per start on the loaded machine and, for
+# the queue sampler of every collective arm, most of the arm's time.
+tb_python() {
+  [[ -n ${TB_PYTHON:-} ]] && return
+  command -v python3 >/dev/null || die "missing command 'python3' (run scripts/deps.sh)"
+  TB_PYTHON=$(python3 -c 'import sys; print(sys.executable)') || die "python3 does not start"
+}
+
+# Starts the switch queue sampler writing OUT on the switch's CPU (it runs
+# tc five times a second, CPU the hosts' would otherwise lose) and waits
+# until it samples; sets QWATCH_PID.
 qwatch_start() {
-  local n
+  qwatch_spawn "$1"
+  qwatch_wait "$1"
+}
+
+# Starts the queue sampler writing OUT without waiting for it (its start
+# then overlaps the caller's other set-up); qwatch_wait OUT waits.
+qwatch_spawn() {
   rm -f "$1.ready"
-  ip netns exec "$TB_SW" nice -n 10 python3 "$TB_LIB/qstats.py" watch "$1" 0.2 &
+  ip netns exec "$TB_SW" nice -n 10 taskset -c "$TB_SWITCH_CPU" \
+    "$TB_PYTHON" "$TB_LIB/qstats.py" watch "$1" 0.2 &
   QWATCH_PID=$!
-  for ((n = 0; n < 100; n++)); do [[ -e $1.ready ]] && break; sleep 0.05; done
-  [[ -e $1.ready ]] || die "queue sampler did not start"
+}
+
+# Waits until the sampler writing OUT samples: up to 60 s of clock time
+# (not a count of sleeps, which a loaded machine stretches).
+qwatch_wait() {
+  local end=$((SECONDS + 60))
+  while [[ ! -e $1.ready ]] && ((SECONDS < end)); do sleep 0.05; done
+  [[ -e $1.ready ]] || die "queue sampler did not start within 60 s"
   rm -f "$1.ready"
 }
 
@@ -110,7 +135,7 @@ exp_fabric() {
   wait_bg
   qwatch_stop
   srv_stop
-  python3 "$TB_LIB/report.py" fabric "$d" "$TB_RATE_MBIT" "$TB_BUFFER" $((sn1 - sn0)) | tee "$d/summary.txt"
+  "$TB_PYTHON" "$TB_LIB/report.py" fabric "$d" "$TB_RATE_MBIT" "$TB_BUFFER" $((sn1 - sn0)) | tee "$d/summary.txt"
 }
 
 # Dispatches an experiment by name.
