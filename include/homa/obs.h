@@ -194,6 +194,12 @@ enum homa_pcap_dir {
 	HOMA_PCAP_RX = 1,
 };
 
+/**
+ * TOS / traffic-class bit (DSCP's lowest) set in the IP header of a
+ * captured packet that travelled encrypted (struct homa_pcap_pkt.encrypted).
+ */
+#define HOMA_PCAP_TOS_ENCRYPTED 0x04
+
 /** Counts kept by a capture. */
 struct homa_pcap_stats {
 	uint64_t seen[2];       /**< packets offered, by enum homa_pcap_dir */
@@ -225,6 +231,11 @@ struct homa_pcap_pkt {
 	uint8_t priority;     /**< 0..7, written as DSCP: TOS/traffic class = priority << 5 */
 	uint8_t dir;          /**< enum homa_pcap_dir */
 	uint8_t transport;    /**< enum homa_pcap_transport */
+	/**
+	 * Nonzero: the packet travelled encrypted (PSP) and @data is its clear
+	 * text; written as the lowest DSCP bit (TOS/traffic class bit 0x04).
+	 */
+	uint8_t encrypted;
 	uint64_t ts_ns;       /**< wall-clock ns since the Unix epoch; 0 = now */
 };
 

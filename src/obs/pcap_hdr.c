@@ -3,11 +3,18 @@
  * @file pcap_hdr.c
  * Synthesized IP and UDP headers for captured packets: what the packet
  * looked like on the wire, with DSCP carrying the Homa priority (TOS or
- * traffic class = priority << 5) and valid checksums.
+ * traffic class = priority << 5) and, in its lowest bit (0x04), whether
+ * the packet travelled encrypted; valid checksums.
  */
 #include <string.h>
 
 #include "pcap_hdr.h"
+
+/** tos() - TOS / traffic class of @p: priority << 5, 0x04 if it travelled encrypted. */
+static uint8_t tos(const struct homa_pcap_pkt *p)
+{
+	return (uint8_t)(p->priority << 5 | (p->encrypted ? HOMA_PCAP_TOS_ENCRYPTED : 0));
+}
 
 /** put16() - Store @v big-endian at @p. */
 static void put16(uint8_t *p, uint32_t v)
@@ -70,7 +77,7 @@ static int ipv4_prefix(const struct homa_pcap_pkt *p, uint16_t id, bool cut, uin
 		return HOMA_EINVAL;
 	memset(o, 0, 20);
 	o[0] = 0x45;
-	o[1] = (uint8_t)(p->priority << 5);
+	o[1] = tos(p);
 	put16(o + 2, (uint32_t)total);
 	put16(o + 4, id);
 	put16(o + 6, 0x4000);            /* don't fragment */
@@ -101,7 +108,7 @@ static int ipv6_prefix(const struct homa_pcap_pkt *p, uint8_t *o)
 	int udp = p->transport == HOMA_PCAP_UDP;
 	size_t plen = (udp ? 8 : 0) + p->len;
 	uint8_t pseudo[40];
-	uint8_t tclass = (uint8_t)(p->priority << 5);
+	uint8_t tclass = tos(p);
 
 	if (plen > 0xffff)
 		return HOMA_EINVAL;

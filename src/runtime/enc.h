@@ -34,6 +34,9 @@ struct rt_enc {
 	struct enc_dest *dests;             /**< under rt->lock */
 	uint64_t kx_done, kx_failed;        /**< under rt->lock */
 	struct homa_rt *rt;
+	uint8_t *cap_buf;                   /**< capture on: the last packet sealed, in clear */
+	size_t cap_len;                     /**< its length; 0: none to capture */
+	uint8_t rx_priority;                /**< priority of the packet being opened */
 };
 
 /** homa_rt_enc_maybe_rotate() - Under rt->lock: rotate the master keys if their time has come. */

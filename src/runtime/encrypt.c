@@ -5,7 +5,8 @@
  * plugged into the engine's packet hooks, the TLS 1.3 key-exchange
  * service of server sockets, the client's exchange before its first
  * packet to a destination (and again at half the association's
- * lifetime), and master-key rotation by time.
+ * lifetime), master-key rotation by time, and the capture of encrypted
+ * packets as clear text (with the "encrypted" flag).
  *
  * Locking: the PSP state is used by the hooks under rt->lock, so every
  * other use takes rt->lock too. Exchanges of one socket are serialized
@@ -43,23 +44,72 @@ uint64_t homa_rt_enc_lifetime(const struct rt_enc *x, uint64_t now)
 	return x->next_rotate + x->rotate_ns - now;
 }
 
-/** hook_seal() - The engine's seal_to hook: PSP's. */
+/**
+ * keep_clear() - With capture on, copy the @len-byte clear packet at @pkt
+ * to x->cap_buf (allocated on first use, rt->pkt_cap bytes) for
+ * homa_rt_enc_capture_tx(). Return: true if copied.
+ */
+static bool keep_clear(struct rt_enc *x, const uint8_t *pkt, size_t len)
+{
+	x->cap_len = 0;
+	if (!x->rt->obs.pcap || len > x->rt->pkt_cap)
+		return false;
+	if (!x->cap_buf)
+		x->cap_buf = malloc(x->rt->pkt_cap);
+	if (!x->cap_buf)
+		return false;
+	memcpy(x->cap_buf, pkt, len);
+	return true;
+}
+
+/** hook_seal() - The engine's seal_to hook: PSP's (and the clear text kept for a capture). */
 static int hook_seal(void *ctx, const homa_addr *dst, uint8_t *pkt, size_t hdr_len, size_t len,
 		     size_t cap)
 {
 	struct rt_enc *x = ctx;
+	bool kept = keep_clear(x, pkt, len);
+	int r = x->inner.seal_to(x->psp, dst, pkt, hdr_len, len, cap);
 
-	return x->inner.seal_to(x->psp, dst, pkt, hdr_len, len, cap);
+	if (kept && r >= 0)
+		x->cap_len = len;
+	return r;
 }
 
-/** hook_open() - The engine's open hook: PSP's, and a clock look every 256 packets. */
+/**
+ * hook_open() - The engine's open hook: PSP's, a clock look every 256
+ * packets, and the opened packet to the capture (with the priority
+ * homa_rt_enc_rx_note() gave).
+ */
 static int hook_open(void *ctx, const homa_addr *src, uint8_t *pkt, size_t len)
 {
 	struct rt_enc *x = ctx;
+	int r;
 
 	if (x->rotate_ns && (++x->ticks & 255) == 0)
 		homa_rt_enc_maybe_rotate(x, homa_rt_now());
-	return x->inner.open(x->psp, src, pkt, len);
+	r = x->inner.open(x->psp, src, pkt, len);
+	if (r >= 0 && x->rt->obs.pcap)
+		homa_rt_obs_packet(x->rt, HOMA_PCAP_RX, 0, pkt, (size_t)r, src, x->rx_priority, true);
+	return r;
+}
+
+/** homa_rt_enc_capture_tx() - See rt.h. */
+void homa_rt_enc_capture_tx(struct homa_rt *rt, const struct homa_tx *tx)
+{
+	struct rt_enc *x = rt->enc;
+
+	if (!x || !x->cap_len)
+		return;
+	homa_rt_obs_packet(rt, HOMA_PCAP_TX, 0, x->cap_buf, x->cap_len, &tx->dst, tx->priority,
+			   true);
+	x->cap_len = 0;
+}
+
+/** homa_rt_enc_rx_note() - See rt.h. */
+void homa_rt_enc_rx_note(struct homa_rt *rt, uint8_t priority)
+{
+	if (rt->enc)
+		rt->enc->rx_priority = priority;
 }
 
 /**
@@ -190,6 +240,7 @@ void homa_rt_enc_close(struct homa_rt *rt)
 	}
 	for (int i = 0; i < 3; i++)
 		free(x->files[i]);
+	free(x->cap_buf);
 	pthread_mutex_destroy(&x->kx_lock);
 	free(x);
 	rt->enc = NULL;

@@ -130,8 +130,10 @@ int homa_rt_input(struct homa_rt *rt)
 
 		for (int k = 0; k < n; k++) {
 			struct homa_io_rx *p = &rx[rt->rx_order[k]];
-			int r = homa_engine_input(rt->engine, &p->src, p->data, p->len, now);
+			int r;
 
+			homa_rt_enc_rx_note(rt, p->priority);
+			r = homa_engine_input(rt->engine, &p->src, p->data, p->len, now);
 			if (r >= HOMA_INPUT_DROPPED)
 				homa_rt_obs_drop(rt, &p->src, r);
 		}

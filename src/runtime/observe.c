@@ -35,17 +35,18 @@ static homa_addr local_for(const struct homa_rt *rt, const homa_addr *peer)
 	return (homa_addr){{0}};
 }
 
-/**
- * capture() - Write one packet of @len bytes at @data to the capture, sent
- * to (HOMA_PCAP_TX) or received from (HOMA_PCAP_RX) @peer at @priority,
- * stamped @ts_ns. The caller checked that capture is on.
- */
-static void capture(struct homa_rt *rt, uint8_t dir, uint64_t ts_ns, const uint8_t *data,
-		    size_t len, const homa_addr *peer, uint8_t priority)
+/** homa_rt_obs_packet() - See observe.h. */
+void homa_rt_obs_packet(struct homa_rt *rt, uint8_t dir, uint64_t ts_ns, const uint8_t *data,
+			size_t len, const homa_addr *peer, uint8_t priority, bool encrypted)
 {
 	struct homa_pcap_pkt p = {.dir = dir, .transport = rt->obs.transport, .ts_ns = ts_ns,
-				  .data = data, .len = len, .priority = priority};
+				  .data = data, .len = len, .priority = priority,
+				  .encrypted = encrypted};
 
+	if (!rt->obs.pcap)
+		return;
+	if (!ts_ns)
+		p.ts_ns = wall_ns();
 	if (dir == HOMA_PCAP_TX) {
 		p.dst = *peer;
 		p.src = local_for(rt, peer);
@@ -61,12 +62,12 @@ void homa_rt_obs_tx(struct homa_rt *rt, const struct homa_io_tx *pkts, int n)
 {
 	uint64_t ts;
 
-	if (!rt->obs.pcap)
-		return;
+	if (!rt->obs.pcap || rt->enc)
+		return;  /* encrypted sockets record the clear text (encrypt.c) */
 	ts = wall_ns();
 	for (int i = 0; i < n; i++)
-		capture(rt, HOMA_PCAP_TX, ts, pkts[i].data, pkts[i].len, &pkts[i].dst,
-			pkts[i].priority);
+		homa_rt_obs_packet(rt, HOMA_PCAP_TX, ts, pkts[i].data, pkts[i].len, &pkts[i].dst,
+			pkts[i].priority, false);
 }
 
 /** homa_rt_obs_rx() - See observe.h. */
@@ -74,12 +75,12 @@ void homa_rt_obs_rx(struct homa_rt *rt, const struct homa_io_rx *pkts, int n)
 {
 	uint64_t ts;
 
-	if (!rt->obs.pcap)
-		return;
+	if (!rt->obs.pcap || rt->enc)
+		return;  /* encrypted sockets record the clear text (encrypt.c) */
 	ts = wall_ns();
 	for (int i = 0; i < n; i++)
-		capture(rt, HOMA_PCAP_RX, ts, pkts[i].data, pkts[i].len, &pkts[i].src,
-			pkts[i].priority);
+		homa_rt_obs_packet(rt, HOMA_PCAP_RX, ts, pkts[i].data, pkts[i].len, &pkts[i].src,
+			pkts[i].priority, false);
 }
 
 /** homa_rt_obs_drop() - See observe.h. */

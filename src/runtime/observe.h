@@ -9,6 +9,7 @@
 #ifndef HOMA_RT_OBSERVE_H
 #define HOMA_RT_OBSERVE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "homa/obs.h"
@@ -34,10 +35,26 @@ struct rt_obs {
  */
 int homa_rt_obs_open(struct homa_rt *rt, const struct homa_open_opts *o);
 
-/** homa_rt_obs_tx() - Capture @n packets about to be sent. */
+/**
+ * homa_rt_obs_packet() - Capture one packet of @len bytes at @data, sent
+ * to (HOMA_PCAP_TX) or received from (HOMA_PCAP_RX) @peer at @priority,
+ * stamped @ts_ns (0: now); @encrypted: it travelled sealed and @data is
+ * its clear text. No-op when capture is off.
+ */
+void homa_rt_obs_packet(struct homa_rt *rt, uint8_t dir, uint64_t ts_ns, const uint8_t *data,
+			size_t len, const homa_addr *peer, uint8_t priority, bool encrypted);
+
+/**
+ * homa_rt_obs_tx() - Capture @n packets about to be sent (encrypted
+ * sockets: nothing, their clear text is captured as it is sealed).
+ */
 void homa_rt_obs_tx(struct homa_rt *rt, const struct homa_io_tx *pkts, int n);
 
-/** homa_rt_obs_rx() - Capture @n packets just received (before the engine sees them). */
+/**
+ * homa_rt_obs_rx() - Capture @n packets just received, before the engine
+ * sees them (encrypted sockets: nothing, their clear text is captured
+ * once it is opened).
+ */
 void homa_rt_obs_rx(struct homa_rt *rt, const struct homa_io_rx *pkts, int n);
 
 /**

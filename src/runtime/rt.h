@@ -468,4 +468,17 @@ void homa_rt_enc_close(struct homa_rt *rt);
  */
 int homa_rt_enc_ready(struct homa_rt *rt, const homa_addr *addr, uint16_t port);
 
+/**
+ * homa_rt_enc_capture_tx() - Under rt->lock, right after the engine
+ * output packet @tx: with capture on, record the clear text of the packet
+ * just sealed (flagged encrypted). No-op for clear sockets.
+ */
+void homa_rt_enc_capture_tx(struct homa_rt *rt, const struct homa_tx *tx);
+
+/**
+ * homa_rt_enc_rx_note() - Under rt->lock, before homa_engine_input(): the
+ * priority the packet arrived with, for its capture. No-op for clear sockets.
+ */
+void homa_rt_enc_rx_note(struct homa_rt *rt, uint8_t priority);
+
 #endif /* HOMA_RT_H */

@@ -47,6 +47,7 @@ static int drain(struct homa_rt *rt, uint64_t now)
 
 		if (len <= 0)
 			break;
+		homa_rt_enc_capture_tx(rt, &tx);
 		rt->tx_pkts[n] = (struct homa_io_tx){.data = buf, .len = (size_t)len,
 			.ext = ref.base, .ext_len = ref.len,
 			.dst = tx.dst, .dport = tx.dport, .priority = tx.priority};

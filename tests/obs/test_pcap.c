@@ -131,6 +131,35 @@ static void pcap__ipv6_raw_headers(void **state)
 	pcap_free(&pf);
 }
 
+/**
+ * pcap__encrypted_flag() - A packet that travelled encrypted has DSCP's
+ * low bit (TOS / traffic class 0x04) set beside its priority, in IPv4
+ * and IPv6; the IPv4 header checksum covers it.
+ */
+static void pcap__encrypted_flag(void **state)
+{
+	struct homa_pcap_pkt p4 = pkt(payload(), 100, HOMA_PCAP_UDP, 0);
+	struct homa_pcap_pkt p6 = pkt(payload(), 100, HOMA_PCAP_UDP, 1);
+	struct pcap_file pf;
+	homa_pcap *pc;
+	const uint8_t *d;
+
+	p4.encrypted = p6.encrypted = 1;
+	assert_int_equal(homa_pcap_open(path_of("enc.pcap"), NULL, &pc), 0);
+	assert_int_equal(homa_pcap_write(pc, &p4), 1);
+	assert_int_equal(homa_pcap_write(pc, &p6), 1);
+	assert_int_equal(homa_pcap_close(pc), 0);
+	assert_int_equal(pcap_read(path_of("enc.pcap"), &pf), 0);
+	assert_int_equal(pf.n, 2);
+	d = pf.recs[0].data;
+	assert_int_equal(d[1], 6 << 5 | HOMA_PCAP_TOS_ENCRYPTED);
+	assert_true(ip_checksum_ok(d, 20));
+	assert_memory_equal(d + 28, payload(), 100);
+	d = pf.recs[1].data;
+	assert_int_equal(((d[0] & 0xf) << 4) | (d[1] >> 4), 6 << 5 | HOMA_PCAP_TOS_ENCRYPTED);
+	pcap_free(&pf);
+}
+
 /** pcap__bad_arguments() - Invalid packets and options are refused. */
 static void pcap__bad_arguments(void **state)
 {
@@ -323,6 +352,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(pcap__ipv4_udp_headers),
 		cmocka_unit_test(pcap__ipv6_raw_headers),
+		cmocka_unit_test(pcap__encrypted_flag),
 		cmocka_unit_test(pcap__bad_arguments),
 		cmocka_unit_test(pcap__rotation_keeps_k_files),
 		cmocka_unit_test(pcap__keep_one_restarts_file),

@@ -8,6 +8,9 @@
 -- 0x02 and NOSERVER 0x04 extension bits) and the Linux module's (flags 6 and urgent 0xb97d,
 -- its TCP-hijacking marker; original DATA packets carry offset -1 and the
 -- real offset in seq, shown as homa.data_offset).
+-- The runtime's captures (--pcap) of an encrypted socket hold the clear
+-- packets with the lowest DSCP bit set (TOS 0x04): shown as
+-- homa.travelled_encrypted and "[encrypted]" in the info column.
 --
 -- Load without compiling anything:
 --   tshark -X lua_script:tools/wireshark/homa.lua -r capture.pcap
@@ -68,6 +71,8 @@ f.sender_id = ProtoField.uint64("homa.sender_id", "Sender RPC id", base.DEC)
 f.rpc_id = ProtoField.uint64("homa.rpc_id", "RPC id (client's, even)", base.DEC)
 f.from_client = ProtoField.bool("homa.from_client", "Sent by the client")
 f.ip_priority = ProtoField.uint8("homa.ip_priority", "Priority (from IP DSCP)", base.DEC)
+f.travelled_encrypted = ProtoField.bool("homa.travelled_encrypted",
+	"Travelled encrypted (PSP; captured as clear text, DSCP bit 0)")
 f.message_length = ProtoField.uint32("homa.message_length", "Message length", base.DEC)
 f.incoming = ProtoField.uint32("homa.incoming", "Incoming", base.DEC)
 f.ack = ProtoField.none("homa.ack", "Ack")
@@ -104,9 +109,8 @@ homa.prefs.heuristic = Pref.bool("Heuristic UDP detection", true,
 local dscp_v4 = Field.new("ip.dsfield.dscp")
 local dscp_v6 = Field.new("ipv6.tclass.dscp")
 
--- ip_priority(): Homa priority of this packet: the 3 high bits of the DSCP
--- of the innermost IPv4/IPv6 header before it (TOS/traffic class = p << 5).
-local function ip_priority()
+-- ip_dscp(): the DSCP of the innermost IPv4/IPv6 header before this packet.
+local function ip_dscp()
 	local best
 	for _, fi in ipairs({ dscp_v4() }) do
 		if not best or fi.offset > best.offset then best = fi end
@@ -114,8 +118,7 @@ local function ip_priority()
 	for _, fi in ipairs({ dscp_v6() }) do
 		if not best or fi.offset > best.offset then best = fi end
 	end
-	if not best then return nil end
-	return math.floor(best.value / 8)
+	return best and best.value
 end
 
 -- malformed(): flag @item with the malformed expert info and @msg.
@@ -295,8 +298,13 @@ function homa.dissector(tvb, pinfo, tree)
 	end
 	local ptype = tvb(11, 1):uint()
 	local doff_item, sid = dissect_common(tvb, pinfo, root)
-	local prio = ip_priority()
+	-- DSCP: the priority in its 3 high bits (TOS = p << 5), and its low bit
+	-- set by the runtime's capture of an encrypted socket's clear packets
+	local dscp = ip_dscp()
+	local prio = dscp and math.floor(dscp / 8)
+	local enc = dscp and dscp % 2 == 1
 	if prio then root:add(f.ip_priority, prio):set_generated() end
+	if enc then root:add(f.travelled_encrypted, true):set_generated() end
 	local name = type_names[ptype] or string.format("type 0x%02x", ptype)
 	local info = string.format("%s id %s %d > %d", name, tostring(sid),
 		tvb(0, 2):uint(), tvb(2, 2):uint())
@@ -309,6 +317,7 @@ function homa.dissector(tvb, pinfo, tree)
 			:add_proto_expert_info(ef_trailing)
 	end
 	if prio then info = info .. string.format(" [prio %d]", prio) end
+	if enc then info = info .. " [encrypted]" end
 	if not hlen then info = info .. " [Malformed]" end
 	root:append_text(", " .. name)
 	pinfo.cols.info = info

@@ -1,0 +1,124 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""CTest: the runtime's capture of an encrypted socket holds clear text.
+
+Runs echo_server and echo_client on loopback with --encrypt (the TLS 1.3
+key exchange, certificates generated for the run) and --pcap on both, then
+reads both captures with tshark and tools/wireshark/homa.lua: every packet
+decodes as plain Homa (no PSP header, no ciphertext), carries the
+"travelled encrypted" flag (homa.travelled_encrypted, DSCP bit 0), and
+the client's DATA packets hold the request bytes echo_client sends. The
+same run in clear text gives captures without the flag.
+
+  capture_clear.py BUILD_DIR GEN_CERTS TSHARK HOMA_LUA
+"""
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+FIELDS = ["_ws.col.Protocol", "homa.type", "homa.travelled_encrypted", "homa.offset",
+          "homa.payload", "homapsp.spi"]
+COUNT, SIZE = 5, 3000
+
+
+def free_port():
+    """A port number free for both UDP (Homa) and TCP (the key exchange) just now."""
+    for _ in range(50):
+        u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        u.bind(("127.0.0.1", 0))
+        port = u.getsockname()[1]
+        t = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        try:
+            t.bind(("127.0.0.1", port))
+            return port
+        except OSError:
+            continue
+        finally:
+            t.close()
+            u.close()
+    raise RuntimeError("no free port")
+
+
+def listening(port, tcp):
+    """True once something listens on @port (TCP: the key-exchange service)."""
+    out = subprocess.run(["ss", "-ltn" if tcp else "-lun"], capture_output=True,
+                         text=True).stdout
+    return (":%d " % port) in out
+
+
+def run_pair(build, certs, d, encrypt):
+    """echo_server and echo_client with captures; return their pcap paths."""
+    port = free_port()
+    spcap, cpcap = os.path.join(d, "server.pcap"), os.path.join(d, "client.pcap")
+    enc = ["--encrypt", "--certs", certs] if encrypt else []
+    srv = subprocess.Popen([os.path.join(build, "echo_server"), "--port", str(port),
+                            "--count", str(COUNT), "--pcap", spcap] + enc,
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        deadline = time.monotonic() + 30
+        while not listening(port, encrypt):
+            assert srv.poll() is None, "server exited: " + srv.stdout.read()
+            assert time.monotonic() < deadline, "the server did not start"
+            time.sleep(0.1)
+        out = subprocess.run([os.path.join(build, "echo_client"), "--port", str(port),
+                              "--count", str(COUNT), "--size", str(SIZE), "--pcap", cpcap]
+                             + enc, capture_output=True, text=True, timeout=60)
+        assert "%d RPCs of %d bytes, 0 bad echoes" % (COUNT, SIZE) in out.stdout, \
+            out.stdout + out.stderr
+        srv.wait(timeout=30)
+    finally:
+        if srv.poll() is None:
+            srv.kill()
+            srv.wait()
+    return spcap, cpcap
+
+
+def dissect(tshark, lua, pcap):
+    """tshark's rows (dicts of FIELDS) for @pcap."""
+    cmd = [tshark, "-n", "-X", "lua_script:" + lua, "-r", pcap, "-T", "fields",
+           "-E", "separator=|", "-E", "occurrence=f"]
+    for fld in FIELDS:
+        cmd += ["-e", fld]
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    rows = [dict(zip(FIELDS, line.split("|"))) for line in out.splitlines()]
+    assert rows, "empty capture " + pcap
+    return rows
+
+
+def request_bytes(k, n):
+    """@n bytes of echo_client's request @k from offset 0 (its pattern())."""
+    return bytes((k + i * 13) & 0xff for i in range(n))
+
+
+def check(rows, encrypted, what):
+    """Every row plain Homa, flagged iff @encrypted; a request's first DATA readable."""
+    flag = ("1", "True") if encrypted else ("",)
+    for r in rows:
+        assert r["_ws.col.Protocol"] == "HOMA", "%s: %s" % (what, r)
+        assert r["homapsp.spi"] == "", "%s: a PSP header in the capture: %s" % (what, r)
+        assert r["homa.travelled_encrypted"] in flag, "%s: flag: %s" % (what, r)
+    data = [r for r in rows if r["homa.type"] == "0x10" and r["homa.offset"] == "0"]
+    assert data, "%s: no DATA at offset 0" % what
+    want = [request_bytes(k, 64).hex() for k in range(COUNT)]
+    got = [bytes.fromhex(r["homa.payload"].replace(":", ""))[:64].hex() for r in data]
+    assert any(w in got for w in want), "%s: no request bytes in clear: %s" % (what, got[:2])
+
+
+def main(build, gen, tshark, lua):
+    with tempfile.TemporaryDirectory() as d:
+        certs = os.path.join(d, "certs")
+        subprocess.run([gen, certs], check=True, capture_output=True)
+        for encrypted in (True, False):
+            spcap, cpcap = run_pair(build, certs, d, encrypted)
+            for name, pcap in (("client", cpcap), ("server", spcap)):
+                what = "%s %s" % ("encrypted" if encrypted else "clear", name)
+                rows = dissect(tshark, lua, pcap)
+                check(rows, encrypted, what)
+                print("ok: %s capture, %d packets" % (what, len(rows)))
+
+
+if __name__ == "__main__":
+    main(*sys.argv[1:5])
