@@ -679,6 +679,31 @@ static void homa_grant_check__grants_in_steps(void **state)
 }
 
 /**
+ * homa_grant_check__no_short_tail() - A 26000-byte message with 10000
+ * unscheduled bytes and the default step (4248 bytes): the GRANT that
+ * would stop 3256 bytes short of the end (22744) reaches the end instead,
+ * so the sender needs one GRANT less; the message completes bit-exact.
+ */
+static void homa_grant_check__no_short_tail(void **state)
+{
+	struct homa_settings s = settings(10000);
+	char order[8];
+	struct th_net n;
+
+	s.grant_step = 0;
+	th_net_init(&n, "sa", &s);
+	serve(&n);
+	send(&n, 'a', 26000);
+	th_net_run(&n, 1000000000);
+	assert_null(strstr(n.log, "s>a GRANT 22744 "));
+	assert_non_null(strstr(n.log, "s>a GRANT 26000 "));
+	assert_int_equal(th_count(n.log, "s>a GRANT"), 3);
+	drain_requests(&n, order, sizeof(order));
+	assert_string_equal(order, "a");
+	th_net_free(&n);
+}
+
+/**
  * silence_run() - Server budget max_incoming of one 10000-byte window,
  * max_overcommit 2, grant_silence_rtts @rtts. Client 'a' sends a 100000-byte
  * request and then nothing (its sender serves others); 'b' sends a
@@ -888,6 +913,7 @@ int main(void)
 		cmocka_unit_test(homa_grant_check__silent_grants_forgiven_up_to_two_windows),
 		cmocka_unit_test(homa_grant_check__silent_messages_free_their_slots),
 		cmocka_unit_test(homa_grant_check__incoming_claims_raise_nothing),
+		cmocka_unit_test(homa_grant_check__no_short_tail),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
