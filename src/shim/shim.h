@@ -54,7 +54,11 @@ const struct shim_real *shim_real(void);
 
 /** Settings read once from HOMA_LINUX_* variables (homa-linux(7)). */
 struct shim_env {
-	int driver;        /**< HOMA_DRIVER_UDP or HOMA_DRIVER_RAW */
+	int driver;        /**< HOMA_DRIVER_UDP, HOMA_DRIVER_RAW or HOMA_DRIVER_XDP */
+	const char *ifname;   /**< XDP: HOMA_LINUX_IFNAME (NULL: unset) */
+	uint32_t xdp_queues;  /**< XDP: HOMA_LINUX_XDP_QUEUES (0: all) */
+	bool xdp_raw;         /**< XDP: HOMA_LINUX_XDP_RAW=1, IP protocol 146 */
+	uint32_t timeout_ms;  /**< HOMA_LINUX_TIMEOUT_MS (0: libhoma's default) */
 	bool verbose;      /**< HOMA_LINUX_VERBOSE=1: log each socket's open */
 	const char *addr4; /**< address IPv4 sockets bind (default 0.0.0.0) */
 	const char *addr6; /**< address IPv6 sockets bind (default ::) */

@@ -79,7 +79,37 @@ void shim_sock_free(struct shim_sock *s)
 	free(s);
 }
 
-/** open_handle() - Open the runtime socket on @port. Return: 0 or errno. */
+/**
+ * driver_opts() - Fill @o and @st from the environment: driver, its
+ * interface settings, the bind address of @s's family, the RPC timeout
+ * (socket() refuses IPv6 sockets on the XDP driver).
+ */
+static void driver_opts(const struct shim_sock *s, struct homa_open_opts *o,
+			struct homa_settings *st)
+{
+	const struct shim_env *env = shim_env();
+
+	st->max_message = HOMA_MAX_MESSAGE_LENGTH;
+	if (env->timeout_ms)
+		st->timeout_ticks = (uint32_t)((uint64_t)env->timeout_ms * 1000000u / st->tick_ns);
+	o->settings = st;
+	o->driver = env->driver;
+	o->ifname = env->ifname;
+	o->xdp_queues = env->xdp_queues;
+	o->xdp_raw = env->xdp_raw;
+	o->bind_addr = s->family == AF_INET6 ? env->addr6 : env->addr4;
+}
+
+/** driver_name() - @driver's name for the verbose log line. */
+static const char *driver_name(int driver)
+{
+	return driver == HOMA_DRIVER_RAW ? "raw IP" : driver == HOMA_DRIVER_XDP ? "AF_XDP" : "UDP";
+}
+
+/**
+ * open_handle() - Open the runtime socket on @port.
+ * Return: 0 or an errno (EAFNOSUPPORT, EADDRINUSE, EPERM, ...).
+ */
 static int open_handle(struct shim_sock *s, uint16_t port)
 {
 	const struct shim_env *env = shim_env();
@@ -90,10 +120,7 @@ static int open_handle(struct shim_sock *s, uint16_t port)
 
 	homa_open_opts_default(&o);
 	homa_settings_default(&st);
-	st.max_message = HOMA_MAX_MESSAGE_LENGTH;
-	o.settings = &st;
-	o.driver = env->driver;
-	o.bind_addr = s->family == AF_INET6 ? env->addr6 : env->addr4;
+	driver_opts(s, &o, &st);
 	o.port = port;
 	o.server = s->server;
 	err = homa_open(&h, &o);
@@ -108,8 +135,8 @@ static int open_handle(struct shim_sock *s, uint16_t port)
 	s->watched_fd = fd;
 	s->port = (uint16_t)homa_local_port(h);
 	if (env->verbose)
-		fprintf(stderr, "libhoma-linux: socket: port %u%s (%s driver)\n", s->port, s->server ? ", server" : "",
-			env->driver == HOMA_DRIVER_RAW ? "raw IP" : "UDP");
+		fprintf(stderr, "libhoma-linux: socket: port %u%s (%s driver)\n", s->port,
+			s->server ? ", server" : "", driver_name(env->driver));
 	return 0;
 }
 

@@ -5,6 +5,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -137,6 +138,51 @@ ssize_t hs_recv(struct hs *s, struct homa_recvmsg_args *ra, uint64_t id, int fla
 	h.msg_controllen = sizeof(*ra);
 	ra->id = id;
 	return recvmsg(s->fd, &h, flags);
+}
+
+/** ms_now() - CLOCK_MONOTONIC in ms. */
+static int64_t ms_now(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+ssize_t hs_recv_wait(struct hs *s, struct homa_recvmsg_args *ra, uint64_t id,
+		     struct sockaddr_storage *from, int ms)
+{
+	int64_t deadline = ms_now() + ms;
+
+	for (;;) {
+		struct pollfd p = { .fd = s->fd, .events = POLLIN };
+		int64_t left = deadline - ms_now();
+		ssize_t n;
+		int ready;
+
+		/* The first call gives back the bpages in @ra; EAGAIN zeroes them. */
+		n = hs_recv(s, ra, id, MSG_DONTWAIT, from);
+		if (n >= 0 || errno != EAGAIN)
+			return n;
+		if (left <= 0) {
+			errno = ETIME;
+			return -1;
+		}
+		ready = poll(&p, 1, (int)left);
+		if (ready < 0 && errno != EINTR)
+			return -1;
+		if (ready == 0) {  /* deadline: one last look tells a lost wake-up */
+			n = hs_recv(s, ra, id, MSG_DONTWAIT, from);
+			if (n < 0 && errno == EAGAIN) {
+				errno = ETIME;
+				return -1;
+			}
+			fprintf(stderr, "shim test helper: a message was ready but poll() "
+				"did not say so within %d ms\n", ms);
+			errno = EPROTO;
+			return -1;
+		}
+	}
 }
 
 void hs_gather(const struct hs *s, const struct homa_recvmsg_args *ra, size_t len, void *out)

@@ -44,6 +44,17 @@ int hs_send(struct hs *s, const struct sockaddr_storage *to, uint64_t id, uint64
  */
 ssize_t hs_recv(struct hs *s, struct homa_recvmsg_args *ra, uint64_t id, int flags,
 		struct sockaddr_storage *from);
+/**
+ * hs_recv_wait() - hs_recv() bounded by a deadline @ms from now: polls the
+ * descriptor until it is readable, then recvmsg() with MSG_DONTWAIT, until
+ * a message (or failed RPC) comes or the deadline passes. For one thread
+ * on the socket (a response another thread parks never makes it readable).
+ * Return: recvmsg()'s result; -1 with errno ETIME when nothing came in
+ * time; -1 with errno EPROTO when poll() timed out although recvmsg() then
+ * had a message (a lost wake-up; it is reported on stderr).
+ */
+ssize_t hs_recv_wait(struct hs *s, struct homa_recvmsg_args *ra, uint64_t id,
+		     struct sockaddr_storage *from, int ms);
 /** hs_gather() - Copy a received message of @len bytes out of its bpages. */
 void hs_gather(const struct hs *s, const struct homa_recvmsg_args *ra, size_t len,
 	       void *out);

@@ -7,7 +7,9 @@
  * talks to the native examples (echo_server, echo_client) over the same
  * wire.
  *
- *   linux_echo client PORT SIZE COUNT   requests to 127.0.0.1:PORT, checks echoes
+ *   linux_echo client PORT SIZE COUNT [HOST]
+ *                                       requests to HOST:PORT (default
+ *                                       127.0.0.1), checks echoes
  *   linux_echo server PORT [COUNT]      answers COUNT requests (default: no end)
  *
  * The request pattern is echo_client's (byte k of request i is i + 13 k),
@@ -95,8 +97,9 @@ static int send_msg(int fd, struct homa_sendmsg_args *args, const void *buf, siz
 	return (int)sendmsg(fd, &h, 0);
 }
 
-/** client() - COUNT echoes of SIZE bytes. Return: mismatches (or exits). */
-static int client(int port, size_t size, int count)
+/** client() - COUNT echoes of SIZE bytes to IPv4 @host. Return: mismatches
+ *  (or exits). */
+static int client(int port, size_t size, int count, const char *host)
 {
 	char *region;
 	int fd = open_sock(&region), bad = 0;
@@ -104,7 +107,10 @@ static int client(int port, size_t size, int count)
 	struct homa_recvmsg_args ra;
 	unsigned char *req = malloc(size), *resp = malloc(size);
 
-	to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (inet_pton(AF_INET, host, &to.sin_addr) != 1) {
+		fprintf(stderr, "linux_echo: %s is not an IPv4 address\n", host);
+		exit(2);
+	}
 	memset(&ra, 0, sizeof(ra));
 	for (int i = 0; i < count; i++) {
 		struct homa_sendmsg_args sa = { .completion_cookie = 1000 + (uint64_t)i };
@@ -173,10 +179,11 @@ static int server(int port, int count)
 
 int main(int argc, char **argv)
 {
-	if (argc == 5 && !strcmp(argv[1], "client"))
-		return client(atoi(argv[2]), (size_t)atol(argv[3]), atoi(argv[4])) ? 1 : 0;
+	if ((argc == 5 || argc == 6) && !strcmp(argv[1], "client"))
+		return client(atoi(argv[2]), (size_t)atol(argv[3]), atoi(argv[4]),
+			      argc == 6 ? argv[5] : "127.0.0.1") ? 1 : 0;
 	if ((argc == 3 || argc == 4) && !strcmp(argv[1], "server"))
 		return server(atoi(argv[2]), argc == 4 ? atoi(argv[3]) : -1);
-	fprintf(stderr, "usage: linux_echo client PORT SIZE COUNT | server PORT [COUNT]\n");
+	fprintf(stderr, "usage: linux_echo client PORT SIZE COUNT [HOST] | server PORT [COUNT]\n");
 	return 2;
 }
