@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /**
  * @file driver_args.h
- * The driver flags every example takes (through example_obs_arg()):
+ * The driver options every example takes (through example_obs_opt()):
  *
  *   --driver udp|raw|xdp   how packets reach the network (raw: IP protocol
  *                          146, needs CAP_NET_RAW; xdp: AF_XDP kernel
@@ -15,39 +15,46 @@
 #define HOMA_EXAMPLES_DRIVER_ARGS_H
 
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
+#include "args.h"
 #include "homa/homa.h"
 
-/** The driver flags in a usage line. */
+/** The driver options in a usage line. */
 #define EXAMPLE_DRIVER_USAGE "[--driver udp|raw|xdp] [--ifname IF]"
 
-/**
- * example_driver_arg() - Handle argv[*i] if it is --driver or --ifname
- * (store argv[*i + 1] in @o and step *i over it). A missing or unknown
- * value prints a message and exits with status 2.
- * Return: 1 if the flag was taken, 0 if argv[*i] is another one.
- */
-static inline int example_driver_arg(int argc, char **argv, int *i, struct homa_open_opts *o)
-{
-	const char *f = argv[*i], *v = *i + 1 < argc ? argv[*i + 1] : "";
+/** getopt_long() values of the driver options (above every character). */
+enum { EXAMPLE_OPT_DRIVER = 0x100, EXAMPLE_OPT_IFNAME };
 
-	if (strcmp(f, "--driver") && strcmp(f, "--ifname"))
+/** The driver options' entries of a struct option table. */
+#define EXAMPLE_DRIVER_OPTIONS                                              \
+	{ "driver", required_argument, NULL, EXAMPLE_OPT_DRIVER },          \
+	{ "ifname", required_argument, NULL, EXAMPLE_OPT_IFNAME }
+
+/**
+ * example_driver_opt() - Take getopt_long()'s option @c with value @arg
+ * if it is --driver or --ifname: store it in @o. An unknown driver (or
+ * an empty interface name) prints why and exits with status 2.
+ * Return: 1 if @c was a driver option, else 0.
+ */
+static inline int example_driver_opt(int c, const char *arg, struct homa_open_opts *o,
+				     const char *usage)
+{
+	if (c != EXAMPLE_OPT_DRIVER && c != EXAMPLE_OPT_IFNAME)
 		return 0;
-	if (!strcmp(f, "--ifname") && *v)
-		o->ifname = v;
-	else if (!strcmp(v, "udp"))
+	if (c == EXAMPLE_OPT_IFNAME && *arg)
+		o->ifname = arg;
+	else if (c == EXAMPLE_OPT_DRIVER && !strcmp(arg, "udp"))
 		o->driver = HOMA_DRIVER_UDP;
-	else if (!strcmp(v, "raw"))
+	else if (c == EXAMPLE_OPT_DRIVER && !strcmp(arg, "raw"))
 		o->driver = HOMA_DRIVER_RAW;
-	else if (!strcmp(v, "xdp"))
+	else if (c == EXAMPLE_OPT_DRIVER && !strcmp(arg, "xdp"))
 		o->driver = HOMA_DRIVER_XDP;
 	else {
-		fprintf(stderr, "%s: bad value '%s' (--driver udp|raw|xdp, --ifname IF)\n", f, v);
-		exit(2);
+		fprintf(stderr, "--%s: bad value '%s' (--driver udp|raw|xdp, --ifname IF)\n",
+			c == EXAMPLE_OPT_DRIVER ? "driver" : "ifname", arg);
+		example_usage_error(usage);
 	}
-	++*i;
 	return 1;
 }
 

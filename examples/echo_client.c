@@ -86,10 +86,21 @@ static const char usage[] =
 	"usage: echo_client [--server ADDR] [--port P] [--size BYTES] [--count N] [--raw]\n"
 	"                   " EXAMPLE_OBS_USAGE " " EXAMPLE_ENCRYPT_USAGE "\n" EXAMPLE_OBS_HELP;
 
+static const struct option options[] = {
+	{ "raw", no_argument, NULL, 'r' },
+	{ "server", required_argument, NULL, 's' },
+	{ "port", required_argument, NULL, 'p' },
+	{ "size", required_argument, NULL, 'z' },
+	{ "count", required_argument, NULL, 'n' },
+	EXAMPLE_OBS_OPTIONS,
+	EXAMPLE_ENCRYPT_OPTIONS,
+	{ NULL, 0, NULL, 0 },
+};
+
 int main(int argc, char **argv)
 {
 	const char *server = "127.0.0.1";
-	int port = 4000, count = 1000, bad = 0, err;
+	int port = 4000, count = 1000, bad = 0, err, c;
 	size_t size = 100;
 	struct homa_open_opts o;
 	struct sockaddr_storage dst;
@@ -98,23 +109,22 @@ int main(int argc, char **argv)
 	struct example_encrypt enc = {0};
 
 	homa_open_opts_default(&o);            /* client: ephemeral port */
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--raw"))
-			o.driver = HOMA_DRIVER_RAW;
-		else if (!strcmp(argv[i], "--server") && i + 1 < argc)
-			server = argv[++i];
-		else if (!strcmp(argv[i], "--port") && i + 1 < argc)
-			port = atoi(argv[++i]);
-		else if (!strcmp(argv[i], "--size") && i + 1 < argc)
-			size = (size_t)atol(argv[++i]);
-		else if (!strcmp(argv[i], "--count") && i + 1 < argc)
-			count = atoi(argv[++i]);
-		else if (!example_encrypt_arg(argc, argv, &i, &enc))  /* --encrypt, --certs */
-			example_obs_arg(argc, argv, &i, &o, usage);  /* --pcap, --metrics-port, --help */
+	while ((c = getopt_long(argc, argv, "h", options, NULL)) != -1) {
+		switch (c) {
+		case 'r': o.driver = HOMA_DRIVER_RAW; break;
+		case 's': server = optarg; break;
+		case 'p': port = (int)example_long("port", optarg, 1, 65535, usage); break;
+		case 'z': size = (size_t)example_long("size", optarg, 1, 64L << 20, usage); break;
+		case 'n': count = (int)example_long("count", optarg, 1, 100000000, usage); break;
+		default:
+			if (!example_encrypt_opt(c, optarg, &enc))  /* --encrypt, --certs */
+				example_obs_opt(c, optarg, &o, usage);  /* the rest, or exit 2 */
+		}
 	}
-	if (size < 1 || count < 1 || homa_sockaddr_parse(server, (uint16_t)port, &dst, &dlen)) {
-		fprintf(stderr, "echo_client: bad arguments\n");
-		return 2;
+	example_no_operands(argc, argv, usage);
+	if (homa_sockaddr_parse(server, (uint16_t)port, &dst, &dlen)) {
+		fprintf(stderr, "echo_client: --server wants a numeric address, got '%s'\n", server);
+		example_usage_error(usage);
 	}
 	if (strchr(server, ':'))
 		o.bind_addr = "::";

@@ -14,6 +14,7 @@
  * --raw uses IP protocol 146 (needs root); --count exits after N requests;
  * --pcap and --metrics-port: see obs_args.h.
  */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,29 +80,39 @@ static int echo(homa_socket *s, struct homa_message *m)
 	return err;
 }
 
+static const struct option options[] = {
+	{ "raw", no_argument, NULL, 'r' },
+	{ "port", required_argument, NULL, 'p' },
+	{ "count", required_argument, NULL, 'n' },
+	{ "bind", required_argument, NULL, 'b' },
+	EXAMPLE_OBS_OPTIONS,
+	EXAMPLE_ENCRYPT_OPTIONS,
+	{ NULL, 0, NULL, 0 },
+};
+
 int main(int argc, char **argv)
 {
 	struct homa_open_opts o;
 	long count = -1;
 	homa_socket *s;
 	struct example_encrypt enc = {0};
-	int err;
+	int err, c;
 
 	homa_open_opts_default(&o);
 	o.port = 4000;
 	o.server = true;                       /* accept incoming requests */
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--raw"))
-			o.driver = HOMA_DRIVER_RAW;
-		else if (!strcmp(argv[i], "--port") && i + 1 < argc)
-			o.port = (uint16_t)atoi(argv[++i]);
-		else if (!strcmp(argv[i], "--count") && i + 1 < argc)
-			count = atol(argv[++i]);
-		else if (!strcmp(argv[i], "--bind") && i + 1 < argc)
-			o.bind_addr = argv[++i];
-		else if (!example_encrypt_arg(argc, argv, &i, &enc))  /* --encrypt, --certs */
-			example_obs_arg(argc, argv, &i, &o, usage);  /* --pcap, --metrics-port, --help */
+	while ((c = getopt_long(argc, argv, "h", options, NULL)) != -1) {
+		switch (c) {
+		case 'r': o.driver = HOMA_DRIVER_RAW; break;
+		case 'p': o.port = (uint16_t)example_long("port", optarg, 0, 65535, usage); break;
+		case 'n': count = example_long("count", optarg, 0, LONG_MAX, usage); break;
+		case 'b': o.bind_addr = optarg; break;
+		default:
+			if (!example_encrypt_opt(c, optarg, &enc))  /* --encrypt, --certs */
+				example_obs_opt(c, optarg, &o, usage);  /* the rest, or exit 2 */
+		}
 	}
+	example_no_operands(argc, argv, usage);
 	if (example_encrypt_setup(&enc, "server", &o))
 		return 1;
 	err = homa_open(&s, &o);

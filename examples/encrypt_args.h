@@ -27,21 +27,25 @@ struct example_encrypt {
 	struct homa_encrypt_opts eo;
 };
 
+/** getopt_long() values of the encryption options. */
+enum { EXAMPLE_OPT_ENCRYPT = 0x120, EXAMPLE_OPT_CERTS };
+
+/** The encryption options' entries of a struct option table. */
+#define EXAMPLE_ENCRYPT_OPTIONS                                             \
+	{ "encrypt", no_argument, NULL, EXAMPLE_OPT_ENCRYPT },              \
+	{ "certs", required_argument, NULL, EXAMPLE_OPT_CERTS }
+
 /**
- * example_encrypt_arg() - If argv[*i] is --encrypt or --certs DIR, take
- * it (advancing *i past a value). Return: true if taken.
+ * example_encrypt_opt() - Take getopt_long()'s option @c (value @arg) if
+ * it is --encrypt or --certs DIR. Return: true if taken.
  */
-static inline bool example_encrypt_arg(int argc, char **argv, int *i, struct example_encrypt *e)
+static inline bool example_encrypt_opt(int c, const char *arg, struct example_encrypt *e)
 {
-	if (!strcmp(argv[*i], "--encrypt")) {
+	if (c == EXAMPLE_OPT_ENCRYPT)
 		e->on = true;
-		return true;
-	}
-	if (!strcmp(argv[*i], "--certs") && *i + 1 < argc) {
-		e->dir = argv[++*i];
-		return true;
-	}
-	return false;
+	else if (c == EXAMPLE_OPT_CERTS)
+		e->dir = arg;
+	return c == EXAMPLE_OPT_ENCRYPT || c == EXAMPLE_OPT_CERTS;
 }
 
 /**

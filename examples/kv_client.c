@@ -136,10 +136,22 @@ static const char usage[] =
 	"usage: kv_client [--server ADDR] [--port P] [--raw] [--lookups N] [--pushers M]\n"
 	"                 [--value-mb K] [--seconds S] " EXAMPLE_OBS_USAGE "\n" EXAMPLE_OBS_HELP;
 
+static const struct option options[] = {
+	{ "raw", no_argument, NULL, 'r' },
+	{ "server", required_argument, NULL, 's' },
+	{ "port", required_argument, NULL, 'p' },
+	{ "lookups", required_argument, NULL, 'l' },
+	{ "pushers", required_argument, NULL, 'u' },
+	{ "value-mb", required_argument, NULL, 'v' },
+	{ "seconds", required_argument, NULL, 't' },
+	EXAMPLE_OBS_OPTIONS,
+	{ NULL, 0, NULL, 0 },
+};
+
 int main(int argc, char **argv)
 {
 	const char *host = "127.0.0.1";
-	int port = 4001, nlookup = 4, npush = 2, total = 0;
+	int port = 4001, nlookup = 4, npush = 2, total = 0, c;
 	struct homa_open_opts o;
 	struct homa_settings st;
 	socklen_t len;
@@ -148,28 +160,28 @@ int main(int argc, char **argv)
 	st.timeout_ticks = 1000;        /* give up after 1 s of silence (default 100 ms) */
 	homa_open_opts_default(&o);
 	o.settings = &st;
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--raw"))
-			o.driver = HOMA_DRIVER_RAW;
-		else if (!strcmp(argv[i], "--server") && i + 1 < argc)
-			host = argv[++i];
-		else if (!strcmp(argv[i], "--port") && i + 1 < argc)
-			port = atoi(argv[++i]);
-		else if (!strcmp(argv[i], "--lookups") && i + 1 < argc)
-			nlookup = atoi(argv[++i]);
-		else if (!strcmp(argv[i], "--pushers") && i + 1 < argc)
-			npush = atoi(argv[++i]);
-		else if (!strcmp(argv[i], "--value-mb") && i + 1 < argc)
-			value_len = (size_t)atol(argv[++i]) << 20;
-		else if (!strcmp(argv[i], "--seconds") && i + 1 < argc)
-			seconds = atof(argv[++i]);
-		else
-			example_obs_arg(argc, argv, &i, &o, usage);  /* --pcap, --metrics-port, --help */
+	while ((c = getopt_long(argc, argv, "h", options, NULL)) != -1) {
+		switch (c) {
+		case 'r': o.driver = HOMA_DRIVER_RAW; break;
+		case 's': host = optarg; break;
+		case 'p': port = (int)example_long("port", optarg, 1, 65535, usage); break;
+		case 'l': nlookup = (int)example_long("lookups", optarg, 1, 64, usage); break;
+		case 'u': npush = (int)example_long("pushers", optarg, 0, 64, usage); break;
+		case 'v':
+			value_len = (size_t)example_long("value-mb", optarg, 1, 63, usage) << 20;
+			break;
+		case 't': seconds = example_double("seconds", optarg, 86400, usage); break;
+		default: example_obs_opt(c, optarg, &o, usage);  /* the rest, or exit 2 */
+		}
 	}
-	if (nlookup < 1 || nlookup > 64 || npush < 0 || npush > 64 || value_len < 1 ||
-	    homa_sockaddr_parse(host, (uint16_t)port, &server, &len) || homa_open(&sock, &o)) {
-		fprintf(stderr, "kv_client: bad arguments or homa_open failed\n");
-		return 2;
+	example_no_operands(argc, argv, usage);
+	if (homa_sockaddr_parse(host, (uint16_t)port, &server, &len)) {
+		fprintf(stderr, "kv_client: --server wants a numeric address, got '%s'\n", host);
+		example_usage_error(usage);
+	}
+	if (homa_open(&sock, &o)) {
+		fprintf(stderr, "kv_client: homa_open failed\n");
+		return 1;
 	}
 	pthread_t lt[64], pt[64];
 	struct lookup l[64];

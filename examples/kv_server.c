@@ -120,11 +120,19 @@ static void *worker(void *arg)
 static const char usage[] =
 	"usage: kv_server [--port P] [--raw] [--threads N] " EXAMPLE_OBS_USAGE "\n" EXAMPLE_OBS_HELP;
 
+static const struct option options[] = {
+	{ "raw", no_argument, NULL, 'r' },
+	{ "port", required_argument, NULL, 'p' },
+	{ "threads", required_argument, NULL, 't' },
+	EXAMPLE_OBS_OPTIONS,
+	{ NULL, 0, NULL, 0 },
+};
+
 int main(int argc, char **argv)
 {
 	struct homa_open_opts o;
 	struct homa_settings st;
-	int nthreads = 2, sig, err;
+	int nthreads = 2, sig, err, c;
 	pthread_t th[16];
 	sigset_t stop;
 	homa_socket *s;
@@ -135,18 +143,15 @@ int main(int argc, char **argv)
 	o.settings = &st;
 	o.port = 4001;
 	o.server = true;
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--raw"))
-			o.driver = HOMA_DRIVER_RAW;
-		else if (!strcmp(argv[i], "--port") && i + 1 < argc)
-			o.port = (uint16_t)atoi(argv[++i]);
-		else if (!strcmp(argv[i], "--threads") && i + 1 < argc)
-			nthreads = atoi(argv[++i]);
-		else
-			example_obs_arg(argc, argv, &i, &o, usage);  /* --pcap, --metrics-port, --help */
+	while ((c = getopt_long(argc, argv, "h", options, NULL)) != -1) {
+		switch (c) {
+		case 'r': o.driver = HOMA_DRIVER_RAW; break;
+		case 'p': o.port = (uint16_t)example_long("port", optarg, 0, 65535, usage); break;
+		case 't': nthreads = (int)example_long("threads", optarg, 1, 16, usage); break;
+		default: example_obs_opt(c, optarg, &o, usage);  /* the rest, or exit 2 */
+		}
 	}
-	if (nthreads < 1 || nthreads > 16)
-		nthreads = 2;
+	example_no_operands(argc, argv, usage);
 	sigemptyset(&stop);             /* handle SIGINT/SIGTERM in main only */
 	sigaddset(&stop, SIGINT);
 	sigaddset(&stop, SIGTERM);

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /**
  * @file obs_args.h
- * The two observability flags every example takes (docs/OBSERVABILITY.md):
+ * The options every example takes besides its own: the two observability
+ * options (docs/OBSERVABILITY.md), the driver options (driver_args.h) and
+ * -h / --help:
  *
  *   --pcap FILE        write every Homa packet the socket sends and receives,
  *                      with its priority, to FILE (open it with
@@ -9,66 +11,69 @@
  *   --metrics-port N   serve the socket's counters as Prometheus text on
  *                      http://127.0.0.1:N/metrics (read it with homa-stat -p N)
  *
- * Both only fill struct homa_open_opts fields (pcap_path, metrics_port);
- * the runtime does the rest.
+ * They only fill struct homa_open_opts fields (pcap_path, metrics_port,
+ * driver, ifname); the runtime does the rest.
  */
 #ifndef HOMA_EXAMPLES_OBS_ARGS_H
 #define HOMA_EXAMPLES_OBS_ARGS_H
 
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
+#include "args.h"
 #include "driver_args.h"
 #include "homa/homa.h"
 
-/** The two flags in a usage line. */
-#define EXAMPLE_OBS_USAGE "[--pcap FILE] [--metrics-port N] " EXAMPLE_DRIVER_USAGE
+/** The common options in a usage line. */
+#define EXAMPLE_OBS_USAGE "[--pcap FILE] [--metrics-port N] " EXAMPLE_DRIVER_USAGE " [-h]"
 
-/** The help text of the two flags, printed under an example's usage line. */
+/** The help text of the common options, printed under an example's usage line. */
 #define EXAMPLE_OBS_HELP \
 	"  --pcap FILE        capture every Homa packet sent and received (pcap; read it\n" \
 	"                     with tshark -X lua_script:tools/wireshark/homa.lua -r FILE)\n" \
 	"  --metrics-port N   Prometheus counters on http://127.0.0.1:N/metrics\n" \
 	"                     (read them with homa-stat -p N)\n" \
 	"  --driver D         udp (default), raw (IP protocol 146) or xdp (AF_XDP,\n" \
-	"                     with --ifname IF; docs/XDP.md)\n"
+	"                     with --ifname IF; docs/XDP.md)\n" \
+	"  -h, --help         this text\n" \
+	"Options take their value as --name VALUE or --name=VALUE.\n"
+
+/** getopt_long() values of the observability options. */
+enum { EXAMPLE_OPT_PCAP = 0x110, EXAMPLE_OPT_METRICS_PORT };
+
+/** The common options' entries of a struct option table (-h is "h" in
+ *  the short options). */
+#define EXAMPLE_OBS_OPTIONS                                                  \
+	{ "pcap", required_argument, NULL, EXAMPLE_OPT_PCAP },              \
+	{ "metrics-port", required_argument, NULL, EXAMPLE_OPT_METRICS_PORT }, \
+	{ "help", no_argument, NULL, 'h' },                                  \
+	EXAMPLE_DRIVER_OPTIONS
 
 /**
- * example_obs_arg() - Handle argv[*i] if it is --driver or --ifname (see
- * example_driver_arg()), --pcap or --metrics-port
- * (store its value, argv[*i + 1], in @o and step *i over it) or --help
- * (print @usage and exit with status 0). A missing or bad value prints a
- * message and exits with status 2.
- * Return: 1 if the flag was taken, 0 if argv[*i] is another one.
+ * example_obs_opt() - The last case of an example's getopt_long() loop:
+ * take option @c (value @arg) if it is a common one, storing it in @o;
+ * -h / --help prints @usage on stdout and exits 0. Anything else is an
+ * option getopt_long() did not know (it printed why) or lacks a value:
+ * @usage goes to stderr and the program exits with status 2, as it does
+ * for a bad value.
  */
-static inline int example_obs_arg(int argc, char **argv, int *i, struct homa_open_opts *o,
-				  const char *usage)
+static inline void example_obs_opt(int c, const char *arg, struct homa_open_opts *o,
+				   const char *usage)
 {
-	const char *f = argv[*i], *v = *i + 1 < argc ? argv[*i + 1] : "";
-	char *end;
-	long port;
-
-	if (!strcmp(f, "--help") || !strcmp(f, "-h")) {
+	if (c == 'h') {
 		fputs(usage, stdout);
 		exit(0);
 	}
-	if (example_driver_arg(argc, argv, i, o))
-		return 1;
-	if (strcmp(f, "--pcap") && strcmp(f, "--metrics-port"))
-		return 0;
-	port = strtol(v, &end, 10);
-	if (!*v || (f[2] == 'm' && (*end || port < 1 || port > 65535))) {
-		fprintf(stderr, "%s wants %s, got '%s'\n%s", f,
-			f[2] == 'p' ? "a file name" : "a TCP port (1..65535)", v, usage);
-		exit(2);
-	}
-	if (f[2] == 'p')
-		o->pcap_path = v;
+	if (example_driver_opt(c, arg, o, usage))
+		return;
+	if (c == EXAMPLE_OPT_PCAP && *arg)
+		o->pcap_path = arg;
+	else if (c == EXAMPLE_OPT_METRICS_PORT)
+		o->metrics_port = (uint16_t)example_long("metrics-port", arg, 1, 65535, usage);
+	else if (c == EXAMPLE_OPT_PCAP)
+		fprintf(stderr, "--pcap wants a file name\n"), example_usage_error(usage);
 	else
-		o->metrics_port = (uint16_t)port;
-	++*i;
-	return 1;
+		example_usage_error(usage);
 }
 
 #endif

@@ -297,29 +297,32 @@ static void run_homa(struct result *r, uint64_t *t, int driver, int mode, bool e
 	free(buf);
 }
 
+static const struct option options[] = {
+	{ "count", required_argument, NULL, 'n' },
+	{ "size", required_argument, NULL, 'z' },
+	{ "no-raw", no_argument, NULL, 'R' },
+	EXAMPLE_OBS_OPTIONS,
+	{ NULL, 0, NULL, 0 },
+};
+
 int main(int argc, char **argv)
 {
 	static const char *const names[NARMS] = {"udp ping-pong", "tcp (nodelay)",
 		"homa udp threaded", "homa udp polled", "homa raw threaded",
 		"homa raw polled", "homa udp thr PSP", "homa udp pol PSP"};
 	struct result res[NARMS];
-	int no_raw = 0;
+	int no_raw = 0, c;
 
 	homa_open_opts_default(&obs);
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--count") && i + 1 < argc)
-			count = atoi(argv[++i]);
-		else if (!strcmp(argv[i], "--size") && i + 1 < argc)
-			size = (size_t)atol(argv[++i]);
-		else if (!strcmp(argv[i], "--no-raw"))
-			no_raw = 1;
-		else
-			example_obs_arg(argc, argv, &i, &obs, usage);  /* --pcap, --metrics-port, --help */
+	while ((c = getopt_long(argc, argv, "h", options, NULL)) != -1) {
+		switch (c) {
+		case 'n': count = (int)example_long("count", optarg, 10, 100000000, usage); break;
+		case 'z': size = (size_t)example_long("size", optarg, 2, 60000, usage); break;
+		case 'R': no_raw = 1; break;
+		default: example_obs_opt(c, optarg, &obs, usage);  /* the rest, or exit 2 */
+		}
 	}
-	if (count < 10 || size < 2 || size > 60000) {
-		fprintf(stderr, "rtt_compare: need --count >= 10 and 2 <= --size <= 60000\n");
-		return 2;
-	}
+	example_no_operands(argc, argv, usage);
 	uint64_t *t = calloc((size_t)count, sizeof(*t));
 
 	memset(res, 0, sizeof(res));
