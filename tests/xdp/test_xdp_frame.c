@@ -19,6 +19,7 @@
 static const struct homa_xdp_path path = {
 	.dst_mac = {2, 0, 0, 0, 0, 2}, .src_mac = {2, 0, 0, 0, 0, 1},
 	.src_ip = 0x0100000a, .dst_ip = 0x0200000a, /* network order on little-endian */
+	.ip_id = 0x1234,
 };
 
 /** build() - A frame carrying 100 bytes to port 4000 at priority 5. */
@@ -38,14 +39,14 @@ static void udp_headers(void **state)
 {
 	uint8_t f[256], pl[100];
 	size_t n = build(f, sizeof(f), false, pl);
-	static const uint8_t ip[12] = {0x45, 5 << 5, 0, 128, 0, 0, 0x40, 0, 64, 17};
+	static const uint8_t ip[12] = {0x45, 5 << 5, 0, 128, 0x12, 0x34, 0x40, 0, 64, 17};
 
 	(void)state;
 	assert_int_equal(n, 142);
 	assert_memory_equal(f, path.dst_mac, 6);
 	assert_memory_equal(f + 6, path.src_mac, 6);
 	assert_int_equal(f[12] << 8 | f[13], 0x0800);
-	assert_memory_equal(f + 14, ip, 10);          /* version..protocol */
+	assert_memory_equal(f + 14, ip, 10);          /* version..protocol, the path's id */
 	assert_int_equal(homa_xdp_csum(f + 14, 20, 0), 0); /* header checksum valid */
 	assert_int_equal(f[34] << 8 | f[35], 3000);
 	assert_int_equal(f[36] << 8 | f[37], 4000);

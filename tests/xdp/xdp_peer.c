@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /**
  * @file xdp_peer.c
- * One end of the XDP driver's veth test (run by xdp_veth.sh in a network
- * namespace of its own):
+ * One end of the XDP driver's veth tests (run by xdp_veth.sh and
+ * xdp_capture.sh in a network namespace of its own):
  *   xdp_peer server IF ADDR PORT TCPPORT   Homa echo server on the XDP driver
  *                                          and a TCP echo server, both on IF
  *   xdp_peer client IF ADDR PEER PORT TCPPORT
@@ -10,14 +10,17 @@
  *                                          byte for byte, while a TCP stream
  *                                          through the same interface is
  *                                          echoed and checked
- *   xdp_peer echo IF ADDR PEER PORT SIZE COUNT
- *                                          COUNT RPCs of SIZE bytes, each
- *                                          checked byte for byte
+ *   xdp_peer echo IF ADDR PEER PORT SIZES COUNT [LPORT]
+ *                                          COUNT RPCs of each size of the
+ *                                          comma-separated SIZES, each
+ *                                          checked byte for byte, from
+ *                                          port LPORT (default: any)
  *   xdp_peer open IF ADDR MTU COUNT        open COUNT sockets on IF (with
  *                                          settings.mtu MTU, 0: default) and
  *                                          print "mode copy|zerocopy" once open,
  *                                          then the result of the last open as a
  *                                          number (0 or a homa error)
+ * IF "udp" runs that end on the UDP driver instead (no offload).
  * The client prints the driver's counters and exits 0 only if every RPC
  * and the whole TCP stream came back intact.
  */
@@ -51,8 +54,10 @@ static void fill(uint8_t *b, size_t len, uint32_t seed)
 
 /**
  * open_xdp() - A Homa socket on the XDP driver of @ifname bound to
- * @addr:@port. The RPC timeout is 5 s of silence instead of 100 ms: a
- * loaded 2-core machine can stall a process for longer than that.
+ * @addr:@port; @ifname "udp" means the UDP driver instead, without
+ * segmentation offload (for captures of packets as the wire carries
+ * them). The RPC timeout is 5 s of silence instead of 100 ms: a loaded
+ * 2-core machine can stall a process for longer than that.
  */
 static homa_socket *open_xdp(const char *ifname, const char *addr, uint16_t port, bool server)
 {
@@ -67,6 +72,11 @@ static homa_socket *open_xdp(const char *ifname, const char *addr, uint16_t port
 	o.settings = &st;
 	o.driver = HOMA_DRIVER_XDP;
 	o.ifname = ifname;
+	if (!strcmp(ifname, "udp")) {
+		o.driver = HOMA_DRIVER_UDP;
+		o.ifname = NULL;
+		o.offload = false;
+	}
 	o.bind_addr = addr;
 	o.port = port;
 	o.server = server;
@@ -210,20 +220,35 @@ static void print_stats(homa_socket *s, const char *what)
 	       (unsigned long long)st.xdp_unresolved);
 }
 
-/** echo() - The "echo" mode: @count RPCs of @len bytes. Return: 0 if all came back intact. */
+/**
+ * echo() - The "echo" mode: @count RPCs of each size in @sizes (comma
+ * separated, at most 4 MiB each) from port @lport.
+ * Return: 0 if all came back intact.
+ */
 static int echo(const char *ifname, const char *addr, const char *peer_addr, uint16_t port,
-		size_t len, int count)
+		const char *sizes, int count, uint16_t lport)
 {
-	homa_socket *s = open_xdp(ifname, addr, 0, false);
+	homa_socket *s = open_xdp(ifname, addr, lport, false);
 	struct sockaddr_in peer = {.sin_family = AF_INET, .sin_port = htons(port)};
-	uint8_t *req = malloc(len ? len : 1), *resp = malloc(len ? len : 1);
+	uint8_t *req = malloc(4 << 20), *resp = malloc(4 << 20);
 	char what[64];
-	int bad = 0;
+	int bad = 0, n = 0;
 
 	inet_pton(AF_INET, peer_addr, &peer.sin_addr);
-	for (int i = 0; i < count && !bad; i++)
-		bad += rpc(s, &peer, len, (uint32_t)i, req, resp) != 0;
-	snprintf(what, sizeof(what), "rpcs %d bad %d", count, bad);
+	for (const char *p = sizes; *p && !bad; p += *p == ',') {
+		char *end;
+		size_t len = strtoul(p, &end, 0);
+
+		if (end == p || len > (4u << 20)) {
+			fprintf(stderr, "xdp_peer: bad size list %s\n", sizes);
+			bad = 1;
+			break;
+		}
+		p = end;
+		for (int i = 0; i < count && !bad; i++, n++)
+			bad += rpc(s, &peer, len, (uint32_t)n, req, resp) != 0;
+	}
+	snprintf(what, sizeof(what), "rpcs %d bad %d", n, bad);
 	print_stats(s, what);
 	homa_close(s);
 	free(req);
@@ -299,12 +324,12 @@ int main(int argc, char **argv)
 		return serve(argv[2], argv[3], (uint16_t)atoi(argv[4]), atoi(argv[5]));
 	if (argc == 7 && !strcmp(argv[1], "client"))
 		return client(argv[2], argv[3], argv[4], (uint16_t)atoi(argv[5]), atoi(argv[6]));
-	if (argc == 8 && !strcmp(argv[1], "echo"))
-		return echo(argv[2], argv[3], argv[4], (uint16_t)atoi(argv[5]),
-			    (size_t)strtoul(argv[6], NULL, 0), atoi(argv[7]));
+	if ((argc == 8 || argc == 9) && !strcmp(argv[1], "echo"))
+		return echo(argv[2], argv[3], argv[4], (uint16_t)atoi(argv[5]), argv[6], atoi(argv[7]),
+			    argc == 9 ? (uint16_t)atoi(argv[8]) : 0);
 	if (argc == 6 && !strcmp(argv[1], "open"))
 		return try_open(argv[2], argv[3], (uint32_t)atoi(argv[4]), atoi(argv[5]));
 	fprintf(stderr, "usage: xdp_peer server IF ADDR PORT TCPPORT | "
-		"client IF ADDR PEER PORT TCPPORT | echo IF ADDR PEER PORT SIZE COUNT | open IF ADDR MTU COUNT\n");
+		"client IF ADDR PEER PORT TCPPORT | echo IF ADDR PEER PORT SIZES COUNT [LPORT] | open IF ADDR MTU COUNT\n");
 	return 2;
 }

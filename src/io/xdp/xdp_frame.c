@@ -72,7 +72,7 @@ static void write_ip(uint8_t *ip, const struct homa_xdp_path *p, uint8_t proto,
 	ip[0] = 0x45;
 	ip[1] = (uint8_t)((priority & 7) << HOMA_IO_TOS_SHIFT);
 	put16(ip + 2, (uint16_t)(20 + l4_len));
-	put16(ip + 4, 0);          /* id 0 with DF, as Linux sends unconnected datagrams */
+	put16(ip + 4, p->ip_id);   /* per destination, see xdp_route.h */
 	put16(ip + 6, IP_DF_BIT);
 	ip[8] = HOMA_XDP_TTL;
 	ip[9] = proto;

@@ -3,8 +3,9 @@
  * @file xdp_frame.h
  * Ethernet frames of the AF_XDP driver: building the Ethernet, IPv4 and
  * UDP headers in front of a Homa packet exactly as the kernel builds them
- * for the UDP and raw drivers (DSCP = priority << 5, DF set, IP id 0,
- * TTL 64, full IPv4 and UDP checksums), and checking received frames.
+ * for the UDP and raw drivers (DSCP = priority << 5, DF set, the IP id
+ * the path carries, TTL 64, full IPv4 and UDP checksums), and checking
+ * received frames.
  * Pure functions: no system calls, no allocation.
  */
 #ifndef HOMA_IO_XDP_FRAME_H
@@ -31,6 +32,7 @@ struct homa_xdp_path {
 	uint8_t src_mac[6];
 	uint32_t src_ip;   /**< network byte order */
 	uint32_t dst_ip;   /**< network byte order */
+	uint16_t ip_id;    /**< the IPv4 id of the packet this path was looked up for */
 };
 
 /** homa_xdp_frame_len() - Bytes of the frame that carries @pkt (headers, data, ext). */

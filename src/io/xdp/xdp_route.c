@@ -9,8 +9,10 @@
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "xdp_route.h"
@@ -30,6 +32,36 @@ struct nl_req {
 	char attrs[64];
 };
 
+/**
+ * seed_ids() - Random starting values for @r's IPv4 id counters and a
+ * random key for their hash (from getrandom(); should the kernel refuse,
+ * the clock stands in: the ids then are only less unpredictable).
+ */
+static void seed_ids(struct homa_xdp_route *r)
+{
+	struct timespec ts;
+
+	if (getrandom(&r->id_key, sizeof(r->id_key), GRND_NONBLOCK) == sizeof(r->id_key) &&
+	    getrandom(r->ids, sizeof(r->ids), GRND_NONBLOCK) == sizeof(r->ids))
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	r->id_key = (uint32_t)ts.tv_nsec * 2654435761u;
+	for (unsigned i = 0; i < HOMA_XDP_ID_BUCKETS; i++)
+		r->ids[i] = (uint16_t)((r->id_key + i) * 40503u >> 8);
+}
+
+/**
+ * next_id() - The IPv4 id of the next packet from @src to @dst (network
+ * order): the counter of their bucket, advanced by one.
+ */
+static uint16_t next_id(struct homa_xdp_route *r, uint32_t src, uint32_t dst)
+{
+	uint32_t h = (src ^ r->id_key) * 2654435761u;
+
+	h = (h ^ dst ^ (h >> 15)) * 2246822519u;
+	return r->ids[(h >> 24) % HOMA_XDP_ID_BUCKETS]++;
+}
+
 /** homa_xdp_route_open() - See xdp_route.h. */
 int homa_xdp_route_open(struct homa_xdp_route *r, int ifindex, const uint8_t mac[6],
 			uint32_t bound_ip)
@@ -44,6 +76,7 @@ int homa_xdp_route_open(struct homa_xdp_route *r, int ifindex, const uint8_t mac
 	r->ifindex = ifindex;
 	memcpy(r->mac, mac, 6);
 	r->bound_ip = bound_ip;
+	seed_ids(r);
 	return 0;
 }
 
@@ -217,5 +250,8 @@ const struct homa_xdp_path *homa_xdp_route_get(struct homa_xdp_route *r, uint32_
 		fill(r, s);
 	}
 	*err = s->ok;
-	return s->ok ? NULL : &s->path;
+	if (s->ok)
+		return NULL;
+	s->path.ip_id = next_id(r, s->path.src_ip, dst);
+	return &s->path;
 }

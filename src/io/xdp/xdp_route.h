@@ -7,6 +7,13 @@
  * entry is resolved by the kernel (an RTM_NEWNEIGH request with NTF_USE,
  * which starts ARP exactly as a kernel send would); the driver never
  * writes ARP itself.
+ *
+ * IPv4 ids are chosen as Linux chooses them for the datagrams of the UDP
+ * and raw drivers (DF set, but fragmentation allowed, so the kernel takes
+ * the id from its hashed generator): a 16-bit counter per bucket of a
+ * keyed hash of the source and destination addresses, starting at a
+ * random value and advanced by one per packet. Receivers never reassemble
+ * DF packets, so the id only has to look like the kernel's.
  */
 #ifndef HOMA_IO_XDP_ROUTE_H
 #define HOMA_IO_XDP_ROUTE_H
@@ -21,6 +28,9 @@
 #define HOMA_XDP_ROUTE_TTL_NS 1000000000ull
 /** How long an unresolved destination waits before asking again (ns). */
 #define HOMA_XDP_ROUTE_RETRY_NS 5000000ull
+
+/** IPv4 id counters (a power of two). */
+#define HOMA_XDP_ID_BUCKETS 256
 
 /** One remembered destination. */
 struct homa_xdp_route_slot {
@@ -39,6 +49,8 @@ struct homa_xdp_route {
 	uint32_t bound_ip;        /**< network order; 0 = take the route's source */
 	uint64_t lookups, misses; /**< table reads; neighbour resolutions started */
 	struct homa_xdp_route_slot slot[HOMA_XDP_ROUTE_SLOTS];
+	uint32_t id_key;          /**< random key of the id buckets' hash */
+	uint16_t ids[HOMA_XDP_ID_BUCKETS]; /**< next IPv4 id of each bucket */
 };
 
 /**
@@ -56,6 +68,8 @@ void homa_xdp_route_close(struct homa_xdp_route *r);
 /**
  * homa_xdp_route_get() - The path to IPv4 address @dst (network order)
  * at time @now_ns, from the cache or the kernel's tables.
+ * Each call is for one packet: the path's ip_id is that packet's IPv4 id
+ * (the next one of the destination's bucket).
  * Return: the path (owned by @r, valid until the next call), or NULL when
  * there is none yet: no route, a route through another interface or to
  * this host (@err = HOMA_ENOTSUP), or a neighbour still being resolved

@@ -1,0 +1,165 @@
+#!/bin/sh
+# The XDP driver puts the same bytes on the wire as the UDP driver
+# (docs/XDP.md): the same RPCs run once with both ends on the UDP driver
+# and once on the XDP driver, between two hosts in network namespaces
+# joined through a router namespace, whose interface toward the client is
+# captured with dumpcap (the hosts' own interfaces cannot show bypassed
+# packets). tshark decodes both captures with tools/wireshark/homa.lua;
+# the DATA packets of the two runs (first transmissions) must be the same
+# set of IP and UDP headers and Homa bytes, except for what differs by
+# design: RPC ids (clock-seeded), the acks a packet carries (timing), the
+# retransmissions (timing), the IP id and the checksum values (they
+# cover the ids). IP ids must follow Linux's rule for both drivers: no id
+# repeats between the packets of one source and destination (both
+# drivers: a counter per destination). The XDP driver's IP and UDP
+# checksums must be valid; the UDP driver's cannot be checked here (veth
+# leaves them to offload).
+#   xdp_capture.sh BUILD_DIR SOURCE_DIR
+# Exit 77 (skipped, with the reason) without root, dumpcap, tshark or
+# AF_XDP. The namespaces are removed on exit, also after a failure.
+set -u
+build=${1:?build dir}; src=${2:?source dir}
+peer="$build/xdp_peer"
+skip() { echo "xdp_capture: skipped: $*"; exit 77; }
+[ "$(id -u)" -eq 0 ] || skip "needs root (CAP_NET_ADMIN, CAP_BPF, namespaces)"
+for t in ip dumpcap tshark python3; do
+	command -v "$t" >/dev/null 2>&1 || skip "needs $t"
+done
+python3 -c 'import socket,sys; socket.socket(44, socket.SOCK_RAW)' 2>/dev/null \
+	|| skip "this kernel has no AF_XDP sockets (CONFIG_XDP_SOCKETS)"
+a="hca-$$"; r="hcr-$$"; b="hcb-$$"; spid=""; cpid=""
+tmp=$(mktemp -d /tmp/xdp_capture.XXXXXX)
+cleanup() {
+	for p in $spid $cpid; do kill "$p" 2>/dev/null && wait "$p" 2>/dev/null; done
+	for n in "$a" "$r" "$b"; do ip netns del "$n" 2>/dev/null; done
+	[ -n "${KEEP:-}" ] || rm -rf "$tmp"
+}
+trap cleanup EXIT INT TERM
+set -e
+for n in "$a" "$r" "$b"; do ip netns add "$n"; ip -n "$n" link set lo up; done
+ip link add ca0 netns "$a" type veth peer name rc0 netns "$r"
+ip link add cb0 netns "$b" type veth peer name rd0 netns "$r"
+ip -n "$a" addr add 10.232.1.2/24 dev ca0
+ip -n "$r" addr add 10.232.1.1/24 dev rc0
+ip -n "$r" addr add 10.232.2.1/24 dev rd0
+ip -n "$b" addr add 10.232.2.2/24 dev cb0
+for l in "$a ca0" "$r rc0" "$r rd0" "$b cb0"; do set -- $l; ip -n "$1" link set "$2" up; done
+ip -n "$a" route add default via 10.232.1.1
+ip -n "$b" route add default via 10.232.2.1
+ip netns exec "$r" sysctl -qw net.ipv4.ip_forward=1
+# unscheduled messages only: their packets do not depend on grant timing
+sizes=1,100,1400,3000,9000
+set +e
+
+# run DRIVER_A DRIVER_B OUT: the RPCs with the server on DRIVER_B's name
+# ("udp" or its interface) and the client on DRIVER_A's, captured at rc0
+run() {
+	ip netns exec "$r" dumpcap -q -P -i rc0 -f "udp port 4000" -w "$3" 2>"$tmp/dumpcap.log" &
+	cpid=$!
+	i=0
+	while ! grep -q "File:" "$tmp/dumpcap.log" 2>/dev/null && [ $i -lt 50 ]; do
+		sleep 0.1; i=$((i + 1))
+	done
+	ip netns exec "$b" "$peer" server "$2" 10.232.2.2 4000 4001 >"$tmp/server.out" &
+	spid=$!
+	i=0
+	while ! grep -q ready "$tmp/server.out" && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+	ip netns exec "$a" timeout 60 "$peer" echo "$1" 10.232.1.2 10.232.2.2 4000 "$sizes" 2 \
+		4002 >"$tmp/client-$1.out" 2>&1 || { echo "xdp_capture: $1 echoes failed"; return 1; }
+	sleep 0.5
+	kill "$spid"; wait "$spid" 2>/dev/null; spid=""
+	kill "$cpid"; wait "$cpid" 2>/dev/null; cpid=""
+	echo "xdp_capture: $1 client: $(tail -1 "$tmp/client-$1.out")"
+	return 0
+}
+
+# fields CAPTURE: one line per Homa DATA packet (tshark with homa.lua):
+# IP addresses and id, then the fields records() compares
+fields() {
+	tshark -n -r "$1" -X lua_script:"$src/tools/wireshark/homa.lua" \
+		-o homa.udp_ports:4000-4002 -o udp.check_checksum:TRUE -o ip.check_checksum:TRUE \
+		-Y "homa.type == 0x10" -T fields -E separator=' ' -e ip.src -e ip.dst -e ip.id \
+		-e ip.dsfield -e ip.flags -e ip.ttl -e ip.proto -e ip.len \
+		-e ip.checksum.status -e udp.srcport -e udp.dstport -e udp.length \
+		-e udp.checksum.status -e udp.payload 2>/dev/null
+}
+
+# records FIELDS: the first transmissions' headers and Homa bytes, without
+# what differs by design, then "R" and the Homa bytes of each
+# retransmission, one line each, sorted and unique
+records() {
+	python3 -c '
+import sys
+for line in open(sys.argv[1]):
+    f = line.split()[3:]
+    p = bytearray.fromhex(f[-1])
+    if len(p) < 56:
+        print("short DATA packet", line, file=sys.stderr)
+        sys.exit(1)
+    p[20:28] = bytes(8)   # sender RPC id
+    p[36:46] = bytes(10)  # the ack it carries (which RPC: timing)
+    if p[48]:
+        p[48] = 0             # a retransmission: its Homa bytes only
+        print("R", p.hex())
+        continue
+    # dsfield flags ttl proto len srcport dstport udplen, the Homa bytes,
+    # then the IP and UDP checksum statuses (checked apart)
+    print(" ".join(f[0:5] + f[6:9]), p.hex(), f[5], f[9])
+' "$1" | sort -u
+}
+
+# the UDP run first: the kernel resolves the hosts' neighbours, so no
+# first XDP packet is dropped while its next hop is resolved
+run udp udp "$tmp/udp.pcap" || exit 1
+run ca0 cb0 "$tmp/xdp.pcap" || exit 1
+for f in udp xdp; do
+	fields "$tmp/$f.pcap" >"$tmp/$f.fields"
+	records "$tmp/$f.fields" >"$tmp/$f.txt" || exit 1
+done
+n=$(grep -vc '^R' "$tmp/udp.txt")
+echo "xdp_capture: $n distinct DATA packets with the UDP driver, $(grep -vc '^R' "$tmp/xdp.txt") with XDP"
+# the sizes' packets both ways (1 + 1 + 1 + 3 + 7 per message; the two
+# RPCs of a size differ in payload)
+[ "$n" -ge 40 ] || { echo "xdp_capture: too few DATA packets captured"; exit 1; }
+# checksums: status 1 is "good" (tshark's PROTO_CHECKSUM_E_GOOD)
+if awk '$(NF - 1) != 1 || $NF != 1 { bad = 1 } END { exit !bad }' "$tmp/xdp.txt"; then
+	echo "xdp_capture: bad IP or UDP checksums from the XDP driver"; exit 1
+fi
+for f in udp xdp; do
+	cut -d' ' -f1-3 "$tmp/$f.fields" | sort | uniq -d >"$tmp/$f.dup"
+	[ -s "$tmp/$f.dup" ] || continue
+	echo "xdp_capture: $f: IP ids repeat between the same addresses:"
+	head -5 "$tmp/$f.dup"; exit 1
+done
+# the first transmissions of the two runs must be the same set; one that
+# is missing from a capture is excused only when that capture holds its
+# retransmission (the first was lost on the way, e.g. a full backlog of
+# the loaded machine; which packets are lost is timing, not format)
+python3 - "$tmp/udp.txt" "$tmp/xdp.txt" <<'PY'
+import sys
+def load(path):
+    first, resent = set(), set()
+    for line in open(path):
+        f = line.split()
+        if f[0] == "R":
+            resent.add(f[1])
+        else:
+            first.add(" ".join(f[:-2]))
+    return first, resent
+(uf, ur), (xf, xr) = load(sys.argv[1]), load(sys.argv[2])
+bad = excused = 0
+for mine, theirs, resent, who in ((uf, xf, xr, "XDP"), (xf, uf, ur, "UDP")):
+    for rec in sorted(theirs - mine):
+        if rec.split()[-1] in resent:
+            excused += 1
+            continue
+        bad += 1
+        print("xdp_capture: only the %s driver sent %s" % (who, rec[:150]))
+same = len(uf & xf)
+print("xdp_capture: %d first transmissions the same, %d only resent in one run, %d differ"
+      % (same, excused, bad))
+sys.exit(1 if bad or same < 40 else 0)
+PY
+[ $? -eq 0 ] || { echo "xdp_capture: the drivers' packets differ"; exit 1; }
+echo "xdp_capture: the same bytes"
+exit 0
