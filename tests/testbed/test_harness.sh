@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# test_tb_python.sh SRC: the testbed asks `python3` for its interpreter once
-# (tb_python in scripts/testbed.d/run.sh) and runs every later script with
-# it, so a slow shim first in PATH is paid once per run, not per arm; a
-# given TB_PYTHON is kept. Also coll_phase (collective.sh): one line per
-# phase with the seconds since the previous one. No root needed.
+# test_harness.sh SRC: pieces of the testbed harness that need no root.
+# tb_python (scripts/testbed.d/run.sh) asks `python3` for its interpreter
+# once and every later script runs with it, so a slow shim first in PATH
+# is paid once per run, not per arm; a given TB_PYTHON is kept.
+# coll_phase (collective.sh) writes one line per phase with the seconds
+# since the previous one. on_exit (scripts/testbed) ends the processes a
+# run started on a testbed it leaves up.
 set -euo pipefail
 src=$1
 tmp=$(mktemp -d)
@@ -34,4 +36,16 @@ out=$(bash -c "source '$src/scripts/testbed.d/collective.sh'; COLL_T=\$EPOCHREAL
   coll_phase '$tmp' first; sleep 0.2; coll_phase '$tmp' second; cat '$tmp/phases.txt'")
 awk 'NR == 1 && $1 == "first" && $2 < 0.2 { ok++ } NR == 2 && $1 == "second" && $2 >= 0.2 { ok++ }
      END { exit !(ok == 2 && NR == 2) }' <<<"$out" || { echo "FAIL: phases.txt is '$out'"; exit 1; }
-echo "tb_python, coll_phase: ok"
+# on_exit: a server and a device left running by a failed run end with it.
+sleep 60 & s1=$!
+sleep 60 & s2=$!
+sed -n '/^on_exit() {/,/^}/p' "$src/scripts/testbed" >"$tmp/on_exit.sh"
+bash -c "set -u; source '$tmp/on_exit.sh'; CREATED=0 KEEP_UP=0; SERVER_PIDS=($s1) BG_PIDS=($s2)
+  trap on_exit EXIT; exit 1" || true
+end=$((SECONDS + 20))
+while { kill -0 $s1 || kill -0 $s2; } 2>/dev/null && ((SECONDS < end)); do sleep 0.1; done
+if kill -0 $s1 2>/dev/null || kill -0 $s2 2>/dev/null; then
+  kill $s1 $s2 2>/dev/null
+  echo "FAIL: on_exit left the run's processes running"; exit 1
+fi
+echo "tb_python, coll_phase, on_exit: ok"
