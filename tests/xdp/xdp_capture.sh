@@ -36,25 +36,16 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 set -e
-for n in "$a" "$r" "$b"; do ip netns add "$n"; ip -n "$n" link set lo up; done
-ip link add ca0 netns "$a" type veth peer name rc0 netns "$r"
-ip link add cb0 netns "$b" type veth peer name rd0 netns "$r"
-ip -n "$a" addr add 10.232.1.2/24 dev ca0
-ip -n "$r" addr add 10.232.1.1/24 dev rc0
-ip -n "$r" addr add 10.232.2.1/24 dev rd0
-ip -n "$b" addr add 10.232.2.2/24 dev cb0
-for l in "$a ca0" "$r rc0" "$r rd0" "$b cb0"; do set -- $l; ip -n "$1" link set "$2" up; done
-ip -n "$a" route add default via 10.232.1.1
-ip -n "$b" route add default via 10.232.2.1
-ip netns exec "$r" sysctl -qw net.ipv4.ip_forward=1
+. "$(dirname "$0")/routed.sh"
+routed_hosts "$a" "$r" "$b" c 10.232 1
 # unscheduled messages only: their packets do not depend on grant timing
 sizes=1,100,1400,3000,9000
 set +e
 
 # run DRIVER_A DRIVER_B OUT: the RPCs with the server on DRIVER_B's name
-# ("udp" or its interface) and the client on DRIVER_A's, captured at rc0
+# ("udp" or its interface) and the client on DRIVER_A's, captured at cra0
 run() {
-	ip netns exec "$r" dumpcap -q -P -i rc0 -f "udp port 4000" -w "$3" 2>"$tmp/dumpcap.log" &
+	ip netns exec "$r" dumpcap -q -P -i cra0 -f "udp port 4000" -w "$3" 2>"$tmp/dumpcap.log" &
 	cpid=$!
 	i=0
 	while ! grep -q "File:" "$tmp/dumpcap.log" 2>/dev/null && [ $i -lt 50 ]; do
@@ -86,7 +77,8 @@ fields() {
 
 # records FIELDS: the first transmissions' headers and Homa bytes, without
 # what differs by design, then "R" and the Homa bytes of each
-# retransmission, one line each, sorted and unique
+# retransmission; each line ends with the IP and UDP checksum statuses;
+# sorted and unique
 records() {
 	python3 -c '
 import sys
@@ -100,7 +92,7 @@ for line in open(sys.argv[1]):
     p[36:46] = bytes(10)  # the ack it carries (which RPC: timing)
     if p[48]:
         p[48] = 0             # a retransmission: its Homa bytes only
-        print("R", p.hex())
+        print("R", p.hex(), f[5], f[9])
         continue
     # dsfield flags ttl proto len srcport dstport udplen, the Homa bytes,
     # then the IP and UDP checksum statuses (checked apart)
@@ -148,7 +140,7 @@ def load(path):
     return first, resent
 (uf, ur), (xf, xr) = load(sys.argv[1]), load(sys.argv[2])
 bad = excused = 0
-for mine, theirs, resent, who in ((uf, xf, xr, "XDP"), (xf, uf, ur, "UDP")):
+for mine, theirs, resent, who in ((uf, xf, ur, "XDP"), (xf, uf, xr, "UDP")):
     for rec in sorted(theirs - mine):
         if rec.split()[-1] in resent:
             excused += 1

@@ -26,18 +26,9 @@ cleanup() {
 fifo=$(mktemp -u /tmp/xdp_veth.XXXXXX)
 trap cleanup EXIT INT TERM
 set -e
-for n in "$a" "$r" "$b"; do ip netns add "$n"; ip -n "$n" link set lo up; done
-ip link add xa0 netns "$a" type veth peer name ra0 netns "$r"
+. "$(dirname "$0")/routed.sh"
 # the server's interface has two receive queues: one AF_XDP socket each
-ip link add xb0 netns "$b" numrxqueues 2 numtxqueues 2 type veth peer name rb0 netns "$r" numrxqueues 2 numtxqueues 2
-ip -n "$a" addr add 10.231.1.2/24 dev xa0
-ip -n "$r" addr add 10.231.1.1/24 dev ra0
-ip -n "$r" addr add 10.231.2.1/24 dev rb0
-ip -n "$b" addr add 10.231.2.2/24 dev xb0
-for l in "$a xa0" "$r ra0" "$r rb0" "$b xb0"; do set -- $l; ip -n "$1" link set "$2" up; done
-ip -n "$a" route add default via 10.231.1.1
-ip -n "$b" route add default via 10.231.2.1
-ip netns exec "$r" sysctl -qw net.ipv4.ip_forward=1
+routed_hosts "$a" "$r" "$b" x 10.231 2
 ip netns exec "$r" nft -f - <<NFT
 table inet hx_loss {
 	chain forward {

@@ -1,0 +1,24 @@
+# Sourced by the XDP driver's veth tests: two hosts in network namespaces
+# joined through a router namespace.
+#   routed_hosts A R B P NET QUEUES
+# creates namespaces A, R and B; host A's interface P"a0" and host B's
+# P"b0" are veth pairs with the router's P"ra0" and P"rb0"; addresses
+# NET.1.2 (A), NET.1.1 and NET.2.1 (R), NET.2.2 (B), each /24; default
+# routes through the router, which forwards. B's pair has QUEUES receive
+# and transmit queues. Stops at the first command that fails (the
+# caller's cleanup removes the namespaces).
+routed_hosts() {
+	for n in "$1" "$2" "$3"; do ip netns add "$n" && ip -n "$n" link set lo up || return 1; done
+	ip link add "$4a0" netns "$1" type veth peer name "$4ra0" netns "$2" &&
+	ip link add "$4b0" netns "$3" numrxqueues "$6" numtxqueues "$6" type veth \
+		peer name "$4rb0" netns "$2" numrxqueues "$6" numtxqueues "$6" &&
+	ip -n "$1" addr add "$5.1.2/24" dev "$4a0" &&
+	ip -n "$2" addr add "$5.1.1/24" dev "$4ra0" &&
+	ip -n "$2" addr add "$5.2.1/24" dev "$4rb0" &&
+	ip -n "$3" addr add "$5.2.2/24" dev "$4b0" &&
+	ip -n "$1" link set "$4a0" up && ip -n "$2" link set "$4ra0" up &&
+	ip -n "$2" link set "$4rb0" up && ip -n "$3" link set "$4b0" up &&
+	ip -n "$1" route add default via "$5.1.1" &&
+	ip -n "$3" route add default via "$5.2.1" &&
+	ip netns exec "$2" sysctl -qw net.ipv4.ip_forward=1
+}
