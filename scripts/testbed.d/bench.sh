@@ -137,6 +137,9 @@ server_list() {
 servers_start() {
   local arm=$1 dir=$2 i b; shift 2
   b=$(bench_bin)
+  # in the foreground: an encrypted arm's certificates are generated once
+  # here, not by the background servers while clients already read them
+  arm_flags "$arm" >/dev/null
   for i in "$@"; do
     # shellcheck disable=SC2046
     ip netns exec "$(tb_host_ns "$i")" nice -n "$TB_NICE" taskset -c "$TB_HOST_CPUS" \
@@ -144,10 +147,19 @@ servers_start() {
       >"$dir/server-h$i.log" 2>&1 &
     SERVER_PIDS+=($!)
   done
-  sleep 0.5
-  for i in "${SERVER_PIDS[@]}"; do
-    kill -0 "$i" 2>/dev/null || die "a $arm server exited at start (see $dir/server-*.log)"
+  # ready once each server says so (its sockets and, encrypted, its key
+  # exchange service are open), within 20 s however loaded the machine
+  local k=0 n pid
+  for ((k = 0; k < 200; k++)); do
+    n=0
+    for i in "$@"; do grep -qs "ready on port" "$dir/server-h$i.log" && n=$((n + 1)); done
+    ((n == $#)) && break
+    for pid in "${SERVER_PIDS[@]}"; do
+      kill -0 "$pid" 2>/dev/null || die "a $arm server exited at start (see $dir/server-*.log)"
+    done
+    sleep 0.1
   done
+  ((k < 200)) || die "a $arm server was not ready in 20 s (see $dir/server-*.log)"
 }
 
 servers_stop() {
