@@ -19,6 +19,9 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import dissect_psp  # noqa: E402
+
 FIELDS = ["_ws.col.Protocol", "homa.type", "homa.travelled_encrypted", "homa.offset",
           "homa.payload", "homapsp.spi"]
 COUNT, SIZE = 5, 3000
@@ -77,13 +80,8 @@ def run_pair(build, certs, d, encrypt):
 
 
 def dissect(tshark, lua, pcap):
-    """tshark's rows (dicts of FIELDS) for @pcap."""
-    cmd = [tshark, "-n", "-X", "lua_script:" + lua, "-r", pcap, "-T", "fields",
-           "-E", "separator=|", "-E", "occurrence=f"]
-    for fld in FIELDS:
-        cmd += ["-e", fld]
-    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
-    rows = [dict(zip(FIELDS, line.split("|"))) for line in out.splitlines()]
+    """tshark's rows (dicts of FIELDS) for @pcap, at least one."""
+    rows = dissect_psp.tshark_rows(tshark, lua, pcap, FIELDS)
     assert rows, "empty capture " + pcap
     return rows
 

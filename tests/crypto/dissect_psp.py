@@ -44,6 +44,16 @@ def write_pcap(path, pkts):
             f.write(struct.pack("<IIII", 1700000000 + i, 0, len(p), len(p)) + p)
 
 
+def tshark_rows(tshark, lua, pcap, fields):
+    """tshark's decode of @pcap with @lua: one dict of @fields per packet."""
+    cmd = [tshark, "-n", "-X", "lua_script:" + lua, "-r", pcap, "-T", "fields",
+           "-E", "separator=|", "-E", "occurrence=f"]
+    for fld in fields:
+        cmd += ["-e", fld]
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    return [dict(zip(fields, line.split("|"))) for line in out.splitlines()]
+
+
 FIELDS = ["homapsp.version", "homapsp.spi", "homapsp.key_phase", "homapsp.iv",
           "homa.type", "homa.sport", "homa.dport", "homa.message_length",
           "homapsp.encrypted", "homapsp.icv", "_ws.expert.message", "_ws.col.Protocol"]
@@ -68,13 +78,8 @@ def main(tshark, lua):
     with tempfile.TemporaryDirectory() as d:
         pcap = os.path.join(d, "psp.pcap")
         write_pcap(pcap, pkts)
-        cmd = [tshark, "-n", "-X", "lua_script:" + lua, "-r", pcap, "-T", "fields",
-               "-E", "separator=|", "-E", "occurrence=f"]
-        for fld in FIELDS:
-            cmd += ["-e", fld]
-        out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
-    rows = [dict(zip(FIELDS, line.split("|"))) for line in out.splitlines()]
-    assert len(rows) == len(pkts), out
+        rows = tshark_rows(tshark, lua, pcap, FIELDS)
+    assert len(rows) == len(pkts), rows
     for (sport, dport, version, spi, iv), r in zip(cases, rows):
         what = "version %d on port %d: %s" % (version, dport, r)
         assert r["_ws.col.Protocol"] == "PSP/HOMA", what
