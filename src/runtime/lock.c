@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "rt.h"
+#include "tp.h"
 
 /** futex_wake() - Wake one thread sleeping on @word. */
 static void futex_wake(_Atomic uint32_t *word)
@@ -76,6 +77,10 @@ void homa_rt_wake_waiter(struct homa_rt *rt, struct rt_waiter *w)
 	atomic_store(&w->word, 1);
 	if (w->polling)
 		return;  /* the poller itself delivered it: it is awake */
+	if (w->tp_reader) {
+		homa_tp_wake_reader(rt, w);
+		return;
+	}
 	if (rt->nwake < RT_MAX_DEFERRED_WAKES)
 		rt->wake[rt->nwake++] = &w->word;
 	else

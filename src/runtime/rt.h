@@ -45,6 +45,7 @@ struct rt_waiter {
 	uint64_t id;            /**< 0 = any */
 	_Atomic uint32_t word;  /**< futex word: 1 = look again */
 	bool polling;           /**< this thread is the poller: needs no wake-up */
+	bool tp_reader;         /**< it reads TCP connections (homa_tp_drive()): wake it there */
 	struct rt_item *item;   /**< set when a message is handed over */
 	bool data;              /**< waits for bytes of RPC id past `want` (partial.c); flags 0 */
 	bool ready;             /**< data waiter: bytes came, or the RPC ended: look again */

@@ -108,6 +108,24 @@ static int send_locked(struct homa_rt *rt, const homa_addr *addr, uint16_t port,
 }
 
 /**
+ * send_tcp() - Send a request over the TCP transport (homa_tp_send()),
+ * waiting for space as @timeout_ns says. Over TCP the request is written
+ * before the call returns, so a zero-copy request's buffers are released
+ * at once on success. Return: homa_tp_send()'s result.
+ */
+static int send_tcp(struct homa_rt *rt, const homa_addr *addr, uint16_t port,
+		    const struct homa_iov *iov, int iovcnt, uint64_t cookie, uint64_t *id,
+		    const struct zc_req *zc, int64_t timeout_ns)
+{
+	int err = homa_tp_send(rt, addr, port, iov, iovcnt, cookie,
+			       send_timeout(rt, timeout_ns), id);
+
+	if (!err && zc)
+		zc->release(zc->arg);
+	return err;
+}
+
+/**
  * start_request() - homa_request_iov(), or with @zc homa_request_zc(),
  * waiting for space as @timeout_ns says (send_timeout()). The release of
  * a zero-copy request is reported only once the call succeeded.
@@ -127,11 +145,7 @@ static int start_request(homa_socket *s, const struct sockaddr *dst,
 		return s ? HOMA_ESHUTDOWN : HOMA_EINVAL;
 	err = !id ? HOMA_EINVAL : check_dst(rt, dst, &addr, &port);
 	if (!err && homa_tp_route(rt, &addr, port)) {
-		/* over TCP the request is written before the call returns */
-		err = homa_tp_send(rt, &addr, port, iov, iovcnt, cookie,
-				   send_timeout(rt, timeout_ns), id);
-		if (!err && zc)
-			zc->release(zc->arg);
+		err = send_tcp(rt, &addr, port, iov, iovcnt, cookie, id, zc, timeout_ns);
 		homa_rt_put(rt);
 		return err;
 	}
@@ -154,12 +168,8 @@ static int start_request(homa_socket *s, const struct sockaddr *dst,
 		homa_rt_flush(rt);
 	}
 	homa_msg_discard(NULL, msg);
-	if (err == HOMA_EPEERDEAD && homa_tp_homa_dead(rt, &addr, port)) {
-		err = homa_tp_send(rt, &addr, port, iov, iovcnt, cookie,
-				   send_timeout(rt, timeout_ns), id);
-		if (!err && zc)
-			zc->release(zc->arg);
-	}
+	if (err == HOMA_EPEERDEAD && homa_tp_homa_dead(rt, &addr, port))
+		err = send_tcp(rt, &addr, port, iov, iovcnt, cookie, id, zc, timeout_ns);
 	homa_rt_put(rt);
 	return err;
 }

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "rt.h"
+#include "tp.h"
 
 /** Longest single sleep of a sender waiting for space (a safety net). */
 #define SPACE_NAP_NS 10000000ull
@@ -85,6 +86,8 @@ int homa_rt_wait_item(struct homa_rt *rt, struct rt_waiter *w, uint64_t until)
 		}
 		if (rt->mode == HOMA_MODE_POLLED)
 			homa_rt_app_present(rt);
+		if (homa_tp_drive(rt, w, until))
+			continue; /* it read the TCP connections itself */
 		atomic_store(&w->word, 0);
 		homa_rt_unlock(rt);
 		homa_rt_futex_wait(&w->word, until);

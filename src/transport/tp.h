@@ -21,9 +21,20 @@
  * server), TP_RESPONSE (server to client). Anything else drops the
  * connection.
  *
- * Locks: tp->lock guards the RPC tables, peers, connection lists and
- * counters; it nests inside rt->lock (rt->lock first) and is never held
- * while rt->lock is taken. A connection's wlock serialises its writers.
+ * Reading: one thread at a time holds the reader role (tp->reading) and
+ * reads the connections in rx_epfd. An application thread blocked in
+ * homa_recv() takes it when it is free (homa_tp_drive()), so a message
+ * goes from the socket to the thread that waits for it without a
+ * hand-off; otherwise the transport thread reads. The thread watches
+ * rx_epfd through a one-shot entry in its own epoll set: while an
+ * application thread reads it leaves that entry disarmed ("parked") and
+ * re-arms it at a later check (1 ms, doubling up to 8 ms) once no
+ * application thread reads any more.
+ *
+ * Locks: tp->lock guards the RPC tables, peers, connection lists,
+ * counters and the reader role; it nests inside rt->lock (rt->lock
+ * first) and is never held while rt->lock is taken. A connection's wlock
+ * serialises its writers.
  */
 #ifndef HOMA_TP_H
 #define HOMA_TP_H
@@ -34,6 +45,8 @@
 #include <stdint.h>
 
 #include "rt.h"
+
+struct epoll_event;
 
 /** Connection preface: magic bytes. */
 #define TP_MAGIC "HOMATCP1"
@@ -74,7 +87,7 @@ struct tp_conn {
 	struct tp_peer *peer;   /**< client side: its pool */
 	homa_addr addr;         /**< the other end's address */
 	uint16_t port;          /**< ... and Homa port */
-	/* receive state (the transport thread only) */
+	/* receive state (the holder of the reader role only) */
 	uint8_t *rbuf;          /**< bytes read, not yet parsed */
 	size_t rlen, roff;
 	bool in_body;
@@ -121,6 +134,11 @@ struct homa_tp {
 	pthread_mutex_t lock;
 	pthread_cond_t space;   /**< senders waiting for tx budget */
 	int listen_fd, epfd, stop_fd;
+	int rx_epfd;            /**< the connections and kick_fd (level-triggered) */
+	int kick_fd;            /**< eventfd: interrupts an application reader's wait */
+	bool reading;           /**< a thread holds the reader role (under lock) */
+	bool app_reading;       /**< ... and it is an application thread */
+	bool parked;            /**< the thread's rx_epfd entry is disarmed (under lock) */
 	pthread_t thread;
 	bool thread_started;
 	uint16_t port;          /**< our Homa port */
@@ -217,10 +235,31 @@ void tp_on_frame(struct homa_tp *tp, struct tp_conn *c, const struct tp_hdr *h,
 		 uint8_t *body);
 
 /* tp_thread.c */
+/**
+ * tp_rx_handle() - Reader role held: handle @n events of rx_epfd (read
+ * and parse frames, fail lost connections, consume a kick).
+ */
+void tp_rx_handle(struct homa_tp *tp, const struct epoll_event *evs, int n);
 /** tp_thread_start() - Start the transport thread. Return: 0 or HOMA_EIO. */
 int tp_thread_start(struct homa_tp *tp);
 /** tp_thread_stop() - Stop and join it (if started). */
 void tp_thread_stop(struct homa_tp *tp);
+
+/* tp_drive.c */
+/**
+ * tp_thread_read() - The transport thread saw rx_epfd readable (its
+ * one-shot entry is now disarmed): read what is there unless an
+ * application thread holds the reader role (then park), and re-arm.
+ */
+void tp_thread_read(struct homa_tp *tp);
+/**
+ * tp_thread_unpark() - The transport thread's check after each wait,
+ * @park_ms being the last one's park check (0: not parked): re-arm a
+ * parked entry once no application thread reads.
+ * Return: ms until the next check (0: not parked, none needed), growing
+ * while an application thread keeps reading.
+ */
+int tp_thread_unpark(struct homa_tp *tp, int park_ms);
 
 /* tp_auto.c */
 /**
@@ -281,6 +320,22 @@ int homa_tp_reply(struct homa_rt *rt, uint64_t id, const struct homa_iov *iov, i
  * is dropped; a request is never answered). Return: 0 or HOMA_ENOTFOUND.
  */
 int homa_tp_abort(struct homa_tp *tp, uint64_t id);
+
+/**
+ * homa_tp_drive() - Called by homa_rt_wait_item() with rt->lock held for
+ * waiter @w, in place of sleeping: if the socket has a transport layer,
+ * homa_fd() was never called and no other thread holds the reader role,
+ * take it and read the connections (waiting until the absolute @until at
+ * most, or until @w is woken); rt->lock is dropped meanwhile.
+ * Return: true if it did (the caller looks at @w again), false if the
+ * caller should sleep as usual.
+ */
+bool homa_tp_drive(struct homa_rt *rt, struct rt_waiter *w, uint64_t until);
+/**
+ * homa_tp_wake_reader() - rt->lock held: wake waiter @w, which reads the
+ * connections in homa_tp_drive(), unless it is the calling thread.
+ */
+void homa_tp_wake_reader(struct homa_rt *rt, struct rt_waiter *w);
 
 /**
  * homa_tp_metrics() - Append the transport layer's /metrics values

@@ -77,7 +77,9 @@ int homa_tp_open(struct homa_rt *rt, const struct homa_open_opts *o)
 	set_limits(tp, o);
 	tp->epfd = epoll_create1(EPOLL_CLOEXEC);
 	tp->stop_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (tp->epfd < 0 || tp->stop_fd < 0)
+	tp->rx_epfd = epoll_create1(EPOLL_CLOEXEC);
+	tp->kick_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (tp->epfd < 0 || tp->stop_fd < 0 || tp->rx_epfd < 0 || tp->kick_fd < 0)
 		return HOMA_EIO;
 	err = o->server ? listen_on(tp, rt->drv) : 0;
 	return err ? err : tp_thread_start(tp);
@@ -111,7 +113,7 @@ void homa_tp_close(struct homa_rt *rt)
 	homa_rt_idset_foreach(&tp->srpcs, free_val, NULL);
 	homa_rt_idset_free(&tp->crpcs);
 	homa_rt_idset_free(&tp->srpcs);
-	int fds[] = {tp->listen_fd, tp->epfd, tp->stop_fd};
+	int fds[] = {tp->listen_fd, tp->epfd, tp->stop_fd, tp->rx_epfd, tp->kick_fd};
 
 	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
 		if (fds[i] >= 0)

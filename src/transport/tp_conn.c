@@ -39,7 +39,7 @@ struct tp_conn *tp_conn_new(struct homa_tp *tp, int fd, bool accepted)
 	c->accepted = accepted;
 	pthread_mutex_init(&c->wlock, NULL);
 	ev.data.ptr = c;
-	if (epoll_ctl(tp->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
+	if (epoll_ctl(tp->rx_epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
 		pthread_mutex_destroy(&c->wlock);
 		free(c);
 		close(fd);
@@ -338,7 +338,7 @@ void tp_conn_fail(struct homa_tp *tp, struct tp_conn *c, int error)
 	pthread_mutex_unlock(&tp->lock);
 	if (!was)
 		return;
-	epoll_ctl(tp->epfd, EPOLL_CTL_DEL, c->fd, NULL);
+	epoll_ctl(tp->rx_epfd, EPOLL_CTL_DEL, c->fd, NULL);
 	shutdown(c->fd, SHUT_RDWR);
 	for (size_t i = 0; i < f.n; i++)
 		tp_deliver(tp, HOMA_EV_ERROR, f.out[i].id, f.out[i].cookie, &f.out[i].addr,

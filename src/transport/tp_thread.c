@@ -2,8 +2,9 @@
 /**
  * @file tp_thread.c
  * The transport thread of a socket opened with transport TCP or AUTO:
- * accepts connections, reads and parses frames, notices lost
- * connections, and runs AUTO's fallback checks.
+ * accepts connections, runs AUTO's fallback checks and, while no
+ * application thread does (tp_drive.c), reads and parses frames and
+ * notices lost connections.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -173,15 +174,40 @@ static void on_event(struct homa_tp *tp, const struct epoll_event *ev)
 		tp_conn_fail(tp, c, HOMA_ETIMEDOUT);
 }
 
+/** tp_rx_handle() - See tp.h. */
+void tp_rx_handle(struct homa_tp *tp, const struct epoll_event *evs, int n)
+{
+	for (int i = 0; i < n; i++) {
+		uint64_t v;
+
+		if (evs[i].data.ptr != &tp->kick_fd)
+			on_event(tp, &evs[i]);
+		else if (read(tp->kick_fd, &v, sizeof(v)) < 0) {
+			/* EAGAIN: another reader consumed the kick */
+		}
+	}
+}
+
+/**
+ * tick_ms() - How long the thread's wait may last: AUTO's tick, the park
+ * check @park_ms (0: none), or for ever.
+ */
+static int tick_ms(struct homa_tp *tp, int park_ms)
+{
+	if (tp->transport == HOMA_TRANSPORT_AUTO)
+		return park_ms && park_ms < TP_TICK_MS ? park_ms : TP_TICK_MS;
+	return park_ms ? park_ms : -1;
+}
+
 /** tp_main() - The thread: wait for events until stop_fd is readable. */
 static void *tp_main(void *arg)
 {
 	struct homa_tp *tp = arg;
-	struct epoll_event evs[32];
-	int timeout = tp->transport == HOMA_TRANSPORT_AUTO ? TP_TICK_MS : -1;
+	struct epoll_event evs[8];
+	int park_ms = 0;
 
 	for (;;) {
-		int n = epoll_wait(tp->epfd, evs, 32, timeout);
+		int n = epoll_wait(tp->epfd, evs, 8, tick_ms(tp, park_ms));
 
 		for (int i = 0; i < n; i++) {
 			if (evs[i].data.ptr == &tp->stop_fd)
@@ -189,8 +215,9 @@ static void *tp_main(void *arg)
 			if (evs[i].data.ptr == &tp->listen_fd)
 				accept_all(tp);
 			else
-				on_event(tp, &evs[i]);
+				tp_thread_read(tp);
 		}
+		park_ms = tp_thread_unpark(tp, park_ms);
 		if (tp->transport == HOMA_TRANSPORT_AUTO)
 			tp_auto_tick(tp);
 	}
@@ -207,6 +234,12 @@ int tp_thread_start(struct homa_tp *tp)
 		return HOMA_EIO;
 	ev.data.ptr = &tp->listen_fd;
 	if (tp->listen_fd >= 0 && epoll_ctl(tp->epfd, EPOLL_CTL_ADD, tp->listen_fd, &ev))
+		return HOMA_EIO;
+	ev.data.ptr = &tp->kick_fd;
+	if (epoll_ctl(tp->rx_epfd, EPOLL_CTL_ADD, tp->kick_fd, &ev))
+		return HOMA_EIO;
+	ev = (struct epoll_event){.events = EPOLLIN | EPOLLONESHOT, .data.ptr = &tp->rx_epfd};
+	if (epoll_ctl(tp->epfd, EPOLL_CTL_ADD, tp->rx_epfd, &ev))
 		return HOMA_EIO;
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);

@@ -362,7 +362,7 @@ static int pwait_pending(int64_t timeout_ns)
  */
 static int homa_only(int got, int want)
 {
-	return api_transport == HOMA_TRANSPORT_TCP && got == HOMA_ENOTFOUND ? want : got;
+	return api_transport != HOMA_TRANSPORT_HOMA && got == HOMA_ENOTFOUND ? want : got;
 }
 
 static int pwait_now(void) { return homa_only(pwait_pending(0), HOMA_EAGAIN); }

@@ -4,15 +4,18 @@
  * The TCP transport through the public API on loopback: ids and cookies,
  * many RPCs on a small pool answered in any order, large messages,
  * message views, homa_fd(), errors (no server, a server that goes away,
- * a second reply, abort), hostile input, and a server accepting both
- * transports at one port number.
+ * a second reply, abort), hostile input, a server accepting both
+ * transports at one port number, and several threads waiting in
+ * homa_recv() (one of them reads the connections at a time).
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -265,6 +268,147 @@ static void tcp__fd_readable_on_response(void **state)
 	homa_close(srv);
 }
 
+/** A server worker or client thread of tcp__threads_share_reading(). */
+struct share_arg {
+	homa_socket *s;
+	struct sockaddr_storage dst;
+	_Atomic int *stop;
+	int done;                 /**< RPCs answered (server) or completed (client) */
+	int err;                  /**< first error seen, 0 */
+};
+
+/** share_server() - Answer requests until *stop, in slices of 100 ms. */
+static void *share_server(void *arg)
+{
+	struct share_arg *a = arg;
+	struct homa_message m;
+
+	while (!atomic_load(a->stop)) {
+		int err = homa_recv(a->s, HOMA_RECV_REQUEST, 0, 100000000, &m), v = 0;
+
+		if (err == HOMA_ETIME)
+			continue;
+		if (err) {
+			a->err = a->err ? a->err : err;
+			return NULL;
+		}
+		homa_message_copy(&m, 0, &v, sizeof(v));
+		err = homa_reply_buf(a->s, m.id, &v, sizeof(v));
+		homa_message_release(&m);
+		if (err && !a->err)
+			a->err = err;
+		a->done++;
+	}
+	return NULL;
+}
+
+/** share_client() - 100 RPCs one after another, each checked. */
+static void *share_client(void *arg)
+{
+	struct share_arg *a = arg;
+
+	for (int i = 0; i < 100 && !a->err; i++) {
+		struct homa_message m;
+		uint64_t id;
+		int err = homa_send(a->s, (struct sockaddr *)&a->dst, &i, sizeof(i), 0, &id);
+		int v = -1;
+
+		if (!err)
+			err = homa_recv(a->s, HOMA_RECV_RESPONSE, id, 30000000000LL, &m);
+		if (!err) {
+			homa_message_copy(&m, 0, &v, sizeof(v));
+			homa_message_release(&m);
+			err = m.length != sizeof(i) || v != i ? HOMA_EPROTO : 0;
+		}
+		if (!err)
+			a->done++;
+		a->err = err;
+	}
+	return NULL;
+}
+
+/**
+ * tcp__threads_share_reading() - Three server threads and two client
+ * threads on one socket each wait in homa_recv() at once: every RPC is
+ * answered and every response reaches the thread that waits for it.
+ */
+static void tcp__threads_share_reading(void **state)
+{
+	homa_socket *srv = open_tp(HOMA_TRANSPORT_TCP, true, 0);
+	homa_socket *cli = open_tp(HOMA_TRANSPORT_TCP, false, 0);
+	_Atomic int stop = 0;
+	struct share_arg sa[3], ca[2];
+	pthread_t st[3], ct[2];
+	int served = 0;
+
+	(void)state;
+	for (int i = 0; i < 3; i++) {
+		sa[i] = (struct share_arg){.s = srv, .stop = &stop};
+		assert_int_equal(pthread_create(&st[i], NULL, share_server, &sa[i]), 0);
+	}
+	for (int i = 0; i < 2; i++) {
+		ca[i] = (struct share_arg){.s = cli, .dst = test_dst(homa_local_port(srv))};
+		assert_int_equal(pthread_create(&ct[i], NULL, share_client, &ca[i]), 0);
+	}
+	for (int i = 0; i < 2; i++) {
+		pthread_join(ct[i], NULL);
+		assert_int_equal(ca[i].err, 0);
+		assert_int_equal(ca[i].done, 100);
+	}
+	atomic_store(&stop, 1);
+	for (int i = 0; i < 3; i++) {
+		pthread_join(st[i], NULL);
+		assert_int_equal(sa[i].err, 0);
+		served += sa[i].done;
+	}
+	assert_int_equal(served, 200);
+	homa_close(cli);
+	homa_close(srv);
+}
+
+/** Arguments of wait_forever(). */
+struct forever_arg {
+	homa_socket *s;
+	int err;
+};
+
+/** wait_forever() - homa_recv() of any response with no timeout. */
+static void *wait_forever(void *arg)
+{
+	struct forever_arg *a = arg;
+	struct homa_message m;
+
+	a->err = homa_recv(a->s, HOMA_RECV_RESPONSE, 0, -1, &m);
+	return NULL;
+}
+
+/**
+ * tcp__close_wakes_a_reading_waiter() - A thread waiting without a time
+ * limit for a response that never comes (it reads the connection
+ * itself) returns HOMA_ESHUTDOWN when another thread closes the socket.
+ */
+static void tcp__close_wakes_a_reading_waiter(void **state)
+{
+	homa_socket *srv = open_tp(HOMA_TRANSPORT_TCP, true, 0);
+	homa_socket *cli = open_tp(HOMA_TRANSPORT_TCP, false, 0);
+	struct sockaddr_storage dst = test_dst(homa_local_port(srv));
+	struct forever_arg a = {.s = cli, .err = 1};
+	struct homa_message req;
+	pthread_t t;
+	uint64_t id;
+
+	(void)state;
+	assert_int_equal(homa_send(cli, (struct sockaddr *)&dst, "q", 1, 0, &id), 0);
+	take(srv, &req); /* never answered */
+	assert_int_equal(pthread_create(&t, NULL, wait_forever, &a), 0);
+	usleep(50000);
+	homa_close(cli);
+	pthread_join(t, NULL);
+	assert_int_equal(a.err, HOMA_ESHUTDOWN);
+	homa_message_release(&req);
+	homa_close(srv);
+}
+
 static void tcp__open_checks(void **state)
 {
 	struct homa_open_opts o;
@@ -298,6 +442,8 @@ int main(void)
 		cmocka_unit_test(tcp__reply_twice_and_abort),
 		cmocka_unit_test(tcp__stranger_bytes_drop_the_connection),
 		cmocka_unit_test(tcp__fd_readable_on_response),
+		cmocka_unit_test(tcp__threads_share_reading),
+		cmocka_unit_test(tcp__close_wakes_a_reading_waiter),
 		cmocka_unit_test(tcp__open_checks),
 	};
 
