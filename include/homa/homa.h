@@ -727,7 +727,7 @@ HOMA_API int homa_message_transport(const struct homa_message *m);
 
 /**
  * homa_transport_stats() - Copy the transport layer's counters (all zero
- * on a socket opened with transport HOMA, except homa_rpcs).
+ * on a socket opened with transport HOMA).
  * @out: filled on 0, not written otherwise.
  * Return: 0, HOMA_EINVAL (NULL argument) or HOMA_ESHUTDOWN.
  */

@@ -3,7 +3,8 @@
  * @file test_rt_metrics.c
  * Metrics of real sockets: a known traffic pattern (RPCs of known sizes,
  * injected malformed packets, and in a private network namespace
- * injected loss), then the counters scraped from /metrics must add up.
+ * injected loss), then the counters scraped from /metrics must add up;
+ * and the transport layer's series (homa_transport_*).
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -271,6 +272,63 @@ static void rt_metrics__known_pattern_adds_up(void **state)
 	assert_null(http_exchange(mport, "GET /metrics HTTP/1.1\r\n\r\n", 26));
 }
 
+/** no_series() - True if @t has no sample of family @name for endpoint @ep. */
+static bool no_series(const char *t, const char *name, uint16_t ep)
+{
+	char want[160];
+
+	snprintf(want, sizeof(want), "%s{endpoint=\"%u\"", name, ep);
+	return strstr(t, want) == NULL;
+}
+
+/**
+ * rt_metrics__transport_series() - A client and a server on the TCP
+ * transport sharing one listener: homa_transport_rpcs_total counts the
+ * client's RPCs by the transport that carried them,
+ * homa_transport_tcp_requests_total the server's requests over TCP, the
+ * AUTO switches stay 0; a socket on Homa alone has none of these series.
+ */
+static void rt_metrics__transport_series(void **state)
+{
+	struct homa_open_opts so, co, ho;
+	struct rt_server srv;
+	homa_socket *c, *h;
+	uint16_t mport = rt_free_tcp_port(), cport, hport;
+	char *t;
+
+	(void)state;
+	homa_open_opts_default(&so);
+	so.metrics_port = mport;
+	so.transport = HOMA_TRANSPORT_TCP;
+	assert_int_equal(rt_server_start(&srv, &so), 0);
+	homa_open_opts_default(&co);
+	co.bind_addr = "127.0.0.1";
+	co.metrics_port = mport;
+	co.transport = HOMA_TRANSPORT_TCP;
+	assert_int_equal(homa_open(&c, &co), 0);
+	homa_open_opts_default(&ho);
+	ho.bind_addr = "127.0.0.1";
+	ho.metrics_port = mport;
+	assert_int_equal(homa_open(&h, &ho), 0);
+	cport = (uint16_t)homa_local_port(c);
+	hport = (uint16_t)homa_local_port(h);
+	for (int i = 0; i < 7; i++)
+		assert_int_equal(rt_rpc(c, srv.port, 100 + (size_t)i, 200), 0);
+	t = rt_scrape(mport);
+	assert_true(rt_metric(t, "homa_transport_rpcs_total", cport, ",transport=\"tcp\"") == 7);
+	assert_true(rt_metric(t, "homa_transport_rpcs_total", cport, ",transport=\"homa\"") == 0);
+	assert_true(rt_metric(t, "homa_transport_tcp_requests_total", srv.port, "") == 7);
+	assert_true(rt_metric(t, "homa_transport_tcp_requests_total", cport, "") == 0);
+	assert_true(rt_metric(t, "homa_transport_auto_switches_total", cport, ",to=\"tcp\"") == 0);
+	assert_true(rt_metric(t, "homa_transport_auto_switches_total", cport, ",to=\"homa\"") == 0);
+	assert_true(no_series(t, "homa_transport_rpcs_total", hport));
+	assert_true(no_series(t, "homa_transport_tcp_requests_total", hport));
+	free(t);
+	assert_int_equal(homa_close(h), 0);
+	assert_int_equal(homa_close(c), 0);
+	rt_server_stop(&srv);
+}
+
 /** Messages the log sink received. */
 static struct {
 	int n, level;
@@ -376,6 +434,7 @@ int main(void)
 		cmocka_unit_test(rt_metrics__malformed_flood_rate_limited),
 		cmocka_unit_test(rt_metrics__known_pattern_adds_up),
 		cmocka_unit_test(rt_metrics__off_by_default),
+		cmocka_unit_test(rt_metrics__transport_series),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
