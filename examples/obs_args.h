@@ -35,6 +35,8 @@
 	"                     (read them with homa-stat -p N)\n" \
 	"  --driver D         udp (default), raw (IP protocol 146) or xdp (AF_XDP,\n" \
 	"                     with --ifname IF; docs/XDP.md)\n" \
+	"  --transport T      homa (default), tcp (kernel TCP, same API) or auto\n" \
+	"                     (Homa per peer, TCP where Homa gets no answer)\n" \
 	"  -h, --help         this text\n" \
 	"Options take their value as --name VALUE or --name=VALUE.\n"
 

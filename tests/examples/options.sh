@@ -40,6 +40,7 @@ for p in echo_server echo_client kv_server kv_client rtt_compare; do
 	expect 2 "metrics-port" $p --metrics-port 70000
 	expect 2 "metrics-port" $p --metrics-port=abc
 	expect 2 "driver" $p --driver=tcp
+	expect 2 "transport" $p --transport=udp
 	expect 2 "requires an argument" $p --pcap
 	expect 2 "unexpected argument 'extra'" $p extra
 done
@@ -53,13 +54,13 @@ expect 2 "seconds" kv_client --seconds=0
 expect 2 "size" rtt_compare --size=1
 expect 2 "count" rtt_compare --count 9
 
-# --name=value and a prefix (--cou) end to end: a server for 3 requests,
-# a client sending 3; a port another test holds makes the server exit,
+# --name=value and a prefix (--cou) end to end: a server (--transport=auto)
+# for 4 requests, a client sending 3 over Homa, then 1 over TCP; a port another test holds makes the server exit,
 # then the next port is tried.
 started=""
 for attempt in 1 2 3 4 5; do
 	port=$((20000 + ($$ * 7 + attempt * 3571) % 10000))
-	"$bin/echo_server" --port="$port" --cou=3 >"$out.srv" 2>&1 &
+	"$bin/echo_server" --port="$port" --cou=4 --transport=auto >"$out.srv" 2>&1 &
 	spid=$!
 	i=0
 	while ! grep -q listening "$out.srv" && kill -0 "$spid" 2>/dev/null && [ $i -lt 200 ]; do
@@ -75,7 +76,11 @@ else
 	timeout 30 "$bin/echo_client" --server=127.0.0.1 --port="$port" --size=300 --count=3 \
 		>"$out" 2>&1 || fail "echo_client --port=$port --count=3: $(cat "$out")"
 	grep -q "3 RPCs of 300 bytes, 0 bad" "$out" || fail "echo_client's result: $(cat "$out")"
-	wait "$spid" 2>/dev/null || fail "echo_server --cou=3 did not end well: $(cat "$out.srv")"
+	# the same server (--transport=auto) answers over TCP too
+	timeout 30 "$bin/echo_client" --server=127.0.0.1 --port="$port" --size=300 --count=1 \
+		--transport=tcp >"$out" 2>&1 || fail "echo_client --transport=tcp: $(cat "$out")"
+	grep -q "1 RPCs of 300 bytes, 0 bad" "$out" || fail "echo_client --transport=tcp: $(cat "$out")"
+	wait "$spid" 2>/dev/null || fail "echo_server --cou=4 did not end well: $(cat "$out.srv")"
 	spid=""
 fi
 [ $fails = 0 ] || exit 1
