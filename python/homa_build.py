@@ -89,6 +89,7 @@ struct sockaddr_storage { unsigned short ss_family; ...; };
 #define HOMA_OPEN_OPTS_VERSION ...
 enum homa_driver_kind { HOMA_DRIVER_UDP, HOMA_DRIVER_RAW, HOMA_DRIVER_XDP, ... };
 enum homa_mode { HOMA_MODE_THREADED, HOMA_MODE_POLLED, ... };
+enum homa_transport { HOMA_TRANSPORT_HOMA, HOMA_TRANSPORT_TCP, HOMA_TRANSPORT_AUTO, ... };
 typedef struct homa_socket homa_socket;
 struct homa_iov { const void *base; size_t len; };
 struct homa_settings {
@@ -119,7 +120,8 @@ struct homa_open_opts {
     int64_t send_timeout_ns; uint32_t batch; bool offload;
     const char *pcap_path; struct homa_pcap_opts pcap; uint16_t metrics_port;
     const char *metrics_addr; const struct homa_encrypt_opts *encrypt;
-    const char *ifname; uint32_t xdp_queues; bool xdp_raw; ...;
+    const char *ifname; uint32_t xdp_queues; bool xdp_raw;
+    int transport; uint32_t auto_fallback_ms; uint32_t auto_retry_ms; ...;
 };
 struct homa_message {
     uint64_t id; uint64_t cookie; int type; int error;

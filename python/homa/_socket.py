@@ -24,6 +24,8 @@ Data = Union[bytes, bytearray, memoryview, Any]
 
 _DRIVERS = {"udp": lib.HOMA_DRIVER_UDP, "raw": lib.HOMA_DRIVER_RAW, "xdp": lib.HOMA_DRIVER_XDP}
 _MODES = {"threaded": lib.HOMA_MODE_THREADED, "polled": lib.HOMA_MODE_POLLED}
+_TRANSPORTS = {"homa": lib.HOMA_TRANSPORT_HOMA, "tcp": lib.HOMA_TRANSPORT_TCP,
+               "auto": lib.HOMA_TRANSPORT_AUTO}
 # Blocking receives wait in slices this long, so that they notice a
 # close() deferred by received messages still in use.
 _CLOSING_SLICE_NS = 200_000_000
@@ -251,6 +253,13 @@ class Socket:
       ifname, xdp_queues, xdp_raw   XDP driver: the interface, how many of
                     its receive queues to serve (0: all), and whether to
                     speak the raw format (IP protocol 146) instead of UDP
+      transport     "homa" (default), "tcp" (kernel TCP, same calls and
+                    errors) or "auto" (Homa per peer, TCP where Homa gets no
+                    answer); a tcp or auto server accepts both; man
+                    homa_transport(3)
+      auto_fallback_ms, auto_retry_ms   "auto": Homa silence before a peer
+                    moves to TCP, first back-off before Homa is tried again
+                    (0: 50 ms, 1000 ms)
       mode          "threaded" (default: a runtime thread moves packets) or
                     "polled" (packets move inside this socket's calls)
       bind_addr     local numeric address ("127.0.0.1", "::"); None: 0.0.0.0
@@ -278,7 +287,8 @@ class Socket:
                  metrics_addr: Optional[str] = None,
                  encrypt: Union[None, bool, Mapping[str, Any]] = None,
                  ifname: Optional[str] = None, xdp_queues: int = 0,
-                 xdp_raw: bool = False) -> None:
+                 xdp_raw: bool = False, transport: str = "homa",
+                 auto_fallback_ms: int = 0, auto_retry_ms: int = 0) -> None:
         self._lock = threading.RLock()
         self._pins = 0
         self._closing = False
@@ -289,6 +299,11 @@ class Socket:
         keep: List[Any] = []
         if driver not in _DRIVERS:
             raise _errors.InvalidArgumentError(_errors.CODES["HOMA_EINVAL"], "driver: udp, raw or xdp")
+        if transport not in _TRANSPORTS:
+            raise _errors.InvalidArgumentError(_errors.CODES["HOMA_EINVAL"],
+                                               "transport: homa, tcp or auto")
+        o.transport = _TRANSPORTS[transport]
+        o.auto_fallback_ms, o.auto_retry_ms = auto_fallback_ms, auto_retry_ms
         if mode not in _MODES:
             raise _errors.InvalidArgumentError(_errors.CODES["HOMA_EINVAL"], "mode: threaded or polled")
         o.driver, o.mode, o.port, o.server = _DRIVERS[driver], _MODES[mode], port, server

@@ -342,3 +342,22 @@ def test_metrics_and_pcap(tmp_path, echo):
         body = urllib.request.urlopen("http://127.0.0.1:%d/metrics" % mport, timeout=10).read()
         assert b"homa_" in body
     assert pcap.stat().st_size > 24
+
+
+def test_transport_tcp_and_auto():
+    """A client over TCP and one over Homa reach the same "auto" server."""
+    srv = homa.Socket(server=True, bind_addr=LOCAL, transport="auto")
+    tcp = homa.Socket(bind_addr=LOCAL, transport="tcp")
+    hom = homa.Socket(bind_addr=LOCAL)
+    try:
+        for cli, body in ((tcp, b"over tcp"), (hom, b"over homa")):
+            rpc = cli.send_request((LOCAL, srv.port), body)
+            req = srv.recv_request(timeout=10)
+            assert bytes(req) == body
+            req.reply(body.upper())
+            assert bytes(cli.recv_response(rpc, timeout=10).data) == body.upper()
+        with pytest.raises(homa.InvalidArgumentError):
+            homa.Socket(transport="udp")
+    finally:
+        for s in (tcp, hom, srv):
+            s.close()
