@@ -409,6 +409,71 @@ static void tcp__close_wakes_a_reading_waiter(void **state)
 	homa_close(srv);
 }
 
+/**
+ * one_rpc() - An RPC from @cli to 127.0.0.1:@port that @srv (NULL: none)
+ * answers. Return: 0, or the error the client saw.
+ */
+static int one_rpc(homa_socket *cli, homa_socket *srv, int port)
+{
+	struct sockaddr_storage dst = test_dst(port);
+	struct homa_message req, m;
+	uint64_t id;
+	int err = homa_send(cli, (struct sockaddr *)&dst, "k", 1, 0, &id);
+
+	if (err)
+		return err;
+	if (srv && homa_recv(srv, HOMA_RECV_REQUEST, 0, 5000000000LL, &req) == 0) {
+		homa_reply_buf(srv, req.id, "K", 1);
+		homa_message_release(&req);
+	}
+	err = homa_recv(cli, HOMA_RECV_RESPONSE, id, 30000000000LL, &m);
+	if (!err)
+		err = m.error;
+	if (!err)
+		homa_message_release(&m);
+	return err;
+}
+
+/**
+ * restart_on_same_port() - A server of @transport closed (killed) and
+ * opened again at the same port number: while it is gone an RPC fails
+ * with HOMA_ENOSERVER or HOMA_ETIMEDOUT (a connection lost with it), and
+ * once it is back the same client reaches it again (over TCP its pool
+ * drops the dead connections and connects anew).
+ */
+static void restart_on_same_port(int transport)
+{
+	homa_socket *srv = open_tp(transport, true, 0);
+	homa_socket *cli = open_tp(transport, false, 0);
+	int port = homa_local_port(srv), err = -1;
+	int64_t until;
+
+	assert_int_equal(one_rpc(cli, srv, port), 0);
+	homa_close(srv);
+	err = one_rpc(cli, NULL, port);
+	assert_true(err == HOMA_ENOSERVER || err == HOMA_ETIMEDOUT);
+	srv = open_tp(transport, true, (uint16_t)port);
+	until = test_now_ms() + 10000;
+	do
+		err = one_rpc(cli, srv, port);
+	while (err && test_now_ms() < until);
+	assert_int_equal(err, 0);
+	homa_close(cli);
+	homa_close(srv);
+}
+
+static void tcp__server_restart_on_same_port(void **state)
+{
+	(void)state;
+	restart_on_same_port(HOMA_TRANSPORT_TCP);
+}
+
+static void auto__server_restart_on_same_port(void **state)
+{
+	(void)state;
+	restart_on_same_port(HOMA_TRANSPORT_AUTO);
+}
+
 static void tcp__open_checks(void **state)
 {
 	struct homa_open_opts o;
@@ -444,6 +509,8 @@ int main(void)
 		cmocka_unit_test(tcp__fd_readable_on_response),
 		cmocka_unit_test(tcp__threads_share_reading),
 		cmocka_unit_test(tcp__close_wakes_a_reading_waiter),
+		cmocka_unit_test(tcp__server_restart_on_same_port),
+		cmocka_unit_test(auto__server_restart_on_same_port),
 		cmocka_unit_test(tcp__open_checks),
 	};
 
