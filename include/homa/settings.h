@@ -110,9 +110,9 @@ struct homa_settings {
 	 * any response byte arrived) after which the next RPC_UNKNOWN fails it
 	 * with HOMA_EABANDONED (default 3; 0 = never restart): a server at that
 	 * port dropped the request every time. No cap while that port answered
-	 * another request of this endpoint within timeout_ticks: it serves and
-	 * lost the request (e.g. under a flood), so the RPC restarts until the
-	 * port stops answering. A port that does not serve is reported at once
+	 * a request of this endpoint as a server (a GRANT, a BUSY or response
+	 * bytes) within timeout_ticks: it serves and lost the request (e.g.
+	 * under a flood), so the RPC restarts until the port stops answering. A port that does not serve is reported at once
 	 * (HOMA_ENOSERVER): by ICMP port unreachable (raw driver) or by an
 	 * endpoint of ours that does not serve.
 	 */
@@ -122,7 +122,7 @@ struct homa_settings {
 	 * about 12 MiB at most; memory grows to it only under load). Each is
 	 * kept for 5 x timeout_ticks after it finished; when more finish in
 	 * that time, the oldest are forgotten and later requests of their
-	 * clients fail with HOMA_ECANCELED instead of running twice
+	 * clients fail with HOMA_EABANDONED instead of running twice
 	 * (docs/THREATS.md). At least 4096, or 0: remember none, as the
 	 * Linux module (used to model a module host: a late duplicate of a
 	 * request can then run twice); whether it is 0 is fixed when the

@@ -79,6 +79,8 @@ static struct homa_rpc *message_start(homa_engine *e, const homa_addr *src,
 		created = true;
 	}
 	homa_rpc_heard(e, rpc);
+	if (homa_is_client_id(rpc->id))
+		homa_peer_mark_served(e, rpc->peer, rpc->dport);
 	if (homa_is_client_id(rpc->id) && rpc->state == RPC_OUTGOING) {
 		/* a response means the server has the whole request */
 		rpc->state = RPC_INCOMING;
@@ -132,7 +134,6 @@ static void message_complete(homa_engine *e, struct homa_rpc *rpc)
 		e->st.client_rpcs_completed++;
 		homa_hist_add(e->st.rpc_latency_hist, e->now - rpc->start_ns);
 		homa_peer_add_ack(e, rpc->peer, rpc->id, rpc->dport);
-		homa_peer_mark_served(e, rpc->peer, rpc->dport);
 	} else {
 		ev.type = HOMA_EV_REQUEST;
 		rpc->state = RPC_IN_SERVICE;
@@ -257,6 +258,8 @@ static int handle_grant(homa_engine *e, const homa_addr *src, const struct homa_
 	if (pkt->u.grant.offset > out->length)
 		return HOMA_DROP(HOMA_DROP_BAD_OFFSET);
 	homa_rpc_heard(e, rpc);
+	if (homa_is_client_id(rpc->id))
+		homa_peer_mark_served(e, rpc->peer, rpc->dport);
 	out->start_ticks = 0;
 	if (pkt->u.grant.offset > out->granted)
 		out->granted = pkt->u.grant.offset;
@@ -333,11 +336,13 @@ static int handle_resend(homa_engine *e, const homa_addr *src, const struct homa
  * again from byte 0, or, once settings.max_restarts restarts were spent,
  * fail the RPC with HOMA_EABANDONED (a server answers at that port but
  * dropped the request every time). The cap does not apply while that
- * port answered another request of ours within timeout_ticks
- * (homa_peer_port_serves()): it serves, and lost this request (a flood
- * overflowing its receive buffer loses most packets, and four losses in a
- * row failed honest RPCs); the RPC keeps restarting, and fails at the cap
- * once that port stops answering. Only a definite report that nothing
+ * port showed within timeout_ticks that it serves (homa_peer_port_serves():
+ * a GRANT, BUSY or response byte for one of our requests), and lost this
+ * request (a flood overflowing its receive buffer loses most packets, and
+ * four losses in a row failed honest RPCs; a server whose threads fell
+ * behind completes no response for a while but still answers BUSY); the
+ * RPC keeps restarting, and fails at the cap once that port stops
+ * answering. Only a definite report that nothing
  * serves there (HOMA_EXT_NOSERVER, ICMP unreachable: unreach.c) gives
  * HOMA_ENOSERVER.
  */
@@ -350,6 +355,10 @@ static void restart(homa_engine *e, struct homa_rpc *rpc)
 	}
 	if (rpc->restarts < UINT16_MAX)
 		rpc->restarts++;
+	/* this RPC_UNKNOWN answered one RESEND; the others sent before now
+	 * may still draw one each, about the request before this restart */
+	rpc->stale_unknowns = (uint16_t)(rpc->start_resends - 1);
+	rpc->start_resends = 0;
 	rpc->state = RPC_OUTGOING;
 	homa_rpc_heard(e, rpc);
 	homa_msgout_restart(e, rpc);
@@ -361,7 +370,12 @@ static void restart(homa_engine *e, struct homa_rpc *rpc)
  * forgets the RPC. A client restarts its request (restart()) only while
  * no response byte has arrived, as the Linux module does: a server with
  * no memory of finished RPCs would run a late restart twice. Later, the
- * packet is ignored (the RPC times out unless the response completes). A
+ * packet is ignored (the RPC times out unless the response completes).
+ * An RPC_UNKNOWN answers one of our RESENDs: one that arrives while no
+ * RESEND went out since the last restart, or that answers one of the
+ * RESENDs sent before it (a slow server answers a queue of them in a
+ * burst), is about the request before that restart and is ignored, so
+ * that one loss counts as one restart toward settings.max_restarts. A
  * server of ours that finished the RPC says so (HOMA_EXT_FINISHED): the
  * client fails it with HOMA_EABANDONED instead of restarting it; an
  * endpoint of ours that does not serve says so (HOMA_EXT_NOSERVER): the
@@ -383,11 +397,21 @@ static int handle_unknown(homa_engine *e, const homa_addr *src, const struct hom
 	}
 	if (rpc->in.msg)
 		return HOMA_DROP(HOMA_DROP_UNKNOWN_RPC); /* response under way: no restart */
+	if (!rpc->start_resends)
+		return HOMA_DROP(HOMA_DROP_UNKNOWN_RPC); /* no RESEND of ours since the restart */
+	if (rpc->stale_unknowns) {
+		rpc->stale_unknowns--;
+		return HOMA_DROP(HOMA_DROP_UNKNOWN_RPC); /* answers a RESEND from before it */
+	}
 	restart(e, rpc);
 	return 0;
 }
 
-/** handle_busy() - The peer is alive and deliberately not sending. */
+/**
+ * handle_busy() - The peer is alive and deliberately not sending. A BUSY
+ * for a request of ours comes from a server that holds it: its port
+ * serves (homa_peer_mark_served()).
+ */
 static int handle_busy(homa_engine *e, const homa_addr *src, const struct homa_pkt *pkt)
 {
 	struct homa_rpc *rpc = homa_rpc_find(e, pkt->sender_id ^ 1, src, pkt->sport);
@@ -395,6 +419,8 @@ static int handle_busy(homa_engine *e, const homa_addr *src, const struct homa_p
 	if (!rpc)
 		return HOMA_DROP(HOMA_DROP_UNKNOWN_RPC);
 	homa_rpc_heard(e, rpc);
+	if (homa_is_client_id(rpc->id))
+		homa_peer_mark_served(e, rpc->peer, rpc->dport);
 	rpc->out.start_ticks = 0;
 	return 0;
 }

@@ -126,7 +126,8 @@ bool homa_peer_mark_dead(homa_engine *e, struct homa_peer *p, uint16_t port)
 }
 
 /**
- * homa_peer_mark_served() - A response from @port of @p arrived: that port
+ * homa_peer_mark_served() - @port of @p answered one of our requests as
+ * only a server does (a GRANT, a BUSY or response bytes): that port
  * serves, for the next timeout_ticks (homa_peer_port_serves()). Keeps the
  * HOMA_PEER_SERVED_PORTS latest ports.
  */
@@ -136,10 +137,10 @@ void homa_peer_mark_served(homa_engine *e, struct homa_peer *p, uint16_t port)
 }
 
 /**
- * homa_peer_port_serves() - True if a response from @port of @p arrived
- * within timeout_ticks: an RPC_UNKNOWN from that port means it lost a
- * request (a flood overflowing its receive buffer), not that nothing
- * serves there.
+ * homa_peer_port_serves() - True if @port of @p answered a request of ours
+ * as a server within timeout_ticks (homa_peer_mark_served()): an
+ * RPC_UNKNOWN from that port means it lost a request (a flood overflowing
+ * its receive buffer), not that nothing serves there.
  */
 bool homa_peer_port_serves(const homa_engine *e, const struct homa_peer *p, uint16_t port)
 {

@@ -90,6 +90,8 @@ static bool probe(homa_engine *e, struct homa_rpc *rpc)
 		if (!homa_is_client_id(rpc->id))
 			return false;
 		homa_ctl_resend(e, rpc, 0, e->s.unsched_bytes);
+		if (rpc->start_resends < UINT16_MAX)
+			rpc->start_resends++;
 		count_probe(rpc);
 		return true;
 	}

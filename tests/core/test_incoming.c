@@ -673,6 +673,127 @@ static void restart__cap_returns_when_port_stops_answering(void **state)
 	th_pair_free(&p);
 }
 
+/**
+ * next_of() - The next event of engine @e whose type is @type, discarding
+ * none: fails the test if the next event is another one.
+ */
+static void next_of(homa_engine *e, uint8_t type, struct homa_event *ev)
+{
+	assert_int_equal(homa_engine_next_event(e, ev), 1);
+	assert_int_equal(ev->type, type);
+}
+
+/**
+ * restart__busy_port_serves() - A server whose application is slow holds
+ * request A unanswered (its port answers A's RESENDs with BUSY) while
+ * every packet of request X is lost for two timeouts: X restarts again
+ * and again, and completes once the loss stops. A port that answers BUSY
+ * for one of our requests serves; only a completed response counted as
+ * that before, so X failed with HOMA_EABANDONED after max_restarts (one
+ * RPC of 16,000 in runtime_loopback_udp, when the server's threads fell
+ * behind under load and its receive buffer overflowed).
+ */
+static void restart__busy_port_serves(void **state)
+{
+	static uint8_t req[100];
+	struct homa_iov iov = {req, sizeof(req)};
+	const struct homa_settings *s;
+	struct homa_event a, x, ev;
+	struct homa_stats st;
+	struct th_pair p;
+	uint64_t ida, idx;
+	bool drop = false;
+
+	(void)state;
+	th_pair_init(&p, NULL);
+	p.filter = drop_requests;
+	p.filter_ctx = &drop;
+	p.logging = false;
+	s = homa_engine_settings(p.e[0]);
+	assert_int_equal(homa_engine_send_request(p.e[0], &p.addr[1], p.port[1], &iov, 1, 1,
+						  p.now, &ida), 0);
+	th_pair_run(&p, 10 * s->tick_ns);
+	next_of(p.e[1], HOMA_EV_REQUEST, &a);
+	drop = true;
+	assert_int_equal(homa_engine_send_request(p.e[0], &p.addr[1], p.port[1], &iov, 1, 2,
+						  p.now, &idx), 0);
+	th_pair_run(&p, 2ull * s->timeout_ticks * s->tick_ns);
+	homa_engine_stats(p.e[0], &st);
+	assert_true(st.rpc_restarts > s->max_restarts);
+	assert_int_equal(homa_engine_next_event(p.e[0], &ev), 0);
+	drop = false;
+	th_pair_run(&p, 20 * s->tick_ns);
+	next_of(p.e[1], HOMA_EV_REQUEST, &x);
+	assert_int_equal(homa_engine_send_reply(p.e[1], a.id, &iov, 1, p.now), 0);
+	assert_int_equal(homa_engine_send_reply(p.e[1], x.id, &iov, 1, p.now), 0);
+	homa_engine_msg_release(p.e[1], a.msg);
+	homa_engine_msg_release(p.e[1], x.msg);
+	th_pair_run(&p, 20 * s->tick_ns);
+	for (int i = 0; i < 2; i++) {
+		next_of(p.e[0], HOMA_EV_RESPONSE, &ev);
+		assert_true(ev.id == ida || ev.id == idx);
+		homa_engine_msg_release(p.e[0], ev.msg);
+	}
+	th_pair_free(&p);
+}
+
+/** drop_all_requests() - th_filter: the client's packets never reach the server. */
+static bool drop_all_requests(void *ctx, int from, const uint8_t *pkt, size_t len, uint64_t n)
+{
+	(void)ctx;
+	(void)pkt;
+	(void)len;
+	(void)n;
+	return from == 0;
+}
+
+/**
+ * restart__stale_unknowns_count_once() - A client RESENT a lost request
+ * several times before a slow server answered the queue of RESENDs with
+ * RPC_UNKNOWNs in one burst: that is one loss, one restart, not one per
+ * RPC_UNKNOWN. Before, each restarted the request again, so a port not
+ * yet seen serving (early in runtime_loopback_udp under load) failed the
+ * RPC with HOMA_EABANDONED after max_restarts + 1 answers to RESENDs that
+ * were all about the first send.
+ */
+static void restart__stale_unknowns_count_once(void **state)
+{
+	static uint8_t req[100];
+	struct homa_iov iov = {req, sizeof(req)};
+	const struct homa_settings *s;
+	struct homa_event ev;
+	struct homa_stats st;
+	struct homa_pkt k;
+	struct th_pair p;
+	uint8_t buf[128];
+	uint64_t id;
+	int len, resends;
+
+	(void)state;
+	th_pair_init(&p, NULL);
+	p.filter = drop_all_requests;
+	p.logging = false;
+	s = homa_engine_settings(p.e[0]);
+	assert_int_equal(homa_engine_send_request(p.e[0], &p.addr[1], p.port[1], &iov, 1, 1,
+						  p.now, &id), 0);
+	th_pair_run(&p, (uint64_t)(s->resend_ticks + 4 * s->resend_interval) * s->tick_ns);
+	homa_engine_stats(p.e[0], &st);
+	resends = (int)st.resends_sent;
+	assert_true(resends > (int)s->max_restarts);
+	k = base(HOMA_PKT_RPC_UNKNOWN, false, id ^ 1);
+	k.sport = p.port[1];
+	k.dport = p.port[0];
+	for (int i = 0; i < resends; i++) {
+		len = homa_wire_encode(&k, buf, sizeof(buf));
+		assert_true(len > 0);
+		homa_engine_input(p.e[0], &p.addr[1], buf, (size_t)len, p.now);
+	}
+	homa_engine_stats(p.e[0], &st);
+	assert_int_equal(st.rpc_restarts, 1);
+	assert_int_equal(homa_engine_next_event(p.e[0], &ev), 0);
+	th_pair_free(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -683,6 +804,8 @@ int main(void)
 		cmocka_unit_test(homa_engine_input__mutation_fuzz_start_msg),
 		cmocka_unit_test(restart__serving_port_not_capped),
 		cmocka_unit_test(restart__cap_returns_when_port_stops_answering),
+		cmocka_unit_test(restart__busy_port_serves),
+		cmocka_unit_test(restart__stale_unknowns_count_once),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

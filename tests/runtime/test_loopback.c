@@ -129,6 +129,14 @@ static void loopback__32_threads_500_rpcs_bit_exact(void **state)
 		      homa_strerror(r.first_error), r.bytes / 1e6,
 		      (unsigned long)cs.resends_sent, (unsigned long)io.tx_gso_batches,
 		      (unsigned long)io.rx_gro_batches);
+	print_message("client: restarts %lu, timed out %lu, RPC_UNKNOWN received %lu; server: "
+		      "timed out %lu, evicted %lu (stale %lu), RPC_UNKNOWN sent %lu, acks %lu\n",
+		      (unsigned long)cs.rpc_restarts, (unsigned long)cs.rpcs_timed_out,
+		      (unsigned long)cs.pkts_recv[HOMA_PKT_RPC_UNKNOWN - HOMA_PKT_FIRST],
+		      (unsigned long)ss.rpcs_timed_out, (unsigned long)ss.msgs_evicted,
+		      (unsigned long)ss.stale_evicted,
+		      (unsigned long)ss.pkts_sent[HOMA_PKT_RPC_UNKNOWN - HOMA_PKT_FIRST],
+		      (unsigned long)ss.acks_received);
 	assert_int_equal(r.failed, 0);
 	assert_int_equal(r.bad, 0);
 	assert_int_equal(r.ok, THREADS * RPCS);
