@@ -452,6 +452,16 @@ HOMA_API void homa_engine_msg_adopt(homa_engine *e, homa_msg *m);
 HOMA_API uint64_t homa_engine_reserve_id(homa_engine *e, bool server);
 
 /**
+ * homa_engine_replies_pending() - Server RPCs whose reply was given
+ * (homa_engine_send_reply()) and is not yet acknowledged by its client:
+ * still being sent, or sent and waiting for the client's ack. They end
+ * when acknowledged, when the client stops answering (timeout_ticks), or
+ * with homa_engine_abort() or homa_engine_shutdown().
+ * Return: their number (0 for a NULL @e).
+ */
+HOMA_API uint32_t homa_engine_replies_pending(const homa_engine *e);
+
+/**
  * homa_engine_peer_heard() - When the latest packet from @addr arrived.
  * @heard_ns: written (engine time) when the call returns true.
  * Return: false if the engine keeps no state for @addr or has heard

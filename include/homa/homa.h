@@ -328,6 +328,29 @@ HOMA_API int homa_open(homa_socket **out, const struct homa_open_opts *opts);
 HOMA_API int homa_close(homa_socket *s);
 
 /**
+ * homa_close_wait() - Close the socket as homa_close() does, after
+ * letting the replies it already gave finish. homa_close() drops a reply
+ * still being sent (a server that replies and closes at once loses the
+ * tail of a large response); this call first stops taking new requests
+ * (a request arriving now is answered as by a socket that does not
+ * serve) and keeps the socket running
+ * until every reply given with homa_reply_*() was sent and acknowledged
+ * by its client, or its client stopped answering (settings.timeout_ticks),
+ * or @timeout_ns passed; then it closes. Requests not yet answered are
+ * dropped as by homa_close(). Replies that went over TCP (transport TCP
+ * or AUTO) are not waited for. Another thread may still call
+ * homa_reply_*() meanwhile; that reply is waited for too.
+ * @timeout_ns: the longest wait, in nanoseconds; 0 closes at once; -1
+ *	waits until the replies end (bounded by the clients' timeouts).
+ * Return: 0 (every reply finished; the socket is closed); HOMA_ETIME
+ * (@timeout_ns passed first; the socket is closed all the same and the
+ * replies left were dropped); HOMA_ESHUTDOWN (already closed, or closed
+ * by another thread meanwhile); HOMA_EINVAL (NULL @s, or @timeout_ns
+ * below -1: nothing is closed).
+ */
+HOMA_API int homa_close_wait(homa_socket *s, int64_t timeout_ns);
+
+/**
  * homa_local_port() - The socket's Homa port (useful after port 0).
  * Return: the port (1..65535), HOMA_EINVAL (NULL @s) or HOMA_ESHUTDOWN.
  */

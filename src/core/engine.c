@@ -253,6 +253,22 @@ uint64_t homa_engine_reserve_id(homa_engine *e, bool server)
 	return next_id(e);
 }
 
+/** homa_engine_replies_pending() - See engine.h. */
+uint32_t homa_engine_replies_pending(const homa_engine *e)
+{
+	struct homa_link *pos;
+	uint32_t n = 0;
+
+	if (!e)
+		return 0;
+	for (pos = e->all_rpcs.next; pos != &e->all_rpcs; pos = pos->next) {
+		const struct homa_rpc *r = homa_container_of(pos, struct homa_rpc, all_link);
+
+		n += !homa_is_client_id(r->id) && (r->state == RPC_OUTGOING || r->state == RPC_DONE);
+	}
+	return n;
+}
+
 /** homa_engine_peer_heard() - See engine.h. */
 bool homa_engine_peer_heard(homa_engine *e, const homa_addr *addr, uint64_t *heard_ns)
 {

@@ -393,6 +393,14 @@ int homa_rt_wait_space(struct homa_rt *rt, uint64_t until);
 int homa_rt_wait_item(struct homa_rt *rt, struct rt_waiter *w, uint64_t until);
 
 /**
+ * homa_rt_wait_replies() - Called with rt->lock held by homa_close_wait():
+ * drive or wait for I/O until the engine has no reply left to send or to
+ * see acknowledged (homa_engine_replies_pending()), or the absolute
+ * @until passes. Return: 0 (none left) or HOMA_ETIME.
+ */
+int homa_rt_wait_replies(struct homa_rt *rt, uint64_t until);
+
+/**
  * homa_rt_run_poller() - Polled mode, rt->lock held and no poller active:
  * drive I/O once (until the absolute @until at most) as the poller; the
  * lock is dropped meanwhile. Application threads call it through the

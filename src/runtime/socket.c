@@ -278,6 +278,29 @@ int homa_close(homa_socket *s)
 	return 0;
 }
 
+/** homa_close_wait() - See homa.h. */
+int homa_close_wait(homa_socket *s, int64_t timeout_ns)
+{
+	struct homa_rt *rt;
+	int err;
+
+	if (!s)
+		return HOMA_EINVAL;
+	if (timeout_ns < -1)
+		return HOMA_EINVAL;
+	rt = homa_rt_get(s);
+	if (!rt)
+		return HOMA_ESHUTDOWN;
+	homa_rt_lock(rt);
+	homa_engine_set_server(rt->engine, false);
+	err = homa_rt_wait_replies(rt, homa_rt_deadline(timeout_ns));
+	homa_rt_unlock(rt);
+	homa_rt_put(rt);
+	if (homa_close(s))
+		return HOMA_ESHUTDOWN;
+	return err;
+}
+
 /** homa_local_port() - See homa.h. */
 int homa_local_port(homa_socket *s)
 {

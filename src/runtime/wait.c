@@ -154,3 +154,29 @@ void homa_rt_poll_turn(struct homa_rt *rt, uint64_t until)
 		rt->role_waiters--;
 	}
 }
+
+/** Longest single sleep of homa_close_wait() between two looks at the replies. */
+#define REPLY_NAP_NS 1000000ull
+
+/** homa_rt_wait_replies() - See rt.h. */
+int homa_rt_wait_replies(struct homa_rt *rt, uint64_t until)
+{
+	uint64_t now;
+
+	while (homa_engine_replies_pending(rt->engine)) {
+		now = homa_rt_now();
+		if (now >= until)
+			return HOMA_ETIME;
+		if (until - now > REPLY_NAP_NS)
+			now += REPLY_NAP_NS;
+		else
+			now = until;
+		if (rt->mode == HOMA_MODE_POLLED && !rt->poller_active) {
+			homa_rt_run_poller(rt, now, true);
+			homa_rt_pass_poller(rt);
+		} else {
+			timed_wait(rt, &rt->space_cond, now);
+		}
+	}
+	return 0;
+}

@@ -63,6 +63,18 @@ static int open_not_local(void)
 
 static int close_null(void) { return homa_close(NULL); }
 static int close_dead(void) { return homa_close(c.dead); }
+static int close_wait_null(void) { return homa_close_wait(NULL, 0); }
+static int close_wait_dead(void) { return homa_close_wait(c.dead, 0); }
+
+/** close_wait_bad_timeout() - A timeout below -1 is refused and closes nothing. */
+static int close_wait_bad_timeout(void)
+{
+	int err = homa_close_wait(c.cli, -2);
+
+	assert_true(homa_local_port(c.cli) > 0);
+	return err;
+}
+
 static int port_null(void) { return homa_local_port(NULL); }
 static int port_dead(void) { return homa_local_port(c.dead); }
 
@@ -501,6 +513,9 @@ static const struct errcase cases[] = {
 	CASE(homa_open, HOMA_EADDRNOTAVAIL, open_not_local),
 	CASE(homa_close, HOMA_EINVAL, close_null),
 	CASE(homa_close, HOMA_ESHUTDOWN, close_dead),
+	CASE(homa_close_wait, HOMA_EINVAL, close_wait_null),
+	CASE(homa_close_wait, HOMA_EINVAL, close_wait_bad_timeout),
+	CASE(homa_close_wait, HOMA_ESHUTDOWN, close_wait_dead),
 	CASE(homa_local_port, HOMA_EINVAL, port_null),
 	CASE(homa_local_port, HOMA_ESHUTDOWN, port_dead),
 	CASE(homa_request_iov, HOMA_EINVAL, sendv_null_iov),
@@ -572,6 +587,7 @@ static const struct elsewhere elsewhere[] = {
 	{"homa_open", "HOMA_ENOTSUP", "needs a kernel without the address family"},
 	{"homa_open", "HOMA_ENOMEM", "allocation failure"},
 	{"homa_open", "HOMA_EIO", "a failing system call"},
+	{"homa_close_wait", "HOMA_ETIME", "tests/api/test_promises.c homa_close_wait__gives_up_after_its_timeout"},
 	{"homa_request_iov", "HOMA_EPEERDEAD", "tests/runtime/test_kill.c (after a timeout)"},
 	{"homa_request_iov", "HOMA_ENOMEM", "allocation failure"},
 	{"homa_request_zc", "*", "as homa_request_iov(): its cases"},

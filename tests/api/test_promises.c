@@ -296,6 +296,93 @@ static void homa_request_opts__own_timeout_beats_the_socket(void **state)
 }
 
 /**
+ * reply_then_close() - A server socket of @mode takes one request, replies
+ * with @len bytes of fill(.., 9) and at once closes with @close_wait
+ * (homa_close_wait(), up to 20 s) or homa_close(); the client then reads
+ * the response. Return: homa_recv()'s result for the response (0 only if
+ * every byte arrived intact); *@closed: the close call's result.
+ */
+static int reply_then_close(int mode, size_t len, bool close_wait, int *closed)
+{
+	static uint8_t reply[4 << 20], got[4 << 20];
+	struct sockaddr_storage dst;
+	struct homa_message m;
+	homa_socket *srv, *cli;
+	uint64_t id;
+	int err;
+
+	fill(reply, len, 9);
+	assert_int_equal(api_open(&srv, mode, true, NULL), 0);
+	assert_int_equal(api_open(&cli, HOMA_MODE_THREADED, false, NULL), 0);
+	dst = api_dst(srv);
+	assert_int_equal(homa_request_buf(cli, (struct sockaddr *)&dst, "q", 1, 0, &id), 0);
+	assert_int_equal(homa_recv(srv, HOMA_RECV_REQUEST, 0, 30000000000LL, &m), 0);
+	assert_int_equal(homa_reply_buf(srv, m.id, reply, len), 0);
+	homa_message_release(&m);
+	*closed = close_wait ? homa_close_wait(srv, 20000000000LL) : homa_close(srv);
+	err = homa_recv(cli, HOMA_RECV_RESPONSE, id, 10000000000LL, &m);
+	if (!err) {
+		if (m.length != len || homa_message_copy(&m, 0, got, len) != len ||
+		    memcmp(got, reply, len))
+			err = HOMA_EPROTO;
+		homa_message_release(&m);
+	}
+	homa_close(cli);
+	return err;
+}
+
+/**
+ * homa_close_wait__large_reply_reaches_the_client() - A server that
+ * replies 4 MB and closes at once with homa_close_wait() returns 0 once
+ * the reply was acknowledged, and the client has every byte, in both
+ * modes. With homa_close() the tail of that reply is dropped (the client
+ * gets an error), which is why homa_close_wait() exists.
+ */
+static void homa_close_wait__large_reply_reaches_the_client(void **state)
+{
+	homa_socket *idle;
+	int closed;
+
+	(void)state;
+	assert_int_equal(api_open(&idle, HOMA_MODE_THREADED, true, NULL), 0);
+	assert_int_equal(homa_close_wait(idle, 20000000000LL), 0); /* nothing to wait for */
+	assert_int_equal(reply_then_close(HOMA_MODE_THREADED, 4 << 20, true, &closed), 0);
+	assert_int_equal(closed, 0);
+	assert_int_equal(reply_then_close(HOMA_MODE_POLLED, 4 << 20, true, &closed), 0);
+	assert_int_equal(closed, 0);
+	assert_int_not_equal(reply_then_close(HOMA_MODE_THREADED, 4 << 20, false, &closed), 0);
+	assert_int_equal(closed, 0);
+}
+
+/**
+ * homa_close_wait__gives_up_after_its_timeout() - A reply whose client
+ * closed is never acknowledged: homa_close_wait() waits its 100 ms,
+ * returns HOMA_ETIME and the socket is closed all the same.
+ */
+static void homa_close_wait__gives_up_after_its_timeout(void **state)
+{
+	static uint8_t reply[1 << 20];
+	struct sockaddr_storage dst;
+	struct homa_message m;
+	homa_socket *srv, *cli;
+	uint64_t id, t0;
+
+	(void)state;
+	assert_int_equal(api_open(&srv, HOMA_MODE_THREADED, true, NULL), 0);
+	assert_int_equal(api_open(&cli, HOMA_MODE_THREADED, false, NULL), 0);
+	dst = api_dst(srv);
+	assert_int_equal(homa_request_buf(cli, (struct sockaddr *)&dst, "q", 1, 0, &id), 0);
+	assert_int_equal(homa_recv(srv, HOMA_RECV_REQUEST, 0, 30000000000LL, &m), 0);
+	homa_close(cli);
+	assert_int_equal(homa_reply_buf(srv, m.id, reply, sizeof(reply)), 0);
+	homa_message_release(&m);
+	t0 = api_now_ns();
+	assert_int_equal(homa_close_wait(srv, 100000000), HOMA_ETIME);
+	assert_true(api_now_ns() - t0 >= 90000000);
+	assert_int_equal(homa_close(srv), HOMA_ESHUTDOWN);
+}
+
+/**
  * names__aliases_are_the_same_functions() - The earlier names are the
  * new functions themselves (no wrapper).
  */
@@ -317,6 +404,8 @@ int main(void)
 		cmocka_unit_test(homa_recv__partial_flag_takes_complete_requests_too),
 		cmocka_unit_test(homa_request_opts__own_timeout_beats_the_socket),
 		cmocka_unit_test(names__aliases_are_the_same_functions),
+		cmocka_unit_test(homa_close_wait__large_reply_reaches_the_client),
+		cmocka_unit_test(homa_close_wait__gives_up_after_its_timeout),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
