@@ -206,19 +206,24 @@ static void count_sent(const struct msghdr *m, int npkts, struct homa_io_counter
 /**
  * send_msgs() - sendmmsg() @nmsg built messages, skipping messages the
  * kernel rejects (counted in tx_errors). Never waits: a full send buffer
- * (EAGAIN, ENOBUFS) ends the call and counts in tx_full.
+ * (EAGAIN, ENOBUFS) ends the call and counts in tx_full. A failure on a
+ * pending ICMP report (ECONNREFUSED) is recorded in s->error and the
+ * message is sent once more.
  * Return: messages consumed (sent or rejected; fewer than @nmsg when the
  * buffer filled), or HOMA_EIO.
  */
 static int send_msgs(struct homa_io_sender *s, int nmsg,
 		     struct homa_io_counters *c)
 {
+	bool retried = false;
 	int done = 0;
 
 	while (done < nmsg) {
 		int r = sendmmsg(s->fd, s->msgs + done, (unsigned)(nmsg - done), MSG_DONTWAIT);
 
 		homa_io_count(&c->tx_calls, 1);
+		if (r > 0)
+			retried = false;
 		if (r > 0) {
 			for (int i = done; i < done + r; i++)
 				count_sent(&s->msgs[i].msg_hdr, s->npkts[i], c);
@@ -233,6 +238,13 @@ static int send_msgs(struct homa_io_sender *s, int nmsg,
 		}
 		if (r < 0 && (errno == EBADF || errno == ENOTSOCK))
 			return HOMA_EIO;
+		if (r < 0 && errno == ECONNREFUSED && !retried) {
+			/* a pending ICMP report (IP_RECVERR), not about this
+			 * message: the call consumed it; send the message again */
+			s->error = errno;
+			retried = true;
+			continue;
+		}
 		homa_io_count(&c->tx_errors, (uint64_t)s->npkts[done]);
 		done++;
 	}

@@ -9,6 +9,7 @@
 #ifndef HOMA_IO_BATCH_H
 #define HOMA_IO_BATCH_H
 
+#include <stdatomic.h>
 #include <sys/socket.h>
 
 #include "driver.h"
@@ -37,6 +38,10 @@ struct homa_io_sender {
 	int *npkts;          /**< per message: packets it carries (GSO segments) */
 	struct sockaddr_storage *names;
 	char *ctl;         /**< batch * HOMA_IO_TX_CTL bytes */
+	_Atomic int error; /**< errno of the latest send that failed on a pending socket
+			        error (ECONNREFUSED: an ICMP report with IP_RECVERR, which
+			        the failure consumed); the owner clears it; atomic: the
+			        receiving thread reads it */
 };
 
 /** Receiver state; owned by one driver, used by one thread at a time. */

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include "batch.h"
 #include "driver.h"
 #include "icmp.h"
 
@@ -108,4 +109,15 @@ int homa_io_icmp_drain(int fd, uint16_t port, struct homa_io_unreach *out, int m
 		if (r && k < max)
 			k++;
 	return k;
+}
+
+/** homa_io_icmp_take() - See icmp.h. */
+int homa_io_icmp_take(struct homa_io_receiver *rx, struct homa_io_sender *tx, uint16_t port,
+		      struct homa_io_unreach *out, int max)
+{
+	if ((!rx->error && !tx->error) || max < 1)
+		return 0;
+	rx->error = 0;
+	tx->error = 0;
+	return homa_io_icmp_drain(rx->fd, port, out, max);
 }

@@ -33,4 +33,17 @@ int homa_io_icmp_kind(int origin, int type, int code);
  */
 int homa_io_icmp_drain(int fd, uint16_t port, struct homa_io_unreach *out, int max);
 
+struct homa_io_receiver;
+struct homa_io_sender;
+
+/**
+ * homa_io_icmp_take() - A driver's unreach(): if a receive on @rx or a
+ * send on @tx saw the socket error that announces ICMP reports (their
+ * error fields), clear both and drain @rx's socket with
+ * homa_io_icmp_drain(). Return: reports kept in @out (0 if none waited
+ * or @max < 1).
+ */
+int homa_io_icmp_take(struct homa_io_receiver *rx, struct homa_io_sender *tx, uint16_t port,
+		      struct homa_io_unreach *out, int max);
+
 #endif /* HOMA_IO_ICMP_H */

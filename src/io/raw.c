@@ -158,10 +158,7 @@ static int raw_unreach(struct homa_driver *base, struct homa_io_unreach *out, in
 {
 	struct raw_driver *d = (struct raw_driver *)base;
 
-	if (!d->rx.error || max < 1)
-		return 0;
-	d->rx.error = 0;
-	return homa_io_icmp_drain(base->fd, base->port, out, max);
+	return homa_io_icmp_take(&d->rx, &d->tx, base->port, out, max);
 }
 
 /** raw_close() - See driver.h. */

@@ -4,7 +4,10 @@
  * The UDP driver: each Homa packet is the payload of one UDP datagram
  * whose port is the Homa port. Needs no privilege. Uses UDP_SEGMENT to
  * send runs of same-size packets in one super-packet and UDP_GRO to
- * receive coalesced ones, when the kernel supports them.
+ * receive coalesced ones, when the kernel supports them. ICMP errors
+ * about our packets are queued on the socket (IP_RECVERR), so a request to
+ * a port where nothing listens ends with port unreachable at once rather
+ * than by timeout (unreach).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -17,6 +20,7 @@
 
 #include "batch.h"
 #include "driver.h"
+#include "icmp.h"
 
 #ifndef UDP_SEGMENT
 #define UDP_SEGMENT 103
@@ -144,6 +148,18 @@ static int udp_send(struct homa_driver *base, const struct homa_io_tx *pkts, int
 	return homa_io_sender_send(&d->tx, pkts, n, &base->c);
 }
 
+/**
+ * udp_unreach() - Take the ICMP unreachable reports about our packets,
+ * once a receive or send saw the socket error that announces them. See
+ * driver.h.
+ */
+static int udp_unreach(struct homa_driver *base, struct homa_io_unreach *out, int max)
+{
+	struct udp_driver *d = (struct udp_driver *)base;
+
+	return homa_io_icmp_take(&d->rx, &d->tx, base->port, out, max);
+}
+
 /** udp_close() - See driver.h. */
 static void udp_close(struct homa_driver *base)
 {
@@ -160,6 +176,7 @@ static const struct homa_driver_ops udp_ops = {
 	.name = "udp",
 	.send = udp_send,
 	.recv = udp_recv,
+	.unreach = udp_unreach,
 	.close = udp_close,
 };
 
@@ -197,6 +214,7 @@ int homa_udp_open(const struct homa_driver_config *cfg, struct homa_driver **out
 	homa_io_addr_from_sockaddr((const struct sockaddr *)&cfg->bind, &d->base.local, NULL);
 	homa_driver_set_bufs(fd);
 	homa_io_recv_tos_enable(fd, d->base.family);
+	homa_io_icmp_enable(fd, d->base.family);
 	enable_offloads(d, cfg->offload);
 	buf = d->base.gro ? UDP_GRO_BUF : cfg->max_packet;
 	d->max_pkts = (size_t)cfg->batch * (d->base.gro ? HOMA_IO_GSO_MAX_SEGS : 1);

@@ -72,7 +72,7 @@ done
 mandir=$prefix/share/man
 for want in man7/homa.7 man1/homa-bench.1 man1/homa-sim.1 man1/homa-stat.1 \
 	man1/homa-handle-bench.1 man1/homa-hash-bench.1 man1/homa-engine-bench.1 \
-	man1/homa-udp-probe.1 man3/homa_request_buf.3 man3/homa_recv_partial_wait.3 \
+	man1/homa-udp-probe.1 man1/homa-flood.1 man3/homa_request_buf.3 man3/homa_recv_partial_wait.3 \
 	man3/homa_open.3 man3/homa_send.3 man3/homa_recv.3 man3/homa_reply.3 \
 	man3/homa_poll.3 man3/homa_close.3 man3/homa_message_release.3; do
 	[ -f "$mandir/$want" ] || fail "man page $want not installed"
@@ -90,7 +90,7 @@ echo "man: $pages pages render"
 
 # Every installed tool answers --help with exit status 0.
 for t in homa-bench homa-sim homa-stat homa-handle-bench homa-hash-bench \
-	homa-engine-bench homa-udp-probe; do
+	homa-engine-bench homa-udp-probe homa-flood; do
 	"$prefix/bin/$t" --help >/dev/null || fail "installed $t --help failed"
 done
 

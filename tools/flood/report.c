@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file report.c
+ * homa-flood's table: both arms side by side, their ratios, and a result
+ * line that says whether every RPC completed.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "flood.h"
+#include "homa/errors.h"
+#include "util/latency.h"
+
+/** per() - @x / @n, or 0 when @n is 0. */
+static double per(double x, uint64_t n)
+{
+	return n ? x / (double)n : 0.0;
+}
+
+/** ratio() - @a / @b, or 0 when @b is not positive. */
+static double ratio(double a, double b)
+{
+	return b > 0 ? a / b : 0.0;
+}
+
+/** default_timeout_ms() - The library's default RPC timeout in ms. */
+static unsigned default_timeout_ms(void)
+{
+	struct homa_settings st;
+
+	homa_settings_default(&st);
+	return (unsigned)((uint64_t)st.timeout_ticks * st.tick_ns / 1000000);
+}
+
+/** print_arm() - One table row; fills @sum with the arm's latency summary. */
+static void print_arm(const char *name, struct flood_arm *a, struct homa_summary *sum)
+{
+	double wall_s = a->wall_us / 1e6;
+
+	homa_summary_of(a->lat_us, a->n, sum);
+	printf("%-9s %7llu %6llu %5llu %8.1f %8.1f %8.1f %9.2f %9.2f %10.0f %6.2f %6.2f %10.0f %8llu\n",
+	       name, (unsigned long long)a->ok, (unsigned long long)a->failed,
+	       (unsigned long long)a->hung, sum->p50, sum->p99, sum->p999,
+	       per(a->proc_cpu_us - a->flood_cpu_us, a->ok), per(a->busy_us - a->flood_cpu_us, a->ok),
+	       wall_s > 0 ? (double)a->flood_sent / wall_s : 0.0, ratio(a->flood_cpu_us, a->wall_us),
+	       ratio(a->busy_us, a->wall_us), wall_s > 0 ? (double)a->server_rx / wall_s : 0.0,
+	       (unsigned long long)a->kernel_drops);
+}
+
+/** print_drops() - The server's drops during @a by reason, on one line. */
+static void print_drops(const char *name, const struct flood_arm *a)
+{
+	printf("server drops (%s):", name);
+	for (int r = 0; r < HOMA_DROP_REASONS; r++)
+		if (a->drops[r])
+			printf(" %s %llu", homa_drop_reason_name(r), (unsigned long long)a->drops[r]);
+	printf("\n");
+}
+
+/** flood_report() - See flood.h. */
+int flood_report(const struct flood_opts *o, struct flood_arm *quiet, struct flood_arm *loud)
+{
+	struct homa_summary q, l;
+	double load[3] = {-1, -1, -1};
+	int bad;
+
+	if (getloadavg(load, 3) != 3)
+		load[0] = load[1] = load[2] = -1;
+	printf("homa-flood: %u B RPCs, one at a time, UDP driver on loopback; %d round(s) of "
+	       "%.2f s per arm, order alternating; RPC timeout %s%u ms; %d CPUs; load average %.2f %.2f %.2f\n",
+	       o->size, o->rounds, o->seconds, o->timeout_ms ? "" : "default ",
+	       o->timeout_ms ? o->timeout_ms : default_timeout_ms(), quiet->ncpus, load[0], load[1], load[2]);
+	if (o->rate > 0)
+		printf("flood: one thread, paced to %.0f packets/s", o->rate);
+	else
+		printf("flood: one thread, no pacing");
+	printf(", %d source ports on %d addresses (127.0.0.2-%d), forged DATA, GRANT, RESEND, "
+	       "RPC_UNKNOWN, BUSY, CUTOFFS, NEED_ACK, ACK\n", o->ports, o->hosts, 1 + o->hosts);
+	printf("%-9s %7s %6s %5s %8s %8s %8s %9s %9s %10s %6s %6s %10s %8s\n", "arm", "rpcs",
+	       "failed", "hung", "p50_us", "p99_us", "p999_us", "cpu_us", "busy_us", "flood_pps",
+	       "fl_cpu", "busy", "srv_rx_pps", "k_drops");
+	print_arm("unloaded", quiet, &q);
+	print_arm("flood", loud, &l);
+	print_drops("unloaded", quiet);
+	print_drops("flood", loud);
+	printf("cpu_us: getrusage (process) minus the flooding thread, per RPC; busy_us: "
+	       "wall x CPUs minus /proc/stat idle, minus the flooding thread, per RPC; "
+	       "fl_cpu, busy: cores\n");
+	printf("ratio flood/unloaded: P50 %.2f, P99 %.2f (target <= 3), cpu per RPC %.2f "
+	       "(getrusage), %.2f (busy time)\n", ratio(l.p50, q.p50), ratio(l.p99, q.p99),
+	       ratio(per(loud->proc_cpu_us - loud->flood_cpu_us, loud->ok),
+		     per(quiet->proc_cpu_us - quiet->flood_cpu_us, quiet->ok)),
+	       ratio(per(loud->busy_us - loud->flood_cpu_us, loud->ok),
+		     per(quiet->busy_us - quiet->flood_cpu_us, quiet->ok)));
+	bad = !quiet->ok || !loud->ok || quiet->failed || quiet->hung || loud->failed || loud->hung;
+	if (bad)
+		printf("result: FAILED: %llu RPCs failed and %llu hung (first errors: unloaded %s, "
+		       "flood %s)\n", (unsigned long long)(quiet->failed + loud->failed),
+		       (unsigned long long)(quiet->hung + loud->hung),
+		       quiet->first_error ? homa_strerror(quiet->first_error) : "none",
+		       loud->first_error ? homa_strerror(loud->first_error) : "none");
+	else
+		printf("result: ok, all %llu RPCs completed\n",
+		       (unsigned long long)(quiet->ok + loud->ok));
+	return bad;
+}
