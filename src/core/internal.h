@@ -353,7 +353,8 @@ struct homa_peer *homa_peer_find(homa_engine *e, const homa_addr *addr);
 struct homa_peer *homa_peer_get(homa_engine *e, const homa_addr *addr);
 void homa_peer_put(homa_engine *e, struct homa_peer *p);
 void homa_peer_add_ack(homa_engine *e, struct homa_peer *p, uint64_t client_id, uint16_t server_port);
-bool homa_peer_take_ack(struct homa_peer *p, uint16_t server_port, struct homa_ack *out);
+bool homa_peer_take_ack(const homa_engine *e, struct homa_peer *p, uint16_t server_port,
+			struct homa_ack *out);
 void homa_peers_free_all(homa_engine *e);
 void homa_peer_flush_acks(homa_engine *e, struct homa_peer *p);
 void homa_peers_tick(homa_engine *e);

@@ -274,7 +274,7 @@ static uint8_t fill_data(homa_engine *e, struct homa_rpc *rpc, struct homa_pkt *
 	pkt->u.data.cutoff_version = rpc->peer->cutoff_version;
 	pkt->u.data.offset = off;
 	pkt->u.data.payload_len = n;
-	homa_peer_take_ack(rpc->peer, rpc->dport, &pkt->u.data.ack);
+	homa_peer_take_ack(e, rpc->peer, rpc->dport, &pkt->u.data.ack);
 	if (homa_is_client_id(rpc->id) && e->s.incast_threshold &&
 	    rpc->peer->client_rpcs > e->s.incast_threshold && homa_peer_ext(e, rpc->peer))
 		pkt->ext |= HOMA_EXT_INCAST;

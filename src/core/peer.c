@@ -184,7 +184,10 @@ void homa_peer_put(homa_engine *e, struct homa_peer *p)
 		peer_unlink_free(e, p);
 }
 
-/** send_acks() - Send an ACK packet to @server_port of @p carrying its acks for that port. */
+/**
+ * send_acks() - Send an ACK packet to @server_port of @p carrying the acks
+ * that may go there (homa_peer_take_ack()).
+ */
 static void send_acks(homa_engine *e, struct homa_peer *p, uint16_t server_port)
 {
 	struct homa_pkt pkt;
@@ -194,7 +197,7 @@ static void send_acks(homa_engine *e, struct homa_peer *p, uint16_t server_port)
 	pkt.sport = e->port;
 	pkt.dport = server_port;
 	while (pkt.u.ack.num_acks < HOMA_MAX_ACKS &&
-	       homa_peer_take_ack(p, server_port, &pkt.u.ack.acks[pkt.u.ack.num_acks]))
+	       homa_peer_take_ack(e, p, server_port, &pkt.u.ack.acks[pkt.u.ack.num_acks]))
 		pkt.u.ack.num_acks++;
 	pkt.sender_id = pkt.u.ack.acks[0].client_id;
 	homa_ctl_send(e, &pkt, &p->addr, (uint8_t)(e->s.num_priorities - 1));
@@ -216,18 +219,25 @@ void homa_peer_add_ack(homa_engine *e, struct homa_peer *p, uint64_t client_id,
 }
 
 /**
- * homa_peer_take_ack() - Remove one ack for @server_port from @p.
- * Return: true and fills @out, or false if none is owed to that port.
+ * homa_peer_take_ack() - Remove the oldest ack @p is owed that may ride
+ * on a packet to @server_port of that host. A Linux module host (a peer
+ * not known to be ours in module-compatible mode) keeps one ack list per
+ * host and finds each ack's socket by its own server port, so any ack
+ * goes, as the module's own clients send them; our hosts (UDP driver) see
+ * only packets to their own port, so toward them only acks for
+ * @server_port go. Return: true and fills @out, or false if none may go.
  */
-bool homa_peer_take_ack(struct homa_peer *p, uint16_t server_port, struct homa_ack *out)
+bool homa_peer_take_ack(const homa_engine *e, struct homa_peer *p, uint16_t server_port,
+			struct homa_ack *out)
 {
+	bool any_port = !homa_peer_ext(e, p);
 	uint32_t i, rest;
 
 	for (i = 0; i < p->num_acks; i++) {
-		if (p->ack_ports[i] != server_port)
+		if (!any_port && p->ack_ports[i] != server_port)
 			continue;
 		out->client_id = p->ack_ids[i];
-		out->server_port = server_port;
+		out->server_port = p->ack_ports[i];
 		rest = p->num_acks - i - 1;
 		memmove(&p->ack_ids[i], &p->ack_ids[i + 1], rest * sizeof(p->ack_ids[0]));
 		memmove(&p->ack_ports[i], &p->ack_ports[i + 1], rest * sizeof(p->ack_ports[0]));

@@ -638,6 +638,96 @@ static void compat_module__message_limit(void **state)
 }
 
 /**
+ * answered() - The pair's client sends a 100 B request to the module host
+ * (the pair's server address) at @dport, which answers it whole in one
+ * module-shaped DATA packet; the client's RPC completes and an ack for it
+ * is owed. Return: the RPC's id.
+ */
+static uint64_t answered(struct th_pair *p, uint16_t dport)
+{
+	struct homa_iov iov = {big, 100};
+	struct homa_event ev;
+	struct homa_pkt k;
+	struct th_pkt t;
+	uint64_t id;
+
+	assert_int_equal(homa_engine_send_request(p->e[0], &p->addr[1], dport, &iov, 1, 1, p->now,
+						  &id), 0);
+	while (th_take(p->e[0], p->now, &t) > 0)
+		;
+	k = data_pkt(dport, p->port[0], id ^ 1, 100);
+	assert_int_equal(module_input(p->e[0], &p->addr[1], &k, p->now), 0);
+	assert_int_equal(homa_engine_next_event(p->e[0], &ev), 1);
+	assert_int_equal(ev.type, HOMA_EV_RESPONSE);
+	homa_engine_msg_release(p->e[0], ev.msg);
+	return id;
+}
+
+/** first_data_ack() - The ack riding on the first DATA packet @e sends now. */
+static struct homa_ack first_data_ack(homa_engine *e, uint64_t now)
+{
+	struct th_pkt t;
+
+	while (th_take(e, now, &t) > 0)
+		if (t.ok && t.k.type == HOMA_PKT_DATA)
+			return t.k.u.data.ack;
+	fail_msg("no DATA packet");
+	return (struct homa_ack){0, 0};
+}
+
+/**
+ * client_acks__one_list_per_module_host() - Toward a module host (module-
+ * compatible mode, a peer not known to be ours) our client keeps one ack
+ * list per host, as the module does: the ack for an RPC to one port of
+ * the host rides on the next request to another port, carrying its own
+ * server port (only acks for the request's own port went, so the server
+ * kept the RPC until a NEED_ACK or the next tick's ACK).
+ */
+static void client_acks__one_list_per_module_host(void **state)
+{
+	struct homa_settings s = compat_settings();
+	struct homa_iov iov = {big, 100};
+	struct homa_ack a;
+	struct th_pair p;
+	uint64_t id, id2;
+
+	(void)state;
+	th_pair_init(&p, &s);
+	id = answered(&p, p.port[1]);
+	assert_int_equal(homa_engine_send_request(p.e[0], &p.addr[1], (uint16_t)(p.port[1] + 1),
+						  &iov, 1, 2, p.now, &id2), 0);
+	a = first_data_ack(p.e[0], p.now);
+	assert_int_equal(a.client_id, id);
+	assert_int_equal(a.server_port, p.port[1]);
+	th_pair_free(&p);
+}
+
+/**
+ * client_acks__per_port_to_our_hosts() - Toward a host known to be ours
+ * (which sees only packets to its own port over UDP) an ack goes only on
+ * packets to its own server port: a request to another port carries none.
+ */
+static void client_acks__per_port_to_our_hosts(void **state)
+{
+	struct homa_settings s = compat_settings();
+	struct homa_iov iov = {big, 100};
+	struct th_pair p;
+	uint64_t id, id2;
+
+	(void)state;
+	th_pair_init(&p, &s);
+	id = answered(&p, p.port[1]);
+	mark_ours(&p); /* the peer exists now: its packet with our marker counts */
+	assert_int_equal(homa_engine_send_request(p.e[0], &p.addr[1], (uint16_t)(p.port[1] + 1),
+						  &iov, 1, 2, p.now, &id2), 0);
+	assert_int_equal(first_data_ack(p.e[0], p.now).client_id, 0);
+	assert_int_equal(homa_engine_send_request(p.e[0], &p.addr[1], p.port[1], &iov, 1, 3, p.now,
+						  &id2), 0);
+	assert_int_equal(first_data_ack(p.e[0], p.now).client_id, id);
+	th_pair_free(&p);
+}
+
+/**
  * client_ids__unique_per_host() - Two engines on one address, started at
  * the same time, give out different RPC ids (the module finds an RPC by
  * client address and id: equal ids from two of our processes collided).
@@ -676,6 +766,8 @@ int main(void)
 		cmocka_unit_test(unreachable__forged_ignored),
 		cmocka_unit_test(host_acks__from_another_client_port),
 		cmocka_unit_test(host_acks__on_packets_to_other_ports),
+		cmocka_unit_test(client_acks__one_list_per_module_host),
+		cmocka_unit_test(client_acks__per_port_to_our_hosts),
 		cmocka_unit_test(host_ids__same_id_other_port_refused),
 		cmocka_unit_test(no_done_memory__late_duplicate_runs_again),
 		cmocka_unit_test(module_resend_all__not_a_grant),
