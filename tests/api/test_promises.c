@@ -9,6 +9,8 @@
  * (homa_send_opts) overrides the socket's; the earlier names are the
  * same functions as the new ones.
  */
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -16,6 +18,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -355,9 +358,27 @@ static void homa_close_wait__large_reply_reaches_the_client(void **state)
 }
 
 /**
+ * udp_sink() - A plain UDP socket on 127.0.0.1:@port that reads nothing:
+ * datagrams to that port vanish without an ICMP port unreachable (which
+ * would tell a Homa server its client is gone). The caller closes it.
+ */
+static int udp_sink(uint16_t port)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(port),
+				.sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	int fd = socket(AF_INET, SOCK_DGRAM, 0);
+
+	assert_true(fd >= 0);
+	assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	return fd;
+}
+
+/**
  * homa_close_wait__gives_up_after_its_timeout() - A reply whose client
- * closed is never acknowledged: homa_close_wait() waits its 100 ms,
- * returns HOMA_ETIME and the socket is closed all the same.
+ * went silent (its process hangs: its port stays open, nothing answers)
+ * is never acknowledged: homa_close_wait() waits its 100 ms, returns
+ * HOMA_ETIME and the socket is closed all the same. (A client whose port
+ * closed is gone at once: ICMP port unreachable frees the reply.)
  */
 static void homa_close_wait__gives_up_after_its_timeout(void **state)
 {
@@ -366,6 +387,8 @@ static void homa_close_wait__gives_up_after_its_timeout(void **state)
 	struct homa_message m;
 	homa_socket *srv, *cli;
 	uint64_t id, t0;
+	uint16_t port;
+	int sink;
 
 	(void)state;
 	assert_int_equal(api_open(&srv, HOMA_MODE_THREADED, true, NULL), 0);
@@ -373,13 +396,16 @@ static void homa_close_wait__gives_up_after_its_timeout(void **state)
 	dst = api_dst(srv);
 	assert_int_equal(homa_request_buf(cli, (struct sockaddr *)&dst, "q", 1, 0, &id), 0);
 	assert_int_equal(homa_recv(srv, HOMA_RECV_REQUEST, 0, 30000000000LL, &m), 0);
+	port = (uint16_t)homa_local_port(cli);
 	homa_close(cli);
+	sink = udp_sink(port);
 	assert_int_equal(homa_reply_buf(srv, m.id, reply, sizeof(reply)), 0);
 	homa_message_release(&m);
 	t0 = api_now_ns();
 	assert_int_equal(homa_close_wait(srv, 100000000), HOMA_ETIME);
 	assert_true(api_now_ns() - t0 >= 90000000);
 	assert_int_equal(homa_close(srv), HOMA_ESHUTDOWN);
+	close(sink);
 }
 
 /**
