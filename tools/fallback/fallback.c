@@ -16,8 +16,14 @@
  *	the block the first response came over TCP and after the unblock
  *	the first over Homa again. Exit status 0, 1 if a command failed,
  *	2 for bad arguments.
+ *   homa-fallback --help
+ *	the usage, exit status 0.
+ * Options are parsed with getopt_long: --name VALUE or --name=VALUE,
+ * unambiguous prefixes; an unknown option, a bad number, a missing value
+ * or a stray argument prints a message and the usage and exits 2.
  */
 #define _GNU_SOURCE
+#include <getopt.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -158,31 +164,103 @@ static int run_at(double t0, double at, const char *cmd, _Atomic double *when)
 	return system(cmd) == 0 ? 0 : 1;
 }
 
+/** The usage text (--help prints it on stdout, a bad argument on stderr). */
+static const char usage[] =
+	"usage: homa-fallback server ADDR PORT\n"
+	"       homa-fallback client --servers A:P[,A:P...] [--seconds S]\n"
+	"                     [--block-at T --block-cmd CMD] [--unblock-at T --unblock-cmd CMD]\n"
+	"                     [--retry-ms MS] [--fallback-ms MS]\n"
+	"       homa-fallback --help\n";
+
+/** The client's settings, from its command line (client_args()). */
+struct client_args {
+	char *servers, *block, *unblock;
+	double secs, block_at, unblock_at;
+	struct homa_open_opts o;
+};
+
+/** bad() - Report @what about @arg with the usage. Return: 2 (the exit status). */
+static int bad(const char *what, const char *arg)
+{
+	fprintf(stderr, "homa-fallback: %s '%s'\n%s", what, arg, usage);
+	return 2;
+}
+
+/**
+ * number() - Parse @arg, a number of at least 0, into *@out.
+ * Return: 0, or 2 (reported) if it is not one.
+ */
+static int number(const char *arg, double *out)
+{
+	char *end;
+
+	*out = strtod(arg, &end);
+	return end == arg || *end || !(*out >= 0) ? bad("not a number of at least 0:", arg) : 0;
+}
+
+/**
+ * client_args() - Parse the client's options (argv[1] is "client") into
+ * @a with getopt_long. Return: 0, 1 for --help (printed), or 2 (reported)
+ * for an unknown option, a bad number, a missing value or a stray
+ * argument.
+ */
+static int client_args(int argc, char **argv, struct client_args *a)
+{
+	static const struct option opts[] = {
+		{"servers", required_argument, NULL, 's'}, {"seconds", required_argument, NULL, 't'},
+		{"block-at", required_argument, NULL, 'b'}, {"block-cmd", required_argument, NULL, 'B'},
+		{"unblock-at", required_argument, NULL, 'u'}, {"unblock-cmd", required_argument, NULL, 'U'},
+		{"retry-ms", required_argument, NULL, 'r'}, {"fallback-ms", required_argument, NULL, 'f'},
+		{"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
+	};
+	double v = 0;
+	int c;
+
+	memset(a, 0, sizeof(*a));
+	a->secs = 10;
+	homa_open_opts_default(&a->o);
+	a->o.transport = HOMA_TRANSPORT_AUTO;
+	optind = 2;
+	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+		if (c == 'h')
+			return fputs(usage, stdout), 1;
+		if (c == '?' || c == ':')
+			return bad(c == ':' ? "missing value for" : "unknown option", argv[optind - 1]);
+		if (strchr("tburf", c) && number(optarg, &v))
+			return 2;
+		switch (c) {
+		case 's': a->servers = optarg; break;
+		case 't': a->secs = v; break;
+		case 'b': a->block_at = v; break;
+		case 'B': a->block = optarg; break;
+		case 'u': a->unblock_at = v; break;
+		case 'U': a->unblock = optarg; break;
+		case 'r': a->o.auto_retry_ms = (uint32_t)v; break;
+		default: a->o.auto_fallback_ms = (uint32_t)v; break;
+		}
+	}
+	if (optind < argc)
+		return bad("unexpected argument", argv[optind]);
+	return a->servers ? 0 : bad("missing", "--servers");
+}
+
 /** client() - See the file comment. Return: exit status. */
 static int client(int argc, char **argv)
 {
-	char *servers = NULL, *block = NULL, *unblock = NULL;
-	double secs = 10, block_at = 0, unblock_at = 0;
-	struct homa_open_opts o;
+	struct client_args a;
 	struct target t[16];
 	int n, rc = 0;
 
-	homa_open_opts_default(&o);
-	o.transport = HOMA_TRANSPORT_AUTO;
-	for (int i = 2; i + 1 < argc; i += 2) {
-		if (!strcmp(argv[i], "--servers")) servers = argv[i + 1];
-		else if (!strcmp(argv[i], "--seconds")) secs = atof(argv[i + 1]);
-		else if (!strcmp(argv[i], "--block-at")) block_at = atof(argv[i + 1]);
-		else if (!strcmp(argv[i], "--block-cmd")) block = argv[i + 1];
-		else if (!strcmp(argv[i], "--unblock-at")) unblock_at = atof(argv[i + 1]);
-		else if (!strcmp(argv[i], "--unblock-cmd")) unblock = argv[i + 1];
-		else if (!strcmp(argv[i], "--retry-ms")) o.auto_retry_ms = (uint32_t)atoi(argv[i + 1]);
-		else if (!strcmp(argv[i], "--fallback-ms")) o.auto_fallback_ms = (uint32_t)atoi(argv[i + 1]);
-		else return 2;
-	}
+	rc = client_args(argc, argv, &a);
+	if (rc)
+		return rc == 1 ? 0 : rc;
 	memset(t, 0, sizeof(t));
-	if (!servers || (n = parse_servers(servers, t, 16)) <= 0 || homa_open(&sock, &o))
+	if ((n = parse_servers(a.servers, t, 16)) <= 0)
+		return bad("bad server list", a.servers);
+	if (homa_open(&sock, &a.o))
 		return 2;
+	char *block = a.block, *unblock = a.unblock;
+	double secs = a.secs, block_at = a.block_at, unblock_at = a.unblock_at;
 	double t0 = now_ms();
 
 	for (int i = 0; i < n; i++)
@@ -209,13 +287,14 @@ static int client(int argc, char **argv)
 	return rc;
 }
 
+/** main() - See the file comment. Return: exit status. */
 int main(int argc, char **argv)
 {
-	if (argc >= 4 && !strcmp(argv[1], "server"))
+	if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")))
+		return fputs(usage, stdout), 0;
+	if (argc == 4 && !strcmp(argv[1], "server"))
 		return serve(argv[2], argv[3]);
 	if (argc >= 2 && !strcmp(argv[1], "client"))
 		return client(argc, argv);
-	fprintf(stderr, "usage: homa-fallback server ADDR PORT | client --servers A:P,... "
-			"[--seconds S] [--block-at T --block-cmd CMD] [--unblock-at T --unblock-cmd CMD]\n");
-	return 2;
+	return bad("expected 'server ADDR PORT' or 'client ...', got", argc > 1 ? argv[1] : "");
 }
