@@ -355,9 +355,10 @@ static void restart(homa_engine *e, struct homa_rpc *rpc)
 	}
 	if (rpc->restarts < UINT16_MAX)
 		rpc->restarts++;
-	/* this RPC_UNKNOWN answered one RESEND; the others sent before now
-	 * may still draw one each, about the request before this restart */
-	rpc->stale_unknowns = rpc->start_resends ? (uint16_t)(rpc->start_resends - 1) : 0;
+	/* RPC_UNKNOWNs that arrive before our next RESEND answer RESENDs
+	 * sent before now (handle_unknown() skips them); counting those
+	 * RESENDs instead skipped the answers to later ones when most of
+	 * them had been lost (a flood: the RPC timed out) */
 	rpc->start_resends = 0;
 	rpc->state = RPC_OUTGOING;
 	homa_rpc_heard(e, rpc);
@@ -371,9 +372,10 @@ static void restart(homa_engine *e, struct homa_rpc *rpc)
  * no response byte has arrived, as the Linux module does: a server with
  * no memory of finished RPCs would run a late restart twice. Later, the
  * packet is ignored (the RPC times out unless the response completes).
- * An RPC_UNKNOWN answers one of our RESENDs: those that answer the
- * RESENDs sent before the last restart (a slow server answers a queue of
- * them in a burst) are about the request before it and are ignored, so
+ * An RPC_UNKNOWN answers one of our RESENDs: after a restart, those that
+ * arrive before our next RESEND answer RESENDs sent before it (a slow
+ * server answers a queue of them in a burst), are about the request
+ * before it and are ignored, so
  * that one loss counts as one restart toward settings.max_restarts. A
  * server of ours that finished the RPC says so (HOMA_EXT_FINISHED): the
  * client fails it with HOMA_EABANDONED instead of restarting it; an
@@ -396,10 +398,8 @@ static int handle_unknown(homa_engine *e, const homa_addr *src, const struct hom
 	}
 	if (rpc->in.msg)
 		return HOMA_DROP(HOMA_DROP_UNKNOWN_RPC); /* response under way: no restart */
-	if (rpc->stale_unknowns) {
-		rpc->stale_unknowns--;
-		return HOMA_DROP(HOMA_DROP_UNKNOWN_RPC); /* answers a RESEND from before it */
-	}
+	if (rpc->restarts && !rpc->start_resends)
+		return HOMA_DROP(HOMA_DROP_UNKNOWN_RPC); /* answers a RESEND from before the restart */
 	restart(e, rpc);
 	return 0;
 }

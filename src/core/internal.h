@@ -147,7 +147,6 @@ struct homa_rpc {
 	uint16_t probes;          /**< RESEND/NEED_ACK probes sent since we last heard of it */
 	uint16_t restarts;        /**< client: restarts after RPC_UNKNOWN (settings.max_restarts) */
 	uint16_t start_resends;   /**< client: RESENDs for the response's start since the last (re)start */
-	uint16_t stale_unknowns;  /**< client: RPC_UNKNOWNs still due for RESENDs sent before the last restart */
 	uint32_t silent_ticks;    /**< timer ticks without hearing from the peer */
 	uint32_t resend_at;       /**< silent_ticks value at which the next RESEND is due */
 	uint64_t heard_ns;        /**< engine time of the latest sign of life (timer.c) */

@@ -265,10 +265,16 @@ static void lost_request__restarts_end_abandoned(void **state)
 	id = send(&p, 100);
 	for (i = 0; i <= homa_engine_settings(p.e[0])->max_restarts; i++) {
 		struct homa_pkt k = pkt(HOMA_PKT_RPC_UNKNOWN, p.port[1], p.port[0], id ^ 1);
+		bool resent = false;
 		struct th_pkt t;
 
-		while (th_take(p.e[0], p.now, &t) > 0)
-			;
+		/* the client's next RESEND, which the RPC_UNKNOWN answers */
+		for (int tick = 0; tick < 100 && !resent; tick++) {
+			homa_engine_on_timer(p.e[0], p.now += TICK);
+			while (th_take(p.e[0], p.now, &t) > 0)
+				resent |= t.ok && t.k.type == HOMA_PKT_RESEND;
+		}
+		assert_true(resent);
 		assert_int_equal(homa_engine_next_event(p.e[0], &ev), 0);
 		assert_int_equal(module_input(p.e[0], &p.addr[1], &k, p.now += TICK), 0);
 	}
