@@ -186,6 +186,30 @@ HOMA_API void homa_engine_set_hooks(homa_engine *e, const struct homa_packet_hoo
  */
 HOMA_API void homa_engine_set_server(homa_engine *e, bool serve);
 
+/** Bytes of one piece of a received message's payload (64 KiB). */
+#define HOMA_RX_CHUNK ((size_t)1 << 16)
+
+/**
+ * homa_engine_set_rx_alloc() - Allocate the payload of messages received
+ * from now on through @a (copied; NULL: back to the engine's own hooks).
+ * A message of L bytes is stored in pieces: piece i holds bytes
+ * [i * HOMA_RX_CHUNK, (i + 1) * HOMA_RX_CHUNK) and is allocated with
+ * a->alloc(ctx, size), size = HOMA_RX_CHUNK except for the last piece
+ * (L - i * HOMA_RX_CHUNK), when its first byte arrives. Each piece is
+ * freed with a->free(ctx, ptr, size) when the message is. The hooks
+ * never see the engine's other memory, so the payload can land in
+ * memory the caller chose (e.g. a receive region shared with an
+ * application); homa_msg_segment() then points into it. A NULL return
+ * drops the packet, counted as HOMA_DROP_MEMORY (the sender resends).
+ * Call it before the engine holds RPCs (e.g. right after
+ * homa_engine_new()). The hooks run inside the engine's calls, under
+ * whatever lock the caller holds there; they must not call the engine.
+ * Return: 0, or HOMA_EINVAL (NULL @e, @a lacks alloc or free, or the
+ * engine holds RPCs or delivered messages, whose pieces were allocated
+ * otherwise).
+ */
+HOMA_API int homa_engine_set_rx_alloc(homa_engine *e, const struct homa_alloc *a);
+
 /** homa_engine_port() - This endpoint's port. */
 HOMA_API uint16_t homa_engine_port(const homa_engine *e);
 

@@ -92,11 +92,13 @@ extern "C" {
 /**
  * Bump when fields are added to struct homa_open_opts. homa_open() also
  * accepts every older version: it reads only the fields that version
- * had and takes the defaults for the rest (version 1 ends at xdp_raw).
+ * had and takes the defaults for the rest (version 1 ends at xdp_raw,
+ * version 2 at auto_retry_ms).
  */
-#define HOMA_OPEN_OPTS_VERSION 2
+#define HOMA_OPEN_OPTS_VERSION 3
 
 struct homa_encrypt_opts;
+struct homa_alloc;
 
 /** Opaque socket handle. */
 typedef struct homa_socket homa_socket;
@@ -201,6 +203,23 @@ struct homa_open_opts {
 	uint32_t auto_fallback_ms;
 	/** AUTO: first back-off before a TCP peer is tried on Homa again (0: 1000 ms). */
 	uint32_t auto_retry_ms;
+	/* version 3 */
+	/**
+	 * Where received messages' bytes land (Homa transport; NULL, the
+	 * default: the library's own buffers). The hooks (struct homa_alloc,
+	 * engine.h; copied) are given each 64 KiB piece of a message, bytes
+	 * [i * 65536, (i + 1) * 65536): alloc(ctx, size) with size 65536,
+	 * or less for a message's last piece, when the piece's first packet
+	 * arrives, and free(ctx, ptr, size) once the library is done with it
+	 * (homa_message_release(), the RPC's end, homa_close()). Packets are
+	 * copied straight into the pieces and homa_message_segment() points
+	 * into them, so a message can arrive in memory the application chose,
+	 * one piece per segment. A NULL from alloc drops the packet (the
+	 * sender resends it). The hooks run on library threads under the
+	 * socket's lock: they must be thread-safe, quick, and must not call
+	 * this library.
+	 */
+	const struct homa_alloc *rx_alloc;
 };
 
 /** Flags for homa_recv(): which kinds of message to accept. */

@@ -159,6 +159,18 @@ void homa_engine_set_server(homa_engine *e, bool serve)
 	e->server = serve && !e->shut;
 }
 
+/** homa_engine_set_rx_alloc() - See engine.h. */
+int homa_engine_set_rx_alloc(homa_engine *e, const struct homa_alloc *a)
+{
+	if (!e || (a && (!a->alloc || !a->free)) || e->rpcs.count ||
+	    !homa_list_empty(&e->delivered))
+		return HOMA_EINVAL;
+	e->has_rx_alloc = a != NULL;
+	if (a)
+		e->rx_alloc = *a;
+	return 0;
+}
+
 /** homa_engine_port() - See engine.h. */
 uint16_t homa_engine_port(const homa_engine *e)
 {

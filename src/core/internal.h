@@ -65,6 +65,8 @@ struct homa_msg {
 	uint32_t nref;        /**< entries in ref */
 	void (*done)(void *ctx); /**< called once when a borrowed message is freed */
 	void *done_ctx;
+	/** Hooks of the chunks (homa_engine_set_rx_alloc()); NULL: the record's. */
+	const struct homa_alloc *chunk_alloc;
 };
 
 /** A hole in a partially received message: bytes [start, end) missing. */
@@ -239,6 +241,9 @@ struct homa_table {
 struct homa_engine {
 	struct homa_settings s;
 	struct homa_alloc alloc;
+	/** Payload hooks of incoming messages (homa_engine_set_rx_alloc()), if has_rx_alloc. */
+	struct homa_alloc rx_alloc;
+	bool has_rx_alloc;
 	struct homa_packet_hooks hooks;
 	bool has_hooks;
 	bool announce;            /**< queue HOMA_EV_REQUEST_BEGIN (homa_engine_announce_requests()) */

@@ -97,9 +97,14 @@ struct homa_msg *homa_msg_new(homa_engine *e, uint32_t length)
 	return msg_new(&e->alloc, length);
 }
 
-/** get_chunk() - Chunk @i of @m, allocating it through @a. Return: NULL on failure. */
+/**
+ * get_chunk() - Chunk @i of @m, allocating it through m->chunk_alloc if
+ * set, else @a. Return: NULL on failure.
+ */
 static uint8_t *get_chunk(const struct homa_alloc *a, struct homa_msg *m, uint32_t i)
 {
+	if (m->chunk_alloc)
+		a = m->chunk_alloc;
 	if (!m->chunks[i]) {
 		uint32_t len = chunk_len(m->length, i);
 
@@ -190,7 +195,8 @@ static void msg_free(const struct homa_alloc *a, struct homa_msg *m)
 		hook_free(a, m, ref_block_size(m->nref));
 	} else {
 		for (i = 0; i < m->nchunks; i++)
-			hook_free(a, m->chunks[i], chunk_len(m->length, i));
+			hook_free(m->chunk_alloc ? m->chunk_alloc : a, m->chunks[i],
+				  chunk_len(m->length, i));
 		hook_free(a, m, msg_block_size(m->nchunks));
 	}
 	if (done)

@@ -25,6 +25,8 @@ int homa_msgin_init(homa_engine *e, struct homa_rpc *rpc, uint32_t length, uint3
 	in->msg = homa_msg_new(e, length);
 	if (!in->msg)
 		return HOMA_ENOMEM;
+	if (e->has_rx_alloc)
+		in->msg->chunk_alloc = &e->rx_alloc;
 	e->rx_buffered += in->msg->charged;
 	in->length = length;
 	if (unsched > e->s.unsched_bytes)

@@ -161,6 +161,8 @@ static int rt_setup(struct homa_rt *rt, const struct homa_open_opts *o,
 	if (err)
 		return err;
 	homa_engine_set_server(rt->engine, o->server);
+	if (o->rx_alloc && homa_engine_set_rx_alloc(rt->engine, o->rx_alloc))
+		return HOMA_EINVAL; /* hooks without alloc or free */
 	rt->batch = o->batch;
 	rt->pkt_cap = st->mtu;
 	rt->tx_bufs = malloc((size_t)rt->batch * rt->pkt_cap);
@@ -187,7 +189,8 @@ static const struct homa_open_opts *full_opts(const struct homa_open_opts *opts,
 	if (opts->version < 1 || opts->version >= HOMA_OPEN_OPTS_VERSION)
 		return opts;
 	homa_open_opts_default(full);
-	memcpy(full, opts, offsetof(struct homa_open_opts, transport)); /* version 1 */
+	memcpy(full, opts, opts->version == 1 ? offsetof(struct homa_open_opts, transport)
+					      : offsetof(struct homa_open_opts, rx_alloc));
 	return full;
 }
 

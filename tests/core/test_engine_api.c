@@ -606,6 +606,57 @@ static void homa_alloc__failures_never_crash_or_leak(void **state)
 }
 
 /**
+ * homa_engine_set_rx_alloc__payload_through_hooks() - With payload hooks
+ * set, a 150,000-byte request's bytes land in three pieces from them
+ * (64 KiB, 64 KiB, the 18,928-byte rest), the message's segments are
+ * those very pieces, and releasing the message frees them with their
+ * sizes. The engine's other memory never goes through them; misuse is
+ * HOMA_EINVAL.
+ */
+static void homa_engine_set_rx_alloc__payload_through_hooks(void **state)
+{
+	homa_addr ca = homa_addr_ipv4(0x0a000001), sa = homa_addr_ipv4(0x0a000002);
+	struct counting rx = {.fail_from = -1};
+	struct homa_alloc hooks = {c_alloc, c_free, &rx}, half = {c_alloc, NULL, &rx};
+	struct homa_iov iov = {big, 150000};
+	struct homa_event ev;
+	homa_engine *c, *s;
+	const uint8_t *p;
+	uint64_t cid;
+
+	two(&c, &s, NULL);
+	assert_int_equal(homa_engine_set_rx_alloc(NULL, &hooks), HOMA_EINVAL);
+	assert_int_equal(homa_engine_set_rx_alloc(s, &half), HOMA_EINVAL);
+	assert_int_equal(homa_engine_set_rx_alloc(s, &hooks), 0);
+	th_pattern(big, 150000, 7);
+	assert_int_equal(homa_engine_send_request(c, &sa, 4001, &iov, 1, 0, 1000, &cid), 0);
+	for (uint64_t now = 1000; now < 1000 + 200 * 100000; now += 100000) {
+		move_all(c, &ca, s, now);
+		move_all(s, &sa, c, now);
+	}
+	assert_int_equal(homa_engine_set_rx_alloc(s, NULL), HOMA_EINVAL); /* holds an RPC */
+	assert_int_equal(homa_engine_next_event(s, &ev), 1);
+	assert_int_equal(ev.type, HOMA_EV_REQUEST);
+	assert_true(th_check_pattern(ev.msg, 7));
+	assert_int_equal(rx.allocs, 3);
+	assert_int_equal(rx.live, 150000);
+	for (size_t off = 0; off < 150000; off += HOMA_RX_CHUNK) {
+		size_t n = homa_msg_segment(ev.msg, off, &p);
+		const uint8_t *hdr = p - 16;
+		size_t was;
+
+		memcpy(&was, hdr, sizeof(was)); /* c_alloc's header: the piece is the hook's */
+		assert_int_equal(n, 150000 - off < HOMA_RX_CHUNK ? 150000 - off : HOMA_RX_CHUNK);
+		assert_int_equal(was, n);
+	}
+	homa_engine_msg_release(s, ev.msg);
+	assert_int_equal(rx.frees, 3);
+	balanced(&rx, "payload", -1);
+	homa_engine_free(c);
+	homa_engine_free(s);
+}
+
+/**
  * homa_engine_time__step_back_is_clamped() - A caller's clock that steps
  * back (read before a lock, or not monotonic) does not move the engine's
  * time back: a response delivered "1 us before" the request was sent
@@ -657,6 +708,7 @@ int main(void)
 		cmocka_unit_test(homa_engine_state_sizes__reported),
 		cmocka_unit_test(homa_alloc__all_memory_through_hooks),
 		cmocka_unit_test(homa_alloc__failures_never_crash_or_leak),
+		cmocka_unit_test(homa_engine_set_rx_alloc__payload_through_hooks),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
