@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /**
  * @file deliver.c
- * The last step of recvmsg(): a message copied from the runtime's buffers
- * into bpages of the application's region (the one copy, as the module
- * copies from its packet buffers), described in homa_recvmsg_args; or a
- * failed RPC returned as its errno with its id and cookie.
+ * The last step of recvmsg(): a message described in homa_recvmsg_args
+ * as bpages of the application's region, or a failed RPC returned as its
+ * errno with its id and cookie. The runtime receives packets straight
+ * into the region (shim_pool_hooks()), so a message is normally handed
+ * over where it lies, without a copy; one that arrived (partly) outside
+ * it, before SO_HOMA_RCVBUF or while the region was full, is copied into
+ * new bpages.
  */
 #include <errno.h>
 #include <string.h>
@@ -23,6 +26,31 @@ static void copy_out(struct shim_sock *s, struct shim_ready *r, const uint32_t *
 
 		homa_message_copy(&r->msg, at, s->pool.base + offs[i], chunk);
 	}
+}
+
+/**
+ * in_place() - Hand over @r's message in the bpages it was received into.
+ * Return: true with its offsets in @offs and their count in @n, or false
+ * (some piece lies outside the region: copy it).
+ */
+static bool in_place(struct shim_sock *s, struct shim_ready *r, uint32_t *offs, uint32_t *n)
+{
+	const void *ptrs[HOMA_MAX_BPAGES];
+	uint32_t lens[HOMA_MAX_BPAGES];
+	size_t len = r->msg.length;
+	uint32_t k = 0;
+
+	for (size_t at = 0; at < len; at += HOMA_BPAGE_SIZE, k++) {
+		size_t want = len - at < HOMA_BPAGE_SIZE ? len - at : HOMA_BPAGE_SIZE;
+
+		if (k == HOMA_MAX_BPAGES || homa_message_segment(&r->msg, at, &ptrs[k]) != want)
+			return false;
+		lens[k] = (uint32_t)want;
+	}
+	if (!shim_pool_adopt(&s->pool, ptrs, lens, k, offs))
+		return false;
+	*n = k;
+	return true;
 }
 
 /**
@@ -82,12 +110,12 @@ ssize_t shim_deliver(struct shim_sock *s, struct shim_ready *r, struct msghdr *m
 		return shim_sock_fail(s, e, "RPC failed");
 	}
 	len = r->msg.length;
-	pthread_mutex_lock(&s->lock);
-	e = shim_pool_alloc(&s->pool, (uint32_t)len, a->bpage_offsets, &n);
-	pthread_mutex_unlock(&s->lock);
-	if (e)
-		return no_room(s, r);
-	copy_out(s, r, a->bpage_offsets, n);
+	if (!in_place(s, r, a->bpage_offsets, &n)) {
+		e = shim_pool_alloc(&s->pool, (uint32_t)len, a->bpage_offsets, &n);
+		if (e)
+			return no_room(s, r);
+		copy_out(s, r, a->bpage_offsets, n);
+	}
 	a->num_bpages = n;
 	if (r->id & 1)
 		track_request(s, r);

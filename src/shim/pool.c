@@ -5,16 +5,21 @@
  * bpages, handed out and taken back by the module's rules: a message gets
  * whole bpages (lowest free first, so use stays at the start of the
  * region) and its tail, if any, as a fragment of a shared bpage. Each
- * bpage counts the fragments the application holds; it is free again
- * when every fragment came back through recvmsg().
+ * bpage counts its holds: the fragments the application holds, and the
+ * pieces of messages still arriving, which the runtime receives straight
+ * into the region through allocation hooks (shim_pool_hooks()); it is
+ * free again when the runtime is done and every fragment came back
+ * through recvmsg().
  */
 #define _GNU_SOURCE  /* process_vm_readv, process_vm_writev */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "homa/engine.h"
 #include "shim.h"
 
 /**
@@ -44,8 +49,16 @@ static bool probe(char *base, uint64_t length, long page)
 	       rewrite_byte(base + length - 1);
 }
 
-/** shim_pool_set() - See shim.h. */
-int shim_pool_set(struct shim_pool *p, void *base, uint64_t length, uint64_t min)
+/** shim_pool_init() - See shim.h. */
+void shim_pool_init(struct shim_pool *p)
+{
+	memset(p, 0, sizeof(*p));
+	pthread_mutex_init(&p->lock, NULL);
+	p->partial = -1;
+}
+
+/** pool_set() - shim_pool_set() with p->lock held. */
+static int pool_set(struct shim_pool *p, void *base, uint64_t length, uint64_t min)
 {
 	long page = sysconf(_SC_PAGESIZE);
 
@@ -58,8 +71,13 @@ int shim_pool_set(struct shim_pool *p, void *base, uint64_t length, uint64_t min
 		return EFAULT;
 	p->nbpages = (uint32_t)(length >> HOMA_BPAGE_SHIFT);
 	p->refs = calloc(p->nbpages, sizeof(*p->refs));
-	if (!p->refs)
+	p->rx_refs = calloc(p->nbpages, sizeof(*p->rx_refs));
+	if (!p->refs || !p->rx_refs) {
+		free(p->refs);
+		free(p->rx_refs);
+		p->refs = p->rx_refs = NULL;
 		return ENOMEM;
+	}
 	p->base = base;
 	p->length = length;
 	p->free_pages = p->nbpages;
@@ -68,12 +86,25 @@ int shim_pool_set(struct shim_pool *p, void *base, uint64_t length, uint64_t min
 	return 0;
 }
 
+/** shim_pool_set() - See shim.h. */
+int shim_pool_set(struct shim_pool *p, void *base, uint64_t length, uint64_t min)
+{
+	int e;
+
+	pthread_mutex_lock(&p->lock);
+	e = pool_set(p, base, length, min);
+	pthread_mutex_unlock(&p->lock);
+	return e;
+}
+
 /** shim_pool_destroy() - See shim.h. */
 void shim_pool_destroy(struct shim_pool *p)
 {
 	free(p->refs);
-	p->refs = NULL;
+	free(p->rx_refs);
+	p->refs = p->rx_refs = NULL;
 	p->base = NULL;
+	pthread_mutex_destroy(&p->lock);
 }
 
 /** take_page() - Lowest free bpage (refs becomes 1), or -1. */
@@ -123,8 +154,8 @@ static uint32_t alloc_tail(struct shim_pool *p, uint32_t tail)
 	return off;
 }
 
-/** shim_pool_alloc() - See shim.h. */
-int shim_pool_alloc(struct shim_pool *p, uint32_t len, uint32_t *offs, uint32_t *n)
+/** pool_alloc() - shim_pool_alloc() with p->lock held. */
+static int pool_alloc(struct shim_pool *p, uint32_t len, uint32_t *offs, uint32_t *n)
 {
 	uint32_t whole = len >> HOMA_BPAGE_SHIFT;
 	uint32_t tail = len & (HOMA_BPAGE_SIZE - 1);
@@ -144,8 +175,19 @@ int shim_pool_alloc(struct shim_pool *p, uint32_t len, uint32_t *offs, uint32_t 
 	return 0;
 }
 
-/** shim_pool_free() - See shim.h. */
-int shim_pool_free(struct shim_pool *p, const uint32_t *offs, uint32_t n)
+/** shim_pool_alloc() - See shim.h. */
+int shim_pool_alloc(struct shim_pool *p, uint32_t len, uint32_t *offs, uint32_t *n)
+{
+	int e;
+
+	pthread_mutex_lock(&p->lock);
+	e = pool_alloc(p, len, offs, n);
+	pthread_mutex_unlock(&p->lock);
+	return e;
+}
+
+/** pool_free() - shim_pool_free() with p->lock held. */
+static int pool_free(struct shim_pool *p, const uint32_t *offs, uint32_t n)
 {
 	uint32_t need[HOMA_MAX_BPAGES];
 
@@ -162,8 +204,8 @@ int shim_pool_free(struct shim_pool *p, const uint32_t *offs, uint32_t n)
 		for (uint32_t j = 0; j < i; j++)
 			times += (need[j] == pg);
 		need[i] = pg;
-		/* The pool's hold on the partial bpage is not the caller's. */
-		if (p->refs[pg] - (p->partial == (int64_t)pg) < times)
+		/* The pool's hold on the partial bpage and the runtime's are not the caller's. */
+		if (p->refs[pg] - (p->partial == (int64_t)pg) - p->rx_refs[pg] < times)
 			return EINVAL;
 	}
 	for (uint32_t i = 0; i < n; i++)
@@ -171,12 +213,108 @@ int shim_pool_free(struct shim_pool *p, const uint32_t *offs, uint32_t n)
 	return 0;
 }
 
-/** shim_pool_avail() - See shim.h. */
-uint64_t shim_pool_avail(const struct shim_pool *p)
+/** shim_pool_free() - See shim.h. */
+int shim_pool_free(struct shim_pool *p, const uint32_t *offs, uint32_t n)
 {
-	uint64_t bytes = (uint64_t)p->free_pages << HOMA_BPAGE_SHIFT;
+	int e;
 
+	pthread_mutex_lock(&p->lock);
+	e = pool_free(p, offs, n);
+	pthread_mutex_unlock(&p->lock);
+	return e;
+}
+
+/** shim_pool_avail() - See shim.h. */
+uint64_t shim_pool_avail(struct shim_pool *p)
+{
+	uint64_t bytes;
+
+	pthread_mutex_lock(&p->lock);
+	bytes = (uint64_t)p->free_pages << HOMA_BPAGE_SHIFT;
 	if (p->partial >= 0)
 		bytes += HOMA_BPAGE_SIZE - p->partial_used;
+	pthread_mutex_unlock(&p->lock);
 	return bytes;
+}
+
+/** region_page() - The bpage @ptr lies in, or -1 if it is not in the region. */
+static int64_t region_page(const struct shim_pool *p, const void *ptr)
+{
+	const char *c = ptr;
+
+	if (!p->base || c < p->base || c >= p->base + ((uint64_t)p->nbpages << HOMA_BPAGE_SHIFT))
+		return -1;
+	return (c - p->base) >> HOMA_BPAGE_SHIFT;
+}
+
+/**
+ * rx_alloc() - Receive hook: a whole bpage for a full piece, a fragment
+ * for a shorter one, or malloc when there is no region or no room.
+ */
+static void *rx_alloc(void *ctx, size_t size)
+{
+	struct shim_pool *p = ctx;
+	uint32_t len = (uint32_t)size, off = UINT32_MAX;
+	int64_t pg;
+
+	pthread_mutex_lock(&p->lock);
+	if (p->base && size == HOMA_BPAGE_SIZE) {
+		pg = take_page(p, 0);
+		if (pg >= 0)
+			off = (uint32_t)pg << HOMA_BPAGE_SHIFT;
+	} else if (p->base && size && size < HOMA_BPAGE_SIZE && tail_room(p, 0, len)) {
+		off = alloc_tail(p, len);
+	}
+	if (off != UINT32_MAX)
+		p->rx_refs[off >> HOMA_BPAGE_SHIFT]++;
+	pthread_mutex_unlock(&p->lock);
+	return off != UINT32_MAX ? p->base + off : malloc(size);
+}
+
+/** rx_free() - Receive hook: drop the runtime's hold on a region piece, or free(). */
+static void rx_free(void *ctx, void *ptr, size_t size)
+{
+	struct shim_pool *p = ctx;
+	int64_t pg;
+
+	(void)size;
+	pthread_mutex_lock(&p->lock);
+	pg = region_page(p, ptr);
+	if (pg >= 0) {
+		p->rx_refs[pg]--;
+		drop_ref(p, (uint32_t)pg);
+	}
+	pthread_mutex_unlock(&p->lock);
+	if (pg < 0)
+		free(ptr);
+}
+
+/** shim_pool_hooks() - See shim.h. */
+void shim_pool_hooks(struct shim_pool *p, struct homa_alloc *a)
+{
+	a->alloc = rx_alloc;
+	a->free = rx_free;
+	a->ctx = p;
+}
+
+/** shim_pool_adopt() - See shim.h. */
+bool shim_pool_adopt(struct shim_pool *p, const void *const *ptrs, const uint32_t *lens,
+		     uint32_t n, uint32_t *offs)
+{
+	bool ok = n <= HOMA_MAX_BPAGES;
+
+	pthread_mutex_lock(&p->lock);
+	for (uint32_t i = 0; ok && i < n; i++) {
+		int64_t pg = region_page(p, ptrs[i]);
+
+		offs[i] = pg >= 0 ? (uint32_t)((const char *)ptrs[i] - p->base) : 0;
+		/* a full piece fills its bpage; a fragment stays inside one */
+		ok = pg >= 0 && p->rx_refs[pg] &&
+		     (lens[i] == HOMA_BPAGE_SIZE ? (offs[i] & (HOMA_BPAGE_SIZE - 1)) == 0
+						 : (offs[i] & (HOMA_BPAGE_SIZE - 1)) + lens[i] <= HOMA_BPAGE_SIZE);
+	}
+	for (uint32_t i = 0; ok && i < n; i++)
+		p->refs[offs[i] >> HOMA_BPAGE_SHIFT]++;
+	pthread_mutex_unlock(&p->lock);
+	return ok;
 }

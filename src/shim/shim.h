@@ -83,14 +83,25 @@ int shim_errno(int err);
 
 /** The registered region and which bpages the application holds. */
 struct shim_pool {
+	/**
+	 * Guards the fields below. The innermost lock: taken under s->lock
+	 * and, through the receive hooks, under the runtime's socket lock;
+	 * nothing is called with it held.
+	 */
+	pthread_mutex_t lock;
 	char *base;          /**< NULL until SO_HOMA_RCVBUF */
 	uint64_t length;     /**< bytes registered */
 	uint32_t nbpages;    /**< whole bpages in the region */
-	uint32_t *refs;      /**< per bpage: fragments the application holds */
+	/** per bpage: holds (the application's fragments, the runtime's pieces, the pool's partial) */
+	uint32_t *refs;
+	uint32_t *rx_refs;   /**< per bpage: pieces of messages the runtime holds */
 	uint32_t free_pages; /**< bpages with refs == 0 */
 	int64_t partial;     /**< bpage tails are carved from (-1: none) */
 	uint32_t partial_used; /**< bytes of it handed out */
 };
+
+/** shim_pool_init() - An empty pool (no region yet). */
+void shim_pool_init(struct shim_pool *p);
 
 /**
  * shim_pool_set() - Register the region [@base, @base + @length).
@@ -120,7 +131,29 @@ int shim_pool_alloc(struct shim_pool *p, uint32_t len, uint32_t *offs, uint32_t 
 int shim_pool_free(struct shim_pool *p, const uint32_t *offs, uint32_t n);
 
 /** shim_pool_avail() - Bytes free for new messages. */
-uint64_t shim_pool_avail(const struct shim_pool *p);
+uint64_t shim_pool_avail(struct shim_pool *p);
+
+/**
+ * shim_pool_hooks() - Fill @a (homa_open_opts.rx_alloc) so that the
+ * runtime receives messages into @p's region: a 64 KiB piece gets a whole
+ * bpage, a message's shorter last piece a fragment of the shared bpage,
+ * as shim_pool_alloc() would place them. Before SO_HOMA_RCVBUF, or when
+ * the region is full, pieces come from malloc (shim_pool_adopt() then
+ * fails and recvmsg() copies). @p must outlive the runtime socket.
+ */
+void shim_pool_hooks(struct shim_pool *p, struct homa_alloc *a);
+
+/**
+ * shim_pool_adopt() - Hand the application the region bytes a received
+ * message already lies in: @n pieces at @ptrs, piece i holding bytes
+ * [i * 64 KiB, ...) of the message, @lens[i] bytes each. If every piece
+ * is one the receive hooks placed in the region, each gains the
+ * application's hold (released by shim_pool_free(), as after
+ * shim_pool_alloc()) and @offs gets their offsets.
+ * Return: true, or false (nothing changed: copy the message instead).
+ */
+bool shim_pool_adopt(struct shim_pool *p, const void *const *ptrs, const uint32_t *lens,
+		     uint32_t n, uint32_t *offs);
 
 /* ---- rpcs.c: the socket's RPCs as the module's API sees them ---- */
 

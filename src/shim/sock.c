@@ -15,6 +15,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include "homa/engine.h"
 #include "shim.h"
 
 /** watch() - Add @fd to @s's epoll set (readable). Return: 0 or errno. */
@@ -37,6 +38,7 @@ struct shim_sock *shim_sock_new(int family, int flags)
 	}
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_cond_init(&s->cond, NULL);
+	shim_pool_init(&s->pool);
 	s->family = family;
 	s->watched_fd = -1;
 	s->nonblock = flags & SOCK_NONBLOCK;
@@ -115,6 +117,7 @@ static int open_handle(struct shim_sock *s, uint16_t port)
 	const struct shim_env *env = shim_env();
 	struct homa_settings st;
 	struct homa_open_opts o;
+	struct homa_alloc rx;
 	homa_socket *h;
 	int err, fd;
 
@@ -123,6 +126,8 @@ static int open_handle(struct shim_sock *s, uint16_t port)
 	driver_opts(s, &o, &st);
 	o.port = port;
 	o.server = s->server;
+	shim_pool_hooks(&s->pool, &rx);  /* messages land in the region */
+	o.rx_alloc = &rx;
 	err = homa_open(&h, &o);
 	if (err)
 		return shim_errno(err);

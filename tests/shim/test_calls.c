@@ -248,6 +248,73 @@ static void test_round_trip_v6(void **state)
 	round_trip(AF_INET6, 3 * HOMA_BPAGE_SIZE + 17);
 }
 
+/** wait_readable() - poll() @fd until readable, at most WAIT_MS. */
+static void wait_readable(int fd)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+
+	if (poll(&p, 1, WAIT_MS) != 1)
+		fail_msg("no message within %d ms", WAIT_MS);
+}
+
+/**
+ * test_receive_in_place() - A message is received straight into the
+ * registered region: with the region read-only from the moment the
+ * message is complete (the descriptor is readable), recvmsg() still
+ * returns it intact, so recvmsg() wrote none of its bytes (a copy into
+ * the region would fault). A message that arrived before SO_HOMA_RCVBUF
+ * lies outside the region and is copied in, also intact.
+ */
+static void test_receive_in_place(void **state)
+{
+	const size_t size = 3 * HOMA_BPAGE_SIZE + 100;
+	char *out = malloc(size), *in = malloc(size);
+	struct sockaddr_storage to, from;
+	struct homa_recvmsg_args ra;
+	struct homa_rcvbuf_args rb;
+	struct hs srv, cli;
+	ssize_t n;
+
+	(void)state;
+	hs_open(&srv, AF_INET, hs_min_bpages());
+	hs_open(&cli, AF_INET, hs_min_bpages());
+	to = hs_addr(AF_INET, hs_serve(&srv));
+	hs_fill(out, size, 9);
+	assert_int_equal(hs_send(&cli, &to, 0, 1, 0, out, size, NULL), 0);
+	wait_readable(srv.fd);
+	assert_int_equal(mprotect(srv.region, srv.region_len, PROT_READ), 0);
+	memset(&ra, 0, sizeof(ra));
+	n = hs_recv(&srv, &ra, 0, MSG_DONTWAIT, &from);
+	assert_int_equal(mprotect(srv.region, srv.region_len, PROT_READ | PROT_WRITE), 0);
+	assert_int_equal(n, (ssize_t)size);
+	assert_int_equal(ra.num_bpages, 4);
+	hs_gather(&srv, &ra, size, in);
+	assert_memory_equal(in, out, size);
+	hs_close(&srv);
+
+	/* No region yet when the message arrives: it is copied in at recvmsg(). */
+	hs_open(&srv, AF_INET, 0);
+	to = hs_addr(AF_INET, hs_serve(&srv));
+	assert_int_equal(hs_send(&cli, &to, 0, 2, 0, out, size, NULL), 0);
+	wait_readable(srv.fd);
+	srv.region_len = (size_t)hs_min_bpages() * HOMA_BPAGE_SIZE;
+	srv.region = mmap(NULL, srv.region_len, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(srv.region != MAP_FAILED);
+	rb.start = (uintptr_t)srv.region;
+	rb.length = srv.region_len;
+	assert_int_equal(setsockopt(srv.fd, IPPROTO_HOMA, SO_HOMA_RCVBUF, &rb, sizeof(rb)), 0);
+	memset(&ra, 0, sizeof(ra));
+	memset(in, 0, size);
+	assert_int_equal(hs_recv_wait(&srv, &ra, 0, &from, WAIT_MS), (ssize_t)size);
+	hs_gather(&srv, &ra, size, in);
+	assert_memory_equal(in, out, size);
+	hs_close(&srv);
+	hs_close(&cli);
+	free(out);
+	free(in);
+}
+
 static void test_sendmsg_errors(void **state)
 {
 	struct hs s;
@@ -537,6 +604,7 @@ int main(void)
 		cmocka_unit_test(test_sockopts),
 		cmocka_unit_test(test_round_trip_v4),
 		cmocka_unit_test(test_round_trip_v6),
+		cmocka_unit_test(test_receive_in_place),
 		cmocka_unit_test(test_sendmsg_errors),
 		cmocka_unit_test(test_recvmsg_errors),
 		cmocka_unit_test(test_readiness),

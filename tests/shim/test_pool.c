@@ -3,7 +3,8 @@
  * @file test_pool.c
  * The receive region's bpage bookkeeping (src/shim/pool.c): whole bpages
  * lowest first, tails sharing a bpage, the checks on offsets given back,
- * and that every byte comes back.
+ * and that every byte comes back; the receive hooks that place arriving
+ * messages in the region, and adopting them for the application.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -14,6 +15,7 @@
 
 #include <cmocka.h>
 
+#include "homa/engine.h"
 #include "shim.h"
 
 #define NPAGES 40
@@ -114,6 +116,78 @@ static void test_exhaustion(void **state)
 	shim_pool_destroy(&p);
 }
 
+/**
+ * test_rx_hooks_in_place() - A message received through the hooks lies in
+ * the region (a whole bpage per 64 KiB piece, its tail in a shared one);
+ * the application cannot give back what the runtime holds; once adopted
+ * and released by the runtime, the bpages are the application's until
+ * recvmsg() gives them back, and then every byte is free again.
+ */
+static void test_rx_hooks_in_place(void **state)
+{
+	struct shim_pool p;
+	struct homa_alloc a;
+	const void *ptrs[3];
+	uint32_t lens[3] = {HOMA_BPAGE_SIZE, HOMA_BPAGE_SIZE, 100}, offs[3];
+	uint64_t all = (uint64_t)NPAGES * HOMA_BPAGE_SIZE;
+
+	(void)state;
+	shim_pool_init(&p);
+	assert_int_equal(shim_pool_set(&p, region, all, 0), 0);
+	shim_pool_hooks(&p, &a);
+	for (int i = 0; i < 3; i++)
+		ptrs[i] = a.alloc(a.ctx, lens[i]);
+	assert_ptr_equal(ptrs[0], region);
+	assert_ptr_equal(ptrs[1], region + HOMA_BPAGE_SIZE);
+	assert_ptr_equal(ptrs[2], region + 2 * HOMA_BPAGE_SIZE);
+	offs[0] = 0;
+	assert_int_equal(shim_pool_free(&p, offs, 1), EINVAL); /* the runtime's, not the app's */
+	assert_true(shim_pool_adopt(&p, ptrs, lens, 3, offs));
+	assert_int_equal(offs[0], 0);
+	assert_int_equal(offs[1], HOMA_BPAGE_SIZE);
+	assert_int_equal(offs[2], 2 * HOMA_BPAGE_SIZE);
+	for (int i = 0; i < 3; i++)
+		a.free(a.ctx, (void *)ptrs[i], lens[i]);
+	assert_int_equal(shim_pool_avail(&p), all - 2 * HOMA_BPAGE_SIZE - 100);
+	assert_int_equal(shim_pool_free(&p, offs, 3), 0);
+	assert_int_equal(shim_pool_free(&p, offs, 1), EINVAL);   /* already back */
+	assert_int_equal(shim_pool_avail(&p), all - 100);        /* the shared bpage's used part */
+	shim_pool_destroy(&p);
+}
+
+/**
+ * test_rx_hooks_outside() - Before a region is registered, and when it is
+ * full, pieces come from malloc: they cannot be adopted (recvmsg copies)
+ * and the free hook gives them back to the C library (ASan checks).
+ */
+static void test_rx_hooks_outside(void **state)
+{
+	struct shim_pool p;
+	struct homa_alloc a;
+	const void *ptrs[NPAGES + 1];
+	uint32_t len = HOMA_BPAGE_SIZE, offs[1];
+	void *early;
+
+	(void)state;
+	shim_pool_init(&p);
+	shim_pool_hooks(&p, &a);
+	early = a.alloc(a.ctx, 300);
+	assert_non_null(early);
+	assert_int_equal(shim_pool_set(&p, region, (uint64_t)NPAGES * HOMA_BPAGE_SIZE, 0), 0);
+	assert_false(shim_pool_adopt(&p, (const void *const *)&early, (uint32_t[]){300}, 1, offs));
+	a.free(a.ctx, early, 300);
+	for (int i = 0; i <= NPAGES; i++)
+		ptrs[i] = a.alloc(a.ctx, len);
+	assert_true((char *)ptrs[NPAGES] < region ||
+		    (char *)ptrs[NPAGES] >= region + (uint64_t)NPAGES * HOMA_BPAGE_SIZE);
+	assert_false(shim_pool_adopt(&p, &ptrs[NPAGES], &len, 1, offs));
+	assert_int_equal(shim_pool_avail(&p), 0);
+	for (int i = 0; i <= NPAGES; i++)
+		a.free(a.ctx, (void *)ptrs[i], len);
+	assert_int_equal(shim_pool_avail(&p), (uint64_t)NPAGES * HOMA_BPAGE_SIZE);
+	shim_pool_destroy(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -121,6 +195,8 @@ int main(void)
 		cmocka_unit_test(test_whole_and_tail),
 		cmocka_unit_test(test_free_checks),
 		cmocka_unit_test(test_exhaustion),
+		cmocka_unit_test(test_rx_hooks_in_place),
+		cmocka_unit_test(test_rx_hooks_outside),
 	};
 	int ret;
 
