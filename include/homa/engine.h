@@ -512,6 +512,14 @@ HOMA_API void homa_engine_announce_requests(homa_engine *e, bool on);
 HOMA_API int64_t homa_engine_rx_progress(homa_engine *e, uint64_t id,
 				const homa_msg **msg);
 
+/**
+ * homa_engine_rpc_peer() - The other side of RPC @id: its address into
+ * @addr and its port into @port (either may be NULL).
+ * Return: 0, or HOMA_ENOTFOUND (no such RPC; NULL @e).
+ */
+HOMA_API int homa_engine_rpc_peer(homa_engine *e, uint64_t id, homa_addr *addr,
+				  uint16_t *port);
+
 /** homa_engine_stats() - Copy the counters into @out. */
 HOMA_API void homa_engine_stats(const homa_engine *e, struct homa_stats *out);
 

@@ -593,7 +593,10 @@ HOMA_API int64_t homa_recv_partial_wait(homa_socket *s, uint64_t id, size_t offs
  * base with a non-zero length, lengths whose sum wraps);
  * HOMA_EMSGSIZE; HOMA_EAGAIN (no space and send_timeout_ns is 0);
  * HOMA_ETIME (no space within send_timeout_ns); HOMA_ESHUTDOWN;
- * HOMA_ENOMEM.
+ * HOMA_ENOMEM; HOMA_ENOASSOC (encrypted socket without an association
+ * to the request's client, e.g. after homa_encrypt_tx_remove(): nothing
+ * is sent, the RPC stays unanswered and may be answered once one is
+ * installed).
  */
 HOMA_API int homa_reply_iov(homa_socket *s, uint64_t id, const struct homa_iov *iov,
 			    int iovcnt);

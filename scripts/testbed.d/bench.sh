@@ -39,11 +39,20 @@ arm_clear() {
 }
 
 # Prints the certificate folder of the encrypted arms, TB_OUT/certs,
-# generating it (scripts/gen_certs.sh) the first time.
+# generating it (scripts/gen_certs.sh) the first time. gen_certs.sh
+# renames ca.pem into place last, so a folder with ca.pem is complete.
 tb_certs() {
   local d="$TB_OUT/certs"
   [[ -s $d/ca.pem ]] || "$TB_LIB/../gen_certs.sh" "$d" >&2 || die "cannot generate certificates in $d"
   echo "$d"
+}
+
+# Makes sure, in this shell (a failure ends the run), that ARM's
+# certificates exist and are valid for another day, when ARM is encrypted;
+# concurrent callers of gen_certs.sh take turns.
+tb_certs_check() {
+  [[ $(arm_clear "$1") == "$1" ]] && return 0
+  "$TB_LIB/../gen_certs.sh" "$TB_OUT/certs" >&2 || die "cannot generate certificates in $TB_OUT/certs"
 }
 
 # Prints Homa's timer tick flag (TB_HOMA_TICK_US; 0: the engine's 1 ms).
@@ -139,7 +148,7 @@ servers_start() {
   b=$(bench_bin)
   # in the foreground: an encrypted arm's certificates are generated once
   # here, not by the background servers while clients already read them
-  arm_flags "$arm" >/dev/null
+  tb_certs_check "$arm"
   for i in "$@"; do
     # shellcheck disable=SC2046
     ip netns exec "$(tb_host_ns "$i")" nice -n "$TB_NICE" taskset -c "$TB_HOST_CPUS" \

@@ -667,6 +667,20 @@ int64_t homa_engine_rx_progress(homa_engine *e, uint64_t id, const homa_msg **ms
 	return in->ngaps ? in->gaps[0].start : in->recv_end;
 }
 
+/** homa_engine_rpc_peer() - See engine.h. */
+int homa_engine_rpc_peer(homa_engine *e, uint64_t id, homa_addr *addr, uint16_t *port)
+{
+	struct homa_rpc *rpc = e ? homa_rpc_find_handle(e, id) : NULL;
+
+	if (!rpc)
+		return HOMA_ENOTFOUND;
+	if (addr)
+		*addr = rpc->peer->addr;
+	if (port)
+		*port = rpc->dport;
+	return 0;
+}
+
 /** homa_engine_stats() - See engine.h. Gauges are computed here. */
 void homa_engine_stats(const homa_engine *e, struct homa_stats *out)
 {

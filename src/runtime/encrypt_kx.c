@@ -127,3 +127,14 @@ int homa_rt_enc_ready(struct homa_rt *rt, const homa_addr *addr, uint16_t port)
 	/* a failed renewal keeps the association it was to replace */
 	return err && has ? 0 : err;
 }
+
+/** homa_rt_enc_can_reply() - See rt.h. */
+int homa_rt_enc_can_reply(struct homa_rt *rt, uint64_t id)
+{
+	homa_addr addr;
+	uint16_t port;
+
+	if (!rt->enc || homa_engine_rpc_peer(rt->engine, id, &addr, &port))
+		return 0;
+	return homa_psp_tx_has(rt->enc->psp, &addr, port) ? 0 : HOMA_ENOASSOC;
+}

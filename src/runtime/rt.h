@@ -476,6 +476,13 @@ void homa_rt_enc_close(struct homa_rt *rt);
  * the exchange (HOMA_ECERT, HOMA_EHANDSHAKE, HOMA_ENOTSUP, ...).
  */
 int homa_rt_enc_ready(struct homa_rt *rt, const homa_addr *addr, uint16_t port);
+/**
+ * homa_rt_enc_can_reply() - Under rt->lock: whether the reply to server
+ * RPC @id can be sealed. Return: 0 (also for clear-text sockets and ids
+ * the engine does not know: it reports those itself); HOMA_ENOASSOC (no
+ * association to the RPC's client: it was removed, or never installed).
+ */
+int homa_rt_enc_can_reply(struct homa_rt *rt, uint64_t id);
 
 /**
  * homa_rt_enc_capture_tx() - Under rt->lock, right after the engine

@@ -226,7 +226,9 @@ static int send_reply(homa_socket *s, uint64_t id, const struct homa_iov *iov, i
 	err = build_message(rt, iov, iovcnt, zc, &msg, &z);
 	if (!err) {
 		homa_rt_lock(rt);
-		err = send_locked(rt, NULL, 0, msg, 0, send_timeout(rt, timeout_ns), &id);
+		err = homa_rt_enc_can_reply(rt, id);
+		if (!err)
+			err = send_locked(rt, NULL, 0, msg, 0, send_timeout(rt, timeout_ns), &id);
 		if (!err) {
 			msg = NULL;
 			homa_rt_partial_end(rt, id);

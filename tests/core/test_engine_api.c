@@ -113,6 +113,37 @@ static struct homa_event deliver_request(homa_engine *c, homa_engine *s, size_t 
 }
 
 /**
+ * homa_engine_rpc_peer__both_sides() - A server RPC names its client's
+ * address and port, a client RPC its server's; unknown ids and a NULL
+ * engine give HOMA_ENOTFOUND.
+ */
+static void homa_engine_rpc_peer__both_sides(void **state)
+{
+	homa_addr ca = homa_addr_ipv4(0x0a000001), sa = homa_addr_ipv4(0x0a000002), got;
+	struct homa_settings set;
+	struct homa_event ev;
+	homa_engine *c, *s;
+	uint16_t port = 0;
+	uint64_t cid;
+
+	homa_settings_default(&set);
+	two(&c, &s, &set);
+	ev = deliver_request(c, s, 100, &cid);
+	assert_int_equal(homa_engine_rpc_peer(s, ev.id, &got, &port), 0);
+	assert_true(homa_addr_equal(&got, &ca));
+	assert_int_equal(port, 4000);
+	assert_int_equal(homa_engine_rpc_peer(c, cid, &got, &port), 0);
+	assert_true(homa_addr_equal(&got, &sa));
+	assert_int_equal(port, 4001);
+	assert_int_equal(homa_engine_rpc_peer(s, ev.id, NULL, NULL), 0);
+	assert_int_equal(homa_engine_rpc_peer(s, ev.id + 2000, &got, &port), HOMA_ENOTFOUND);
+	assert_int_equal(homa_engine_rpc_peer(NULL, ev.id, &got, &port), HOMA_ENOTFOUND);
+	homa_engine_msg_release(s, ev.msg);
+	homa_engine_free(c);
+	homa_engine_free(s);
+}
+
+/**
  * homa_engine_send_reply__misuse() - Unknown id and client ids give
  * HOMA_ENOTFOUND; a request not yet complete or already answered gives
  * HOMA_ESTATE; bad messages give HOMA_EINVAL / HOMA_EMSGSIZE.
@@ -706,6 +737,7 @@ int main(void)
 		cmocka_unit_test(homa_engine_shutdown__fails_outstanding),
 		cmocka_unit_test(homa_strerror__every_code),
 		cmocka_unit_test(homa_engine_state_sizes__reported),
+		cmocka_unit_test(homa_engine_rpc_peer__both_sides),
 		cmocka_unit_test(homa_alloc__all_memory_through_hooks),
 		cmocka_unit_test(homa_alloc__failures_never_crash_or_leak),
 		cmocka_unit_test(homa_engine_set_rx_alloc__payload_through_hooks),

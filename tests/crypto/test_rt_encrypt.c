@@ -65,11 +65,11 @@ static void *serve(void *arg)
 }
 
 /**
- * eopen() - Open an encrypted socket on 127.0.0.1 (@server: echo thread
- * started into @e). @who: "server", "client", "rogue" or NULL (no
- * certificates). @rotate_ns as in homa_encrypt_opts.
+ * eopen_socket() - Open an encrypted socket on 127.0.0.1 into @e (a
+ * server socket if @server, no thread). @who: "server", "client", "rogue"
+ * or NULL (no certificates). @rotate_ns as in homa_encrypt_opts.
  */
-static int eopen(struct esrv *e, bool server, const char *who, uint64_t rotate_ns)
+static int eopen_socket(struct esrv *e, bool server, const char *who, uint64_t rotate_ns)
 {
 	struct homa_encrypt_opts eo;
 	struct homa_open_opts o;
@@ -98,9 +98,17 @@ static int eopen(struct esrv *e, bool server, const char *who, uint64_t rotate_n
 	if (err)
 		return err;
 	e->port = homa_local_port(e->s);
-	if (server)
-		assert_int_equal(pthread_create(&e->thread, NULL, serve, e), 0);
 	return 0;
+}
+
+/** eopen() - eopen_socket(), and for a @server its echo thread. */
+static int eopen(struct esrv *e, bool server, const char *who, uint64_t rotate_ns)
+{
+	int err = eopen_socket(e, server, who, rotate_ns);
+
+	if (!err && server)
+		assert_int_equal(pthread_create(&e->thread, NULL, serve, e), 0);
+	return err;
 }
 
 /** eclose() - Close @e and join its thread. */
@@ -211,6 +219,38 @@ static void encrypt__api_associations(void **state)
 	homa_close(plain);
 	eclose(&c, false);
 	eclose(&s, true);
+}
+
+/**
+ * encrypt__reply_without_association() - A server that can open a
+ * client's request but has no association back to it gets HOMA_ENOASSOC
+ * from homa_reply_buf() (no reply is queued to be dropped); once the
+ * association is installed the same RPC is answered and the client gets
+ * its response.
+ */
+static void encrypt__reply_without_association(void **state)
+{
+	struct sockaddr_storage sa;
+	struct homa_message req, resp;
+	struct esrv s, c;
+	uint64_t id;
+
+	assert_int_equal(eopen_socket(&s, true, NULL, 0), 0);
+	assert_int_equal(eopen(&c, false, NULL, 0), 0);
+	associate(&c, &s);  /* the client can seal to the server, not back */
+	sa = dst(s.port);
+	assert_int_equal(homa_send(c.s, (struct sockaddr *)&sa, "ping", 4, 0, &id), 0);
+	assert_int_equal(homa_recv(s.s, HOMA_RECV_REQUEST, 0, 20000000000ll, &req), 0);
+	assert_int_equal(homa_reply_buf(s.s, req.id, "pong", 4), HOMA_ENOASSOC);
+	associate(&s, &c);
+	assert_int_equal(homa_reply_buf(s.s, req.id, "pong", 4), 0);
+	homa_message_release(&req);
+	assert_int_equal(homa_recv(c.s, HOMA_RECV_RESPONSE, id, 20000000000ll, &resp), 0);
+	assert_int_equal(resp.error, 0);
+	assert_int_equal(resp.length, 4);
+	homa_message_release(&resp);
+	eclose(&c, false);
+	eclose(&s, false);
 }
 
 /**
@@ -469,6 +509,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(encrypt__api_associations),
+		cmocka_unit_test(encrypt__reply_without_association),
 		cmocka_unit_test(encrypt__key_exchange),
 		cmocka_unit_test(encrypt__rotation_renews),
 		cmocka_unit_test(encrypt__attacks_on_the_wire),

@@ -71,6 +71,14 @@ case "$mode" in
     [[ -s $out/certs/client.pem && $(armf arm_port homa-psp) == 4000 && $(armf arm_port tcp-tls) == 5000 ]] ||
       fail "encrypted arms: no certificates or wrong ports"
     ! armf arm_flags tcp-psp 2>/dev/null || fail "an unknown arm was accepted"
+    # servers_start's check replaces a damaged set (a server certificate
+    # of the wrong CA) for an encrypted arm, and does nothing for a clear one.
+    cp "$out/certs/rogue.pem" "$out/certs/server.pem"
+    armf tb_certs_check homa 2>/dev/null && ! cmp -s "$out/certs/rogue.pem" "$out/certs/server.pem" &&
+      fail "tb_certs_check touched a clear arm's certificates"
+    armf tb_certs_check homa-psp 2>/dev/null &&
+      openssl verify -CAfile "$out/certs/ca.pem" "$out/certs/server.pem" >/dev/null 2>&1 ||
+      fail "tb_certs_check kept a damaged certificate set"
     # A case's window lasts at least 20 link times of its largest message:
     # W3's 15.2 MB at 20 Mbit/s is 6.06 s, so 122 s; W4 capped at 1 MB and
     # the CI mix keep --duration; 0 turns it off.
