@@ -347,6 +347,39 @@ HOMA_API void homa_engine_shutdown(homa_engine *e, uint64_t now);
 HOMA_API int homa_engine_input(homa_engine *e, const homa_addr *src, uint8_t *buf,
 		      size_t len, uint64_t now);
 
+/**
+ * struct homa_rx_lend - How the engine gives back a received buffer it
+ * kept (homa_engine_input_lend()).
+ * @release: called exactly once per kept buffer, with @ctx and the @buf
+ *	that was passed in, when the engine no longer reads it (the message
+ *	whose bytes it holds was released or freed). It runs inside the
+ *	engine call that freed the message (the caller's serialization, any
+ *	thread that calls the engine) and must not call the engine.
+ * @ctx: passed to @release.
+ */
+struct homa_rx_lend {
+	void (*release)(void *ctx, uint8_t *buf);
+	void *ctx;
+};
+
+/**
+ * homa_engine_input_lend() - homa_engine_input() that may keep @buf
+ * instead of copying from it (zero-copy receive): when the packet is DATA
+ * whose payload is all new bytes at or beyond the highest offset received
+ * so far, the message refers to the payload in place and *@kept becomes
+ * true; the caller then leaves @buf untouched until @lend->release() gives
+ * it back. Otherwise (control packets, retransmissions filling holes,
+ * duplicates, drops, and every packet of an engine whose received
+ * payload goes to homa_engine_set_rx_alloc() pieces) the engine copies
+ * what it keeps, as homa_engine_input(), and *@kept is false. A NULL @lend is
+ * homa_engine_input().
+ * Return: as homa_engine_input() (HOMA_EINVAL also for NULL @kept, or a
+ * @lend without release).
+ */
+HOMA_API int homa_engine_input_lend(homa_engine *e, const homa_addr *src, uint8_t *buf,
+				    size_t len, uint64_t now, const struct homa_rx_lend *lend,
+				    bool *kept);
+
 /** Kinds of undeliverable-packet reports (homa_engine_unreachable()). */
 enum homa_unreach_kind {
 	HOMA_UNREACH_PORT = 1,  /**< ICMP / ICMPv6 port unreachable: no socket serves that port */

@@ -278,6 +278,8 @@ struct homa_io_stats {
 	uint64_t tx_copied_bytes;
 	/** Payload bytes copied from received packets into messages (homa_message_copy() not counted). */
 	uint64_t rx_copied_bytes;
+	/** Payload bytes left in place in the driver's receive buffers (XDP driver: UMEM frames) instead. */
+	uint64_t rx_lent_bytes;
 	/* XDP driver (docs/XDP.md); zero with the other drivers */
 	uint64_t xdp_zerocopy;      /**< 1: bound in zero-copy mode; 0: copy mode */
 	uint64_t xdp_fill_empty;    /**< packets dropped by the kernel: fill ring empty */
@@ -286,6 +288,7 @@ struct homa_io_stats {
 	uint64_t xdp_tx_ring_full;  /**< sends that found the tx ring or send frames full */
 	uint64_t xdp_rx_invalid;    /**< frames refused for bad headers or checksums */
 	uint64_t xdp_unresolved;    /**< packets dropped while the next hop was resolved */
+	uint64_t xdp_rx_lent;       /**< gauge: receive frames held by messages (zero-copy receive) */
 };
 
 /** Counters of the transport layer for one socket (homa_transport_stats()). */

@@ -503,6 +503,26 @@ int homa_engine_input(homa_engine *e, const homa_addr *src, uint8_t *buf, size_t
 	return checked(e, input(e, src, buf, len, now));
 }
 
+/** homa_engine_input_lend() - See engine.h. */
+int homa_engine_input_lend(homa_engine *e, const homa_addr *src, uint8_t *buf, size_t len,
+			   uint64_t now, const struct homa_rx_lend *lend, bool *kept)
+{
+	int r;
+
+	if (!e || !kept || (lend && !lend->release))
+		return HOMA_EINVAL;
+	e->lend = lend;
+	e->lend_buf = buf;
+	e->lend_len = len;
+	e->lend_kept = false;
+	r = homa_engine_input(e, src, buf, len, now);
+	*kept = e->lend_kept;
+	e->lend = NULL;
+	e->lend_buf = NULL;
+	e->lend_kept = false;
+	return r;
+}
+
 /** homa_engine_unreachable() - See engine.h. */
 int homa_engine_unreachable(homa_engine *e, const homa_addr *dst, int kind,
 			    const uint8_t *quoted, size_t len, uint64_t now)

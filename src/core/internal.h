@@ -67,6 +67,21 @@ struct homa_msg {
 	void *done_ctx;
 	/** Hooks of the chunks (homa_engine_set_rx_alloc()); NULL: the record's. */
 	const struct homa_alloc *chunk_alloc;
+	/**
+	 * Received payload kept in the driver's buffers (lend.c), sorted by
+	 * offset and disjoint from each other; bytes there are not in chunks.
+	 */
+	struct homa_frag *frags;
+	uint32_t nfrags, frags_cap;
+	struct homa_rx_lend lend;  /**< gives every frag's buffer back */
+};
+
+/** Payload bytes [off, off+len) of a message, at ptr inside a lent buffer buf. */
+struct homa_frag {
+	uint32_t off;
+	uint32_t len;
+	const uint8_t *ptr;
+	uint8_t *buf;
 };
 
 /** A hole in a partially received message: bytes [start, end) missing. */
@@ -323,6 +338,12 @@ struct homa_engine {
 
 	struct homa_stats st;
 
+	/* the packet homa_engine_input_lend() is handling (lend.c) */
+	const struct homa_rx_lend *lend;  /**< NULL: not lending */
+	uint8_t *lend_buf;
+	size_t lend_len;
+	bool lend_kept;                   /**< the engine took lend_buf */
+
 	/* debug invariant checker (check.c, HOMA_INVARIANTS builds) */
 	uint64_t check_budget;       /**< largest hard bound of the grant budget the settings allowed */
 	uint64_t check_calls;        /**< entry points seen (sampling in large engines) */
@@ -332,6 +353,8 @@ struct homa_engine {
 };
 
 /* mem.c */
+void *homa_hook_alloc(const struct homa_alloc *a, size_t size);
+void homa_hook_free(const struct homa_alloc *a, void *p, size_t size);
 void *homa_mem_alloc(homa_engine *e, size_t size);
 void *homa_mem_zalloc(homa_engine *e, size_t size);
 void homa_mem_free(homa_engine *e, void *p, size_t size);
@@ -339,6 +362,13 @@ struct homa_msg *homa_msg_new(homa_engine *e, uint32_t length);
 int homa_msg_fill(homa_engine *e, struct homa_msg *m, const struct homa_iov *iov, int iovcnt);
 int homa_msg_write(homa_engine *e, struct homa_msg *m, uint32_t off, const uint8_t *src, uint32_t len);
 void homa_msg_free(homa_engine *e, struct homa_msg *m);
+
+/* lend.c */
+int homa_lend_take(homa_engine *e, struct homa_msg *m, uint32_t off, const uint8_t *data,
+		   uint32_t len);
+size_t homa_lend_segment(const struct homa_msg *m, size_t offset, const uint8_t **ptr,
+			 size_t *limit);
+void homa_lend_free(const struct homa_alloc *a, struct homa_msg *m);
 
 /* table.c */
 int homa_table_init(homa_engine *e, struct homa_table *t, uint32_t nbuckets);

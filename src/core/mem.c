@@ -28,6 +28,18 @@ static void hook_free(const struct homa_alloc *a, void *p, size_t size)
 		free(p);
 }
 
+/** homa_hook_alloc() - hook_alloc() for the other files of the engine. */
+void *homa_hook_alloc(const struct homa_alloc *a, size_t size)
+{
+	return hook_alloc(a, size);
+}
+
+/** homa_hook_free() - hook_free() for the other files of the engine. */
+void homa_hook_free(const struct homa_alloc *a, void *p, size_t size)
+{
+	hook_free(a, p, size);
+}
+
 /** homa_mem_alloc() - Allocate @size bytes through the hooks. Return: NULL on failure. */
 void *homa_mem_alloc(homa_engine *e, size_t size)
 {
@@ -191,6 +203,7 @@ static void msg_free(const struct homa_alloc *a, struct homa_msg *m)
 	homa_list_del(&m->link);
 	done = m->done;
 	ctx = m->done_ctx;
+	homa_lend_free(a, m);
 	if (m->ref) {
 		hook_free(a, m, ref_block_size(m->nref));
 	} else {
@@ -316,21 +329,30 @@ static size_t ref_segment(const homa_msg *m, size_t offset, const uint8_t **ptr)
 	return 0;
 }
 
-/** homa_msg_segment() - See engine.h. Unwritten chunks read as absent (0). */
+/**
+ * homa_msg_segment() - See engine.h. Unwritten chunks read as absent (0);
+ * bytes in lent buffers (lend.c) come from there, chunk bytes stop where
+ * the next lent piece starts.
+ */
 size_t homa_msg_segment(const homa_msg *m, size_t offset, const uint8_t **ptr)
 {
+	size_t n, limit;
 	uint32_t i, in;
 
 	if (!m || offset >= m->length)
 		return 0;
 	if (m->ref)
 		return ref_segment(m, offset, ptr);
+	n = homa_lend_segment(m, offset, ptr, &limit);
+	if (n)
+		return n;
 	i = (uint32_t)(offset >> HOMA_CHUNK_SHIFT);
 	in = (uint32_t)(offset & (HOMA_CHUNK - 1));
 	if (!m->chunks[i])
 		return 0;
 	*ptr = m->chunks[i] + in;
-	return chunk_len(m->length, i) - in;
+	n = chunk_len(m->length, i) - in;
+	return n < limit ? n : limit;
 }
 
 /** homa_msg_copy() - See engine.h. */

@@ -134,6 +134,44 @@ static int fill_gaps(homa_engine *e, struct homa_msgin *in, uint32_t off,
 	return 0;
 }
 
+static bool needs_chunk(const struct homa_msg *m, uint32_t off, uint32_t len);
+
+/**
+ * store_new() - Store [off, off+len), all bytes beyond recv_end: kept in
+ * the buffer being lent when homa_engine_input_lend() offers one (lend.c),
+ * copied otherwise. Return: 0, HOMA_EAGAIN (no rx room for a chunk) or
+ * HOMA_ENOMEM.
+ */
+static int store_new(homa_engine *e, struct homa_msgin *in, uint32_t off,
+		     const uint8_t *data, uint32_t len)
+{
+	uint64_t before = in->msg->charged;
+	int err = homa_lend_take(e, in->msg, off, data, len);
+
+	if (err == HOMA_EAGAIN) {
+		if (needs_chunk(in->msg, off, len) &&
+		    !homa_evict_room(e, homa_container_of(in, struct homa_rpc, in),
+				     in->length - in->received, HOMA_CHUNK))
+			return HOMA_EAGAIN;
+		return write_bytes(e, in, off, data, len);
+	}
+	e->rx_buffered += in->msg->charged - before;
+	if (!err)
+		e->st.payload_lent_in += len;
+	return err;
+}
+
+/**
+ * lendable() - True if [off, off+len) would be kept in a lent buffer, not
+ * in a chunk: homa_engine_input_lend() offers a buffer and the bytes all
+ * lie beyond recv_end.
+ */
+static bool lendable(const homa_engine *e, const struct homa_msgin *in, uint32_t off)
+{
+	return e->lend && !e->lend_kept && off >= in->recv_end && !in->msg->ref &&
+	       !in->msg->chunk_alloc;
+}
+
 /** needs_chunk() - True if storing [off, off+len) would allocate a new chunk. */
 static bool needs_chunk(const struct homa_msg *m, uint32_t off, uint32_t len)
 {
@@ -160,15 +198,19 @@ int homa_msgin_add(homa_engine *e, struct homa_rpc *rpc, uint32_t off,
 
 	if (len == 0)
 		return 0; /* an empty message's packet: nothing to store */
-	if (needs_chunk(in->msg, off, len) &&
-	    !homa_evict_room(e, rpc, in->length - in->received, HOMA_CHUNK))
+	if (lendable(e, in, off)) {
+		if (!homa_evict_room(e, rpc, in->length - in->received, len))
+			return HOMA_EAGAIN;
+	} else if (needs_chunk(in->msg, off, len) &&
+		   !homa_evict_room(e, rpc, in->length - in->received, HOMA_CHUNK)) {
 		return HOMA_EAGAIN;
+	}
 	if (off < in->recv_end)
 		err = fill_gaps(e, in, off, end < in->recv_end ? end : in->recv_end, data, &added);
 	if (!err && end > in->recv_end) {
 		uint32_t s = off > in->recv_end ? off : in->recv_end;
 
-		err = write_bytes(e, in, s, data + (s - off), end - s);
+		err = store_new(e, in, s, data + (s - off), end - s);
 		if (!err && s > in->recv_end)
 			err = add_gap(e, in, in->recv_end, s);
 		if (!err) {

@@ -53,6 +53,16 @@ struct homa_io_rx {
 	size_t len;
 	homa_addr src;       /**< sending host */
 	uint8_t priority;    /**< 0..7, from the DSCP bits (TOS / traffic class >> 5) */
+	/**
+	 * Drivers with a lend (struct homa_driver): true if the engine may
+	 * keep the buffer (homa_engine_input_lend() with the driver's lend).
+	 */
+	bool lendable;
+	/**
+	 * Set by the caller of recv() when the engine kept the buffer: the
+	 * driver reuses it only after lend->release() gives it back.
+	 */
+	bool kept;
 };
 
 /**
@@ -87,6 +97,7 @@ struct homa_io_counters {
 	uint64_t xdp_tx_ring_full;  /**< sends that found the tx ring or send frames exhausted */
 	uint64_t xdp_rx_invalid;    /**< received frames refused (bad headers or checksums) */
 	uint64_t xdp_unresolved;    /**< packets dropped while the kernel resolved the next hop */
+	uint64_t xdp_rx_lent;       /**< gauge: receive frames held by messages (zero-copy receive) */
 };
 
 /** What to open. */
@@ -153,6 +164,13 @@ struct homa_driver {
 	 * its per-batch state to it (UDP with UDP_GRO: batch x 64 segments).
 	 */
 	uint32_t max_rx;
+	/**
+	 * Zero-copy receive: how the engine gives back the buffers of
+	 * received packets it keeps (see homa_io_rx.lendable), or NULL when
+	 * the driver lends none (UDP, raw). Its release may run in any thread
+	 * that calls the engine, concurrently with recv().
+	 */
+	const struct homa_rx_lend *lend;
 	struct homa_io_counters c;
 };
 

@@ -110,6 +110,19 @@ static void input_unreach(struct homa_rt *rt)
 	homa_rt_flush(rt);
 }
 
+/**
+ * input_one() - Hand packet @p to the engine, lending its buffer when the
+ * driver lends (XDP: UMEM frames) and noting in @p whether it was kept.
+ * Return: as homa_engine_input().
+ */
+static int input_one(struct homa_rt *rt, struct homa_io_rx *p, uint64_t now)
+{
+	if (rt->drv->lend && p->lendable)
+		return homa_engine_input_lend(rt->engine, &p->src, p->data, p->len, now,
+					      rt->drv->lend, &p->kept);
+	return homa_engine_input(rt->engine, &p->src, p->data, p->len, now);
+}
+
 /** homa_rt_input() - See rt.h. */
 int homa_rt_input(struct homa_rt *rt)
 {
@@ -133,7 +146,7 @@ int homa_rt_input(struct homa_rt *rt)
 			int r;
 
 			homa_rt_enc_rx_note(rt, p->priority);
-			r = homa_engine_input(rt->engine, &p->src, p->data, p->len, now);
+			r = input_one(rt, p, now);
 			if (r >= HOMA_INPUT_DROPPED)
 				homa_rt_obs_drop(rt, &p->src, r);
 		}

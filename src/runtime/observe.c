@@ -125,6 +125,7 @@ static const struct {
 	IO_COUNTER(xdp_tx_ring_full, "XDP driver: sends that found the tx ring full."),
 	IO_COUNTER(xdp_rx_invalid, "XDP driver: frames refused for bad headers or checksums."),
 	IO_COUNTER(xdp_unresolved, "XDP driver: packets dropped while the next hop was resolved."),
+	IO_COUNTER(xdp_rx_lent, "XDP driver: receive frames held by messages (zero-copy receive)."),
 };
 
 /** Label values of the priority family. */

@@ -433,6 +433,7 @@ static void xdp_stats(const struct homa_io_counters *c, struct homa_io_stats *ou
 	out->xdp_tx_ring_full = homa_io_counter(&c->xdp_tx_ring_full);
 	out->xdp_rx_invalid = homa_io_counter(&c->xdp_rx_invalid);
 	out->xdp_unresolved = homa_io_counter(&c->xdp_unresolved);
+	out->xdp_rx_lent = homa_io_counter(&c->xdp_rx_lent);
 }
 
 /**
@@ -449,6 +450,7 @@ static void add_copies(struct homa_rt *rt, struct homa_io_stats *out)
 	out->tx_copied_bytes = atomic_load_explicit(&rt->built_bytes, memory_order_relaxed) +
 			       st.payload_copied_out;
 	out->rx_copied_bytes = st.payload_copied_in;
+	out->rx_lent_bytes = st.payload_lent_in;
 }
 
 /**

@@ -32,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "homa/homa.h"
@@ -256,6 +257,43 @@ static int echo(const char *ifname, const char *addr, const char *peer_addr, uin
 	return bad ? 1 : 0;
 }
 
+/**
+ * check_lent() - Zero-copy receive on the XDP driver: responses were read
+ * from UMEM frames in place (rx_lent_bytes), and once every message is
+ * released each frame goes back to the fill ring. A frame comes back at
+ * the driver's next receive after its release, so 1-byte RPCs keep the
+ * driver receiving until the gauge reads 0 or 10 s pass.
+ * Return: 0 or -1 (with a message).
+ */
+static int check_lent(homa_socket *s, const struct sockaddr_in *peer, uint8_t *req,
+		      uint8_t *resp)
+{
+	struct homa_io_stats st;
+	struct timespec t0, t;
+
+	homa_io_stats(s, &st);
+	printf("lent %llu bytes, copied %llu bytes\n", (unsigned long long)st.rx_lent_bytes,
+	       (unsigned long long)st.rx_copied_bytes);
+	if (!st.rx_lent_bytes) {
+		fprintf(stderr, "xdp_peer: no payload was received in place in UMEM\n");
+		return -1;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (uint32_t i = 0;; i++) {
+		if (rpc(s, peer, 1, 1000000 + i, req, resp))
+			return -1;
+		homa_io_stats(s, &st);
+		if (!st.xdp_rx_lent)
+			return 0;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		if (t.tv_sec - t0.tv_sec > 10) {
+			fprintf(stderr, "xdp_peer: %llu frames still held after every release\n",
+				(unsigned long long)st.xdp_rx_lent);
+			return -1;
+		}
+	}
+}
+
 /** client() - The RPC sizes and the TCP check; prints the counters. */
 static int client(const char *ifname, const char *addr, const char *peer_addr, uint16_t port,
 		  int tcp_port)
@@ -278,6 +316,8 @@ static int client(const char *ifname, const char *addr, const char *peer_addr, u
 		for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++, n++)
 			bad += rpc(s, &peer, sizes[i], (uint32_t)n, req, resp) != 0;
 	pthread_join(t, NULL);
+	if (strcmp(ifname, "udp"))
+		bad += check_lent(s, &peer, req, resp) != 0;
 	snprintf(what, sizeof(what), "rpcs %d bad %d tcp %s", n, bad, tc.ok ? "ok" : "BROKEN");
 	print_stats(s, what);
 	homa_close(s);

@@ -94,16 +94,31 @@ static int bind_socket(struct homa_xsk *x, const char *ifname, bool with_tx)
 				  with_tx ? &x->tx : NULL, &sc);
 }
 
-/** post_fill() - Put the @n frame addresses @addrs on the fill ring (it has room for all). */
+/**
+ * post_fill() - Put the @n frame addresses @addrs on the fill ring (it has
+ * room for all: it holds every frame), leaving out HOMA_XSK_KEPT slots.
+ */
 static void post_fill(struct homa_xsk *x, const uint64_t *addrs, uint32_t n)
 {
-	uint32_t idx = 0;
+	uint32_t idx = 0, k = 0, m = 0;
 
-	if (!n || xsk_ring_prod__reserve(&x->fill, n, &idx) != n)
+	for (uint32_t i = 0; i < n; i++)
+		m += addrs[i] != HOMA_XSK_KEPT;
+	if (!m || xsk_ring_prod__reserve(&x->fill, m, &idx) != m)
 		return;
 	for (uint32_t i = 0; i < n; i++)
-		*xsk_ring_prod__fill_addr(&x->fill, idx + i) = addrs[i];
-	xsk_ring_prod__submit(&x->fill, n);
+		if (addrs[i] != HOMA_XSK_KEPT)
+			*xsk_ring_prod__fill_addr(&x->fill, idx + k++) = addrs[i];
+	xsk_ring_prod__submit(&x->fill, m);
+}
+
+/** wake_fill() - Wake the kernel if it waits for fill ring entries. Return: calls made. */
+static int wake_fill(struct homa_xsk *x)
+{
+	if (!xsk_ring_prod__needs_wakeup(&x->fill))
+		return 0;
+	recvfrom(homa_xsk_fd(x), NULL, 0, MSG_DONTWAIT, NULL, NULL);
+	return 1;
 }
 
 /** homa_xsk_open() - See homa_xsk.h. */
@@ -156,10 +171,34 @@ int homa_xsk_refill(struct homa_xsk *x)
 {
 	post_fill(x, x->held, x->n_held);
 	x->n_held = 0;
-	if (!xsk_ring_prod__needs_wakeup(&x->fill))
-		return 0;
-	recvfrom(homa_xsk_fd(x), NULL, 0, MSG_DONTWAIT, NULL, NULL);
-	return 1;
+	return wake_fill(x);
+}
+
+/** homa_xsk_keep() - See homa_xsk.h. */
+void homa_xsk_keep(struct homa_xsk *x, uint32_t slot)
+{
+	if (slot < x->n_held && x->held[slot] != HOMA_XSK_KEPT) {
+		x->held[slot] = HOMA_XSK_KEPT;
+		x->n_kept++;
+	}
+}
+
+/** homa_xsk_give_back() - See homa_xsk.h. */
+int homa_xsk_give_back(struct homa_xsk *x, const uint64_t *addrs, uint32_t n)
+{
+	uint64_t frames[64];
+	uint32_t done = 0;
+
+	while (done < n) {
+		uint32_t m = n - done < 64 ? n - done : 64;
+
+		for (uint32_t i = 0; i < m; i++)
+			frames[i] = addrs[done + i] & ~(uint64_t)(HOMA_XSK_FRAME - 1);
+		post_fill(x, frames, m);
+		done += m;
+	}
+	x->n_kept -= n < x->n_kept ? n : x->n_kept;
+	return n ? wake_fill(x) : 0;
 }
 
 /** homa_xsk_peek() - See homa_xsk.h. */

@@ -17,6 +17,8 @@
 #define HOMA_XSK_FRAME XSK_UMEM__DEFAULT_FRAME_SIZE
 /** Descriptors per ring; also the receive and the send frames per socket. */
 #define HOMA_XSK_RING 2048
+/** A held[] slot whose frame stays out of the fill ring (homa_xsk_keep()). */
+#define HOMA_XSK_KEPT UINT64_MAX
 /** Largest frame a UMEM frame holds (the kernel keeps XDP_PACKET_HEADROOM). */
 #define HOMA_XSK_MAX_FRAME (HOMA_XSK_FRAME - 256)
 
@@ -29,8 +31,9 @@ struct homa_xsk {
 	struct xsk_ring_cons comp, rx;
 	uint32_t queue;
 	bool zerocopy;              /**< bound in zero-copy mode */
-	uint64_t *held;             /**< receive frames lent to the caller */
+	uint64_t *held;             /**< receive frames lent to the caller (HOMA_XSK_KEPT: kept longer) */
 	uint32_t n_held, held_cap;
+	uint32_t n_kept;            /**< receive frames kept by messages (homa_xsk_keep()) */
 	uint64_t *tx_free;          /**< send frames not in flight */
 	uint32_t n_tx_free;
 	uint32_t tx_first;          /**< ring index of the first descriptor not yet posted */
@@ -65,9 +68,29 @@ int homa_xsk_refill(struct homa_xsk *x);
 /**
  * homa_xsk_peek() - Take up to @max received frames: @addrs[i] and
  * @lens[i] give their data (see homa_xsk_data()). They stay lent until
- * the next homa_xsk_refill(). Return: frames taken.
+ * the next homa_xsk_refill(); frame i is in held[] slot n_held - n + i
+ * after the call. Return: frames taken (n).
  */
 uint32_t homa_xsk_peek(struct homa_xsk *x, uint32_t max, uint64_t *addrs, uint32_t *lens);
+
+/**
+ * homa_xsk_keep() - Keep the frame of held[] slot @slot out of the next
+ * homa_xsk_refill(): a message holds it until homa_xsk_give_back().
+ */
+void homa_xsk_keep(struct homa_xsk *x, uint32_t slot);
+
+/**
+ * homa_xsk_give_back() - Put @n kept frames (any address inside each, in
+ * this socket's receive area) back on the fill ring.
+ * Return: system calls made (0 or 1).
+ */
+int homa_xsk_give_back(struct homa_xsk *x, const uint64_t *addrs, uint32_t n);
+
+/** homa_xsk_owns() - True if @p points into @x's receive frames. */
+static inline bool homa_xsk_owns(const struct homa_xsk *x, const uint8_t *p)
+{
+	return x->area && p >= x->area && p < x->area + (size_t)HOMA_XSK_RING * HOMA_XSK_FRAME;
+}
 
 /** homa_xsk_data() - The bytes at UMEM address @addr. */
 static inline uint8_t *homa_xsk_data(const struct homa_xsk *x, uint64_t addr)

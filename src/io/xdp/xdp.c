@@ -9,8 +9,10 @@
  * (xdp_route.c), byte for byte as the UDP or raw driver's packets.
  *
  * Received packets are handed to the runtime in place, in their UMEM
- * frames, until the next recv(); sent packets are copied once, into a
- * UMEM send frame, behind their headers.
+ * frames, until the next recv(), and the engine may keep a frame whose
+ * payload it stores in place (zero-copy receive, homa_engine_input_lend()):
+ * the frame then returns to the fill ring when its message is freed. Sent
+ * packets are copied once, into a UMEM send frame, behind their headers.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -22,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 #include <sys/epoll.h>
 #include <time.h>
 #include <unistd.h>
@@ -58,7 +61,24 @@ struct xdp_driver {
 	uint64_t *tx_addrs;
 	uint32_t *tx_lens;
 	uint32_t batch;
+	/* zero-copy receive: frames kept by messages (see xdp_release()) */
+	struct homa_rx_lend lend;
+	uint32_t *rx_slot;           /**< max_rx: held[] slot of each packet's frame */
+	uint32_t *rx_queue;          /**< max_rx: its queue */
+	int last_n;                  /**< packets the last recv() returned */
+	pthread_mutex_t ret_lock;    /**< guards ret and n_ret */
+	uint64_t *ret;               /**< nq * HOMA_XSK_RING: frames given back, as area offsets */
+	uint32_t *ret_queue;         /**< and their queues */
+	uint32_t n_ret;
+	uint64_t *ret_take;          /**< recv()'s copy of one queue's given-back frames */
 };
+
+/**
+ * Most receive frames of a queue that messages may keep: the rest stay
+ * for the fill ring, so that an application holding many messages makes
+ * the engine copy instead of starving the kernel of frames.
+ */
+#define XDP_KEEP_MAX (HOMA_XSK_RING / 2)
 
 /** now_ns() - CLOCK_MONOTONIC in ns (route cache ages). */
 static uint64_t now_ns(void)
@@ -69,10 +89,15 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/** take_frames() - Parse the @n frames just peeked from queue @x into d->pkts from @k on. */
-static int take_frames(struct xdp_driver *d, struct homa_xsk *x, uint32_t n, int k)
+/**
+ * take_frames() - Parse the @n frames just peeked from queue @qi into
+ * d->pkts from @k on, each lendable while the queue has frames to spare.
+ */
+static int take_frames(struct xdp_driver *d, uint32_t qi, uint32_t n, int k)
 {
 	struct homa_io_counters *c = &d->base.c;
+	struct homa_xsk *x = &d->q[qi];
+	bool lend = x->n_kept + d->batch <= XDP_KEEP_MAX;
 
 	for (uint32_t i = 0; i < n; i++) {
 		struct homa_io_rx *p = &d->pkts[k];
@@ -90,9 +115,75 @@ static int take_frames(struct xdp_driver *d, struct homa_xsk *x, uint32_t n, int
 		}
 		homa_io_count(&c->rx_bytes, p->len);
 		homa_io_count(&c->rx_prio[p->priority], 1);
+		p->lendable = lend;
+		p->kept = false;
+		d->rx_slot[k] = x->n_held - n + i;
+		d->rx_queue[k] = qi;
 		k++;
 	}
 	return k;
+}
+
+/**
+ * xdp_release() - The engine gives back frame @buf it kept (struct
+ * homa_rx_lend; any thread, concurrently with recv()): queued for the
+ * next recv() to put on the fill ring.
+ */
+static void xdp_release(void *ctx, uint8_t *buf)
+{
+	struct xdp_driver *d = ctx;
+
+	for (uint32_t i = 0; i < d->nq; i++) {
+		if (!homa_xsk_owns(&d->q[i], buf))
+			continue;
+		pthread_mutex_lock(&d->ret_lock);
+		if (d->n_ret < d->nq * HOMA_XSK_RING) { /* always: each frame once */
+			d->ret[d->n_ret] = (uint64_t)(buf - d->q[i].area);
+			d->ret_queue[d->n_ret++] = i;
+		}
+		pthread_mutex_unlock(&d->ret_lock);
+		return;
+	}
+}
+
+/**
+ * keep_and_return() - Before a recv(): keep the frames of the last batch
+ * the engine kept, and put the frames given back since on the fill rings.
+ */
+static void keep_and_return(struct xdp_driver *d)
+{
+	uint32_t n;
+
+	for (int k = 0; k < d->last_n; k++)
+		if (d->pkts[k].kept)
+			homa_xsk_keep(&d->q[d->rx_queue[k]], d->rx_slot[k]);
+	d->last_n = 0;
+	for (uint32_t qi = 0; qi < d->nq; qi++) {
+		pthread_mutex_lock(&d->ret_lock);
+		n = 0;
+		for (uint32_t j = 0; j < d->n_ret;) {
+			if (d->ret_queue[j] == qi) {
+				d->ret_take[n++] = d->ret[j];
+				d->ret[j] = d->ret[--d->n_ret];
+				d->ret_queue[j] = d->ret_queue[d->n_ret];
+			} else {
+				j++;
+			}
+		}
+		pthread_mutex_unlock(&d->ret_lock);
+		homa_io_count(&d->base.c.rx_calls, (uint64_t)homa_xsk_give_back(&d->q[qi],
+										d->ret_take, n));
+	}
+}
+
+/** kept_frames() - Receive frames messages hold now, over all queues. */
+static uint64_t kept_frames(const struct xdp_driver *d)
+{
+	uint64_t n = 0;
+
+	for (uint32_t i = 0; i < d->nq; i++)
+		n += d->q[i].n_kept;
+	return n;
 }
 
 /** xdp_recv() - See driver.h: frames of every queue, in place in UMEM. */
@@ -101,14 +192,17 @@ static int xdp_recv(struct homa_driver *base, struct homa_io_rx **out)
 	struct xdp_driver *d = (struct xdp_driver *)base;
 	int k = 0;
 
+	keep_and_return(d);
 	for (uint32_t i = 0; i < d->nq; i++) {
 		struct homa_xsk *x = &d->q[i];
 		uint32_t n;
 
 		homa_io_count(&base->c.rx_calls, (uint64_t)homa_xsk_refill(x));
 		n = homa_xsk_peek(x, d->batch, d->addrs, d->lens);
-		k = take_frames(d, x, n, k);
+		k = take_frames(d, i, n, k);
 	}
+	d->last_n = k;
+	__atomic_store_n(&base->c.xdp_rx_lent, kept_frames(d), __ATOMIC_RELAXED);
 	homa_io_count(&base->c.rx_packets, (uint64_t)k);
 	*out = d->pkts;
 	return k;
@@ -222,6 +316,12 @@ static void xdp_close(struct homa_driver *base)
 	free(d->lens);
 	free(d->tx_addrs);
 	free(d->tx_lens);
+	free(d->rx_slot);
+	free(d->rx_queue);
+	free(d->ret);
+	free(d->ret_queue);
+	free(d->ret_take);
+	pthread_mutex_destroy(&d->ret_lock);
 	free(d);
 }
 
@@ -323,6 +423,9 @@ int homa_xdp_open(const struct homa_driver_config *cfg, struct homa_driver **out
 	d->base.ops = &xdp_ops;
 	d->base.fd = d->epfd = d->reserve_fd = d->route.nl = d->link_fd = -1;
 	d->base.family = AF_INET;
+	pthread_mutex_init(&d->ret_lock, NULL);
+	d->lend.release = xdp_release;
+	d->lend.ctx = d;
 	d->raw = cfg->xdp_raw;
 	d->batch = cfg->batch;
 	err = homa_xdp_link_check(cfg, &link);
@@ -340,7 +443,13 @@ int homa_xdp_open(const struct homa_driver_config *cfg, struct homa_driver **out
 		d->lens = calloc(d->batch, sizeof(*d->lens));
 		d->tx_addrs = calloc(d->batch, sizeof(*d->tx_addrs));
 		d->tx_lens = calloc(d->batch, sizeof(*d->tx_lens));
-		err = d->pkts && d->addrs && d->lens && d->tx_addrs && d->tx_lens ? 0 : HOMA_ENOMEM;
+		d->rx_slot = calloc(d->base.max_rx, sizeof(*d->rx_slot));
+		d->rx_queue = calloc(d->base.max_rx, sizeof(*d->rx_queue));
+		d->ret = calloc((size_t)d->nq * HOMA_XSK_RING, sizeof(*d->ret));
+		d->ret_queue = calloc((size_t)d->nq * HOMA_XSK_RING, sizeof(*d->ret_queue));
+		d->ret_take = calloc(HOMA_XSK_RING, sizeof(*d->ret_take));
+		err = d->pkts && d->addrs && d->lens && d->tx_addrs && d->tx_lens && d->rx_slot &&
+		      d->rx_queue && d->ret && d->ret_queue && d->ret_take ? 0 : HOMA_ENOMEM;
 	}
 	if (!err)
 		err = homa_xdp_route_open(&d->route, link.ifindex, link.mac,
@@ -351,6 +460,7 @@ int homa_xdp_open(const struct homa_driver_config *cfg, struct homa_driver **out
 		xdp_close(&d->base);
 		return err;
 	}
+	d->base.lend = &d->lend;
 	*out = &d->base;
 	return 0;
 }
