@@ -23,7 +23,7 @@ enum homa_error {
 	HOMA_EINVAL = -1,      /**< an argument is NULL, out of range or inconsistent */
 	HOMA_ENOMEM = -2,      /**< an allocation failed */
 	HOMA_EAGAIN = -3,      /**< would block, and the call was told not to wait (timeout 0); retry later */
-	HOMA_EMSGSIZE = -4,    /**< message longer than settings.max_message */
+	HOMA_EMSGSIZE = -4,    /**< message longer than settings.max_message (or the Linux module's limit toward a module host) */
 	HOMA_ENOTFOUND = -5,   /**< no RPC with that id (never existed, or already finished) */
 	HOMA_ETIMEDOUT = -6,   /**< the peer stopped answering; the RPC was aborted */
 	HOMA_ECANCELED = -7,   /**< the RPC was aborted by this application (homa_abort()) */

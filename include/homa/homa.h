@@ -393,10 +393,15 @@ HOMA_API int homa_local_port(homa_socket *s);
  * non-zero length, lengths whose sum wraps, port 0,
  * unknown family); HOMA_ENOTSUP (IPv6 destination on an IPv4 socket or
  * the reverse, raw driver); HOMA_EMSGSIZE (longer than
- * settings.max_message); HOMA_EAGAIN (no space and send_timeout_ns is 0);
+ * settings.max_message, or, in module-compatible mode (settings.compat),
+ * than HOMA_MODULE_MAX_MESSAGE toward a peer not known to be ours);
+ * HOMA_EAGAIN (no space and send_timeout_ns is 0);
  * HOMA_ETIME (no space within send_timeout_ns); HOMA_EPEERDEAD (this
  * peer address and port timed out recently); HOMA_ESHUTDOWN (socket
- * closed); HOMA_ENOMEM.
+ * closed); HOMA_ENOMEM. On an encrypted socket (encrypt.h) also
+ * HOMA_ENOASSOC (no association with @dst and no key exchange
+ * configured), HOMA_ECERT and HOMA_EHANDSHAKE (the key exchange with @dst
+ * failed: see homa_encrypt_connect()). Nothing is sent on any error.
  */
 HOMA_API int homa_request_iov(homa_socket *s, const struct sockaddr *dst,
 			     const struct homa_iov *iov, int iovcnt,
@@ -523,8 +528,8 @@ HOMA_API size_t homa_message_copy(const struct homa_message *m, size_t offset,
  * For a response this also completes the client RPC. The socket tracks
  * the messages the application holds, so a message released twice (also
  * through a copy of the struct) is caught rather than freed twice.
- * @m: on 0 its bytes are no longer readable (the struct stays the
- *	caller's); not written otherwise.
+ * @m: on 0 and on HOMA_EALREADY its bytes are no longer readable (the
+ *	struct stays the caller's); not written otherwise.
  * Return: 0 (released, or a failed RPC's message with nothing to
  * release); HOMA_EALREADY (this message was released before: nothing is
  * done); HOMA_ESHUTDOWN (the socket was closed, which freed the message
@@ -540,10 +545,12 @@ HOMA_API int homa_message_release(struct homa_message *m);
  * @available: if not NULL, receives how many bytes from offset 0 on have
  *	arrived so far (written when the call returns >= 0, not otherwise).
  * @buf receives the bytes copied (written only when the result is > 0).
- * Return: bytes copied (0 if none past @offset yet); HOMA_ENOTFOUND (no
- * such RPC receiving a response: unknown id, response not started, or
- * already complete, in which case homa_recv() returns it); HOMA_EINVAL;
- * HOMA_ESHUTDOWN.
+ * Return: bytes copied (0 if none past @offset yet, also while no byte
+ * of the response has arrived); HOMA_ENOTFOUND (no client RPC @id of
+ * this socket receiving its response: unknown id, 0, an odd id (a
+ * request's: read those with homa_recv_partial_wait()), an RPC that
+ * failed or whose response is complete, in which case homa_recv()
+ * returns it); HOMA_EINVAL (NULL @buf with @cap > 0); HOMA_ESHUTDOWN.
  */
 HOMA_API int64_t homa_recv_partial(homa_socket *s, uint64_t id, size_t offset,
 			  void *buf, size_t cap, size_t *available);
@@ -712,7 +719,9 @@ HOMA_API int homa_reply(homa_socket *s, uint64_t id, const struct homa_iov *iov,
  * thread waiting for this id returns HOMA_ECANCELED; a response already
  * queued is discarded. Server: the request is forgotten and no reply
  * will be sent.
- * Return: 0; HOMA_ENOTFOUND (no such RPC); HOMA_EINVAL; HOMA_ESHUTDOWN.
+ * Return: 0; HOMA_ENOTFOUND (no such RPC: unknown, already finished, or
+ * its response already taken by homa_recv()); HOMA_EINVAL (NULL @s, @id
+ * 0); HOMA_ESHUTDOWN.
  */
 HOMA_API int homa_abort(homa_socket *s, uint64_t id);
 
@@ -727,7 +736,10 @@ HOMA_API int homa_abort(homa_socket *s, uint64_t id);
  * another thread (its next call on the socket returns HOMA_ESHUTDOWN);
  * the descriptor stays open about a second for that, then the library
  * closes it: remove it from the loop's set once woken.
- * Return: the descriptor (>= 0), HOMA_EINVAL or HOMA_ESHUTDOWN.
+ * Return: the descriptor (>= 0); HOMA_EINVAL (NULL @s); HOMA_ESHUTDOWN;
+ * HOMA_EIO (polled mode: its epoll set or timer could not be created, e.g.
+ * at the process's descriptor limit; nothing is kept, a later call tries
+ * again).
  */
 HOMA_API int homa_fd(homa_socket *s);
 
@@ -747,8 +759,9 @@ HOMA_API int homa_poll(homa_socket *s, int64_t timeout_ns);
 
 /**
  * homa_set_settings() - Change the engine's settings at run time.
- * Return: 0; HOMA_EINVAL (settings rejected; the old ones stay);
- * HOMA_ESHUTDOWN.
+ * Return: 0; HOMA_EINVAL (NULL argument, a size out of range, settings
+ * homa_settings_validate() rejects, an mtu above the driver's, or
+ * max_done_rpcs turned on or off; the old settings stay); HOMA_ESHUTDOWN.
  */
 HOMA_API int homa_set_settings(homa_socket *s, const struct homa_settings *st);
 

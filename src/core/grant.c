@@ -91,6 +91,12 @@ static inline void recount(homa_engine *e, struct homa_msgin *in)
 	set_outstanding(e, in, out);
 }
 
+/** homa_grant_recount() - recount() for grant_module.c. */
+void homa_grant_recount(homa_engine *e, struct homa_msgin *in)
+{
+	recount(e, in);
+}
+
 /** homa_grant_heard() - Note that @in's sender was heard from, or granted, now (silent_share()). */
 static void homa_grant_heard(const homa_engine *e, struct homa_msgin *in)
 {
@@ -148,8 +154,8 @@ void homa_grant_received(homa_engine *e, struct homa_rpc *rpc, uint32_t newbytes
 	}
 }
 
-/** rank_priority() - Grant priority of the message at @rank of @active. */
-static uint8_t rank_priority(const homa_engine *e, uint32_t rank, uint32_t active)
+/** homa_grant_rank_priority() - Grant priority of the message at @rank of @active. */
+uint8_t homa_grant_rank_priority(const homa_engine *e, uint32_t rank, uint32_t active)
 {
 	int levels = (int)e->s.num_priorities - (int)e->s.num_unsched_priorities;
 	int max_prio = levels > 0 ? levels - 1 : 0;
@@ -404,6 +410,10 @@ void homa_grant_check(homa_engine *e)
 	uint64_t gen = ++e->grant_gen;
 	struct homa_link *pos;
 
+	if (e->grant_module) {
+		homa_grant_check_module(e);
+		return;
+	}
 	if (homa_list_empty(&e->grantable))
 		return;
 	for (pos = e->grantable.next; pos != &e->grantable && n < e->s.max_overcommit; pos = pos->next) {
@@ -442,7 +452,7 @@ void homa_grant_check(homa_engine *e)
 		used = used > silent ? used - silent : 0;
 		if (i == 0) /* the head's budget is larger (see above) */
 			used = used > head_extra(e) ? used - head_extra(e) : 0;
-		granted += grant_one(e, chosen[i], rank_priority(e, i, n), used, step);
+		granted += grant_one(e, chosen[i], homa_grant_rank_priority(e, i, n), used, step);
 		if (!in->counted_unsched)
 			moved += was; /* now among the explicit bytes: not twice */
 	}

@@ -307,6 +307,8 @@ struct homa_engine {
 	uint64_t rx_link_ns;         /**< link time of every packet received so far */
 	uint64_t grant_gen;
 	uint64_t fifo_grant_credit;
+	bool grant_module;           /**< grant as the Linux module does (grant_module.c) */
+	uint64_t fifo_grant_ns;      /**< grant_module: time of the next FIFO grant */
 
 	/* timer */
 	uint64_t next_tick_ns;
@@ -450,6 +452,17 @@ void homa_grant_remove(homa_engine *e, struct homa_rpc *rpc);
 void homa_grant_received(homa_engine *e, struct homa_rpc *rpc, uint32_t newbytes);
 void homa_grant_check(homa_engine *e);
 uint32_t homa_grant_step(const homa_engine *e);
+void homa_grant_recount(homa_engine *e, struct homa_msgin *in);
+uint8_t homa_grant_rank_priority(const homa_engine *e, uint32_t rank, uint32_t active);
+
+/* grant_module.c */
+/**
+ * homa_grant_module_set() - Grant as the Linux kernel module does (@on)
+ * or with our scheduler (grant.c): for engines that model a module host.
+ */
+void homa_grant_module_set(homa_engine *e, bool on);
+/** homa_grant_check_module() - homa_grant_check() under the module's algorithm. */
+void homa_grant_check_module(homa_engine *e);
 
 /** Bytes of Ethernet + IP + UDP framing the pacer adds per packet. */
 #define HOMA_FRAMING_BYTES 66

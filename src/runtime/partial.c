@@ -313,7 +313,12 @@ int64_t homa_recv_partial(homa_socket *s, uint64_t id, size_t offset,
 		return HOMA_EINVAL;
 	}
 	homa_rt_lock(rt);
-	got = rt->closing ? HOMA_ESHUTDOWN : homa_engine_rx_progress(rt->engine, id, &msg);
+	if (rt->closing)
+		got = HOMA_ESHUTDOWN;
+	else if (id & 1) /* a server RPC: its request is read with homa_recv_partial_wait() */
+		got = HOMA_ENOTFOUND;
+	else
+		got = homa_engine_rx_progress(rt->engine, id, &msg);
 	if (got >= 0) {
 		if (available)
 			*available = (size_t)got;

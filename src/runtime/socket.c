@@ -322,7 +322,8 @@ int homa_local_port(homa_socket *s)
 /**
  * polled_fd() - Polled mode: create (once) the epoll set of the driver
  * socket, the ready eventfd and a timerfd at the engine's deadline.
- * Called with rt->lock held. Return: the epoll fd or HOMA_EIO.
+ * Called with rt->lock held. Return: the epoll fd or HOMA_EIO (nothing
+ * kept: neither descriptor stays open).
  */
 static int polled_fd(struct homa_rt *rt)
 {
@@ -335,8 +336,15 @@ static int polled_fd(struct homa_rt *rt)
 	if (rt->timer_fd < 0 || rt->poll_epfd < 0 ||
 	    epoll_ctl(rt->poll_epfd, EPOLL_CTL_ADD, rt->drv->fd, &ev) ||
 	    epoll_ctl(rt->poll_epfd, EPOLL_CTL_ADD, rt->ready_fd, &ev) ||
-	    epoll_ctl(rt->poll_epfd, EPOLL_CTL_ADD, rt->timer_fd, &ev))
+	    epoll_ctl(rt->poll_epfd, EPOLL_CTL_ADD, rt->timer_fd, &ev)) {
+		/* keep nothing half made: the next call starts again */
+		if (rt->timer_fd >= 0)
+			close(rt->timer_fd);
+		if (rt->poll_epfd >= 0)
+			close(rt->poll_epfd);
+		rt->timer_fd = rt->poll_epfd = -1;
 		return HOMA_EIO;
+	}
 	rt->timer_armed = 0;
 	return rt->poll_epfd;
 }

@@ -5,6 +5,7 @@
  */
 #include <stdlib.h>
 
+#include "core/internal.h"
 #include "homa/wire.h"
 #include "sim/engine_host.h"
 #include "sim/modpeer.h"
@@ -199,16 +200,12 @@ int homa_sim_module_host_add(struct homa_sim_net *net, const struct homa_setting
 	m.incast_threshold = 0;
 	m.compat = HOMA_COMPAT_MODULE;
 	m.max_done_rpcs = 0;  /* the module remembers no finished server RPC */
-	/* the module's grant parameters (homa_grant.c): FIFO grants of 50000
-	 * bytes, and grants that move a message's window in large steps
-	 * (the module grants up to max_incoming / (active + 1) past the
-	 * received bytes; our scheduler's largest step is unsched_bytes) */
-	m.fifo_grant_increment = 50000;
-	m.grant_step = m.unsched_bytes;
+	m.fifo_grant_increment = 50000; /* the module's default (homa_grant.c) */
 	rc = homa_sim_engine_host_add(net, &m, port, server, cb, ctx, &eh);
 	if (rc < 0)
 		return rc;
 	eh->module = true; /* packets translated in eh_input/eh_output */
+	homa_grant_module_set(eh->engine, true); /* the module's grant algorithm */
 	if (out)
 		*out = eh;
 	return rc;

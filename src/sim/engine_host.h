@@ -60,7 +60,8 @@ int homa_sim_engine_host_add(struct homa_sim_net *net,
  * return) but with @s (NULL: defaults) limited to the module's:
  * max_message 1,000,000, start_msg off, incast_threshold 0, compat
  * HOMA_COMPAT_MODULE, max_done_rpcs 0 (no finished-RPC memory), the
- * module's FIFO grant increment; its packets are translated at the host's edge.
+ * module's FIFO grant increment, and the module's grant algorithm
+ * (core/grant_module.c); its packets are translated at the host's edge.
  */
 int homa_sim_module_host_add(struct homa_sim_net *net, const struct homa_settings *s,
 			     uint16_t port, bool server, homa_sim_event_cb cb, void *ctx,

@@ -22,14 +22,14 @@
  * The host itself is added with homa_sim_module_host_add() (engine_host.h);
  * the fuzzers use the translation alone. Its engine remembers no finished
  * server RPC (settings.max_done_rpcs 0, as the module: a late duplicate of
- * a request runs again) and grants with the module's FIFO increment
- * (50000 bytes) in the largest steps our scheduler takes (unsched_bytes).
- * What it does not model: the module's own grant algorithm (windows of
+ * a request runs again) and grants with the module's own algorithm
+ * (core/grant_module.c: max_overcommit active messages, windows of
  * max_incoming / (active + 1) past the received bytes, priorities by rank
- * among the active messages) and pacer, its ICMP port unreachable for a
- * packet to a port where nothing serves (it drops the request and answers
- * RESENDs with RPC_UNKNOWN), and its per-host ack list on the sending side
- * (it acks per server port, as our engine does).
+ * among the active messages, timed FIFO grants of 50000 bytes).
+ * What it does not model: the module's pacer, its ICMP port unreachable
+ * for a packet to a port where nothing serves (it drops the request and
+ * answers RESENDs with RPC_UNKNOWN), and its per-host ack list on the
+ * sending side (it acks per server port, as our engine does).
  */
 #ifndef HOMA_SIM_MODPEER_H
 #define HOMA_SIM_MODPEER_H

@@ -424,6 +424,22 @@ static int reply_twice(void)
 	return err;
 }
 
+/**
+ * partial_request_id() - homa_recv_partial() reads responses only: the id
+ * of a request the server took (odd) is no client RPC (it returned 0).
+ */
+static int partial_request_id(void)
+{
+	struct homa_message m;
+	char b[4];
+	int err;
+
+	take_request(&m);
+	err = (int)homa_recv_partial(c.srv, m.id, 0, b, sizeof(b), NULL);
+	homa_message_release(&m);
+	return err;
+}
+
 static int reply_no_iov(void) { return homa_reply_iov(c.srv, 1, NULL, 1); }
 
 static int reply_too_long(void)
@@ -552,6 +568,7 @@ static const struct errcase cases[] = {
 	CASE(homa_recv_partial, HOMA_EINVAL, partial_null_buf),
 	CASE(homa_recv_partial, HOMA_ENOTFOUND, partial_unknown),
 	CASE(homa_recv_partial, HOMA_ESHUTDOWN, partial_dead),
+	CASE(homa_recv_partial, HOMA_ENOTFOUND, partial_request_id),
 	CASE(homa_reply_iov, HOMA_ENOTFOUND, reply_unknown),
 	CASE(homa_reply_iov, HOMA_ESTATE, reply_twice),
 	CASE(homa_reply_iov, HOMA_EINVAL, reply_no_iov),
@@ -590,6 +607,10 @@ static const struct elsewhere elsewhere[] = {
 	{"homa_close_wait", "HOMA_ETIME", "tests/api/test_promises.c homa_close_wait__gives_up_after_its_timeout"},
 	{"homa_request_iov", "HOMA_EPEERDEAD", "tests/runtime/test_kill.c (after a timeout)"},
 	{"homa_request_iov", "HOMA_ENOMEM", "allocation failure"},
+	{"homa_request_iov", "HOMA_ENOASSOC", "tests/crypto/test_rt_encrypt.c encrypt__api_associations"},
+	{"homa_request_iov", "HOMA_ECERT", "tests/crypto/test_rt_encrypt.c encrypt__key_exchange"},
+	{"homa_request_iov", "HOMA_EHANDSHAKE", "tests/crypto/test_rt_encrypt.c encrypt__key_exchange"},
+	{"homa_fd", "HOMA_EIO", "tests/api/test_promises.c homa_fd__fails_cleanly_at_the_descriptor_limit"},
 	{"homa_request_zc", "*", "as homa_request_iov(): its cases"},
 	{"homa_request_buf", "*", "as homa_request_iov(): its cases"},
 	{"homa_send", "*", "alias: the same function as homa_request_buf() (test_promises.c)"},

@@ -92,11 +92,90 @@ static void module__both_ways_5pct_loss(void **state)
 	run(50000, 4);
 }
 
+/**
+ * received_before() - Request bytes from @src that the trace saw delivered
+ * to @dst before record @upto (no loss in the caller's world).
+ */
+static uint64_t received_before(const struct world *w, size_t upto, int src, int dst)
+{
+	uint64_t got = 0;
+	size_t i;
+
+	for (i = 0; i < upto; i++) {
+		const struct homa_sim_trace_rec *r = &w->trace.recs[i];
+
+		if (r->what == HOMA_SIM_DELIVER && r->src == src && r->dst == dst &&
+		    !r->decode_err && r->pkt.type == HOMA_PKT_DATA)
+			got += r->pkt.u.data.payload_len;
+	}
+	return got;
+}
+
+/**
+ * module__grants_as_the_module() - The module host grants with the
+ * module's own algorithm (homa_grant.c): a window of max_incoming /
+ * (active + 1) bytes past what arrived, refreshed with every DATA batch.
+ * Our clients on hosts 0 and 2 each send it 1,000,000 bytes at once; each
+ * of its GRANTs (FIFO grants off) sits one such window (1 or 2 active
+ * messages: 200,000 or 133,333 bytes) past the bytes delivered from that
+ * client, give or take the packets still being taken in, or ends the
+ * message. Our scheduler granted unsched_bytes plus a step past them.
+ */
+static void module__grants_as_the_module(void **state)
+{
+	struct world_opts o;
+	struct world w;
+	size_t i, grants = 0, windows[2] = {0, 0};
+	uint32_t slack;
+
+	(void)state;
+	world_opts_default(&o);
+	o.nhosts = 3;
+	o.trace = true;
+	o.module_hosts = 1u << 1;
+	o.settings.compat = HOMA_COMPAT_MODULE;
+	o.settings.grant_fifo_fraction = 0;
+	slack = 4 * o.settings.mtu;
+	assert_int_equal(world_init(&w, &o), 0);
+	world_rpc_at(&w, 1000, 0, 1, 1000000, 100);
+	world_rpc_at(&w, 1000, 2, 1, 1000000, 100);
+	assert_int_equal(world_run(&w, 1000000000ull), 0);
+	for (i = 0; i < w.nrpcs; i++)
+		assert_int_equal(w.rpcs[i].status, 1);
+	for (i = 0; i < w.trace.len; i++) {
+		const struct homa_sim_trace_rec *r = &w.trace.recs[i];
+		uint64_t got, ahead;
+		int k;
+
+		if (r->what != HOMA_SIM_EMIT || r->src != 1 || r->pkt.type != HOMA_PKT_GRANT)
+			continue;
+		grants++;
+		if (r->pkt.u.grant.offset == 1000000)
+			continue;
+		got = received_before(&w, i, r->dst, 1);
+		ahead = r->pkt.u.grant.offset - got;
+		for (k = 0; k < 2; k++)
+			if (ahead <= o.settings.max_incoming / (k + 2) &&
+			    ahead + slack >= o.settings.max_incoming / (k + 2))
+				break;
+		if (k == 2)
+			fail_msg("GRANT to h%d for %u with %llu B received: %llu B ahead", r->dst,
+				 r->pkt.u.grant.offset, (unsigned long long)got,
+				 (unsigned long long)ahead);
+		windows[k]++;
+	}
+	printf("module grants: %zu, one window ahead of 1 active: %zu, of 2: %zu\n", grants,
+	       windows[0], windows[1]);
+	assert_true(windows[1] > 0);
+	world_free(&w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(module__both_ways_1pct_loss),
 		cmocka_unit_test(module__both_ways_5pct_loss),
+		cmocka_unit_test(module__grants_as_the_module),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
