@@ -630,6 +630,7 @@ static const struct elsewhere elsewhere[] = {
 	{"homa_reply_iov", "HOMA_EAGAIN", "as homa_request_iov()'s HOMA_EAGAIN (same wait, send.c)"},
 	{"homa_reply_iov", "HOMA_ETIME", "as homa_request_iov()'s HOMA_ETIME (same wait, send.c)"},
 	{"homa_reply_iov", "HOMA_ENOMEM", "allocation failure"},
+	{"homa_reply_iov", "HOMA_ENOASSOC", "tests/crypto/test_rt_encrypt.c encrypt__reply_without_association"},
 	{"homa_abort", "HOMA_ECANCELED", "what a waiter's homa_recv() returns, not homa_abort(): test_api.c"},
 };
 
