@@ -23,6 +23,7 @@
 : "${TB_COLL_BG_MSG:=2M}"
 
 COLL_BOARD=""
+COLL_GATE=""
 
 # Background bulk traffic beside arm ARM (homa, tcp-cubic or tcp-bbr):
 # every host i sends TB_COLL_BG_MSG messages to host i + N/2, open loop,
@@ -59,7 +60,8 @@ coll_steps() {
 # writes DIR/device.json. B is homa-bench, FLAGS the arm's
 # flags and ALL every device's server: computed once per arm by the caller,
 # since on a loaded machine each subshell here delayed the next device's
-# start (eight took over a minute).
+# start (eight took over a minute). The device opens its transport and
+# waits for COLL_GATE before its first step.
 coll_device_start() {
   local i=$1 dir=$2 p=$3 steps=$4 warm=$5 b=$6 flags=$7 all=$8
   local js=""
@@ -67,7 +69,7 @@ coll_device_start() {
   # shellcheck disable=SC2086
   ip netns exec "$(tb_host_ns "$i")" nice -n "$TB_NICE" taskset -c "$TB_HOST_CPUS" \
     "$b" device $flags --pattern "$p" --servers "$all" --rank "$i" \
-    --sync "$COLL_BOARD" --steps "$steps" --warmup-steps "$warm" \
+    --sync "$COLL_BOARD" --start-file "$COLL_GATE" --steps "$steps" --warmup-steps "$warm" \
     --compute-us "$TB_COLL_COMPUTE_US" --msg-bytes "$TB_COLL_MSG" --lookups "$TB_COLL_LOOKUPS" \
     --step-timeout 60 --seed $((i + 1)) $js \
     --quiet >"$dir/device-h$i.log" 2>&1 &
@@ -82,11 +84,14 @@ coll_phase() {
   COLL_T=$now
 }
 
-# One arm of one case: servers, background (if PCT > 0), the devices. The
-# background stops before the queue sampler: beside Homa background on a
-# saturated host CPU the niced sampler took 15 s to stop, 1 s after it. The
-# device of host 0 reports the hosts' busy CPU over the steps (wall time x
-# host CPUs minus /proc/stat idle and iowait) beside the devices' getrusage.
+# One arm of one case: servers, the devices, background (if PCT > 0), then
+# the start. The devices start before the background, on a CPU still free
+# (beside Homa's background, starting eight took 19-59 s), and wait for the
+# gate file, created once the background runs. The background stops before
+# the queue sampler: beside Homa background on a saturated host CPU the
+# niced sampler took 15 s to stop, 1 s after it. The device of host 0
+# reports the hosts' busy CPU over the steps (wall time x host CPUs minus
+# /proc/stat idle and iowait) beside the devices' getrusage.
 coll_arm() {
   local arm=$1 dir=$2 p=$3 pct=$4 base=${1%%+*} i ad="$2/$1" steps warm t0=$SECONDS
   read -r steps warm <<<"$(coll_steps "$p" "$pct")"
@@ -98,11 +103,10 @@ coll_arm() {
   qwatch_spawn "$ad/queues.json"
   servers_start "$base" "$ad" $(seq 0 $((TB_HOSTS - 1)))
   coll_phase "$ad" servers
-  ((pct > 0)) && coll_bg_start "$arm" "$ad" "$pct" && coll_phase "$ad" background
   COLL_BOARD=$(mktemp /dev/shm/homa-coll.XXXXXX)
+  COLL_GATE="$COLL_BOARD.go"
   : >"$COLL_BOARD"
-  qwatch_wait "$ad/queues.json"
-  coll_phase "$ad" qwatch-ready
+  rm -f "$COLL_GATE"
   local b flags all
   b=$(bench_bin)
   flags=$(arm_flags "$arm")
@@ -111,6 +115,10 @@ coll_arm() {
     coll_device_start "$i" "$ad" "$p" "$steps" "$warm" "$b" "$flags" "$all"
   done
   coll_phase "$ad" devices-started
+  ((pct > 0)) && coll_bg_start "$arm" "$ad" "$pct" && coll_phase "$ad" background
+  qwatch_wait "$ad/queues.json"
+  coll_phase "$ad" qwatch-ready
+  : >"$COLL_GATE"
   local rc=0
   wait_bg || rc=1
   coll_phase "$ad" devices-done
@@ -120,8 +128,9 @@ coll_arm() {
   coll_phase "$ad" qwatch-stop
   servers_stop
   coll_phase "$ad" servers-stop
-  rm -f "$COLL_BOARD"
+  rm -f "$COLL_BOARD" "$COLL_GATE"
   COLL_BOARD=""
+  COLL_GATE=""
   ((rc == 0)) || log "warning: a device of $arm failed (see $ad/device-h*.log)"
   log "collective $p, background ${pct}%: arm $arm took $((SECONDS - t0)) s"
 }

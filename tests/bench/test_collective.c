@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -215,6 +216,74 @@ static void coll_device_run__late_device_joins(void **state)
 	coll_sync_close(&s);
 }
 
+/**
+ * With a start file, devices open their transport and wait for the file:
+ * no step starts before it appears (the testbed starts its background
+ * traffic meanwhile), and then the run completes.
+ */
+static void coll_device_run__start_file_holds_the_start(void **state)
+{
+	char path[] = "/tmp/homa-coll-gate-XXXXXX";
+	const uint32_t n = 2;
+	struct coll_sync s;
+	pid_t pid[2];
+	int bad = 0, fd = mkstemp(path);
+
+	assert_true(fd >= 0);
+	close(fd);
+	unlink(path);
+	assert_int_equal(coll_sync_open(&s, NULL, n, 2), 0);
+	for (uint32_t i = 0; i < n; i++) {
+		pid[i] = fork();
+		assert_true(pid[i] >= 0);
+		if (pid[i] == 0) {
+			struct bench_tr_cfg cfg;
+			struct coll_device d = {
+				.pattern = COLL_LOOKUPS, .rank = i, .steps = 2, .compute_us = 2000,
+				.msg_bytes = 1000, .lookups = 2, .step_timeout_s = 2,
+				.join_timeout_s = 60, .start_file = path, .seed = 1,
+			};
+			cfg_of(&cfg, n);
+			_exit(coll_device_run(&fake_ops, &cfg, &d, &s) ? 1 : 0);
+		}
+	}
+	usleep(300000);
+	assert_int_equal(s.bound[0], 0);
+	uint64_t opened = bench_now_ns();
+	fd = open(path, O_CREAT | O_WRONLY, 0600);
+	assert_true(fd >= 0);
+	close(fd);
+	for (uint32_t i = 0; i < n; i++) {
+		int st;
+		waitpid(pid[i], &st, 0);
+		bad |= !WIFEXITED(st) || WEXITSTATUS(st);
+	}
+	unlink(path);
+	assert_int_equal(bad, 0);
+	assert_true(s.bound[0] >= opened);
+	assert_int_equal(atomic_load(&s.b->done), n);
+	coll_sync_close(&s);
+}
+
+/** A start file that never appears times the start out and fails the board. */
+static void coll_device_run__start_file_never_appears(void **state)
+{
+	struct coll_sync s;
+	struct bench_tr_cfg cfg;
+	struct coll_device d = {
+		.pattern = COLL_ALLTOALL, .rank = 0, .steps = 1, .msg_bytes = 1000,
+		.step_timeout_s = 1, .join_timeout_s = 0.2,
+		.start_file = "/nonexistent/homa-coll-gate", .seed = 1,
+	};
+
+	assert_int_equal(coll_sync_open(&s, NULL, 2, 1), 0);
+	cfg_of(&cfg, 2);
+	assert_int_equal(coll_device_run(&fake_ops, &cfg, &d, &s), HOMA_ETIMEDOUT);
+	assert_int_equal(atomic_load(&s.b->failed), 1);
+	assert_int_equal(s.bound[0], 0);
+	coll_sync_close(&s);
+}
+
 /** A device that never arrives makes the others' barrier time out, not hang. */
 static void coll_sync_barrier__times_out(void **state)
 {
@@ -270,6 +339,8 @@ int main(void)
 		cmocka_unit_test(coll_device_run__step_ends_after_last_message),
 		cmocka_unit_test(coll_device_run__retries_failed_rpc),
 		cmocka_unit_test(coll_device_run__late_device_joins),
+		cmocka_unit_test(coll_device_run__start_file_holds_the_start),
+		cmocka_unit_test(coll_device_run__start_file_never_appears),
 		cmocka_unit_test(coll_sync_barrier__times_out),
 		cmocka_unit_test(coll_device_run__rejects_bad_settings),
 		cmocka_unit_test(coll_sync_open__file_of_another_run),

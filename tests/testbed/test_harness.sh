@@ -36,6 +36,23 @@ out=$(bash -c "source '$src/scripts/testbed.d/collective.sh'; COLL_T=\$EPOCHREAL
   coll_phase '$tmp' first; sleep 0.2; coll_phase '$tmp' second; cat '$tmp/phases.txt'")
 awk 'NR == 1 && $1 == "first" && $2 < 0.2 { ok++ } NR == 2 && $1 == "second" && $2 >= 0.2 { ok++ }
      END { exit !(ok == 2 && NR == 2) }' <<<"$out" || { echo "FAIL: phases.txt is '$out'"; exit 1; }
+# coll_arm: the devices start before the background (on a CPU it does not
+# keep busy yet) and wait for the gate file, which appears only after the
+# background started; the board and the gate are gone afterwards.
+order=$(TB_HOSTS=3 TB_COLL_MODE=quick bash -c "set -u
+  source '$src/scripts/testbed.d/collective.sh'
+  log() { :; }; qwatch_spawn() { :; }; qwatch_wait() { :; }; qwatch_stop() { :; }
+  bench_bin() { echo b; }; arm_flags() { :; }; server_list() { :; }
+  servers_start() { echo servers; }; servers_stop() { :; }; bulk_stop() { :; }
+  coll_device_start() { [[ -e \${COLL_GATE:-/nonexistent} ]] && echo device-gate-open || echo device; }
+  coll_bg_start() { [[ -e \${COLL_GATE:-/nonexistent} ]] && echo background-gate-open || echo background; }
+  wait_bg() { [[ -e \${COLL_GATE:-/nonexistent} ]] && echo gate >&3; echo \$COLL_BOARD \${COLL_GATE:-} >'$tmp/files'; }
+  coll_arm homa '$tmp' lookups 50 3>&1")
+want=$'servers\ndevice\ndevice\ndevice\nbackground\ngate'
+[[ $order == "$want" ]] || { echo "FAIL: coll_arm's order is '${order//$'\n'/ }'"; exit 1; }
+for f in $(cat "$tmp/files"); do
+  [[ ! -e $f ]] || { echo "FAIL: coll_arm left $f"; exit 1; }
+done
 # on_exit: a server and a device left running by a failed run end with it.
 sleep 60 & s1=$!
 sleep 60 & s2=$!
@@ -48,4 +65,4 @@ if kill -0 $s1 2>/dev/null || kill -0 $s2 2>/dev/null; then
   kill $s1 $s2 2>/dev/null
   echo "FAIL: on_exit left the run's processes running"; exit 1
 fi
-echo "tb_python, coll_phase, on_exit: ok"
+echo "tb_python, coll_phase, coll_arm, on_exit: ok"

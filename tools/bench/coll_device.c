@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "collective.h"
 #include "report.h"
@@ -53,6 +54,7 @@ struct dev_run {
 	uint64_t tag;          /**< step << 32 | round << 16; a message's tag adds its index */
 	uint64_t failed_tag;   /**< tag of the message whose RPC failed the run (UINT64_MAX: none) */
 	uint32_t join_arrived; /**< devices at the start barrier when it timed out (0: it did not) */
+	bool gate_timed_out;   /**< the start file did not appear in time */
 };
 
 /** sleep_until() - The compute phase: sleep until @t_ns (CLOCK_MONOTONIC). */
@@ -172,13 +174,38 @@ static int comm(struct dev_run *r, uint32_t step, uint64_t *last_ns)
 	return rc;
 }
 
+/**
+ * wait_start_file() - Wait until r->d->start_file exists (none: at once),
+ * checking every 20 ms, until @deadline_ns. Return: 0, HOMA_ETIMEDOUT
+ * (marks the board failed so the others stop too), HOMA_ECANCELED
+ * (another device failed, or the run was stopped).
+ */
+static int wait_start_file(struct dev_run *r, uint64_t deadline_ns)
+{
+	while (r->d->start_file && access(r->d->start_file, F_OK) != 0) {
+		if (bench_stop || atomic_load(&r->s->b->failed))
+			return HOMA_ECANCELED;
+		if (bench_now_ns() >= deadline_ns) {
+			r->gate_timed_out = true;
+			coll_sync_fail(r->s);
+			return HOMA_ETIMEDOUT;
+		}
+		usleep(20000);
+	}
+	return 0;
+}
+
 /** steps() - Every step: compute, communicate, record, barrier. */
 static int steps(struct dev_run *r)
 {
 	const struct coll_device *d = r->d;
 	uint64_t start;
 	double join_s = d->join_timeout_s > 0 ? d->join_timeout_s : d->step_timeout_s;
-	int rc = coll_sync_barrier(r->s, bench_now_ns() + (uint64_t)(join_s * 1e9), &start);
+	uint64_t join_end = bench_now_ns() + (uint64_t)(join_s * 1e9);
+	int rc = wait_start_file(r, join_end);
+
+	if (rc == 0)
+		rc = coll_sync_barrier(r->s, join_end, &start);
 
 	if (rc == HOMA_ETIMEDOUT)
 		r->join_arrived = atomic_load(&r->s->b->arrived);
@@ -225,6 +252,10 @@ static void report_failure(struct dev_run *r, int err)
 			"within %.0f s\n", r->d->rank, r->join_arrived, r->ndev,
 			r->d->join_timeout_s > 0 ? r->d->join_timeout_s : r->d->step_timeout_s);
 
+	if (r->gate_timed_out)
+		fprintf(stderr, "homa-bench device %u: start file %s did not appear within %.0f s\n",
+			r->d->rank, r->d->start_file,
+			r->d->join_timeout_s > 0 ? r->d->join_timeout_s : r->d->step_timeout_s);
 	if (r->failed_tag != UINT64_MAX) {
 		uint32_t k = (uint32_t)(r->failed_tag & 0xffff);
 		fprintf(stderr, "homa-bench device %u: step %u round %u: RPC to device %u failed "

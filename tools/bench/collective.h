@@ -50,6 +50,13 @@ struct coll_device {
 	 * Devices started one by one on a loaded machine arrive far apart.
 	 */
 	double join_timeout_s;
+	/**
+	 * File whose appearance releases the start (NULL: none): the device
+	 * opens its transport, then waits for it within join_timeout_s before
+	 * meeting the others, so a run can start its devices first and its
+	 * background traffic after them.
+	 */
+	const char *start_file;
 	uint64_t seed;
 };
 

@@ -154,7 +154,9 @@ static const char usage[] =
 "  device: --pattern alltoall|allreduce|lookups, --servers (every device's server,\n"
 "          this one's too, in rank order), --rank R, --sync FILE (the step board,\n"
 "          a file every device of the run maps; absent or empty at the start),\n"
-"          --json FILE (rank 0 writes the figures)\n"
+"          --json FILE (rank 0 writes the figures), --start-file FILE (open the\n"
+"          transport, then wait, within 10 step timeouts, until FILE exists before\n"
+"          the first step: the testbed starts its background traffic meanwhile)\n"
 "\n"
 "Output: latency P50/P99/P99.9 in microseconds, per size bucket too; slowdown\n"
 "(time / unloaded best time for that size); goodput in Gbps of payload; RPCs/s;\n"
@@ -249,6 +251,7 @@ static int set_enum(struct bench_opts *o, const char *f, const char *v)
 			return HOMA_EINVAL;
 		o->pattern = v;
 	} else if (!strcmp(f, "--sync")) o->sync = v;
+	else if (!strcmp(f, "--start-file")) o->start_file = v;
 	else if (!strcmp(f, "--bind")) o->bind = v;
 	else if (!strcmp(f, "--servers")) o->servers = v;
 	else if (!strcmp(f, "--workload")) o->workload = v;
@@ -383,7 +386,7 @@ static const char *const valued[] = {
 	"metrics-port", "homa-nic-queue-us", "homa-pacer-slack-us", "homa-tick-us",
 	"homa-grant-step", "homa-grant-silence-rtts", "homa-resend-ticks", "rank", "steps",
 	"warmup-steps", "compute-us", "lookups", "devices", "background-gbps", "step-timeout",
-	"certs", "homa-transport",
+	"certs", "homa-transport", "start-file",
 };
 
 #define N_VALUED (sizeof(valued) / sizeof(valued[0]))
