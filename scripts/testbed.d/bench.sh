@@ -142,17 +142,27 @@ server_list() {
   echo "$out"
 }
 
+# Sets the array HOST_RT to the command prefix that runs a host's process
+# SCHED_FIFO at priority TB_HOST_RT (chrt), or to nothing when it is 0.
+# Real-time hosts are served ahead of the machine's other jobs on their CPU.
+host_rt() {
+  HOST_RT=()
+  ((TB_HOST_RT > 0)) && HOST_RT=(chrt -f "$TB_HOST_RT")
+  return 0
+}
+
 # Starts ARM's server on each given host; logs go to DIR/server-hI.log.
 servers_start() {
   local arm=$1 dir=$2 i b; shift 2
   b=$(bench_bin)
+  host_rt
   # in the foreground: an encrypted arm's certificates are generated once
   # here, not by the background servers while clients already read them
   tb_certs_check "$arm"
   for i in "$@"; do
     # shellcheck disable=SC2046
     ip netns exec "$(tb_host_ns "$i")" nice -n "$TB_NICE" taskset -c "$TB_HOST_CPUS" \
-      "$b" server $(arm_flags "$arm") --port "$(arm_port "$arm")" --quiet \
+      ${HOST_RT[@]+"${HOST_RT[@]}"} "$b" server $(arm_flags "$arm") --port "$(arm_port "$arm")" --quiet \
       >"$dir/server-h$i.log" 2>&1 &
     SERVER_PIDS+=($!)
   done

@@ -21,6 +21,7 @@
 : "${TB_COLL_MSG:=16K}"
 : "${TB_COLL_LOOKUPS:=16}"
 : "${TB_COLL_BG_MSG:=2M}"
+: "${TB_COLL_RT:=10}"
 
 COLL_BOARD=""
 COLL_GATE=""
@@ -36,7 +37,7 @@ coll_bg_start() {
   for ((i = 0; i < n; i++)); do
     # shellcheck disable=SC2086
     ip netns exec "$(tb_host_ns "$i")" nice -n "$TB_NICE" taskset -c "$TB_HOST_CPUS" \
-      "$b" client $flags --servers "$(server_list "$arm" $(((i + n / 2) % n)))" \
+      ${HOST_RT[@]+"${HOST_RT[@]}"} "$b" client $flags --servers "$(server_list "$arm" $(((i + n / 2) % n)))" \
       --ctl-port -1 --workload "$TB_COLL_BG_MSG" --load-gbps "$gbps" --duration 3600 --warmup 0 \
       --seed $((i + 101)) --quiet >"$dir/bg-h$i.log" 2>&1 &
     BULK_PIDS+=($!)
@@ -68,7 +69,7 @@ coll_device_start() {
   ((i == 0)) && js="--json $dir/device.json"
   # shellcheck disable=SC2086
   ip netns exec "$(tb_host_ns "$i")" nice -n "$TB_NICE" taskset -c "$TB_HOST_CPUS" \
-    "$b" device $flags --pattern "$p" --servers "$all" --rank "$i" \
+    ${HOST_RT[@]+"${HOST_RT[@]}"} "$b" device $flags --pattern "$p" --servers "$all" --rank "$i" \
     --sync "$COLL_BOARD" --start-file "$COLL_GATE" --steps "$steps" --warmup-steps "$warm" \
     --compute-us "$TB_COLL_COMPUTE_US" --msg-bytes "$TB_COLL_MSG" --lookups "$TB_COLL_LOOKUPS" \
     --step-timeout 60 --seed $((i + 1)) $js \
@@ -91,9 +92,14 @@ coll_phase() {
 # the queue sampler: beside Homa background on a saturated host CPU the
 # niced sampler took 15 s to stop, 1 s after it. The device of host 0
 # reports the hosts' busy CPU over the steps (wall time x host CPUs minus
-# /proc/stat idle and iowait) beside the devices' getrusage.
+# /proc/stat idle and iowait) beside the devices' getrusage. Every process
+# of the hosts runs SCHED_FIFO at TB_COLL_RT (0: at TB_NICE): at nice -10
+# beside the machine's other jobs (load 25) a Homa device waited 11 ms in
+# CPU 0's run queue per wake-up and lookup steps grew by 100-350 ms.
 coll_arm() {
   local arm=$1 dir=$2 p=$3 pct=$4 base=${1%%+*} i ad="$2/$1" steps warm t0=$SECONDS
+  local TB_HOST_RT=$TB_COLL_RT HOST_RT
+  host_rt
   read -r steps warm <<<"$(coll_steps "$p" "$pct")"
   mkdir -p "$ad"
   BULK_PIDS=()
@@ -143,6 +149,7 @@ exp_collective() {
   IFS=, read -ra CPATS <<<"$TB_COLL_PATTERNS"
   IFS=, read -ra CBGS <<<"$TB_COLL_BG"
   ((TB_HOSTS >= 3)) || die "collective needs at least 3 hosts"
+  [[ $TB_COLL_RT =~ ^[0-9]+$ ]] && ((TB_COLL_RT <= 99)) || die "TB_COLL_RT must be a priority 0..99"
   for pct in "${CBGS[@]}"; do
     for p in "${CPATS[@]}"; do
       mkdir -p "$d/$p-bg$pct"

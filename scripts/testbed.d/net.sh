@@ -25,6 +25,7 @@ tb_validate_config() {
   for nice in "$TB_NICE" "${TB_BULK_NICE:-$TB_NICE}"; do
     [[ $nice =~ ^-?[0-9]+$ ]] && ((nice >= -20 && nice <= 19)) || die "--nice and --bulk-nice must be -20..19"
   done
+  [[ $TB_HOST_RT =~ ^[0-9]+$ ]] && ((TB_HOST_RT <= 99)) || die "--host-rt must be a priority 0..99"
   [[ $TB_BACKLOG =~ ^[0-9]+$ ]] || die "--backlog must be a packet count"
   [[ $TB_BULK_FLOWS =~ ^[0-9]+$ ]] || die "--bulk-flows must be a flow count (0 = one per host)"
   [[ $TB_TCP_CLASS == shared || $TB_TCP_CLASS == own ]] || die "--tcp-class must be shared or own"

@@ -38,21 +38,28 @@ awk 'NR == 1 && $1 == "first" && $2 < 0.2 { ok++ } NR == 2 && $1 == "second" && 
      END { exit !(ok == 2 && NR == 2) }' <<<"$out" || { echo "FAIL: phases.txt is '$out'"; exit 1; }
 # coll_arm: the devices start before the background (on a CPU it does not
 # keep busy yet) and wait for the gate file, which appears only after the
-# background started; the board and the gate are gone afterwards.
-order=$(TB_HOSTS=3 TB_COLL_MODE=quick bash -c "set -u
-  source '$src/scripts/testbed.d/collective.sh'
+# background started; the board and the gate are gone afterwards. Every
+# host process runs SCHED_FIFO at TB_COLL_RT (chrt), or normally with 0.
+coll_order() { # RT: prints the order of coll_arm's steps with TB_COLL_RT=RT
+  TB_HOSTS=3 TB_COLL_MODE=quick TB_COLL_RT=$1 bash -c "set -u
+  source '$src/scripts/testbed.d/bench.sh'; source '$src/scripts/testbed.d/collective.sh'
   log() { :; }; qwatch_spawn() { :; }; qwatch_wait() { :; }; qwatch_stop() { :; }
   bench_bin() { echo b; }; arm_flags() { :; }; server_list() { :; }
-  servers_start() { echo servers; }; servers_stop() { :; }; bulk_stop() { :; }
-  coll_device_start() { [[ -e \${COLL_GATE:-/nonexistent} ]] && echo device-gate-open || echo device; }
+  servers_start() { host_rt; echo servers \${HOST_RT[*]}; }; servers_stop() { :; }; bulk_stop() { :; }
+  coll_device_start() { [[ -e \${COLL_GATE:-/nonexistent} ]] && echo device-gate-open || echo device \${HOST_RT[*]}; }
   coll_bg_start() { [[ -e \${COLL_GATE:-/nonexistent} ]] && echo background-gate-open || echo background; }
   wait_bg() { [[ -e \${COLL_GATE:-/nonexistent} ]] && echo gate >&3; echo \$COLL_BOARD \${COLL_GATE:-} >'$tmp/files'; }
-  coll_arm homa '$tmp' lookups 50 3>&1")
-want=$'servers\ndevice\ndevice\ndevice\nbackground\ngate'
-[[ $order == "$want" ]] || { echo "FAIL: coll_arm's order is '${order//$'\n'/ }'"; exit 1; }
+  coll_arm homa '$tmp' lookups 50 3>&1"
+}
+order=$(coll_order 10)
+want=$'servers chrt -f 10\ndevice chrt -f 10\ndevice chrt -f 10\ndevice chrt -f 10\nbackground\ngate'
+[[ $order == "$want" ]] || { echo "FAIL: coll_arm's order is '${order//$'\n'/ / }'"; exit 1; }
 for f in $(cat "$tmp/files"); do
   [[ ! -e $f ]] || { echo "FAIL: coll_arm left $f"; exit 1; }
 done
+order=$(coll_order 0)
+[[ $order == $'servers\ndevice\ndevice\ndevice\nbackground\ngate' ]] \
+  || { echo "FAIL: with TB_COLL_RT=0 coll_arm's order is '${order//$'\n'/ / }'"; exit 1; }
 # on_exit: a server and a device left running by a failed run end with it.
 sleep 60 & s1=$!
 sleep 60 & s2=$!
