@@ -92,31 +92,47 @@ static void cfg_of(struct bench_tr_cfg *cfg, uint32_t n)
 	cfg->nservers = n;
 }
 
-/** run_devices() - Fork @n devices of pattern @p on board @s; 0 if all succeeded. */
-static int run_devices(struct coll_sync *s, uint32_t n, enum coll_pattern p, uint32_t steps)
+/** fork_device() - Fork a process running device @d of @n on board @s. Return: its pid. */
+static pid_t fork_device(struct coll_sync *s, const struct coll_device *d, uint32_t n)
 {
-	pid_t pid[8];
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct bench_tr_cfg cfg;
+
+		cfg_of(&cfg, n);
+		_exit(coll_device_run(&fake_ops, &cfg, d, s) ? 1 : 0);
+	}
+	return pid;
+}
+
+/** wait_devices() - Reap the @n device processes @pid. Return: 0 if all succeeded. */
+static int wait_devices(const pid_t *pid, uint32_t n)
+{
 	int bad = 0;
 
-	for (uint32_t i = 0; i < n; i++) {
-		pid[i] = fork();
-		assert_true(pid[i] >= 0);
-		if (pid[i] == 0) {
-			struct bench_tr_cfg cfg;
-			struct coll_device d = {
-				.pattern = p, .rank = i, .steps = steps, .compute_us = 2000,
-				.msg_bytes = 1000, .lookups = 3, .step_timeout_s = 20, .seed = 1,
-			};
-			cfg_of(&cfg, n);
-			_exit(coll_device_run(&fake_ops, &cfg, &d, s) ? 1 : 0);
-		}
-	}
 	for (uint32_t i = 0; i < n; i++) {
 		int st;
 		waitpid(pid[i], &st, 0);
 		bad |= !WIFEXITED(st) || WEXITSTATUS(st);
 	}
 	return bad;
+}
+
+/** run_devices() - Fork @n devices of pattern @p on board @s; 0 if all succeeded. */
+static int run_devices(struct coll_sync *s, uint32_t n, enum coll_pattern p, uint32_t steps)
+{
+	pid_t pid[8];
+
+	for (uint32_t i = 0; i < n; i++) {
+		struct coll_device d = {
+			.pattern = p, .rank = i, .steps = steps, .compute_us = 2000,
+			.msg_bytes = 1000, .lookups = 3, .step_timeout_s = 20, .seed = 1,
+		};
+		pid[i] = fork_device(s, &d, n);
+	}
+	return wait_devices(pid, n);
 }
 
 /**
@@ -186,31 +202,18 @@ static void coll_device_run__late_device_joins(void **state)
 	const uint32_t n = 3;
 	struct coll_sync s;
 	pid_t pid[3];
-	int bad = 0;
 
 	assert_int_equal(coll_sync_open(&s, NULL, n, 2), 0);
 	for (uint32_t i = 0; i < n; i++) {
+		struct coll_device d = {
+			.pattern = COLL_ALLTOALL, .rank = i, .steps = 2, .compute_us = 2000,
+			.msg_bytes = 1000, .step_timeout_s = 2, .join_timeout_s = 60, .seed = 1,
+		};
 		if (i == n - 1)
-			usleep(3000000); /* longer than the step timeout below */
-		pid[i] = fork();
-		assert_true(pid[i] >= 0);
-		if (pid[i] == 0) {
-			struct bench_tr_cfg cfg;
-			struct coll_device d = {
-				.pattern = COLL_ALLTOALL, .rank = i, .steps = 2, .compute_us = 2000,
-				.msg_bytes = 1000, .step_timeout_s = 2, .join_timeout_s = 60,
-				.seed = 1,
-			};
-			cfg_of(&cfg, n);
-			_exit(coll_device_run(&fake_ops, &cfg, &d, &s) ? 1 : 0);
-		}
+			usleep(3000000); /* longer than the step timeout above */
+		pid[i] = fork_device(&s, &d, n);
 	}
-	for (uint32_t i = 0; i < n; i++) {
-		int st;
-		waitpid(pid[i], &st, 0);
-		bad |= !WIFEXITED(st) || WEXITSTATUS(st);
-	}
-	assert_int_equal(bad, 0);
+	assert_int_equal(wait_devices(pid, n), 0);
 	assert_int_equal(atomic_load(&s.b->failed), 0);
 	assert_int_equal(atomic_load(&s.b->done), n);
 	coll_sync_close(&s);
@@ -227,25 +230,19 @@ static void coll_device_run__start_file_holds_the_start(void **state)
 	const uint32_t n = 2;
 	struct coll_sync s;
 	pid_t pid[2];
-	int bad = 0, fd = mkstemp(path);
+	int fd = mkstemp(path);
 
 	assert_true(fd >= 0);
 	close(fd);
 	unlink(path);
 	assert_int_equal(coll_sync_open(&s, NULL, n, 2), 0);
 	for (uint32_t i = 0; i < n; i++) {
-		pid[i] = fork();
-		assert_true(pid[i] >= 0);
-		if (pid[i] == 0) {
-			struct bench_tr_cfg cfg;
-			struct coll_device d = {
-				.pattern = COLL_LOOKUPS, .rank = i, .steps = 2, .compute_us = 2000,
-				.msg_bytes = 1000, .lookups = 2, .step_timeout_s = 2,
-				.join_timeout_s = 60, .start_file = path, .seed = 1,
-			};
-			cfg_of(&cfg, n);
-			_exit(coll_device_run(&fake_ops, &cfg, &d, &s) ? 1 : 0);
-		}
+		struct coll_device d = {
+			.pattern = COLL_LOOKUPS, .rank = i, .steps = 2, .compute_us = 2000,
+			.msg_bytes = 1000, .lookups = 2, .step_timeout_s = 2,
+			.join_timeout_s = 60, .start_file = path, .seed = 1,
+		};
+		pid[i] = fork_device(&s, &d, n);
 	}
 	usleep(300000);
 	assert_int_equal(s.bound[0], 0);
@@ -253,11 +250,7 @@ static void coll_device_run__start_file_holds_the_start(void **state)
 	fd = open(path, O_CREAT | O_WRONLY, 0600);
 	assert_true(fd >= 0);
 	close(fd);
-	for (uint32_t i = 0; i < n; i++) {
-		int st;
-		waitpid(pid[i], &st, 0);
-		bad |= !WIFEXITED(st) || WEXITSTATUS(st);
-	}
+	int bad = wait_devices(pid, n);
 	unlink(path);
 	assert_int_equal(bad, 0);
 	assert_true(s.bound[0] >= opened);
