@@ -98,6 +98,7 @@ coll_phase() {
 # CPU 0's run queue per wake-up and lookup steps grew by 100-350 ms.
 coll_arm() {
   local arm=$1 dir=$2 p=$3 pct=$4 base=${1%%+*} i ad="$2/$1" steps warm t0=$SECONDS
+  # shellcheck disable=SC2034 # read by host_rt (bench.sh)
   local TB_HOST_RT=$TB_COLL_RT HOST_RT
   host_rt
   read -r steps warm <<<"$(coll_steps "$p" "$pct")"

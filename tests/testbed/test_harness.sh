@@ -54,7 +54,8 @@ coll_order() { # RT: prints the order of coll_arm's steps with TB_COLL_RT=RT
 order=$(coll_order 10)
 want=$'servers chrt -f 10\ndevice chrt -f 10\ndevice chrt -f 10\ndevice chrt -f 10\nbackground\ngate'
 [[ $order == "$want" ]] || { echo "FAIL: coll_arm's order is '${order//$'\n'/ / }'"; exit 1; }
-for f in $(cat "$tmp/files"); do
+read -ra files <"$tmp/files"
+for f in "${files[@]}"; do
   [[ ! -e $f ]] || { echo "FAIL: coll_arm left $f"; exit 1; }
 done
 order=$(coll_order 0)
