@@ -9,9 +9,24 @@
 #include "internal.h"
 
 /**
+ * whole_message() - True if @pkt, announcing a message of @length bytes,
+ * carries all of it (a one-packet request completes at once).
+ */
+static bool whole_message(const struct homa_pkt *pkt, uint32_t length)
+{
+	if (pkt->type != HOMA_PKT_DATA)
+		return length == 0;
+	return pkt->u.data.offset == 0 && pkt->u.data.payload_len >= length;
+}
+
+/**
  * new_server_rpc() - Create the server side of an RPC announced by a
  * DATA or START_MSG packet from @src for a message of @length bytes.
- * Return: the RPC or a HOMA_DROP code in *@drop.
+ * A host with HOMA_PEER_PARTIAL_MSGS requests partly received opens no
+ * more, except with a packet that carries its whole message.
+ * Return: the RPC or a HOMA_DROP code in *@drop (HOMA_DROP_NOT_SERVER,
+ * HOMA_DROP_COMPLETED, HOMA_DROP_BAD_FIELD, HOMA_DROP_PEER_LIMIT,
+ * HOMA_DROP_MEMORY).
  */
 static struct homa_rpc *new_server_rpc(homa_engine *e, const homa_addr *src,
 				       const struct homa_pkt *pkt, uint32_t length, int *drop)
@@ -21,6 +36,11 @@ static struct homa_rpc *new_server_rpc(homa_engine *e, const homa_addr *src,
 
 	if (!e->server) {
 		*drop = HOMA_DROP(HOMA_DROP_NOT_SERVER);
+		return NULL;
+	}
+	peer = homa_peer_find(e, src);
+	if (peer && peer->partial_in >= HOMA_PEER_PARTIAL_MSGS && !whole_message(pkt, length)) {
+		*drop = HOMA_DROP(HOMA_DROP_PEER_LIMIT);
 		return NULL;
 	}
 	if (homa_done_seen(e, pkt->sender_id ^ 1, src, pkt->sport)) {
@@ -44,6 +64,8 @@ static struct homa_rpc *new_server_rpc(homa_engine *e, const homa_addr *src,
 		return NULL;
 	}
 	rpc->state = RPC_INCOMING;
+	rpc->partial = true;
+	peer->partial_in++;
 	peer->ours |= pkt->ours;
 	rpc->incast = (pkt->ext & HOMA_EXT_INCAST) != 0;
 	return rpc;
@@ -137,6 +159,8 @@ static void message_complete(homa_engine *e, struct homa_rpc *rpc)
 	} else {
 		ev.type = HOMA_EV_REQUEST;
 		rpc->state = RPC_IN_SERVICE;
+		rpc->partial = false;
+		rpc->peer->partial_in--;
 		e->st.server_requests_received++;
 	}
 	if (homa_rpc_event(e, rpc, &ev)) {

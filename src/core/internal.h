@@ -38,6 +38,17 @@
 #define HOMA_PEER_DEAD_PORTS 4
 /** Ports per peer remembered as serving (homa_peer_port_serves()). */
 #define HOMA_PEER_SERVED_PORTS 2
+/**
+ * Requests one peer host may have partly received at once (server RPCs
+ * in RPC_INCOMING). A packet that would open one more, and does not carry
+ * its whole message, is dropped (HOMA_DROP_PEER_LIMIT); the client's
+ * RESEND then draws RPC_UNKNOWN and it sends the request again. Without
+ * it, forged DATA from a few hosts opened a message per packet: every one
+ * was inserted in the sorted grantable list (linear), probed with RESENDs
+ * and answered by ICMP until it timed out (homa-flood: every honest RPC
+ * failed).
+ */
+#define HOMA_PEER_PARTIAL_MSGS 64
 
 
 /** Buckets of evictable requests by log2 of bytes left (see evict.c). */
@@ -161,6 +172,7 @@ struct homa_rpc {
 	bool incast;              /**< server: reply limited to incast_unsched_bytes */
 	bool ev_reserved;         /**< owns one node of engine.spare_events for its event */
 	bool announced;           /**< server: HOMA_EV_REQUEST_BEGIN was queued for it */
+	bool partial;             /**< server: counted in peer.partial_in (request partly received) */
 	uint16_t probes;          /**< RESEND/NEED_ACK probes sent since we last heard of it */
 	uint16_t restarts;        /**< client: restarts after RPC_UNKNOWN (settings.max_restarts) */
 	uint16_t start_resends;   /**< client: RESENDs for the response's start since the last (re)start */
@@ -174,6 +186,7 @@ struct homa_rpc {
 	struct homa_rpc *hash_next;   /**< chain in engine.rpcs (by id, peer, port) */
 	struct homa_rpc *handle_next; /**< chain in engine.handles (by handle) */
 	struct homa_link all_link; /**< engine.rpcs, in timer scan order */
+	struct homa_link peer_link; /**< peer.rpc_list: the RPCs with this peer (unreach.c) */
 };
 
 /** Acks waiting to be sent to one peer (client side). */
@@ -185,6 +198,9 @@ struct homa_peer {
 	struct homa_peer *hash_next;
 	uint32_t rpcs;            /**< RPCs referencing this peer */
 	uint32_t client_rpcs;     /**< our outstanding client RPCs to it (incast) */
+	/** its server RPCs whose request is partly received (HOMA_PEER_PARTIAL_MSGS) */
+	uint32_t partial_in;
+	struct homa_link rpc_list; /**< the RPCs with it (homa_rpc.peer_link) */
 	uint32_t cutoffs[HOMA_MAX_PRIORITIES]; /**< its unscheduled cutoffs */
 	uint16_t cutoff_version;  /**< version of cutoffs (0 = defaults) */
 	uint16_t cutoffs_sent_version; /**< our version last sent to it */
@@ -309,6 +325,7 @@ struct homa_engine {
 	uint64_t fifo_grant_credit;
 	bool grant_module;           /**< grant as the Linux module does (grant_module.c) */
 	uint64_t fifo_grant_ns;      /**< grant_module: time of the next FIFO grant */
+	uint64_t unreach_visits;     /**< RPCs homa_unreach() examined (its cost, for tests) */
 
 	/* timer */
 	uint64_t next_tick_ns;

@@ -40,6 +40,7 @@ struct homa_peer *homa_peer_get(homa_engine *e, const homa_addr *addr)
 		if (!p)
 			return NULL;
 		p->addr = *addr;
+		homa_list_init(&p->rpc_list);
 		memcpy(p->cutoffs, e->s.unsched_cutoffs, sizeof(p->cutoffs));
 		p->resend_tick = UINT64_MAX;
 		p->unknown_tick = UINT64_MAX;

@@ -120,6 +120,7 @@ struct homa_rpc *homa_rpc_new(homa_engine *e, uint64_t id, struct homa_peer *pee
 	e->handles.buckets[b] = r;
 	e->handles.count++;
 	homa_list_add_tail(&e->all_rpcs, &r->all_link);
+	homa_list_add_tail(&peer->rpc_list, &r->peer_link);
 	e->rx_buffered += sizeof(*r);
 	homa_table_maybe_grow(e, &e->rpcs, offsetof(struct homa_rpc, hash_next), rpc_hash);
 	homa_table_maybe_grow(e, &e->handles, offsetof(struct homa_rpc, handle_next), handle_hash);
@@ -163,6 +164,9 @@ void homa_rpc_free(homa_engine *e, struct homa_rpc *rpc)
 		     rpc, offsetof(struct homa_rpc, handle_next));
 	e->handles.count--;
 	homa_list_del(&rpc->all_link);
+	homa_list_del(&rpc->peer_link);
+	if (rpc->partial)
+		peer->partial_in--;
 	homa_grant_remove(e, rpc);
 	homa_list_del(&rpc->out.tx_link);
 	homa_msgin_destroy(e, &rpc->in);

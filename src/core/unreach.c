@@ -8,6 +8,7 @@
  * Anyone can send ICMP, so a report is acted on only when it quotes a
  * packet of an RPC this engine has to that host and port.
  */
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "bytes.h"
@@ -32,12 +33,16 @@ static bool matches(const struct homa_rpc *rpc, const homa_addr *dst, int kind, 
  * packet of one of our RPCs (our port as source, a live RPC with that id
  * to @dst and the quoted port), every client RPC to that port (to any port
  * of @dst for HOMA_UNREACH_PROTO) fails with HOMA_ENOSERVER and every such
- * server RPC is freed. Return: the number of RPCs ended (0: the report
- * named no RPC of ours, or was too short or of an unknown kind).
+ * server RPC is freed. Only the RPCs with that host are examined
+ * (peer.rpc_list): a flood of forged requests from other hosts, whose
+ * answers come back as ICMP, no longer makes each report walk every RPC.
+ * Return: the number of RPCs ended (0: the report named no RPC of ours,
+ * or was too short or of an unknown kind).
  */
 int homa_unreach(homa_engine *e, const homa_addr *dst, int kind, const uint8_t *q, size_t len)
 {
-	struct homa_link *l, *next;
+	struct homa_link *l, *next, *head;
+	struct homa_rpc *named;
 	uint16_t dport;
 	int ended = 0;
 
@@ -45,16 +50,26 @@ int homa_unreach(homa_engine *e, const homa_addr *dst, int kind, const uint8_t *
 	    homa_get16(q) != e->port)
 		return 0;
 	dport = homa_get16(q + 2);
-	if (!homa_rpc_find(e, homa_get64(q + 20), dst, dport))
+	named = homa_rpc_find(e, homa_get64(q + 20), dst, dport);
+	if (!named)
 		return 0;
-	for (l = e->all_rpcs.next; l != &e->all_rpcs; l = next) {
-		struct homa_rpc *rpc = homa_container_of(l, struct homa_rpc, all_link);
+	/* freeing the peer's last RPC may free the peer (homa_peer_put()):
+	 * the loop never reads the list head after that */
+	head = &named->peer->rpc_list;
+	for (l = head->next; l != head; l = next) {
+		struct homa_rpc *rpc = homa_container_of(l, struct homa_rpc, peer_link);
+
+		bool last;
 
 		next = l->next;
+		last = next == head;
+		e->unreach_visits++;
 		if (!matches(rpc, dst, kind, dport))
 			continue;
 		homa_rpc_fail(e, rpc, HOMA_ENOSERVER);
 		ended++;
+		if (last)
+			break;
 	}
 	e->st.unreachable_received++;
 	return ended;

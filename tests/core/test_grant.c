@@ -894,6 +894,55 @@ static void homa_grant_check__incoming_claims_raise_nothing(void **state)
 	th_net_free(&n);
 }
 
+/**
+ * homa_grant_add__forged_messages_stay_few() - Node 'a' forges 2000 long
+ * requests (one 1000-byte DATA packet each, lengths spread over 100 kB-1 MB,
+ * never finished). The sorted grantable list, whose insertion is linear,
+ * holds at most HOMA_PEER_PARTIAL_MSGS of them (it held all 2000: a flood
+ * spent its time inserting), and node 'b's message still gets its GRANT at
+ * once.
+ */
+static void homa_grant_add__forged_messages_stay_few(void **state)
+{
+	static const uint8_t junk[1000];
+	struct homa_settings s = settings(10000);
+	int a, len, listed = 0;
+	struct homa_link *pos;
+	uint8_t buf[1600];
+	homa_engine *srv;
+	struct th_net n;
+
+	(void)state;
+	th_net_init(&n, "sab", &s);
+	srv = n.e[th_net_node(&n, 's')];
+	a = th_net_node(&n, 'a');
+	serve(&n);
+	for (uint32_t i = 0; i < 2000; i++) {
+		struct homa_pkt k;
+
+		memset(&k, 0, sizeof(k));
+		k.type = HOMA_PKT_DATA;
+		k.sport = n.port[a];
+		k.dport = n.port[th_net_node(&n, 's')];
+		k.sender_id = 100000 + 2 * (uint64_t)i;
+		k.u.data.message_length = 100000 + (i * 7919u) % 900000;
+		k.u.data.payload = junk;
+		k.u.data.payload_len = sizeof(junk);
+		len = homa_wire_encode(&k, buf, sizeof(buf));
+		assert_true(len > 0);
+		homa_engine_input(srv, &n.addr[a], buf, (size_t)len, n.now);
+	}
+	for (pos = srv->grantable.next; pos != &srv->grantable; pos = pos->next)
+		listed++;
+	assert_true(listed <= HOMA_PEER_PARTIAL_MSGS);
+	th_net_move(&n, th_net_node(&n, 's'), 100000);
+	th_net_clear_log(&n);
+	send(&n, 'b', 50000);
+	hop(&n, 'b');
+	assert_int_equal(th_count(n.log, "s>b GRANT"), 1);
+	th_net_free(&n);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -914,6 +963,7 @@ int main(void)
 		cmocka_unit_test(homa_grant_check__silent_messages_free_their_slots),
 		cmocka_unit_test(homa_grant_check__incoming_claims_raise_nothing),
 		cmocka_unit_test(homa_grant_check__no_short_tail),
+		cmocka_unit_test(homa_grant_add__forged_messages_stay_few),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -794,10 +794,96 @@ static void restart__stale_unknowns_count_once(void **state)
 	th_pair_free(&p);
 }
 
+/**
+ * forge_requests() - @n DATA packets from 10.7.7.7, each opening a new
+ * @mlen-byte request (distinct ids, 1000 bytes at offset 0), into the
+ * server. Return: how many were dropped with HOMA_DROP_PEER_LIMIT.
+ */
+static int forge_requests(struct th_pair *p, int n, uint32_t mlen, uint64_t first_id)
+{
+	homa_addr liar = homa_addr_ipv4(0x0a070707);
+	uint8_t buf[1600];
+	int i, limited = 0;
+
+	for (i = 0; i < n; i++) {
+		struct homa_pkt k = data(true, first_id + 2 * (uint64_t)i, mlen, 0,
+					 mlen < 1000 ? mlen : 1000);
+		int len = homa_wire_encode(&k, buf, sizeof(buf));
+
+		assert_true(len > 0);
+		limited += homa_engine_input(p->e[1], &liar, buf, (size_t)len, p->now) ==
+			   HOMA_INPUT_DROPPED + HOMA_DROP_PEER_LIMIT;
+	}
+	return limited;
+}
+
+/**
+ * peer_limit__partial_requests_bounded() - One host opening 500 requests
+ * it never finishes gets HOMA_PEER_PARTIAL_MSGS of them; the rest are
+ * dropped and counted as HOMA_DROP_PEER_LIMIT. A one-packet request of
+ * the same host still gets in, and an honest 100 kB RPC from another host
+ * completes. (Every forged request used to become an RPC and a message.)
+ */
+static void peer_limit__partial_requests_bounded(void **state)
+{
+	struct homa_iov iov = {NULL, 0};
+	static uint8_t req[REQ_LEN];
+	struct homa_event ev;
+	struct homa_stats st;
+	struct th_pair p;
+	uint64_t id;
+
+	(void)state;
+	th_pair_init(&p, NULL);
+	p.echo = true;
+	assert_int_equal(forge_requests(&p, 500, 200000, 1000), 500 - HOMA_PEER_PARTIAL_MSGS);
+	homa_engine_stats(p.e[1], &st);
+	assert_int_equal(st.drops[HOMA_DROP_PEER_LIMIT], 500 - HOMA_PEER_PARTIAL_MSGS);
+	assert_int_equal(st.active_rpcs, HOMA_PEER_PARTIAL_MSGS);
+	assert_string_equal(homa_drop_reason_name(HOMA_DROP_PEER_LIMIT), "peer_limit");
+	assert_int_equal(forge_requests(&p, 1, 500, 9000), 0); /* whole: accepted */
+	homa_engine_stats(p.e[1], &st);
+	assert_int_equal(st.server_requests_received, 1);
+	iov.base = req;
+	iov.len = sizeof(req);
+	assert_int_equal(homa_engine_send_request(p.e[0], &p.addr[1], p.port[1], &iov, 1, 1,
+						  p.now, &id), 0);
+	th_pair_run(&p, 1000000000);
+	assert_int_equal(homa_engine_next_event(p.e[0], &ev), 1);
+	assert_int_equal(ev.type, HOMA_EV_RESPONSE);
+	homa_engine_msg_release(p.e[0], ev.msg);
+	th_pair_free(&p);
+}
+
+/**
+ * peer_limit__slot_frees_when_request_completes() - The limit counts
+ * requests partly received: once one of the host's requests completes,
+ * the host may open another.
+ */
+static void peer_limit__slot_frees_when_request_completes(void **state)
+{
+	homa_addr liar = homa_addr_ipv4(0x0a070707);
+	uint8_t buf[1600];
+	struct th_pair p;
+	struct homa_pkt k;
+	int len;
+
+	(void)state;
+	th_pair_init(&p, NULL);
+	assert_int_equal(forge_requests(&p, HOMA_PEER_PARTIAL_MSGS + 1, 2000, 1000), 1);
+	k = data(true, 1000, 2000, 1000, 1000); /* the rest of the first one */
+	len = homa_wire_encode(&k, buf, sizeof(buf));
+	assert_int_equal(homa_engine_input(p.e[1], &liar, buf, (size_t)len, p.now), 0);
+	assert_int_equal(forge_requests(&p, 2, 2000, 5000), 1);
+	th_pair_free(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(homa_engine_input__malformed_corpus),
+		cmocka_unit_test(peer_limit__partial_requests_bounded),
+		cmocka_unit_test(peer_limit__slot_frees_when_request_completes),
 		cmocka_unit_test(homa_ctl_reply_unknown__rate_limited),
 		cmocka_unit_test(homa_ctl_send__queue_cap),
 		cmocka_unit_test(homa_engine_input__mutation_fuzz),

@@ -338,6 +338,36 @@ static void unreachable__port_fails_rpcs_at_once(void **state)
 }
 
 /**
+ * unreachable__examines_only_that_host() - With 300 RPCs to another host
+ * (a server's forged requests from a flood, here a client's requests),
+ * a port-unreachable report for one RPC to the pair's server examines
+ * only the RPCs with that host (homa_unreach() walked every RPC: 301
+ * visits per report, and a flood's ICMP made that a hot spot).
+ */
+static void unreachable__examines_only_that_host(void **state)
+{
+	homa_addr other = homa_addr_ipv4(0x0a000063);
+	struct homa_iov iov = {big, 100};
+	struct th_pair p;
+	uint64_t id;
+	uint8_t q[64];
+	size_t n;
+
+	(void)state;
+	th_pair_init(&p, NULL);
+	send(&p, 100);
+	n = quoted(p.e[0], 0, q);
+	for (int i = 0; i < 300; i++)
+		assert_int_equal(homa_engine_send_request(p.e[0], &other, 4000, &iov, 1, 3, 0, &id),
+				 0);
+	p.e[0]->unreach_visits = 0;
+	assert_int_equal(homa_engine_unreachable(p.e[0], &p.addr[1], HOMA_UNREACH_PORT, q, n, 1), 1);
+	assert_true(p.e[0]->unreach_visits <= 1);
+	assert_int_equal(homa_engine_unreachable(p.e[0], &other, HOMA_UNREACH_PROTO, q, n, 1), 0);
+	th_pair_free(&p);
+}
+
+/**
  * unreachable__forged_ignored() - A report that does not quote a live RPC
  * of ours (wrong id, wrong source port, wrong host, truncated, another
  * kind) ends nothing: anyone can send ICMP.
@@ -769,6 +799,7 @@ int main(void)
 		cmocka_unit_test(not_server__fails_with_enoserver),
 		cmocka_unit_test(lost_request__restarts_end_abandoned),
 		cmocka_unit_test(unreachable__port_fails_rpcs_at_once),
+		cmocka_unit_test(unreachable__examines_only_that_host),
 		cmocka_unit_test(unreachable__forged_ignored),
 		cmocka_unit_test(host_acks__from_another_client_port),
 		cmocka_unit_test(host_acks__on_packets_to_other_ports),
