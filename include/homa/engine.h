@@ -553,6 +553,14 @@ HOMA_API int64_t homa_engine_rx_progress(homa_engine *e, uint64_t id,
 HOMA_API int homa_engine_rpc_peer(homa_engine *e, uint64_t id, homa_addr *addr,
 				  uint16_t *port);
 
+/**
+ * homa_engine_count_drop() - Count @n packets the caller dropped before
+ * homa_engine_input() for @reason (a HOMA_DROP_* value), e.g. ones that
+ * failed authentication in the caller's own verifier. A NULL @e or a
+ * reason out of range is ignored.
+ */
+HOMA_API void homa_engine_count_drop(homa_engine *e, int reason, uint64_t n);
+
 /** homa_engine_stats() - Copy the counters into @out. */
 HOMA_API void homa_engine_stats(const homa_engine *e, struct homa_stats *out);
 

@@ -701,6 +701,13 @@ int homa_engine_rpc_peer(homa_engine *e, uint64_t id, homa_addr *addr, uint16_t 
 	return 0;
 }
 
+/** homa_engine_count_drop() - See engine.h. */
+void homa_engine_count_drop(homa_engine *e, int reason, uint64_t n)
+{
+	if (e && reason >= 0 && reason < HOMA_DROP_REASONS)
+		e->st.drops[reason] += n;
+}
+
 /** homa_engine_stats() - See engine.h. Gauges are computed here. */
 void homa_engine_stats(const homa_engine *e, struct homa_stats *out)
 {

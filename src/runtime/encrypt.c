@@ -5,12 +5,14 @@
  * plugged into the engine's packet hooks, the TLS 1.3 key-exchange
  * service of server sockets, the client's exchange before its first
  * packet to a destination (and again at half the association's
- * lifetime), master-key rotation by time, and the capture of encrypted
- * packets as clear text (with the "encrypted" flag).
+ * lifetime) and master-key rotation by time.
  *
- * Locking: the PSP state is used by the hooks under rt->lock, so every
- * other use takes rt->lock too. Exchanges of one socket are serialized
- * by kx_lock (taken before, never while holding, rt->lock).
+ * Locking: the PSP state, the destinations' renewal times, the exchange
+ * counters and the rotation clock are guarded by x->mu, which may be
+ * taken while holding rt->lock, never the other way round. Packets are
+ * sealed and opened outside rt->lock (encrypt_pkt.c). Exchanges of one
+ * socket are serialized by kx_lock (taken before, never while holding,
+ * rt->lock or x->mu).
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -45,74 +47,6 @@ uint64_t homa_rt_enc_lifetime(const struct rt_enc *x, uint64_t now)
 }
 
 /**
- * keep_clear() - With capture on, copy the @len-byte clear packet at @pkt
- * to x->cap_buf (allocated on first use, rt->pkt_cap bytes) for
- * homa_rt_enc_capture_tx(). Return: true if copied.
- */
-static bool keep_clear(struct rt_enc *x, const uint8_t *pkt, size_t len)
-{
-	x->cap_len = 0;
-	if (!x->rt->obs.pcap || len > x->rt->pkt_cap)
-		return false;
-	if (!x->cap_buf)
-		x->cap_buf = malloc(x->rt->pkt_cap);
-	if (!x->cap_buf)
-		return false;
-	memcpy(x->cap_buf, pkt, len);
-	return true;
-}
-
-/** hook_seal() - The engine's seal_to hook: PSP's (and the clear text kept for a capture). */
-static int hook_seal(void *ctx, const homa_addr *dst, uint8_t *pkt, size_t hdr_len, size_t len,
-		     size_t cap)
-{
-	struct rt_enc *x = ctx;
-	bool kept = keep_clear(x, pkt, len);
-	int r = x->inner.seal_to(x->psp, dst, pkt, hdr_len, len, cap);
-
-	if (kept && r >= 0)
-		x->cap_len = len;
-	return r;
-}
-
-/**
- * hook_open() - The engine's open hook: PSP's, a clock look every 256
- * packets, and the opened packet to the capture (with the priority
- * homa_rt_enc_rx_note() gave).
- */
-static int hook_open(void *ctx, const homa_addr *src, uint8_t *pkt, size_t len)
-{
-	struct rt_enc *x = ctx;
-	int r;
-
-	if (x->rotate_ns && (++x->ticks & 255) == 0)
-		homa_rt_enc_maybe_rotate(x, homa_rt_now());
-	r = x->inner.open(x->psp, src, pkt, len);
-	if (r >= 0 && x->rt->obs.pcap)
-		homa_rt_obs_packet(x->rt, HOMA_PCAP_RX, 0, pkt, (size_t)r, src, x->rx_priority, true);
-	return r;
-}
-
-/** homa_rt_enc_capture_tx() - See rt.h. */
-void homa_rt_enc_capture_tx(struct homa_rt *rt, const struct homa_tx *tx)
-{
-	struct rt_enc *x = rt->enc;
-
-	if (!x || !x->cap_len)
-		return;
-	homa_rt_obs_packet(rt, HOMA_PCAP_TX, 0, x->cap_buf, x->cap_len, &tx->dst, tx->priority,
-			   true);
-	x->cap_len = 0;
-}
-
-/** homa_rt_enc_rx_note() - See rt.h. */
-void homa_rt_enc_rx_note(struct homa_rt *rt, uint8_t priority)
-{
-	if (rt->enc)
-		rt->enc->rx_priority = priority;
-}
-
-/**
  * answer() - Key-exchange service callback (its thread): install the
  * client's SPI and key for the responses, issue ours.
  * Return: 0, HOMA_ENOTSUP (other PSP version), HOMA_EINVAL, or the
@@ -131,7 +65,7 @@ static int answer(void *ctx, const struct sockaddr *peer, const struct homa_kx_m
 		return HOMA_EINVAL;
 	if (req->version != homa_psp_version(x->psp))
 		return HOMA_ENOTSUP;
-	homa_rt_lock(x->rt);
+	pthread_mutex_lock(&x->mu);
 	homa_rt_enc_maybe_rotate(x, now);
 	err = homa_psp_tx_add(x->psp, &addr, req->port, req->spi, req->key, req->version);
 	if (!err)
@@ -139,7 +73,7 @@ static int answer(void *ctx, const struct sockaddr *peer, const struct homa_kx_m
 	resp->version = (uint8_t)homa_psp_version(x->psp);
 	resp->port = x->port;
 	resp->lifetime_ns = homa_rt_enc_lifetime(x, now);
-	homa_rt_unlock(x->rt);
+	pthread_mutex_unlock(&x->mu);
 	return err;
 }
 
@@ -200,6 +134,7 @@ int homa_rt_enc_open(struct homa_rt *rt, const struct homa_open_opts *o,
 	rt->enc = x;
 	x->rt = rt;
 	pthread_mutex_init(&x->kx_lock, NULL);
+	pthread_mutex_init(&x->mu, NULL);
 	x->port = rt->drv->port;
 	x->kx_port = e->kx_port;
 	x->timeout_ms = e->kx_timeout_ms ? e->kx_timeout_ms : 3000;
@@ -210,11 +145,8 @@ int homa_rt_enc_open(struct homa_rt *rt, const struct homa_open_opts *o,
 		err = homa_psp_new(&x->psp, e->version, e->master_keys);
 	if (err)
 		return err;
-	x->inner = homa_psp_hooks(x->psp);
-	x->hooks = x->inner;
-	x->hooks.ctx = x;
-	x->hooks.seal_to = hook_seal;
-	x->hooks.open = hook_open;
+	/* the engine leaves room for PSP; encrypt_pkt.c seals and opens */
+	x->hooks = (struct homa_packet_hooks){.overhead = HOMA_PSP_OVERHEAD};
 	homa_engine_set_hooks(rt->engine, &x->hooks);
 	if (o->server && x->files[0])
 		return start_service(x, bind_sa, len);
@@ -240,8 +172,8 @@ void homa_rt_enc_close(struct homa_rt *rt)
 	}
 	for (int i = 0; i < 3; i++)
 		free(x->files[i]);
-	free(x->cap_buf);
 	pthread_mutex_destroy(&x->kx_lock);
+	pthread_mutex_destroy(&x->mu);
 	free(x);
 	rt->enc = NULL;
 }

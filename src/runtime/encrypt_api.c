@@ -4,7 +4,7 @@
  * The socket calls of include/homa/encrypt.h: installing associations,
  * issuing SPIs, rotating, exchanging keys now, counters. Each call is a
  * small operation that enc_call() runs on the socket's PSP state with
- * the checks, the reference and (for most) the socket lock they share.
+ * the checks, the reference and (for most) the PSP state's lock they share.
  */
 #include "enc.h"
 
@@ -26,7 +26,7 @@ typedef int (*enc_op)(struct homa_rt *rt, struct enc_args *a);
 /**
  * enc_call() - Run @op on @s's encryption state: check @s is encrypted,
  * parse @dst into @a (when @dst is given), hold a reference on the
- * runtime, and rt->lock around @op when @lock (@op takes the locks it
+ * runtime, and the PSP state's lock (x->mu) around @op when @lock (@op takes the locks it
  * needs otherwise).
  * Return: what @op returns; HOMA_EINVAL (no @s, or a bad @dst);
  * HOMA_ESHUTDOWN (the socket is closing); HOMA_ENOTSUP (not encrypted).
@@ -46,9 +46,9 @@ static int enc_call(homa_socket *s, const struct sockaddr *dst, bool lock, enc_o
 	else if (dst && homa_io_addr_from_sockaddr(dst, &a->addr, &a->port))
 		err = HOMA_EINVAL;
 	if (!err && lock) {
-		homa_rt_lock(rt);
+		pthread_mutex_lock(&rt->enc->mu);
 		err = op(rt, a);
-		homa_rt_unlock(rt);
+		pthread_mutex_unlock(&rt->enc->mu);
 	} else if (!err) {
 		err = op(rt, a);
 	}
@@ -132,16 +132,16 @@ int homa_encrypt_connect(homa_socket *s, const struct sockaddr *dst)
 }
 
 /**
- * op_stats() - homa_encrypt_stats(): the PSP counters under rt->lock, the
- * service's outside it (the service thread takes rt->lock in answers).
+ * op_stats() - homa_encrypt_stats(): the PSP counters under x->mu, the
+ * service's outside it (the service thread takes x->mu in answers).
  */
 static int op_stats(struct homa_rt *rt, struct enc_args *a)
 {
-	homa_rt_lock(rt);
+	pthread_mutex_lock(&rt->enc->mu);
 	homa_psp_get_stats(rt->enc->psp, a->stats);
 	a->stats->kx_done = rt->enc->kx_done;
 	a->stats->kx_failed = rt->enc->kx_failed;
-	homa_rt_unlock(rt);
+	pthread_mutex_unlock(&rt->enc->mu);
 	homa_kx_server_counts(rt->enc->srv, &a->stats->kx_served, &a->stats->kx_refused);
 	return 0;
 }

@@ -13,7 +13,7 @@
 
 #include "enc.h"
 
-/** dest_find() - Under rt->lock: @addr:@port's refresh entry, or NULL. */
+/** dest_find() - Under x->mu: @addr:@port's refresh entry, or NULL. */
 static struct enc_dest *dest_find(struct rt_enc *x, const homa_addr *addr, uint16_t port)
 {
 	for (struct enc_dest *d = x->dests; d; d = d->next)
@@ -22,7 +22,7 @@ static struct enc_dest *dest_find(struct rt_enc *x, const homa_addr *addr, uint1
 	return NULL;
 }
 
-/** need_exchange() - Under rt->lock: no association yet, or its renewal is due. */
+/** need_exchange() - Under x->mu: no association yet, or its renewal is due. */
 static bool need_exchange(struct rt_enc *x, const homa_addr *addr, uint16_t port, uint64_t now)
 {
 	struct enc_dest *d = dest_find(x, addr, port);
@@ -33,7 +33,7 @@ static bool need_exchange(struct rt_enc *x, const homa_addr *addr, uint16_t port
 }
 
 /**
- * install() - Under rt->lock: the server's answer @resp becomes the
+ * install() - Under x->mu: the server's answer @resp becomes the
  * association to @addr:@port, renewed at half of the shorter lifetime.
  * Return: 0, HOMA_ENOMEM or homa_psp_tx_add()'s error.
  */
@@ -61,7 +61,7 @@ static int install(struct rt_enc *x, const homa_addr *addr, uint16_t port,
 
 /**
  * exchange() - Ask @addr's service (port kx_port, or @port's number) for
- * an SPI and key and give ours. Call with kx_lock held, rt->lock not.
+ * an SPI and key and give ours. Call with kx_lock held, rt->lock and x->mu not.
  * Return: 0 or the errors of homa_kx_request(); HOMA_ENOTSUP if the
  * peer uses another PSP version.
  */
@@ -77,25 +77,25 @@ static int exchange(struct rt_enc *x, const homa_addr *addr, uint16_t port)
 
 	if (len < 0)
 		return len;
-	homa_rt_lock(x->rt);
+	pthread_mutex_lock(&x->mu);
 	homa_rt_enc_maybe_rotate(x, now);
 	err = homa_psp_rx_issue(x->psp, &req.spi, req.key);
 	req.version = (uint8_t)homa_psp_version(x->psp);
 	req.port = x->port;
 	own_life = homa_rt_enc_lifetime(x, now);
 	req.lifetime_ns = own_life;
-	homa_rt_unlock(x->rt);
+	pthread_mutex_unlock(&x->mu);
 	if (!err)
 		err = homa_kx_request(&f, (struct sockaddr *)&sa, (socklen_t)len, x->timeout_ms,
 				      &req, &resp);
 	if (!err && resp.version != req.version)
 		err = HOMA_ENOTSUP;
-	homa_rt_lock(x->rt);
+	pthread_mutex_lock(&x->mu);
 	if (!err)
 		err = install(x, addr, port, &resp, own_life, homa_rt_now());
 	if (err)
 		x->kx_failed++;
-	homa_rt_unlock(x->rt);
+	pthread_mutex_unlock(&x->mu);
 	OPENSSL_cleanse(&req, sizeof(req));
 	OPENSSL_cleanse(&resp, sizeof(resp));
 	return err;
@@ -110,18 +110,18 @@ int homa_rt_enc_ready(struct homa_rt *rt, const homa_addr *addr, uint16_t port)
 
 	if (!x)
 		return 0;
-	homa_rt_lock(rt);
+	pthread_mutex_lock(&x->mu);
 	need = need_exchange(x, addr, port, homa_rt_now());
 	has = homa_psp_tx_has(x->psp, addr, port);
-	homa_rt_unlock(rt);
+	pthread_mutex_unlock(&x->mu);
 	if (!need)
 		return 0;
 	if (!x->files[0])
 		return has ? 0 : HOMA_ENOASSOC;
 	pthread_mutex_lock(&x->kx_lock);
-	homa_rt_lock(rt);  /* another thread may have just done it */
+	pthread_mutex_lock(&x->mu);  /* another thread may have just done it */
 	need = need_exchange(x, addr, port, homa_rt_now());
-	homa_rt_unlock(rt);
+	pthread_mutex_unlock(&x->mu);
 	err = need ? exchange(x, addr, port) : 0;
 	pthread_mutex_unlock(&x->kx_lock);
 	/* a failed renewal keeps the association it was to replace */
@@ -131,10 +131,15 @@ int homa_rt_enc_ready(struct homa_rt *rt, const homa_addr *addr, uint16_t port)
 /** homa_rt_enc_can_reply() - See rt.h. */
 int homa_rt_enc_can_reply(struct homa_rt *rt, uint64_t id)
 {
+	struct rt_enc *x = rt->enc;
 	homa_addr addr;
 	uint16_t port;
+	bool has;
 
-	if (!rt->enc || homa_engine_rpc_peer(rt->engine, id, &addr, &port))
+	if (!x || homa_engine_rpc_peer(rt->engine, id, &addr, &port))
 		return 0;
-	return homa_psp_tx_has(rt->enc->psp, &addr, port) ? 0 : HOMA_ENOASSOC;
+	pthread_mutex_lock(&x->mu);
+	has = homa_psp_tx_has(x->psp, &addr, port);
+	pthread_mutex_unlock(&x->mu);
+	return has ? 0 : HOMA_ENOASSOC;
 }

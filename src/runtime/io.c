@@ -136,25 +136,27 @@ int homa_rt_input(struct homa_rt *rt)
 			break;
 		if ((uint32_t)n > rt->drv->max_rx)
 			n = (int)rt->drv->max_rx;  /* the driver's contract; never trusted blindly */
+		int got = n, rejected;
+
+		n = homa_rt_enc_open_rx(rt, rx, n, &rejected);
 		homa_rt_obs_rx(rt, rx, n);
 		homa_rt_rx_order(rx, n, rt->rx_order);
 		homa_rt_lock(rt);
 		uint64_t now = homa_rt_now();
 
+		homa_engine_count_drop(rt->engine, HOMA_DROP_VERIFY, (uint64_t)rejected);
 		for (int k = 0; k < n; k++) {
 			struct homa_io_rx *p = &rx[rt->rx_order[k]];
-			int r;
+			int r = input_one(rt, p, now);
 
-			homa_rt_enc_rx_note(rt, p->priority);
-			r = input_one(rt, p, now);
 			if (r >= HOMA_INPUT_DROPPED)
 				homa_rt_obs_drop(rt, &p->src, r);
 		}
 		homa_rt_collect(rt);
 		homa_rt_unlock(rt);
 		homa_rt_flush(rt);
-		total += n;
-		if (n < (int)rt->batch)
+		total += got;
+		if (got < (int)rt->batch)
 			break;  /* the socket queue is most likely empty now */
 	}
 	input_unreach(rt);

@@ -62,12 +62,12 @@ void homa_rt_obs_tx(struct homa_rt *rt, const struct homa_io_tx *pkts, int n)
 {
 	uint64_t ts;
 
-	if (!rt->obs.pcap || rt->enc)
-		return;  /* encrypted sockets record the clear text (encrypt.c) */
+	if (!rt->obs.pcap)
+		return;
 	ts = wall_ns();
 	for (int i = 0; i < n; i++)
 		homa_rt_obs_packet(rt, HOMA_PCAP_TX, ts, pkts[i].data, pkts[i].len, &pkts[i].dst,
-			pkts[i].priority, false);
+			pkts[i].priority, rt->enc != NULL);
 }
 
 /** homa_rt_obs_rx() - See observe.h. */
@@ -75,12 +75,12 @@ void homa_rt_obs_rx(struct homa_rt *rt, const struct homa_io_rx *pkts, int n)
 {
 	uint64_t ts;
 
-	if (!rt->obs.pcap || rt->enc)
-		return;  /* encrypted sockets record the clear text (encrypt.c) */
+	if (!rt->obs.pcap)
+		return;
 	ts = wall_ns();
 	for (int i = 0; i < n; i++)
 		homa_rt_obs_packet(rt, HOMA_PCAP_RX, ts, pkts[i].data, pkts[i].len, &pkts[i].src,
-			pkts[i].priority, false);
+			pkts[i].priority, rt->enc != NULL);
 }
 
 /** homa_rt_obs_drop() - See observe.h. */

@@ -46,14 +46,14 @@ void homa_rt_obs_packet(struct homa_rt *rt, uint8_t dir, uint64_t ts_ns, const u
 
 /**
  * homa_rt_obs_tx() - Capture @n packets about to be sent (encrypted
- * sockets: nothing, their clear text is captured as it is sealed).
+ * sockets: their clear text before sealing, flagged encrypted).
  */
 void homa_rt_obs_tx(struct homa_rt *rt, const struct homa_io_tx *pkts, int n);
 
 /**
  * homa_rt_obs_rx() - Capture @n packets just received, before the engine
- * sees them (encrypted sockets: nothing, their clear text is captured
- * once it is opened).
+ * sees them (encrypted sockets: their clear text once opened, flagged
+ * encrypted).
  */
 void homa_rt_obs_rx(struct homa_rt *rt, const struct homa_io_rx *pkts, int n);
 

@@ -485,16 +485,21 @@ int homa_rt_enc_ready(struct homa_rt *rt, const homa_addr *addr, uint16_t port);
 int homa_rt_enc_can_reply(struct homa_rt *rt, uint64_t id);
 
 /**
- * homa_rt_enc_capture_tx() - Under rt->lock, right after the engine
- * output packet @tx: with capture on, record the clear text of the packet
- * just sealed (flagged encrypted). No-op for clear sockets.
+ * homa_rt_enc_seal() - With rt->tx_lock held and rt->lock not: seal the
+ * @n drained packets of @pkts (in rt->tx_bufs) in place; packets that
+ * cannot be sealed (no association to their destination) are left out
+ * and counted in the PSP counters. No-op for clear sockets.
+ * Return: the packets kept, moved to the front of @pkts.
  */
-void homa_rt_enc_capture_tx(struct homa_rt *rt, const struct homa_tx *tx);
-
+int homa_rt_enc_seal(struct homa_rt *rt, struct homa_io_tx *pkts, int n);
 /**
- * homa_rt_enc_rx_note() - Under rt->lock, before homa_engine_input(): the
- * priority the packet arrived with, for its capture. No-op for clear sockets.
+ * homa_rt_enc_open_rx() - Without rt->lock: authenticate and decrypt the
+ * @n received packets of @rx in place (rotating the master keys first
+ * if their time has come); rejected ones are left out, counted in the
+ * PSP counters by reason and in *@rejected for the engine's
+ * HOMA_DROP_VERIFY. No-op for clear sockets.
+ * Return: the packets kept, moved to the front of @rx.
  */
-void homa_rt_enc_rx_note(struct homa_rt *rt, uint8_t priority);
+int homa_rt_enc_open_rx(struct homa_rt *rt, struct homa_io_rx *rx, int n, int *rejected);
 
 #endif /* HOMA_RT_H */

@@ -47,7 +47,6 @@ static int drain(struct homa_rt *rt, uint64_t now)
 
 		if (len <= 0)
 			break;
-		homa_rt_enc_capture_tx(rt, &tx);
 		rt->tx_pkts[n] = (struct homa_io_tx){.data = buf, .len = (size_t)len,
 			.ext = ref.base, .ext_len = ref.len,
 			.dst = tx.dst, .dport = tx.dport, .priority = tx.priority};
@@ -132,12 +131,13 @@ static uint64_t send_all(struct homa_rt *rt)
 		deadline = homa_engine_wake_by(rt->engine);
 		homa_rt_unlock(rt);
 		if (n) {
-			int took;
+			int took, m;
 
 			homa_rt_obs_tx(rt, rt->tx_pkts, n);
-			took = rt->drv->ops->send(rt->drv, rt->tx_pkts, n);
-			if (took >= 0 && took < n) {
-				hold(rt, took, n);
+			m = homa_rt_enc_seal(rt, rt->tx_pkts, n);
+			took = m ? rt->drv->ops->send(rt->drv, rt->tx_pkts, m) : 0;
+			if (took >= 0 && took < m) {
+				hold(rt, took, m);
 				return deadline;  /* tx_refs stays until the held packets go */
 			}
 		}

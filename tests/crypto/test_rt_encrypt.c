@@ -353,8 +353,8 @@ static void wait_rejected(struct esrv *s, uint64_t n)
  * key seals one BUSY packet correctly and sends: each bit of it flipped
  * (480 datagrams), every truncation, then the packet (accepted once), the
  * packet again (replay), one with an unknown SPI, and clear text. Every
- * altered one is rejected and counted by reason, and the honest client's
- * RPCs complete.
+ * altered one is rejected and counted by reason (and in the socket's
+ * HOMA_DROP_VERIFY), and the honest client's RPCs complete.
  */
 static void encrypt__attacks_on_the_wire(void **state)
 {
@@ -362,6 +362,7 @@ static void encrypt__attacks_on_the_wire(void **state)
 	struct attacker a = {0};
 	uint8_t pkt[100], sealed[100], key[16];
 	struct homa_psp_stats st;
+	struct homa_stats hs;
 	uint32_t spi;
 	uint64_t n = 0;
 
@@ -419,6 +420,8 @@ static void encrypt__attacks_on_the_wire(void **state)
 	assert_true(st.rejected[HOMA_PSP_REJ_NOT_PSP] >= 17);
 	assert_int_equal(rpc(c.s, s.port, 200000), 0);
 	assert_int_equal(rejected_total(&st), n);
+	assert_int_equal(homa_socket_stats(s.s, &hs), 0);  /* the socket counts them too */
+	assert_int_equal(hs.drops[HOMA_DROP_VERIFY], n);
 	homa_psp_free(a.psp);
 	close(a.fd);
 	eclose(&c, false);
