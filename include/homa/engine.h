@@ -528,6 +528,19 @@ HOMA_API bool homa_engine_peer_heard(homa_engine *e, const homa_addr *addr,
 				     uint64_t *heard_ns);
 
 /**
+ * homa_engine_peer_waiting() - Our client RPCs to port @port of @addr
+ * that still wait for the server (completed and aborted ones are gone).
+ * @probes: if not NULL, receives the most probes (RESENDs, START_MSG
+ *	repeats) any of them sent without an answer since it last heard
+ *	about itself (a GRANT, BUSY or response byte resets the count). A
+ *	live server answers each probe, so a high count means its Homa port
+ *	is silent.
+ * Return: how many RPCs wait (0 for a NULL @e or @addr; *@probes is 0).
+ */
+HOMA_API uint32_t homa_engine_peer_waiting(const homa_engine *e, const homa_addr *addr,
+					   uint16_t port, uint32_t *probes);
+
+/**
  * homa_engine_announce_requests() - From now on (@on) or no longer, queue
  * a HOMA_EV_REQUEST_BEGIN event when the first bytes of a request arrive
  * that do not complete it, so the application can read it as it arrives.

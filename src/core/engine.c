@@ -292,6 +292,28 @@ bool homa_engine_peer_heard(homa_engine *e, const homa_addr *addr, uint64_t *hea
 	return true;
 }
 
+/** homa_engine_peer_waiting() - See engine.h. */
+uint32_t homa_engine_peer_waiting(const homa_engine *e, const homa_addr *addr, uint16_t port,
+				  uint32_t *probes)
+{
+	struct homa_link *pos;
+	uint32_t n = 0, most = 0;
+
+	for (pos = e && addr ? e->all_rpcs.next : NULL; pos && pos != &e->all_rpcs;
+	     pos = pos->next) {
+		const struct homa_rpc *r = homa_container_of(pos, struct homa_rpc, all_link);
+
+		if (!homa_is_client_id(r->id) || r->dport != port ||
+		    !homa_addr_equal(&r->peer->addr, addr))
+			continue;
+		n++;
+		most = r->probes > most ? r->probes : most;
+	}
+	if (probes)
+		*probes = most;
+	return n;
+}
+
 /**
  * start_request() - Start a client RPC carrying @m.
  * Return: as homa_engine_send_request().

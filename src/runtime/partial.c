@@ -2,7 +2,8 @@
 /**
  * @file partial.c
  * Reading messages as they arrive. A client reads its response while it
- * arrives (the engine's partial message); a server that asks with
+ * arrives (the engine's partial message; over the TCP transport a
+ * response arrives whole, so its bytes appear all at once); a server that asks with
  * HOMA_RECV_PARTIAL is told of a request when its first bytes arrive
  * (the engine's HOMA_EV_REQUEST_BEGIN, queued here until homa_recv()
  * takes it) and reads it the same way; once complete, such a request is
@@ -14,6 +15,7 @@
 #include <stdlib.h>
 
 #include "rt.h"
+#include "tp.h"
 
 /** Announcements kept for homa_recv() at most; older ones are dropped. */
 #define RT_MAX_BEGINS 4096
@@ -166,7 +168,7 @@ static int progress(struct homa_rt *rt, uint64_t id, struct rt_progress *p)
 		}
 		item = homa_rt_find_item(rt, id);
 		if (!item)
-			return HOMA_ENOTFOUND;
+			return homa_tp_pending(rt->tp, id) ? 0 : HOMA_ENOTFOUND;
 		if (item->ev.type == HOMA_EV_ERROR)
 			return item->ev.error;
 	}

@@ -320,6 +320,12 @@ int homa_tp_reply(struct homa_rt *rt, uint64_t id, const struct homa_iov *iov, i
  * is dropped; a request is never answered). Return: 0 or HOMA_ENOTFOUND.
  */
 int homa_tp_abort(struct homa_tp *tp, uint64_t id);
+/**
+ * homa_tp_pending() - rt->lock held: whether client RPC @id is carried by
+ * TCP and still waits for its response (none of it has arrived: a TCP
+ * response arrives whole). False for a NULL @tp.
+ */
+bool homa_tp_pending(struct homa_tp *tp, uint64_t id);
 
 /**
  * homa_tp_drive() - Called by homa_rt_wait_item() with rt->lock held for

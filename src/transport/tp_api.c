@@ -360,6 +360,19 @@ int homa_tp_abort(struct homa_tp *tp, uint64_t id)
 	return err;
 }
 
+/** homa_tp_pending() - See tp.h. */
+bool homa_tp_pending(struct homa_tp *tp, uint64_t id)
+{
+	bool has;
+
+	if (!tp)
+		return false;
+	pthread_mutex_lock(&tp->lock);
+	has = homa_rt_idset_has(&tp->crpcs, id);
+	pthread_mutex_unlock(&tp->lock);
+	return has;
+}
+
 /** homa_transport_stats() - See homa.h. */
 int homa_transport_stats(homa_socket *s, struct homa_transport_stats *out)
 {

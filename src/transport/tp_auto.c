@@ -2,8 +2,12 @@
 /**
  * @file tp_auto.c
  * AUTO: per peer, Homa first. A peer that sent no Homa packet for
- * tp->fallback_ns after one of our requests, but accepts a TCP
- * connection at the same port number, is moved to TCP; once its back-off
+ * tp->fallback_ns after one of our requests, while one of our Homa RPCs
+ * to it still waits and has sent it TP_SILENT_PROBES probes (RESENDs)
+ * without an answer, but that accepts a TCP connection at the same port
+ * number, is moved to TCP. A live Homa server answers each RESEND (BUSY
+ * while it works on the request), and an RPC we aborted or that ended
+ * waits for nothing: neither counts as silence. Once its back-off
  * has passed the next request tries Homa again (the back-off doubles,
  * up to TP_MAX_BACKOFF, each time Homa fails again and is reset when
  * Homa answers). Requests already sent stay on their transport, so no
@@ -14,6 +18,9 @@
 #include <unistd.h>
 
 #include "tp.h"
+
+/** Unanswered probes of a waiting RPC that make a silent peer a suspect. */
+#define TP_SILENT_PROBES 3
 
 /** Longest back-off before Homa is tried again. */
 #define TP_MAX_BACKOFF (60ull * 1000000000)
@@ -48,8 +55,10 @@ struct suspect {
 
 /**
  * find_suspects() - Under rt->lock and tp->lock: the peers waiting for
- * Homa longer than tp->fallback_ns with nothing heard (at most @cap,
- * into @out); peers heard from are cleared. Return: how many.
+ * Homa longer than tp->fallback_ns with nothing heard and at least
+ * TP_SILENT_PROBES unanswered probes of a waiting RPC (at most @cap, into
+ * @out). Peers heard from, and peers past the window with no RPC waiting
+ * for them, are cleared (a new request re-arms them). Return: how many.
  */
 static int find_suspects(struct homa_tp *tp, uint64_t now, struct suspect *out, int cap)
 {
@@ -65,8 +74,14 @@ static int find_suspects(struct homa_tp *tp, uint64_t now, struct suspect *out, 
 			p->wait_since = 0;          /* Homa answers */
 			p->backoff_ns = tp->retry_ns;
 		} else if (now - p->wait_since >= tp->fallback_ns && n < cap) {
-			out[n].p = p;
-			out[n++].silent_ns = now - p->wait_since;
+			uint32_t probes;
+
+			if (!homa_engine_peer_waiting(tp->rt->engine, &p->addr, p->port, &probes)) {
+				p->wait_since = 0;  /* nothing waits for it */
+			} else if (probes >= TP_SILENT_PROBES) {
+				out[n].p = p;
+				out[n++].silent_ns = now - p->wait_since;
+			}
 		}
 	}
 	return n;

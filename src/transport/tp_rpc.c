@@ -51,6 +51,8 @@ void tp_deliver(struct homa_tp *tp, int type, uint64_t id, uint64_t cookie,
 		if (msg)
 			homa_engine_msg_adopt(rt->engine, msg);
 		homa_rt_deliver(rt, item);
+		if (rt->data_waiters)
+			homa_rt_wake_data(rt); /* homa_recv_partial_wait() on this RPC */
 	}
 	homa_rt_unlock(rt);
 	if (!ok) {

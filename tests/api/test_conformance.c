@@ -367,18 +367,8 @@ static int pwait_pending(int64_t timeout_ns)
 	return err;
 }
 
-/**
- * homa_only() - @got of a partial read of a pending response; over the TCP
- * transport a response arrives whole, so the read must say HOMA_ENOTFOUND
- * (docs/PROGRAMMING.md, Transports), which counts as @want there.
- */
-static int homa_only(int got, int want)
-{
-	return api_transport != HOMA_TRANSPORT_HOMA && got == HOMA_ENOTFOUND ? want : got;
-}
-
-static int pwait_now(void) { return homa_only(pwait_pending(0), HOMA_EAGAIN); }
-static int pwait_1ms(void) { return homa_only(pwait_pending(1000000), HOMA_ETIME); }
+static int pwait_now(void) { return pwait_pending(0); }
+static int pwait_1ms(void) { return pwait_pending(1000000); }
 
 /**
  * pwait_no_server() - The response of a request to a socket that is not

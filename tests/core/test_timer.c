@@ -350,6 +350,39 @@ static void homa_timer_tick__busy_keeps_long_call_alive(void **state)
 }
 
 /**
+ * homa_engine_peer_waiting__counts_unanswered_probes() - A client RPC whose
+ * server works on the request waits, but its RESENDs are answered (BUSY):
+ * few unanswered probes. Once the server goes silent they pile up; an
+ * aborted RPC no longer waits. Another port of the host has none.
+ */
+static void homa_engine_peer_waiting__counts_unanswered_probes(void **state)
+{
+	struct th_pair p;
+	struct crash c;
+	uint32_t probes = 99;
+	uint64_t id;
+
+	(void)state;
+	setup(&p, &c, NULL);
+	assert_int_equal(homa_engine_peer_waiting(p.e[0], &p.addr[1], p.port[1], &probes), 0);
+	assert_int_equal(probes, 0);
+	id = send(&p, 100);
+	th_pair_run(&p, 50 * TICK);    /* the server holds the request: BUSY answers */
+	assert_int_equal(homa_engine_peer_waiting(p.e[0], &p.addr[1], p.port[1], &probes), 1);
+	assert_true(probes < 2);
+	assert_int_equal(homa_engine_peer_waiting(p.e[0], &p.addr[1], p.port[1] + 1, NULL), 0);
+	c.crashed = true;
+	th_pair_run(&p, 50 * TICK);
+	assert_int_equal(homa_engine_peer_waiting(p.e[0], &p.addr[1], p.port[1], &probes), 1);
+	assert_true(probes >= 5);
+	assert_int_equal(homa_engine_abort(p.e[0], id, p.now), 0);
+	assert_int_equal(homa_engine_peer_waiting(p.e[0], &p.addr[1], p.port[1], &probes), 0);
+	assert_int_equal(probes, 0);
+	assert_int_equal(homa_engine_peer_waiting(NULL, &p.addr[1], p.port[1], &probes), 0);
+	th_pair_free(&p);
+}
+
+/**
  * homa_engine_abort__server_abort_fails_client() - The server application
  * aborts a request it received. The client's RESEND draws an RPC_UNKNOWN
  * marked HOMA_EXT_FINISHED, and the client fails the RPC with
@@ -650,6 +683,7 @@ int main(void)
 		cmocka_unit_test(homa_timer_tick__need_ack_after_lost_ack),
 		cmocka_unit_test(homa_timer_tick__start_msg_repeated),
 		cmocka_unit_test(homa_timer_tick__busy_keeps_long_call_alive),
+		cmocka_unit_test(homa_engine_peer_waiting__counts_unanswered_probes),
 		cmocka_unit_test(homa_timer_tick__one_resend_per_peer_rotated),
 		cmocka_unit_test(homa_timer_tick__dead_process_live_host_request),
 		cmocka_unit_test(homa_timer_tick__dead_process_live_host_unacked_reply),

@@ -217,11 +217,81 @@ static void auto__homa_peer_stays_on_homa(void **state)
 	homa_close(srv);
 }
 
+/**
+ * auto__silent_live_peer_stays_on_homa() - An AUTO server that accepts
+ * TCP but is silent on Homa only because nothing waits for it (a request
+ * the client aborted), or because it works on a request (it answers the
+ * client's RESENDs with BUSY), is not moved to TCP: many fallback windows
+ * later, requests still go over Homa.
+ */
+static void auto__silent_live_peer_stays_on_homa(void **state)
+{
+	homa_socket *srv, *cli;
+	struct homa_open_opts o;
+	struct homa_transport_stats ts;
+	struct homa_message req, m;
+	struct sockaddr_storage dst;
+	uint64_t id;
+
+	(void)state;
+	test_transport = HOMA_TRANSPORT_AUTO;
+	assert_int_equal(test_open(&srv, HOMA_DRIVER_UDP, HOMA_MODE_THREADED, true, 0, NULL), 0);
+	test_transport = HOMA_TRANSPORT_HOMA;
+	dst = test_dst(homa_local_port(srv));
+	homa_open_opts_default(&o);
+	o.bind_addr = "127.0.0.1";
+	o.transport = HOMA_TRANSPORT_AUTO;
+	o.auto_fallback_ms = 30;
+	assert_int_equal(homa_open(&cli, &o), 0);
+
+	/* one answered RPC first: the peers have exchanged what they send once */
+	assert_int_equal(homa_send(cli, (struct sockaddr *)&dst, "w", 1, 0, &id), 0);
+	assert_int_equal(homa_recv(srv, HOMA_RECV_REQUEST, 0, 30000000000LL, &req), 0);
+	assert_int_equal(homa_reply_buf(srv, req.id, "x", 1), 0);
+	homa_message_release(&req);
+	assert_int_equal(homa_recv(cli, HOMA_RECV_RESPONSE, id, 30000000000LL, &m), 0);
+	homa_message_release(&m);
+	usleep(100000);
+
+	/* a request the client gives up: nothing waits for the server any more */
+	assert_int_equal(homa_send(cli, (struct sockaddr *)&dst, "a", 1, 0, &id), 0);
+	assert_int_equal(homa_recv(srv, HOMA_RECV_REQUEST, 0, 30000000000LL, &req), 0);
+	assert_int_equal(homa_abort(cli, id), 0);
+	homa_message_release(&req);
+	usleep(300000); /* 10 fallback windows */
+
+	/* a request the server works on for 10 windows before answering */
+	assert_int_equal(homa_send(cli, (struct sockaddr *)&dst, "b", 1, 0, &id), 0);
+	assert_int_equal(homa_recv(srv, HOMA_RECV_REQUEST, 0, 30000000000LL, &req), 0);
+	usleep(300000);
+	assert_int_equal(homa_reply_buf(srv, req.id, "c", 1), 0);
+	homa_message_release(&req);
+	assert_int_equal(homa_recv(cli, HOMA_RECV_RESPONSE, id, 30000000000LL, &m), 0);
+	assert_int_equal(homa_message_transport(&m), HOMA_TRANSPORT_HOMA);
+	homa_message_release(&m);
+	usleep(100000);
+
+	assert_int_equal(homa_send(cli, (struct sockaddr *)&dst, "d", 1, 0, &id), 0);
+	assert_int_equal(homa_recv(srv, HOMA_RECV_REQUEST, 0, 30000000000LL, &req), 0);
+	assert_int_equal(homa_reply_buf(srv, req.id, "e", 1), 0);
+	homa_message_release(&req);
+	assert_int_equal(homa_recv(cli, HOMA_RECV_RESPONSE, id, 30000000000LL, &m), 0);
+	assert_int_equal(homa_message_transport(&m), HOMA_TRANSPORT_HOMA);
+	homa_message_release(&m);
+	assert_int_equal(homa_transport_stats(cli, &ts), 0);
+	assert_int_equal(ts.auto_to_tcp, 0);
+	assert_int_equal(ts.homa_rpcs, 4);
+	assert_int_equal(ts.tcp_rpcs, 0);
+	homa_close(cli);
+	homa_close(srv);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(auto__falls_back_to_tcp_and_comes_back),
 		cmocka_unit_test(auto__homa_peer_stays_on_homa),
+		cmocka_unit_test(auto__silent_live_peer_stays_on_homa),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

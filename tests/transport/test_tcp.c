@@ -199,6 +199,65 @@ static void tcp__server_gone_fails_pending_rpcs(void **state)
 	homa_close(cli);
 }
 
+/** A reply given by another thread after a pause (reply_later()). */
+struct later {
+	homa_socket *srv;
+	uint64_t id;
+};
+
+/** reply_later() - Thread: answer @arg's request with "hello world" after 50 ms. */
+static void *reply_later(void *arg)
+{
+	struct later *l = arg;
+
+	usleep(50000);
+	assert_int_equal(homa_reply_buf(l->srv, l->id, "hello world", 11), 0);
+	return NULL;
+}
+
+/**
+ * tcp__partial_read_of_a_response() - homa_recv_partial_wait() on an RPC
+ * carried by TCP behaves as over Homa: HOMA_EAGAIN and HOMA_ETIME while
+ * nothing arrived, the bytes (and the whole length) once the response is
+ * there, waking a reader already waiting; homa_recv() still takes it.
+ */
+static void tcp__partial_read_of_a_response(void **state)
+{
+	homa_socket *srv = open_tp(HOMA_TRANSPORT_TCP, true, 0);
+	homa_socket *cli = open_tp(HOMA_TRANSPORT_TCP, false, 0);
+	struct sockaddr_storage dst = test_dst(homa_local_port(srv));
+	struct homa_partial info;
+	struct homa_message req, m;
+	struct later l;
+	pthread_t t;
+	char b[16];
+	uint64_t id;
+
+	(void)state;
+	assert_int_equal(homa_send(cli, (struct sockaddr *)&dst, "q", 1, 0, &id), 0);
+	take(srv, &req);
+	assert_int_equal(homa_recv_partial_wait(cli, id, 0, b, sizeof(b), 0, NULL), HOMA_EAGAIN);
+	assert_int_equal(homa_recv_partial_wait(cli, id, 0, b, sizeof(b), 1000000, NULL),
+			 HOMA_ETIME);
+	l = (struct later){srv, req.id};
+	assert_int_equal(pthread_create(&t, NULL, reply_later, &l), 0);
+	assert_int_equal(homa_recv_partial_wait(cli, id, 6, b, sizeof(b), 30000000000LL, &info), 5);
+	pthread_join(t, NULL);
+	assert_memory_equal(b, "world", 5);
+	assert_int_equal(info.length, 11);
+	assert_int_equal(info.arrived, 11);
+	assert_true(info.complete);
+	assert_int_equal(homa_recv_partial_wait(cli, id, 11, b, sizeof(b), 0, NULL), 0);
+	homa_message_release(&req);
+	assert_int_equal(homa_recv(cli, HOMA_RECV_RESPONSE, id, 30000000000LL, &m), 0);
+	assert_int_equal(m.length, 11);
+	homa_message_release(&m);
+	assert_int_equal(homa_recv_partial_wait(cli, id, 0, b, sizeof(b), 0, NULL),
+			 HOMA_ENOTFOUND);
+	homa_close(cli);
+	homa_close(srv);
+}
+
 static void tcp__reply_twice_and_abort(void **state)
 {
 	homa_socket *srv = open_tp(HOMA_TRANSPORT_TCP, true, 0);
@@ -505,6 +564,7 @@ int main(void)
 		cmocka_unit_test(tcp__no_listener_is_enoserver),
 		cmocka_unit_test(tcp__server_gone_fails_pending_rpcs),
 		cmocka_unit_test(tcp__reply_twice_and_abort),
+		cmocka_unit_test(tcp__partial_read_of_a_response),
 		cmocka_unit_test(tcp__stranger_bytes_drop_the_connection),
 		cmocka_unit_test(tcp__fd_readable_on_response),
 		cmocka_unit_test(tcp__threads_share_reading),
