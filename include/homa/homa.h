@@ -131,6 +131,18 @@ enum homa_transport {
 	HOMA_TRANSPORT_AUTO = 2,
 };
 
+/**
+ * Per-RPC transport choice (homa_send_opts.hint, homa_request_opts()):
+ * which transport carries one request, whatever the socket would pick.
+ */
+enum homa_hint {
+	HOMA_HINT_NONE = 0, /**< the socket decides (its transport; per peer with AUTO) */
+	/** This RPC over Homa, even on a TCP socket or toward a peer AUTO moved to TCP. */
+	HOMA_HINT_HOMA = 1,
+	/** This RPC over TCP (a socket opened with transport TCP or AUTO only). */
+	HOMA_HINT_TCP = 2,
+};
+
 /** Who moves packets. */
 enum homa_mode {
 	HOMA_MODE_THREADED = 0, /**< one runtime thread per socket */
@@ -645,10 +657,16 @@ struct homa_send_opts {
 	/** Non-NULL: zero copy, the buffers borrowed as by homa_request_zc() (NULL: copied). */
 	homa_release_fn release;
 	void *arg;           /**< given to @release */
+	/**
+	 * Requests: the transport of this RPC (enum homa_hint; default
+	 * HOMA_HINT_NONE: the socket decides). homa_reply_opts() ignores it:
+	 * a response goes back the way its request came.
+	 */
+	int hint;
 };
 
-/** Smallest homa_send_opts.size accepted (every field above). */
-#define HOMA_SEND_OPTS_SIZE_MIN ((uint32_t)sizeof(struct homa_send_opts))
+/** Smallest homa_send_opts.size accepted (the fields up to @arg; @hint takes its default). */
+#define HOMA_SEND_OPTS_SIZE_MIN ((uint32_t)offsetof(struct homa_send_opts, hint))
 
 /**
  * homa_send_opts_default() - Fill @o with the defaults documented above
@@ -662,7 +680,9 @@ HOMA_API void homa_send_opts_default(struct homa_send_opts *o);
  * @o: options (read only); NULL means homa_send_opts_default().
  * @id: receives the RPC id (written only on success).
  * Return: as homa_request_iov(); HOMA_EINVAL also for a bad @o->size or
- * @o->timeout_ns; HOMA_EAGAIN and HOMA_ETIME follow @o->timeout_ns.
+ * @o->timeout_ns, an unknown @o->hint, or HOMA_HINT_TCP on a socket
+ * opened with transport HOMA; HOMA_EAGAIN and HOMA_ETIME follow
+ * @o->timeout_ns.
  */
 HOMA_API int homa_request_opts(homa_socket *s, const struct sockaddr *dst,
 			       const struct homa_iov *iov, int iovcnt,

@@ -15,7 +15,6 @@
 #include <stdlib.h>
 
 #include "rt.h"
-#include "tp.h"
 
 /** Announcements kept for homa_recv() at most; older ones are dropped. */
 #define RT_MAX_BEGINS 4096
@@ -167,8 +166,8 @@ static int progress(struct homa_rt *rt, uint64_t id, struct rt_progress *p)
 			return 0;
 		}
 		item = homa_rt_find_item(rt, id);
-		if (!item)
-			return homa_tp_pending(rt->tp, id) ? 0 : HOMA_ENOTFOUND;
+		if (!item) /* over TCP: a client RPC of ours whose response is not here yet */
+			return rt->tp && homa_rt_idset_has(&rt->ids, id) ? 0 : HOMA_ENOTFOUND;
 		if (item->ev.type == HOMA_EV_ERROR)
 			return item->ev.error;
 	}

@@ -127,12 +127,13 @@ static int send_tcp(struct homa_rt *rt, const homa_addr *addr, uint16_t port,
 
 /**
  * start_request() - homa_request_iov(), or with @zc homa_request_zc(),
- * waiting for space as @timeout_ns says (send_timeout()). The release of
- * a zero-copy request is reported only once the call succeeded.
+ * waiting for space as @timeout_ns says (send_timeout()), over the
+ * transport @hint (enum homa_hint) names or the socket picks. The release
+ * of a zero-copy request is reported only once the call succeeded.
  */
 static int start_request(homa_socket *s, const struct sockaddr *dst,
 			 const struct homa_iov *iov, int iovcnt, uint64_t cookie,
-			 uint64_t *id, const struct zc_req *zc, int64_t timeout_ns)
+			 uint64_t *id, const struct zc_req *zc, int64_t timeout_ns, int hint)
 {
 	struct homa_rt *rt = s ? homa_rt_get(s) : NULL;
 	struct rt_zc *z = NULL;
@@ -143,8 +144,9 @@ static int start_request(homa_socket *s, const struct sockaddr *dst,
 
 	if (!rt)
 		return s ? HOMA_ESHUTDOWN : HOMA_EINVAL;
-	err = !id ? HOMA_EINVAL : check_dst(rt, dst, &addr, &port);
-	if (!err && homa_tp_route(rt, &addr, port)) {
+	err = !id || (hint == HOMA_HINT_TCP && !rt->tp) ? HOMA_EINVAL
+							 : check_dst(rt, dst, &addr, &port);
+	if (!err && homa_tp_route(rt, &addr, port, hint)) {
 		err = send_tcp(rt, &addr, port, iov, iovcnt, cookie, id, zc, timeout_ns);
 		homa_rt_put(rt);
 		return err;
@@ -168,7 +170,7 @@ static int start_request(homa_socket *s, const struct sockaddr *dst,
 		homa_rt_flush(rt);
 	}
 	homa_msg_discard(NULL, msg);
-	if (err == HOMA_EPEERDEAD && homa_tp_homa_dead(rt, &addr, port))
+	if (err == HOMA_EPEERDEAD && hint != HOMA_HINT_HOMA && homa_tp_homa_dead(rt, &addr, port))
 		err = send_tcp(rt, &addr, port, iov, iovcnt, cookie, id, zc, timeout_ns);
 	homa_rt_put(rt);
 	return err;
@@ -179,7 +181,8 @@ int homa_request_iov(homa_socket *s, const struct sockaddr *dst,
 		     const struct homa_iov *iov, int iovcnt,
 		     uint64_t cookie, uint64_t *id)
 {
-	return start_request(s, dst, iov, iovcnt, cookie, id, NULL, HOMA_SEND_TIMEOUT_SOCKET);
+	return start_request(s, dst, iov, iovcnt, cookie, id, NULL, HOMA_SEND_TIMEOUT_SOCKET,
+			     HOMA_HINT_NONE);
 }
 
 /** homa_request_zc() - See homa.h. */
@@ -191,7 +194,8 @@ int homa_request_zc(homa_socket *s, const struct sockaddr *dst,
 
 	if (!release)
 		return HOMA_EINVAL;
-	return start_request(s, dst, iov, iovcnt, cookie, id, &zc, HOMA_SEND_TIMEOUT_SOCKET);
+	return start_request(s, dst, iov, iovcnt, cookie, id, &zc, HOMA_SEND_TIMEOUT_SOCKET,
+			     HOMA_HINT_NONE);
 }
 
 /** homa_request_buf() - See homa.h. */
@@ -284,8 +288,8 @@ void homa_send_opts_default(struct homa_send_opts *o)
  * import_opts() - Copy the caller's @o (NULL: defaults) into @out, reading
  * only @o->size bytes, and point *@zcp at @zc filled with its release
  * function (NULL when the send copies). Return: 0, or HOMA_EINVAL (size
- * below HOMA_SEND_OPTS_SIZE_MIN or above this library's struct, or a
- * timeout below -1 other than HOMA_SEND_TIMEOUT_SOCKET).
+ * below HOMA_SEND_OPTS_SIZE_MIN or above this library's struct, a
+ * timeout below -1 other than HOMA_SEND_TIMEOUT_SOCKET, an unknown hint).
  */
 static int import_opts(const struct homa_send_opts *o, struct homa_send_opts *out,
 		       struct zc_req *zc, const struct zc_req **zcp)
@@ -295,7 +299,8 @@ static int import_opts(const struct homa_send_opts *o, struct homa_send_opts *ou
 		return HOMA_EINVAL;
 	if (o)
 		memcpy(out, o, o->size);
-	if (out->timeout_ns < -1 && out->timeout_ns != HOMA_SEND_TIMEOUT_SOCKET)
+	if ((out->timeout_ns < -1 && out->timeout_ns != HOMA_SEND_TIMEOUT_SOCKET) ||
+	    out->hint < HOMA_HINT_NONE || out->hint > HOMA_HINT_TCP)
 		return HOMA_EINVAL;
 	zc->release = out->release;
 	zc->arg = out->arg;
@@ -313,7 +318,8 @@ int homa_request_opts(homa_socket *s, const struct sockaddr *dst,
 	struct zc_req zc;
 	int err = import_opts(o, &v, &zc, &zcp);
 
-	return err ? err : start_request(s, dst, iov, iovcnt, v.cookie, id, zcp, v.timeout_ns);
+	return err ? err : start_request(s, dst, iov, iovcnt, v.cookie, id, zcp, v.timeout_ns,
+					 v.hint);
 }
 
 /** homa_reply_opts() - See homa.h. */

@@ -293,11 +293,13 @@ int homa_tp_open(struct homa_rt *rt, const struct homa_open_opts *o);
 /** homa_tp_close() - Stop the thread, close every connection, free rt->tp (NULL: no-op). */
 void homa_tp_close(struct homa_rt *rt);
 /**
- * homa_tp_route() - Whether a request to @addr:@port goes over TCP. For
- * a Homa request of an AUTO socket it notes that an answer is awaited.
- * Call without rt->lock.
+ * homa_tp_route() - Whether a request to @addr:@port goes over TCP:
+ * @hint (enum homa_hint) HOMA_HINT_TCP or _HOMA decides, HOMA_HINT_NONE
+ * leaves it to the socket (TCP; AUTO: the peer's state). For a Homa
+ * request of an AUTO socket chosen so, it notes that an answer is
+ * awaited. False without rt->tp. Call without rt->lock.
  */
-bool homa_tp_route(struct homa_rt *rt, const homa_addr *addr, uint16_t port);
+bool homa_tp_route(struct homa_rt *rt, const homa_addr *addr, uint16_t port, int hint);
 /**
  * homa_tp_send() - Start a client RPC over TCP (homa_send_request()).
  * Return: 0 (*@id set; a connection that cannot be opened ends the RPC
@@ -320,12 +322,6 @@ int homa_tp_reply(struct homa_rt *rt, uint64_t id, const struct homa_iov *iov, i
  * is dropped; a request is never answered). Return: 0 or HOMA_ENOTFOUND.
  */
 int homa_tp_abort(struct homa_tp *tp, uint64_t id);
-/**
- * homa_tp_pending() - rt->lock held: whether client RPC @id is carried by
- * TCP and still waits for its response (none of it has arrived: a TCP
- * response arrives whole). False for a NULL @tp.
- */
-bool homa_tp_pending(struct homa_tp *tp, uint64_t id);
 
 /**
  * homa_tp_drive() - Called by homa_rt_wait_item() with rt->lock held for

@@ -125,7 +125,7 @@ void homa_tp_close(struct homa_rt *rt)
 }
 
 /** homa_tp_route() - See tp.h. */
-bool homa_tp_route(struct homa_rt *rt, const homa_addr *addr, uint16_t port)
+bool homa_tp_route(struct homa_rt *rt, const homa_addr *addr, uint16_t port, int hint)
 {
 	struct homa_tp *tp = rt->tp;
 	struct tp_peer *p;
@@ -133,9 +133,14 @@ bool homa_tp_route(struct homa_rt *rt, const homa_addr *addr, uint16_t port)
 
 	if (!tp)
 		return false;
-	if (tp->transport == HOMA_TRANSPORT_TCP)
+	if (hint == HOMA_HINT_TCP || (hint == HOMA_HINT_NONE && tp->transport == HOMA_TRANSPORT_TCP))
 		return true;
 	pthread_mutex_lock(&tp->lock);
+	if (hint == HOMA_HINT_HOMA) {
+		tp->st.homa_rpcs++;
+		pthread_mutex_unlock(&tp->lock);
+		return false;
+	}
 	p = tp_peer_get(tp, addr, port);
 	tcp = p && tp_auto_route(tp, p, homa_rt_now());
 	if (p && !tcp) {
@@ -358,19 +363,6 @@ int homa_tp_abort(struct homa_tp *tp, uint64_t id)
 	}
 	pthread_mutex_unlock(&tp->lock);
 	return err;
-}
-
-/** homa_tp_pending() - See tp.h. */
-bool homa_tp_pending(struct homa_tp *tp, uint64_t id)
-{
-	bool has;
-
-	if (!tp)
-		return false;
-	pthread_mutex_lock(&tp->lock);
-	has = homa_rt_idset_has(&tp->crpcs, id);
-	pthread_mutex_unlock(&tp->lock);
-	return has;
 }
 
 /** homa_transport_stats() - See homa.h. */

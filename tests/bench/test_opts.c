@@ -204,6 +204,23 @@ static void bench_opts_parse__homa_transport(void **state)
 	assert_int_equal(parse(&o, c), HOMA_EINVAL);
 }
 
+/** --homa-transport all: compare runs the API over each transport; other modes refuse it. */
+static void bench_opts_parse__homa_transport_all(void **state)
+{
+	struct bench_opts o;
+	const char *a[] = { "homa-bench", "compare", "--homa-transport", "all", NULL };
+	const char *b[] = { "homa-bench", "client", "--homa-transport", "all", NULL };
+	const char *c[] = { "homa-bench", "compare", "--scenario", "collective",
+			    "--homa-transport", "all", NULL };
+
+	(void)state;
+	assert_int_equal(parse(&o, a), 0);
+	assert_true(o.homa_transport_all);
+	assert_int_equal(o.homa_transport, HOMA_TRANSPORT_HOMA);
+	assert_int_equal(parse(&o, b), HOMA_EINVAL);
+	assert_int_equal(parse(&o, c), HOMA_EINVAL);
+}
+
 /** --driver xdp takes its interface from --ifname, and is refused without one. */
 static void bench_opts_parse__xdp_driver(void **state)
 {
@@ -292,6 +309,7 @@ int main(void)
 		cmocka_unit_test(bench_opts_parse__getopt_long_forms),
 		cmocka_unit_test(bench_opts_parse__xdp_driver),
 		cmocka_unit_test(bench_opts_parse__homa_transport),
+		cmocka_unit_test(bench_opts_parse__homa_transport_all),
 		cmocka_unit_test(bench_opts_parse__observability_rejects),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

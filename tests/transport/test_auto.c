@@ -111,6 +111,29 @@ static double now_ms(void)
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
+/**
+ * one_rpc() - An RPC from @cli to server @srv at @dst that the server
+ * answers after holding the request @hold_us. Return: the transport that
+ * carried the response.
+ */
+static int one_rpc(homa_socket *cli, homa_socket *srv, const struct sockaddr_storage *dst,
+		   unsigned hold_us)
+{
+	struct homa_message req, m;
+	uint64_t id;
+	int t;
+
+	assert_int_equal(homa_send(cli, (const struct sockaddr *)dst, "q", 1, 0, &id), 0);
+	assert_int_equal(homa_recv(srv, HOMA_RECV_REQUEST, 0, 30000000000LL, &req), 0);
+	usleep(hold_us);
+	assert_int_equal(homa_reply_buf(srv, req.id, "r", 1), 0);
+	homa_message_release(&req);
+	assert_int_equal(homa_recv(cli, HOMA_RECV_RESPONSE, id, 30000000000LL, &m), 0);
+	t = homa_message_transport(&m);
+	homa_message_release(&m);
+	return t;
+}
+
 static void auto__falls_back_to_tcp_and_comes_back(void **state)
 {
 	struct tcp_only t = {0};
@@ -120,7 +143,7 @@ static void auto__falls_back_to_tcp_and_comes_back(void **state)
 	struct homa_message m;
 	struct sockaddr_storage dst;
 	homa_socket *cli, *srv;
-	uint64_t id1, id2, id3;
+	uint64_t id1, id2;
 	double t0;
 
 	(void)state;
@@ -162,13 +185,7 @@ static void auto__falls_back_to_tcp_and_comes_back(void **state)
 	close(t.udp_fd);
 	assert_int_equal(test_open(&srv, HOMA_DRIVER_UDP, HOMA_MODE_THREADED, true, t.port, NULL), 0);
 	usleep(1100000); /* past the back-off (1 s after the switch) */
-	assert_int_equal(homa_send(cli, (struct sockaddr *)&dst, "three", 5, 3, &id3), 0);
-	assert_int_equal(homa_recv(srv, HOMA_RECV_REQUEST, 0, 30000000000LL, &m), 0);
-	assert_int_equal(homa_reply_buf(srv, m.id, "3", 1), 0);
-	homa_message_release(&m);
-	assert_int_equal(homa_recv(cli, HOMA_RECV_RESPONSE, id3, 30000000000LL, &m), 0);
-	assert_int_equal(homa_message_transport(&m), HOMA_TRANSPORT_HOMA);
-	homa_message_release(&m);
+	assert_int_equal(one_rpc(cli, srv, &dst, 0), HOMA_TRANSPORT_HOMA);
 	assert_int_equal(homa_transport_stats(cli, &ts), 0);
 	assert_int_equal(ts.auto_to_homa, 1);
 	assert_int_equal(ts.auto_tcp_peers, 0);
@@ -229,7 +246,7 @@ static void auto__silent_live_peer_stays_on_homa(void **state)
 	homa_socket *srv, *cli;
 	struct homa_open_opts o;
 	struct homa_transport_stats ts;
-	struct homa_message req, m;
+	struct homa_message req;
 	struct sockaddr_storage dst;
 	uint64_t id;
 
@@ -245,12 +262,7 @@ static void auto__silent_live_peer_stays_on_homa(void **state)
 	assert_int_equal(homa_open(&cli, &o), 0);
 
 	/* one answered RPC first: the peers have exchanged what they send once */
-	assert_int_equal(homa_send(cli, (struct sockaddr *)&dst, "w", 1, 0, &id), 0);
-	assert_int_equal(homa_recv(srv, HOMA_RECV_REQUEST, 0, 30000000000LL, &req), 0);
-	assert_int_equal(homa_reply_buf(srv, req.id, "x", 1), 0);
-	homa_message_release(&req);
-	assert_int_equal(homa_recv(cli, HOMA_RECV_RESPONSE, id, 30000000000LL, &m), 0);
-	homa_message_release(&m);
+	assert_int_equal(one_rpc(cli, srv, &dst, 0), HOMA_TRANSPORT_HOMA);
 	usleep(100000);
 
 	/* a request the client gives up: nothing waits for the server any more */
@@ -261,23 +273,9 @@ static void auto__silent_live_peer_stays_on_homa(void **state)
 	usleep(300000); /* 10 fallback windows */
 
 	/* a request the server works on for 10 windows before answering */
-	assert_int_equal(homa_send(cli, (struct sockaddr *)&dst, "b", 1, 0, &id), 0);
-	assert_int_equal(homa_recv(srv, HOMA_RECV_REQUEST, 0, 30000000000LL, &req), 0);
-	usleep(300000);
-	assert_int_equal(homa_reply_buf(srv, req.id, "c", 1), 0);
-	homa_message_release(&req);
-	assert_int_equal(homa_recv(cli, HOMA_RECV_RESPONSE, id, 30000000000LL, &m), 0);
-	assert_int_equal(homa_message_transport(&m), HOMA_TRANSPORT_HOMA);
-	homa_message_release(&m);
+	assert_int_equal(one_rpc(cli, srv, &dst, 300000), HOMA_TRANSPORT_HOMA);
 	usleep(100000);
-
-	assert_int_equal(homa_send(cli, (struct sockaddr *)&dst, "d", 1, 0, &id), 0);
-	assert_int_equal(homa_recv(srv, HOMA_RECV_REQUEST, 0, 30000000000LL, &req), 0);
-	assert_int_equal(homa_reply_buf(srv, req.id, "e", 1), 0);
-	homa_message_release(&req);
-	assert_int_equal(homa_recv(cli, HOMA_RECV_RESPONSE, id, 30000000000LL, &m), 0);
-	assert_int_equal(homa_message_transport(&m), HOMA_TRANSPORT_HOMA);
-	homa_message_release(&m);
+	assert_int_equal(one_rpc(cli, srv, &dst, 0), HOMA_TRANSPORT_HOMA);
 	assert_int_equal(homa_transport_stats(cli, &ts), 0);
 	assert_int_equal(ts.auto_to_tcp, 0);
 	assert_int_equal(ts.homa_rpcs, 4);

@@ -258,6 +258,82 @@ static void tcp__partial_read_of_a_response(void **state)
 	homa_close(srv);
 }
 
+/**
+ * request_hint() - One RPC from @cli to @srv over the transport @hint
+ * names; the server answers it. Return: the transport that carried the
+ * response (and the request, as the server saw it).
+ */
+static int request_hint(homa_socket *cli, homa_socket *srv, int hint)
+{
+	struct sockaddr_storage dst = test_dst(homa_local_port(srv));
+	struct homa_iov iov = {"h", 1};
+	struct homa_send_opts so;
+	struct homa_message req, m;
+	uint64_t id;
+	int t;
+
+	homa_send_opts_default(&so);
+	so.hint = hint;
+	assert_int_equal(homa_request_opts(cli, (struct sockaddr *)&dst, &iov, 1, &so, &id), 0);
+	take(srv, &req);
+	t = homa_message_transport(&req);
+	assert_int_equal(homa_reply_buf(srv, req.id, "r", 1), 0);
+	homa_message_release(&req);
+	assert_int_equal(homa_recv(cli, HOMA_RECV_RESPONSE, id, 30000000000LL, &m), 0);
+	assert_int_equal(homa_message_transport(&m), t);
+	homa_message_release(&m);
+	return t;
+}
+
+/**
+ * tcp__per_rpc_hints() - homa_send_opts.hint picks the transport of one
+ * RPC: Homa from a TCP socket, TCP from an AUTO socket, the socket's own
+ * choice by default; TCP from a HOMA socket and unknown hints are
+ * HOMA_EINVAL.
+ */
+static void tcp__per_rpc_hints(void **state)
+{
+	homa_socket *srv = open_tp(HOMA_TRANSPORT_AUTO, true, 0);
+	homa_socket *tcp = open_tp(HOMA_TRANSPORT_TCP, false, 0);
+	homa_socket *aut = open_tp(HOMA_TRANSPORT_AUTO, false, 0);
+	homa_socket *hom = open_tp(HOMA_TRANSPORT_HOMA, false, 0);
+	struct sockaddr_storage dst = test_dst(homa_local_port(srv));
+	struct homa_iov iov = {"h", 1};
+	struct homa_transport_stats ts;
+	struct homa_send_opts so;
+	uint64_t id = 7;
+
+	(void)state;
+	assert_int_equal(request_hint(tcp, srv, HOMA_HINT_NONE), HOMA_TRANSPORT_TCP);
+	assert_int_equal(request_hint(tcp, srv, HOMA_HINT_HOMA), HOMA_TRANSPORT_HOMA);
+	assert_int_equal(request_hint(aut, srv, HOMA_HINT_NONE), HOMA_TRANSPORT_HOMA);
+	assert_int_equal(request_hint(aut, srv, HOMA_HINT_TCP), HOMA_TRANSPORT_TCP);
+	assert_int_equal(request_hint(hom, srv, HOMA_HINT_HOMA), HOMA_TRANSPORT_HOMA);
+	assert_int_equal(homa_transport_stats(tcp, &ts), 0);
+	assert_int_equal(ts.tcp_rpcs, 1);
+	assert_int_equal(ts.homa_rpcs, 1);
+	assert_int_equal(homa_transport_stats(aut, &ts), 0);
+	assert_int_equal(ts.tcp_rpcs, 1);
+	assert_int_equal(ts.homa_rpcs, 1);
+	assert_int_equal(ts.auto_to_tcp, 0); /* a hint is not a switch */
+
+	homa_send_opts_default(&so);
+	so.hint = HOMA_HINT_TCP;
+	assert_int_equal(homa_request_opts(hom, (struct sockaddr *)&dst, &iov, 1, &so, &id),
+			 HOMA_EINVAL);
+	so.hint = HOMA_HINT_TCP + 1;
+	assert_int_equal(homa_request_opts(aut, (struct sockaddr *)&dst, &iov, 1, &so, &id),
+			 HOMA_EINVAL);
+	so.hint = -1;
+	assert_int_equal(homa_request_opts(tcp, (struct sockaddr *)&dst, &iov, 1, &so, &id),
+			 HOMA_EINVAL);
+	assert_int_equal(id, 7);
+	homa_close(hom);
+	homa_close(aut);
+	homa_close(tcp);
+	homa_close(srv);
+}
+
 static void tcp__reply_twice_and_abort(void **state)
 {
 	homa_socket *srv = open_tp(HOMA_TRANSPORT_TCP, true, 0);
@@ -565,6 +641,7 @@ int main(void)
 		cmocka_unit_test(tcp__server_gone_fails_pending_rpcs),
 		cmocka_unit_test(tcp__reply_twice_and_abort),
 		cmocka_unit_test(tcp__partial_read_of_a_response),
+		cmocka_unit_test(tcp__per_rpc_hints),
 		cmocka_unit_test(tcp__stranger_bytes_drop_the_connection),
 		cmocka_unit_test(tcp__fd_readable_on_response),
 		cmocka_unit_test(tcp__threads_share_reading),

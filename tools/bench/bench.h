@@ -59,6 +59,7 @@ struct bench_opts {
 	const char *ifname;     /**< --ifname: the XDP driver's interface */
 	bool polled;            /**< Homa sockets in polled mode (default; --threaded clears) */
 	int homa_transport;     /**< --homa-transport: enum homa_transport of the Homa arm */
+	bool homa_transport_all; /**< --homa-transport all (compare): the API over each transport */
 	struct bench_homa_knobs homa; /**< --homa-* settings */
 	int threads;            /**< server threads (default 1) */
 	const char *servers;    /**< client: IP:PORT[,IP:PORT...] */

@@ -76,7 +76,7 @@ static void print_scen(FILE *f, const struct scen *s, double dur)
 	fprintf(f, "\n%s: %s (%.0f s per arm)\n", s->name, s->what, dur);
 	for (int i = 0; i < ARM_COUNT; i++)
 		if (s->a[i].ran && s->a[i].rc)
-			fprintf(f, "  %s arm FAILED: %s\n", i == 0 ? "homa" : i == 1 ? "tcp" : "udp",
+			fprintf(f, "  %s arm FAILED: %s\n", bench_arm_name(i),
 				homa_strerror(s->a[i].rc));
 	fprintf(f, "  %-34s %10s %10s %9s%s\n", "", "homa", "tcp", "homa/tcp",
 		udp ? "  udp floor  homa/udp" : "");
@@ -122,6 +122,48 @@ static void print_scen(FILE *f, const struct scen *s, double dur)
 	usage_rows(f, h, t, udp ? u : NULL);
 }
 
+/** api_row() - One arm of the transports table: its figures and ratios to kernel TCP @t. */
+static void api_row(FILE *f, const char *what, const struct scen_arm *a, const struct scen_arm *t)
+{
+	fprintf(f, "  %-22s", what);
+	if (a->rc) {
+		fprintf(f, " FAILED: %s\n", homa_strerror(a->rc));
+		return;
+	}
+	cell(f, 8, a->st.lat_us.p50);
+	cell(f, 8, a->st.lat_us.p99);
+	cell(f, 9, a->cpu_us_per_rpc);
+	cell(f, 9, a->host_us_per_rpc);
+	cell(f, 7, a->syscalls_per_rpc);
+	cell(f, 7, a->ctxsw_per_rpc);
+	cell(f, 7, ratio(a->st.lat_us.p50, t->st.lat_us.p50));
+	cell(f, 7, ratio(a->cpu_us_per_rpc, t->cpu_us_per_rpc));
+	cell(f, 7, ratio(a->host_us_per_rpc, t->host_us_per_rpc));
+	fprintf(f, "\n");
+}
+
+/**
+ * print_transports() - With --homa-transport all: the Homa API over each
+ * transport and kernel TCP, measured in turn in this run, with ratios to
+ * kernel TCP (CPU per RPC by getrusage of client and server, and as the
+ * machine's busy time).
+ */
+static void print_transports(FILE *f, const struct scen *s)
+{
+	const struct scen_arm *t = &s->a[ARM_TCP];
+
+	if (!s->a[ARM_API_TCP].ran || t->rc)
+		return;
+	fprintf(f, "\n%s: this API over each transport against kernel TCP (ratios: arm/kernel)\n",
+		s->name);
+	fprintf(f, "  %-22s %8s %8s %9s %9s %7s %7s %7s %7s %7s\n", "arm", "P50 us", "P99 us",
+		"CPU us", "busy us", "calls", "ctxsw", "P50 x", "CPU x", "busy x");
+	api_row(f, "homa (over Homa)", &s->a[ARM_HOMA], t);
+	api_row(f, "api-tcp (over TCP)", &s->a[ARM_API_TCP], t);
+	api_row(f, "api-auto (AUTO)", &s->a[ARM_API_AUTO], t);
+	api_row(f, "tcp (kernel TCP)", t, t);
+}
+
 /** json_arm() - The object of one arm. */
 static void json_arm(struct homa_json *j, const struct scen *s, const struct scen_arm *a)
 {
@@ -164,6 +206,17 @@ static void json_arm(struct homa_json *j, const struct scen *s, const struct sce
 	homa_json_end(j);
 }
 
+/** json_ratios() - Arm @a's headline figures over kernel TCP's @t, as an object. */
+static void json_ratios(struct homa_json *j, const struct scen_arm *a, const struct scen_arm *t)
+{
+	homa_json_object(j);
+	homa_json_kv_num(j, "p50", ratio(a->st.lat_us.p50, t->st.lat_us.p50));
+	homa_json_kv_num(j, "p99", ratio(a->st.lat_us.p99, t->st.lat_us.p99));
+	homa_json_kv_num(j, "cpu_us_per_rpc", ratio(a->cpu_us_per_rpc, t->cpu_us_per_rpc));
+	homa_json_kv_num(j, "host_cpu_us_per_rpc", ratio(a->host_us_per_rpc, t->host_us_per_rpc));
+	homa_json_end(j);
+}
+
 /**
  * json_scen() - The object of one scenario (@enc: the arms were
  * encrypted, which adds "encrypted": true).
@@ -191,6 +244,15 @@ static void json_scen(struct homa_json *j, const struct scen *s, double dur, boo
 		homa_json_kv_num(j, "p99_us", u->rc ? NAN : u->st.lat_us.p99);
 		homa_json_kv_num(j, "p999_us", u->rc ? NAN : u->st.lat_us.p999);
 		homa_json_end(j);
+	}
+	for (int arm = ARM_API_TCP; arm <= ARM_API_AUTO; arm++) {
+		if (!s->a[arm].ran)
+			continue;
+		homa_json_key(j, arm == ARM_API_TCP ? "api_tcp" : "api_auto");
+		json_arm(j, s, &s->a[arm]);
+		homa_json_key(j, arm == ARM_API_TCP ? "ratios_api_tcp_over_tcp"
+				 : "ratios_api_auto_over_tcp");
+		json_ratios(j, &s->a[arm], t);
 	}
 	homa_json_key(j, "ratios_homa_over_tcp");
 	homa_json_object(j);
@@ -246,10 +308,10 @@ static void print_demo(FILE *f, const struct scen *rtt, const struct scen *mix, 
 		   "both on this machine's loopback, measured one after the other in this run.\n\n");
 	for (int i = 0; i < ARM_COUNT; i++) {
 		if (rtt->a[i].ran && rtt->a[i].rc)
-			fprintf(f, "  rtt: the %s arm FAILED: %s\n", i == ARM_HOMA ? "homa"
-				: i == ARM_TCP ? "tcp" : "udp", homa_strerror(rtt->a[i].rc));
+			fprintf(f, "  rtt: the %s arm FAILED: %s\n", bench_arm_name(i),
+				homa_strerror(rtt->a[i].rc));
 		if (mix->a[i].ran && mix->a[i].rc)
-			fprintf(f, "  mixed: the %s arm FAILED: %s\n", i == ARM_HOMA ? "homa" : "tcp",
+			fprintf(f, "  mixed: the %s arm FAILED: %s\n", bench_arm_name(i),
 				homa_strerror(mix->a[i].rc));
 	}
 	fprintf(f, "  %-34s %10s %10s %9s\n", "what was measured", "homa", "tcp", "homa/tcp");
@@ -352,11 +414,13 @@ int bench_compare_main(const struct bench_opts *user)
 	for (size_t i = 0; i < n && !bench_stop; i++) {
 		if (!o->quiet)
 			fprintf(stderr, "running %s ...\n", list[i]);
-		int r = bench_scenario_run(o, list[i], (uint16_t)(port + 6 * i), &s[i]);
+		int r = bench_scenario_run(o, list[i], (uint16_t)(port + 2 * ARM_COUNT * i), &s[i]);
 		if (r && !rc)
 			rc = r;
-		if (!demo)
+		if (!demo) {
 			print_scen(out, &s[i], o->duration);
+			print_transports(out, &s[i]);
+		}
 	}
 	if (bench_stop)
 		return HOMA_ECANCELED;

@@ -31,9 +31,10 @@ static const char usage[] =
 "                            messages up to 65000 B)\n"
 "  --driver udp|raw|xdp      Homa packet driver (default udp; raw needs CAP_NET_RAW;\n"
 "                            xdp: AF_XDP on --ifname IF, docs/XDP.md)\n"
-"  --homa-transport homa|tcp|auto\n"
+"  --homa-transport homa|tcp|auto|all\n"
 "                            what carries the Homa arm's RPCs (homa_open_opts.transport;\n"
-"                            default homa): tcp measures this API over kernel TCP\n"
+"                            default homa): tcp measures this API over kernel TCP; all\n"
+"                            (compare) adds arms api-tcp and api-auto beside homa and tcp\n"
 "  --threaded                Homa sockets in threaded mode (a runtime thread per socket\n"
 "                            moves packets and wakes the application)\n"
 "  --polled                  Homa sockets in polled mode (the default: the thread that\n"
@@ -227,6 +228,7 @@ static int set_enum(struct bench_opts *o, const char *f, const char *v)
 		if (!strcmp(v, "homa")) o->homa_transport = HOMA_TRANSPORT_HOMA;
 		else if (!strcmp(v, "tcp")) o->homa_transport = HOMA_TRANSPORT_TCP;
 		else if (!strcmp(v, "auto")) o->homa_transport = HOMA_TRANSPORT_AUTO;
+		else if (!strcmp(v, "all")) o->homa_transport_all = true;
 		else return HOMA_EINVAL;
 	} else if (!strcmp(f, "--driver")) {
 		if (!strcmp(v, "udp")) o->driver = HOMA_DRIVER_UDP;
@@ -518,6 +520,12 @@ int bench_opts_parse(int argc, char **argv, struct bench_opts *o)
 		o->duration = !strcmp(o->mode, "demo") ? 2 : !strcmp(o->mode, "compare") ? 3 : 5;
 	if ((o->rate > 0) + (o->load_gbps > 0) + (o->outstanding > 0) > 1) {
 		fprintf(stderr, "homa-bench: give only one of --rate, --load-gbps, --outstanding\n");
+		return HOMA_EINVAL;
+	}
+	if (o->homa_transport_all && (strcmp(o->mode, "compare") || o->encrypt ||
+				      !strcmp(o->scenario, "collective"))) {
+		fprintf(stderr, "homa-bench: --homa-transport all is for compare, unencrypted, "
+			"not the collective scenario\n");
 		return HOMA_EINVAL;
 	}
 	if (o->certs && !o->encrypt) {

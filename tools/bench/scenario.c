@@ -13,6 +13,7 @@
 
 #include "calibrate.h"
 #include "homa/errors.h"
+#include "homa/homa.h"
 #include "spawn.h"
 #include "util/poisson.h"
 
@@ -193,23 +194,64 @@ static size_t phase_jobs(const struct bench_opts *o, enum kind k, int ph, enum b
 	return 1;
 }
 
-/** measure() - Every round, phase and arm; results pooled into @raw. */
-static void measure(const struct bench_opts *o, enum kind k, int narms, uint16_t port,
-		    struct scen *s, struct arm_raw *raw)
+/** bench_arm_name() - See scenario.h. */
+const char *bench_arm_name(int arm)
 {
+	static const char *const names[ARM_COUNT] = { "homa", "tcp", "udp", "api-tcp",
+						       "api-auto" };
+
+	return arm >= 0 && arm < ARM_COUNT ? names[arm] : "?";
+}
+
+/** arm_transport() - The benchmark transport of @arm (the API arms are Homa's). */
+static enum bench_transport arm_transport(int arm)
+{
+	return arm == ARM_TCP ? BENCH_TR_TCP : arm == ARM_UDP ? BENCH_TR_UDP : BENCH_TR_HOMA;
+}
+
+/**
+ * arm_list() - The arms scenario @k runs for @o, in table order, into
+ * @arms; @ao[arm] receives each one's options (@o with the API's
+ * transport of that arm). Return: how many.
+ */
+static int arm_list(const struct bench_opts *o, enum kind k, int *arms, struct bench_opts *ao)
+{
+	int n = 0;
+
+	for (int arm = 0; arm < ARM_COUNT; arm++) {
+		if ((arm == ARM_UDP && k != K_RTT) || (arm >= ARM_API_TCP && !o->homa_transport_all))
+			continue;
+		ao[arm] = *o;
+		if (o->homa_transport_all)
+			ao[arm].homa_transport = arm == ARM_API_TCP    ? HOMA_TRANSPORT_TCP
+						 : arm == ARM_API_AUTO ? HOMA_TRANSPORT_AUTO
+								       : HOMA_TRANSPORT_HOMA;
+		arms[n++] = arm;
+	}
+	return n;
+}
+
+/**
+ * measure() - Every round, phase and arm of @arms (@narms, options
+ * @ao[arm]), in turn, the order reversed every other round; results
+ * pooled into @raw.
+ */
+static void measure(const struct bench_opts *ao, enum kind k, const int *arms, int narms,
+		    uint16_t port, struct scen *s, struct arm_raw *raw)
+{
+	const struct bench_opts *o = &ao[arms[0]];
 	int rounds = o->rounds > 0 ? o->rounds : 1;
 
 	for (int r = 0; r < rounds && !bench_stop; r++) {
 		for (int ph = 0; ph < 2; ph++) {
 			for (int i = 0; i < narms; i++) {
-				int arm = r % 2 ? narms - 1 - i : i;
-				enum bench_transport t = arm == ARM_HOMA ? BENCH_TR_HOMA
-							 : arm == ARM_TCP ? BENCH_TR_TCP : BENCH_TR_UDP;
+				int arm = arms[r % 2 ? narms - 1 - i : i];
+				enum bench_transport t = arm_transport(arm);
 				struct bench_job j[2];
 				struct bench_result res[2];
 				int to_extra[2];
 				uint16_t p = (uint16_t)(port + 2 * arm);
-				size_t n = phase_jobs(o, k, ph, t, p, j, to_extra);
+				size_t n = phase_jobs(&ao[arm], k, ph, t, p, j, to_extra);
 
 				if (n == 0 || s->a[arm].rc)
 					continue;
@@ -376,7 +418,8 @@ int bench_scenario_run(const struct bench_opts *o, const char *name, uint16_t po
 		       struct scen *s)
 {
 	enum kind k = kind_of(name);
-	int narms = k == K_RTT ? ARM_COUNT : ARM_UDP;
+	struct bench_opts ao[ARM_COUNT];
+	int arms[ARM_COUNT], narms = arm_list(o, k, arms, ao);
 	struct arm_raw raw[ARM_COUNT];
 	struct homa_baseline bl;
 	int rc = 0;
@@ -386,25 +429,26 @@ int bench_scenario_run(const struct bench_opts *o, const char *name, uint16_t po
 	homa_baseline_init(&bl);
 	s->name = name;
 	describe(o, k, s);
-	for (int arm = 0; arm < narms; arm++) {
-		enum bench_transport t = arm == ARM_HOMA ? BENCH_TR_HOMA
-					 : arm == ARM_TCP ? BENCH_TR_TCP : BENCH_TR_UDP;
+	for (int i = 0; i < narms; i++) {
+		int arm = arms[i];
+		enum bench_transport t = arm_transport(arm);
 		uint16_t p = (uint16_t)(port + 2 * arm);
 		s->a[arm].ran = 1;
-		s->a[arm].rc = bench_spawn_server(o, t, p, &raw[arm].srv);
+		s->a[arm].rc = bench_spawn_server(&ao[arm], t, p, &raw[arm].srv);
 		if (s->a[arm].rc == 0 && (k == K_MIXED || k == K_WORKLOAD))
-			s->a[arm].rc = calibrate_arm(o, k, t, p, &raw[arm]);
-		for (size_t i = 0; i < raw[arm].calib.lat.n; i++)
-			homa_baseline_add(&bl, raw[arm].calib.lat.v[i].size,
-					  (double)raw[arm].calib.lat.v[i].ns);
+			s->a[arm].rc = calibrate_arm(&ao[arm], k, t, p, &raw[arm]);
+		for (size_t c = 0; c < raw[arm].calib.lat.n; c++)
+			homa_baseline_add(&bl, raw[arm].calib.lat.v[c].size,
+					  (double)raw[arm].calib.lat.v[c].ns);
 	}
-	measure(o, k, narms, port, s, raw);
-	for (int arm = 0; arm < narms; arm++) {
+	measure(ao, k, arms, narms, port, s, raw);
+	for (int i = 0; i < narms; i++) {
+		int arm = arms[i];
 		bench_stop_server(&raw[arm].srv);
 		if (s->a[arm].rc == 0 && !raw[arm].have_main)
 			s->a[arm].rc = HOMA_ECANCELED;
 		if (s->a[arm].rc == 0)
-			s->a[arm].rc = figures(o, k, &raw[arm], &bl, &s->a[arm]);
+			s->a[arm].rc = figures(&ao[arm], k, &raw[arm], &bl, &s->a[arm]);
 		if (s->a[arm].rc && !rc)
 			rc = s->a[arm].rc;
 		homa_lat_free(&raw[arm].calib.lat);

@@ -10,8 +10,15 @@
 #include "bench.h"
 #include "report.h"
 
-/** Arms, in table order. */
-enum { ARM_HOMA = 0, ARM_TCP = 1, ARM_UDP = 2, ARM_COUNT = 3 };
+/**
+ * Arms, in table order: the Homa API (over o->homa_transport), kernel TCP,
+ * the UDP floor (rtt only), and with --homa-transport all the Homa API
+ * over the TCP and AUTO transports too (the Homa arm then runs over Homa).
+ */
+enum { ARM_HOMA = 0, ARM_TCP = 1, ARM_UDP = 2, ARM_API_TCP = 3, ARM_API_AUTO = 4, ARM_COUNT = 5 };
+
+/** bench_arm_name() - "homa", "tcp", "udp", "api-tcp" or "api-auto". */
+const char *bench_arm_name(int arm);
 
 /** Figures of one arm in one scenario. */
 struct scen_arm {
@@ -38,7 +45,7 @@ struct scen {
 
 /**
  * bench_scenario_run() - Run scenario @name (rtt|throughput|rate|mixed|workload)
- * with ports from @port (6 consecutive). Return: 0 or the first error.
+ * with ports from @port (2 x ARM_COUNT consecutive). Return: 0 or the first error.
  */
 int bench_scenario_run(const struct bench_opts *o, const char *name, uint16_t port,
 		       struct scen *s);
