@@ -287,9 +287,11 @@ void homa_rt_arm_timer(struct homa_rt *rt)
 }
 
 /**
- * io_thread() - Threaded mode's loop: timers, sleep until the next
- * deadline or a packet, receive. Ends when the socket closes. The
- * thread is named "homa-io" (top, perf, /proc/PID/task/TID/comm).
+ * io_thread() - Threaded mode's thread: timers, sleep until the next
+ * deadline or a packet, receive (homa_rt_standby_loop()), napping while
+ * an application thread waiting in the socket does that itself. Ends
+ * when the socket closes. The thread is named "homa-io" (top, perf,
+ * /proc/PID/task/TID/comm).
  */
 static void *io_thread(void *arg)
 {
@@ -304,14 +306,7 @@ static void *io_thread(void *arg)
 	 * otherwise it keeps the normal priority).
 	 */
 	setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), IO_THREAD_NICE);
-	for (;;) {
-		if (atomic_load(&rt->closing))
-			break;
-		homa_rt_timers(rt);
-		if (wait_packets(rt, engine_wake(rt, UINT64_MAX), UINT64_MAX))
-			homa_rt_input(rt);
-		atomic_store(&rt->wake_at, 0);
-	}
+	homa_rt_standby_loop(rt);
 	return NULL;
 }
 

@@ -97,8 +97,8 @@ struct homa_rt {
 	bool poller_active;         /**< polled mode: a thread drives I/O */
 	bool standby_active;        /**< polled mode: that thread is the standby (standby.c) */
 	uint64_t app_poll_ns;       /**< polled mode: last time an application thread drove I/O */
-	uint64_t standby_ns;        /**< polled mode: absence after which the standby steps in */
-	pthread_cond_t standby_cond; /**< polled mode: the standby thread sleeps here */
+	uint64_t standby_ns;        /**< absence after which the standby (threaded: I/O) thread steps in */
+	pthread_cond_t standby_cond; /**< the standby or I/O thread naps here while applications drive */
 	pthread_cond_t role_cond;   /**< polled mode: homa_poll() waits here for the poller role */
 	int role_waiters;           /**< threads waiting on role_cond */
 	int ready_fd;               /**< eventfd: readable while nready > 0, once exported */
@@ -373,10 +373,42 @@ int homa_rt_standby_start(struct homa_rt *rt);
 void homa_rt_app_present(struct homa_rt *rt);
 /**
  * homa_rt_standby_after() - The absence after which the standby steps
- * in, for settings @st: resend_ticks ticks (the silence after which a
- * peer starts asking for data again).
+ * in, for settings @st and @mode: in polled mode resend_ticks ticks (the
+ * silence after which a peer starts asking for data again); in threaded
+ * mode, where the I/O thread is the standby, one tick.
  */
-uint64_t homa_rt_standby_after(const struct homa_settings *st);
+uint64_t homa_rt_standby_after(const struct homa_settings *st, int mode);
+/**
+ * homa_rt_standby_loop() - The standby thread's loop (polled mode's
+ * standby thread, threaded mode's I/O thread): nap while application
+ * threads drive I/O, drive it while none has for rt->standby_ns (in
+ * threaded mode also as soon as the engine has work due). Ends when the
+ * socket closes.
+ */
+void homa_rt_standby_loop(struct homa_rt *rt);
+/**
+ * homa_rt_app_drives() - True if threads waiting in this socket drive its
+ * I/O themselves (the poller role): always in polled mode; in threaded
+ * mode unless a TCP transport is attached (its waiters read the TCP
+ * connections instead, src/transport/tp_drive.c). Then the I/O thread
+ * naps meanwhile and a message needs no hand-off from it: no wake-up,
+ * no context switch.
+ */
+bool homa_rt_app_drives(const struct homa_rt *rt);
+/**
+ * homa_rt_app_leaves() - rt->lock held, threaded mode: an application
+ * thread stopped driving and no other takes over; if the engine has work
+ * due now (e.g. the pacer), wake the napping I/O thread to do it.
+ * Otherwise the I/O thread steps in at its next look (at most
+ * rt->standby_ns later, or at the engine's next deadline).
+ */
+void homa_rt_app_leaves(struct homa_rt *rt);
+/**
+ * homa_rt_app_away() - rt->lock held, threaded mode: a thread waits in
+ * the socket without driving it (a sender waiting for space): let the
+ * I/O thread step in now rather than a tick later.
+ */
+void homa_rt_app_away(struct homa_rt *rt);
 
 /* wait.c */
 /**

@@ -208,7 +208,7 @@ static int open_once(homa_socket **out, const struct homa_open_opts *opts,
 	rt->server = opts->server;
 	rt->send_timeout_ns = opts->send_timeout_ns;
 	rt->max_message = st->max_message;
-	rt->standby_ns = homa_rt_standby_after(st);
+	rt->standby_ns = homa_rt_standby_after(st, opts->mode);
 	err = rt_setup(rt, opts, st);
 	if (!err)
 		err = homa_rt_obs_open(rt, opts);
@@ -409,7 +409,7 @@ int homa_set_settings(homa_socket *s, const struct homa_settings *st)
 	err = eff.mtu > rt->pkt_cap ? HOMA_EINVAL : homa_engine_set_settings(rt->engine, &eff);
 	if (!err) {
 		atomic_store(&rt->max_message, eff.max_message);
-		rt->standby_ns = homa_rt_standby_after(&eff);
+		rt->standby_ns = homa_rt_standby_after(&eff, rt->mode);
 	}
 	homa_rt_unlock(rt);
 	homa_rt_put(rt);

@@ -12,6 +12,11 @@
  * its own timeout and by homa_close(), never per message: a wake-up per
  * delivered message cost two context switches and about four system calls
  * per RPC for nothing. Its name is "homa-standby".
+ *
+ * Threaded mode's I/O thread runs the same loop (io.c): an application
+ * thread blocked in homa_recv() drives I/O itself, so its message needs
+ * no wake-up from the I/O thread, and the I/O thread steps in one tick
+ * after the application left, or at once when the engine has work due.
  */
 #define _GNU_SOURCE
 #include <sys/prctl.h>
@@ -19,9 +24,35 @@
 #include "rt.h"
 
 /** homa_rt_standby_after() - See rt.h. */
-uint64_t homa_rt_standby_after(const struct homa_settings *st)
+uint64_t homa_rt_standby_after(const struct homa_settings *st, int mode)
 {
+	if (mode == HOMA_MODE_THREADED)
+		return st->tick_ns;
 	return (uint64_t)st->resend_ticks * st->tick_ns;
+}
+
+/** homa_rt_app_drives() - See rt.h. */
+bool homa_rt_app_drives(const struct homa_rt *rt)
+{
+	return rt->mode == HOMA_MODE_POLLED || !rt->tp;
+}
+
+/** homa_rt_app_leaves() - See rt.h. */
+void homa_rt_app_leaves(struct homa_rt *rt)
+{
+	if (rt->mode != HOMA_MODE_THREADED || rt->poller_active || rt->waiters ||
+	    rt->space_waiters)
+		return;
+	if (homa_engine_wake_by(rt->engine) <= homa_rt_now())
+		pthread_cond_signal(&rt->standby_cond);
+}
+
+/** homa_rt_app_away() - See rt.h. */
+void homa_rt_app_away(struct homa_rt *rt)
+{
+	rt->app_poll_ns = 0;
+	if (!rt->poller_active && !rt->standby_active)
+		pthread_cond_signal(&rt->standby_cond);
 }
 
 /** homa_rt_app_present() - See rt.h. */
@@ -45,30 +76,40 @@ static void nap(struct homa_rt *rt, uint64_t until)
 }
 
 /**
- * standby_main() - The standby loop: wait for the application to be away
- * for standby_ns, then poll in slices of standby_ns until it is back.
- * Ends when the socket closes.
+ * homa_rt_standby_loop() - See rt.h. Polled mode polls in slices of
+ * standby_ns; threaded mode's I/O thread polls until a deadline, a packet
+ * or an application thread's kick (homa_rt_app_present()).
  */
+void homa_rt_standby_loop(struct homa_rt *rt)
+{
+	homa_rt_lock(rt);
+	while (!rt->closing) {
+		uint64_t now = homa_rt_now(), due = rt->app_poll_ns + rt->standby_ns;
+
+		uint64_t engine = rt->mode == HOMA_MODE_THREADED ?
+			homa_engine_wake_by(rt->engine) : UINT64_MAX;
+
+		if (rt->poller_active) {
+			nap(rt, now + rt->standby_ns);
+		} else if (now < due && now < engine) {
+			nap(rt, engine < due ? engine : due);
+		} else {
+			homa_rt_run_poller(rt, rt->mode == HOMA_MODE_THREADED ? UINT64_MAX
+					   : now + rt->standby_ns, false);
+			homa_rt_pass_poller(rt);
+		}
+	}
+	homa_rt_unlock(rt);
+}
+
+/** standby_main() - Polled mode's standby thread: homa_rt_standby_loop(). */
 static void *standby_main(void *arg)
 {
 	struct homa_rt *rt = arg;
 
 	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
 	prctl(PR_SET_NAME, "homa-standby", 0, 0, 0);
-	homa_rt_lock(rt);
-	while (!rt->closing) {
-		uint64_t now = homa_rt_now(), due = rt->app_poll_ns + rt->standby_ns;
-
-		if (rt->poller_active) {
-			nap(rt, now + rt->standby_ns);
-		} else if (now < due) {
-			nap(rt, due);
-		} else {
-			homa_rt_run_poller(rt, now + rt->standby_ns, false);
-			homa_rt_pass_poller(rt);
-		}
-	}
-	homa_rt_unlock(rt);
+	homa_rt_standby_loop(rt);
 	return NULL;
 }
 

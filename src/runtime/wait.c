@@ -2,12 +2,14 @@
 /**
  * @file wait.c
  * Blocking: receivers waiting for a message and senders waiting for
- * buffer space. In threaded mode receivers sleep on their waiter's futex
- * word and senders on a condition variable (on CLOCK_MONOTONIC); the I/O
- * thread wakes them. In polled mode one of
- * them at a time becomes the poller and drives I/O itself; when it leaves
- * it wakes another waiter to take over. While no application thread is
- * there, the standby thread (standby.c) takes the role.
+ * buffer space. One of them at a time becomes the poller and drives I/O
+ * itself; the others sleep, receivers on their waiter's futex word and
+ * senders on a condition variable (on CLOCK_MONOTONIC). When the poller
+ * leaves it wakes another waiter to take over. While no application
+ * thread is there, the standby thread (standby.c; in threaded mode the
+ * I/O thread) takes the role. Threaded sockets with a TCP transport
+ * leave Homa's I/O to the I/O thread: their waiters read the TCP
+ * connections (homa_tp_drive()).
  */
 #include <stdint.h>
 
@@ -65,6 +67,7 @@ void homa_rt_run_poller(struct homa_rt *rt, uint64_t until, bool app)
 /** homa_rt_wait_item() - See rt.h. */
 int homa_rt_wait_item(struct homa_rt *rt, struct rt_waiter *w, uint64_t until)
 {
+	bool drives = homa_rt_app_drives(rt);
 	int err = 0;
 
 	for (;;) {
@@ -78,13 +81,13 @@ int homa_rt_wait_item(struct homa_rt *rt, struct rt_waiter *w, uint64_t until)
 			err = HOMA_ETIME;
 			break;
 		}
-		if (rt->mode == HOMA_MODE_POLLED && !rt->poller_active) {
+		if (drives && !rt->poller_active) {
 			w->polling = true;
 			homa_rt_run_poller(rt, until, true);
 			w->polling = false;
 			continue;
 		}
-		if (rt->mode == HOMA_MODE_POLLED)
+		if (drives)
 			homa_rt_app_present(rt);
 		if (homa_tp_drive(rt, w, until))
 			continue; /* it read the TCP connections itself */
@@ -94,8 +97,10 @@ int homa_rt_wait_item(struct homa_rt *rt, struct rt_waiter *w, uint64_t until)
 		homa_rt_lock(rt);
 	}
 	homa_rt_remove_waiter(rt, w);
-	if (rt->mode == HOMA_MODE_POLLED && !rt->poller_active)
+	if (drives && !rt->poller_active) {
 		homa_rt_pass_poller(rt);
+		homa_rt_app_leaves(rt);
+	}
 	return err;
 }
 
@@ -117,6 +122,8 @@ int homa_rt_wait_space(struct homa_rt *rt, uint64_t until)
 	} else {
 		if (rt->mode == HOMA_MODE_POLLED)
 			homa_rt_app_present(rt);
+		else
+			homa_rt_app_away(rt);
 		rt->space_waiters++;
 		timed_wait(rt, &rt->space_cond, until);
 		rt->space_waiters--;

@@ -4,7 +4,9 @@
  * Polled mode when the application is away (src/runtime/standby.c): a
  * polled socket whose owner makes no call for several RPC timeouts in
  * the middle of an RPC must not make that RPC fail, on either side; and
- * while the application is there, the standby thread stays asleep.
+ * while the application is there, the standby thread stays asleep. The
+ * same for threaded mode, whose I/O thread naps while an application
+ * thread waiting in homa_recv() drives the socket.
  */
 #include <pthread.h>
 #include <setjmp.h>
@@ -69,11 +71,11 @@ static void *away_server(void *arg)
 }
 
 /**
- * polled__server_owner_away() - The polled server's owner replies (1 MB,
- * most of it waiting for grants) and then makes no call for five RPC
- * timeouts: the client still gets the whole response, not a timeout.
+ * server_owner_away() - The server's owner (a socket in @mode) replies
+ * (1 MB, most of it waiting for grants) and then makes no call for five
+ * RPC timeouts: the client still gets the whole response, not a timeout.
  */
-static void polled__server_owner_away(void **state)
+static void server_owner_away(int mode)
 {
 	struct homa_settings st;
 	struct homa_stats peer;
@@ -84,9 +86,8 @@ static void polled__server_owner_away(void **state)
 	pthread_t th;
 	uint64_t id;
 
-	(void)state;
 	settings(&st);
-	assert_int_equal(test_open(&srv, HOMA_DRIVER_UDP, HOMA_MODE_POLLED, true, 0, &st), 0);
+	assert_int_equal(test_open(&srv, HOMA_DRIVER_UDP, mode, true, 0, &st), 0);
 	assert_int_equal(test_open(&cli, HOMA_DRIVER_UDP, HOMA_MODE_THREADED, false, 0, &st), 0);
 	pthread_create(&th, NULL, away_server, srv);
 	dst = test_dst(homa_local_port(srv));
@@ -104,13 +105,31 @@ static void polled__server_owner_away(void **state)
 	free(req);
 }
 
+/** polled__server_owner_away() - server_owner_away() in polled mode (the standby steps in). */
+static void polled__server_owner_away(void **state)
+{
+	(void)state;
+	server_owner_away(HOMA_MODE_POLLED);
+}
+
 /**
- * polled__client_owner_away() - A polled client sends a 1 MB request
+ * threaded__server_owner_away() - server_owner_away() in threaded mode:
+ * the I/O thread steps in once the thread that waited in homa_recv()
+ * and drove the socket is gone.
+ */
+static void threaded__server_owner_away(void **state)
+{
+	(void)state;
+	server_owner_away(HOMA_MODE_THREADED);
+}
+
+/**
+ * client_owner_away() - A client (a socket in @mode) sends a 1 MB request
  * (most of it waiting for grants) and makes no call for five RPC
  * timeouts before asking for the response: the RPC completes, and the
  * server never timed it out meanwhile.
  */
-static void polled__client_owner_away(void **state)
+static void client_owner_away(int mode)
 {
 	struct homa_settings st;
 	struct test_server ts;
@@ -121,10 +140,9 @@ static void polled__client_owner_away(void **state)
 	uint8_t *req = malloc(LEN);
 	uint64_t id;
 
-	(void)state;
 	settings(&st);
 	assert_int_equal(test_server_start(&ts, HOMA_DRIVER_UDP, HOMA_MODE_THREADED, 1, &st), 0);
-	assert_int_equal(test_open(&cli, HOMA_DRIVER_UDP, HOMA_MODE_POLLED, false, 0, &st), 0);
+	assert_int_equal(test_open(&cli, HOMA_DRIVER_UDP, mode, false, 0, &st), 0);
 	dst = test_dst(ts.port);
 	test_fill(req, LEN, 9);
 	assert_int_equal(homa_send(cli, (struct sockaddr *)&dst, req, LEN, 9, &id), 0);
@@ -139,6 +157,20 @@ static void polled__client_owner_away(void **state)
 	test_server_stop(&ts);
 	assert_int_equal(ts.served, 1);
 	free(req);
+}
+
+/** polled__client_owner_away() - client_owner_away() in polled mode. */
+static void polled__client_owner_away(void **state)
+{
+	(void)state;
+	client_owner_away(HOMA_MODE_POLLED);
+}
+
+/** threaded__client_owner_away() - client_owner_away() in threaded mode. */
+static void threaded__client_owner_away(void **state)
+{
+	(void)state;
+	client_owner_away(HOMA_MODE_THREADED);
 }
 
 /**
@@ -184,15 +216,13 @@ static long task_switches(const char *name)
 #define SMALL_RPCS 300
 
 /**
- * polled__standby_sleeps_while_app_polls() - A polled client and a polled
- * server, each with an application thread always inside homa_recv():
- * their standby threads must not wake per message (they did: every
- * delivered batch woke them, two context switches and about four system
- * calls per RPC). They may wake on their own timeout (50 ms here), so the
- * bound is far below one wake per RPC and far above what a loaded machine
- * adds.
+ * helper_sleeps() - A client and a server in @mode, each with an
+ * application thread always inside homa_recv(): their helper threads
+ * (named @name: the standby, or the I/O thread) must not wake per
+ * message. They may wake on their own timeout (50 ms here), so the bound
+ * is far below one wake per RPC and far above what a loaded machine adds.
  */
-static void polled__standby_sleeps_while_app_polls(void **state)
+static void helper_sleeps(int mode, const char *name)
 {
 	struct homa_settings st;
 	struct test_server ts;
@@ -201,13 +231,17 @@ static void polled__standby_sleeps_while_app_polls(void **state)
 	uint8_t req[100];
 	long before;
 
-	(void)state;
 	settings(&st);
 	st.resend_ticks = st.resend_interval = 50;  /* the standby's absence: 50 ms */
-	assert_int_equal(test_server_start(&ts, HOMA_DRIVER_UDP, HOMA_MODE_POLLED, 1, &st), 0);
-	assert_int_equal(test_open(&cli, HOMA_DRIVER_UDP, HOMA_MODE_POLLED, false, 0, &st), 0);
+	if (mode == HOMA_MODE_THREADED) {
+		st.tick_ns = 50000000;  /* the I/O thread's: one tick, 50 ms */
+		st.resend_ticks = st.resend_interval = 5;
+		st.timeout_ticks = 100;
+	}
+	assert_int_equal(test_server_start(&ts, HOMA_DRIVER_UDP, mode, 1, &st), 0);
+	assert_int_equal(test_open(&cli, HOMA_DRIVER_UDP, mode, false, 0, &st), 0);
 	dst = test_dst(ts.port);
-	before = task_switches("homa-standby");
+	before = task_switches(name);
 	for (int i = 0; i < SMALL_RPCS; i++) {
 		struct homa_message m;
 		uint64_t id;
@@ -219,12 +253,36 @@ static void polled__standby_sleeps_while_app_polls(void **state)
 		assert_true(test_check_response(&m, sizeof(req), (uint64_t)i));
 		homa_message_release(&m);
 	}
-	long woke = task_switches("homa-standby") - before;
+	long woke = task_switches(name) - before;
 
-	print_message("standby wake-ups over %d RPCs: %ld\n", SMALL_RPCS, woke);
+	print_message("%s wake-ups over %d RPCs: %ld\n", name, SMALL_RPCS, woke);
 	assert_true(woke < SMALL_RPCS / 4);
 	homa_close(cli);
 	test_server_stop(&ts);
+}
+
+/**
+ * polled__standby_sleeps_while_app_polls() - helper_sleeps() in polled
+ * mode: the standby threads woke on every delivered batch (two context
+ * switches and about four system calls per RPC).
+ */
+static void polled__standby_sleeps_while_app_polls(void **state)
+{
+	(void)state;
+	helper_sleeps(HOMA_MODE_POLLED, "homa-standby");
+}
+
+/**
+ * threaded__io_sleeps_while_app_waits() - helper_sleeps() in threaded
+ * mode: the I/O threads received every message and woke the application
+ * thread waiting for it (about six system calls and three and a half
+ * context switches per RPC over kernel TCP's); now the waiting thread
+ * receives it itself.
+ */
+static void threaded__io_sleeps_while_app_waits(void **state)
+{
+	(void)state;
+	helper_sleeps(HOMA_MODE_THREADED, "homa-io");
 }
 
 int main(void)
@@ -233,6 +291,9 @@ int main(void)
 		cmocka_unit_test(polled__server_owner_away),
 		cmocka_unit_test(polled__client_owner_away),
 		cmocka_unit_test(polled__standby_sleeps_while_app_polls),
+		cmocka_unit_test(threaded__server_owner_away),
+		cmocka_unit_test(threaded__client_owner_away),
+		cmocka_unit_test(threaded__io_sleeps_while_app_waits),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
