@@ -365,7 +365,8 @@ HOMA_API int homa_close(homa_socket *s);
  * homa_close_wait() - Close the socket as homa_close() does, after
  * letting the replies it already gave finish. homa_close() drops a reply
  * still being sent (a server that replies and closes at once loses the
- * tail of a large response); this call first stops taking new requests
+ * part of a large response not sent yet: its client gets an error, or the
+ * whole reply if it happened to go out first); this call first stops taking new requests
  * (a request arriving now is answered as by a socket that does not
  * serve) and keeps the socket running
  * until every reply given with homa_reply_*() was sent and acknowledged
