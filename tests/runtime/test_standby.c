@@ -219,8 +219,13 @@ static long task_switches(const char *name)
  * helper_sleeps() - A client and a server in @mode, each with an
  * application thread always inside homa_recv(): their helper threads
  * (named @name: the standby, or the I/O thread) must not wake per
- * message. They may wake on their own timeout (50 ms here), so the bound
- * is far below one wake per RPC and far above what a loaded machine adds.
+ * message. They may wake on their own timeout (50 ms here), when the
+ * engine has work due while the application is away, or on a lock held
+ * by a preempted thread. A helper that does every receive itself (the
+ * old threaded mode) wakes at least once per RPC on each side, 2 per RPC
+ * in all (601 over 300 RPCs); the bound, one per RPC, is half of that
+ * and above what a loaded machine adds (5 when idle, 132 in a clang run
+ * beside other tests).
  */
 static void helper_sleeps(int mode, const char *name)
 {
@@ -256,7 +261,7 @@ static void helper_sleeps(int mode, const char *name)
 	long woke = task_switches(name) - before;
 
 	print_message("%s wake-ups over %d RPCs: %ld\n", name, SMALL_RPCS, woke);
-	assert_true(woke < SMALL_RPCS / 4);
+	assert_true(woke < SMALL_RPCS);
 	homa_close(cli);
 	test_server_stop(&ts);
 }
