@@ -109,7 +109,8 @@ static void kill_mid_run__server_frees_state(void **state)
 		for (;;) {
 			homa_socket_stats(sv.s, &ss);
 			t_free = rt_now();
-			if (ss.active_rpcs == 0 || t_free - t_kill > TIMEOUT_TICKS * TICK_NS + SLACK_NS)
+			if ((ss.active_rpcs == 0 && ss.rx_buffered_bytes == 0) ||
+			    t_free - t_kill > TIMEOUT_TICKS * TICK_NS + SLACK_NS)
 				break;
 			usleep(5000);
 		}
