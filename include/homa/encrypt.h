@@ -63,6 +63,33 @@ struct homa_encrypt_opts {
 	 */
 	uint64_t rotate_ns;
 	uint32_t kx_timeout_ms;     /**< one key exchange's time limit (default 3000) */
+	/**
+	 * UDP port sealed packets are sent to: 0 (default) = each destination
+	 * socket's own port; else the PSP port of every host (PSP assigns
+	 * HOMA_PSP_UDP_PORT, 1000), where the host's PSP receiver hands each
+	 * packet to the socket its clear header names (homa_encrypt_host_stats()).
+	 * The socket then joins this process's receiver, which needs
+	 * CAP_NET_BIND_SERVICE for ports below 1024 and CAP_NET_ADMIN (it
+	 * forwards with the sender's address as source): homa_open() returns
+	 * HOMA_EPERM without them, HOMA_ENOTSUP for IPv6 sockets, HOMA_EINVAL
+	 * if another socket of the process joined with another port. If the port
+	 * is held by a program that is not a Homa PSP receiver, packets sent to
+	 * it are lost: use 0 on the senders to that host. Sockets always accept
+	 * sealed packets on their own port as well.
+	 */
+	uint16_t udp_port;
+};
+
+/** Counters of this process's PSP receiver (homa_encrypt_host_stats()). */
+struct homa_psp_host_stats {
+	uint64_t forwarded;      /**< sealed packets handed to a local socket */
+	uint64_t not_psp;        /**< datagrams without a PSP header (or registrations from afar) */
+	uint64_t truncated;      /**< shorter than PSP header, common header and ICV */
+	uint64_t no_port;        /**< for a Homa port no socket of this host registered */
+	uint64_t send_errors;    /**< forwarding failed (the local socket's buffer was full) */
+	uint64_t registrations;  /**< port lists received from other processes */
+	uint32_t owner;          /**< 1 if this process holds the PSP port now */
+	uint32_t sockets;        /**< sockets of this process that joined */
 };
 
 /** homa_encrypt_opts_default() - Fill @e with the defaults above. */
@@ -112,6 +139,17 @@ HOMA_API int homa_encrypt_connect(homa_socket *s, const struct sockaddr *dst);
  * Return: 0; HOMA_EINVAL; HOMA_ENOTSUP (not encrypted); HOMA_ESHUTDOWN.
  */
 HOMA_API int homa_encrypt_stats(homa_socket *s, struct homa_psp_stats *out);
+
+/**
+ * homa_encrypt_host_stats() - Counters of this process's PSP receiver
+ * (sockets opened with udp_port set). The PSP port is held by one process
+ * of the host at a time; the others wait and take it over when it exits.
+ * Packets rejected by the socket they were forwarded to (unknown SPI,
+ * replay, forgery) are counted in its homa_encrypt_stats().
+ * Return: 0; HOMA_EINVAL (@out NULL); HOMA_ENOTSUP (no socket of this
+ * process joined the receiver).
+ */
+HOMA_API int homa_encrypt_host_stats(struct homa_psp_host_stats *out);
 
 #ifdef __cplusplus
 }

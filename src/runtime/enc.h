@@ -26,6 +26,8 @@ struct rt_enc {
 	char *files[3];                     /**< cert, key, CA (copies) or NULL */
 	uint16_t kx_port;
 	uint16_t port;                      /**< this socket's Homa port */
+	uint16_t udp_port;                  /**< PSP port sealed packets go to (0: the socket's) */
+	bool host_joined;                   /**< served by the host's PSP receiver */
 	uint32_t timeout_ms;
 	uint64_t rotate_ns, next_rotate;    /**< next_rotate: mu */
 	struct homa_kx_server *srv;

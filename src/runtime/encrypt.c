@@ -118,6 +118,22 @@ static int start_service(struct rt_enc *x, const struct sockaddr_storage *bind_s
 				    answer, x);
 }
 
+/**
+ * join_host() - Sockets with a PSP port: have the host's receiver serve
+ * this socket. Return: 0; HOMA_ENOTSUP (IPv6, or the PSP port is the
+ * socket's own); the errors of homa_rt_psp_host_join().
+ */
+static int join_host(struct rt_enc *x, const struct sockaddr_storage *bind_sa)
+{
+	int err;
+
+	if (bind_sa->ss_family != AF_INET || x->udp_port == x->port)
+		return HOMA_ENOTSUP;
+	err = homa_rt_psp_host_join(x->udp_port, x->port);
+	x->host_joined = !err;
+	return err;
+}
+
 /** homa_rt_enc_open() - See rt.h. */
 int homa_rt_enc_open(struct homa_rt *rt, const struct homa_open_opts *o,
 		     const struct sockaddr_storage *bind_sa, socklen_t len)
@@ -140,9 +156,12 @@ int homa_rt_enc_open(struct homa_rt *rt, const struct homa_open_opts *o,
 	x->timeout_ms = e->kx_timeout_ms ? e->kx_timeout_ms : 3000;
 	x->rotate_ns = e->rotate_ns;
 	x->next_rotate = homa_rt_now() + e->rotate_ns;
+	x->udp_port = e->udp_port;
 	err = copy_files(x, e);
 	if (!err)
 		err = homa_psp_new(&x->psp, e->version, e->master_keys);
+	if (!err && e->udp_port)
+		err = join_host(x, bind_sa);
 	if (err)
 		return err;
 	/* the engine leaves room for PSP; encrypt_pkt.c seals and opens */
@@ -161,6 +180,8 @@ void homa_rt_enc_close(struct homa_rt *rt)
 	if (!x)
 		return;
 	homa_kx_server_stop(x->srv);
+	if (x->host_joined)
+		homa_rt_psp_host_leave(x->port);
 	if (rt->engine)
 		homa_engine_set_hooks(rt->engine, NULL);
 	homa_psp_free(x->psp);

@@ -32,6 +32,8 @@ int homa_rt_enc_seal(struct homa_rt *rt, struct homa_io_tx *pkts, int n)
 		if (r < 0)
 			continue;  /* counted by PSP: seal_no_assoc, seal_errors */
 		p.len = (size_t)r;
+		if (x->udp_port)
+			p.dport = x->udp_port;  /* the host's PSP receiver dispatches */
 		pkts[kept++] = p;
 	}
 	pthread_mutex_unlock(&x->mu);

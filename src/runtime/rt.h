@@ -498,6 +498,17 @@ void homa_rt_zc_notify(struct rt_zc *list);
  */
 int homa_rt_enc_open(struct homa_rt *rt, const struct homa_open_opts *o,
 		     const struct sockaddr_storage *bind_sa, socklen_t len);
+/**
+ * homa_rt_psp_host_join() - Serve Homa port @homa_port of this process
+ * through the host's PSP receiver on UDP port @udp_port (psp_host.c),
+ * starting this process's receiver thread on the first join.
+ * Return: 0; HOMA_EPERM (no privilege to bind @udp_port or to forward
+ * with the sender's address); HOMA_EINVAL (the process's receiver uses
+ * another port); HOMA_EIO; HOMA_ENOMEM.
+ */
+int homa_rt_psp_host_join(uint16_t udp_port, uint16_t homa_port);
+/** homa_rt_psp_host_leave() - Undo a join; the last one stops the thread. */
+void homa_rt_psp_host_leave(uint16_t homa_port);
 /** homa_rt_enc_close() - Stop the service and free the PSP state (no-op if none). */
 void homa_rt_enc_close(struct homa_rt *rt);
 /**

@@ -1,0 +1,284 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file psp_host.c
+ * The host's PSP receiver: PSP sends every sealed packet to one UDP port
+ * of the destination host (1000), and Homa sockets each have a port of
+ * their own, so one socket per host on the PSP port hands each packet to
+ * the socket named by the clear common header's destination port
+ * (psp_fwd.c). Each process with sockets opened with udp_port set runs
+ * one thread for it: the process that binds the port serves the host; the
+ * others stand by, tell the holder their ports every half second over
+ * loopback and try to bind every 100 ms, so one of them takes over when
+ * the holder exits (packets of the gap are lost and retransmitted).
+ *
+ * Locking: life_mu serializes joining and leaving (starting and stopping
+ * the thread); mu guards the totals. The thread owns the socket and the
+ * registry; the bitmap of this process's ports is read atomically.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "psp_host.h"
+#include "rt.h"
+
+/** Datagrams taken per wake-up before the totals are updated. */
+#define DRAIN 64
+/** Largest datagram the receiver reads (bigger ones are counted as truncated). */
+#define MAX_DGRAM 65536
+
+/** This process's receiver. */
+static struct {
+	pthread_mutex_t life_mu, mu;
+	int users;                       /**< life_mu: sockets joined */
+	uint16_t port;                   /**< life_mu: the PSP port */
+	pthread_t thread;
+	int wake;                        /**< eventfd: stop */
+	int stop;                        /**< atomic */
+	int fd;                          /**< bound socket, or -1 (thread's) */
+	uint64_t local[65536 / 64];      /**< this process's ports (atomic words) */
+	struct homa_psp_host_stats st;   /**< mu: totals */
+} H = {.life_mu = PTHREAD_MUTEX_INITIALIZER, .mu = PTHREAD_MUTEX_INITIALIZER, .fd = -1};
+
+/**
+ * open_port() - A UDP socket on 0.0.0.0:@port able to send with any
+ * source address (IP_TRANSPARENT) and told each datagram's destination
+ * (IP_PKTINFO). Return: the fd, or -errno (EADDRINUSE: held elsewhere;
+ * EACCES/EPERM: no privilege).
+ */
+static int open_port(uint16_t port)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(port)};
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0), on = 1, err;
+
+	if (fd < 0)
+		return -errno;
+	if (setsockopt(fd, IPPROTO_IP, IP_TRANSPARENT, &on, sizeof(on)) < 0 ||
+	    setsockopt(fd, IPPROTO_IP, IP_PKTINFO, &on, sizeof(on)) < 0 ||
+	    bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+/** add_totals() - Add the thread's counts @r->st to the totals and clear them. */
+static void add_totals(struct psp_host_rx *r)
+{
+	pthread_mutex_lock(&H.mu);
+	H.st.forwarded += r->st.forwarded;
+	H.st.not_psp += r->st.not_psp;
+	H.st.truncated += r->st.truncated;
+	H.st.no_port += r->st.no_port;
+	H.st.send_errors += r->st.send_errors;
+	H.st.registrations += r->st.registrations;
+	H.st.owner = r->fd >= 0;
+	pthread_mutex_unlock(&H.mu);
+	memset(&r->st, 0, sizeof(r->st));
+}
+
+/** dest_of() - The destination address of received message @m (IP_PKTINFO). */
+static struct in_addr dest_of(struct msghdr *m)
+{
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(m); c; c = CMSG_NXTHDR(m, c))
+		if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_PKTINFO) {
+			struct in_pktinfo pi;
+
+			memcpy(&pi, CMSG_DATA(c), sizeof(pi));
+			return pi.ipi_addr;
+		}
+	return (struct in_addr){htonl(INADDR_LOOPBACK)};
+}
+
+/** drain() - Dispatch up to DRAIN waiting datagrams of @r->fd through @buf. */
+static void drain(struct psp_host_rx *r, uint8_t *buf)
+{
+	for (int i = 0; i < DRAIN; i++) {
+		uint8_t cbuf[CMSG_SPACE(sizeof(struct in_pktinfo))];
+		struct sockaddr_in src;
+		struct iovec iov = {.iov_base = buf, .iov_len = MAX_DGRAM};
+		struct msghdr m = {.msg_name = &src, .msg_namelen = sizeof(src), .msg_iov = &iov,
+				   .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf)};
+		ssize_t n = recvmsg(r->fd, &m, MSG_DONTWAIT);
+
+		if (n < 0)
+			break;
+		if (m.msg_flags & MSG_TRUNC)
+			r->st.truncated++;
+		else
+			psp_host_dispatch(r, buf, (size_t)n, &src, dest_of(&m), homa_rt_now());
+	}
+}
+
+/**
+ * announce() - Tell the holder of the port (over loopback, from @fd) the
+ * Homa ports of this process's sockets.
+ */
+static void announce(int fd, uint16_t port)
+{
+	struct sockaddr_in to = {.sin_family = AF_INET, .sin_port = htons(port),
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	uint8_t msg[1400];
+	size_t len = PSP_HOST_MAGIC_LEN;
+
+	memcpy(msg, PSP_HOST_MAGIC, PSP_HOST_MAGIC_LEN);
+	for (uint32_t p = 1; p < 65536; p++) {
+		if (!psp_host_local_has(H.local, (uint16_t)p))
+			continue;
+		msg[len++] = (uint8_t)(p >> 8);
+		msg[len++] = (uint8_t)p;
+		if (len + 2 > sizeof(msg)) {
+			sendto(fd, msg, len, MSG_DONTWAIT, (struct sockaddr *)&to, sizeof(to));
+			len = PSP_HOST_MAGIC_LEN;
+		}
+	}
+	if (len > PSP_HOST_MAGIC_LEN)
+		sendto(fd, msg, len, MSG_DONTWAIT, (struct sockaddr *)&to, sizeof(to));
+}
+
+/** standby() - Not holding the port: announce our ports, try to bind it. */
+static void standby(struct psp_host_rx *r, int tell_fd, uint64_t *next_announce)
+{
+	uint64_t now = homa_rt_now();
+
+	if (now >= *next_announce) {
+		announce(tell_fd, r->port);
+		*next_announce = now + PSP_HOST_REG_EVERY_NS;
+	}
+	r->fd = open_port(r->port);
+	if (r->fd >= 0)
+		__atomic_store_n(&H.fd, r->fd, __ATOMIC_RELEASE);
+}
+
+/** run() - The receiver thread: hold or wait for the port until told to stop. */
+static void *run(void *arg)
+{
+	struct psp_host_rx r = {.fd = __atomic_load_n(&H.fd, __ATOMIC_ACQUIRE),
+				.port = H.port, .local = H.local};
+	uint8_t *buf = malloc(MAX_DGRAM);
+	int tell_fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	uint64_t next_announce = 0;
+
+	(void)arg;
+	r.seen = calloc(65536, sizeof(*r.seen));
+	while (buf && r.seen && !__atomic_load_n(&H.stop, __ATOMIC_ACQUIRE)) {
+		struct pollfd p[2] = {{.fd = H.wake, .events = POLLIN}, {.fd = r.fd, .events = POLLIN}};
+
+		if (r.fd < 0)
+			standby(&r, tell_fd, &next_announce);
+		if (poll(p, r.fd >= 0 ? 2 : 1, r.fd >= 0 ? 500 : 100) > 0 && r.fd >= 0 &&
+		    (p[1].revents & POLLIN))
+			drain(&r, buf);
+		add_totals(&r);
+	}
+	if (tell_fd >= 0)
+		close(tell_fd);
+	free(r.seen);
+	free(buf);
+	return NULL;
+}
+
+/** start() - First join: bind or stand by, start the thread. Return: 0 or a homa error. */
+static int start(uint16_t port)
+{
+	int fd = open_port(port);
+
+	if (fd < 0 && fd != -EADDRINUSE)
+		return fd == -EACCES || fd == -EPERM ? HOMA_EPERM : HOMA_EIO;
+	H.wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (H.wake < 0) {
+		if (fd >= 0)
+			close(fd);
+		return HOMA_EIO;
+	}
+	H.port = port;
+	H.fd = fd;
+	pthread_mutex_lock(&H.mu);
+	H.st.owner = fd >= 0;
+	pthread_mutex_unlock(&H.mu);
+	__atomic_store_n(&H.stop, 0, __ATOMIC_RELEASE);
+	if (pthread_create(&H.thread, NULL, run, NULL)) {
+		close(H.wake);
+		if (fd >= 0)
+			close(fd);
+		H.fd = -1;
+		return HOMA_ENOMEM;
+	}
+	return 0;
+}
+
+/** stop() - Last leave: stop the thread, release the port. */
+static void stop(void)
+{
+	uint64_t one = 1;
+
+	__atomic_store_n(&H.stop, 1, __ATOMIC_RELEASE);
+	if (write(H.wake, &one, sizeof(one)) < 0) {
+		/* the thread still sees stop within 500 ms */
+	}
+	pthread_join(H.thread, NULL);
+	close(H.wake);
+	if (H.fd >= 0)
+		close(H.fd);
+	H.fd = -1;
+	pthread_mutex_lock(&H.mu);
+	H.st.owner = 0;
+	pthread_mutex_unlock(&H.mu);
+}
+
+/** homa_rt_psp_host_join() - See rt.h. */
+int homa_rt_psp_host_join(uint16_t udp_port, uint16_t homa_port)
+{
+	int err = 0;
+
+	pthread_mutex_lock(&H.life_mu);
+	if (H.users && H.port != udp_port)
+		err = HOMA_EINVAL;
+	else if (!H.users)
+		err = start(udp_port);
+	if (!err) {
+		__atomic_fetch_or(&H.local[homa_port / 64], 1ull << (homa_port % 64), __ATOMIC_RELAXED);
+		H.users++;
+		pthread_mutex_lock(&H.mu);
+		H.st.sockets = (uint32_t)H.users;
+		pthread_mutex_unlock(&H.mu);
+	}
+	pthread_mutex_unlock(&H.life_mu);
+	return err;
+}
+
+/** homa_rt_psp_host_leave() - See rt.h. */
+void homa_rt_psp_host_leave(uint16_t homa_port)
+{
+	pthread_mutex_lock(&H.life_mu);
+	__atomic_fetch_and(&H.local[homa_port / 64], ~(1ull << (homa_port % 64)), __ATOMIC_RELAXED);
+	if (H.users && --H.users == 0)
+		stop();
+	pthread_mutex_lock(&H.mu);
+	H.st.sockets = (uint32_t)H.users;
+	pthread_mutex_unlock(&H.mu);
+	pthread_mutex_unlock(&H.life_mu);
+}
+
+/** homa_encrypt_host_stats() - See encrypt.h. */
+int homa_encrypt_host_stats(struct homa_psp_host_stats *out)
+{
+	int err = 0;
+
+	if (!out)
+		return HOMA_EINVAL;
+	pthread_mutex_lock(&H.mu);
+	if (!H.st.sockets)
+		err = HOMA_ENOTSUP;
+	else
+		*out = H.st;
+	pthread_mutex_unlock(&H.mu);
+	return err;
+}

@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file psp_host.h
+ * Internals of the host's PSP receiver (psp_host.c, psp_fwd.c): one UDP
+ * socket per host on the PSP port (HOMA_PSP_UDP_PORT by default), held by
+ * one process at a time, that hands each sealed packet to the local Homa
+ * socket its clear common header names.
+ */
+#ifndef HOMA_RT_PSP_HOST_H
+#define HOMA_RT_PSP_HOST_H
+
+#include <netinet/in.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "homa/encrypt.h"
+
+/** Registration datagrams start with these bytes, then 16-bit ports (big-endian). */
+#define PSP_HOST_MAGIC "HPSR"
+#define PSP_HOST_MAGIC_LEN 4
+/** A registered port is served this long after its last registration. */
+#define PSP_HOST_REG_TTL_NS 2000000000ull
+/** Processes re-register their ports this often. */
+#define PSP_HOST_REG_EVERY_NS 500000000ull
+/** Shortest sealed packet worth dispatching: PSP header, Homa common header, ICV. */
+#define PSP_HOST_MIN_LEN (HOMA_PSP_HDR_LEN + HOMA_PSP_CRYPT_OFF * 4 + HOMA_PSP_ICV_LEN)
+
+/** The receiving side of the receiver thread (owned by it). */
+struct psp_host_rx {
+	int fd;                         /**< bound to the PSP port, IP_TRANSPARENT */
+	uint16_t port;                  /**< the PSP port */
+	const uint64_t *local;          /**< this process's Homa ports (bitmap, atomic words) */
+	uint64_t *seen;                 /**< [65536]: other processes' ports, live until */
+	struct homa_psp_host_stats st;  /**< counted since the last hand-over to the totals */
+};
+
+/**
+ * psp_host_dispatch() - Handle one datagram @p of @len bytes that @src
+ * sent to address @dst, PSP port, at CLOCK_MONOTONIC @now: take a
+ * registration (from 127.0.0.0/8 only), forward a sealed packet to its
+ * socket, or count why not (not_psp, truncated, no_port, send_errors).
+ */
+void psp_host_dispatch(struct psp_host_rx *r, const uint8_t *p, size_t len,
+		       const struct sockaddr_in *src, struct in_addr dst, uint64_t now);
+
+/** psp_host_local_has() - Is @port set in the bitmap @bits (read atomically)? */
+bool psp_host_local_has(const uint64_t *bits, uint16_t port);
+
+#endif /* HOMA_RT_PSP_HOST_H */
