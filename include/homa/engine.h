@@ -46,18 +46,20 @@ typedef struct homa_addr {
  */
 HOMA_API homa_addr homa_addr_ipv4(uint32_t ip_host_order);
 
-/** homa_addr_is_ipv4() - True if @a is an IPv4-mapped address. */
+/** homa_addr_is_ipv4() - True if @a is an IPv4-mapped address (false for NULL). */
 HOMA_API bool homa_addr_is_ipv4(const homa_addr *a);
 
-/** homa_addr_get_ipv4() - The host-order IPv4 address inside a mapped @a. */
+/** homa_addr_get_ipv4() - The host-order IPv4 address inside a mapped @a (0 for NULL). */
 HOMA_API uint32_t homa_addr_get_ipv4(const homa_addr *a);
 
-/** homa_addr_equal() - True if the two addresses are the same. */
+/** homa_addr_equal() - True if the two addresses are the same (false if either is NULL). */
 HOMA_API bool homa_addr_equal(const homa_addr *a, const homa_addr *b);
 
 /**
  * homa_addr_format() - Write @a as text ("10.0.0.1" or "fe80::1").
- * @buf: output, at least 46 bytes. Return: @buf.
+ * @buf: output, @cap bytes (46 hold any address; shorter text is cut and
+ *	still NUL-terminated). A NULL @a writes "".
+ * Return: @buf (NULL if @buf is NULL; nothing is written).
  */
 HOMA_API char *homa_addr_format(const homa_addr *a, char *buf, size_t cap);
 
@@ -140,7 +142,8 @@ struct homa_event {
  * @port: this endpoint's Homa port, non-zero.
  * @alloc: optional hooks (copied); NULL for malloc.
  * @now: current time, ns.
- * Return: 0, HOMA_EINVAL (bad arguments or settings), HOMA_ENOMEM.
+ * Return: 0, HOMA_EINVAL (NULL @out or @local, port 0, settings
+ * rejected by homa_settings_validate()), HOMA_ENOMEM (nothing kept).
  */
 HOMA_API int homa_engine_new(homa_engine **out, const struct homa_settings *s,
 		    const homa_addr *local, uint16_t port,
@@ -164,25 +167,31 @@ HOMA_API int homa_engine_set_hash_key(homa_engine *e, const uint8_t key[HOMA_HAS
 
 /**
  * homa_engine_free() - Destroy an engine and everything it owns,
- * including unreleased messages. NULL is ignored.
+ * including unreleased messages. NULL is ignored; @e is freed, so a
+ * second call with it is the caller's error (use after free).
  */
 HOMA_API void homa_engine_free(homa_engine *e);
 
 /**
  * homa_engine_set_settings() - Apply new settings at run time.
- * Return: 0 or HOMA_EINVAL (settings rejected, old ones kept).
+ * Return: 0 or HOMA_EINVAL (NULL argument, settings rejected, or
+ * max_done_rpcs turned on or off; the old ones are kept).
  */
 HOMA_API int homa_engine_set_settings(homa_engine *e, const struct homa_settings *s);
 
-/** homa_engine_settings() - The settings in force (engine owns). */
+/** homa_engine_settings() - The settings in force (engine owns; NULL for a NULL @e). */
 HOMA_API const struct homa_settings *homa_engine_settings(const homa_engine *e);
 
-/** homa_engine_set_hooks() - Install (or with NULL, remove) packet hooks. */
+/**
+ * homa_engine_set_hooks() - Install (or with NULL @h, remove) packet
+ * hooks (copied). A NULL @e is ignored.
+ */
 HOMA_API void homa_engine_set_hooks(homa_engine *e, const struct homa_packet_hooks *h);
 
 /**
  * homa_engine_set_server() - Accept incoming requests (true) or drop them
- * (false, the default; counted as HOMA_DROP_NOT_SERVER).
+ * (false, the default; counted as HOMA_DROP_NOT_SERVER). After
+ * homa_engine_shutdown() it stays false. A NULL @e is ignored.
  */
 HOMA_API void homa_engine_set_server(homa_engine *e, bool serve);
 
@@ -210,7 +219,7 @@ HOMA_API void homa_engine_set_server(homa_engine *e, bool serve);
  */
 HOMA_API int homa_engine_set_rx_alloc(homa_engine *e, const struct homa_alloc *a);
 
-/** homa_engine_port() - This endpoint's port. */
+/** homa_engine_port() - This endpoint's port (0 for a NULL @e). */
 HOMA_API uint16_t homa_engine_port(const homa_engine *e);
 
 /**
@@ -220,9 +229,13 @@ HOMA_API uint16_t homa_engine_port(const homa_engine *e);
  *	empty request; a list whose lengths do not sum within 64 bits is not).
  * @cookie: returned in the RPC's events.
  * @id: receives the RPC id (even).
- * Return: 0; HOMA_EINVAL (NULL, port 0), HOMA_EMSGSIZE,
+ * Return: 0; HOMA_EINVAL (NULL @e, @dst or @id, port 0, @iovcnt < 1,
+ * a list homa_iov_length() refuses), HOMA_EMSGSIZE (above max_message,
+ * or above HOMA_MODULE_MAX_MESSAGE toward a host not known to be ours),
  * HOMA_EAGAIN (tx buffer or RPC cap reached: retry after some output),
- * HOMA_EPEERDEAD (peer timed out recently), HOMA_ENOMEM.
+ * HOMA_EPEERDEAD (that address and port timed out recently),
+ * HOMA_ESHUTDOWN (after homa_engine_shutdown()), HOMA_ENOMEM. Nothing
+ * is kept on error.
  */
 HOMA_API int homa_engine_send_request(homa_engine *e, const homa_addr *dst,
 			     uint16_t dport, const struct homa_iov *iov,
@@ -288,7 +301,10 @@ HOMA_API int homa_msg_build(const struct homa_alloc *alloc, const struct homa_io
 HOMA_API int homa_msg_build_ref(const struct homa_alloc *alloc, const struct homa_iov *iov,
 				int iovcnt, void (*done)(void *ctx), void *ctx, homa_msg **out);
 
-/** homa_msg_discard() - Free a message built by homa_msg_build() and never attached. */
+/**
+ * homa_msg_discard() - Free a message built by homa_msg_build() and never
+ * attached (@alloc: the hooks it was built with). NULL @m is ignored.
+ */
 HOMA_API void homa_msg_discard(const struct homa_alloc *alloc, homa_msg *m);
 
 /**
@@ -314,8 +330,10 @@ HOMA_API int homa_engine_send_reply_msg(homa_engine *e, uint64_t id, homa_msg *m
  * HOMA_EV_REQUEST event.
  * Return: 0; HOMA_ENOTFOUND (no such server RPC: unknown id, or the
  * client aborted and the RPC was freed); HOMA_ESTATE (already replied or
- * request not yet delivered); HOMA_EINVAL; HOMA_EMSGSIZE; HOMA_EAGAIN;
- * HOMA_ENOMEM.
+ * request not yet delivered); HOMA_EINVAL (NULL @e, @iovcnt < 1, a list
+ * homa_iov_length() refuses); HOMA_EMSGSIZE; HOMA_EAGAIN (tx buffer
+ * full: retry after some output); HOMA_ENOMEM. The RPC is unchanged on
+ * error (a reply may follow).
  */
 HOMA_API int homa_engine_send_reply(homa_engine *e, uint64_t id,
 			   const struct homa_iov *iov, int iovcnt,
@@ -324,14 +342,14 @@ HOMA_API int homa_engine_send_reply(homa_engine *e, uint64_t id,
 /**
  * homa_engine_abort() - Abort an RPC (client: no event follows; server:
  * the request is forgotten and no reply will be sent).
- * Return: 0 or HOMA_ENOTFOUND.
+ * Return: 0, HOMA_ENOTFOUND (no such RPC), or HOMA_EINVAL (NULL @e).
  */
 HOMA_API int homa_engine_abort(homa_engine *e, uint64_t id, uint64_t now);
 
 /**
  * homa_engine_shutdown() - Fail every client RPC with HOMA_ESHUTDOWN
  * (reported as events) and free all server RPCs. Later sends return
- * HOMA_ESHUTDOWN.
+ * HOMA_ESHUTDOWN. A NULL @e is ignored.
  */
 HOMA_API void homa_engine_shutdown(homa_engine *e, uint64_t now);
 
@@ -412,7 +430,9 @@ HOMA_API int homa_engine_unreachable(homa_engine *e, const homa_addr *dst, int k
  * max_nic_queue_ns) and sender SRPT.
  * @buf, @cap: caller's buffer, at least settings.mtu + hooks overhead.
  * @tx: filled with destination, priority and length.
- * Return: bytes written (> 0), 0 if nothing may be sent now, HOMA_ENOSPC.
+ * Return: bytes written (> 0), 0 if nothing may be sent now,
+ * HOMA_ENOSPC (@cap is below the next packet), HOMA_EINVAL (NULL @e,
+ * @buf or @tx).
  */
 HOMA_API int homa_engine_output(homa_engine *e, uint64_t now, uint8_t *buf,
 		       size_t cap, struct homa_tx *tx);
@@ -436,7 +456,7 @@ HOMA_API int homa_engine_output_ref(homa_engine *e, uint64_t now, uint8_t *buf, 
 /**
  * homa_engine_next_deadline() - When the engine next needs a call: the
  * next timer tick, or the time the pacer allows more DATA out.
- * Return: absolute ns; UINT64_MAX if nothing is pending.
+ * Return: absolute ns; UINT64_MAX if nothing is pending (or @e is NULL).
  */
 HOMA_API uint64_t homa_engine_next_deadline(const homa_engine *e);
 
@@ -449,44 +469,53 @@ HOMA_API uint64_t homa_engine_next_deadline(const homa_engine *e);
  * once homa_engine_next_deadline() has passed), so a busy endpoint does
  * not also wake once per tick for the timer alone. Sleep until this;
  * check homa_engine_next_deadline() on every wake-up.
- * Return: absolute ns; UINT64_MAX if nothing is pending.
+ * Return: absolute ns; UINT64_MAX if nothing is pending (or @e is NULL).
  */
 HOMA_API uint64_t homa_engine_wake_by(const homa_engine *e);
 
-/** homa_engine_want_output() - True if homa_engine_output() has something now. */
+/**
+ * homa_engine_want_output() - True if homa_engine_output() has something
+ * now (false for a NULL @e).
+ */
 HOMA_API bool homa_engine_want_output(const homa_engine *e, uint64_t now);
 
 /**
  * homa_engine_on_timer() - Run timers due at @now (resends, timeouts,
- * acks, START_MSG repeats). Cheap when nothing is due.
+ * acks, START_MSG repeats). Cheap when nothing is due. A NULL @e is
+ * ignored.
  */
 HOMA_API void homa_engine_on_timer(homa_engine *e, uint64_t now);
 
 /**
  * homa_engine_next_event() - Take the oldest event.
- * Return: 1 and fills @ev, or 0 if none.
+ * Return: 1 and fills @ev, or 0 if none (also for a NULL @e or @ev).
  */
 HOMA_API int homa_engine_next_event(homa_engine *e, struct homa_event *ev);
 
-/** homa_msg_length() - Bytes in a received message. */
+/** homa_msg_length() - Bytes in a received message (0 for NULL). */
 HOMA_API size_t homa_msg_length(const homa_msg *m);
 
 /**
  * homa_msg_segment() - Zero-copy view of the bytes at @offset.
  * @ptr: receives a pointer into engine memory, valid until release.
- * Return: contiguous bytes available at @ptr (0 if @offset >= length).
+ * Return: contiguous bytes available at @ptr (0 if @offset >= length,
+ * or @m or @ptr is NULL).
  */
 HOMA_API size_t homa_msg_segment(const homa_msg *m, size_t offset, const uint8_t **ptr);
 
 /**
  * homa_msg_copy() - Copy up to @len bytes from @offset into @dst.
- * Return: bytes copied.
+ * Return: bytes copied (0 if @m or @dst is NULL).
  */
 HOMA_API size_t homa_msg_copy(const homa_msg *m, size_t offset, void *dst, size_t len);
 
 /**
  * homa_engine_msg_release() - Give a message back to the engine. For a
- * client response this also frees the RPC and schedules its ack.
+ * client response this also frees the RPC and schedules its ack. A NULL
+ * @e or @m is ignored. @m must be a message of @e not yet released: @m
+ * is freed, so releasing it twice is the caller's error (the engine
+ * cannot tell a freed pointer; homa_message_release() of homa.h does and
+ * returns HOMA_EALREADY).
  */
 HOMA_API void homa_engine_msg_release(homa_engine *e, homa_msg *m);
 
@@ -495,7 +524,8 @@ HOMA_API void homa_engine_msg_release(homa_engine *e, homa_msg *m);
  * homa_msg_build_ref() with a NULL allocator, not yet given to the
  * engine) as a delivered message: it is charged to the receive budget
  * and homa_engine_msg_release() gives it back like a received one. Used
- * for messages that arrived by another transport.
+ * for messages that arrived by another transport. With a NULL @e or @m
+ * nothing happens (the caller keeps @m).
  */
 HOMA_API void homa_engine_msg_adopt(homa_engine *e, homa_msg *m);
 
@@ -505,6 +535,7 @@ HOMA_API void homa_engine_msg_adopt(homa_engine *e, homa_msg *m);
  * id or handle of the engine's own RPCs: a client id (even, as
  * homa_engine_send_request() gives out) or, with @server, a server
  * handle (odd).
+ * Return: the id; 0 (never an id) for a NULL @e.
  */
 HOMA_API uint64_t homa_engine_reserve_id(homa_engine *e, bool server);
 
@@ -522,7 +553,7 @@ HOMA_API uint32_t homa_engine_replies_pending(const homa_engine *e);
  * homa_engine_peer_heard() - When the latest packet from @addr arrived.
  * @heard_ns: written (engine time) when the call returns true.
  * Return: false if the engine keeps no state for @addr or has heard
- * nothing from it.
+ * nothing from it, or an argument is NULL.
  */
 HOMA_API bool homa_engine_peer_heard(homa_engine *e, const homa_addr *addr,
 				     uint64_t *heard_ns);
@@ -553,7 +584,7 @@ HOMA_API void homa_engine_announce_requests(homa_engine *e, bool on);
  * message being received for RPC @id are present from offset 0 on.
  * @msg: if not NULL, receives the partial message (read-only, engine owns;
  * valid until the RPC's event is taken or the RPC ends).
- * Return: contiguous bytes, or HOMA_ENOTFOUND.
+ * Return: contiguous bytes, or HOMA_ENOTFOUND (no such RPC; NULL @e).
  */
 HOMA_API int64_t homa_engine_rx_progress(homa_engine *e, uint64_t id,
 				const homa_msg **msg);
@@ -574,12 +605,16 @@ HOMA_API int homa_engine_rpc_peer(homa_engine *e, uint64_t id, homa_addr *addr,
  */
 HOMA_API void homa_engine_count_drop(homa_engine *e, int reason, uint64_t n);
 
-/** homa_engine_stats() - Copy the counters into @out. */
+/**
+ * homa_engine_stats() - Copy the counters into @out (all zero for a NULL
+ * @e; a NULL @out is ignored).
+ */
 HOMA_API void homa_engine_stats(const homa_engine *e, struct homa_stats *out);
 
 /**
  * homa_engine_state_sizes() - Bytes of engine state per RPC and per peer,
- * excluding message buffers (for documentation and tests).
+ * excluding message buffers (for documentation and tests). NULL
+ * pointers are skipped.
  */
 HOMA_API void homa_engine_state_sizes(size_t *per_rpc, size_t *per_peer);
 

@@ -179,14 +179,16 @@ enum homa_wire_error {
  * whose payload runs past message_length or is empty in a non-empty
  * message, an ACK claiming more than
  * HOMA_MAX_ACKS entries, or a priority >= 8); homa_wire_decode_why()
- * also says which.
+ * also says which. HOMA_EINVAL for a NULL @pkt, or a NULL @buf with
+ * @len > 0 (nothing is read or written).
  */
 HOMA_API int homa_wire_decode(const uint8_t *buf, size_t len, struct homa_pkt *pkt);
 
 /**
  * homa_wire_decode_why() - homa_wire_decode() that also reports why a
  * packet was refused.
- * @why: if not NULL, receives HOMA_WIRE_OK or the reason.
+ * @why: if not NULL, receives HOMA_WIRE_OK or the reason (not written
+ *	when the call returns HOMA_EINVAL).
  * Return: as homa_wire_decode().
  */
 HOMA_API int homa_wire_decode_why(const uint8_t *buf, size_t len, struct homa_pkt *pkt,
@@ -199,8 +201,10 @@ HOMA_API int homa_wire_decode_why(const uint8_t *buf, size_t len, struct homa_pk
  *       not read: every packet we send carries the marker).
  * @buf: output; caller owns.
  * @cap: bytes available in @buf.
- * Return: bytes written, or HOMA_ENOSPC if @cap is too small, or
- * HOMA_EINVAL for an unknown type.
+ * Return: bytes written, or HOMA_ENOSPC if @cap is too small (nothing
+ * written), or HOMA_EINVAL for an unknown type, a NULL @pkt or @buf, a
+ * DATA packet with payload_len > 0 and no payload, or one whose length
+ * does not fit in an int (nothing written).
  */
 HOMA_API int homa_wire_encode(const struct homa_pkt *pkt, uint8_t *buf, size_t cap);
 
@@ -217,6 +221,7 @@ HOMA_API size_t homa_wire_header_len(uint8_t type);
  * list of owed acks per host and sends them on packets to any port of it;
  * a driver that sees every packet to the host hands such packets to the
  * engine of @port too (homa_engine_input() then acts on those acks only).
+ * Return: false also for a NULL @buf or a packet too short for its type.
  */
 HOMA_API bool homa_wire_acks_port(const uint8_t *buf, size_t len, uint16_t port);
 

@@ -26,12 +26,14 @@ homa_addr homa_addr_ipv4(uint32_t ip)
 /** homa_addr_is_ipv4() - See engine.h. */
 bool homa_addr_is_ipv4(const homa_addr *a)
 {
-	return memcmp(a->b, v4_prefix, sizeof(v4_prefix)) == 0;
+	return a && memcmp(a->b, v4_prefix, sizeof(v4_prefix)) == 0;
 }
 
 /** homa_addr_get_ipv4() - See engine.h. */
 uint32_t homa_addr_get_ipv4(const homa_addr *a)
 {
+	if (!a)
+		return 0;
 	return ((uint32_t)a->b[12] << 24) | ((uint32_t)a->b[13] << 16) |
 	       ((uint32_t)a->b[14] << 8) | a->b[15];
 }
@@ -39,14 +41,20 @@ uint32_t homa_addr_get_ipv4(const homa_addr *a)
 /** homa_addr_equal() - See engine.h. */
 bool homa_addr_equal(const homa_addr *a, const homa_addr *b)
 {
-	return memcmp(a->b, b->b, sizeof(a->b)) == 0;
+	return a && b && memcmp(a->b, b->b, sizeof(a->b)) == 0;
 }
 
 /** homa_addr_format() - See engine.h. IPv6 is printed as 8 hex groups. */
 char *homa_addr_format(const homa_addr *a, char *buf, size_t cap)
 {
-	const uint8_t *b = a->b;
+	const uint8_t *b;
 
+	if (!a || !buf) {
+		if (buf && cap)
+			buf[0] = 0;
+		return buf;
+	}
+	b = a->b;
 	if (homa_addr_is_ipv4(a)) {
 		snprintf(buf, cap, "%u.%u.%u.%u", b[12], b[13], b[14], b[15]);
 		return buf;

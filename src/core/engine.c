@@ -140,12 +140,14 @@ int homa_engine_set_settings(homa_engine *e, const struct homa_settings *given)
 /** homa_engine_settings() - See engine.h. */
 const struct homa_settings *homa_engine_settings(const homa_engine *e)
 {
-	return &e->s;
+	return e ? &e->s : NULL;
 }
 
 /** homa_engine_set_hooks() - See engine.h. */
 void homa_engine_set_hooks(homa_engine *e, const struct homa_packet_hooks *h)
 {
+	if (!e)
+		return;
 	e->has_hooks = h != NULL;
 	if (h)
 		e->hooks = *h;
@@ -156,7 +158,8 @@ void homa_engine_set_hooks(homa_engine *e, const struct homa_packet_hooks *h)
 /** homa_engine_set_server() - See engine.h. */
 void homa_engine_set_server(homa_engine *e, bool serve)
 {
-	e->server = serve && !e->shut;
+	if (e)
+		e->server = serve && !e->shut;
 }
 
 /** homa_engine_set_rx_alloc() - See engine.h. */
@@ -174,7 +177,7 @@ int homa_engine_set_rx_alloc(homa_engine *e, const struct homa_alloc *a)
 /** homa_engine_port() - See engine.h. */
 uint16_t homa_engine_port(const homa_engine *e)
 {
-	return e->port;
+	return e ? e->port : 0;
 }
 
 /** An outgoing message as the application gives it: a gather list or a built message. */
@@ -260,6 +263,8 @@ static uint64_t next_id(homa_engine *e)
 /** homa_engine_reserve_id() - See engine.h. */
 uint64_t homa_engine_reserve_id(homa_engine *e, bool server)
 {
+	if (!e)
+		return 0;
 	if (server)
 		return e->next_server_handle += 2;
 	return next_id(e);
@@ -284,7 +289,7 @@ uint32_t homa_engine_replies_pending(const homa_engine *e)
 /** homa_engine_peer_heard() - See engine.h. */
 bool homa_engine_peer_heard(homa_engine *e, const homa_addr *addr, uint64_t *heard_ns)
 {
-	const struct homa_peer *p = homa_peer_find(e, addr);
+	const struct homa_peer *p = e && addr && heard_ns ? homa_peer_find(e, addr) : NULL;
 
 	if (!p || !p->rx_ns)
 		return false;
@@ -463,6 +468,8 @@ int homa_engine_abort(homa_engine *e, uint64_t id, uint64_t now)
 /** homa_engine_shutdown() - See engine.h. */
 void homa_engine_shutdown(homa_engine *e, uint64_t now)
 {
+	if (!e)
+		return;
 	now = clock_in(e, now);
 	e->shut = true;
 	e->server = false;
@@ -616,19 +623,19 @@ static uint64_t deadline(const homa_engine *e, uint64_t tick_leeway)
 /** homa_engine_next_deadline() - See engine.h. */
 uint64_t homa_engine_next_deadline(const homa_engine *e)
 {
-	return deadline(e, 0);
+	return e ? deadline(e, 0) : UINT64_MAX;
 }
 
 /** homa_engine_wake_by() - See engine.h. */
 uint64_t homa_engine_wake_by(const homa_engine *e)
 {
-	return deadline(e, e->s.tick_ns / 2);
+	return e ? deadline(e, e->s.tick_ns / 2) : UINT64_MAX;
 }
 
 /** homa_engine_want_output() - See engine.h. */
 bool homa_engine_want_output(const homa_engine *e, uint64_t now)
 {
-	return e->ctl_count || homa_pacer_deadline(e) <= now;
+	return e && (e->ctl_count || homa_pacer_deadline(e) <= now);
 }
 
 /** idle() - True if no RPC or owed ack needs the timer. */
@@ -640,6 +647,8 @@ static bool idle(const homa_engine *e)
 /** homa_engine_on_timer() - See engine.h. Runs at most one tick per call. */
 void homa_engine_on_timer(homa_engine *e, uint64_t now)
 {
+	if (!e)
+		return;
 	now = clock_in(e, now);
 	if (now < e->next_tick_ns)
 		return;
@@ -681,6 +690,8 @@ void homa_engine_msg_release(homa_engine *e, homa_msg *m)
 /** homa_engine_msg_adopt() - See engine.h. */
 void homa_engine_msg_adopt(homa_engine *e, homa_msg *m)
 {
+	if (!e || !m)
+		return;
 	e->rx_buffered += m->charged;
 	homa_list_add_tail(&e->delivered, &m->link);
 	homa_check(e);
@@ -735,6 +746,12 @@ void homa_engine_stats(const homa_engine *e, struct homa_stats *out)
 {
 	struct homa_link *pos;
 
+	if (!out)
+		return;
+	if (!e) {
+		memset(out, 0, sizeof(*out));
+		return;
+	}
 	*out = e->st;
 	out->active_rpcs = e->rpcs.count;
 	out->rx_buffered_bytes = e->rx_buffered;

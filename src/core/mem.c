@@ -339,7 +339,7 @@ size_t homa_msg_segment(const homa_msg *m, size_t offset, const uint8_t **ptr)
 	size_t n, limit;
 	uint32_t i, in;
 
-	if (!m || offset >= m->length)
+	if (!m || !ptr || offset >= m->length)
 		return 0;
 	if (m->ref)
 		return ref_segment(m, offset, ptr);
@@ -360,7 +360,7 @@ size_t homa_msg_copy(const homa_msg *m, size_t offset, void *dst, size_t len)
 {
 	size_t done = 0;
 
-	while (done < len) {
+	while (dst && done < len) {
 		const uint8_t *p;
 		size_t n = homa_msg_segment(m, offset + done, &p);
 

@@ -3,6 +3,7 @@
  * @file wire.c
  * Encoding and decoding of Homa packets (layouts in include/homa/wire.h).
  */
+#include <limits.h>
 #include <string.h>
 
 #include "bytes.h"
@@ -113,13 +114,18 @@ static void encode_body(const struct homa_pkt *pkt, uint8_t *b)
 /** homa_wire_encode() - See wire.h. Unused bytes are written as zero. */
 int homa_wire_encode(const struct homa_pkt *pkt, uint8_t *buf, size_t cap)
 {
-	size_t hdr = homa_wire_header_len(pkt->type);
+	size_t hdr = pkt ? homa_wire_header_len(pkt->type) : 0;
 	size_t len = hdr;
 
-	if (!hdr)
+	if (!hdr || !buf)
 		return HOMA_EINVAL;
-	if (pkt->type == HOMA_PKT_DATA)
+	if (pkt->type == HOMA_PKT_DATA) {
+		if (!pkt->u.data.payload && pkt->u.data.payload_len)
+			return HOMA_EINVAL;
 		len += pkt->u.data.payload_len;
+	}
+	if (len > INT_MAX)  /* the result is an int */
+		return HOMA_EINVAL;
 	if (len > cap)
 		return HOMA_ENOSPC;
 	memset(buf, 0, hdr);
@@ -227,8 +233,11 @@ static int decode(const uint8_t *buf, size_t len, struct homa_pkt *pkt)
 int homa_wire_decode_why(const uint8_t *buf, size_t len, struct homa_pkt *pkt,
 			 enum homa_wire_error *why)
 {
-	int r = decode(buf, len, pkt);
+	int r;
 
+	if (!pkt || (!buf && len))
+		return HOMA_EINVAL;  /* @why is not written */
+	r = decode(buf, len, pkt);
 	if (why)
 		*why = (enum homa_wire_error)-r;
 	return r ? HOMA_EPROTO : 0;
