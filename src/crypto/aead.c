@@ -37,8 +37,22 @@ static bool start(struct psp_aead *a, const uint8_t *nonce, const uint8_t *aad, 
 {
 	int outl;
 
-	return EVP_CipherInit_ex2(a->ctx, NULL, NULL, nonce, a->encrypt ? 1 : 0, NULL) == 1 &&
+	return EVP_CipherInit_ex(a->ctx, NULL, NULL, NULL, nonce, -1) == 1 &&
 	       EVP_CipherUpdate(a->ctx, NULL, &outl, aad, (int)aad_len) == 1;
+}
+
+/**
+ * tag_param() - Read (@set false) or set the 16-byte GCM tag at @tag
+ * through the provider's parameters directly (EVP_CIPHER_CTX_ctrl()
+ * would translate to the same call). Return: true on success.
+ */
+static bool tag_param(struct psp_aead *a, uint8_t *tag, bool set)
+{
+	OSSL_PARAM p[2] = {OSSL_PARAM_construct_octet_string(OSSL_CIPHER_PARAM_AEAD_TAG, tag,
+							     HOMA_PSP_ICV_LEN),
+			   OSSL_PARAM_construct_end()};
+
+	return (set ? EVP_CIPHER_CTX_set_params(a->ctx, p) : EVP_CIPHER_CTX_get_params(a->ctx, p)) == 1;
 }
 
 /** psp_aead_seal() - See psp_int.h. */
@@ -50,7 +64,7 @@ int psp_aead_seal(struct psp_aead *a, const uint8_t *nonce, const uint8_t *aad,
 	if (!start(a, nonce, aad, aad_len) ||
 	    (n && EVP_CipherUpdate(a->ctx, data, &outl, data, (int)n) != 1) ||
 	    EVP_CipherFinal_ex(a->ctx, data + n, &outl) != 1 ||
-	    EVP_CIPHER_CTX_ctrl(a->ctx, EVP_CTRL_AEAD_GET_TAG, HOMA_PSP_ICV_LEN, tag) != 1)
+	    !tag_param(a, tag, false))
 		return HOMA_EIO;
 	return 0;
 }
@@ -63,8 +77,7 @@ int psp_aead_open(struct psp_aead *a, const uint8_t *nonce, const uint8_t *aad,
 
 	if (!start(a, nonce, aad, aad_len) ||
 	    (n && EVP_CipherUpdate(a->ctx, data, &outl, data, (int)n) != 1) ||
-	    EVP_CIPHER_CTX_ctrl(a->ctx, EVP_CTRL_AEAD_SET_TAG, HOMA_PSP_ICV_LEN,
-				(void *)tag) != 1 ||
+	    !tag_param(a, (uint8_t *)tag, true) ||
 	    EVP_CipherFinal_ex(a->ctx, data + n, &outl) != 1)
 		return -1;
 	return 0;
