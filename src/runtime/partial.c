@@ -2,8 +2,8 @@
 /**
  * @file partial.c
  * Reading messages as they arrive. A client reads its response while it
- * arrives (the engine's partial message; over the TCP transport a
- * response arrives whole, so its bytes appear all at once); a server that asks with
+ * arrives (the engine's partial message; over the TCP transport the
+ * bytes the transport has read so far, homa_tp_partial()); a server that asks with
  * HOMA_RECV_PARTIAL is told of a request when its first bytes arrive
  * (the engine's HOMA_EV_REQUEST_BEGIN, queued here until homa_recv()
  * takes it) and reads it the same way; once complete, such a request is
@@ -15,6 +15,7 @@
 #include <stdlib.h>
 
 #include "rt.h"
+#include "tp.h"
 
 /** Announcements kept for homa_recv() at most; older ones are dropped. */
 #define RT_MAX_BEGINS 4096
@@ -23,7 +24,9 @@
 struct rt_progress {
 	const homa_msg *msg;   /**< the (partial) message; NULL before its first byte */
 	size_t arrived;        /**< bytes present from offset 0 on */
+	size_t length;         /**< the message's length (0 before its first byte) */
 	bool complete;
+	bool tcp;              /**< a response arriving over TCP: read with homa_tp_partial() */
 };
 
 /** free_item() - Free @item and release its message, if any. */
@@ -142,6 +145,23 @@ void homa_rt_partial_drop(struct homa_rt *rt)
 }
 
 /**
+ * tcp_progress() - Where the response of client RPC @id carried by TCP
+ * stands while it arrives (nothing yet if the transport does not know it).
+ * Return: 0.
+ */
+static int tcp_progress(struct homa_rt *rt, uint64_t id, struct rt_progress *p)
+{
+	struct homa_partial info;
+
+	if (homa_tp_partial(rt->tp, id, 0, NULL, 0, &info) < 0)
+		return 0;
+	p->arrived = info.arrived;
+	p->length = info.length;
+	p->tcp = true;
+	return 0;
+}
+
+/**
  * progress() - Where RPC @id's incoming message stands, in @p.
  * Return: 0; HOMA_ENOTFOUND (no such RPC, or its message is no longer
  * here); a failed client RPC's error (its error item stays queued).
@@ -152,9 +172,7 @@ static int progress(struct homa_rt *rt, uint64_t id, struct rt_progress *p)
 	int64_t got;
 	uint64_t v;
 
-	p->msg = NULL;
-	p->arrived = 0;
-	p->complete = false;
+	*p = (struct rt_progress){0};
 	if (id & 1) {
 		if (!homa_rt_idset_get(&rt->reading, id, &v))
 			return HOMA_ENOTFOUND;
@@ -163,17 +181,19 @@ static int progress(struct homa_rt *rt, uint64_t id, struct rt_progress *p)
 		got = homa_engine_rx_progress(rt->engine, id, &p->msg);
 		if (got >= 0) {
 			p->arrived = (size_t)got;
+			p->length = p->msg ? homa_msg_length(p->msg) : 0;
 			return 0;
 		}
 		item = homa_rt_find_item(rt, id);
-		if (!item) /* over TCP: a client RPC of ours whose response is not here yet */
-			return rt->tp && homa_rt_idset_has(&rt->ids, id) ? 0 : HOMA_ENOTFOUND;
+		if (!item) /* over TCP: a client RPC of ours whose response is not all here yet */
+			return rt->tp && homa_rt_idset_has(&rt->ids, id) ? tcp_progress(rt, id, p)
+									: HOMA_ENOTFOUND;
 		if (item->ev.type == HOMA_EV_ERROR)
 			return item->ev.error;
 	}
 	if (item) {
 		p->msg = item->ev.msg;
-		p->arrived = homa_msg_length(p->msg);
+		p->arrived = p->length = homa_msg_length(p->msg);
 		p->complete = true;
 		return 0;
 	}
@@ -183,7 +203,29 @@ static int progress(struct homa_rt *rt, uint64_t id, struct rt_progress *p)
 		return HOMA_ENOTFOUND;
 	}
 	p->arrived = (size_t)got;
+	p->length = p->msg ? homa_msg_length(p->msg) : 0;
 	return 0;
+}
+
+/**
+ * copy_out() - Copy @p's bytes from @offset on (at most @cap) into @buf.
+ * Return: bytes copied (0 at or past what arrived).
+ */
+static int64_t copy_out(struct homa_rt *rt, uint64_t id, const struct rt_progress *p,
+			size_t offset, void *buf, size_t cap)
+{
+	struct homa_partial info;
+	int64_t n;
+
+	if (offset >= p->arrived)
+		return 0;
+	if (cap > p->arrived - offset)
+		cap = p->arrived - offset;
+	if (p->tcp) { /* rt->lock held: the bytes present only grow until delivery */
+		n = homa_tp_partial(rt->tp, id, offset, buf, cap, &info);
+		return n < 0 ? 0 : n;
+	}
+	return (int64_t)homa_msg_copy(p->msg, offset, buf, cap);
 }
 
 /** homa_rt_partial_length() - See rt.h. */
@@ -191,9 +233,9 @@ size_t homa_rt_partial_length(struct homa_rt *rt, uint64_t id)
 {
 	struct rt_progress p;
 
-	if (progress(rt, id, &p) || !p.msg)
+	if (progress(rt, id, &p))
 		return 0;
-	return homa_msg_length(p.msg);
+	return p.length;
 }
 
 /** readable() - True if a reader at @offset need not wait given @p. */
@@ -269,14 +311,11 @@ static int64_t read_locked(struct homa_rt *rt, uint64_t id, size_t offset, void 
 			return err;
 	}
 	if (info) {
-		info->length = homa_msg_length(p.msg);
+		info->length = p.length;
 		info->arrived = p.arrived;
 		info->complete = p.complete;
 	}
-	if (offset >= p.arrived)
-		return 0;
-	return (int64_t)homa_msg_copy(p.msg, offset, buf,
-				      p.arrived - offset < cap ? p.arrived - offset : cap);
+	return copy_out(rt, id, &p, offset, buf, cap);
 }
 
 /** homa_recv_partial_wait() - See homa.h. */
@@ -296,6 +335,21 @@ int64_t homa_recv_partial_wait(homa_socket *s, uint64_t id, size_t offset, void 
 	n = read_locked(rt, id, offset, buf, cap, timeout_ns, info);
 	homa_rt_unlock(rt);
 	homa_rt_put(rt);
+	return n;
+}
+
+/**
+ * tcp_partial() - homa_recv_partial() of a response that may be arriving
+ * over TCP (rt->lock held). Return: as homa_recv_partial().
+ */
+static int64_t tcp_partial(struct homa_rt *rt, uint64_t id, size_t offset, void *buf,
+			   size_t cap, size_t *available)
+{
+	struct homa_partial info;
+	int64_t n = homa_tp_partial(rt->tp, id, offset, buf, cap, &info);
+
+	if (n >= 0 && available)
+		*available = info.arrived;
 	return n;
 }
 
@@ -320,7 +374,9 @@ int64_t homa_recv_partial(homa_socket *s, uint64_t id, size_t offset,
 		got = HOMA_ENOTFOUND;
 	else
 		got = homa_engine_rx_progress(rt->engine, id, &msg);
-	if (got >= 0) {
+	if (got == HOMA_ENOTFOUND && rt->tp && !(id & 1)) {
+		n = tcp_partial(rt, id, offset, buf, cap, available);
+	} else if (got >= 0) {
 		if (available)
 			*available = (size_t)got;
 		if (msg && offset < (size_t)got) {

@@ -94,6 +94,8 @@ struct tp_conn {
 	struct tp_hdr hdr;
 	uint8_t *body;          /**< the payload being read (malloc) */
 	size_t body_got;
+	size_t pub_got;         /**< body_got last published to partial readers */
+	bool pub;               /**< this frame was published (tp_partial_publish()) */
 };
 
 /** A peer (address and port) this socket sends requests to. */
@@ -118,6 +120,14 @@ struct tp_crpc {
 	uint64_t len;           /**< request bytes, charged to tp->tx_buffered */
 	homa_addr addr;
 	uint16_t port;
+	/*
+	 * Its response while it arrives, for partial reads (tp_partial.c):
+	 * the connection's payload buffer, valid while this record exists
+	 * (the frame's completion ends the record first, under tp->lock).
+	 */
+	const uint8_t *rx_body; /**< NULL until the response's header is read */
+	uint32_t rx_len;        /**< the response's length */
+	size_t rx_got;          /**< its bytes present from offset 0 */
 };
 
 /** A server RPC carried by TCP. */
@@ -234,6 +244,20 @@ void tp_crpc_end(struct homa_tp *tp, struct tp_crpc *r);
 void tp_on_frame(struct homa_tp *tp, struct tp_conn *c, const struct tp_hdr *h,
 		 uint8_t *body);
 
+/* tp_partial.c */
+/**
+ * tp_partial_publish() - Reader role held, @c (client side) in the middle
+ * of a response frame: let partial readers of its RPC see the bytes read
+ * so far (and the length), and wake those waiting. Call without locks.
+ */
+void tp_partial_publish(struct homa_tp *tp, struct tp_conn *c);
+/**
+ * tp_partial_forget() - The response frame @c was reading for RPC @id
+ * will not be delivered (its buffer is about to be freed): hide it from
+ * partial readers. Call without locks.
+ */
+void tp_partial_forget(struct homa_tp *tp, struct tp_conn *c, uint64_t id);
+
 /* tp_thread.c */
 /**
  * tp_rx_handle() - Reader role held: handle @n events of rx_epfd (read
@@ -322,6 +346,16 @@ int homa_tp_reply(struct homa_rt *rt, uint64_t id, const struct homa_iov *iov, i
  * is dropped; a request is never answered). Return: 0 or HOMA_ENOTFOUND.
  */
 int homa_tp_abort(struct homa_tp *tp, uint64_t id);
+
+/**
+ * homa_tp_partial() - rt->lock held: where the response of client RPC @id
+ * carried by TCP stands while it arrives, in @info (length 0 before its
+ * header), copying its bytes from @offset on into @buf (at most @cap).
+ * Return: bytes copied; HOMA_ENOTFOUND (no such RPC in flight over TCP:
+ * unknown, ended, or its response already delivered whole).
+ */
+int64_t homa_tp_partial(struct homa_tp *tp, uint64_t id, size_t offset, void *buf, size_t cap,
+			struct homa_partial *info);
 
 /**
  * homa_tp_drive() - Called by homa_rt_wait_item() with rt->lock held for

@@ -17,18 +17,54 @@ static void free_body(void *body)
 
 /**
  * wrap() - A message that borrows @body (@len bytes, malloc; freed with
- * the message). Return: the message, or NULL (then @body is freed).
+ * the message). Return: the message, or NULL (no memory: @body is still
+ * the caller's).
  */
 static homa_msg *wrap(uint8_t *body, uint32_t len)
 {
 	struct homa_iov iov = {body, len};
 	homa_msg *m = NULL;
 
-	if (homa_msg_build_ref(NULL, &iov, 1, free_body, body, &m)) {
-		free(body);
-		return NULL;
+	return homa_msg_build_ref(NULL, &iov, 1, free_body, body, &m) ? NULL : m;
+}
+
+/**
+ * deliver_locked() - tp_deliver() with rt->lock held; @item is a fresh
+ * allocation (NULL: no memory). Return: whether it was delivered (else
+ * the caller frees @item and discards @msg).
+ */
+static bool deliver_locked(struct homa_tp *tp, struct rt_item *item, int type, uint64_t id,
+			   uint64_t cookie, const homa_addr *peer, uint16_t port, homa_msg *msg,
+			   uint64_t start_ns, int error)
+{
+	struct homa_rt *rt = tp->rt;
+
+	if (!item || rt->closing || (type != HOMA_EV_REQUEST && !homa_rt_idset_has(&rt->ids, id)))
+		return false;
+	item->ev = (struct homa_event){.type = type, .id = id, .cookie = cookie,
+				       .error = error, .peer = *peer, .peer_port = port,
+				       .msg = msg, .start_ns = start_ns};
+	item->tcp = true;
+	if (msg)
+		homa_engine_msg_adopt(rt->engine, msg);
+	homa_rt_deliver(rt, item);
+	if (rt->data_waiters)
+		homa_rt_wake_data(rt); /* homa_recv_partial_wait() on this RPC */
+	return true;
+}
+
+/**
+ * delivered() - After rt->lock is dropped: if @ok, kick a polled socket;
+ * else free @item and discard @msg.
+ */
+static void delivered(struct homa_tp *tp, bool ok, struct rt_item *item, homa_msg *msg)
+{
+	if (!ok) {
+		free(item);
+		homa_msg_discard(NULL, msg);
+	} else if (tp->rt->mode == HOMA_MODE_POLLED) {
+		homa_rt_kick(tp->rt);
 	}
-	return m;
 }
 
 /** tp_deliver() - See tp.h. */
@@ -36,31 +72,13 @@ void tp_deliver(struct homa_tp *tp, int type, uint64_t id, uint64_t cookie,
 		const homa_addr *peer, uint16_t port, homa_msg *msg, uint64_t start_ns,
 		int error)
 {
-	struct homa_rt *rt = tp->rt;
 	struct rt_item *item = calloc(1, sizeof(*item));
 	bool ok;
 
-	homa_rt_lock(rt);
-	ok = item && !rt->closing &&
-	     (type == HOMA_EV_REQUEST || homa_rt_idset_has(&rt->ids, id));
-	if (ok) {
-		item->ev = (struct homa_event){.type = type, .id = id, .cookie = cookie,
-					       .error = error, .peer = *peer, .peer_port = port,
-					       .msg = msg, .start_ns = start_ns};
-		item->tcp = true;
-		if (msg)
-			homa_engine_msg_adopt(rt->engine, msg);
-		homa_rt_deliver(rt, item);
-		if (rt->data_waiters)
-			homa_rt_wake_data(rt); /* homa_recv_partial_wait() on this RPC */
-	}
-	homa_rt_unlock(rt);
-	if (!ok) {
-		free(item);
-		homa_msg_discard(NULL, msg);
-	} else if (rt->mode == HOMA_MODE_POLLED) {
-		homa_rt_kick(rt);
-	}
+	homa_rt_lock(tp->rt);
+	ok = deliver_locked(tp, item, type, id, cookie, peer, port, msg, start_ns, error);
+	homa_rt_unlock(tp->rt);
+	delivered(tp, ok, item, msg);
 }
 
 /** tp_crpc_end() - See tp.h. */
@@ -72,13 +90,20 @@ void tp_crpc_end(struct homa_tp *tp, struct tp_crpc *r)
 	free(r);
 }
 
-/** on_response() - A response frame for client RPC @h->id. */
+/**
+ * on_response() - A response frame for client RPC @h->id: its record ends
+ * and the message is delivered in one hold of rt->lock, so a partial
+ * reader sees either the bytes published so far or the whole message.
+ */
 static void on_response(struct homa_tp *tp, struct tp_conn *c, const struct tp_hdr *h,
 			homa_msg *msg)
 {
+	struct rt_item *item = calloc(1, sizeof(*item));
 	struct tp_crpc *r = NULL;
 	uint64_t val, cookie = 0, start = 0;
+	bool ok = false;
 
+	homa_rt_lock(tp->rt);
 	pthread_mutex_lock(&tp->lock);
 	if (homa_rt_idset_get(&tp->crpcs, h->id, &val) &&
 	    ((struct tp_crpc *)(uintptr_t)val)->conn == c) {
@@ -88,11 +113,11 @@ static void on_response(struct homa_tp *tp, struct tp_conn *c, const struct tp_h
 		tp_crpc_end(tp, r);
 	}
 	pthread_mutex_unlock(&tp->lock);
-	if (!r) { /* aborted, or a response we never asked for */
-		homa_msg_discard(NULL, msg);
-		return;
-	}
-	tp_deliver(tp, HOMA_EV_RESPONSE, h->id, cookie, &c->addr, c->port, msg, start, 0);
+	if (r) /* else aborted, or a response we never asked for */
+		ok = deliver_locked(tp, item, HOMA_EV_RESPONSE, h->id, cookie, &c->addr, c->port,
+				    msg, start, 0);
+	homa_rt_unlock(tp->rt);
+	delivered(tp, ok, item, msg);
 }
 
 /** on_request() - A request frame from client RPC @h->id: give it a handle and deliver it. */
@@ -134,8 +159,12 @@ void tp_on_frame(struct homa_tp *tp, struct tp_conn *c, const struct tp_hdr *h,
 	if (!body)
 		body = malloc(1); /* an empty message still needs a buffer to borrow */
 	msg = body ? wrap(body, h->len) : NULL;
-	if (!msg)
-		return; /* no memory: like a lost packet, the RPC times out */
+	if (!msg) { /* no memory: like a lost packet, the RPC times out */
+		if (h->type == TP_RESPONSE)
+			tp_partial_forget(tp, c, h->id);
+		free(body);
+		return;
+	}
 	if (h->type == TP_REQUEST)
 		on_request(tp, c, h, msg);
 	else

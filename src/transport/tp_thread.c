@@ -96,6 +96,7 @@ static int parse_one(struct homa_tp *tp, struct tp_conn *c)
 	if (c->hdr.len && !c->body)
 		return -1;
 	c->body_got = 0;
+	c->pub = false;
 	c->in_body = true;
 	return 1;
 }
@@ -132,6 +133,8 @@ static int on_readable(struct homa_tp *tp, struct tp_conn *c)
 			;
 		if (r < 0)
 			return HOMA_EINVAL;
+		if (c->in_body && !c->accepted)
+			tp_partial_publish(tp, c); /* a response part-way: partial readers see it */
 		if (drained)
 			return 0; /* a short read emptied the socket: epoll says when more comes */
 		if (c->in_body && c->roff == c->rlen && c->hdr.len - c->body_got >= TP_RBUF) {
