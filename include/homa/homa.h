@@ -664,7 +664,21 @@ struct homa_send_opts {
 	 * a response goes back the way its request came.
 	 */
 	int hint;
+	/**
+	 * Requests: what the RPC needs (HOMA_SEND_* flags, default 0), which
+	 * each transport maps to what it can do; homa_reply_opts() ignores it.
+	 */
+	uint32_t flags;
 };
+
+/**
+ * homa_send_opts.flags: a latency-sensitive RPC. Over TCP its request and
+ * response travel on a connection to the peer kept for such RPCs (never
+ * behind a bulk message on the same stream; one per peer, TCP_NODELAY,
+ * SO_PRIORITY 6 on the client's side). Over Homa nothing changes: the
+ * receivers already grant short messages first and at higher priorities.
+ */
+#define HOMA_SEND_LATENCY 0x1u
 
 /** Smallest homa_send_opts.size accepted (the fields up to @arg; @hint takes its default). */
 #define HOMA_SEND_OPTS_SIZE_MIN ((uint32_t)offsetof(struct homa_send_opts, hint))
@@ -681,8 +695,8 @@ HOMA_API void homa_send_opts_default(struct homa_send_opts *o);
  * @o: options (read only); NULL means homa_send_opts_default().
  * @id: receives the RPC id (written only on success).
  * Return: as homa_request_iov(); HOMA_EINVAL also for a bad @o->size or
- * @o->timeout_ns, an unknown @o->hint, or HOMA_HINT_TCP on a socket
- * opened with transport HOMA; HOMA_EAGAIN and HOMA_ETIME follow
+ * @o->timeout_ns, an unknown @o->hint or @o->flags bit, or HOMA_HINT_TCP
+ * on a socket opened with transport HOMA; HOMA_EAGAIN and HOMA_ETIME follow
  * @o->timeout_ns.
  */
 HOMA_API int homa_request_opts(homa_socket *s, const struct sockaddr *dst,

@@ -109,16 +109,17 @@ static int send_locked(struct homa_rt *rt, const homa_addr *addr, uint16_t port,
 
 /**
  * send_tcp() - Send a request over the TCP transport (homa_tp_send()),
- * waiting for space as @timeout_ns says. Over TCP the request is written
- * before the call returns, so a zero-copy request's buffers are released
- * at once on success. Return: homa_tp_send()'s result.
+ * with @o's cookie and flags, waiting for space as @o->timeout_ns says.
+ * Over TCP the request is written before the call returns, so a
+ * zero-copy request's buffers are released at once on success.
+ * Return: homa_tp_send()'s result.
  */
 static int send_tcp(struct homa_rt *rt, const homa_addr *addr, uint16_t port,
-		    const struct homa_iov *iov, int iovcnt, uint64_t cookie, uint64_t *id,
-		    const struct zc_req *zc, int64_t timeout_ns)
+		    const struct homa_iov *iov, int iovcnt, const struct homa_send_opts *o,
+		    uint64_t *id, const struct zc_req *zc)
 {
-	int err = homa_tp_send(rt, addr, port, iov, iovcnt, cookie,
-			       send_timeout(rt, timeout_ns), id);
+	int err = homa_tp_send(rt, addr, port, iov, iovcnt, o->cookie, o->flags,
+			       send_timeout(rt, o->timeout_ns), id);
 
 	if (!err && zc)
 		zc->release(zc->arg);
@@ -127,14 +128,18 @@ static int send_tcp(struct homa_rt *rt, const homa_addr *addr, uint16_t port,
 
 /**
  * start_request() - homa_request_iov(), or with @zc homa_request_zc(),
- * waiting for space as @timeout_ns says (send_timeout()), over the
- * transport @hint (enum homa_hint) names or the socket picks. The release
- * of a zero-copy request is reported only once the call succeeded.
+ * with @o's cookie, waiting for space as @o->timeout_ns says
+ * (send_timeout()), over the transport @o->hint (enum homa_hint) names or
+ * the socket picks, with @o->flags. The release of a zero-copy request is
+ * reported only once the call succeeded.
  */
 static int start_request(homa_socket *s, const struct sockaddr *dst,
-			 const struct homa_iov *iov, int iovcnt, uint64_t cookie,
-			 uint64_t *id, const struct zc_req *zc, int64_t timeout_ns, int hint)
+			 const struct homa_iov *iov, int iovcnt, const struct homa_send_opts *o,
+			 uint64_t *id, const struct zc_req *zc)
 {
+	uint64_t cookie = o->cookie;
+	int64_t timeout_ns = o->timeout_ns;
+	int hint = o->hint;
 	struct homa_rt *rt = s ? homa_rt_get(s) : NULL;
 	struct rt_zc *z = NULL;
 	homa_msg *msg = NULL;
@@ -147,7 +152,7 @@ static int start_request(homa_socket *s, const struct sockaddr *dst,
 	err = !id || (hint == HOMA_HINT_TCP && !rt->tp) ? HOMA_EINVAL
 							 : check_dst(rt, dst, &addr, &port);
 	if (!err && homa_tp_route(rt, &addr, port, hint)) {
-		err = send_tcp(rt, &addr, port, iov, iovcnt, cookie, id, zc, timeout_ns);
+		err = send_tcp(rt, &addr, port, iov, iovcnt, o, id, zc);
 		homa_rt_put(rt);
 		return err;
 	}
@@ -171,7 +176,7 @@ static int start_request(homa_socket *s, const struct sockaddr *dst,
 	}
 	homa_msg_discard(NULL, msg);
 	if (err == HOMA_EPEERDEAD && hint != HOMA_HINT_HOMA && homa_tp_homa_dead(rt, &addr, port))
-		err = send_tcp(rt, &addr, port, iov, iovcnt, cookie, id, zc, timeout_ns);
+		err = send_tcp(rt, &addr, port, iov, iovcnt, o, id, zc);
 	homa_rt_put(rt);
 	return err;
 }
@@ -181,8 +186,11 @@ int homa_request_iov(homa_socket *s, const struct sockaddr *dst,
 		     const struct homa_iov *iov, int iovcnt,
 		     uint64_t cookie, uint64_t *id)
 {
-	return start_request(s, dst, iov, iovcnt, cookie, id, NULL, HOMA_SEND_TIMEOUT_SOCKET,
-			     HOMA_HINT_NONE);
+	struct homa_send_opts o;
+
+	homa_send_opts_default(&o);
+	o.cookie = cookie;
+	return start_request(s, dst, iov, iovcnt, &o, id, NULL);
 }
 
 /** homa_request_zc() - See homa.h. */
@@ -191,11 +199,13 @@ int homa_request_zc(homa_socket *s, const struct sockaddr *dst,
 		    homa_release_fn release, void *arg, uint64_t *id)
 {
 	struct zc_req zc = {release, arg};
+	struct homa_send_opts o;
 
 	if (!release)
 		return HOMA_EINVAL;
-	return start_request(s, dst, iov, iovcnt, cookie, id, &zc, HOMA_SEND_TIMEOUT_SOCKET,
-			     HOMA_HINT_NONE);
+	homa_send_opts_default(&o);
+	o.cookie = cookie;
+	return start_request(s, dst, iov, iovcnt, &o, id, &zc);
 }
 
 /** homa_request_buf() - See homa.h. */
@@ -289,7 +299,8 @@ void homa_send_opts_default(struct homa_send_opts *o)
  * only @o->size bytes, and point *@zcp at @zc filled with its release
  * function (NULL when the send copies). Return: 0, or HOMA_EINVAL (size
  * below HOMA_SEND_OPTS_SIZE_MIN or above this library's struct, a
- * timeout below -1 other than HOMA_SEND_TIMEOUT_SOCKET, an unknown hint).
+ * timeout below -1 other than HOMA_SEND_TIMEOUT_SOCKET, an unknown hint or
+ * flag).
  */
 static int import_opts(const struct homa_send_opts *o, struct homa_send_opts *out,
 		       struct zc_req *zc, const struct zc_req **zcp)
@@ -300,7 +311,8 @@ static int import_opts(const struct homa_send_opts *o, struct homa_send_opts *ou
 	if (o)
 		memcpy(out, o, o->size);
 	if ((out->timeout_ns < -1 && out->timeout_ns != HOMA_SEND_TIMEOUT_SOCKET) ||
-	    out->hint < HOMA_HINT_NONE || out->hint > HOMA_HINT_TCP)
+	    out->hint < HOMA_HINT_NONE || out->hint > HOMA_HINT_TCP ||
+	    (out->flags & ~HOMA_SEND_LATENCY))
 		return HOMA_EINVAL;
 	zc->release = out->release;
 	zc->arg = out->arg;
@@ -318,8 +330,7 @@ int homa_request_opts(homa_socket *s, const struct sockaddr *dst,
 	struct zc_req zc;
 	int err = import_opts(o, &v, &zc, &zcp);
 
-	return err ? err : start_request(s, dst, iov, iovcnt, v.cookie, id, zcp, v.timeout_ns,
-					 v.hint);
+	return err ? err : start_request(s, dst, iov, iovcnt, &v, id, zcp);
 }
 
 /** homa_reply_opts() - See homa.h. */

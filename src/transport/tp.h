@@ -59,8 +59,10 @@ struct epoll_event;
 #define TP_RESPONSE 2
 /** Frame format version. */
 #define TP_VERSION 1
-/** Connections per peer at most. */
+/** Connections per peer at most (besides the express one). */
 #define TP_POOL 4
+/** SO_PRIORITY of an express connection (TC_PRIO_INTERACTIVE). */
+#define TP_EXPRESS_PRIORITY 6
 /** Answered server RPCs remembered (homa_reply() on them: HOMA_ESTATE). */
 #define TP_ANSWERED 1024
 /** homa_tp_reply()'s result for an id that TCP does not carry. */
@@ -105,6 +107,7 @@ struct tp_peer {
 	uint16_t port;
 	struct tp_conn *pool[TP_POOL];
 	int npool;
+	struct tp_conn *express; /**< latency-sensitive RPCs only (HOMA_SEND_LATENCY), or NULL */
 	unsigned rr;
 	/* AUTO */
 	bool on_tcp;            /**< requests go over TCP */
@@ -222,6 +225,14 @@ void tp_conn_fail(struct homa_tp *tp, struct tp_conn *c, int error);
  * locks. Return: 0 with *@out set, or tp_connect()'s error.
  */
 int tp_pool_get(struct homa_tp *tp, struct tp_peer *p, struct tp_conn **out);
+/**
+ * tp_express_get() - @p's express connection (with a reference for the
+ * caller): the one connection to @p that carries only latency-sensitive
+ * RPCs (HOMA_SEND_LATENCY), opened with SO_PRIORITY TP_EXPRESS_PRIORITY
+ * if there is none. Call without locks.
+ * Return: 0 with *@out set, or tp_connect()'s error.
+ */
+int tp_express_get(struct homa_tp *tp, struct tp_peer *p, struct tp_conn **out);
 /** tp_peer_get() - The peer record of @addr:@port, created if new (tp->lock held); NULL: no memory. */
 struct tp_peer *tp_peer_get(struct homa_tp *tp, const homa_addr *addr, uint16_t port);
 
@@ -325,16 +336,17 @@ void homa_tp_close(struct homa_rt *rt);
  */
 bool homa_tp_route(struct homa_rt *rt, const homa_addr *addr, uint16_t port, int hint);
 /**
- * homa_tp_send() - Start a client RPC over TCP (homa_send_request()).
- * Return: 0 (*@id set; a connection that cannot be opened ends the RPC
+ * homa_tp_send() - Start a client RPC over TCP (homa_send_request()):
+ * on the peer's express connection if @flags has HOMA_SEND_LATENCY, else
+ * on its pool. Return: 0 (*@id set; a connection that cannot be opened ends the RPC
  * with HOMA_ENOSERVER or HOMA_ETIMEDOUT, reported by homa_recv());
  * HOMA_EMSGSIZE; HOMA_EAGAIN / HOMA_ETIME (no budget within @timeout_ns:
  * 0 does not wait, < 0 waits for ever); HOMA_ESHUTDOWN; HOMA_ENOMEM;
  * HOMA_EINVAL (bad @iov).
  */
 int homa_tp_send(struct homa_rt *rt, const homa_addr *addr, uint16_t port,
-		 const struct homa_iov *iov, int iovcnt, uint64_t cookie, int64_t timeout_ns,
-		 uint64_t *id);
+		 const struct homa_iov *iov, int iovcnt, uint64_t cookie, uint32_t flags,
+		 int64_t timeout_ns, uint64_t *id);
 /**
  * homa_tp_reply() - homa_reply() for a request that came over TCP.
  * Return: TP_NOT_MINE (not such a request: let the engine answer), 0,

@@ -238,8 +238,8 @@ static void unreachable(struct homa_tp *tp, struct tp_crpc *r, int error)
 
 /** homa_tp_send() - See tp.h. */
 int homa_tp_send(struct homa_rt *rt, const homa_addr *addr, uint16_t port,
-		 const struct homa_iov *iov, int iovcnt, uint64_t cookie, int64_t timeout_ns,
-		 uint64_t *id)
+		 const struct homa_iov *iov, int iovcnt, uint64_t cookie, uint32_t flags,
+		 int64_t timeout_ns, uint64_t *id)
 {
 	struct homa_tp *tp = rt->tp;
 	struct tp_crpc *r = NULL;
@@ -267,7 +267,7 @@ int homa_tp_send(struct homa_rt *rt, const homa_addr *addr, uint16_t port,
 		return err;
 	}
 	*id = r->id;
-	err = tp_pool_get(tp, p, &c);
+	err = flags & HOMA_SEND_LATENCY ? tp_express_get(tp, p, &c) : tp_pool_get(tp, p, &c);
 	if (err) {
 		unreachable(tp, r, err == HOMA_ENOSERVER ? HOMA_ENOSERVER : HOMA_ETIMEDOUT);
 		return 0;

@@ -256,6 +256,8 @@ static bool unlink_conn(struct homa_tp *tp, struct tp_conn *c)
 			break;
 		}
 	}
+	if (p && p->express == c)
+		p->express = NULL;
 	return true;
 }
 
@@ -389,6 +391,23 @@ static struct tp_conn *pick(struct tp_peer *p)
 	return c;
 }
 
+/**
+ * adopt() - tp->lock held: make connected socket @fd a connection to @p
+ * (with a reference for the caller). Return: it, or NULL (no memory).
+ */
+static struct tp_conn *adopt(struct homa_tp *tp, struct tp_peer *p, int fd)
+{
+	struct tp_conn *c = tp_conn_new(tp, fd, false);
+
+	if (c) {
+		c->peer = p;
+		c->addr = p->addr;
+		c->port = p->port;
+		atomic_fetch_add(&c->refs, 1);
+	}
+	return c;
+}
+
 /** tp_pool_get() - See tp.h. */
 int tp_pool_get(struct homa_tp *tp, struct tp_peer *p, struct tp_conn **out)
 {
@@ -411,14 +430,43 @@ int tp_pool_get(struct homa_tp *tp, struct tp_peer *p, struct tp_conn **out)
 		close(fd);
 		c = pick(p);
 	} else {
-		c = tp_conn_new(tp, fd, false);
-		if (c) {
-			c->peer = p;
-			c->addr = p->addr;
-			c->port = p->port;
+		c = adopt(tp, p, fd);
+		if (c)
 			p->pool[p->npool++] = c;
-			atomic_fetch_add(&c->refs, 1);
-		}
+	}
+	pthread_mutex_unlock(&tp->lock);
+	*out = c;
+	return c ? 0 : HOMA_ENOMEM;
+}
+
+/** tp_express_get() - See tp.h. */
+int tp_express_get(struct homa_tp *tp, struct tp_peer *p, struct tp_conn **out)
+{
+	int prio = TP_EXPRESS_PRIORITY;
+	struct tp_conn *c;
+	int fd;
+
+	pthread_mutex_lock(&tp->lock);
+	c = p->express;
+	if (c)
+		atomic_fetch_add(&c->refs, 1);
+	pthread_mutex_unlock(&tp->lock);
+	if (c) {
+		*out = c;
+		return 0;
+	}
+	fd = tp_connect(tp, &p->addr, p->port);
+	if (fd < 0)
+		return fd;
+	setsockopt(fd, SOL_SOCKET, SO_PRIORITY, &prio, sizeof(prio));
+	pthread_mutex_lock(&tp->lock);
+	tp->st.tcp_connects++;
+	c = p->express;
+	if (c) { /* another thread connected meanwhile */
+		close(fd);
+		atomic_fetch_add(&c->refs, 1);
+	} else {
+		c = p->express = adopt(tp, p, fd);
 	}
 	pthread_mutex_unlock(&tp->lock);
 	*out = c;
