@@ -92,33 +92,42 @@ struct homa_psp_host_stats {
 	uint32_t sockets;        /**< sockets of this process that joined */
 };
 
-/** homa_encrypt_opts_default() - Fill @e with the defaults above. */
+/** homa_encrypt_opts_default() - Fill @e with the defaults above (NULL is ignored). */
 HOMA_API void homa_encrypt_opts_default(struct homa_encrypt_opts *e);
 
 /**
  * homa_encrypt_tx_add() - Seal packets to @dst (address and Homa port)
  * with the receiver's @spi and @key (homa_psp_key_len(@version) bytes).
- * Return: 0; HOMA_EINVAL; HOMA_ENOTSUP (socket not encrypted);
- * HOMA_ESHUTDOWN; HOMA_ENOMEM; HOMA_EIO.
+ * Return: 0; HOMA_EINVAL (NULL @s, @dst or @key, an address that is not
+ * IPv4 or IPv6, unknown @version); HOMA_ENOTSUP (socket not encrypted);
+ * HOMA_ESHUTDOWN (closed); HOMA_ENOMEM; HOMA_EIO.
  */
 HOMA_API int homa_encrypt_tx_add(homa_socket *s, const struct sockaddr *dst, uint32_t spi,
 			const uint8_t *key, int version);
 
-/** homa_encrypt_tx_remove() - Forget @dst's association. Return: 0, HOMA_ENOASSOC, ... */
+/**
+ * homa_encrypt_tx_remove() - Forget @dst's association.
+ * Return: 0; HOMA_ENOASSOC (none); HOMA_EINVAL (NULL @s or @dst, an
+ * address that is not IPv4 or IPv6); HOMA_ENOTSUP (not encrypted);
+ * HOMA_ESHUTDOWN (closed).
+ */
 HOMA_API int homa_encrypt_tx_remove(homa_socket *s, const struct sockaddr *dst);
 
 /**
  * homa_encrypt_rx_issue() - Issue an SPI and key of this socket for one
  * sender (to hand over by the application's own means).
  * @key: receives homa_psp_key_len(version) bytes.
- * Return: 0; HOMA_EINVAL; HOMA_ENOTSUP; HOMA_ESHUTDOWN; HOMA_EAGAIN; HOMA_ENOMEM.
+ * Return: 0; HOMA_EINVAL (an argument NULL); HOMA_ENOTSUP (not
+ * encrypted); HOMA_ESHUTDOWN (closed); HOMA_EAGAIN (as
+ * homa_psp_rx_issue()); HOMA_ENOMEM; HOMA_EIO.
  */
 HOMA_API int homa_encrypt_rx_issue(homa_socket *s, uint32_t *spi, uint8_t *key);
 
 /**
  * homa_encrypt_rotate() - Rotate this socket's master keys (@key: 32
  * bytes, or NULL for a random one); SPIs of the replaced key expire.
- * Return: 0; HOMA_ENOTSUP; HOMA_ESHUTDOWN; HOMA_EINVAL; HOMA_EIO.
+ * Return: 0; HOMA_ENOTSUP (not encrypted); HOMA_ESHUTDOWN (closed);
+ * HOMA_EINVAL (NULL @s); HOMA_EIO (random source).
  */
 HOMA_API int homa_encrypt_rotate(homa_socket *s, const uint8_t *key);
 
@@ -126,17 +135,20 @@ HOMA_API int homa_encrypt_rotate(homa_socket *s, const uint8_t *key);
  * homa_encrypt_connect() - Make sure packets to @dst can be sealed now:
  * run the key exchange unless an association exists and its renewal is
  * not due (homa_send() does this by itself before each request).
- * Return: 0; HOMA_ENOTSUP (not encrypted, or no certificate files);
- * HOMA_ECERT (the peer's certificate was rejected, or it rejected ours);
- * HOMA_EHANDSHAKE (no service, refused, timed out or malformed answer);
- * HOMA_EKEYEXPIRED; HOMA_ESHUTDOWN; HOMA_EINVAL.
+ * Return: 0; HOMA_ENOTSUP (not encrypted, no certificate files, or the
+ * peer uses another PSP version); HOMA_ECERT (the peer's certificate was
+ * rejected, or it rejected ours); HOMA_EHANDSHAKE (no service, refused,
+ * timed out or malformed answer); HOMA_EAGAIN (no receive SPI left, as
+ * homa_psp_rx_issue()); HOMA_ENOMEM; HOMA_EIO; HOMA_ESHUTDOWN (closed);
+ * HOMA_EINVAL (NULL @s or @dst, port 0, not IPv4 or IPv6).
  */
 HOMA_API int homa_encrypt_connect(homa_socket *s, const struct sockaddr *dst);
 
 /**
  * homa_encrypt_stats() - This socket's PSP counters (sealed, opened,
  * rejected by reason, associations, rotations) and key exchanges.
- * Return: 0; HOMA_EINVAL; HOMA_ENOTSUP (not encrypted); HOMA_ESHUTDOWN.
+ * Return: 0; HOMA_EINVAL (NULL @s or @out); HOMA_ENOTSUP (not
+ * encrypted); HOMA_ESHUTDOWN (closed).
  */
 HOMA_API int homa_encrypt_stats(homa_socket *s, struct homa_psp_stats *out);
 

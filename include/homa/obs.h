@@ -119,18 +119,20 @@ typedef struct homa_http homa_http;
 HOMA_API int homa_http_start(const struct homa_http_opts *opts, homa_metrics_fill_fn fill,
 		    void *arg, homa_http **out);
 
-/** homa_http_port() - The TCP port the listener is bound to. */
+/** homa_http_port() - The TCP port the listener is bound to (0 for NULL). */
 HOMA_API uint16_t homa_http_port(const homa_http *h);
 
 /**
- * homa_http_requests() - Number of requests answered so far (any status).
+ * homa_http_requests() - Number of requests answered so far (any
+ * status; 0 for NULL).
  */
 HOMA_API uint64_t homa_http_requests(const homa_http *h);
 
 /**
  * homa_http_stop() - Wake the thread, close every connection and the
  * socket, join the thread and free @h. NULL is ignored. After it returns
- * @fill is never called again.
+ * @fill is never called again; @h is freed, so a second call with it is
+ * the caller's error.
  */
 HOMA_API void homa_http_stop(homa_http *h);
 
@@ -161,20 +163,22 @@ typedef struct homa_exporter_member homa_exporter_member;
  * with the same address and non-zero port share it, each labelled with
  * its own endpoint="...". Port 0 always starts a new listener.
  * @out: receives the membership (caller owns; homa_exporter_leave()).
- * Return: 0; HOMA_EINVAL (NULL @fn, @endpoint or @out); the errors of
- * homa_http_start(); HOMA_ENOMEM.
+ * Return: 0; HOMA_EINVAL (NULL @fn, @endpoint or @out); HOMA_ENOMEM; or
+ * as homa_http_start() (HOMA_EADDRINUSE: the port is held by a listener
+ * that is not an exporter of this process).
  */
 HOMA_API int homa_exporter_join(const struct homa_http_opts *opts, const char *endpoint,
 		       homa_exporter_snapshot_fn fn, void *arg,
 		       homa_exporter_member **out);
 
-/** homa_exporter_port() - TCP port of the member's listener. */
+/** homa_exporter_port() - TCP port of the member's listener (0 for NULL). */
 HOMA_API uint16_t homa_exporter_port(const homa_exporter_member *m);
 
 /**
  * homa_exporter_leave() - Stop serving @m (@fn is never called again once
- * this returns); the last member stops the listener. NULL is ignored.
- * Must not be called with a lock that @fn takes.
+ * this returns); the last member stops the listener. NULL is ignored;
+ * @m is freed (a second call with it is the caller's error). Must not be
+ * called with a lock that @fn takes.
  */
 HOMA_API void homa_exporter_leave(homa_exporter_member *m);
 
@@ -252,15 +256,24 @@ struct homa_pcap_pkt {
  */
 HOMA_API int homa_pcap_write(homa_pcap *pc, const struct homa_pcap_pkt *p);
 
-/** homa_pcap_flush() - Push buffered records to the file. Return: 0 or HOMA_EIO. */
+/**
+ * homa_pcap_flush() - Push buffered records to the file.
+ * Return: 0, HOMA_EIO (the file could not be written), or HOMA_EINVAL
+ * (NULL @pc).
+ */
 HOMA_API int homa_pcap_flush(homa_pcap *pc);
 
-/** homa_pcap_get_stats() - Copy the counts (thread-safe). */
+/**
+ * homa_pcap_get_stats() - Copy the counts (thread-safe; all zero for a
+ * NULL @pc; a NULL @out is ignored).
+ */
 HOMA_API void homa_pcap_get_stats(homa_pcap *pc, struct homa_pcap_stats *out);
 
 /**
  * homa_pcap_close() - Flush, close the file and free @pc. NULL is ignored.
- * Return: 0, or HOMA_EIO if the final flush failed.
+ * Return: 0, or HOMA_EIO if the final flush (or an earlier write)
+ * failed; @pc is freed either way (a second call with it is the
+ * caller's error).
  */
 HOMA_API int homa_pcap_close(homa_pcap *pc);
 
@@ -301,7 +314,7 @@ struct homa_log_site {
  */
 HOMA_API int homa_log_set_level(int level);
 
-/** homa_log_get_level() - The current level. */
+/** homa_log_get_level() - The current level (HOMA_LOG_WARN until set). */
 HOMA_API int homa_log_get_level(void);
 
 /**
@@ -331,7 +344,8 @@ HOMA_API bool homa_log_enabled(int level);
  * homa_log_emit() - Format and emit one message for call site @site if
  * its bucket has a token; otherwise count it as suppressed. The first
  * message let through after suppression carries "(N similar messages
- * suppressed)". Thread-safe. Messages longer than 480 bytes are cut.
+ * suppressed)". Thread-safe. Messages longer than 480 bytes are cut. A
+ * NULL @site or @fmt is ignored.
  */
 HOMA_API void homa_log_emit(struct homa_log_site *site, int level, const char *file,
 		   int line, const char *fmt, ...)

@@ -102,10 +102,13 @@ typedef struct homa_psp homa_psp;
  */
 HOMA_API int homa_psp_new(homa_psp **out, int version, const uint8_t *master);
 
-/** homa_psp_free() - Free @p and every association (NULL is ignored). */
+/**
+ * homa_psp_free() - Free @p and every association (NULL is ignored). @p
+ * is freed: a second call with it is the caller's error.
+ */
 HOMA_API void homa_psp_free(homa_psp *p);
 
-/** homa_psp_version() - The version @p receives with. */
+/** homa_psp_version() - The version @p receives with; HOMA_EINVAL for a NULL @p. */
 HOMA_API int homa_psp_version(const homa_psp *p);
 
 /**
@@ -121,7 +124,8 @@ HOMA_API size_t homa_psp_key_len(int version);
  * versions 0 and 2) or "Pv1" (256-bit keys: 1 and 3), 0, SPI, key length
  * in bits (u32), all big-endian.
  * @key: receives homa_psp_key_len(@version) bytes.
- * Return: 0; HOMA_EINVAL; HOMA_EIO (OpenSSL failed).
+ * Return: 0; HOMA_EINVAL (NULL @master or @key, unknown @version);
+ * HOMA_EIO (OpenSSL failed).
  */
 HOMA_API int homa_psp_derive(const uint8_t *master, int version, uint32_t spi, uint8_t *key);
 
@@ -129,7 +133,8 @@ HOMA_API int homa_psp_derive(const uint8_t *master, int version, uint32_t spi, u
  * homa_psp_rx_issue() - Hand out a fresh SPI of the current master key
  * and its key, for one sender, and start its replay window.
  * @spi, @key: receive the SPI and homa_psp_key_len() bytes of key.
- * Return: 0; HOMA_EINVAL; HOMA_EAGAIN (max_rx SPIs already issued);
+ * Return: 0; HOMA_EINVAL (an argument NULL); HOMA_EAGAIN (65536 SPIs
+ * live, or every SPI number of the current master key issued);
  * HOMA_ENOMEM; HOMA_EIO.
  */
 HOMA_API int homa_psp_rx_issue(homa_psp *p, uint32_t *spi, uint8_t *key);
@@ -138,8 +143,9 @@ HOMA_API int homa_psp_rx_issue(homa_psp *p, uint32_t *spi, uint8_t *key);
  * homa_psp_rx_accept() - Accept packets for @spi (chosen by the caller's
  * own key distribution; its top bit selects the master key) and start
  * its replay window; @key (optional) receives its key.
- * Return: 0 (also if already accepted); HOMA_EINVAL; HOMA_EAGAIN;
- * HOMA_ENOMEM; HOMA_EIO.
+ * Return: 0 (also if already accepted); HOMA_EINVAL (NULL @p, SPI number
+ * 0); HOMA_EKEYEXPIRED (an SPI number of a master key rotated out);
+ * HOMA_EAGAIN; HOMA_ENOMEM; HOMA_EIO.
  */
 HOMA_API int homa_psp_rx_accept(homa_psp *p, uint32_t spi, uint8_t *key);
 
@@ -149,11 +155,11 @@ HOMA_API int homa_psp_rx_accept(homa_psp *p, uint32_t spi, uint8_t *key);
  * SPIs issued under the replaced key expire (their packets are rejected
  * as HOMA_PSP_REJ_EXPIRED_SPI). SPIs of the other key stay valid, so
  * packets in flight across one rotation are still accepted.
- * Return: 0; HOMA_EIO (random source).
+ * Return: 0; HOMA_EINVAL (NULL @p); HOMA_EIO (random source).
  */
 HOMA_API int homa_psp_rx_rotate(homa_psp *p, const uint8_t *key);
 
-/** homa_psp_rx_phase() - Which master key (0 or 1) new SPIs use. */
+/** homa_psp_rx_phase() - Which master key (0 or 1) new SPIs use; HOMA_EINVAL for a NULL @p. */
 HOMA_API int homa_psp_rx_phase(const homa_psp *p);
 
 /**
@@ -166,10 +172,13 @@ HOMA_API int homa_psp_rx_phase(const homa_psp *p);
 HOMA_API int homa_psp_tx_add(homa_psp *p, const homa_addr *dst, uint16_t dport, uint32_t spi,
 		    const uint8_t *key, int version);
 
-/** homa_psp_tx_remove() - Remove @dst:@dport's association. Return: 0 or HOMA_ENOASSOC. */
+/**
+ * homa_psp_tx_remove() - Remove @dst:@dport's association.
+ * Return: 0, HOMA_ENOASSOC (none), or HOMA_EINVAL (NULL @p or @dst).
+ */
 HOMA_API int homa_psp_tx_remove(homa_psp *p, const homa_addr *dst, uint16_t dport);
 
-/** homa_psp_tx_has() - True if packets to @dst:@dport can be sealed. */
+/** homa_psp_tx_has() - True if packets to @dst:@dport can be sealed (false for NULL). */
 HOMA_API bool homa_psp_tx_has(const homa_psp *p, const homa_addr *dst, uint16_t dport);
 
 /**
@@ -177,29 +186,41 @@ HOMA_API bool homa_psp_tx_has(const homa_psp *p, const homa_addr *dst, uint16_t 
  * @dst (its Homa port is read from the header) in place: the packet
  * moves 16 bytes on, gains the PSP header and the ICV.
  * @cap: bytes available at @pkt (at least @len + HOMA_PSP_OVERHEAD).
- * Return: the sealed length; HOMA_ENOASSOC; HOMA_ENOSPC; HOMA_EINVAL
- * (shorter than a common header); HOMA_EIO (cipher failure).
+ * Return: the sealed length; HOMA_ENOASSOC; HOMA_ENOSPC (@cap too
+ * small); HOMA_EINVAL (NULL argument, shorter than a common header, or
+ * too long for an int result); HOMA_EKEYEXPIRED (the association's IV
+ * counter is used up); HOMA_EIO (cipher failure). On error @pkt is
+ * unchanged.
  */
 HOMA_API int homa_psp_seal(homa_psp *p, const homa_addr *dst, uint8_t *pkt, size_t len, size_t cap);
 
 /**
  * homa_psp_open() - Check and decrypt the sealed packet of @len bytes at
  * @pkt in place; on success the Homa packet starts at @pkt.
- * Return: the Homa packet's length, or -1 - enum homa_psp_reject (the
- * reason is also counted). Never reads outside @pkt[0..@len).
+ * Return: the Homa packet's length; HOMA_EPROTO if it does not
+ * authenticate (the reason, an enum homa_psp_reject, is counted in
+ * homa_psp_get_stats() rejected[]); HOMA_EINVAL for a NULL @p or @pkt or
+ * a @len above INT_MAX (not counted). Never reads outside @pkt[0..@len).
  */
 HOMA_API int homa_psp_open(homa_psp *p, uint8_t *pkt, size_t len);
 
 /**
  * homa_psp_hooks() - Engine packet hooks that seal and open with @p
- * (overhead HOMA_PSP_OVERHEAD). @p must outlive their use.
+ * (overhead HOMA_PSP_OVERHEAD). @p must outlive their use. With a NULL
+ * @p they refuse every packet (HOMA_EINVAL).
  */
 HOMA_API struct homa_packet_hooks homa_psp_hooks(homa_psp *p);
 
-/** homa_psp_stats() - Copy @p's counters into @out. */
+/**
+ * homa_psp_get_stats() - Copy @p's counters into @out (all zero for a
+ * NULL @p; a NULL @out is ignored).
+ */
 HOMA_API void homa_psp_get_stats(const homa_psp *p, struct homa_psp_stats *out);
 
-/** homa_psp_reject_name() - Short name of a reject reason ("auth", "replay", ...). */
+/**
+ * homa_psp_reject_name() - Short name of a reject reason ("auth",
+ * "replay", ...; "unknown" out of range).
+ */
 HOMA_API const char *homa_psp_reject_name(int reason);
 
 #ifdef __cplusplus

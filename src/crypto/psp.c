@@ -79,7 +79,7 @@ void homa_psp_free(homa_psp *p)
 /** homa_psp_version() - See psp.h. */
 int homa_psp_version(const homa_psp *p)
 {
-	return p->version;
+	return p ? p->version : HOMA_EINVAL;
 }
 
 /**
@@ -164,9 +164,12 @@ static bool in_phase(const struct psp_rx *r, void *ctx)
 /** homa_psp_rx_rotate() - See psp.h. */
 int homa_psp_rx_rotate(homa_psp *p, const uint8_t *key)
 {
-	int ph = 1 - p->phase;
 	uint8_t k[HOMA_PSP_MASTER_KEY_LEN];
+	int ph;
 
+	if (!p)
+		return HOMA_EINVAL;
+	ph = 1 - p->phase;
 	if (key)
 		memcpy(k, key, sizeof(k));
 	else if (RAND_bytes(k, sizeof(k)) != 1)
@@ -184,7 +187,7 @@ int homa_psp_rx_rotate(homa_psp *p, const uint8_t *key)
 /** homa_psp_rx_phase() - See psp.h. */
 int homa_psp_rx_phase(const homa_psp *p)
 {
-	return p->phase;
+	return p ? p->phase : HOMA_EINVAL;
 }
 
 /** homa_psp_tx_add() - See psp.h. */
@@ -225,8 +228,11 @@ int homa_psp_tx_add(homa_psp *p, const homa_addr *dst, uint16_t dport, uint32_t 
 /** homa_psp_tx_remove() - See psp.h. */
 int homa_psp_tx_remove(homa_psp *p, const homa_addr *dst, uint16_t dport)
 {
-	struct psp_tx *x = psp_txtab_unlink(&p->tx, dst, dport);
+	struct psp_tx *x;
 
+	if (!p || !dst)
+		return HOMA_EINVAL;
+	x = psp_txtab_unlink(&p->tx, dst, dport);
 	if (!x)
 		return HOMA_ENOASSOC;
 	psp_aead_free(&x->aead);
@@ -238,13 +244,16 @@ int homa_psp_tx_remove(homa_psp *p, const homa_addr *dst, uint16_t dport)
 /** homa_psp_tx_has() - See psp.h. */
 bool homa_psp_tx_has(const homa_psp *p, const homa_addr *dst, uint16_t dport)
 {
-	return psp_txtab_find(&p->tx, dst, dport) != NULL;
+	return p && dst && psp_txtab_find(&p->tx, dst, dport) != NULL;
 }
 
 /** homa_psp_get_stats() - See psp.h. */
 void homa_psp_get_stats(const homa_psp *p, struct homa_psp_stats *out)
 {
-	*out = p->st;
+	if (out && p)
+		*out = p->st;
+	else if (out)
+		memset(out, 0, sizeof(*out));
 }
 
 /** homa_psp_reject_name() - See psp.h. */

@@ -9,6 +9,7 @@
  * GMAC versions (2, 3) encrypt nothing: the AAD is the header and the
  * whole Homa packet, and the ICV is AES-GCM's tag over it.
  */
+#include <limits.h>
 #include <string.h>
 
 #include "psp_int.h"
@@ -32,9 +33,9 @@ int homa_psp_seal(homa_psp *p, const homa_addr *dst, uint8_t *pkt, size_t len, s
 	struct psp_hdr h;
 	size_t clear;
 
-	if (!p || !dst || !pkt || len < PSP_CLEAR_LEN)
+	if (!p || !dst || !pkt || len < PSP_CLEAR_LEN || len > INT_MAX - HOMA_PSP_OVERHEAD)
 		return HOMA_EINVAL;
-	if (len + HOMA_PSP_OVERHEAD > cap) {
+	if (cap < HOMA_PSP_OVERHEAD || len > cap - HOMA_PSP_OVERHEAD) {
 		p->st.seal_errors++;
 		return HOMA_ENOSPC;
 	}
@@ -62,11 +63,11 @@ int homa_psp_seal(homa_psp *p, const homa_addr *dst, uint8_t *pkt, size_t len, s
 	return (int)(len + HOMA_PSP_OVERHEAD);
 }
 
-/** reject() - Count a rejected packet. Return: homa_psp_open()'s code for @reason. */
+/** reject() - Count a rejected packet by @reason. Return: HOMA_EPROTO. */
 static int reject(homa_psp *p, int reason)
 {
 	p->st.rejected[reason]++;
-	return -1 - reason;
+	return HOMA_EPROTO;
 }
 
 /**
@@ -93,6 +94,8 @@ int homa_psp_open(homa_psp *p, uint8_t *pkt, size_t len)
 	size_t clear;
 	int why;
 
+	if (!p || !pkt || len > INT_MAX)
+		return HOMA_EINVAL;
 	if (len < 2 || pkt[0] != HOMA_PSP_NEXT_HDR || pkt[1] != 1)
 		return reject(p, HOMA_PSP_REJ_NOT_PSP);
 	if (len < AAD_LEN + HOMA_PSP_ICV_LEN)

@@ -167,7 +167,7 @@ int homa_exporter_join(const struct homa_http_opts *opts, const char *endpoint,
 /** homa_exporter_port() - See obs.h. */
 uint16_t homa_exporter_port(const homa_exporter_member *m)
 {
-	return homa_http_port(m->ex->http);
+	return m ? homa_http_port(m->ex->http) : 0;
 }
 
 /** unlink_member() - Remove @m from its exporter; unlink the exporter if now empty. */

@@ -262,13 +262,13 @@ int homa_http_start(const struct homa_http_opts *opts, homa_metrics_fill_fn fill
 /** homa_http_port() - See obs.h. */
 uint16_t homa_http_port(const homa_http *h)
 {
-	return h->port;
+	return h ? h->port : 0;
 }
 
 /** homa_http_requests() - See obs.h. */
 uint64_t homa_http_requests(const homa_http *h)
 {
-	return atomic_load(&((struct homa_http *)h)->requests);
+	return h ? atomic_load(&((struct homa_http *)h)->requests) : 0;
 }
 
 /** homa_http_stop() - See obs.h. */

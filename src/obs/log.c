@@ -148,6 +148,8 @@ void homa_log_emit(struct homa_log_site *site, int level, const char *file,
 	size_t n;
 	va_list ap;
 
+	if (!site || !fmt)
+		return;
 	pthread_mutex_lock(&log_lock);
 	site->file = file;
 	site->line = line;

@@ -239,6 +239,8 @@ int homa_pcap_flush(homa_pcap *pc)
 {
 	int ret = 0;
 
+	if (!pc)
+		return HOMA_EINVAL;
 	pthread_mutex_lock(&pc->lock);
 	if (pc->failed || !pc->f || fflush(pc->f))
 		ret = HOMA_EIO;
@@ -249,6 +251,12 @@ int homa_pcap_flush(homa_pcap *pc)
 /** homa_pcap_get_stats() - See obs.h. */
 void homa_pcap_get_stats(homa_pcap *pc, struct homa_pcap_stats *out)
 {
+	if (!out)
+		return;
+	if (!pc) {
+		memset(out, 0, sizeof(*out));
+		return;
+	}
 	pthread_mutex_lock(&pc->lock);
 	*out = pc->stats;
 	pthread_mutex_unlock(&pc->lock);

@@ -24,6 +24,8 @@
 /** homa_encrypt_opts_default() - See encrypt.h. */
 void homa_encrypt_opts_default(struct homa_encrypt_opts *e)
 {
+	if (!e)
+		return;
 	memset(e, 0, sizeof(*e));
 	e->version = HOMA_PSP_AES_GCM_128;
 	e->kx_timeout_ms = 3000;

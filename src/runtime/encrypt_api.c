@@ -68,7 +68,7 @@ int homa_encrypt_tx_add(homa_socket *s, const struct sockaddr *dst, uint32_t spi
 {
 	struct enc_args a = {.spi = spi, .key = key, .version = version};
 
-	return key ? enc_call(s, dst, true, op_tx_add, &a) : HOMA_EINVAL;
+	return key && dst ? enc_call(s, dst, true, op_tx_add, &a) : HOMA_EINVAL;
 }
 
 /** op_tx_remove() - homa_encrypt_tx_remove() under the lock. */
@@ -82,7 +82,7 @@ int homa_encrypt_tx_remove(homa_socket *s, const struct sockaddr *dst)
 {
 	struct enc_args a = {0};
 
-	return enc_call(s, dst, true, op_tx_remove, &a);
+	return dst ? enc_call(s, dst, true, op_tx_remove, &a) : HOMA_EINVAL;
 }
 
 /** op_rx_issue() - homa_encrypt_rx_issue() under the lock. */

@@ -25,6 +25,7 @@
 #include <cmocka.h>
 
 #include "api.h"
+#include "doc_codes.h"
 
 /** Sockets shared by the cases. */
 struct ctx {
@@ -624,104 +625,12 @@ static const struct elsewhere elsewhere[] = {
 	{"homa_abort", "HOMA_ECANCELED", "what a waiter's homa_recv() returns, not homa_abort(): test_api.c"},
 };
 
-/** Documented codes of one function. */
-struct doc {
-	char fn[64];
-	char codes[24][24];
-	int n;
-	char as[64];   /**< "as homa_x()" in its Return: text, or "" */
-};
-
-static struct doc docs[64];
-static int ndocs;
-
-/** add_code() - Add @code to @d once. */
-static void add_code(struct doc *d, const char *code, size_t len)
-{
-	for (int i = 0; i < d->n; i++)
-		if (strlen(d->codes[i]) == len && !strncmp(d->codes[i], code, len))
-			return;
-	if (d->n < 24 && len < 24) {
-		memcpy(d->codes[d->n], code, len);
-		d->codes[d->n++][len] = 0;
-	}
-}
-
-/** parse_comment() - Fill @d from the doc comment [@b, @e). */
-static void parse_comment(struct doc *d, const char *b, const char *e)
-{
-	const char *p = b, *ret = strstr(b, "Return:");
-
-	while ((p = strstr(p, "HOMA_E")) && p < e) {
-		size_t n = 0;
-
-		while ((p[n] >= 'A' && p[n] <= 'Z') || p[n] == '_')
-			n++;
-		add_code(d, p, n);
-		p += n;
-	}
-	if (ret && ret < e && (p = strstr(ret, "as homa_")) && p < e) {
-		size_t n = 0;
-
-		p += 3;
-		while (p[n] && p[n] != '(' && n < sizeof(d->as) - 1)
-			n++;
-		memcpy(d->as, p, n);
-		d->as[n] = 0;
-	}
-}
-
-/** load_docs() - Read homa.h: each HOMA_API function and its comment's codes. */
-static void load_docs(void)
-{
-	FILE *f = fopen(HOMA_H_PATH, "r");
-	static char text[200000];
-	size_t len;
-	const char *p;
-
-	assert_non_null(f);
-	len = fread(text, 1, sizeof(text) - 1, f);
-	fclose(f);
-	text[len] = 0;
-	for (p = text; (p = strstr(p, "HOMA_API ")); p++) {
-		const char *name = strstr(p, "homa_"), *open = strchr(p, '(');
-		const char *end = p, *start;
-
-		while (end > text && strncmp(end, "*/", 2))
-			end--;
-		start = end;
-		while (start > text && strncmp(start, "/**", 3))
-			start--;
-		if (!name || !open || name > open || ndocs == 64)
-			continue;
-		struct doc *d = &docs[ndocs++];
-
-		memset(d, 0, sizeof(*d));
-		memcpy(d->fn, name, (size_t)(open - name) < 63 ? (size_t)(open - name) : 63);
-		parse_comment(d, start, end);
-	}
-}
-
-/** find_doc() - The parsed comment of @fn, or NULL. */
-static const struct doc *find_doc(const char *fn)
-{
-	for (int i = 0; i < ndocs; i++)
-		if (!strcmp(docs[i].fn, fn))
-			return &docs[i];
-	return NULL;
-}
+static struct doc_set docs;
 
 /** documents() - True if @fn's comment (or the one it refers to) names @code. */
 static bool documents(const char *fn, const char *code)
 {
-	const struct doc *d = find_doc(fn);
-
-	if (!d)
-		return false;
-	for (int i = 0; i < d->n; i++)
-		if (!strcmp(d->codes[i], code))
-			return true;
-	return d->as[0] && strcmp(d->as, fn) && documents(d->as, code);
+	return doc_documents(&docs, fn, code);
 }
 
 /** provoked() - True if a case provokes @code from @fn. */
@@ -758,7 +667,7 @@ static int setup(void **state)
 	assert_int_equal(api_open(&c.dead, HOMA_MODE_THREADED, false, NULL), 0);
 	assert_int_equal(homa_close(c.dead), 0);
 	c.srv_dst = api_dst(c.srv);
-	load_docs();
+	assert_true(doc_load(&docs, HOMA_H_PATH) >= 20);
 	return 0;
 }
 
@@ -804,9 +713,8 @@ static void conformance__every_documented_code_is_covered(void **state)
 	int bad = 0;
 
 	(void)state;
-	assert_true(ndocs >= 20);
-	for (int i = 0; i < ndocs; i++) {
-		const struct doc *d = &docs[i];
+	for (int i = 0; i < docs.n; i++) {
+		const struct doc_fn *d = &docs.fns[i];
 
 		for (int j = 0; j < d->n; j++) {
 			if (provoked(d->fn, d->codes[j]) || covered_elsewhere(d->fn, d->codes[j]))
