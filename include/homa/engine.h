@@ -189,6 +189,39 @@ HOMA_API const struct homa_settings *homa_engine_settings(const homa_engine *e);
 HOMA_API void homa_engine_set_hooks(homa_engine *e, const struct homa_packet_hooks *h);
 
 /**
+ * Acks owed to Linux module hosts, shared by several engines (e.g. all of
+ * a process's sockets). The module keeps one list of owed acks per peer
+ * host and takes an ack from any packet of that host, whatever its ports;
+ * with a pool, an engine puts each ack it owes a host not known to be
+ * ours (no extension marker heard from it) in the pool instead of its own
+ * list, and takes from the pool, after its own list, the acks its DATA
+ * and ACK packets to that host carry, so one engine's ack rides on
+ * another's packet; each engine's tick also sends the pool's acks for the
+ * hosts it knows in ACK packets. Acks owed to hosts known to be ours stay
+ * per engine. The hooks run inside the engine's calls, under whatever
+ * lock the caller holds there; they must not call an engine, and must
+ * serialise themselves if engines sharing them run on several threads.
+ */
+struct homa_ack_pool {
+	/**
+	 * Keep the ack of client RPC @client_id to @server_port owed to
+	 * @host. Return: false if there is no room (the engine keeps it).
+	 */
+	bool (*put)(void *ctx, const homa_addr *host, uint64_t client_id, uint16_t server_port);
+	/** Take the oldest ack owed to @host. Return: false if there is none. */
+	bool (*take)(void *ctx, const homa_addr *host, uint64_t *client_id, uint16_t *server_port);
+	void *ctx;
+};
+
+/**
+ * homa_engine_set_ack_pool() - Share acks owed to module hosts through
+ * @pool (copied; NULL, or one without put or take: every ack stays in
+ * the engine's own lists). Acks already owed stay where they are. A NULL
+ * @e is ignored.
+ */
+HOMA_API void homa_engine_set_ack_pool(homa_engine *e, const struct homa_ack_pool *pool);
+
+/**
  * homa_engine_set_server() - Accept incoming requests (true) or drop them
  * (false, the default; counted as HOMA_DROP_NOT_SERVER). After
  * homa_engine_shutdown() it stays false. A NULL @e is ignored.

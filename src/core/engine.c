@@ -162,6 +162,17 @@ void homa_engine_set_server(homa_engine *e, bool serve)
 		e->server = serve && !e->shut;
 }
 
+/** homa_engine_set_ack_pool() - See engine.h. */
+void homa_engine_set_ack_pool(homa_engine *e, const struct homa_ack_pool *pool)
+{
+	if (!e)
+		return;
+	if (pool && pool->put && pool->take)
+		e->ack_pool = *pool;
+	else
+		memset(&e->ack_pool, 0, sizeof(e->ack_pool));
+}
+
 /** homa_engine_set_rx_alloc() - See engine.h. */
 int homa_engine_set_rx_alloc(homa_engine *e, const struct homa_alloc *a)
 {

@@ -277,6 +277,7 @@ struct homa_engine {
 	bool has_rx_alloc;
 	struct homa_packet_hooks hooks;
 	bool has_hooks;
+	struct homa_ack_pool ack_pool; /**< acks owed to module hosts, shared (put NULL: none) */
 	bool announce;            /**< queue HOMA_EV_REQUEST_BEGIN (homa_engine_announce_requests()) */
 	homa_addr local;
 	uint16_t port;

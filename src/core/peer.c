@@ -186,6 +186,16 @@ void homa_peer_put(homa_engine *e, struct homa_peer *p)
 }
 
 /**
+ * pooled() - Whether acks owed to @p go through the engine's shared pool
+ * (homa_engine_set_ack_pool()): a pool is set and @p is a host not known
+ * to be ours (homa_peer_ext()).
+ */
+static bool pooled(const homa_engine *e, const struct homa_peer *p)
+{
+	return e->ack_pool.put && !homa_peer_ext(e, p);
+}
+
+/**
  * send_acks() - Send an ACK packet to @server_port of @p carrying the acks
  * that may go there (homa_peer_take_ack()).
  */
@@ -206,12 +216,16 @@ static void send_acks(homa_engine *e, struct homa_peer *p, uint16_t server_port)
 
 /**
  * homa_peer_add_ack() - Remember that client RPC @client_id to
- * @server_port is complete, so the server can free it. When the list is
- * full, the oldest acks go out at once in an ACK packet.
+ * @server_port is complete, so the server can free it. An ack owed to a
+ * host not known to be ours goes to the engine's shared pool, if it has
+ * one with room; otherwise to @p's list, and when that is full, the
+ * oldest acks go out at once in an ACK packet.
  */
 void homa_peer_add_ack(homa_engine *e, struct homa_peer *p, uint64_t client_id,
 		       uint16_t server_port)
 {
+	if (pooled(e, p) && e->ack_pool.put(e->ack_pool.ctx, &p->addr, client_id, server_port))
+		return;
 	if (p->num_acks == HOMA_PEER_ACKS)
 		send_acks(e, p, p->ack_ports[0]);
 	p->ack_ids[p->num_acks] = client_id;
@@ -226,7 +240,9 @@ void homa_peer_add_ack(homa_engine *e, struct homa_peer *p, uint64_t client_id,
  * host and finds each ack's socket by its own server port, so any ack
  * goes, as the module's own clients send them; our hosts (UDP driver) see
  * only packets to their own port, so toward them only acks for
- * @server_port go. Return: true and fills @out, or false if none may go.
+ * @server_port go. Toward a module host, once @p's list is empty, acks
+ * come from the engine's shared pool (those other engines owe that host).
+ * Return: true and fills @out, or false if none may go.
  */
 bool homa_peer_take_ack(const homa_engine *e, struct homa_peer *p, uint16_t server_port,
 			struct homa_ack *out)
@@ -245,14 +261,25 @@ bool homa_peer_take_ack(const homa_engine *e, struct homa_peer *p, uint16_t serv
 		p->num_acks--;
 		return true;
 	}
-	return false;
+	return pooled(e, p) &&
+	       e->ack_pool.take(e->ack_pool.ctx, &p->addr, &out->client_id, &out->server_port);
 }
 
-/** homa_peer_flush_acks() - Send every ack @p is owed now, in ACK packets. */
+/** homa_peer_flush_acks() - Send every ack @p is owed now (also in the pool), in ACK packets. */
 void homa_peer_flush_acks(homa_engine *e, struct homa_peer *p)
 {
+	uint64_t id;
+	uint16_t port;
+
 	while (p->num_acks)
 		send_acks(e, p, p->ack_ports[0]);
+	/* the pool's: each ACK packet goes to the first one's port and takes the others along */
+	while (pooled(e, p) && e->ack_pool.take(e->ack_pool.ctx, &p->addr, &id, &port)) {
+		p->ack_ids[0] = id;
+		p->ack_ports[0] = port;
+		p->num_acks = 1;
+		send_acks(e, p, port);
+	}
 }
 
 /**

@@ -174,6 +174,14 @@ void homa_rt_wake_now(struct homa_rt *rt);
 /** homa_rt_lock_init() - Initialise rt->lock as an adaptive mutex. */
 void homa_rt_lock_init(struct homa_rt *rt);
 
+/* acks.c */
+/**
+ * homa_rt_ack_pool_attach() - Make new engine @e share the acks it owes
+ * Linux module hosts with every other socket of the process (one list
+ * per peer host, as the module keeps them: homa_engine_set_ack_pool()).
+ */
+void homa_rt_ack_pool_attach(homa_engine *e);
+
 /* clock.c */
 /**
  * homa_rt_key_engine() - Give new engine @e a random hash key from

@@ -161,6 +161,8 @@ static int rt_setup(struct homa_rt *rt, const struct homa_open_opts *o,
 	if (err)
 		return err;
 	homa_engine_set_server(rt->engine, o->server);
+	if (!o->encrypt) /* sealed packets go only to hosts of ours */
+		homa_rt_ack_pool_attach(rt->engine);
 	if (o->rx_alloc && homa_engine_set_rx_alloc(rt->engine, o->rx_alloc))
 		return HOMA_EINVAL; /* hooks without alloc or free */
 	rt->batch = o->batch;

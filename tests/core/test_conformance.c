@@ -205,6 +205,12 @@ static int set_hooks_null(void)
 	return 0;
 }
 
+static int set_ack_pool_null(void)
+{
+	homa_engine_set_ack_pool(NULL, NULL);
+	return 0;
+}
+
 static int set_server_null(void)
 {
 	homa_engine_set_server(NULL, true);
@@ -904,6 +910,7 @@ static const struct doc_case engine_cases[] = {
 	DOC_CASE(homa_engine_set_settings, HOMA_EINVAL, set_settings_null),
 	DOC_ANSWER(homa_engine_settings, settings_null),
 	DOC_ANSWER(homa_engine_set_hooks, set_hooks_null),
+	DOC_ANSWER(homa_engine_set_ack_pool, set_ack_pool_null),
 	DOC_ANSWER(homa_engine_set_server, set_server_null),
 	DOC_CASE(homa_engine_set_rx_alloc, HOMA_EINVAL, rx_alloc_bad),
 	DOC_ANSWER(homa_engine_port, port_null),

@@ -674,29 +674,42 @@ static void compat_module__message_limit(void **state)
 }
 
 /**
- * answered() - The pair's client sends a 100 B request to the module host
- * (the pair's server address) at @dport, which answers it whole in one
- * module-shaped DATA packet; the client's RPC completes and an ack for it
- * is owed. Return: the RPC's id.
+ * answered_by() - @e sends a 100 B request to @dst at @dport, which
+ * answers it whole in one DATA packet, module-shaped unless @ours (then
+ * with our marker); the RPC completes and an ack for it is owed.
+ * Return: the RPC's id.
  */
-static uint64_t answered(struct th_pair *p, uint16_t dport)
+static uint64_t answered_by(homa_engine *e, const homa_addr *dst, uint16_t dport, bool ours,
+			    uint64_t now)
 {
 	struct homa_iov iov = {big, 100};
 	struct homa_event ev;
 	struct homa_pkt k;
 	struct th_pkt t;
+	uint8_t buf[2100];
 	uint64_t id;
+	int len;
 
-	assert_int_equal(homa_engine_send_request(p->e[0], &p->addr[1], dport, &iov, 1, 1, p->now,
-						  &id), 0);
-	while (th_take(p->e[0], p->now, &t) > 0)
+	assert_int_equal(homa_engine_send_request(e, dst, dport, &iov, 1, 1, now, &id), 0);
+	while (th_take(e, now, &t) > 0)
 		;
-	k = data_pkt(dport, p->port[0], id ^ 1, 100);
-	assert_int_equal(module_input(p->e[0], &p->addr[1], &k, p->now), 0);
-	assert_int_equal(homa_engine_next_event(p->e[0], &ev), 1);
+	k = data_pkt(dport, homa_engine_port(e), id ^ 1, 100);
+	if (ours) {
+		len = homa_wire_encode(&k, buf, sizeof(buf));
+		assert_int_equal(homa_engine_input(e, dst, buf, (size_t)len, now), 0);
+	} else {
+		assert_int_equal(module_input(e, dst, &k, now), 0);
+	}
+	assert_int_equal(homa_engine_next_event(e, &ev), 1);
 	assert_int_equal(ev.type, HOMA_EV_RESPONSE);
-	homa_engine_msg_release(p->e[0], ev.msg);
+	homa_engine_msg_release(e, ev.msg);
 	return id;
+}
+
+/** answered() - answered_by() the pair's client, to the pair's server address (a module host). */
+static uint64_t answered(struct th_pair *p, uint16_t dport)
+{
+	return answered_by(p->e[0], &p->addr[1], dport, false, p->now);
 }
 
 /** first_data_ack() - The ack riding on the first DATA packet @e sends now. */
@@ -790,6 +803,94 @@ static void client_ids__unique_per_host(void **state)
 	homa_engine_free(e2);
 }
 
+/** A test ack pool (struct homa_ack_pool): one host's acks, oldest first. */
+struct test_pool {
+	homa_addr host;
+	uint64_t ids[8];
+	uint16_t ports[8];
+	int n;
+};
+
+/** tpool_put() - homa_ack_pool.put of a struct test_pool. */
+static bool tpool_put(void *ctx, const homa_addr *host, uint64_t id, uint16_t port)
+{
+	struct test_pool *tp = ctx;
+
+	if (tp->n == 8)
+		return false;
+	tp->host = *host;
+	tp->ids[tp->n] = id;
+	tp->ports[tp->n++] = port;
+	return true;
+}
+
+/** tpool_take() - homa_ack_pool.take of a struct test_pool. */
+static bool tpool_take(void *ctx, const homa_addr *host, uint64_t *id, uint16_t *port)
+{
+	struct test_pool *tp = ctx;
+
+	if (!tp->n || !homa_addr_equal(&tp->host, host))
+		return false;
+	*id = tp->ids[0];
+	*port = tp->ports[0];
+	tp->n--;
+	memmove(tp->ids, tp->ids + 1, (size_t)tp->n * sizeof(tp->ids[0]));
+	memmove(tp->ports, tp->ports + 1, (size_t)tp->n * sizeof(tp->ports[0]));
+	return true;
+}
+
+/**
+ * host_acks__shared_by_engines() - Two engines of one process share an
+ * ack pool: the ack one owes a module host rides on the other's next DATA
+ * packet to that host (the module keeps one ack list per host, whatever
+ * the ports), and a tick sends the pool's acks in an ACK packet; acks
+ * owed to a host known to be ours stay with their engine.
+ */
+static void host_acks__shared_by_engines(void **state)
+{
+	struct homa_settings s = compat_settings();
+	homa_addr local = homa_addr_ipv4(0x0a000001), mod = homa_addr_ipv4(0x0a000009);
+	homa_addr ours = homa_addr_ipv4(0x0a000002);
+	struct test_pool tp = {.n = 0};
+	struct homa_ack_pool pool = {tpool_put, tpool_take, &tp};
+	struct homa_iov iov = {big, 1};
+	homa_engine *a, *b;
+	struct homa_ack ack;
+	struct th_pkt t;
+	uint64_t ida, idb, now = 0;
+	bool seen = false;
+
+	(void)state;
+	s.start_msg = false;
+	assert_int_equal(homa_engine_new(&a, &s, &local, 40000, NULL, now), 0);
+	assert_int_equal(homa_engine_new(&b, &s, &local, 40001, NULL, now), 0);
+	homa_engine_set_ack_pool(a, &pool);
+	homa_engine_set_ack_pool(b, &pool);
+	ida = answered_by(a, &mod, 99, false, now);
+	assert_int_equal(tp.n, 1);
+	assert_int_equal(homa_engine_send_request(b, &mod, 99, &iov, 1, 0, now, &idb), 0);
+	ack = first_data_ack(b, now);
+	assert_true(ack.client_id == ida);
+	assert_int_equal(ack.server_port, 99);
+	assert_int_equal(tp.n, 0);
+
+	ida = answered_by(a, &mod, 99, false, now); /* owed again; b's tick sends it */
+	now += s.tick_ns;
+	homa_engine_on_timer(b, now);
+	while (th_take(b, now, &t) > 0)
+		if (t.ok && t.k.type == HOMA_PKT_ACK && t.k.u.ack.acks[0].client_id == ida)
+			seen = true;
+	assert_true(seen);
+	assert_int_equal(tp.n, 0);
+
+	answered_by(a, &ours, 99, true, now); /* a host of ours: the ack is a's own */
+	assert_int_equal(tp.n, 0);
+	assert_int_equal(homa_engine_send_request(b, &ours, 99, &iov, 1, 0, now, &idb), 0);
+	assert_true(first_data_ack(b, now).client_id == 0);
+	homa_engine_free(a);
+	homa_engine_free(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -803,6 +904,7 @@ int main(void)
 		cmocka_unit_test(unreachable__forged_ignored),
 		cmocka_unit_test(host_acks__from_another_client_port),
 		cmocka_unit_test(host_acks__on_packets_to_other_ports),
+		cmocka_unit_test(host_acks__shared_by_engines),
 		cmocka_unit_test(client_acks__one_list_per_module_host),
 		cmocka_unit_test(client_acks__per_port_to_our_hosts),
 		cmocka_unit_test(host_ids__same_id_other_port_refused),
