@@ -5,52 +5,47 @@
  * as bpages of the application's region, or a failed RPC returned as its
  * errno with its id and cookie. The runtime receives packets straight
  * into the region (shim_pool_hooks()), so a message is normally handed
- * over where it lies, without a copy; one that arrived (partly) outside
- * it, before SO_HOMA_RCVBUF or while the region was full, is copied into
- * new bpages.
+ * over where it lies, without a copy; the pieces of one that arrived
+ * partly outside it, before SO_HOMA_RCVBUF or while the region was full,
+ * are copied into new bpages (only those pieces need free room).
  */
 #include <errno.h>
 #include <string.h>
 
 #include "shim.h"
 
-/** copy_out() - Copy @r's message into the bpages at @offs. */
-static void copy_out(struct shim_sock *s, struct shim_ready *r, const uint32_t *offs,
-		     uint32_t n)
-{
-	size_t len = r->msg.length;
-
-	for (uint32_t i = 0; i < n; i++) {
-		size_t at = (size_t)i << HOMA_BPAGE_SHIFT;
-		size_t chunk = len - at < HOMA_BPAGE_SIZE ? len - at : HOMA_BPAGE_SIZE;
-
-		homa_message_copy(&r->msg, at, s->pool.base + offs[i], chunk);
-	}
-}
-
 /**
- * in_place() - Hand over @r's message in the bpages it was received into.
- * Return: true with its offsets in @offs and their count in @n, or false
- * (some piece lies outside the region: copy it).
+ * place() - Bpages for @r's message: the pieces it was received into in
+ * the region are handed over where they lie, the others (received
+ * outside it, before SO_HOMA_RCVBUF or while the region was full) are
+ * copied into new room. Return: 0 with the offsets in @offs and their
+ * count in @n, or ENOMEM (no room for the pieces outside).
  */
-static bool in_place(struct shim_sock *s, struct shim_ready *r, uint32_t *offs, uint32_t *n)
+static int place(struct shim_sock *s, struct shim_ready *r, uint32_t *offs, uint32_t *n)
 {
 	const void *ptrs[HOMA_MAX_BPAGES];
 	uint32_t lens[HOMA_MAX_BPAGES];
+	bool fresh[HOMA_MAX_BPAGES];
 	size_t len = r->msg.length;
 	uint32_t k = 0;
+	int e;
 
+	if (len > (size_t)HOMA_MAX_BPAGES << HOMA_BPAGE_SHIFT)
+		return ENOMEM;
 	for (size_t at = 0; at < len; at += HOMA_BPAGE_SIZE, k++) {
-		size_t want = len - at < HOMA_BPAGE_SIZE ? len - at : HOMA_BPAGE_SIZE;
-
-		if (k == HOMA_MAX_BPAGES || homa_message_segment(&r->msg, at, &ptrs[k]) != want)
-			return false;
-		lens[k] = (uint32_t)want;
+		lens[k] = (uint32_t)(len - at < HOMA_BPAGE_SIZE ? len - at : HOMA_BPAGE_SIZE);
+		if (homa_message_segment(&r->msg, at, &ptrs[k]) != lens[k])
+			ptrs[k] = NULL;  /* split across pieces: not one of the region's */
 	}
-	if (!shim_pool_adopt(&s->pool, ptrs, lens, k, offs))
-		return false;
+	e = shim_pool_place(&s->pool, ptrs, lens, k, offs, fresh);
+	if (e)
+		return e;
+	for (uint32_t i = 0; i < k; i++)
+		if (fresh[i])
+			homa_message_copy(&r->msg, (size_t)i << HOMA_BPAGE_SHIFT,
+					  s->pool.base + offs[i], lens[i]);
 	*n = k;
-	return true;
+	return 0;
 }
 
 /**
@@ -110,12 +105,8 @@ ssize_t shim_deliver(struct shim_sock *s, struct shim_ready *r, struct msghdr *m
 		return shim_sock_fail(s, e, "RPC failed");
 	}
 	len = r->msg.length;
-	if (!in_place(s, r, a->bpage_offsets, &n)) {
-		e = shim_pool_alloc(&s->pool, (uint32_t)len, a->bpage_offsets, &n);
-		if (e)
-			return no_room(s, r);
-		copy_out(s, r, a->bpage_offsets, n);
-	}
+	if (place(s, r, a->bpage_offsets, &n))
+		return no_room(s, r);
 	a->num_bpages = n;
 	if (r->id & 1)
 		track_request(s, r);

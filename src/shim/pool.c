@@ -297,24 +297,61 @@ void shim_pool_hooks(struct shim_pool *p, struct homa_alloc *a)
 	a->ctx = p;
 }
 
-/** shim_pool_adopt() - See shim.h. */
-bool shim_pool_adopt(struct shim_pool *p, const void *const *ptrs, const uint32_t *lens,
-		     uint32_t n, uint32_t *offs)
+/**
+ * adoptable() - Whether the @len-byte piece at @ptr is one the receive
+ * hooks placed in the region (lock held): a full piece fills its bpage,
+ * a shorter one stays inside one. Its offset goes to *@off.
+ */
+static bool adoptable(const struct shim_pool *p, const void *ptr, uint32_t len, uint32_t *off)
 {
-	bool ok = n <= HOMA_MAX_BPAGES;
+	int64_t pg = ptr ? region_page(p, ptr) : -1;
+
+	if (pg < 0 || !p->rx_refs[pg])
+		return false;
+	*off = (uint32_t)((const char *)ptr - p->base);
+	if (len == HOMA_BPAGE_SIZE)
+		return (*off & (HOMA_BPAGE_SIZE - 1)) == 0;
+	return (*off & (HOMA_BPAGE_SIZE - 1)) + len <= HOMA_BPAGE_SIZE;
+}
+
+/** pool_place() - shim_pool_place() with p->lock held. */
+static int pool_place(struct shim_pool *p, const void *const *ptrs, const uint32_t *lens,
+		      uint32_t n, uint32_t *offs, bool *fresh)
+{
+	uint32_t whole = 0, tail = 0, shorts = 0;
+
+	if ((n && !p->base) || n > HOMA_MAX_BPAGES)
+		return ENOMEM;
+	for (uint32_t i = 0; i < n; i++) {
+		fresh[i] = !adoptable(p, ptrs[i], lens[i], &offs[i]);
+		shorts += lens[i] < HOMA_BPAGE_SIZE;
+		if (fresh[i] && lens[i] == HOMA_BPAGE_SIZE)
+			whole++;
+		else if (fresh[i])
+			tail = lens[i];
+	}
+	if (shorts > 1 || (tail ? !tail_room(p, whole, tail) : p->free_pages < whole))
+		return ENOMEM;
+	for (uint32_t i = 0; i < n; i++) {
+		if (!fresh[i])
+			p->refs[offs[i] >> HOMA_BPAGE_SHIFT]++;
+		else if (lens[i] == HOMA_BPAGE_SIZE)
+			offs[i] = (uint32_t)take_page(p, 0) << HOMA_BPAGE_SHIFT;
+	}
+	for (uint32_t i = 0; i < n; i++)
+		if (fresh[i] && lens[i] < HOMA_BPAGE_SIZE)
+			offs[i] = alloc_tail(p, lens[i]);
+	return 0;
+}
+
+/** shim_pool_place() - See shim.h. */
+int shim_pool_place(struct shim_pool *p, const void *const *ptrs, const uint32_t *lens,
+		    uint32_t n, uint32_t *offs, bool *fresh)
+{
+	int e;
 
 	pthread_mutex_lock(&p->lock);
-	for (uint32_t i = 0; ok && i < n; i++) {
-		int64_t pg = region_page(p, ptrs[i]);
-
-		offs[i] = pg >= 0 ? (uint32_t)((const char *)ptrs[i] - p->base) : 0;
-		/* a full piece fills its bpage; a fragment stays inside one */
-		ok = pg >= 0 && p->rx_refs[pg] &&
-		     (lens[i] == HOMA_BPAGE_SIZE ? (offs[i] & (HOMA_BPAGE_SIZE - 1)) == 0
-						 : (offs[i] & (HOMA_BPAGE_SIZE - 1)) + lens[i] <= HOMA_BPAGE_SIZE);
-	}
-	for (uint32_t i = 0; ok && i < n; i++)
-		p->refs[offs[i] >> HOMA_BPAGE_SHIFT]++;
+	e = pool_place(p, ptrs, lens, n, offs, fresh);
 	pthread_mutex_unlock(&p->lock);
-	return ok;
+	return e;
 }

@@ -138,22 +138,27 @@ uint64_t shim_pool_avail(struct shim_pool *p);
  * runtime receives messages into @p's region: a 64 KiB piece gets a whole
  * bpage, a message's shorter last piece a fragment of the shared bpage,
  * as shim_pool_alloc() would place them. Before SO_HOMA_RCVBUF, or when
- * the region is full, pieces come from malloc (shim_pool_adopt() then
- * fails and recvmsg() copies). @p must outlive the runtime socket.
+ * the region is full, pieces come from malloc (shim_pool_place() then
+ * gives them new room and recvmsg() copies them). @p must outlive the runtime socket.
  */
 void shim_pool_hooks(struct shim_pool *p, struct homa_alloc *a);
 
 /**
- * shim_pool_adopt() - Hand the application the region bytes a received
- * message already lies in: @n pieces at @ptrs, piece i holding bytes
- * [i * 64 KiB, ...) of the message, @lens[i] bytes each. If every piece
- * is one the receive hooks placed in the region, each gains the
- * application's hold (released by shim_pool_free(), as after
- * shim_pool_alloc()) and @offs gets their offsets.
- * Return: true, or false (nothing changed: copy the message instead).
+ * shim_pool_place() - Bpages for a received message of @n pieces, piece i
+ * holding bytes [i * 64 KiB, ...) of it, @lens[i] bytes (64 KiB but the
+ * last). A piece at @ptrs[i] that the receive hooks placed in the region
+ * is handed over where it lies; any other piece (@ptrs[i] NULL, or bytes
+ * outside the region) gets new room as shim_pool_alloc() gives it, and
+ * @fresh[i] true: the caller copies that piece there. Either way each
+ * piece gains the application's hold (released by shim_pool_free()) and
+ * @offs[i] is its offset. Only the pieces outside need free room, so a
+ * message that arrived partly in the region while other messages filled
+ * it still fits in what is left.
+ * Return: 0, or ENOMEM (no region, too many pieces, or no room for the
+ * pieces outside it; nothing changed).
  */
-bool shim_pool_adopt(struct shim_pool *p, const void *const *ptrs, const uint32_t *lens,
-		     uint32_t n, uint32_t *offs);
+int shim_pool_place(struct shim_pool *p, const void *const *ptrs, const uint32_t *lens,
+		    uint32_t n, uint32_t *offs, bool *fresh);
 
 /* ---- rpcs.c: the socket's RPCs as the module's API sees them ---- */
 

@@ -7,6 +7,7 @@
  * messages in the region, and adopting them for the application.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -129,6 +130,7 @@ static void test_rx_hooks_in_place(void **state)
 	struct homa_alloc a;
 	const void *ptrs[3];
 	uint32_t lens[3] = {HOMA_BPAGE_SIZE, HOMA_BPAGE_SIZE, 100}, offs[3];
+	bool copy[3];
 	uint64_t all = (uint64_t)NPAGES * HOMA_BPAGE_SIZE;
 
 	(void)state;
@@ -142,7 +144,8 @@ static void test_rx_hooks_in_place(void **state)
 	assert_ptr_equal(ptrs[2], region + 2 * HOMA_BPAGE_SIZE);
 	offs[0] = 0;
 	assert_int_equal(shim_pool_free(&p, offs, 1), EINVAL); /* the runtime's, not the app's */
-	assert_true(shim_pool_adopt(&p, ptrs, lens, 3, offs));
+	assert_int_equal(shim_pool_place(&p, ptrs, lens, 3, offs, copy), 0);
+	assert_false(copy[0] || copy[1] || copy[2]);
 	assert_int_equal(offs[0], 0);
 	assert_int_equal(offs[1], HOMA_BPAGE_SIZE);
 	assert_int_equal(offs[2], 2 * HOMA_BPAGE_SIZE);
@@ -157,8 +160,9 @@ static void test_rx_hooks_in_place(void **state)
 
 /**
  * test_rx_hooks_outside() - Before a region is registered, and when it is
- * full, pieces come from malloc: they cannot be adopted (recvmsg copies)
- * and the free hook gives them back to the C library (ASan checks).
+ * full, pieces come from malloc: they get new room to be copied into (none
+ * while the region is full) and the free hook gives them back to the C
+ * library (ASan checks).
  */
 static void test_rx_hooks_outside(void **state)
 {
@@ -166,24 +170,68 @@ static void test_rx_hooks_outside(void **state)
 	struct homa_alloc a;
 	const void *ptrs[NPAGES + 1];
 	uint32_t len = HOMA_BPAGE_SIZE, offs[1];
+	bool copy[1];
 	void *early;
 
 	(void)state;
 	shim_pool_init(&p);
 	shim_pool_hooks(&p, &a);
-	early = a.alloc(a.ctx, 300);
+	early = a.alloc(a.ctx, HOMA_BPAGE_SIZE);
 	assert_non_null(early);
 	assert_int_equal(shim_pool_set(&p, region, (uint64_t)NPAGES * HOMA_BPAGE_SIZE, 0), 0);
-	assert_false(shim_pool_adopt(&p, (const void *const *)&early, (uint32_t[]){300}, 1, offs));
-	a.free(a.ctx, early, 300);
+	assert_int_equal(shim_pool_place(&p, (const void *const *)&early, &len, 1, offs, copy), 0);
+	assert_true(copy[0]);
+	assert_int_equal(shim_pool_free(&p, offs, 1), 0);
+	a.free(a.ctx, early, HOMA_BPAGE_SIZE);
 	for (int i = 0; i <= NPAGES; i++)
 		ptrs[i] = a.alloc(a.ctx, len);
 	assert_true((char *)ptrs[NPAGES] < region ||
 		    (char *)ptrs[NPAGES] >= region + (uint64_t)NPAGES * HOMA_BPAGE_SIZE);
-	assert_false(shim_pool_adopt(&p, &ptrs[NPAGES], &len, 1, offs));
+	assert_int_equal(shim_pool_place(&p, &ptrs[NPAGES], &len, 1, offs, copy), ENOMEM);
 	assert_int_equal(shim_pool_avail(&p), 0);
 	for (int i = 0; i <= NPAGES; i++)
 		a.free(a.ctx, (void *)ptrs[i], len);
+	assert_int_equal(shim_pool_avail(&p), (uint64_t)NPAGES * HOMA_BPAGE_SIZE);
+	shim_pool_destroy(&p);
+}
+
+/**
+ * test_place_partly_outside() - A message whose first pieces arrived in
+ * the region and whose last arrived outside it (another message filled the
+ * region meanwhile) needs room only for that last piece: it fits when one
+ * bpage is free, where a copy of the whole message would not.
+ */
+static void test_place_partly_outside(void **state)
+{
+	struct shim_pool p;
+	struct homa_alloc a;
+	const void *mine[3], *other[NPAGES];
+	uint32_t lens[3] = {HOMA_BPAGE_SIZE, HOMA_BPAGE_SIZE, HOMA_BPAGE_SIZE}, offs[3];
+	bool copy[3];
+
+	(void)state;
+	p = fresh();
+	shim_pool_hooks(&p, &a);
+	mine[0] = a.alloc(a.ctx, HOMA_BPAGE_SIZE);
+	mine[1] = a.alloc(a.ctx, HOMA_BPAGE_SIZE);
+	for (int i = 0; i < NPAGES - 2; i++)
+		other[i] = a.alloc(a.ctx, HOMA_BPAGE_SIZE);
+	mine[2] = a.alloc(a.ctx, HOMA_BPAGE_SIZE);          /* the region is full: malloc */
+	assert_int_equal(shim_pool_place(&p, mine, lens, 3, offs, copy), ENOMEM);
+	a.free(a.ctx, (void *)other[0], HOMA_BPAGE_SIZE);   /* that message was dropped */
+	assert_int_equal(shim_pool_avail(&p), HOMA_BPAGE_SIZE);
+	assert_int_equal(shim_pool_place(&p, mine, lens, 3, offs, copy), 0);
+	assert_false(copy[0] || copy[1]);
+	assert_true(copy[2]);
+	assert_int_equal(offs[0], 0);
+	assert_int_equal(offs[1], HOMA_BPAGE_SIZE);
+	assert_int_equal(offs[2], 2 * HOMA_BPAGE_SIZE);    /* the bpage just freed */
+	assert_int_equal(shim_pool_avail(&p), 0);
+	for (int i = 0; i < 3; i++)
+		a.free(a.ctx, (void *)mine[i], HOMA_BPAGE_SIZE);
+	for (int i = 1; i < NPAGES - 2; i++)
+		a.free(a.ctx, (void *)other[i], HOMA_BPAGE_SIZE);
+	assert_int_equal(shim_pool_free(&p, offs, 3), 0);
 	assert_int_equal(shim_pool_avail(&p), (uint64_t)NPAGES * HOMA_BPAGE_SIZE);
 	shim_pool_destroy(&p);
 }
@@ -197,6 +245,7 @@ int main(void)
 		cmocka_unit_test(test_exhaustion),
 		cmocka_unit_test(test_rx_hooks_in_place),
 		cmocka_unit_test(test_rx_hooks_outside),
+		cmocka_unit_test(test_place_partly_outside),
 	};
 	int ret;
 
