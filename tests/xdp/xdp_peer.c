@@ -20,6 +20,11 @@
  *                                          print "mode copy|zerocopy" once open,
  *                                          then the result of the last open as a
  *                                          number (0 or a homa error)
+ *   xdp_peer pair IF ADDR PEER PORT       two Homa sockets on the XDP driver of
+ *                                          IF in this process, each running RPCs
+ *                                          of 1 B to 200 kB from its own thread,
+ *                                          checked byte for byte; then the first
+ *                                          closes and the second runs them again
  * IF "udp" runs that end on the UDP driver instead (no offload).
  * The client prints the driver's counters and exits 0 only if every RPC
  * and the whole TCP stream came back intact.
@@ -326,6 +331,59 @@ static int client(const char *ifname, const char *addr, const char *peer_addr, u
 	return bad || !tc.ok ? 1 : 0;
 }
 
+/** One socket of the "pair" mode and its result. */
+struct pair_end {
+	homa_socket *s;
+	struct sockaddr_in peer;
+	uint32_t seed;
+	int bad;
+};
+
+/** pair_run() - The RPC sizes of the "pair" mode on one socket; counts failures in bad. */
+static void *pair_run(void *arg)
+{
+	static const size_t sizes[] = {1, 100, 1460, 1473, 10000, 65536, 200000};
+	struct pair_end *e = arg;
+	uint8_t *req = malloc(200000), *resp = malloc(200000);
+
+	for (int round = 0; round < 3; round++)
+		for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
+			e->bad += rpc(e->s, &e->peer, sizes[i], e->seed++, req, resp) != 0;
+	free(req);
+	free(resp);
+	return NULL;
+}
+
+/**
+ * pair() - The "pair" mode: two sockets share @ifname, their RPCs at the
+ * same time, then the second alone after the first closed.
+ * Return: 0 if every RPC came back intact.
+ */
+static int pair(const char *ifname, const char *addr, const char *peer_addr, uint16_t port)
+{
+	struct pair_end e[2];
+	pthread_t t[2];
+	int bad;
+
+	for (int i = 0; i < 2; i++) {
+		e[i] = (struct pair_end){.s = open_xdp(ifname, addr, 0, false), .seed = 1000u * i,
+					 .peer = {.sin_family = AF_INET, .sin_port = htons(port)}};
+		inet_pton(AF_INET, peer_addr, &e[i].peer.sin_addr);
+	}
+	for (int i = 0; i < 2; i++)
+		pthread_create(&t[i], NULL, pair_run, &e[i]);
+	for (int i = 0; i < 2; i++)
+		pthread_join(t[i], NULL);
+	print_stats(e[0].s, e[0].bad ? "first socket: FAILED" : "first socket: ok");
+	homa_close(e[0].s);
+	pair_run(&e[1]);
+	print_stats(e[1].s, e[1].bad ? "second socket: FAILED" : "second socket: ok");
+	homa_close(e[1].s);
+	bad = e[0].bad + e[1].bad;
+	printf("pair: %d bad RPCs\n", bad);
+	return bad ? 1 : 0;
+}
+
 /** try_open() - The "open" mode: see the file comment. Return: 0. */
 static int try_open(const char *ifname, const char *addr, uint32_t mtu, int count)
 {
@@ -367,9 +425,12 @@ int main(int argc, char **argv)
 	if ((argc == 8 || argc == 9) && !strcmp(argv[1], "echo"))
 		return echo(argv[2], argv[3], argv[4], (uint16_t)atoi(argv[5]), argv[6], atoi(argv[7]),
 			    argc == 9 ? (uint16_t)atoi(argv[8]) : 0);
+	if (argc == 6 && !strcmp(argv[1], "pair"))
+		return pair(argv[2], argv[3], argv[4], (uint16_t)atoi(argv[5]));
 	if (argc == 6 && !strcmp(argv[1], "open"))
 		return try_open(argv[2], argv[3], (uint32_t)atoi(argv[4]), atoi(argv[5]));
 	fprintf(stderr, "usage: xdp_peer server IF ADDR PORT TCPPORT | "
-		"client IF ADDR PEER PORT TCPPORT | echo IF ADDR PEER PORT SIZES COUNT [LPORT] | open IF ADDR MTU COUNT\n");
+		"client IF ADDR PEER PORT TCPPORT | echo IF ADDR PEER PORT SIZES COUNT [LPORT] | open IF ADDR MTU COUNT | "
+		"pair IF ADDR PEER PORT\n");
 	return 2;
 }

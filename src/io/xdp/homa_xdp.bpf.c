@@ -2,15 +2,16 @@
 /**
  * @file homa_xdp.bpf.c
  * The XDP program of the AF_XDP driver (compiled with clang -target bpf
- * and embedded in the library). It redirects Homa packets addressed to
- * this socket to the AF_XDP socket of the queue they arrived on and passes
- * everything else (ARP, TCP, other UDP ports, IPv6, fragments) to the
- * kernel unchanged.
+ * and embedded in the library). It redirects each Homa packet to the
+ * AF_XDP socket of its destination port and format on the queue it
+ * arrived on, and passes everything else (ARP, TCP, ports without a
+ * socket, IPv6, fragments) to the kernel unchanged.
  *
- * A Homa packet is IPv4, not a fragment, and either UDP to the configured
- * port (UDP format) or IP protocol 146 whose Homa destination port is the
- * configured one (raw format). The configuration lives in the one-entry
- * array homa_cfg, written by the driver before it attaches the program.
+ * A Homa packet is IPv4, not a fragment, and either UDP (UDP format) or IP
+ * protocol 146 (raw format); both carry the destination port at bytes 2-3
+ * of the L4 header. The drivers of one process share the program (see
+ * xdp_share.h): each adds {port, format, queue} -> XSKMAP slot entries to
+ * homa_ports and its sockets to homa_xsks.
  */
 #include <linux/bpf.h>
 #include <linux/if_ether.h>
@@ -23,29 +24,33 @@
 /** IP protocol number of Homa. */
 #define HOMA_PROTO 146
 
-/** What the driver tells the program (same layout as struct xdp_cfg in xdp.c). */
-struct homa_xdp_cfg {
-	__u16 port;   /**< Homa port, host byte order */
+/** Key of homa_ports (same layout as struct port_key in xdp_share.c). */
+struct homa_xdp_key {
+	__u16 port;   /**< Homa destination port, host byte order */
 	__u8 raw;     /**< 1: IP protocol 146; 0: UDP */
 	__u8 pad;
+	__u32 queue;  /**< receive queue */
 };
 
 struct {
 	__uint(type, BPF_MAP_TYPE_XSKMAP);
-	__uint(max_entries, 256);
+	__uint(max_entries, 1024);
 	__type(key, __u32);
 	__type(value, __u32);
 } homa_xsks SEC(".maps");
 
 struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct homa_xdp_cfg);
-} homa_cfg SEC(".maps");
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, struct homa_xdp_key);
+	__type(value, __u32);
+} homa_ports SEC(".maps");
 
-/** homa_dport() - The destination port of the Homa packet in @ctx, or 0. */
-static __always_inline __u16 homa_dport(struct xdp_md *ctx, const struct homa_xdp_cfg *c)
+/**
+ * homa_key() - Fill @k's port and format from the packet in @ctx.
+ * Return: 1 if it may be a Homa packet, else 0.
+ */
+static __always_inline int homa_key(struct xdp_md *ctx, struct homa_xdp_key *k)
 {
 	void *data = (void *)(long)ctx->data;
 	void *end = (void *)(long)ctx->data_end;
@@ -60,22 +65,28 @@ static __always_inline __u16 homa_dport(struct xdp_md *ctx, const struct homa_xd
 	l4 = (__u8 *)ip + ip->ihl * 4;
 	if (l4 + 4 > (__u8 *)end)
 		return 0;
-	if (c->raw ? ip->protocol != HOMA_PROTO : ip->protocol != IPPROTO_UDP)
+	if (ip->protocol == HOMA_PROTO)
+		k->raw = 1;
+	else if (ip->protocol != IPPROTO_UDP)
 		return 0;
-	/* both formats: destination port at bytes 2..3 of the L4 header */
-	return (__u16)((l4[2] << 8) | l4[3]);
+	k->port = (__u16)((l4[2] << 8) | l4[3]);
+	return 1;
 }
 
-/** homa_xdp() - Redirect this socket's Homa packets; pass the rest. */
+/** homa_xdp() - Redirect packets of ports with a socket; pass the rest. */
 SEC("xdp")
 int homa_xdp(struct xdp_md *ctx)
 {
-	__u32 zero = 0;
-	const struct homa_xdp_cfg *c = bpf_map_lookup_elem(&homa_cfg, &zero);
+	struct homa_xdp_key k = {0};
+	__u32 *slot;
 
-	if (!c || !c->port || homa_dport(ctx, c) != c->port)
+	if (!homa_key(ctx, &k))
 		return XDP_PASS;
-	return bpf_redirect_map(&homa_xsks, ctx->rx_queue_index, XDP_PASS);
+	k.queue = ctx->rx_queue_index;
+	slot = bpf_map_lookup_elem(&homa_ports, &k);
+	if (!slot)
+		return XDP_PASS;
+	return bpf_redirect_map(&homa_xsks, *slot, XDP_PASS);
 }
 
 char _license[] SEC("license") = "Dual MIT/GPL";

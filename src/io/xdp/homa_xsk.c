@@ -45,118 +45,173 @@ static int open_error(const char *ifname, uint32_t q, int e, const char *what)
 	}
 }
 
-/** make_umem() - Allocate and register the UMEM of @x. Return: 0 or -errno. */
-static int make_umem(struct homa_xsk *x)
+/** make_umem() - Allocate and register the UMEM of @u. Return: 0 or -errno. */
+static int make_umem(struct homa_xsk_umem *u)
 {
 	struct xsk_umem_config uc = {.fill_size = HOMA_XSK_RING, .comp_size = HOMA_XSK_RING,
 				     .frame_size = HOMA_XSK_FRAME, .frame_headroom = 0};
 
-	if (!x->area) {
+	if (!u->area) {
 		void *a = mmap(NULL, UMEM_BYTES, PROT_READ | PROT_WRITE,
 			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
 		if (a == MAP_FAILED)
 			return -ENOMEM;
-		x->area = a;
+		u->area = a;
 	}
-	return xsk_umem__create(&x->umem, x->area, UMEM_BYTES, &x->fill, &x->comp, &uc);
+	return xsk_umem__create(&u->umem, u->area, UMEM_BYTES, &u->fill, &u->comp, &uc);
+}
+
+/** create_socket() - Bind @x on UMEM @u with @bind_flags. Return: 0 or -errno. */
+static int create_socket(struct homa_xsk *x, struct homa_xsk_umem *u, const char *ifname,
+			 bool with_tx, uint32_t bind_flags)
+{
+	struct xsk_socket_config sc = {.rx_size = HOMA_XSK_RING, .tx_size = HOMA_XSK_RING,
+		.libxdp_flags = XSK_LIBXDP_FLAGS__INHIBIT_PROG_LOAD, .bind_flags = bind_flags};
+
+	/* sharing (the kernel wants XDP_SHARED_UMEM alone): libxdp sets it */
+	return xsk_socket__create_shared(&x->xsk, ifname, u->queue, u->umem, &x->rx,
+					 with_tx ? &x->tx : NULL, &u->fill, &u->comp, &sc);
 }
 
 /**
- * bind_socket() - Bind @x to its queue: zero copy first, copy mode if the
- * driver cannot (the UMEM is made anew for the second try).
- * Return: 0 or -errno.
+ * bind_first() - Bind @x, the first socket of the new UMEM @u: zero copy
+ * first, copy mode if the driver cannot (the UMEM is made anew for the
+ * second try). Return: 0 or -errno.
  */
-static int bind_socket(struct homa_xsk *x, const char *ifname, bool with_tx)
+static int bind_first(struct homa_xsk *x, struct homa_xsk_umem *u, const char *ifname,
+		      bool with_tx)
 {
-	struct xsk_socket_config sc = {.rx_size = HOMA_XSK_RING, .tx_size = HOMA_XSK_RING,
-		.libxdp_flags = XSK_LIBXDP_FLAGS__INHIBIT_PROG_LOAD,
-		.bind_flags = XDP_USE_NEED_WAKEUP | XDP_ZEROCOPY};
-	int err = make_umem(x);
+	int err = make_umem(u);
 
 	if (err)
 		return err;
-	err = xsk_socket__create(&x->xsk, ifname, x->queue, x->umem, &x->rx,
-				 with_tx ? &x->tx : NULL, &sc);
+	err = create_socket(x, u, ifname, with_tx, XDP_USE_NEED_WAKEUP | XDP_ZEROCOPY);
 	if (!err) {
-		x->zerocopy = true;
+		u->zerocopy = true;
 		return 0;
 	}
 	if (err == -EBUSY || err == -EPERM || err == -EAFNOSUPPORT)
 		return err;
-	xsk_umem__delete(x->umem);
-	x->umem = NULL;
-	err = make_umem(x);
+	xsk_umem__delete(u->umem);
+	u->umem = NULL;
+	err = make_umem(u);
 	if (err)
 		return err;
-	sc.bind_flags = XDP_USE_NEED_WAKEUP | XDP_COPY;
-	return xsk_socket__create(&x->xsk, ifname, x->queue, x->umem, &x->rx,
-				  with_tx ? &x->tx : NULL, &sc);
+	return create_socket(x, u, ifname, with_tx, XDP_USE_NEED_WAKEUP | XDP_COPY);
 }
 
 /**
- * post_fill() - Put the @n frame addresses @addrs on the fill ring (it has
- * room for all: it holds every frame), leaving out HOMA_XSK_KEPT slots.
+ * post_fill() - Put the @n frame addresses @addrs on the fill ring of @u
+ * (it has room for all: it holds every frame), leaving out HOMA_XSK_KEPT
+ * slots. The caller holds u->lock.
  */
-static void post_fill(struct homa_xsk *x, const uint64_t *addrs, uint32_t n)
+static void post_fill(struct homa_xsk_umem *u, const uint64_t *addrs, uint32_t n)
 {
 	uint32_t idx = 0, k = 0, m = 0;
 
 	for (uint32_t i = 0; i < n; i++)
 		m += addrs[i] != HOMA_XSK_KEPT;
-	if (!m || xsk_ring_prod__reserve(&x->fill, m, &idx) != m)
+	if (!m || xsk_ring_prod__reserve(&u->fill, m, &idx) != m)
 		return;
 	for (uint32_t i = 0; i < n; i++)
 		if (addrs[i] != HOMA_XSK_KEPT)
-			*xsk_ring_prod__fill_addr(&x->fill, idx + k++) = addrs[i];
-	xsk_ring_prod__submit(&x->fill, m);
+			*xsk_ring_prod__fill_addr(&u->fill, idx + k++) = addrs[i];
+	xsk_ring_prod__submit(&u->fill, m);
 }
 
 /** wake_fill() - Wake the kernel if it waits for fill ring entries. Return: calls made. */
 static int wake_fill(struct homa_xsk *x)
 {
-	if (!xsk_ring_prod__needs_wakeup(&x->fill))
+	if (!xsk_ring_prod__needs_wakeup(&x->u->fill))
 		return 0;
 	recvfrom(homa_xsk_fd(x), NULL, 0, MSG_DONTWAIT, NULL, NULL);
 	return 1;
 }
 
-/** homa_xsk_open() - See homa_xsk.h. */
-int homa_xsk_open(struct homa_xsk *x, const char *ifname, uint32_t queue, bool with_tx,
-		  uint32_t batch)
+/**
+ * new_umem() - Create the UMEM of queue @queue and bind @x as its first
+ * socket; all receive frames on the fill ring, all send frames free.
+ * Return: the UMEM, or NULL with *@err set (-errno).
+ */
+static struct homa_xsk_umem *new_umem(struct homa_xsk *x, const char *ifname, uint32_t queue,
+				      bool with_tx, int *err)
 {
-	int err;
+	struct homa_xsk_umem *u = calloc(1, sizeof(*u));
+	uint64_t *rx = calloc(HOMA_XSK_RING, sizeof(*rx));
+
+	*err = -ENOMEM;
+	if (u)
+		u->tx_free = calloc(HOMA_XSK_RING, sizeof(*u->tx_free));
+	if (u && rx && u->tx_free) {
+		u->queue = queue;
+		*err = bind_first(x, u, ifname, with_tx);
+	}
+	if (*err) {
+		if (u && u->umem)
+			xsk_umem__delete(u->umem);
+		if (u && u->area)
+			munmap(u->area, UMEM_BYTES);
+		if (u)
+			free(u->tx_free);
+		free(u);
+		free(rx);
+		return NULL;
+	}
+	pthread_mutex_init(&u->lock, NULL);
+	for (uint32_t i = 0; i < HOMA_XSK_RING; i++) {
+		rx[i] = (uint64_t)i * HOMA_XSK_FRAME;
+		u->tx_free[u->n_tx_free++] = (uint64_t)(HOMA_XSK_RING + i) * HOMA_XSK_FRAME;
+	}
+	post_fill(u, rx, HOMA_XSK_RING);
+	free(rx);
+	return u;
+}
+
+/** homa_xsk_open() - See homa_xsk.h. */
+int homa_xsk_open(struct homa_xsk *x, struct homa_xsk_umem **u, const char *ifname,
+		  uint32_t queue, bool with_tx, uint32_t batch)
+{
+	int err = 0;
 
 	memset(x, 0, sizeof(*x));
-	x->queue = queue;
 	x->held_cap = batch;
 	x->held = calloc(HOMA_XSK_RING, sizeof(*x->held));
-	x->tx_free = calloc(HOMA_XSK_RING, sizeof(*x->tx_free));
-	if (!x->held || !x->tx_free)
+	if (!x->held)
 		return HOMA_ENOMEM;
-	err = bind_socket(x, ifname, with_tx);
-	if (err)
+	if (*u) {
+		err = create_socket(x, *u, ifname, with_tx, 0);
+		if (!err)
+			x->u = *u;
+	} else {
+		x->u = new_umem(x, ifname, queue, with_tx, &err);
+		*u = x->u;
+	}
+	if (err) {
+		x->xsk = NULL;
+		free(x->held);
+		x->held = NULL;
 		return open_error(ifname, queue, -err, "bind a socket");
-	for (uint32_t i = 0; i < HOMA_XSK_RING; i++)
-		x->held[i] = (uint64_t)i * HOMA_XSK_FRAME;
-	post_fill(x, x->held, HOMA_XSK_RING);
-	if (with_tx)
-		for (uint32_t i = 0; i < HOMA_XSK_RING; i++)
-			x->tx_free[x->n_tx_free++] = (uint64_t)(HOMA_XSK_RING + i) * HOMA_XSK_FRAME;
+	}
+	x->u->refs++;
+	x->zerocopy = x->u->zerocopy;
 	return 0;
 }
 
 /** homa_xsk_close() - See homa_xsk.h. */
-void homa_xsk_close(struct homa_xsk *x)
+void homa_xsk_close(struct homa_xsk *x, struct homa_xsk_umem **u)
 {
 	if (x->xsk)
 		xsk_socket__delete(x->xsk);
-	if (x->umem)
-		xsk_umem__delete(x->umem);
-	if (x->area)
-		munmap(x->area, UMEM_BYTES);
+	if (x->u && !--x->u->refs) {
+		xsk_umem__delete(x->u->umem);
+		munmap(x->u->area, UMEM_BYTES);
+		pthread_mutex_destroy(&x->u->lock);
+		free(x->u->tx_free);
+		free(x->u);
+		*u = NULL;
+	}
 	free(x->held);
-	free(x->tx_free);
 	memset(x, 0, sizeof(*x));
 }
 
@@ -169,7 +224,11 @@ int homa_xsk_fd(const struct homa_xsk *x)
 /** homa_xsk_refill() - See homa_xsk.h. */
 int homa_xsk_refill(struct homa_xsk *x)
 {
-	post_fill(x, x->held, x->n_held);
+	if (!x->n_held)
+		return wake_fill(x);
+	pthread_mutex_lock(&x->u->lock);
+	post_fill(x->u, x->held, x->n_held);
+	pthread_mutex_unlock(&x->u->lock);
 	x->n_held = 0;
 	return wake_fill(x);
 }
@@ -179,6 +238,7 @@ void homa_xsk_keep(struct homa_xsk *x, uint32_t slot)
 {
 	if (slot < x->n_held && x->held[slot] != HOMA_XSK_KEPT) {
 		x->held[slot] = HOMA_XSK_KEPT;
+		__atomic_add_fetch(&x->u->n_kept, 1, __ATOMIC_RELAXED);
 		x->n_kept++;
 	}
 }
@@ -189,16 +249,22 @@ int homa_xsk_give_back(struct homa_xsk *x, const uint64_t *addrs, uint32_t n)
 	uint64_t frames[64];
 	uint32_t done = 0;
 
+	if (!n)
+		return 0;
+	pthread_mutex_lock(&x->u->lock);
 	while (done < n) {
 		uint32_t m = n - done < 64 ? n - done : 64;
 
 		for (uint32_t i = 0; i < m; i++)
 			frames[i] = addrs[done + i] & ~(uint64_t)(HOMA_XSK_FRAME - 1);
-		post_fill(x, frames, m);
+		post_fill(x->u, frames, m);
 		done += m;
 	}
-	x->n_kept -= n < x->n_kept ? n : x->n_kept;
-	return n ? wake_fill(x) : 0;
+	pthread_mutex_unlock(&x->u->lock);
+	n = n < x->n_kept ? n : x->n_kept;  /* only frames this socket kept */
+	x->n_kept -= n;
+	__atomic_sub_fetch(&x->u->n_kept, n, __ATOMIC_RELAXED);
+	return wake_fill(x);
 }
 
 /** homa_xsk_peek() - See homa_xsk.h. */
@@ -227,27 +293,34 @@ uint32_t homa_xsk_peek(struct homa_xsk *x, uint32_t max, uint64_t *addrs, uint32
 	return n;
 }
 
-/** reap() - Move completed send frames back to the free list. */
-static void reap(struct homa_xsk *x)
+/**
+ * reap() - Move completed send frames (of every socket sharing @u) back to
+ * the free list. The caller holds u->lock.
+ */
+static void reap(struct homa_xsk_umem *u)
 {
-	uint32_t idx = 0, n = xsk_ring_cons__peek(&x->comp, HOMA_XSK_RING, &idx);
+	uint32_t idx = 0, n = xsk_ring_cons__peek(&u->comp, HOMA_XSK_RING, &idx);
 
-	for (uint32_t i = 0; i < n && x->n_tx_free < HOMA_XSK_RING; i++)
-		x->tx_free[x->n_tx_free++] = *xsk_ring_cons__comp_addr(&x->comp, idx + i);
+	for (uint32_t i = 0; i < n && u->n_tx_free < HOMA_XSK_RING; i++)
+		u->tx_free[u->n_tx_free++] = *xsk_ring_cons__comp_addr(&u->comp, idx + i);
 	if (n)
-		xsk_ring_cons__release(&x->comp, n);
+		xsk_ring_cons__release(&u->comp, n);
 }
 
 /** homa_xsk_tx_frame() - See homa_xsk.h. */
 uint64_t homa_xsk_tx_frame(struct homa_xsk *x)
 {
+	struct homa_xsk_umem *u = x->u;
+	uint64_t a = UINT64_MAX;
 	uint32_t idx = 0;
 
-	if (!x->n_tx_free)
-		reap(x);
-	if (!x->n_tx_free || xsk_ring_prod__reserve(&x->tx, 1, &idx) != 1)
-		return UINT64_MAX;
-	return x->tx_free[--x->n_tx_free];
+	pthread_mutex_lock(&u->lock);
+	if (!u->n_tx_free)
+		reap(u);
+	if (u->n_tx_free && xsk_ring_prod__reserve(&x->tx, 1, &idx) == 1)
+		a = u->tx_free[--u->n_tx_free];
+	pthread_mutex_unlock(&u->lock);
+	return a;
 }
 
 /** homa_xsk_tx_post() - See homa_xsk.h. */
@@ -273,7 +346,9 @@ int homa_xsk_tx_post(struct homa_xsk *x, uint32_t n, const uint64_t *addrs,
 		    (errno != EAGAIN && errno != EBUSY))
 			break;
 	}
-	reap(x);
+	pthread_mutex_lock(&x->u->lock);
+	reap(x->u);
+	pthread_mutex_unlock(&x->u->lock);
 	return calls;
 }
 

@@ -1,15 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /**
  * @file homa_xsk.h
- * One AF_XDP socket of the XDP driver with its own UMEM: the receive
- * frames (all posted to the fill ring at start, returned to it after the
- * driver's caller is done with them) and the send frames (a free list fed
- * by the completion ring).
+ * AF_XDP sockets of the XDP driver and their UMEM, one per interface
+ * queue and shared by the sockets of the process on that queue: the
+ * receive frames (all posted to the fill ring at start, returned to it
+ * after the driver's caller is done with them) and the send frames (a
+ * free list fed by the completion ring).
  */
 #ifndef HOMA_IO_XDP_HOMA_XSK_H
 #define HOMA_IO_XDP_HOMA_XSK_H
 
 #include <stdbool.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <xdp/xsk.h>
 
@@ -22,38 +24,62 @@
 /** Largest frame a UMEM frame holds (the kernel keeps XDP_PACKET_HEADROOM). */
 #define HOMA_XSK_MAX_FRAME (HOMA_XSK_FRAME - 256)
 
-/** One socket, its UMEM and rings; see the threading rule in driver.h. */
-struct homa_xsk {
+/**
+ * The UMEM of one interface queue, shared by every AF_XDP socket of the
+ * process bound to that queue (XDP_SHARED_UMEM): its area, fill and
+ * completion rings, and the send frames not in flight. @lock guards the
+ * rings and tx_free (the sockets sharing it run on different threads);
+ * n_kept is read and written atomically. @refs (sockets using it) is
+ * guarded by the caller of homa_xsk_open() and homa_xsk_close().
+ */
+struct homa_xsk_umem {
 	struct xsk_umem *umem;
-	struct xsk_socket *xsk;
 	uint8_t *area;              /**< 2 * HOMA_XSK_RING frames: receive, then send */
-	struct xsk_ring_prod fill, tx;
-	struct xsk_ring_cons comp, rx;
+	struct xsk_ring_prod fill;
+	struct xsk_ring_cons comp;
+	pthread_mutex_t lock;
 	uint32_t queue;
+	uint32_t refs;
 	bool zerocopy;              /**< bound in zero-copy mode */
-	uint64_t *held;             /**< receive frames lent to the caller (HOMA_XSK_KEPT: kept longer) */
-	uint32_t n_held, held_cap;
 	uint32_t n_kept;            /**< receive frames kept by messages (homa_xsk_keep()) */
 	uint64_t *tx_free;          /**< send frames not in flight */
 	uint32_t n_tx_free;
+};
+
+/** One socket on a shared UMEM, and its rings; see the threading rule in driver.h. */
+struct homa_xsk {
+	struct homa_xsk_umem *u;
+	struct xsk_socket *xsk;
+	struct xsk_ring_prod tx;
+	struct xsk_ring_cons rx;
+	bool zerocopy;              /**< bound in zero-copy mode */
+	uint64_t *held;             /**< receive frames lent to the caller (HOMA_XSK_KEPT: kept longer) */
+	uint32_t n_held, held_cap;
+	uint32_t n_kept;            /**< of them kept by messages (u->n_kept counts all sockets') */
 	uint32_t tx_first;          /**< ring index of the first descriptor not yet posted */
 };
 
 /**
- * homa_xsk_open() - Create the UMEM and bind an AF_XDP socket to queue
- * @queue of @ifname (zero copy if the driver has it, else copy mode, with
- * XDP_USE_NEED_WAKEUP), with a send ring when @with_tx.
+ * homa_xsk_open() - Bind an AF_XDP socket to queue @queue of @ifname, with
+ * a send ring when @with_tx. If *@u is NULL the queue's UMEM is created
+ * (zero copy if the driver has it, else copy mode, with
+ * XDP_USE_NEED_WAKEUP) and stored in *@u; otherwise the socket shares *@u
+ * (XDP_SHARED_UMEM). Either way (*@u)->refs counts the socket.
  * @batch: most packets one homa_xsk_peek() returns.
  * Return: 0; HOMA_EPERM (no CAP_NET_ADMIN); HOMA_EADDRINUSE (the queue
- * has an AF_XDP socket already); HOMA_ENOMEM (UMEM could not be
- * allocated or pinned: RLIMIT_MEMLOCK); HOMA_ENOTSUP (no AF_XDP in this
- * kernel, or no such queue); HOMA_EIO. A message on stderr says which.
+ * has an AF_XDP socket of another process or UMEM); HOMA_ENOMEM (UMEM
+ * could not be allocated or pinned: RLIMIT_MEMLOCK); HOMA_ENOTSUP (no
+ * AF_XDP in this kernel, or no such queue); HOMA_EIO. A message on stderr
+ * says which. On failure nothing stays allocated and *@u is unchanged.
  */
-int homa_xsk_open(struct homa_xsk *x, const char *ifname, uint32_t queue, bool with_tx,
-		  uint32_t batch);
+int homa_xsk_open(struct homa_xsk *x, struct homa_xsk_umem **u, const char *ifname,
+		  uint32_t queue, bool with_tx, uint32_t batch);
 
-/** homa_xsk_close() - Free what homa_xsk_open() created (safe on a failed open). */
-void homa_xsk_close(struct homa_xsk *x);
+/**
+ * homa_xsk_close() - Free the socket homa_xsk_open() bound (safe on a
+ * failed open), and the UMEM *@u with its last socket (*@u set to NULL).
+ */
+void homa_xsk_close(struct homa_xsk *x, struct homa_xsk_umem **u);
 
 /** homa_xsk_fd() - The socket's descriptor (readable when packets wait). */
 int homa_xsk_fd(const struct homa_xsk *x);
@@ -89,13 +115,13 @@ int homa_xsk_give_back(struct homa_xsk *x, const uint64_t *addrs, uint32_t n);
 /** homa_xsk_owns() - True if @p points into @x's receive frames. */
 static inline bool homa_xsk_owns(const struct homa_xsk *x, const uint8_t *p)
 {
-	return x->area && p >= x->area && p < x->area + (size_t)HOMA_XSK_RING * HOMA_XSK_FRAME;
+	return x->u && p >= x->u->area && p < x->u->area + (size_t)HOMA_XSK_RING * HOMA_XSK_FRAME;
 }
 
 /** homa_xsk_data() - The bytes at UMEM address @addr. */
 static inline uint8_t *homa_xsk_data(const struct homa_xsk *x, uint64_t addr)
 {
-	return x->area + addr;
+	return x->u->area + addr;
 }
 
 /**

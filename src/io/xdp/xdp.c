@@ -16,10 +16,7 @@
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
-#include <bpf/bpf.h>
-#include <bpf/libbpf.h>
 #include <errno.h>
-#include <linux/if_link.h>
 #include <net/if.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,13 +32,7 @@
 #include "xdp_frame.h"
 #include "xdp_route.h"
 #include "homa_xsk.h"
-
-/** The program's configuration (struct homa_xdp_cfg in homa_xdp.bpf.c). */
-struct xdp_cfg {
-	uint16_t port;
-	uint8_t raw;
-	uint8_t pad;
-};
+#include "xdp_share.h"
 
 /** An XDP driver. */
 struct xdp_driver {
@@ -50,8 +41,8 @@ struct xdp_driver {
 	int epfd;                    /**< several queues: epoll set of their sockets */
 	bool raw;                    /**< IP protocol 146 instead of UDP */
 	char ifname[IF_NAMESIZE];
-	struct bpf_object *obj;
-	int link_fd;                 /**< BPF link of the attached program (detached on close or exit) */
+	struct homa_xdp_iface *iface; /**< program and UMEMs shared with the process's other drivers */
+	struct homa_xdp_share_req req; /**< how the sockets were opened (for closing them) */
 	uint32_t nq;
 	struct homa_xsk *q;          /**< nq sockets; q[0] also sends */
 	struct homa_xdp_route route;
@@ -97,7 +88,7 @@ static int take_frames(struct xdp_driver *d, uint32_t qi, uint32_t n, int k)
 {
 	struct homa_io_counters *c = &d->base.c;
 	struct homa_xsk *x = &d->q[qi];
-	bool lend = x->n_kept + d->batch <= XDP_KEEP_MAX;
+	bool lend = __atomic_load_n(&x->u->n_kept, __ATOMIC_RELAXED) + d->batch <= XDP_KEEP_MAX;
 
 	for (uint32_t i = 0; i < n; i++) {
 		struct homa_io_rx *p = &d->pkts[k];
@@ -138,7 +129,7 @@ static void xdp_release(void *ctx, uint8_t *buf)
 			continue;
 		pthread_mutex_lock(&d->ret_lock);
 		if (d->n_ret < d->nq * HOMA_XSK_RING) { /* always: each frame once */
-			d->ret[d->n_ret] = (uint64_t)(buf - d->q[i].area);
+			d->ret[d->n_ret] = (uint64_t)(buf - d->q[i].u->area);
 			d->ret_queue[d->n_ret++] = i;
 		}
 		pthread_mutex_unlock(&d->ret_lock);
@@ -299,12 +290,7 @@ static void xdp_close(struct homa_driver *base)
 {
 	struct xdp_driver *d = (struct xdp_driver *)base;
 
-	if (d->link_fd >= 0)
-		close(d->link_fd);
-	for (uint32_t i = 0; d->q && i < d->nq; i++)
-		homa_xsk_close(&d->q[i]);
-	if (d->obj)
-		bpf_object__close(d->obj);
+	homa_xdp_share_close(d->iface, &d->req, d->q);
 	homa_xdp_route_close(&d->route);
 	if (d->epfd >= 0)
 		close(d->epfd);
@@ -334,31 +320,25 @@ static const struct homa_driver_ops xdp_ops = {
 };
 
 /**
- * open_queues() - One AF_XDP socket per queue, each in the program's
- * XSKMAP; the driver's descriptor (one socket's, or an epoll set of all).
- * Return: 0 or a homa error (with a message on stderr).
+ * open_queues() - One AF_XDP socket per queue on the interface's shared
+ * program and UMEMs; the driver's descriptor (one socket's, or an epoll
+ * set of all). Return: 0 or a homa error (with a message on stderr).
  */
-static int open_queues(struct xdp_driver *d, int map_fd)
+static int open_queues(struct xdp_driver *d, int ifindex)
 {
-	bool zc = true;
+	int err;
 
 	d->q = calloc(d->nq, sizeof(*d->q));
 	if (!d->q)
 		return HOMA_ENOMEM;
-	for (uint32_t i = 0; i < d->nq; i++) {
-		int err = homa_xsk_open(&d->q[i], d->ifname, i, i == 0, d->batch);
-		int fd;
-
-		if (err)
-			return err;
-		fd = homa_xsk_fd(&d->q[i]);
-		zc = zc && d->q[i].zerocopy;
-		if (bpf_map_update_elem(map_fd, &i, &fd, BPF_ANY))
-			return homa_xdp_errno("add a socket to the XSKMAP", d->ifname, errno);
-	}
-	d->base.c.xdp_zerocopy = zc;
+	d->req = (struct homa_xdp_share_req){.ifname = d->ifname, .ifindex = ifindex,
+		.nq = d->nq, .port = d->base.port, .raw = d->raw, .batch = d->batch};
+	err = homa_xdp_share_open(&d->req, d->q, &d->iface);
+	if (err)
+		return err;
+	d->base.c.xdp_zerocopy = d->q[0].zerocopy;
 	HOMA_LOG_INFO("XDP driver on %s: %u queue(s), %s mode, port %u", d->ifname, d->nq,
-		      zc ? "zero-copy" : "copy", d->base.port);
+		      d->q[0].zerocopy ? "zero-copy" : "copy", d->base.port);
 	if (d->nq == 1) {
 		d->base.fd = homa_xsk_fd(&d->q[0]);
 		return 0;
@@ -376,41 +356,6 @@ static int open_queues(struct xdp_driver *d, int map_fd)
 	return 0;
 }
 
-/**
- * load_program() - Load the embedded program, configure it for our port
- * and format, open the queues and attach it in native mode.
- * Return: 0 or a homa error (with a message on stderr).
- */
-static int load_program(struct xdp_driver *d, int ifindex)
-{
-	struct xdp_cfg cfg = {.port = d->base.port, .raw = d->raw};
-	uint32_t zero = 0;
-	struct bpf_program *prog;
-	int err;
-
-	d->obj = bpf_object__open_mem(homa_xdp_bpf_obj, homa_xdp_bpf_obj_len, NULL);
-	if (!d->obj)
-		return homa_xdp_errno("open the XDP program", d->ifname, errno);
-	if (bpf_object__load(d->obj))
-		return homa_xdp_errno("load the XDP program", d->ifname, errno);
-	prog = bpf_object__find_program_by_name(d->obj, "homa_xdp");
-	int xsks = bpf_object__find_map_fd_by_name(d->obj, "homa_xsks");
-	int cfgs = bpf_object__find_map_fd_by_name(d->obj, "homa_cfg");
-
-	if (!prog || xsks < 0 || cfgs < 0)
-		return HOMA_EIO;
-	err = open_queues(d, xsks);
-	if (err)
-		return err;
-	if (bpf_map_update_elem(cfgs, &zero, &cfg, BPF_ANY))
-		return homa_xdp_errno("configure the XDP program", d->ifname, errno);
-	LIBBPF_OPTS(bpf_link_create_opts, lo, .flags = XDP_FLAGS_DRV_MODE);
-	d->link_fd = bpf_link_create(bpf_program__fd(prog), ifindex, BPF_XDP, &lo);
-	if (d->link_fd < 0)
-		return homa_xdp_errno("attach the XDP program", d->ifname, errno);
-	return 0;
-}
-
 /** homa_xdp_open() - See driver.h. */
 int homa_xdp_open(const struct homa_driver_config *cfg, struct homa_driver **out)
 {
@@ -421,7 +366,7 @@ int homa_xdp_open(const struct homa_driver_config *cfg, struct homa_driver **out
 	if (!d)
 		return HOMA_ENOMEM;
 	d->base.ops = &xdp_ops;
-	d->base.fd = d->epfd = d->reserve_fd = d->route.nl = d->link_fd = -1;
+	d->base.fd = d->epfd = d->reserve_fd = d->route.nl = -1;
 	d->base.family = AF_INET;
 	pthread_mutex_init(&d->ret_lock, NULL);
 	d->lend.release = xdp_release;
@@ -455,7 +400,7 @@ int homa_xdp_open(const struct homa_driver_config *cfg, struct homa_driver **out
 		err = homa_xdp_route_open(&d->route, link.ifindex, link.mac,
 					  ((const struct sockaddr_in *)&cfg->bind)->sin_addr.s_addr);
 	if (!err)
-		err = load_program(d, link.ifindex);
+		err = open_queues(d, link.ifindex);
 	if (err) {
 		xdp_close(&d->base);
 		return err;

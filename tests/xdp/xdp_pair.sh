@@ -1,0 +1,44 @@
+#!/bin/sh
+# Several Homa sockets on one interface with the XDP driver (docs/XDP.md):
+# a veth pair between two network namespaces; one end runs the Homa echo
+# server on the XDP driver, the other two XDP sockets in one process whose
+# RPCs (1 B to 200 kB, checked byte for byte) run at the same time, then
+# the second socket's alone after the first closed.
+#   xdp_pair.sh BUILD_DIR
+# Exit 77 (skipped, with the reason) without root or AF_XDP. The
+# namespaces are removed on exit, also after a failure.
+set -u
+build=${1:?build dir}
+peer="$build/xdp_peer"
+skip() { echo "xdp_pair: skipped: $*"; exit 77; }
+[ "$(id -u)" -eq 0 ] || skip "needs root (CAP_NET_ADMIN, CAP_BPF, namespaces)"
+command -v ip >/dev/null 2>&1 || skip "needs ip (iproute2)"
+python3 -c 'import socket; socket.socket(44, socket.SOCK_RAW)' 2>/dev/null \
+	|| skip "this kernel has no AF_XDP sockets (CONFIG_XDP_SOCKETS)"
+a="hpa-$$"; b="hpb-$$"; spid=""
+fifo=$(mktemp -u /tmp/xdp_pair.XXXXXX)
+cleanup() {
+	[ -n "$spid" ] && kill "$spid" 2>/dev/null && wait "$spid" 2>/dev/null
+	for n in "$a" "$b"; do ip netns del "$n" 2>/dev/null; done
+	rm -f "$fifo"
+}
+trap cleanup EXIT INT TERM
+set -e
+ip netns add "$a"
+ip netns add "$b"
+ip link add xpa0 netns "$a" type veth peer name xpb0 netns "$b"
+ip -n "$a" addr add 10.233.0.1/24 dev xpa0
+ip -n "$b" addr add 10.233.0.2/24 dev xpb0
+for n in "$a" "$b"; do ip -n "$n" link set lo up; done
+ip -n "$a" link set xpa0 up
+ip -n "$b" link set xpb0 up
+set +e
+mkfifo "$fifo"
+ip netns exec "$b" "$peer" server xpb0 10.233.0.2 4000 4001 >"$fifo" &
+spid=$!
+read -r line <"$fifo" || true
+if [ "$line" != "ready" ]; then
+	wait "$spid"; rc=$?
+	echo "xdp_pair: the server did not start (exit $rc)"; exit 1
+fi
+ip netns exec "$a" timeout 60 "$peer" pair xpa0 10.233.0.1 10.233.0.2 4000
