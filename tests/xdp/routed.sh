@@ -1,5 +1,5 @@
 # Sourced by the XDP driver's veth tests: two hosts in network namespaces
-# joined through a router namespace.
+# joined through a router namespace, and the start of an xdp_peer server.
 #   routed_hosts A R B P NET QUEUES
 # creates namespaces A, R and B; host A's interface P"a0" and host B's
 # P"b0" are veth pairs with the router's P"ra0" and P"rb0"; addresses
@@ -21,4 +21,19 @@ routed_hosts() {
 	ip -n "$1" route add default via "$5.1.1" &&
 	ip -n "$3" route add default via "$5.2.1" &&
 	ip netns exec "$2" sysctl -qw net.ipv4.ip_forward=1
+}
+
+# start_server NS FIFO NAME ARGS... runs "$peer server ARGS" in namespace
+# NS with its output on the fifo FIFO (made here) and waits for its
+# "ready" line; sets spid. Returns 1, saying so as NAME, if it did not start.
+start_server() {
+	ns=$1; fifo=$2; name=$3; shift 3
+	mkfifo "$fifo"
+	ip netns exec "$ns" "$peer" server "$@" >"$fifo" &
+	spid=$!
+	read -r line <"$fifo" || true
+	[ "$line" = "ready" ] && return 0
+	wait "$spid"; rc=$?
+	echo "$name: the server did not start (exit $rc)"
+	return 1
 }

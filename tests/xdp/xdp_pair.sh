@@ -24,6 +24,7 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 set -e
+. "$(dirname "$0")/routed.sh"
 ip netns add "$a"
 ip netns add "$b"
 ip link add xpa0 netns "$a" type veth peer name xpb0 netns "$b"
@@ -33,12 +34,5 @@ for n in "$a" "$b"; do ip -n "$n" link set lo up; done
 ip -n "$a" link set xpa0 up
 ip -n "$b" link set xpb0 up
 set +e
-mkfifo "$fifo"
-ip netns exec "$b" "$peer" server xpb0 10.233.0.2 4000 4001 >"$fifo" &
-spid=$!
-read -r line <"$fifo" || true
-if [ "$line" != "ready" ]; then
-	wait "$spid"; rc=$?
-	echo "xdp_pair: the server did not start (exit $rc)"; exit 1
-fi
+start_server "$b" "$fifo" xdp_pair xpb0 10.233.0.2 4000 4001 || exit 1
 ip netns exec "$a" timeout 60 "$peer" pair xpa0 10.233.0.1 10.233.0.2 4000

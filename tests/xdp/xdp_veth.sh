@@ -38,14 +38,7 @@ table inet hx_loss {
 }
 NFT
 set +e
-mkfifo "$fifo"
-ip netns exec "$b" "$peer" server xb0 10.231.2.2 4000 4001 >"$fifo" &
-spid=$!
-read -r line <"$fifo" || true
-if [ "$line" != "ready" ]; then
-	wait "$spid"; rc=$?
-	echo "xdp_veth: the server did not start (exit $rc)"; exit 1
-fi
+start_server "$b" "$fifo" xdp_veth xb0 10.231.2.2 4000 4001 || exit 1
 ip netns exec "$a" timeout 50 "$peer" client xa0 10.231.1.2 10.231.2.2 4000 4001
 rc=$?
 ip netns exec "$r" nft list chain inet hx_loss forward | grep -o 'counter.*'
