@@ -7,6 +7,15 @@
 # host half the ring away, at a share of the link rate), Homa against TCP
 # cubic and bbr, one arm after the other.
 #
+# Every host's NIC sends at the link rate during the run (TB_COLL_NIC=on,
+# the default; off keeps the testbed's --nic setting), as a real host's
+# does: on a testbed up with --nic off a host's veth sends at any rate,
+# so a TCP host answered lookups or sent its all-to-all share to several
+# switch ports at once, up to 7x the link rate, while Homa's pacer holds
+# each host to the link rate it is given (lookups alone: TCP bbr's
+# communication per step 16.4 ms without the NIC limit, 23.3 ms with it;
+# Homa's 23.1 and 25.2).
+#
 # TB_COLL_MODE picks the length: quick (the default) runs 30 steps after 2
 # warm-up, all-reduce beside background 10 after 1 (its TCP steps last
 # seconds); full runs 100 after 5 in every case. TB_COLL_STEPS and
@@ -22,9 +31,11 @@
 : "${TB_COLL_LOOKUPS:=16}"
 : "${TB_COLL_BG_MSG:=2M}"
 : "${TB_COLL_RT:=10}"
+: "${TB_COLL_NIC:=on}"
 
 COLL_BOARD=""
 COLL_GATE=""
+COLL_NIC_SHAPED=()
 
 # Background bulk traffic beside arm ARM (homa, tcp-cubic or tcp-bbr):
 # every host i sends TB_COLL_BG_MSG messages to host i + N/2, open loop,
@@ -142,6 +153,34 @@ coll_arm() {
   log "collective $p, background ${pct}%: arm $arm took $((SECONDS - t0)) s"
 }
 
+# Shapes every host's NIC at the link rate for the run (tb_shape_nic, one
+# FIFO of TB_NIC_BUFFER bytes) when TB_COLL_NIC is on and the testbed's
+# NICs are not shaped already (a root qdisc left on a host's eth0 by a
+# killed run is replaced); COLL_NIC_SHAPED lists the hosts shaped so
+# far, so coll_nic_unshape (also called by on_exit) undoes exactly those.
+coll_nic_shape() {
+  local i
+  [[ $TB_COLL_NIC == on || $TB_COLL_NIC == off ]] || die "TB_COLL_NIC must be on or off, not '$TB_COLL_NIC'"
+  [[ $TB_COLL_NIC == on && $TB_NIC == off ]] || return 0
+  for ((i = 0; i < TB_HOSTS; i++)); do
+    COLL_NIC_SHAPED+=("$i")
+    # a run killed outright (SIGKILL) leaves its shaping: replace it
+    ip netns exec "$(tb_host_ns "$i")" tc qdisc del dev eth0 root 2>/dev/null || true
+    tb_shape_nic "$i"
+  done
+  log "collective: host NICs shaped at ${TB_RATE_MBIT} Mbit/s for the run"
+}
+
+# Removes the NIC shaping coll_nic_shape added (the testbed's own, with
+# --nic on, stays); errors are ignored, a host may be gone already.
+coll_nic_unshape() {
+  local i
+  for i in ${COLL_NIC_SHAPED[@]+"${COLL_NIC_SHAPED[@]}"}; do
+    ip netns exec "$(tb_host_ns "$i")" tc qdisc del dev eth0 root 2>/dev/null || true
+  done
+  COLL_NIC_SHAPED=()
+}
+
 # run collective: every pattern x background share x arm, then the tables
 # and plots (collective.py) in $TB_OUT/collective.
 exp_collective() {
@@ -151,12 +190,14 @@ exp_collective() {
   IFS=, read -ra CBGS <<<"$TB_COLL_BG"
   ((TB_HOSTS >= 3)) || die "collective needs at least 3 hosts"
   [[ $TB_COLL_RT =~ ^[0-9]+$ ]] && ((TB_COLL_RT <= 99)) || die "TB_COLL_RT must be a priority 0..99"
+  coll_nic_shape
   for pct in "${CBGS[@]}"; do
     for p in "${CPATS[@]}"; do
       mkdir -p "$d/$p-bg$pct"
       for arm in "${ARMS[@]}"; do coll_arm "$arm" "$d/$p-bg$pct" "$p" "$pct"; done
     done
   done
+  coll_nic_unshape
   "$TB_PYTHON" "$TB_LIB/collective.py" "$d" "$TB_RATE_MBIT" "$TB_HOSTS" "${ARMS[@]}" | tee "$d/summary.md"
   log "collective ($TB_COLL_MODE) took $((SECONDS - t0)) s"
 }

@@ -61,16 +61,44 @@ done
 order=$(coll_order 0)
 [[ $order == $'servers\ndevice\ndevice\ndevice\nbackground\ngate' ]] \
   || { echo "FAIL: with TB_COLL_RT=0 coll_arm's order is '${order//$'\n'/ / }'"; exit 1; }
-# on_exit: a server and a device left running by a failed run end with it.
+# exp_collective: every host's NIC is shaped at the link rate before the
+# first arm (a root qdisc left by a killed run replaced) and unshaped
+# after the last; not with TB_COLL_NIC=off or on a testbed up with --nic
+# on (its own shaping stays); an unknown TB_COLL_NIC is refused.
+coll_nic() { # NIC COLL_NIC: prints exp_collective's NIC steps and arms
+  TB_HOSTS=3 TB_NIC=$1 TB_COLL_NIC=$2 TB_ARMS=homa,tcp-bbr TB_COLL_PATTERNS=lookups TB_COLL_BG=0 \
+    TB_RATE_MBIT=20 TB_LIB=/nonexistent TB_OUT="$tmp/out" TB_PYTHON=true bash -c "set -eu
+  die() { echo \"die: \$*\"; exit 3; }
+  source '$src/scripts/testbed.d/bench.sh'; source '$src/scripts/testbed.d/collective.sh'
+  log() { :; }; tb_host_ns() { echo ns\$1; }
+  ip() { echo \"\$3 \${*:4}\"; }; tb_shape_nic() { echo shape \$1; }
+  coll_arm() { echo arm \$1; }
+  exp_collective" 2>&1 || true
+}
+del=$'tc qdisc del dev eth0 root'
+want="ns0 $del"$'\nshape 0\n'"ns1 $del"$'\nshape 1\n'"ns2 $del"$'\nshape 2\narm homa\narm tcp-bbr\n'
+want+="ns0 $del"$'\n'"ns1 $del"$'\n'"ns2 $del"
+got=$(coll_nic off on)
+[[ $got == "$want" ]] || { echo "FAIL: exp_collective's NIC steps are '${got//$'\n'/ / }'"; exit 1; }
+got=$(coll_nic off off)
+[[ $got == $'arm homa\narm tcp-bbr' ]] || { echo "FAIL: with TB_COLL_NIC=off: '${got//$'\n'/ / }'"; exit 1; }
+got=$(coll_nic on on)
+[[ $got == $'arm homa\narm tcp-bbr' ]] || { echo "FAIL: on a testbed with --nic on: '${got//$'\n'/ / }'"; exit 1; }
+got=$(coll_nic off yes)
+[[ $got == "die: TB_COLL_NIC must be on or off, not 'yes'" ]] || { echo "FAIL: TB_COLL_NIC=yes: '$got'"; exit 1; }
+# on_exit: a server and a device left running by a failed run end with it,
+# and on a testbed left up the NIC shaping of a collective run is removed.
 sleep 60 & s1=$!
 sleep 60 & s2=$!
 sed -n '/^on_exit() {/,/^}/p' "$src/scripts/testbed" >"$tmp/on_exit.sh"
 bash -c "set -u; source '$tmp/on_exit.sh'; CREATED=0 KEEP_UP=0; SERVER_PIDS=($s1) BG_PIDS=($s2)
+  coll_nic_unshape() { : >'$tmp/unshaped'; }
   trap on_exit EXIT; exit 1" || true
+[[ -e $tmp/unshaped ]] || { echo "FAIL: on_exit left a collective run's NIC shaping"; exit 1; }
 end=$((SECONDS + 20))
 while { kill -0 $s1 || kill -0 $s2; } 2>/dev/null && ((SECONDS < end)); do sleep 0.1; done
 if kill -0 $s1 2>/dev/null || kill -0 $s2 2>/dev/null; then
   kill $s1 $s2 2>/dev/null
   echo "FAIL: on_exit left the run's processes running"; exit 1
 fi
-echo "tb_python, coll_phase, coll_arm, on_exit: ok"
+echo "tb_python, coll_phase, coll_arm, exp_collective NIC shaping, on_exit: ok"
