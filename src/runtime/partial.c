@@ -209,22 +209,20 @@ static int progress(struct homa_rt *rt, uint64_t id, struct rt_progress *p)
 
 /**
  * copy_out() - Copy @p's bytes from @offset on (at most @cap) into @buf.
- * Return: bytes copied (0 at or past what arrived).
+ * Return: bytes copied (0 at or past what arrived); HOMA_ENOTFOUND if a
+ * TCP response's connection was lost since @p was read (look again).
  */
 static int64_t copy_out(struct homa_rt *rt, uint64_t id, const struct rt_progress *p,
 			size_t offset, void *buf, size_t cap)
 {
 	struct homa_partial info;
-	int64_t n;
 
 	if (offset >= p->arrived)
 		return 0;
 	if (cap > p->arrived - offset)
 		cap = p->arrived - offset;
-	if (p->tcp) { /* rt->lock held: the bytes present only grow until delivery */
-		n = homa_tp_partial(rt->tp, id, offset, buf, cap, &info);
-		return n < 0 ? 0 : n;
-	}
+	if (p->tcp) /* rt->lock held: the bytes only grow until delivery or a lost connection */
+		return homa_tp_partial(rt->tp, id, offset, buf, cap, &info);
 	return (int64_t)homa_msg_copy(p->msg, offset, buf, cap);
 }
 
@@ -289,6 +287,7 @@ static int64_t read_locked(struct homa_rt *rt, uint64_t id, size_t offset, void 
 	uint64_t until = homa_rt_deadline(timeout_ns);
 	struct rt_progress p;
 	bool polled = false;
+	int64_t n = 0;
 	int err;
 
 	for (;;) {
@@ -297,8 +296,8 @@ static int64_t read_locked(struct homa_rt *rt, uint64_t id, size_t offset, void 
 		err = progress(rt, id, &p);
 		if (err)
 			return err;
-		if (readable(&p, offset))
-			break;
+		if (readable(&p, offset) && (n = copy_out(rt, id, &p, offset, buf, cap)) >= 0)
+			break; /* n < 0: a TCP response's connection was just lost: look again */
 		if (timeout_ns == 0 && rt->mode == HOMA_MODE_POLLED && !polled) {
 			homa_rt_poll_locked(rt, homa_rt_now());
 			polled = true;
@@ -315,7 +314,7 @@ static int64_t read_locked(struct homa_rt *rt, uint64_t id, size_t offset, void 
 		info->arrived = p.arrived;
 		info->complete = p.complete;
 	}
-	return copy_out(rt, id, &p, offset, buf, cap);
+	return n;
 }
 
 /** homa_recv_partial_wait() - See homa.h. */

@@ -408,14 +408,35 @@ static struct tp_conn *adopt(struct homa_tp *tp, struct tp_peer *p, int fd)
 	return c;
 }
 
-/** tp_pool_get() - See tp.h. */
-int tp_pool_get(struct homa_tp *tp, struct tp_peer *p, struct tp_conn **out)
+/**
+ * existing() - tp->lock held: a connection of @p to use (with a reference
+ * for the caller), or NULL if one should be opened: the express one if
+ * @express, else one of the pool (pick()); once a new one is @connected,
+ * a pool connection only if the pool filled meanwhile.
+ */
+static struct tp_conn *existing(struct tp_peer *p, bool express, bool connected)
 {
 	struct tp_conn *c;
-	int fd;
+
+	if (!express)
+		return connected && p->npool < TP_POOL ? NULL : pick(p);
+	c = p->express;
+	if (c)
+		atomic_fetch_add(&c->refs, 1);
+	return c;
+}
+
+/**
+ * conn_get() - tp_express_get() if @express, else tp_pool_get(). Call
+ * without locks. Return: as they do.
+ */
+static int conn_get(struct homa_tp *tp, struct tp_peer *p, bool express, struct tp_conn **out)
+{
+	int prio = TP_EXPRESS_PRIORITY, fd;
+	struct tp_conn *c;
 
 	pthread_mutex_lock(&tp->lock);
-	c = pick(p);
+	c = existing(p, express, false);
 	pthread_mutex_unlock(&tp->lock);
 	if (c) {
 		*out = c;
@@ -424,14 +445,17 @@ int tp_pool_get(struct homa_tp *tp, struct tp_peer *p, struct tp_conn **out)
 	fd = tp_connect(tp, &p->addr, p->port);
 	if (fd < 0)
 		return fd;
+	if (express)
+		setsockopt(fd, SOL_SOCKET, SO_PRIORITY, &prio, sizeof(prio));
 	pthread_mutex_lock(&tp->lock);
 	tp->st.tcp_connects++;
-	if (p->npool == TP_POOL) { /* others connected meanwhile */
+	c = existing(p, express, true);
+	if (c) { /* others connected meanwhile */
 		close(fd);
-		c = pick(p);
-	} else {
-		c = adopt(tp, p, fd);
-		if (c)
+	} else if ((c = adopt(tp, p, fd))) {
+		if (express)
+			p->express = c;
+		else
 			p->pool[p->npool++] = c;
 	}
 	pthread_mutex_unlock(&tp->lock);
@@ -439,36 +463,14 @@ int tp_pool_get(struct homa_tp *tp, struct tp_peer *p, struct tp_conn **out)
 	return c ? 0 : HOMA_ENOMEM;
 }
 
+/** tp_pool_get() - See tp.h. */
+int tp_pool_get(struct homa_tp *tp, struct tp_peer *p, struct tp_conn **out)
+{
+	return conn_get(tp, p, false, out);
+}
+
 /** tp_express_get() - See tp.h. */
 int tp_express_get(struct homa_tp *tp, struct tp_peer *p, struct tp_conn **out)
 {
-	int prio = TP_EXPRESS_PRIORITY;
-	struct tp_conn *c;
-	int fd;
-
-	pthread_mutex_lock(&tp->lock);
-	c = p->express;
-	if (c)
-		atomic_fetch_add(&c->refs, 1);
-	pthread_mutex_unlock(&tp->lock);
-	if (c) {
-		*out = c;
-		return 0;
-	}
-	fd = tp_connect(tp, &p->addr, p->port);
-	if (fd < 0)
-		return fd;
-	setsockopt(fd, SOL_SOCKET, SO_PRIORITY, &prio, sizeof(prio));
-	pthread_mutex_lock(&tp->lock);
-	tp->st.tcp_connects++;
-	c = p->express;
-	if (c) { /* another thread connected meanwhile */
-		close(fd);
-		atomic_fetch_add(&c->refs, 1);
-	} else {
-		c = p->express = adopt(tp, p, fd);
-	}
-	pthread_mutex_unlock(&tp->lock);
-	*out = c;
-	return c ? 0 : HOMA_ENOMEM;
+	return conn_get(tp, p, true, out);
 }

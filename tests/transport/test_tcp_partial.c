@@ -140,6 +140,23 @@ static void tcp_partial__bytes_as_they_arrive(void **state)
 }
 
 /**
+ * half_way() - A client whose RPC to the fake @f has read the first
+ * FIRST bytes of its response (the rest not sent yet). Return: the RPC's
+ * id; *@cli receives the client.
+ */
+static uint64_t half_way(struct fake *f, homa_socket **cli)
+{
+	uint64_t id;
+
+	*cli = open_client();
+	fake_tp_listen(&f->tp);
+	id = start_rpc(*cli, f);
+	fake_respond(f, id, 0, FIRST);
+	read_until(*cli, id, 0, FIRST);
+	return id;
+}
+
+/**
  * tcp_partial__connection_lost_mid_response() - The server's connection
  * ends half-way through a response a reader follows: the reader gets the
  * RPC's error (not a hang, not the bytes of a cut message), and so does
@@ -147,17 +164,14 @@ static void tcp_partial__bytes_as_they_arrive(void **state)
  */
 static void tcp_partial__connection_lost_mid_response(void **state)
 {
-	homa_socket *cli = open_client();
+	homa_socket *cli;
 	struct homa_message m;
 	struct fake f;
 	uint8_t b[16];
 	uint64_t id;
 
 	(void)state;
-	fake_tp_listen(&f.tp);
-	id = start_rpc(cli, &f);
-	fake_respond(&f, id, 0, FIRST);
-	read_until(cli, id, 0, FIRST);
+	id = half_way(&f, &cli);
 	close(f.fd);
 	f.fd = -1;
 	assert_int_equal(homa_recv_partial_wait(cli, id, FIRST, b, sizeof(b), WAIT_NS, NULL),
@@ -169,22 +183,19 @@ static void tcp_partial__connection_lost_mid_response(void **state)
 
 /**
  * tcp_partial__abort_mid_response() - An RPC aborted while its response
- * arrives is no longer readable; the rest of its response is dropped and
- * the connection carries the next RPC.
+ * arrives is no longer readable, and the rest of its response is dropped
+ * (nothing is delivered).
  */
 static void tcp_partial__abort_mid_response(void **state)
 {
-	homa_socket *cli = open_client();
+	homa_socket *cli;
 	struct homa_message m;
 	struct fake f;
 	uint8_t b[16];
 	uint64_t id;
 
 	(void)state;
-	fake_tp_listen(&f.tp);
-	id = start_rpc(cli, &f);
-	fake_respond(&f, id, 0, FIRST);
-	read_until(cli, id, 0, FIRST);
+	id = half_way(&f, &cli);
 	assert_int_equal(homa_abort(cli, id), 0);
 	assert_int_equal(homa_recv_partial_wait(cli, id, 0, b, sizeof(b), 0, NULL), HOMA_ENOTFOUND);
 	assert_int_equal(homa_recv_partial(cli, id, 0, b, sizeof(b), NULL), HOMA_ENOTFOUND);
