@@ -205,3 +205,13 @@ int doc_check(const struct doc_set *d, const struct doc_case *cases, size_t n,
 	}
 	return bad;
 }
+
+/** doc_assert_header() - See doc_codes.h. */
+void doc_assert_header(const char *path, int min, const struct doc_case *cases, size_t n,
+		       const struct doc_elsewhere *el, size_t nel)
+{
+	static struct doc_set d;
+
+	assert_true(doc_load(&d, path) >= min);
+	assert_int_equal(doc_check(&d, cases, n, el, nel), 0);
+}

@@ -83,4 +83,15 @@ bool doc_documents(const struct doc_set *d, const char *fn, const char *code);
 int doc_check(const struct doc_set *d, const struct doc_case *cases, size_t n,
 	      const struct doc_elsewhere *el, size_t nel);
 
+/** DOC_N() - Entries of a static table. */
+#define DOC_N(a) (sizeof(a) / sizeof((a)[0]))
+
+/**
+ * doc_assert_header() - Load the header at @path (cmocka assertion: at
+ * least @min functions) and assert that doc_check() of @cases and @el
+ * against it finds nothing.
+ */
+void doc_assert_header(const char *path, int min, const struct doc_case *cases, size_t n,
+		       const struct doc_elsewhere *el, size_t nel);
+
 #endif /* HOMA_TEST_DOC_CODES_H */

@@ -407,8 +407,6 @@ static const struct doc_elsewhere elsewhere[] = {
 	{"homa_encrypt_connect", "HOMA_ENOASSOC", "names homa_send()'s code (encrypt.h file comment)"},
 };
 
-#define N(a) (sizeof(a) / sizeof((a)[0]))
-
 /** setup() - An encrypted and a plain socket on loopback, and a closed handle. */
 static int setup(void **state)
 {
@@ -443,21 +441,15 @@ static int teardown(void **state)
 /** conformance__psp_h() - psp.h's functions against their comments. */
 static void conformance__psp_h(void **state)
 {
-	static struct doc_set d;
-
 	(void)state;
-	assert_true(doc_load(&d, PSP_H_PATH) >= 17);
-	assert_int_equal(doc_check(&d, psp_cases, N(psp_cases), elsewhere, N(elsewhere)), 0);
+	doc_assert_header(PSP_H_PATH, 17, psp_cases, DOC_N(psp_cases), elsewhere, DOC_N(elsewhere));
 }
 
 /** conformance__encrypt_h() - encrypt.h's functions against their comments. */
 static void conformance__encrypt_h(void **state)
 {
-	static struct doc_set d;
-
 	(void)state;
-	assert_true(doc_load(&d, ENCRYPT_H_PATH) >= 7);
-	assert_int_equal(doc_check(&d, encrypt_cases, N(encrypt_cases), elsewhere, N(elsewhere)), 0);
+	doc_assert_header(ENCRYPT_H_PATH, 7, encrypt_cases, DOC_N(encrypt_cases), elsewhere, DOC_N(elsewhere));
 }
 
 int main(void)

@@ -350,12 +350,8 @@ static const struct doc_elsewhere elsewhere[] = {
 /** conformance__obs_h() - obs.h's functions against their comments. */
 static void conformance__obs_h(void **state)
 {
-	static struct doc_set d;
-
 	(void)state;
-	assert_true(doc_load(&d, OBS_H_PATH) >= 22);
-	assert_int_equal(doc_check(&d, cases, sizeof(cases) / sizeof(cases[0]), elsewhere,
-				   sizeof(elsewhere) / sizeof(elsewhere[0])), 0);
+	doc_assert_header(OBS_H_PATH, 22, cases, DOC_N(cases), elsewhere, DOC_N(elsewhere));
 }
 
 int main(void)
