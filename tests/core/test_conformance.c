@@ -211,6 +211,19 @@ static int set_ack_pool_null(void)
 	return 0;
 }
 
+/** ack_pool_misuse() - A NULL engine is ignored; a pool without take is no pool. */
+static int ack_pool_misuse(void)
+{
+	struct homa_ack_pool half = {NULL, NULL, NULL};
+	homa_engine *e = new_engine(NULL);
+
+	homa_engine_set_ack_pool(NULL, &half);
+	homa_engine_set_ack_pool(e, &half);
+	homa_engine_set_ack_pool(e, NULL);
+	homa_engine_free(e);
+	return 0;
+}
+
 static int set_server_null(void)
 {
 	homa_engine_set_server(NULL, true);
@@ -911,6 +924,7 @@ static const struct doc_case engine_cases[] = {
 	DOC_ANSWER(homa_engine_settings, settings_null),
 	DOC_ANSWER(homa_engine_set_hooks, set_hooks_null),
 	DOC_ANSWER(homa_engine_set_ack_pool, set_ack_pool_null),
+	DOC_ANSWER(homa_engine_set_ack_pool, ack_pool_misuse),
 	DOC_ANSWER(homa_engine_set_server, set_server_null),
 	DOC_CASE(homa_engine_set_rx_alloc, HOMA_EINVAL, rx_alloc_bad),
 	DOC_ANSWER(homa_engine_port, port_null),
