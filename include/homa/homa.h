@@ -608,7 +608,10 @@ HOMA_API int64_t homa_recv_partial_wait(homa_socket *s, uint64_t id, size_t offs
  * @id: the request's homa_message.id. @iov, @iovcnt: the response (may
  *	be empty), copied as by homa_request_iov().
  * The request message may be released before or after replying.
- * May wait for buffer space (see opts.send_timeout_ns).
+ * May wait for buffer space (see opts.send_timeout_ns). Returns once the
+ * response is attached and its first batch of packets sent: the I/O
+ * thread (threaded mode) or the thread polling the socket (polled mode;
+ * the standby thread while none does) sends the rest.
  * Return: 0; HOMA_ENOTFOUND (no such server RPC: unknown id, the client
  * went away, or it was answered and the client has acknowledged the
  * response); HOMA_ESTATE (already answered, response not yet

@@ -313,6 +313,16 @@ size_t homa_rt_partial_length(struct homa_rt *rt, uint64_t id);
  */
 void homa_rt_flush(struct homa_rt *rt);
 /**
+ * homa_rt_flush_share() - After attaching a message (a send or reply):
+ * send at most one batch of the engine's output from the calling thread,
+ * then hand what is left to the thread that drives I/O (a waiting poller
+ * is kicked; in threaded mode the I/O thread steps in at once; in polled
+ * mode it goes out at the next poll or from the standby thread), so the
+ * caller returns before a large message is transmitted. Call without
+ * rt->lock held.
+ */
+void homa_rt_flush_share(struct homa_rt *rt);
+/**
  * homa_rt_flush_wait() - Like homa_rt_flush(), but if another thread is
  * sending, wait for it and then send what is left, so that afterwards
  * the engine's deadline reflects only timers and the pacer. Used by the

@@ -3,8 +3,10 @@
  * @file send.c
  * Starting client RPCs, replying to requests and aborting RPCs. Sends
  * copy the message (or, zero-copy, borrow the caller's buffers: zc.c)
- * and transmit what the engine lets out at once from the calling thread; the rest follows from the I/O thread
- * (or poller) as grants and the pacer allow.
+ * and transmit one batch of what the engine lets out at once from the
+ * calling thread (homa_rt_flush_share()); the rest follows from the I/O
+ * thread (or poller) as grants and the pacer allow, so a large message
+ * does not keep its caller sending while its grants arrive.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -172,7 +174,7 @@ static int start_request(homa_socket *s, const struct sockaddr *dst,
 			homa_rt_zc_attached(z);
 		}
 		homa_rt_unlock(rt);
-		homa_rt_flush(rt);
+		homa_rt_flush_share(rt);
 	}
 	homa_msg_discard(NULL, msg);
 	if (err == HOMA_EPEERDEAD && hint != HOMA_HINT_HOMA && homa_tp_homa_dead(rt, &addr, port))
@@ -249,7 +251,7 @@ static int send_reply(homa_socket *s, uint64_t id, const struct homa_iov *iov, i
 			homa_rt_zc_attached(z);
 		}
 		homa_rt_unlock(rt);
-		homa_rt_flush(rt);
+		homa_rt_flush_share(rt);
 	}
 	homa_msg_discard(NULL, msg);
 	homa_rt_put(rt);

@@ -14,6 +14,11 @@
  * (tx_refs) the releases of zero-copy messages wait (lock.c), so no
  * application reuses a buffer the kernel has yet to read.
  *
+ * A thread that attached a message (homa_rt_flush_share()) sends at most
+ * one batch itself and hands whatever is left to the thread that drives
+ * I/O: otherwise grants arriving while it sends (each leaves a note) keep
+ * it sending a large message whole, for as long as the transfer takes.
+ *
  * No thread ever waits for the kernel's send buffer: when it is full, the
  * packets the driver could not take stay in the batch (held) and nothing
  * more is drained from the engine until they are gone; the I/O thread or
@@ -24,6 +29,9 @@
 #include <unistd.h>
 
 #include "rt.h"
+
+/** Batches a thread that attached a message sends itself (homa_rt_flush_share()). */
+#define SHARE_BATCHES 1
 
 /**
  * drain() - Take up to rt->batch packets from the engine into the batch
@@ -112,16 +120,18 @@ static uint64_t wake_by(struct homa_rt *rt)
 
 /**
  * send_all() - Send held packets, then drain and send until the engine
- * has nothing more to send now or the send buffer is full. Called with
+ * has nothing more to send now, the send buffer is full or @max batches
+ * went out (*@more then says the engine may have more). Called with
  * rt->tx_lock held; never waits. Return: when the engine wants a wake-up
  * at the latest (homa_engine_wake_by()).
  */
-static uint64_t send_all(struct homa_rt *rt)
+static uint64_t send_all(struct homa_rt *rt, uint32_t max, bool *more)
 {
 	uint64_t deadline = UINT64_MAX;
 	bool refs = rt->tx_held > 0;  /* held packets may point into borrowed buffers */
 	int n;
 
+	*more = true;
 	if (rt->tx_held && !send_held(rt))
 		return wake_by(rt);
 	do {
@@ -141,7 +151,8 @@ static uint64_t send_all(struct homa_rt *rt)
 				return deadline;  /* tx_refs stays until the held packets go */
 			}
 		}
-	} while (n == (int)rt->batch);
+	} while (n == (int)rt->batch && --max > 0);
+	*more = n == (int)rt->batch;
 	if (refs)
 		unref(rt);
 	return deadline;
@@ -156,39 +167,85 @@ void homa_rt_kick(struct homa_rt *rt)
 		return;
 }
 
-/** homa_rt_flush() - See rt.h. */
-void homa_rt_flush(struct homa_rt *rt)
+/**
+ * after_send() - Output went out up to the engine's @deadline: kick the
+ * waiting I/O thread if it must wake earlier than it planned; in polled
+ * mode re-arm homa_fd()'s timer.
+ */
+static void after_send(struct homa_rt *rt, uint64_t deadline)
 {
-	uint64_t deadline = UINT64_MAX;
-	bool sent = false;
-
-	atomic_store(&rt->tx_pending, 1);
-	while (atomic_load(&rt->tx_pending)) {
-		if (pthread_mutex_trylock(&rt->tx_lock) != 0)
-			break;
-		while (atomic_exchange(&rt->tx_pending, 0)) {
-			deadline = send_all(rt);
-			sent = true;
-		}
-		pthread_mutex_unlock(&rt->tx_lock);
-	}
-	if (!sent)
-		return;
 	if (rt->mode == HOMA_MODE_THREADED && deadline < atomic_load(&rt->wake_at))
 		homa_rt_kick(rt);
 	if (rt->mode == HOMA_MODE_POLLED && rt->timer_fd >= 0)
 		homa_rt_arm_timer(rt);
 }
 
+/** homa_rt_flush() - See rt.h. */
+void homa_rt_flush(struct homa_rt *rt)
+{
+	uint64_t deadline = UINT64_MAX;
+	bool sent = false, more;
+
+	atomic_store(&rt->tx_pending, 1);
+	while (atomic_load(&rt->tx_pending)) {
+		if (pthread_mutex_trylock(&rt->tx_lock) != 0)
+			break;
+		while (atomic_exchange(&rt->tx_pending, 0)) {
+			deadline = send_all(rt, UINT32_MAX, &more);
+			sent = true;
+		}
+		pthread_mutex_unlock(&rt->tx_lock);
+	}
+	if (sent)
+		after_send(rt, deadline);
+}
+
 /** homa_rt_flush_wait() - See rt.h. */
 void homa_rt_flush_wait(struct homa_rt *rt)
 {
+	bool more;
+
 	atomic_store(&rt->tx_pending, 1);
 	pthread_mutex_lock(&rt->tx_lock);
 	while (atomic_exchange(&rt->tx_pending, 0))
-		send_all(rt);
+		send_all(rt, UINT32_MAX, &more);
 	pthread_mutex_unlock(&rt->tx_lock);
 	/* a note left after the loop: its writer could not get the lock */
 	if (atomic_load(&rt->tx_pending))
 		homa_rt_flush(rt);
+}
+
+/**
+ * hand_off() - Output is left after a sender's share: wake the thread
+ * that drives I/O to send it. A poller waiting for packets is kicked; in
+ * threaded mode with no poller the napping I/O thread steps in at once.
+ * In polled mode with no poller it goes out when a thread next polls
+ * (homa_poll(), a blocking homa_recv()), or from the standby thread.
+ */
+static void hand_off(struct homa_rt *rt)
+{
+	homa_rt_lock(rt);
+	if (rt->poller_active)
+		homa_rt_kick(rt);
+	else if (rt->mode == HOMA_MODE_THREADED)
+		homa_rt_app_away(rt);
+	homa_rt_unlock(rt);
+}
+
+/** homa_rt_flush_share() - See rt.h. */
+void homa_rt_flush_share(struct homa_rt *rt)
+{
+	uint64_t deadline;
+	bool more;
+
+	atomic_store(&rt->tx_pending, 1);
+	if (pthread_mutex_trylock(&rt->tx_lock) != 0)
+		return;  /* the thread sending sees the note */
+	atomic_store(&rt->tx_pending, 0);
+	deadline = send_all(rt, SHARE_BATCHES, &more);
+	pthread_mutex_unlock(&rt->tx_lock);
+	if (more || atomic_load(&rt->tx_pending) || atomic_load(&rt->tx_blocked))
+		hand_off(rt);
+	else
+		after_send(rt, deadline);
 }
