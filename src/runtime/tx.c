@@ -220,7 +220,8 @@ void homa_rt_flush_wait(struct homa_rt *rt)
  * that drives I/O to send it. A poller waiting for packets is kicked; in
  * threaded mode with no poller the napping I/O thread steps in at once.
  * In polled mode with no poller it goes out when a thread next polls
- * (homa_poll(), a blocking homa_recv()), or from the standby thread.
+ * (homa_poll(), a blocking homa_recv(); homa_fd()'s timer says the
+ * engine has work due), or from the standby thread.
  */
 static void hand_off(struct homa_rt *rt)
 {
@@ -230,6 +231,8 @@ static void hand_off(struct homa_rt *rt)
 	else if (rt->mode == HOMA_MODE_THREADED)
 		homa_rt_app_away(rt);
 	homa_rt_unlock(rt);
+	if (rt->mode == HOMA_MODE_POLLED && rt->timer_fd >= 0)
+		homa_rt_arm_timer(rt);  /* an epoll loop on homa_fd() wakes to poll */
 }
 
 /** homa_rt_flush_share() - See rt.h. */
