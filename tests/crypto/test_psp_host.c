@@ -31,6 +31,7 @@
 
 #include "homa/encrypt.h"
 #include "homa/homa.h"
+#include "rt_helpers.h"
 
 /** The PSP port of the run. */
 static uint16_t psp_port;
@@ -115,52 +116,6 @@ static void ep_close(struct ep *e, bool server)
 		pthread_join(e->thread, NULL);
 }
 
-/** dst() - sockaddr of 127.0.0.1:@port. */
-static struct sockaddr_storage dst(int port)
-{
-	struct sockaddr_storage sa;
-	socklen_t len;
-
-	homa_sockaddr_parse("127.0.0.1", (uint16_t)port, &sa, &len);
-	return sa;
-}
-
-/** rpc() - One echo RPC of @len bytes from @c to @port. Return: 0 or the error. */
-static int rpc(homa_socket *c, int port, size_t len)
-{
-	static uint8_t out[300000], in[300000];
-	struct sockaddr_storage sa = dst(port);
-	struct homa_message m;
-	uint64_t id;
-	int err;
-
-	for (size_t i = 0; i < len; i++)
-		out[i] = (uint8_t)(i * 7 + len);
-	err = homa_send(c, (struct sockaddr *)&sa, out, len, 0, &id);
-	if (err)
-		return err;
-	err = homa_recv(c, HOMA_RECV_RESPONSE, id, 30000000000ll, &m);
-	if (err)
-		return err;
-	err = m.error;
-	if (!err && (m.length != len || homa_message_copy(&m, 0, in, len) != len ||
-		     memcmp(in, out, len)))
-		err = HOMA_EPROTO;
-	homa_message_release(&m);
-	return err;
-}
-
-/** associate() - @from learns @to's SPI and key through the API. */
-static void associate(struct ep *from, struct ep *to)
-{
-	struct sockaddr_storage sa = dst(to->port);
-	uint8_t key[32];
-	uint32_t spi;
-
-	assert_int_equal(homa_encrypt_rx_issue(to->s, &spi, key), 0);
-	assert_int_equal(homa_encrypt_tx_add(from->s, (struct sockaddr *)&sa, spi, key, 0), 0);
-}
-
 /** host() - This process's receiver counters. */
 static struct homa_psp_host_stats host(void)
 {
@@ -199,14 +154,14 @@ static void psp_host__two_sockets_share(void **state)
 	assert_int_equal(ep_open(&s2, true, psp_port), 0);
 	assert_int_equal(ep_open(&c, false, psp_port), 0);
 	assert_int_equal(host().sockets, 3);
-	associate(&c, &s1);
-	associate(&c, &s2);
-	associate(&s1, &c);
-	associate(&s2, &c);
+	crypto_associate(c.s, s1.s, s1.port);
+	crypto_associate(c.s, s2.s, s2.port);
+	crypto_associate(s1.s, c.s, c.port);
+	crypto_associate(s2.s, c.s, c.port);
 	for (int i = 0; i < 3; i++) {
-		assert_int_equal(rpc(c.s, s1.port, 100), 0);
-		assert_int_equal(rpc(c.s, s2.port, 200000), 0);
-		assert_int_equal(rpc(c.s, s1.port, 200000), 0);
+		assert_int_equal(crypto_rpc(c.s, s1.port, 100), 0);
+		assert_int_equal(crypto_rpc(c.s, s2.port, 200000), 0);
+		assert_int_equal(crypto_rpc(c.s, s1.port, 200000), 0);
 	}
 	opened = psp(&s1).opened + psp(&s2).opened + psp(&c).opened;
 	h = host();
@@ -298,9 +253,9 @@ static void psp_host__hostile(void **state)
 	(void)state;
 	assert_int_equal(ep_open(&s, true, psp_port), 0);
 	assert_int_equal(ep_open(&c, false, psp_port), 0);
-	associate(&c, &s);
-	associate(&s, &c);
-	assert_int_equal(rpc(c.s, s.port, 5000), 0);
+	crypto_associate(c.s, s.s, s.port);
+	crypto_associate(s.s, c.s, c.port);
+	assert_int_equal(crypto_rpc(c.s, s.port, 5000), 0);
 	assert_int_equal(homa_psp_new(&a, 0, NULL), 0);
 	assert_int_equal(homa_encrypt_rx_issue(s.s, &spi, key), 0);
 	assert_int_equal(homa_psp_tx_add(a, &srv, (uint16_t)s.port, spi, key, 0), 0);
@@ -340,7 +295,7 @@ static void psp_host__hostile(void **state)
 	send_to(fd, sealed, 60, psp_port);
 	assert_true(wait_for(&s, one_unknown, &b));
 	assert_int_equal(psp(&s).opened, b.s.opened);
-	assert_int_equal(rpc(c.s, s.port, 200000), 0);
+	assert_int_equal(crypto_rpc(c.s, s.port, 200000), 0);
 	homa_psp_free(a);
 	close(fd);
 	ep_close(&c, false);
@@ -366,7 +321,7 @@ static struct offer offer_of(struct ep *e)
 /** take() - Install the other process's offer @o in @e. */
 static void take(struct ep *e, const struct offer *o)
 {
-	struct sockaddr_storage sa = dst(o->port);
+	struct sockaddr_storage sa = crypto_dst(o->port);
 
 	assert_int_equal(homa_encrypt_tx_add(e->s, (struct sockaddr *)&sa, o->spi, o->key, 0), 0);
 }
@@ -390,7 +345,7 @@ static void child(int in, int out)
 	    write(out, &mine, sizeof(mine)) != sizeof(mine))
 		_exit(1);
 	while (read(in, &theirs, sizeof(theirs)) == sizeof(theirs)) {
-		struct sockaddr_storage sa = dst(theirs.port);
+		struct sockaddr_storage sa = crypto_dst(theirs.port);
 
 		if (homa_encrypt_tx_add(s.s, (struct sockaddr *)&sa, theirs.spi, theirs.key, 0))
 			_exit(1);
@@ -408,7 +363,7 @@ static void client_round(struct ep *c, const struct offer *srv, int to_child)
 	mine = offer_of(c);
 	assert_int_equal(write(to_child, &mine, sizeof(mine)), sizeof(mine));
 	for (int i = 0; i < 3; i++)
-		assert_int_equal(rpc(c->s, srv->port, i ? 200000 : 100), 0);
+		assert_int_equal(crypto_rpc(c->s, srv->port, i ? 200000 : 100), 0);
 }
 
 /**

@@ -26,6 +26,7 @@
 
 #include "homa/encrypt.h"
 #include "homa/homa.h"
+#include "rt_helpers.h"
 
 /** Folder of the generated certificates. */
 static char certs[64];
@@ -119,52 +120,6 @@ static void eclose(struct esrv *e, bool server)
 		pthread_join(e->thread, NULL);
 }
 
-/** dst() - sockaddr of 127.0.0.1:@port. */
-static struct sockaddr_storage dst(int port)
-{
-	struct sockaddr_storage sa;
-	socklen_t len;
-
-	homa_sockaddr_parse("127.0.0.1", (uint16_t)port, &sa, &len);
-	return sa;
-}
-
-/** rpc() - One echo RPC of @len bytes from @c to @port. Return: 0 or the error. */
-static int rpc(homa_socket *c, int port, size_t len)
-{
-	static uint8_t out[300000], in[300000];
-	struct sockaddr_storage sa = dst(port);
-	struct homa_message m;
-	uint64_t id;
-	int err;
-
-	for (size_t i = 0; i < len; i++)
-		out[i] = (uint8_t)(i * 31 + len);
-	err = homa_send(c, (struct sockaddr *)&sa, out, len, 0, &id);
-	if (err)
-		return err;
-	err = homa_recv(c, HOMA_RECV_RESPONSE, id, 20000000000ll, &m);
-	if (err)
-		return err;
-	err = m.error;
-	if (!err && (m.length != len || homa_message_copy(&m, 0, in, len) != len ||
-		     memcmp(in, out, len)))
-		err = HOMA_EPROTO;
-	homa_message_release(&m);
-	return err;
-}
-
-/** associate() - @from learns @to's SPI and key through the API. */
-static void associate(struct esrv *from, struct esrv *to)
-{
-	struct sockaddr_storage sa = dst(to->port);
-	uint8_t key[32];
-	uint32_t spi;
-
-	assert_int_equal(homa_encrypt_rx_issue(to->s, &spi, key), 0);
-	assert_int_equal(homa_encrypt_tx_add(from->s, (struct sockaddr *)&sa, spi, key, 0), 0);
-}
-
 /** stats() - @e's PSP counters. */
 static struct homa_psp_stats stats(struct esrv *e)
 {
@@ -200,15 +155,15 @@ static void encrypt__api_associations(void **state)
 
 	assert_int_equal(eopen(&s, true, NULL, 0), 0);
 	assert_int_equal(eopen(&c, false, NULL, 0), 0);
-	associate(&c, &s);
-	associate(&s, &c);
-	assert_int_equal(rpc(c.s, s.port, 100), 0);
-	assert_int_equal(rpc(c.s, s.port, 200000), 0);
+	crypto_associate(c.s, s.s, s.port);
+	crypto_associate(s.s, c.s, c.port);
+	assert_int_equal(crypto_rpc(c.s, s.port, 100), 0);
+	assert_int_equal(crypto_rpc(c.s, s.port, 200000), 0);
 	st = stats(&s);
 	assert_true(st.opened > 100 && st.sealed > 0);
 	assert_int_equal(rejected_total(&st), 0);
 	assert_int_equal(eopen(&c2, false, NULL, 0), 0);
-	assert_int_equal(rpc(c2.s, s.port, 100), HOMA_ENOASSOC);
+	assert_int_equal(crypto_rpc(c2.s, s.port, 100), HOMA_ENOASSOC);
 	assert_int_equal(homa_encrypt_connect(c2.s, (struct sockaddr *)&(struct sockaddr_storage){0}),
 			 HOMA_EINVAL);
 	eclose(&c2, false);
@@ -237,12 +192,12 @@ static void encrypt__reply_without_association(void **state)
 
 	assert_int_equal(eopen_socket(&s, true, NULL, 0), 0);
 	assert_int_equal(eopen(&c, false, NULL, 0), 0);
-	associate(&c, &s);  /* the client can seal to the server, not back */
-	sa = dst(s.port);
+	crypto_associate(c.s, s.s, s.port);  /* the client can seal to the server, not back */
+	sa = crypto_dst(s.port);
 	assert_int_equal(homa_send(c.s, (struct sockaddr *)&sa, "ping", 4, 0, &id), 0);
 	assert_int_equal(homa_recv(s.s, HOMA_RECV_REQUEST, 0, 20000000000ll, &req), 0);
 	assert_int_equal(homa_reply_buf(s.s, req.id, "pong", 4), HOMA_ENOASSOC);
-	associate(&s, &c);
+	crypto_associate(s.s, c.s, c.port);
 	assert_int_equal(homa_reply_buf(s.s, req.id, "pong", 4), 0);
 	homa_message_release(&req);
 	assert_int_equal(homa_recv(c.s, HOMA_RECV_RESPONSE, id, 20000000000ll, &resp), 0);
@@ -268,24 +223,24 @@ static void encrypt__key_exchange(void **state)
 	assert_int_equal(eopen(&s, true, "server", 0), 0);
 	assert_int_equal(eopen(&c, false, "client", 0), 0);
 	for (int i = 0; i < 3; i++)
-		assert_int_equal(rpc(c.s, s.port, 1000), 0);
-	assert_int_equal(rpc(c.s, s.port, 200000), 0);
+		assert_int_equal(crypto_rpc(c.s, s.port, 1000), 0);
+	assert_int_equal(crypto_rpc(c.s, s.port, 200000), 0);
 	st = stats(&c);
 	assert_int_equal(st.kx_done, 1);
 	st = stats(&s);
 	assert_int_equal(st.kx_served, 1);
 	assert_int_equal(rejected_total(&st), 0);
 	assert_int_equal(eopen(&rogue, false, "rogue", 0), 0);
-	assert_int_equal(rpc(rogue.s, s.port, 100), HOMA_ECERT);
+	assert_int_equal(crypto_rpc(rogue.s, s.port, 100), HOMA_ECERT);
 	assert_int_equal(stats(&rogue).kx_failed, 1);
 	for (int i = 0; i < 500 && stats(&s).kx_refused == 0; i++)  /* counted after the close */
 		usleep(10000);
 	assert_int_equal(stats(&s).kx_refused, 1);
 	eclose(&rogue, false);
 	assert_int_equal(eopen(&bare, true, NULL, 0), 0);  /* no service */
-	assert_int_equal(rpc(c.s, bare.port, 100), HOMA_EHANDSHAKE);
+	assert_int_equal(crypto_rpc(c.s, bare.port, 100), HOMA_EHANDSHAKE);
 	eclose(&bare, true);
-	assert_int_equal(rpc(c.s, s.port, 100), 0);
+	assert_int_equal(crypto_rpc(c.s, s.port, 100), 0);
 	eclose(&c, false);
 	eclose(&s, true);
 }
@@ -305,7 +260,7 @@ static void encrypt__rotation_renews(void **state)
 	assert_int_equal(eopen(&c, false, "client", 0), 0);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	do {
-		assert_int_equal(rpc(c.s, s.port, 3000), 0);
+		assert_int_equal(crypto_rpc(c.s, s.port, 3000), 0);
 		usleep(2000);
 		clock_gettime(CLOCK_MONOTONIC, &t);
 	} while ((t.tv_sec - t0.tv_sec) * 1000000000ll + (t.tv_nsec - t0.tv_nsec) < 2000000000ll);
@@ -368,9 +323,9 @@ static void encrypt__attacks_on_the_wire(void **state)
 
 	assert_int_equal(eopen(&s, true, NULL, 0), 0);
 	assert_int_equal(eopen(&c, false, NULL, 0), 0);
-	associate(&c, &s);
-	associate(&s, &c);
-	assert_int_equal(rpc(c.s, s.port, 5000), 0);
+	crypto_associate(c.s, s.s, s.port);
+	crypto_associate(s.s, c.s, c.port);
+	assert_int_equal(crypto_rpc(c.s, s.port, 5000), 0);
 	a.fd = socket(AF_INET, SOCK_DGRAM, 0);
 	a.to = (struct sockaddr_in){.sin_family = AF_INET, .sin_port = htons((uint16_t)s.port),
 				    .sin_addr.s_addr = htonl(0x7f000001)};
@@ -418,7 +373,7 @@ static void encrypt__attacks_on_the_wire(void **state)
 	assert_true(st.rejected[HOMA_PSP_REJ_TRUNCATED] >= 58);
 	assert_true(st.rejected[HOMA_PSP_REJ_UNKNOWN_SPI] >= 31);
 	assert_true(st.rejected[HOMA_PSP_REJ_NOT_PSP] >= 17);
-	assert_int_equal(rpc(c.s, s.port, 200000), 0);
+	assert_int_equal(crypto_rpc(c.s, s.port, 200000), 0);
 	assert_int_equal(rejected_total(&st), n);
 	assert_int_equal(homa_socket_stats(s.s, &hs), 0);  /* the socket counts them too */
 	assert_int_equal(hs.drops[HOMA_DROP_VERIFY], n);
@@ -477,7 +432,7 @@ static void encrypt__cleartext_client_dropped(void **state)
 	o.server = false;
 	o.encrypt = NULL;
 	assert_int_equal(homa_open(&plain, &o), 0);
-	sa = dst(homa_local_port(srv));
+	sa = crypto_dst(homa_local_port(srv));
 	assert_int_equal(homa_send(plain, (struct sockaddr *)&sa, "hello", 5, 0, &id), 0);
 	assert_int_equal(homa_recv(srv, HOMA_RECV_REQUEST, 0, 300000000, &m), HOMA_ETIME);
 	assert_int_equal(homa_encrypt_stats(srv, &st), 0);

@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file rt_helpers.h
+ * Helpers of the crypto tests on the real stack (UDP on loopback).
+ */
+#ifndef HOMA_TESTS_CRYPTO_RT_HELPERS_H
+#define HOMA_TESTS_CRYPTO_RT_HELPERS_H
+
+#include <stddef.h>
+#include <sys/socket.h>
+
+#include "homa/homa.h"
+
+/** crypto_dst() - sockaddr of 127.0.0.1:@port. */
+struct sockaddr_storage crypto_dst(int port);
+
+/**
+ * crypto_rpc() - One echo RPC of @len (at most 300000) patterned bytes
+ * from @c to 127.0.0.1:@port, waiting up to 30 s; the echo must match.
+ * Return: 0, HOMA_EPROTO (wrong echo) or the error of the send or wait.
+ * Not thread-safe (static buffers).
+ */
+int crypto_rpc(homa_socket *c, int port, size_t len);
+
+/**
+ * crypto_associate() - @from learns an SPI and key of @to (whose port is
+ * @to_port) through the API; fails the test on any error.
+ */
+void crypto_associate(homa_socket *from, homa_socket *to, int to_port);
+
+#endif /* HOMA_TESTS_CRYPTO_RT_HELPERS_H */
