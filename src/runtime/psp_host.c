@@ -233,11 +233,39 @@ static void stop(void)
 	pthread_mutex_unlock(&H.mu);
 }
 
+/**
+ * after_fork() - In a child process: the receiver thread did not come
+ * along, so forget the parent's receiver (its sockets are unusable here)
+ * and let the child's own sockets start one.
+ */
+static void after_fork(void)
+{
+	pthread_mutex_init(&H.life_mu, NULL);
+	pthread_mutex_init(&H.mu, NULL);
+	if (H.users) {
+		close(H.wake);
+		if (H.fd >= 0)
+			close(H.fd);
+	}
+	H.users = 0;
+	H.fd = -1;
+	memset(H.local, 0, sizeof(H.local));
+	memset(&H.st, 0, sizeof(H.st));
+}
+
+/** register_fork() - Once per process: after_fork() in children. */
+static void register_fork(void)
+{
+	pthread_atfork(NULL, NULL, after_fork);
+}
+
 /** homa_rt_psp_host_join() - See rt.h. */
 int homa_rt_psp_host_join(uint16_t udp_port, uint16_t homa_port)
 {
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
 	int err = 0;
 
+	pthread_once(&once, register_fork);
 	pthread_mutex_lock(&H.life_mu);
 	if (H.users && H.port != udp_port)
 		err = HOMA_EINVAL;

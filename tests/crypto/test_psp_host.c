@@ -367,9 +367,10 @@ static void client_round(struct ep *c, const struct offer *srv, int to_child)
 }
 
 /**
- * psp_host__two_processes() - A server in a child process and a client
- * here share the port: this process holds it and learns the child's port
- * by registration, and RPCs complete. Then this process leaves (its
+ * psp_host__two_processes() - A server in a child process (forked while
+ * this process's receiver runs) and a client here share the port: this
+ * process holds it and learns the child's port by registration, and RPCs
+ * complete. Then this process leaves (its
  * receiver stops), the child takes the port over, and a new client here
  * (standing by, registered with the child) completes RPCs again.
  */
@@ -385,7 +386,9 @@ static void psp_host__two_processes(void **state)
 	(void)state;
 	assert_int_equal(pipe(to_child), 0);
 	assert_int_equal(pipe(from_child), 0);
-	pid = fork();  /* before this process has any thread */
+	assert_int_equal(ep_open(&c, false, psp_port), 0);
+	assert_int_equal(host().owner, 1);  /* this process holds the port */
+	pid = fork();  /* with the receiver running: the child must start its own */
 	assert_true(pid >= 0);
 	if (pid == 0) {
 		close(to_child[1]);
@@ -394,8 +397,6 @@ static void psp_host__two_processes(void **state)
 	}
 	close(to_child[0]);
 	close(from_child[1]);
-	assert_int_equal(ep_open(&c, false, psp_port), 0);
-	assert_int_equal(host().owner, 1);  /* this process holds the port */
 	assert_int_equal(write(to_child[1], "g", 1), 1);
 	assert_int_equal(read(from_child[0], &srv, sizeof(srv)), sizeof(srv));
 	client_round(&c, &srv, to_child[1]);

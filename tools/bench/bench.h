@@ -88,6 +88,7 @@ struct bench_opts {
 	uint16_t metrics_port;  /**< server/client, Homa: /metrics on 127.0.0.1 (0: none) */
 	bool encrypt;           /**< --encrypt: Homa with PSP, TCP with TLS 1.3 (tls.h) */
 	const char *certs;      /**< --certs DIR; with encrypt, main() sets the folder used */
+	uint16_t psp_port;      /**< --psp-port: encrypted Homa via the host's PSP receiver (0: no) */
 	/* collective (compare --scenario collective, device mode) */
 	const char *pattern;    /**< device: alltoall|allreduce|lookups */
 	const char *sync;       /**< device: the shared step board file */
@@ -125,6 +126,7 @@ struct bench_tr_cfg {
 	const char *pcap;   /**< Homa: capture file of the client socket (NULL: none) */
 	uint16_t metrics_port; /**< Homa: /metrics port of the client socket (0: none) */
 	const char *certs;  /**< encrypted arms: certificate folder (tls.h); NULL: clear text */
+	uint16_t psp_port;  /**< encrypted Homa: the host PSP port sealed packets go to (0: none) */
 };
 
 /**

@@ -48,6 +48,7 @@ static int client_setup(const struct bench_opts *o, struct bench_tr_cfg *cfg,
 	cfg->pcap = o->pcap;
 	cfg->metrics_port = o->metrics_port;
 	cfg->certs = o->encrypt ? o->certs : NULL;
+	cfg->psp_port = o->encrypt ? o->psp_port : 0;
 	cfg->max_size = w->hi > o->response ? w->hi : o->response;
 	homa_buckets_from_workload(w, (size_t)o->buckets, bk);
 	return 0;

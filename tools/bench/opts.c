@@ -76,6 +76,9 @@ static const char usage[] =
 "  --certs DIR               with --encrypt: ca.pem, server.pem/.key, client.pem/.key\n"
 "                            (scripts/gen_certs.sh); default /tmp/homa-bench-certs,\n"
 "                            generated when missing or older than 12 hours\n"
+"  --psp-port N              with --encrypt: Homa sends every sealed packet to UDP port N\n"
+"                            of the host, PSP's way (1000), through the host's PSP\n"
+"                            receiver (root; docs/ENCRYPTION.md)\n"
 "\n"
 "Observability (server, client and calibrate; Homa only; docs/OBSERVABILITY.md):\n"
 "  --pcap FILE               write every Homa packet the socket sends and receives,\n"
@@ -305,7 +308,7 @@ static int set_num(struct bench_opts *o, const char *f, const char *v)
 		{ "--steps", 1, COLL_MAX_STEPS / 2 }, { "--warmup-steps", 0, COLL_MAX_STEPS / 2 },
 		{ "--compute-us", 0, 1e7 }, { "--lookups", 1, 10000 },
 		{ "--devices", 2, COLL_MAX_DEVICES }, { "--background-gbps", 0, 1e4 },
-		{ "--step-timeout", 0.1, 3600 },
+		{ "--step-timeout", 0.1, 3600 }, { "--psp-port", 1, 65535 },
 	};
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
 		if (strcmp(f, t[i].f))
@@ -346,7 +349,8 @@ static int set_num(struct bench_opts *o, const char *f, const char *v)
 		case 30: o->lookups = (uint32_t)d; break;
 		case 31: o->devices = (int)d; break;
 		case 32: o->background_gbps = d; break;
-		default: o->step_timeout_s = d; break;
+		case 33: o->step_timeout_s = d; break;
+		default: o->psp_port = (uint16_t)d; break;
 		}
 		return 1;
 	}
@@ -388,7 +392,7 @@ static const char *const valued[] = {
 	"metrics-port", "homa-nic-queue-us", "homa-pacer-slack-us", "homa-tick-us",
 	"homa-grant-step", "homa-grant-silence-rtts", "homa-resend-ticks", "rank", "steps",
 	"warmup-steps", "compute-us", "lookups", "devices", "background-gbps", "step-timeout",
-	"certs", "homa-transport", "start-file",
+	"certs", "homa-transport", "start-file", "psp-port",
 };
 
 #define N_VALUED (sizeof(valued) / sizeof(valued[0]))
@@ -528,8 +532,8 @@ int bench_opts_parse(int argc, char **argv, struct bench_opts *o)
 			"not the collective scenario\n");
 		return HOMA_EINVAL;
 	}
-	if (o->certs && !o->encrypt) {
-		fprintf(stderr, "homa-bench: --certs goes with --encrypt\n");
+	if ((o->certs || o->psp_port) && !o->encrypt) {
+		fprintf(stderr, "homa-bench: --certs and --psp-port go with --encrypt\n");
 		return HOMA_EINVAL;
 	}
 	if (o->encrypt && o->driver != HOMA_DRIVER_UDP) {

@@ -133,6 +133,7 @@ static void job_cfg(const struct bench_job *j, struct bench_tr_cfg *cfg, uint32_
 	cfg->homa_transport = j->o->homa_transport;
 	cfg->homa = j->o->homa;
 	cfg->certs = j->o->encrypt ? j->o->certs : NULL;
+	cfg->psp_port = j->o->encrypt ? j->o->psp_port : 0;
 	cfg->max_size = max_size;
 }
 

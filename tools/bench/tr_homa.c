@@ -39,6 +39,7 @@ struct homa_arm_cfg {
 	const char *ifname;    /**< XDP driver: interface */
 	const char *certs;     /**< --encrypt: certificate folder (tls.h), or NULL */
 	int transport;         /**< enum homa_transport */
+	uint16_t psp_port;     /**< with certs: the host PSP port (0: each socket's own) */
 };
 
 /** Certificate file names of an encrypted socket. */
@@ -62,6 +63,7 @@ static void set_encrypt(struct homa_open_opts *o, const struct homa_arm_cfg *a, 
 	e->cert_file = bench_cert_path(f->cert, sizeof(f->cert), a->certs, role, ".pem");
 	e->key_file = bench_cert_path(f->key, sizeof(f->key), a->certs, role, ".key");
 	e->ca_file = bench_cert_path(f->ca, sizeof(f->ca), a->certs, "ca", ".pem");
+	e->udp_port = a->psp_port;
 	o->encrypt = e;
 }
 
@@ -168,7 +170,7 @@ static int homa_client_open(void **ctx, const struct bench_tr_cfg *cfg)
 	bool v6 = cfg->nservers && cfg->servers[0].ss_family == AF_INET6;
 	struct homa_arm_cfg a = { cfg->driver, cfg->polled, cfg->homa, cfg->pcap,
 				  cfg->metrics_port, cfg->ifname, cfg->certs,
-				  cfg->homa_transport };
+				  cfg->homa_transport, cfg->psp_port };
 	int rc = open_socket(&c->s, &a, false, v6 ? "::" : "0.0.0.0", 0);
 	if (rc) {
 		free(c);
@@ -347,7 +349,7 @@ int bench_homa_server(const struct bench_opts *o)
 
 	struct homa_arm_cfg a = { o->driver, o->polled, o->homa, o->pcap, o->metrics_port,
 				  o->ifname, o->encrypt ? o->certs : NULL,
-				  o->homa_transport };
+				  o->homa_transport, o->encrypt ? o->psp_port : 0 };
 	int rc = open_socket(&s, &a, true, o->bind, o->port);
 	if (rc)
 		return rc;
