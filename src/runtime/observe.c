@@ -169,20 +169,23 @@ static size_t buffer_limits(const struct homa_settings *st, struct homa_metric_v
 }
 
 /**
- * pool_values() - Append the chunk cache's state (@p, read under the
- * socket lock) to @ex. Return: entries written (3).
+ * pool_values() - Append the chunk cache's state (@p, read under its
+ * own lock) to @ex. Return: entries written (3).
  */
-static size_t pool_values(const struct rt_pool *p, struct homa_metric_value *ex)
+static size_t pool_values(struct rt_pool *p, struct homa_metric_value *ex)
 {
+	size_t count, reused;
+
+	homa_rt_pool_stats(p, &count, &reused);
 	ex[0] = (struct homa_metric_value){.name = "pool_cached_bytes",
 		.help = "Freed message chunks kept for reuse.", .kind = HOMA_METRIC_GAUGE,
-		.value = (double)(p->count * RT_POOL_BLOCK)};
+		.value = (double)(count * RT_POOL_BLOCK)};
 	ex[1] = (struct homa_metric_value){.name = "pool_cached_limit_bytes",
 		.help = "Most bytes of freed chunks kept.", .kind = HOMA_METRIC_GAUGE,
 		.value = (double)(p->max * RT_POOL_BLOCK)};
 	ex[2] = (struct homa_metric_value){.name = "pool_reuses",
 		.help = "Message chunks served from the cache instead of malloc.",
-		.kind = HOMA_METRIC_COUNTER, .value = (double)p->reused};
+		.kind = HOMA_METRIC_COUNTER, .value = (double)reused};
 	return 3;
 }
 

@@ -3,6 +3,7 @@
  * @file pool.c
  * The chunk cache behind the engine's allocation hooks (see pool.h).
  */
+#include <stdbool.h>
 #include <stdlib.h>
 
 #include "pool.h"
@@ -11,33 +12,45 @@
 static void *pool_alloc(void *ctx, size_t size)
 {
 	struct rt_pool *p = ctx;
-	void *b = p->head;
+	void *b = NULL;
 
-	if (size != RT_POOL_BLOCK || !b)
-		return malloc(size);
-	p->head = *(void **)b;
-	p->count--;
-	p->reused++;
-	return b;
+	if (size == RT_POOL_BLOCK) {
+		pthread_mutex_lock(&p->lock);
+		b = p->head;
+		if (b) {
+			p->head = *(void **)b;
+			p->count--;
+			p->reused++;
+		}
+		pthread_mutex_unlock(&p->lock);
+	}
+	return b ? b : malloc(size);
 }
 
 /** pool_free() - Free hook: cache a chunk while under the bound, else free. */
 static void pool_free(void *ctx, void *ptr, size_t size)
 {
 	struct rt_pool *p = ctx;
+	bool cached = false;
 
-	if (size != RT_POOL_BLOCK || p->count >= p->max) {
-		free(ptr);
-		return;
+	if (size == RT_POOL_BLOCK && ptr) {
+		pthread_mutex_lock(&p->lock);
+		cached = p->count < p->max;
+		if (cached) {
+			*(void **)ptr = p->head;
+			p->head = ptr;
+			p->count++;
+		}
+		pthread_mutex_unlock(&p->lock);
 	}
-	*(void **)ptr = p->head;
-	p->head = ptr;
-	p->count++;
+	if (!cached)
+		free(ptr);
 }
 
 /** homa_rt_pool_init() - See pool.h. */
 void homa_rt_pool_init(struct rt_pool *p, size_t max_bytes, struct homa_alloc *hooks)
 {
+	pthread_mutex_init(&p->lock, NULL);
 	p->head = NULL;
 	p->count = 0;
 	p->reused = 0;
@@ -47,9 +60,21 @@ void homa_rt_pool_init(struct rt_pool *p, size_t max_bytes, struct homa_alloc *h
 	hooks->ctx = p;
 }
 
+/** homa_rt_pool_stats() - See pool.h. */
+void homa_rt_pool_stats(struct rt_pool *p, size_t *count, size_t *reused)
+{
+	pthread_mutex_lock(&p->lock);
+	if (count)
+		*count = p->count;
+	if (reused)
+		*reused = p->reused;
+	pthread_mutex_unlock(&p->lock);
+}
+
 /** homa_rt_pool_drain() - See pool.h. */
 void homa_rt_pool_drain(struct rt_pool *p)
 {
+	pthread_mutex_lock(&p->lock);
 	while (p->head) {
 		void *b = p->head;
 
@@ -57,4 +82,5 @@ void homa_rt_pool_drain(struct rt_pool *p)
 		free(b);
 	}
 	p->count = 0;
+	pthread_mutex_unlock(&p->lock);
 }

@@ -10,14 +10,18 @@
  * copying a 10 MB message stalled its thread for milliseconds, long
  * enough for peers to ask for retransmissions. The pool keeps up to
  * max_bytes of freed chunks for reuse; blocks of any other size go to
- * malloc and free unchanged.
+ * malloc and free unchanged. The runtime builds outgoing messages from
+ * the same cache (homa_rt_pool_hooks()), so that a socket whose received
+ * messages do not use it (rx_alloc hooks, e.g. libhoma-linux.so's region)
+ * still reuses the chunks its sent messages freed.
  *
- * Locking: none of its own. The runtime calls the engine, and so these
- * hooks, only under rt->lock.
+ * Locking: its own mutex, innermost (the engine calls the hooks under
+ * rt->lock; senders build messages without it).
  */
 #ifndef HOMA_RT_POOL_H
 #define HOMA_RT_POOL_H
 
+#include <pthread.h>
 #include <stddef.h>
 
 #include "homa/engine.h"
@@ -30,6 +34,7 @@
 
 /** Freed chunks kept for reuse (a LIFO list linked through each block's first bytes). */
 struct rt_pool {
+	pthread_mutex_t lock; /**< guards the fields below (innermost) */
 	void *head;
 	size_t count;     /**< blocks cached */
 	size_t max;       /**< most blocks to cache */
@@ -44,8 +49,15 @@ struct rt_pool {
 void homa_rt_pool_init(struct rt_pool *p, size_t max_bytes, struct homa_alloc *hooks);
 
 /**
+ * homa_rt_pool_stats() - The pool's cached blocks in *@count and its
+ * reuses in *@reused, read under its lock (either may be NULL).
+ */
+void homa_rt_pool_stats(struct rt_pool *p, size_t *count, size_t *reused);
+
+/**
  * homa_rt_pool_drain() - Free every cached block (after the engine that
- * used the pool is freed). The pool stays usable.
+ * used the pool is freed, and no message built from it is left). The
+ * pool stays usable.
  */
 void homa_rt_pool_drain(struct rt_pool *p);
 

@@ -72,7 +72,8 @@ struct homa_rt {
 	_Atomic uint32_t *wake[RT_MAX_DEFERRED_WAKES]; /**< under lock */
 	int nwake;
 	homa_engine *engine;
-	struct rt_pool pool;        /**< chunk cache the engine allocates from (under lock) */
+	struct rt_pool pool;        /**< chunk cache the engine and senders allocate from */
+	struct homa_alloc chunk_alloc; /**< hooks onto pool (engine and sent messages) */
 	struct homa_driver *drv;
 	int mode;
 	bool server;

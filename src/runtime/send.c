@@ -73,8 +73,8 @@ static int build_message(struct homa_rt *rt, const struct homa_iov *iov, int iov
 		return HOMA_EMSGSIZE;
 	if (zc)
 		return homa_rt_zc_build(rt, iov, iovcnt, zc->release, zc->arg, msg, z);
-	/* malloc'd chunks: the pool's free hook takes them (pool.h) */
-	err = homa_msg_build(NULL, iov, iovcnt, msg);
+	/* chunks from the socket's cache, where the engine frees them (pool.h) */
+	err = homa_msg_build(&rt->chunk_alloc, iov, iovcnt, msg);
 	if (!err)
 		atomic_fetch_add_explicit(&rt->built_bytes, len, memory_order_relaxed);
 	return err;
@@ -176,7 +176,7 @@ static int start_request(homa_socket *s, const struct sockaddr *dst,
 		homa_rt_unlock(rt);
 		homa_rt_flush_share(rt);
 	}
-	homa_msg_discard(NULL, msg);
+	homa_msg_discard(&rt->chunk_alloc, msg);
 	if (err == HOMA_EPEERDEAD && hint != HOMA_HINT_HOMA && homa_tp_homa_dead(rt, &addr, port))
 		err = send_tcp(rt, &addr, port, iov, iovcnt, o, id, zc);
 	homa_rt_put(rt);
@@ -253,7 +253,7 @@ static int send_reply(homa_socket *s, uint64_t id, const struct homa_iov *iov, i
 		homa_rt_unlock(rt);
 		homa_rt_flush_share(rt);
 	}
-	homa_msg_discard(NULL, msg);
+	homa_msg_discard(&rt->chunk_alloc, msg);
 	homa_rt_put(rt);
 	return err;
 }

@@ -126,6 +126,7 @@ static void rt_free(struct homa_rt *rt)
 	pthread_cond_destroy(&rt->role_cond);
 	pthread_mutex_destroy(&rt->lock);
 	pthread_mutex_destroy(&rt->tx_lock);
+	pthread_mutex_destroy(&rt->pool.lock);
 	free(rt);
 }
 
@@ -148,13 +149,12 @@ static int rt_setup(struct homa_rt *rt, const struct homa_open_opts *o,
 	err = homa_driver_open(o->driver, &cfg, &rt->drv);
 	if (err)
 		return err;
-	struct homa_alloc hooks;
 	struct homa_settings eff;
 
 	homa_driver_settings(rt->drv, st, &eff); /* compat default, IPv6 mtu */
-	homa_rt_pool_init(&rt->pool, RT_POOL_MAX_BYTES, &hooks);
+	homa_rt_pool_init(&rt->pool, RT_POOL_MAX_BYTES, &rt->chunk_alloc);
 	err = homa_engine_new(&rt->engine, &eff, &rt->drv->local, rt->drv->port,
-			      &hooks, homa_rt_now());
+			      &rt->chunk_alloc, homa_rt_now());
 	if (err)
 		return err;
 	err = homa_rt_key_engine(rt->engine);

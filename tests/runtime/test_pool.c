@@ -2,17 +2,21 @@
 /**
  * @file test_pool.c
  * The runtime's chunk cache (src/runtime/pool.c): reuse, its bound, the
- * pass-through of other sizes, and an engine running on it.
+ * pass-through of other sizes, an engine running on it, and a socket's
+ * sent messages built from it.
  */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
 
+#include "helpers.h"
 #include "pool.h"
+#include "rt.h"
 
 /** pool__freed_chunk_is_reused() - A freed chunk comes back on the next chunk allocation. */
 static void pool__freed_chunk_is_reused(void **state)
@@ -100,6 +104,69 @@ static void pool__engine_messages_reuse_chunks(void **state)
 	homa_rt_pool_drain(&p);
 }
 
+/** plain_alloc() - Receive hook of the test below: malloc, outside the socket's cache. */
+static void *plain_alloc(void *ctx, size_t size)
+{
+	(void)ctx;
+	return malloc(size);
+}
+
+/** plain_free() - Receive hook of the test below: free. */
+static void plain_free(void *ctx, void *ptr, size_t size)
+{
+	(void)ctx;
+	(void)size;
+	free(ptr);
+}
+
+/**
+ * pool__sent_messages_reuse_chunks() - A client whose responses land
+ * through rx_alloc hooks (as libhoma-linux.so's do, in the application's
+ * region) sends four 3-chunk requests, one after the other's response:
+ * the later requests are built in the chunks the earlier ones freed, and
+ * the cache holds no more than two requests' chunks (whenever the engine
+ * frees a request). (Built with malloc,
+ * the chunks were never reused: every request faulted in fresh memory
+ * once the C library had trimmed the freed ones, and the cache filled up
+ * to its bound with chunks nothing took.)
+ */
+static void pool__sent_messages_reuse_chunks(void **state)
+{
+	static uint8_t buf[3 << 16];
+	struct homa_alloc hooks = {plain_alloc, plain_free, NULL};
+	struct homa_open_opts o;
+	struct test_server srv;
+	struct sockaddr_storage dst;
+	struct homa_message m;
+	struct homa_rt *rt;
+	homa_socket *cli;
+	size_t count, reused;
+	uint64_t id;
+
+	(void)state;
+	homa_open_opts_default(&o);
+	o.bind_addr = "127.0.0.1";
+	o.rx_alloc = &hooks;
+	assert_int_equal(homa_open(&cli, &o), 0);
+	assert_int_equal(test_server_start(&srv, HOMA_DRIVER_UDP, HOMA_MODE_THREADED, 1, NULL), 0);
+	dst = test_dst(srv.port);
+	for (uint64_t i = 0; i < 4; i++) {
+		test_fill(buf, sizeof(buf), i);
+		assert_int_equal(homa_send(cli, (struct sockaddr *)&dst, buf, sizeof(buf), 0, &id), 0);
+		assert_int_equal(homa_recv(cli, HOMA_RECV_RESPONSE, id, 30000000000LL, &m), 0);
+		assert_true(test_check_response(&m, sizeof(buf), i));
+		assert_int_equal(homa_message_release(&m), 0);
+	}
+	rt = homa_rt_get(cli);
+	assert_non_null(rt);
+	homa_rt_pool_stats(&rt->pool, &count, &reused);
+	homa_rt_put(rt);
+	assert_true(reused >= 3);
+	assert_true(count <= 6);
+	homa_close(cli);
+	test_server_stop(&srv);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -107,6 +174,7 @@ int main(void)
 		cmocka_unit_test(pool__bound_is_kept),
 		cmocka_unit_test(pool__other_sizes_pass_through),
 		cmocka_unit_test(pool__engine_messages_reuse_chunks),
+		cmocka_unit_test(pool__sent_messages_reuse_chunks),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
