@@ -131,6 +131,22 @@ struct homa_settings {
 	uint32_t max_done_rpcs;
 	/** Explicit padding, always 0; never reused for a field (see below). */
 	uint32_t pad0;
+	/**
+	 * Requests one client host may have partly received at this server
+	 * at once (64; 1 .. max_partial_msgs). A packet that would open one
+	 * more and does not carry its whole message is dropped
+	 * (HOMA_DROP_PEER_LIMIT); the client's RESEND then draws RPC_UNKNOWN
+	 * and it sends the request again (docs/THREATS.md).
+	 */
+	uint32_t max_peer_partial_msgs;
+	/**
+	 * Requests partly received at this server at once, from all hosts
+	 * together (1024; at least 1). Bounds the sorted grant list and the
+	 * RPCs a flood of forged requests from many (spoofed) hosts can open:
+	 * a packet that would open one more and does not carry its whole
+	 * message is dropped (HOMA_DROP_PARTIAL_LIMIT).
+	 */
+	uint32_t max_partial_msgs;
 	/*
 	 * New fields go here, after all others, and the struct keeps no tail
 	 * padding (settings.c checks), so that a larger size always means

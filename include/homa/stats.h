@@ -31,7 +31,8 @@ enum homa_drop_reason {
 	HOMA_DROP_MEMORY,         /**< a memory or RPC cap was reached */
 	HOMA_DROP_VERIFY,         /**< the packet verifier (encryption seam) rejected it */
 	HOMA_DROP_COMPLETED,      /**< a late request packet for an RPC already executed and acked */
-	HOMA_DROP_PEER_LIMIT,     /**< a new request from a host with 64 partly received (docs/THREATS.md) */
+	HOMA_DROP_PEER_LIMIT,     /**< a new request from a host with settings.max_peer_partial_msgs partly received (docs/THREATS.md) */
+	HOMA_DROP_PARTIAL_LIMIT,  /**< a new request while settings.max_partial_msgs are partly received from all hosts */
 	HOMA_DROP_REASONS
 };
 

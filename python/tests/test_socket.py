@@ -258,6 +258,10 @@ def test_stats_settings_fileno(client, echo):
     client.set_settings(timeout_ticks=200, unsched_cutoffs=d["unsched_cutoffs"])
     with pytest.raises(homa.InvalidArgumentError):
         client.set_settings(mtu=1)
+    assert d["max_peer_partial_msgs"] == 64 and d["max_partial_msgs"] == 1024
+    client.set_settings(max_peer_partial_msgs=8, max_partial_msgs=100)
+    with pytest.raises(homa.InvalidArgumentError):
+        client.set_settings(max_peer_partial_msgs=101, max_partial_msgs=100)
     assert client.fileno() >= 0
     with pytest.raises(homa.InvalidArgumentError):
         client.poll(0)   # threaded socket

@@ -25,6 +25,7 @@
  * - budget bound: explicitly granted, unreceived bytes stay within
  *   max_incoming + (max_overcommit + 2) x unsched_bytes, plus one FIFO
  *   increment per message whose FIFO grant is still arriving (grant.c);
+ * - partial requests: engine.partial_in == the RPCs marked partial;
  * - memory: rx_buffered == the RPC records, their gap arrays and message
  *   buffers, plus the messages delivered (queued in an event or handed
  *   to the application) and not yet released; each eviction bucket's bytes == its requests' charges.
@@ -86,7 +87,7 @@ static const char *check_rpc(const homa_engine *e, const struct homa_rpc *r)
 
 /** Sums over the RPCs, compared with the engine's totals. */
 struct check_sums {
-	uint64_t total, unsched, outstanding, explicit_bytes, fifo, rx;
+	uint64_t total, unsched, outstanding, explicit_bytes, fifo, rx, partial;
 	uint64_t evict[HOMA_EVICT_BUCKETS];
 };
 
@@ -96,6 +97,7 @@ static void add_rpc(const homa_engine *e, const struct homa_rpc *r, struct check
 	const struct homa_msgin *in = &r->in;
 
 	s->rx += sizeof(*r) + (uint64_t)in->gaps_cap * sizeof(struct homa_gap);
+	s->partial += r->partial;
 	if (in->msg)
 		s->rx += in->msg->charged;
 	if (in->evict_tracked)
@@ -151,6 +153,8 @@ static const char *check_totals(const homa_engine *e, const struct check_sums *s
 		return "grant accounting: unsched_incoming is not the sum of never-granted shares";
 	if (s->outstanding != e->outstanding_msgs)
 		return "grant accounting: outstanding_msgs is not the outstanding messages";
+	if (s->partial != e->partial_in)
+		return "partial requests: partial_in is not the RPCs marked partial";
 	bound = e->check_budget + s->fifo;
 	if (s->explicit_bytes > bound)
 		return "grant budget: explicitly granted bytes in flight exceed the hard bound";

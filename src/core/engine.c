@@ -80,7 +80,8 @@ int homa_engine_new(homa_engine **out, const struct homa_settings *s,
 	homa_evict_init(e);
 	homa_cutoffs_init(e);
 	if (homa_table_init(e, &e->rpcs, 64) || homa_table_init(e, &e->handles, 64) ||
-	    homa_table_init(e, &e->peers, 16) || homa_done_init(e)) {
+	    homa_table_init(e, &e->peers, 16) || homa_table_init(e, &e->pports, 16) ||
+	    homa_done_init(e)) {
 		homa_engine_free(e);
 		return HOMA_ENOMEM;
 	}
@@ -109,6 +110,8 @@ void homa_engine_free(homa_engine *e)
 		homa_table_destroy(e, &e->handles);
 	if (e->peers.buckets)
 		homa_table_destroy(e, &e->peers);
+	if (e->pports.buckets)
+		homa_table_destroy(e, &e->pports);
 	homa_ctl_free(e);
 	homa_done_free(e);
 	homa_mem_free(e, e, sizeof(*e));

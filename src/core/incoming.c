@@ -20,13 +20,38 @@ static bool whole_message(const struct homa_pkt *pkt, uint32_t length)
 }
 
 /**
+ * partial_limit() - Whether a packet from @src opening a request of
+ * @length bytes may create it: a host with settings.max_peer_partial_msgs
+ * requests partly received, or an engine with settings.max_partial_msgs
+ * from all hosts, opens no more, except with a packet that carries its
+ * whole message (it completes at once and holds no grant list entry). The
+ * check runs before any peer is created, so forged requests from many
+ * (spoofed) hosts grow neither the peer table nor the grant list.
+ * Return: 0 or the HOMA_DROP code (HOMA_DROP_PEER_LIMIT,
+ * HOMA_DROP_PARTIAL_LIMIT).
+ */
+static int partial_limit(homa_engine *e, const homa_addr *src, const struct homa_pkt *pkt,
+			 uint32_t length)
+{
+	struct homa_peer *peer;
+
+	if (whole_message(pkt, length))
+		return 0;
+	peer = homa_peer_find(e, src);
+	if (peer && peer->partial_in >= e->s.max_peer_partial_msgs)
+		return HOMA_DROP(HOMA_DROP_PEER_LIMIT);
+	if (e->partial_in >= e->s.max_partial_msgs)
+		return HOMA_DROP(HOMA_DROP_PARTIAL_LIMIT);
+	return 0;
+}
+
+/**
  * new_server_rpc() - Create the server side of an RPC announced by a
  * DATA or START_MSG packet from @src for a message of @length bytes.
- * A host with HOMA_PEER_PARTIAL_MSGS requests partly received opens no
- * more, except with a packet that carries its whole message.
+ * Limited by partial_limit().
  * Return: the RPC or a HOMA_DROP code in *@drop (HOMA_DROP_NOT_SERVER,
- * HOMA_DROP_COMPLETED, HOMA_DROP_BAD_FIELD, HOMA_DROP_PEER_LIMIT,
- * HOMA_DROP_MEMORY).
+ * HOMA_DROP_PEER_LIMIT, HOMA_DROP_PARTIAL_LIMIT, HOMA_DROP_COMPLETED,
+ * HOMA_DROP_BAD_FIELD, HOMA_DROP_MEMORY).
  */
 static struct homa_rpc *new_server_rpc(homa_engine *e, const homa_addr *src,
 				       const struct homa_pkt *pkt, uint32_t length, int *drop)
@@ -38,11 +63,9 @@ static struct homa_rpc *new_server_rpc(homa_engine *e, const homa_addr *src,
 		*drop = HOMA_DROP(HOMA_DROP_NOT_SERVER);
 		return NULL;
 	}
-	peer = homa_peer_find(e, src);
-	if (peer && peer->partial_in >= HOMA_PEER_PARTIAL_MSGS && !whole_message(pkt, length)) {
-		*drop = HOMA_DROP(HOMA_DROP_PEER_LIMIT);
+	*drop = partial_limit(e, src, pkt, length);
+	if (*drop)
 		return NULL;
-	}
 	if (homa_done_seen(e, pkt->sender_id ^ 1, src, pkt->sport)) {
 		*drop = HOMA_DROP(HOMA_DROP_COMPLETED);
 		return NULL;
@@ -66,6 +89,7 @@ static struct homa_rpc *new_server_rpc(homa_engine *e, const homa_addr *src,
 	rpc->state = RPC_INCOMING;
 	rpc->partial = true;
 	peer->partial_in++;
+	e->partial_in++;
 	peer->ours |= pkt->ours;
 	rpc->incast = (pkt->ext & HOMA_EXT_INCAST) != 0;
 	return rpc;
@@ -161,6 +185,7 @@ static void message_complete(homa_engine *e, struct homa_rpc *rpc)
 		rpc->state = RPC_IN_SERVICE;
 		rpc->partial = false;
 		rpc->peer->partial_in--;
+		e->partial_in--;
 		e->st.server_requests_received++;
 	}
 	if (homa_rpc_event(e, rpc, &ev)) {

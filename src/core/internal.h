@@ -39,14 +39,15 @@
 /** Ports per peer remembered as serving (homa_peer_port_serves()). */
 #define HOMA_PEER_SERVED_PORTS 2
 /**
- * Requests one peer host may have partly received at once (server RPCs
- * in RPC_INCOMING). A packet that would open one more, and does not carry
- * its whole message, is dropped (HOMA_DROP_PEER_LIMIT); the client's
- * RESEND then draws RPC_UNKNOWN and it sends the request again. Without
- * it, forged DATA from a few hosts opened a message per packet: every one
- * was inserted in the sorted grantable list (linear), probed with RESENDs
- * and answered by ICMP until it timed out (homa-flood: every honest RPC
- * failed).
+ * Default of settings.max_peer_partial_msgs: requests one peer host may
+ * have partly received at once (server RPCs in RPC_INCOMING). A packet
+ * that would open one more, and does not carry its whole message, is
+ * dropped (HOMA_DROP_PEER_LIMIT); the client's RESEND then draws
+ * RPC_UNKNOWN and it sends the request again. Without it, forged DATA
+ * from a few hosts opened a message per packet: every one was inserted in
+ * the sorted grantable list (linear), probed with RESENDs and answered by
+ * ICMP until it timed out (homa-flood: every honest RPC failed).
+ * settings.max_partial_msgs bounds the same across all hosts.
  */
 #define HOMA_PEER_PARTIAL_MSGS 64
 
@@ -186,7 +187,20 @@ struct homa_rpc {
 	struct homa_rpc *hash_next;   /**< chain in engine.rpcs (by id, peer, port) */
 	struct homa_rpc *handle_next; /**< chain in engine.handles (by handle) */
 	struct homa_link all_link; /**< engine.rpcs, in timer scan order */
-	struct homa_link peer_link; /**< peer.rpc_list: the RPCs with this peer (unreach.c) */
+	struct homa_pport *pport;   /**< the group of RPCs with this peer and dport (pport.c) */
+	struct homa_link port_link; /**< pport.rpcs */
+};
+
+/**
+ * The RPCs with one port of one peer (pport.c): lets ICMP port
+ * unreachable end them without a walk over the host's other RPCs.
+ */
+struct homa_pport {
+	struct homa_pport *hash_next; /**< chain in engine.pports */
+	struct homa_peer *peer;
+	uint16_t port;
+	struct homa_link rpcs;        /**< homa_rpc.port_link; never empty while the group lives */
+	struct homa_link peer_link;   /**< peer.ports */
 };
 
 /** Acks waiting to be sent to one peer (client side). */
@@ -198,9 +212,9 @@ struct homa_peer {
 	struct homa_peer *hash_next;
 	uint32_t rpcs;            /**< RPCs referencing this peer */
 	uint32_t client_rpcs;     /**< our outstanding client RPCs to it (incast) */
-	/** its server RPCs whose request is partly received (HOMA_PEER_PARTIAL_MSGS) */
+	/** its server RPCs whose request is partly received (settings.max_peer_partial_msgs) */
 	uint32_t partial_in;
-	struct homa_link rpc_list; /**< the RPCs with it (homa_rpc.peer_link) */
+	struct homa_link ports;   /**< its groups of RPCs by port (homa_pport.peer_link) */
 	uint32_t cutoffs[HOMA_MAX_PRIORITIES]; /**< its unscheduled cutoffs */
 	uint16_t cutoff_version;  /**< version of cutoffs (0 = defaults) */
 	uint16_t cutoffs_sent_version; /**< our version last sent to it */
@@ -211,14 +225,18 @@ struct homa_peer {
 	uint64_t rx_ns;           /**< same, but 0 until a packet really came (homa_engine_peer_heard()) */
 	uint64_t unknown_tick;    /**< tick of our latest RPC_UNKNOWN to it */
 	uint32_t unknown_sent;    /**< RPC_UNKNOWNs sent during unknown_tick */
-	/** ports of this host that timed out: new RPCs to them fail before until_tick */
+	/**
+	 * ports of this host that timed out: new RPCs to them fail before
+	 * until, in engine time (ns): it expires even when no tick runs, as
+	 * while an application keeps sending to the dead port
+	 */
 	struct homa_peer_port {
 		uint16_t port;
-		uint64_t until_tick;
+		uint64_t until;       /**< dead: engine time (ns); served: tick */
 	} dead[HOMA_PEER_DEAD_PORTS];
 	/**
 	 * ports of this host that answered one of our requests within
-	 * timeout_ticks (until_tick): they serve, so an RPC_UNKNOWN from one
+	 * timeout_ticks (until, a tick): they serve, so an RPC_UNKNOWN from one
 	 * means a lost request, and restarts toward it are not capped
 	 * (homa_peer_port_serves())
 	 */
@@ -290,6 +308,7 @@ struct homa_engine {
 	struct homa_table handles;   /**< by handle */
 	uint64_t next_server_handle;
 	struct homa_table peers;
+	struct homa_table pports;    /**< groups of RPCs by (peer, port) (pport.c) */
 	struct homa_link all_rpcs;   /**< every RPC, timer scan order */
 	struct homa_link grantable;  /**< incoming scheduled messages, fewest bytes left first */
 	struct homa_link tx_list;    /**< messages with something to send, fewest bytes left first */
@@ -327,6 +346,7 @@ struct homa_engine {
 	bool grant_module;           /**< grant as the Linux module does (grant_module.c) */
 	uint64_t fifo_grant_ns;      /**< grant_module: time of the next FIFO grant */
 	uint64_t unreach_visits;     /**< RPCs homa_unreach() examined (its cost, for tests) */
+	uint32_t partial_in;         /**< server RPCs partly received, all peers (settings.max_partial_msgs) */
 
 	/* timer */
 	uint64_t next_tick_ns;
@@ -404,6 +424,15 @@ void homa_hash_default_key(homa_engine *e, uint64_t now);
 
 /* peer.c */
 struct homa_peer *homa_peer_find(homa_engine *e, const homa_addr *addr);
+/** homa_pport_find() - The group of RPCs with @peer and @port, or NULL. */
+struct homa_pport *homa_pport_find(homa_engine *e, const struct homa_peer *peer, uint16_t port);
+/**
+ * homa_pport_add() - Put new @rpc in the group of its peer and dport,
+ * creating the group. Return: 0 or HOMA_ENOMEM (@rpc is in no group).
+ */
+int homa_pport_add(homa_engine *e, struct homa_rpc *rpc);
+/** homa_pport_del() - Take @rpc out of its group, freeing the group when empty. */
+void homa_pport_del(homa_engine *e, struct homa_rpc *rpc);
 struct homa_peer *homa_peer_get(homa_engine *e, const homa_addr *addr);
 void homa_peer_put(homa_engine *e, struct homa_peer *p);
 void homa_peer_add_ack(homa_engine *e, struct homa_peer *p, uint64_t client_id, uint16_t server_port);

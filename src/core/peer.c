@@ -40,7 +40,7 @@ struct homa_peer *homa_peer_get(homa_engine *e, const homa_addr *addr)
 		if (!p)
 			return NULL;
 		p->addr = *addr;
-		homa_list_init(&p->rpc_list);
+		homa_list_init(&p->ports);
 		memcpy(p->cutoffs, e->s.unsched_cutoffs, sizeof(p->cutoffs));
 		p->resend_tick = UINT64_MAX;
 		p->unknown_tick = UINT64_MAX;
@@ -73,11 +73,11 @@ static void peer_unlink_free(homa_engine *e, struct homa_peer *p)
 /** Idle peers kept (for their cutoffs) before homa_peer_put() frees them at once. */
 #define HOMA_IDLE_PEERS 1024
 
-/** port_find() - True if @port is in @tab (@n entries) until after @tick. */
-static bool port_find(const struct homa_peer_port *tab, int n, uint16_t port, uint64_t tick)
+/** port_find() - True if @port is in @tab (@n entries) until after @at (same unit as until). */
+static bool port_find(const struct homa_peer_port *tab, int n, uint16_t port, uint64_t at)
 {
 	for (int i = 0; i < n; i++)
-		if (tab[i].port == port && tab[i].until_tick > tick)
+		if (tab[i].port == port && tab[i].until > at)
 			return true;
 	return false;
 }
@@ -95,34 +95,37 @@ static void port_set(struct homa_peer_port *tab, int n, uint16_t port, uint64_t 
 			k = i;
 			break;
 		}
-		if (tab[i].until_tick < tab[k].until_tick)
+		if (tab[i].until < tab[k].until)
 			k = i;
 	}
 	tab[k].port = port;
-	tab[k].until_tick = until;
+	tab[k].until = until;
 }
 
 /**
  * homa_peer_port_dead() - True if RPCs to @port of @p timed out recently
- * (within resend_ticks): new RPCs to that port fail at once. Other ports
- * of the same host are not affected.
+ * (within resend_ticks x tick_ns of engine time): new RPCs to that port
+ * fail at once. Other ports of the same host are not affected.
  */
 bool homa_peer_port_dead(const homa_engine *e, const struct homa_peer *p, uint16_t port)
 {
-	return port_find(p->dead, HOMA_PEER_DEAD_PORTS, port, e->tick);
+	return port_find(p->dead, HOMA_PEER_DEAD_PORTS, port, e->now);
 }
 
 /**
  * homa_peer_mark_dead() - An RPC to @port of @p timed out: refuse new
- * ones to that port for resend_ticks. Keeps the HOMA_PEER_DEAD_PORTS
- * latest ports (the entry closest to expiry makes room).
+ * ones to that port for resend_ticks x tick_ns of engine time (not ticks:
+ * no tick may run while an application keeps sending to it). Keeps the
+ * HOMA_PEER_DEAD_PORTS latest ports (the entry closest to expiry makes
+ * room).
  * Return: true if the port was not already dead.
  */
 bool homa_peer_mark_dead(homa_engine *e, struct homa_peer *p, uint16_t port)
 {
 	bool fresh = !homa_peer_port_dead(e, p, port);
 
-	port_set(p->dead, HOMA_PEER_DEAD_PORTS, port, e->tick + e->s.resend_ticks);
+	port_set(p->dead, HOMA_PEER_DEAD_PORTS, port,
+		 e->now + (uint64_t)e->s.resend_ticks * e->s.tick_ns);
 	return fresh;
 }
 
@@ -153,14 +156,14 @@ void homa_peer_port_alive(struct homa_peer *p, uint16_t port)
 {
 	for (int i = 0; i < HOMA_PEER_DEAD_PORTS; i++)
 		if (p->dead[i].port == port)
-			p->dead[i].until_tick = 0;
+			p->dead[i].until = 0;
 }
 
 /** any_dead() - True if some port of @p is still remembered as dead. */
 static bool any_dead(const homa_engine *e, const struct homa_peer *p)
 {
 	for (int i = 0; i < HOMA_PEER_DEAD_PORTS; i++)
-		if (p->dead[i].until_tick > e->tick)
+		if (p->dead[i].until > e->now)
 			return true;
 	return false;
 }

@@ -84,6 +84,7 @@ struct homa_rpc *homa_rpc_find_handle(homa_engine *e, uint64_t handle)
  * insert it in the tables; takes over the caller's reference on @peer.
  * Client handles equal the id; server handles are fresh odd numbers.
  * Also reserves the node of the RPC's event (engine.spare_events).
+ * Puts it in the group of its peer and port (pport.c).
  * Return: the RPC, or NULL (memory, or settings.max_rpcs reached).
  */
 struct homa_rpc *homa_rpc_new(homa_engine *e, uint64_t id, struct homa_peer *peer, uint16_t dport)
@@ -97,15 +98,18 @@ struct homa_rpc *homa_rpc_new(homa_engine *e, uint64_t id, struct homa_peer *pee
 		return NULL;
 	r = homa_mem_zalloc(e, sizeof(*r));
 	n = r ? homa_mem_alloc(e, sizeof(*n)) : NULL;
-	if (!n) {
+	if (n) {
+		r->peer = peer;
+		r->dport = dport;
+	}
+	if (!n || homa_pport_add(e, r)) {
+		homa_mem_free(e, n, sizeof(*n));
 		homa_mem_free(e, r, sizeof(*r));
 		return NULL;
 	}
 	homa_list_add_tail(&e->spare_events, &n->link);
 	r->ev_reserved = true;
 	r->id = id;
-	r->peer = peer;
-	r->dport = dport;
 	r->heard_ns = e->now;
 	r->handle = homa_is_client_id(id) ? id : (e->next_server_handle += 2);
 	homa_list_init(&r->out.tx_link);
@@ -120,7 +124,6 @@ struct homa_rpc *homa_rpc_new(homa_engine *e, uint64_t id, struct homa_peer *pee
 	e->handles.buckets[b] = r;
 	e->handles.count++;
 	homa_list_add_tail(&e->all_rpcs, &r->all_link);
-	homa_list_add_tail(&peer->rpc_list, &r->peer_link);
 	e->rx_buffered += sizeof(*r);
 	homa_table_maybe_grow(e, &e->rpcs, offsetof(struct homa_rpc, hash_next), rpc_hash);
 	homa_table_maybe_grow(e, &e->handles, offsetof(struct homa_rpc, handle_next), handle_hash);
@@ -164,9 +167,11 @@ void homa_rpc_free(homa_engine *e, struct homa_rpc *rpc)
 		     rpc, offsetof(struct homa_rpc, handle_next));
 	e->handles.count--;
 	homa_list_del(&rpc->all_link);
-	homa_list_del(&rpc->peer_link);
-	if (rpc->partial)
+	homa_pport_del(e, rpc);
+	if (rpc->partial) {
 		peer->partial_in--;
+		e->partial_in--;
+	}
 	homa_grant_remove(e, rpc);
 	homa_list_del(&rpc->out.tx_link);
 	homa_msgin_destroy(e, &rpc->in);

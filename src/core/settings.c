@@ -50,10 +50,13 @@ void homa_settings_default(struct homa_settings *s)
 	s->compat = HOMA_COMPAT_AUTO;
 	s->max_restarts = 3;
 	s->max_done_rpcs = 1u << 18;
+	s->max_peer_partial_msgs = 64;
+	s->max_partial_msgs = 1024;
 }
 
 /* A larger size must always mean more fields: no tail padding to hide one in. */
-_Static_assert(sizeof(struct homa_settings) == HOMA_SETTINGS_SIZE_MIN,
+_Static_assert(sizeof(struct homa_settings) ==
+		       offsetof(struct homa_settings, max_partial_msgs) + sizeof(uint32_t),
 	       "struct homa_settings has tail padding: pad it explicitly, or update "
 	       "this check to the end of its last field when appending one");
 
@@ -136,6 +139,9 @@ int homa_settings_validate(const struct homa_settings *given, const char **why)
 		bad = "max_restarts (at most 1000)";
 	else if (s->max_done_rpcs && s->max_done_rpcs < HOMA_DONE_MIN)
 		bad = "max_done_rpcs (0 or at least 4096)";
+	else if (s->max_partial_msgs == 0 || s->max_peer_partial_msgs == 0 ||
+		 s->max_peer_partial_msgs > s->max_partial_msgs)
+		bad = "max_peer_partial_msgs/max_partial_msgs (1 .. max_partial_msgs)";
 	if (why)
 		*why = bad;
 	return bad ? HOMA_EINVAL : 0;

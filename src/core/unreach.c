@@ -18,13 +18,29 @@
 #define QUOTE_MIN HOMA_COMMON_LEN
 
 /**
- * matches() - True if @rpc goes to @dst, and to port @dport unless the
- * whole host is unreachable (@kind HOMA_UNREACH_PROTO).
+ * next_victim() - The next RPC a report of @kind about @dst (port @dport)
+ * ends: the first RPC of the group of @dst and @dport, or for
+ * HOMA_UNREACH_PROTO of the host's first group. Looked up afresh each
+ * time: ending the last RPC of a group frees the group, and of a peer
+ * may free the peer (homa_peer_put()). Return: the RPC or NULL.
  */
-static bool matches(const struct homa_rpc *rpc, const homa_addr *dst, int kind, uint16_t dport)
+static struct homa_rpc *next_victim(homa_engine *e, const homa_addr *dst, int kind,
+				    uint16_t dport)
 {
-	return homa_addr_equal(&rpc->peer->addr, dst) &&
-	       (kind == HOMA_UNREACH_PROTO || rpc->dport == dport);
+	struct homa_peer *peer = homa_peer_find(e, dst);
+	struct homa_pport *g;
+
+	if (!peer)
+		return NULL;
+	if (kind == HOMA_UNREACH_PROTO)
+		g = homa_list_empty(&peer->ports) ? NULL :
+			homa_container_of(peer->ports.next, struct homa_pport, peer_link);
+	else
+		g = homa_pport_find(e, peer, dport);
+	if (!g)
+		return NULL;
+	e->unreach_visits++;
+	return homa_container_of(g->rpcs.next, struct homa_rpc, port_link);
 }
 
 /**
@@ -33,16 +49,16 @@ static bool matches(const struct homa_rpc *rpc, const homa_addr *dst, int kind, 
  * packet of one of our RPCs (our port as source, a live RPC with that id
  * to @dst and the quoted port), every client RPC to that port (to any port
  * of @dst for HOMA_UNREACH_PROTO) fails with HOMA_ENOSERVER and every such
- * server RPC is freed. Only the RPCs with that host are examined
- * (peer.rpc_list): a flood of forged requests from other hosts, whose
- * answers come back as ICMP, no longer makes each report walk every RPC.
+ * server RPC is freed. Only the RPCs that end are examined (the groups
+ * of pport.c): a flood of forged requests from other hosts or other ports
+ * of that host, whose answers come back as ICMP, does not make each
+ * report walk their RPCs.
  * Return: the number of RPCs ended (0: the report named no RPC of ours,
  * or was too short or of an unknown kind).
  */
 int homa_unreach(homa_engine *e, const homa_addr *dst, int kind, const uint8_t *q, size_t len)
 {
-	struct homa_link *l, *next, *head;
-	struct homa_rpc *named;
+	struct homa_rpc *rpc;
 	uint16_t dport;
 	int ended = 0;
 
@@ -50,26 +66,11 @@ int homa_unreach(homa_engine *e, const homa_addr *dst, int kind, const uint8_t *
 	    homa_get16(q) != e->port)
 		return 0;
 	dport = homa_get16(q + 2);
-	named = homa_rpc_find(e, homa_get64(q + 20), dst, dport);
-	if (!named)
+	if (!homa_rpc_find(e, homa_get64(q + 20), dst, dport))
 		return 0;
-	/* freeing the peer's last RPC may free the peer (homa_peer_put()):
-	 * the loop never reads the list head after that */
-	head = &named->peer->rpc_list;
-	for (l = head->next; l != head; l = next) {
-		struct homa_rpc *rpc = homa_container_of(l, struct homa_rpc, peer_link);
-
-		bool last;
-
-		next = l->next;
-		last = next == head;
-		e->unreach_visits++;
-		if (!matches(rpc, dst, kind, dport))
-			continue;
+	while ((rpc = next_victim(e, dst, kind, dport))) {
 		homa_rpc_fail(e, rpc, HOMA_ENOSERVER);
 		ended++;
-		if (last)
-			break;
 	}
 	e->st.unreachable_received++;
 	return ended;

@@ -878,12 +878,148 @@ static void peer_limit__slot_frees_when_request_completes(void **state)
 	th_pair_free(&p);
 }
 
+/** Forged requests partial_limit__many_hosts_bounded() injects. */
+#define FORGED_HOSTS 5000
+
+/**
+ * forge_from_hosts() - @n DATA packets into @p's server, each opening a
+ * 200 kB request (1000 bytes at offset 0) from its own address
+ * 10.8.x.y. Return: how many were dropped with HOMA_DROP_PARTIAL_LIMIT.
+ */
+static int forge_from_hosts(struct th_pair *p, int n)
+{
+	uint8_t buf[1600];
+	int i, limited = 0;
+
+	for (i = 0; i < n; i++) {
+		homa_addr liar = homa_addr_ipv4(0x0a080000u + (uint32_t)i);
+		struct homa_pkt k = data(true, 7000 + 2 * (uint64_t)i, 200000, 0, 1000);
+		int len = homa_wire_encode(&k, buf, sizeof(buf));
+
+		assert_true(len > 0);
+		limited += homa_engine_input(p->e[1], &liar, buf, (size_t)len, p->now) ==
+			   HOMA_INPUT_DROPPED + HOMA_DROP_PARTIAL_LIMIT;
+	}
+	return limited;
+}
+
+/** State of flood_mid_request(). */
+struct mid_flood {
+	struct th_pair *p;
+	int limited;     /**< forged requests dropped as HOMA_DROP_PARTIAL_LIMIT */
+	bool done;
+};
+
+/**
+ * flood_mid_request() - Pair filter: when the client's second packet
+ * crosses (the server holds the honest request partly received), inject
+ * FORGED_HOSTS forged requests from as many hosts. Drops nothing.
+ */
+static bool flood_mid_request(void *ctx, int from, const uint8_t *pkt, size_t len, uint64_t n)
+{
+	struct mid_flood *f = ctx;
+
+	(void)pkt;
+	(void)len;
+	(void)n;
+	if (from == 0 && !f->done && f->p->e[1]->partial_in == 1) {
+		f->done = true;
+		f->limited = forge_from_hosts(f->p, FORGED_HOSTS);
+	}
+	return false;
+}
+
+/**
+ * partial_limit__many_hosts_bounded() - A server in the middle of an
+ * honest 100 kB request gets 5000 forged partial requests, each from its
+ * own address. settings.max_partial_msgs (1024) bounds them across hosts:
+ * 1023 are opened, the rest are dropped as HOMA_DROP_PARTIAL_LIMIT before
+ * any peer is created, the sorted grant list never holds more than 1024
+ * messages, and the honest request is granted and answered. (The
+ * per-host bound let every forged host in: 5001 RPCs and peers.)
+ */
+static void partial_limit__many_hosts_bounded(void **state)
+{
+	struct homa_iov iov = {NULL, 0};
+	static uint8_t req[REQ_LEN];
+	struct mid_flood f = {0};
+	struct homa_event ev;
+	struct homa_stats st;
+	struct homa_settings s;
+	struct homa_link *pos;
+	struct th_pair p;
+	int listed = 0;
+	uint64_t id;
+
+	(void)state;
+	homa_settings_default(&s);
+	th_pair_init(&p, &s);
+	p.echo = true;
+	f.p = &p;
+	p.filter = flood_mid_request;
+	p.filter_ctx = &f;
+	iov.base = req;
+	iov.len = sizeof(req);
+	assert_int_equal(homa_engine_send_request(p.e[0], &p.addr[1], p.port[1], &iov, 1, 1,
+						  p.now, &id), 0);
+	th_pair_run(&p, 1000);
+	assert_true(f.done);
+	assert_int_equal(f.limited, FORGED_HOSTS - ((int)s.max_partial_msgs - 1));
+	for (pos = p.e[1]->grantable.next; pos != &p.e[1]->grantable; pos = pos->next)
+		listed++;
+	assert_true(listed <= (int)s.max_partial_msgs);
+	homa_engine_stats(p.e[1], &st);
+	assert_int_equal(st.drops[HOMA_DROP_PARTIAL_LIMIT], f.limited);
+	assert_int_equal(st.active_rpcs, s.max_partial_msgs);
+	assert_true(st.peers <= s.max_partial_msgs + 1);
+	assert_string_equal(homa_drop_reason_name(HOMA_DROP_PARTIAL_LIMIT), "partial_limit");
+	th_pair_run(&p, 1000000000);
+	assert_int_equal(homa_engine_next_event(p.e[0], &ev), 1);
+	assert_int_equal(ev.type, HOMA_EV_RESPONSE);
+	assert_int_equal(homa_msg_length(ev.msg), REQ_LEN);
+	homa_engine_msg_release(p.e[0], ev.msg);
+	th_pair_free(&p);
+}
+
+/**
+ * peer_limit__setting() - settings.max_peer_partial_msgs replaces the
+ * built-in 64, and a change through homa_engine_set_settings() applies
+ * to the next request; bad values are refused by validation.
+ */
+static void peer_limit__setting(void **state)
+{
+	struct homa_settings s;
+	const char *why = NULL;
+	struct th_pair p;
+
+	(void)state;
+	homa_settings_default(&s);
+	assert_int_equal(s.max_peer_partial_msgs, HOMA_PEER_PARTIAL_MSGS);
+	s.max_peer_partial_msgs = 5;
+	th_pair_init(&p, &s);
+	assert_int_equal(forge_requests(&p, 8, 200000, 1000), 3);
+	s.max_peer_partial_msgs = 7;
+	assert_int_equal(homa_engine_set_settings(p.e[1], &s), 0);
+	assert_int_equal(forge_requests(&p, 4, 200000, 5000), 2);
+	th_pair_free(&p);
+	s.max_peer_partial_msgs = 0;
+	assert_int_equal(homa_settings_validate(&s, &why), HOMA_EINVAL);
+	assert_non_null(strstr(why, "max_peer_partial_msgs"));
+	s.max_peer_partial_msgs = s.max_partial_msgs + 1;
+	assert_int_equal(homa_settings_validate(&s, NULL), HOMA_EINVAL);
+	s.max_peer_partial_msgs = 1;
+	s.max_partial_msgs = 0;
+	assert_int_equal(homa_settings_validate(&s, NULL), HOMA_EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(homa_engine_input__malformed_corpus),
 		cmocka_unit_test(peer_limit__partial_requests_bounded),
 		cmocka_unit_test(peer_limit__slot_frees_when_request_completes),
+		cmocka_unit_test(partial_limit__many_hosts_bounded),
+		cmocka_unit_test(peer_limit__setting),
 		cmocka_unit_test(homa_ctl_reply_unknown__rate_limited),
 		cmocka_unit_test(homa_ctl_send__queue_cap),
 		cmocka_unit_test(homa_engine_input__mutation_fuzz),

@@ -368,6 +368,45 @@ static void unreachable__examines_only_that_host(void **state)
 }
 
 /**
+ * unreachable__examines_only_that_port() - With 300 RPCs to other ports
+ * of the same host (a server's requests from a flood's many source
+ * ports), a port-unreachable report examines only the RPCs with the
+ * reported port (homa_unreach() walked the host's every RPC: 301 visits);
+ * a protocol-unreachable report for the host examines exactly the RPCs it
+ * ends, all 300.
+ */
+static void unreachable__examines_only_that_port(void **state)
+{
+	struct homa_iov iov = {big, 100};
+	struct homa_stats st;
+	struct th_pair p;
+	uint8_t q[64], q2[64];
+	size_t n, n2;
+	uint64_t id;
+
+	(void)state;
+	th_pair_init(&p, NULL);
+	send(&p, 100);
+	n = quoted(p.e[0], 0, q);
+	for (int i = 0; i < 300; i++)
+		assert_int_equal(homa_engine_send_request(p.e[0], &p.addr[1], (uint16_t)(5000 + i),
+							  &iov, 1, 3, 0, &id), 0);
+	n2 = quoted(p.e[0], 0, q2);
+	p.e[0]->unreach_visits = 0;
+	assert_int_equal(homa_engine_unreachable(p.e[0], &p.addr[1], HOMA_UNREACH_PORT, q, n, 1), 1);
+	assert_true(p.e[0]->unreach_visits <= 1);
+	homa_engine_stats(p.e[0], &st);
+	assert_int_equal(st.active_rpcs, 300);
+	p.e[0]->unreach_visits = 0;
+	assert_int_equal(homa_engine_unreachable(p.e[0], &p.addr[1], HOMA_UNREACH_PROTO, q2, n2, 1),
+			 300);
+	assert_int_equal(p.e[0]->unreach_visits, 300);
+	homa_engine_stats(p.e[0], &st);
+	assert_int_equal(st.active_rpcs, 0);
+	th_pair_free(&p);
+}
+
+/**
  * unreachable__forged_ignored() - A report that does not quote a live RPC
  * of ours (wrong id, wrong source port, wrong host, truncated, another
  * kind) ends nothing: anyone can send ICMP.
@@ -901,6 +940,7 @@ int main(void)
 		cmocka_unit_test(lost_request__restarts_end_abandoned),
 		cmocka_unit_test(unreachable__port_fails_rpcs_at_once),
 		cmocka_unit_test(unreachable__examines_only_that_host),
+		cmocka_unit_test(unreachable__examines_only_that_port),
 		cmocka_unit_test(unreachable__forged_ignored),
 		cmocka_unit_test(host_acks__from_another_client_port),
 		cmocka_unit_test(host_acks__on_packets_to_other_ports),

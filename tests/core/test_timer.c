@@ -161,6 +161,40 @@ static void homa_timer_tick__server_crash(void **state)
 }
 
 /**
+ * homa_timer_tick__dead_port_expires_without_ticks() - After a timeout
+ * marks a server port dead, an application that keeps sending to it
+ * (each send refused at once, so no RPC exists and the host may run no
+ * tick meanwhile) is accepted again once resend_ticks of engine time
+ * passed. (Death counted ticks: with no tick the port stayed dead for
+ * good, and homa-flood's client had every later request refused.)
+ */
+static void homa_timer_tick__dead_port_expires_without_ticks(void **state)
+{
+	struct homa_event ev;
+	struct th_pair p;
+	struct crash c;
+	struct homa_iov iov = {big, 10};
+	uint64_t id, id2;
+
+	setup(&p, &c, NULL);
+	id = send(&p, 1000);
+	th_pair_run(&p, 1000);
+	c.crashed = true;
+	assert_true(wait_client_event(&p, 200 * TICK, &ev));
+	assert_int_equal(ev.error, HOMA_ETIMEDOUT);
+	assert_int_equal(ev.id, id);
+	assert_int_equal(homa_engine_send_request(p.e[0], &p.addr[1], p.port[1], &iov, 1, 0,
+						  p.now, &id2), HOMA_EPEERDEAD);
+	for (int i = 1; i <= 6; i++)
+		assert_int_equal(homa_engine_send_request(p.e[0], &p.addr[1], p.port[1], &iov, 1,
+							  0, p.now + (uint64_t)i * TICK / 2, &id2),
+				 HOMA_EPEERDEAD);
+	assert_int_equal(homa_engine_send_request(p.e[0], &p.addr[1], p.port[1], &iov, 1, 0,
+						  p.now + 6 * TICK, &id2), 0);
+	th_pair_free(&p);
+}
+
+/**
  * homa_timer_tick__client_crash_while_reply_waits_for_grants() - The
  * client dies after its request; the server's 100 kB reply needs grants
  * that never come: the server frees the RPC and its buffers within the
@@ -677,6 +711,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(homa_engine_wake_by__tick_may_wait_half),
 		cmocka_unit_test(homa_timer_tick__server_crash),
+		cmocka_unit_test(homa_timer_tick__dead_port_expires_without_ticks),
 		cmocka_unit_test(homa_timer_tick__client_crash_while_reply_waits_for_grants),
 		cmocka_unit_test(homa_timer_tick__client_crash_mid_request),
 		cmocka_unit_test(homa_timer_tick__client_crash_before_ack),

@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file pport.c
+ * The RPCs with one port of one peer host, as a group: every RPC belongs
+ * to the group of (its peer, its dport); each peer lists its groups.
+ * ICMP port unreachable (unreach.c) ends the RPCs of one group without
+ * looking at the host's RPCs with other ports, and protocol unreachable
+ * walks the host's groups. A group lives while it has RPCs; groups are
+ * found through engine.pports, hashed with the engine's keyed hash (a
+ * peer chooses its ports).
+ */
+#include <stddef.h>
+
+#include "internal.h"
+
+/** pport_key() - Keyed hash of (@addr, @port). */
+static uint32_t pport_key(const homa_engine *e, const homa_addr *addr, uint16_t port)
+{
+	return (uint32_t)homa_hash_rpc(e, 0, addr, port);
+}
+
+/** pport_hash() - Table hash of a group element. */
+static uint32_t pport_hash(const homa_engine *e, const void *el)
+{
+	const struct homa_pport *g = el;
+
+	return pport_key(e, &g->peer->addr, g->port);
+}
+
+/** homa_pport_find() - See internal.h. */
+struct homa_pport *homa_pport_find(homa_engine *e, const struct homa_peer *peer, uint16_t port)
+{
+	struct homa_pport *g =
+		e->pports.buckets[pport_key(e, &peer->addr, port) & (e->pports.nbuckets - 1)];
+
+	while (g && (g->peer != peer || g->port != port))
+		g = g->hash_next;
+	return g;
+}
+
+/** homa_pport_add() - See internal.h. */
+int homa_pport_add(homa_engine *e, struct homa_rpc *rpc)
+{
+	struct homa_pport *g = homa_pport_find(e, rpc->peer, rpc->dport);
+
+	if (!g) {
+		uint32_t b;
+
+		g = homa_mem_zalloc(e, sizeof(*g));
+		if (!g)
+			return HOMA_ENOMEM;
+		g->peer = rpc->peer;
+		g->port = rpc->dport;
+		homa_list_init(&g->rpcs);
+		homa_list_add_tail(&rpc->peer->ports, &g->peer_link);
+		b = pport_key(e, &g->peer->addr, g->port) & (e->pports.nbuckets - 1);
+		g->hash_next = e->pports.buckets[b];
+		e->pports.buckets[b] = g;
+		e->pports.count++;
+		homa_table_maybe_grow(e, &e->pports, offsetof(struct homa_pport, hash_next),
+				      pport_hash);
+	}
+	homa_list_add_tail(&g->rpcs, &rpc->port_link);
+	rpc->pport = g;
+	return 0;
+}
+
+/** homa_pport_del() - See internal.h. */
+void homa_pport_del(homa_engine *e, struct homa_rpc *rpc)
+{
+	struct homa_pport *g = rpc->pport, **pp;
+
+	if (!g)
+		return;
+	homa_list_del(&rpc->port_link);
+	rpc->pport = NULL;
+	if (!homa_list_empty(&g->rpcs))
+		return;
+	pp = (struct homa_pport **)&e->pports.buckets[pport_key(e, &g->peer->addr, g->port) &
+						      (e->pports.nbuckets - 1)];
+	while (*pp != g)
+		pp = &(*pp)->hash_next;
+	*pp = g->hash_next;
+	e->pports.count--;
+	homa_list_del(&g->peer_link);
+	homa_mem_free(e, g, sizeof(*g));
+}
