@@ -100,6 +100,27 @@ static void wait_exit(pid_t pid, const char *log)
 }
 
 /**
+ * wait_client() - Wait for client @pid (log @log) of server @srv (log
+ * @slog); its exit status must be 0. On failure the server's state and log
+ * are printed too: a client that found nothing serving needs both.
+ */
+static void wait_client(pid_t pid, const char *log, pid_t srv, const char *slog)
+{
+	int st, sst = 0;
+	pid_t gone;
+
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
+		return;
+	show_log(log);
+	gone = waitpid(srv, &sst, WNOHANG);
+	print_message("server %d: %s (status 0x%x); its log:\n", (int)srv,
+		      gone == srv ? "exited" : "still running", sst);
+	show_log(slog);
+	fail_msg("%s: exit status 0x%x", log, st);
+}
+
+/**
  * scrape() - GET /metrics on @port, retrying for up to 5 s while the
  * program starts. The body must pass the strict checker and hold the
  * series @name{endpoint="@endpoint"} (any endpoint if 0), whose value is
@@ -242,7 +263,7 @@ static void tools_obs__bench_server_and_client(void **state)
 	assert_true(scrape(ms, "homa_server_requests_received_total", port) == 0);
 	cli = spawn(cargv, f.clog);
 	scrape(mc, "homa_client_rpcs_started_total", 0);
-	wait_exit(cli, f.clog);
+	wait_client(cli, f.clog, srv, f.slog);
 	assert_true(scrape(ms, "homa_server_requests_received_total", port) > 0);
 	scrape(ms, "homa_packets_received_by_priority_total", 0);
 	finish_pair(srv, true, &f, port, 4);
@@ -264,7 +285,7 @@ static void tools_obs__echo_examples(void **state)
 	pid_t srv = spawn(sargv, f.slog);
 
 	assert_true(scrape(ms, "homa_server_requests_received_total", port) == 0);
-	wait_exit(spawn(cargv, f.clog), f.clog);
+	wait_client(spawn(cargv, f.clog), f.clog, srv, f.slog);
 	finish_pair(srv, false, &f, port, 40);  /* --count 20: it stops by itself */
 }
 
@@ -287,10 +308,10 @@ static void tools_obs__echo_zero_copy(void **state)
 	pid_t srv = spawn(sargv, slog);
 
 	assert_true(scrape(ms, "homa_server_requests_received_total", port) == 0);
-	wait_exit(spawn(cargv, clog), clog);
+	wait_client(spawn(cargv, clog), clog, srv, slog);
 	assert_true(scrape(ms, "homa_payload_copied_in_bytes_total", port) == 19 * 30000.0);
 	assert_true(scrape(ms, "homa_payload_copied_out_bytes_total", port) == 0);
-	wait_exit(spawn(last, clog), clog);  /* the 20th request: the server stops */
+	wait_client(spawn(last, clog), clog, srv, slog);  /* the 20th request: the server stops */
 	wait_exit(srv, slog);
 	free(slog);
 	free(clog);
@@ -315,7 +336,7 @@ static void tools_obs__kv_examples(void **state)
 	scrape(ms, "homa_server_requests_received_total", port);
 	cli = spawn(cargv, f.clog);
 	scrape(mc, "homa_client_rpcs_started_total", 0);
-	wait_exit(cli, f.clog);
+	wait_client(cli, f.clog, srv, f.slog);
 	assert_true(scrape(ms, "homa_server_requests_received_total", port) > 0);
 	finish_pair(srv, true, &f, port, 4);
 }
