@@ -87,7 +87,7 @@ int64_t homa_tp_partial(struct homa_tp *tp, uint64_t id, size_t offset, void *bu
 	info->length = r->rx_len;
 	info->arrived = r->rx_got;
 	info->complete = false;
-	if (r->rx_body && offset < r->rx_got) {
+	if (r->rx_body && offset < r->rx_got && cap) {  /* cap 0: buf may be NULL */
 		n = r->rx_got - offset < cap ? r->rx_got - offset : cap;
 		memcpy(buf, r->rx_body + offset, n);
 	}
