@@ -75,7 +75,11 @@ static void *serve(void *arg)
 	while (homa_recv(e->s, HOMA_RECV_REQUEST, 0, -1, &m) == 0) {
 		size_t n = homa_message_copy(&m, 0, buf, m.length);
 
-		homa_reply_buf(e->s, m.id, buf, n);
+		/* child() installs a client's association while that client's
+		 * first request may already be here: the reply waits for it
+		 * (HOMA_ENOASSOC leaves the RPC unanswered, as homa.h says). */
+		for (int i = 0; i < 10000 && homa_reply_buf(e->s, m.id, buf, n) == HOMA_ENOASSOC; i++)
+			usleep(1000);
 		homa_message_release(&m);
 	}
 	return NULL;
