@@ -107,7 +107,7 @@ static int addr_equal_null(void)
 static int addr_format_misuse(void)
 {
 	homa_addr a = homa_addr_ipv4(0x0a000001);
-	char buf[8] = "xxxxxxx";
+	char buf[8] = "xxxxxxx";  /* not empty: a NULL address must write "" over it */
 
 	if (homa_addr_format(NULL, buf, sizeof(buf)) != buf || buf[0])
 		return 1;
