@@ -13,6 +13,11 @@
  *	in (a) recv(), (b) ppoll() without a timeout, (c) ppoll() with a 1 ms
  *	timeout; prints P50/P99 round trips of each. (b) against (c) is the
  *	cost of arming a timer on every wait.
+ *   homa-udp-probe uring [--count N] [--rounds R]
+ *	R (3) rounds of N (10000) 100-byte ping-pongs in two arms, the
+ *	runtime's ppoll + recvmmsg + sendmmsg against one io_uring_enter()
+ *	per exchange (uring_probe.c): system calls, P50/P99 and CPU per
+ *	round trip, and the io_uring/poll ratios. Exit 77: no io_uring here.
  *
  * Options are parsed with getopt_long(): --name value or --name=value;
  * -h/--help prints the usage. Only loopback is used. Exit status 0, 1 on
@@ -30,6 +35,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "uring_probe.h"
 
 #define BIG_BUF (8 << 20)
 
@@ -175,10 +182,14 @@ static int ping_pong(int count, int how)
 static const char usage[] =
 	"usage: homa-udp-probe blast [--size BYTES] [--seconds S]\n"
 	"       homa-udp-probe wait [--count N]\n"
+	"       homa-udp-probe uring [--count N] [--rounds R]\n"
 	"  blast       send datagrams of --size bytes (1472, up to 65507) for\n"
 	"              --seconds (2) and print the goodput received\n"
 	"  wait        --count (10000) 100-byte ping-pongs, waiting in recv(),\n"
 	"              ppoll() and ppoll() with a timeout; P50/P99 of each\n"
+	"  uring       --rounds (3) of --count (10000) 100-byte ping-pongs, ppoll +\n"
+	"              recvmmsg + sendmmsg against io_uring, arms alternating:\n"
+	"              system calls, P50/P99, CPU per round trip and the ratios\n"
 	"  -h, --help  this text\n";
 
 /** main() - Parse MODE and options (getopt_long), run the probe. */
@@ -188,10 +199,11 @@ int main(int argc, char **argv)
 		{"size", required_argument, NULL, 's'},
 		{"seconds", required_argument, NULL, 't'},
 		{"count", required_argument, NULL, 'c'},
+		{"rounds", required_argument, NULL, 'r'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
-	long size = 1472, count = 10000;
+	long size = 1472, count = 10000, rounds = 3;
 	double seconds = 2.0;
 	char *end = NULL;
 	int c, rc = 0;
@@ -207,8 +219,10 @@ int main(int argc, char **argv)
 			seconds = strtod(optarg, &end);
 		else if (c == 'c')
 			count = strtol(optarg, &end, 10);
+		else if (c == 'r')
+			rounds = strtol(optarg, &end, 10);
 		if (c == '?' || *end || size < 1 || size > 65507 || !(seconds > 0) || count < 1 ||
-		    count > 10000000) {
+		    count > 10000000 || rounds < 1 || rounds > 1000) {
 			fputs(usage, stderr);
 			return 2;
 		}
@@ -220,6 +234,8 @@ int main(int argc, char **argv)
 			rc |= ping_pong((int)count, how);
 		return rc;
 	}
+	if (optind + 1 == argc && !strcmp(argv[optind], "uring"))
+		return homa_probe_uring((int)count, (int)rounds);
 	fputs(usage, stderr);
 	return 2;
 }
