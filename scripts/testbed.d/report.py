@@ -146,15 +146,15 @@ def cpu_list(spec):
     return cpus
 
 
-def host_cpu_seconds(path):
-    """Busy seconds of the hosts' CPUs between the two /proc/stat snapshots
-    of a cpustat file (cpustat_start in bench.sh): wall time of the window
-    times the number of host CPUs, minus their idle and iowait. The kernel
-    accounts idle exactly, while the user, system and softirq columns are
-    sampled on timer ticks and undercount loads that sleep and wake often
-    (GUIDE section 6), so the busy time is what idle leaves. None if the
-    file is missing, lacks the wall-clock lines or the window did not
-    close."""
+def host_cpu_window(path):
+    """(busy, capacity) seconds of the hosts' CPUs between the two /proc/stat
+    snapshots of a cpustat file (cpustat_start in bench.sh): capacity is the
+    wall time of the window times the number of host CPUs, busy is capacity
+    minus their idle and iowait. The kernel accounts idle exactly, while the
+    user, system and softirq columns are sampled on timer ticks and
+    undercount loads that sleep and wake often (GUIDE section 6), so the
+    busy time is what idle leaves. None if the file is missing, lacks the
+    wall-clock lines or the window did not close."""
     if not os.path.exists(path):
         return None
     hosts, snap, wall = set(), {"open": {}, "close": {}}, {}
@@ -176,8 +176,21 @@ def host_cpu_seconds(path):
     for n in names:
         d = [b - a for a, b in zip(snap["open"][n], snap["close"][n])]
         idle += d[3] + d[4]  # idle iowait
-    busy = (wall["close"] - wall["open"]) * len(names) - idle / os.sysconf("SC_CLK_TCK")
-    return max(busy, 0.0)
+    capacity = (wall["close"] - wall["open"]) * len(names)
+    return max(capacity - idle / os.sysconf("SC_CLK_TCK"), 0.0), capacity
+
+
+def host_cpu_seconds(path):
+    """Busy seconds of the hosts' CPUs in the window of a cpustat file
+    (host_cpu_window()), or None."""
+    w = host_cpu_window(path)
+    return w[0] if w else None
+
+
+# Hosts' CPUs busier than this share of the window had (almost) no idle
+# time: other work filled whatever the arm left, so busy time per RPC is
+# the window divided by the RPCs, not what the arm cost.
+SATURATED = 0.98
 
 
 def merge_arm(d, capacity_gbps):
@@ -219,8 +232,10 @@ def merge_arm(d, capacity_gbps):
     if servers:
         arm["homa_server_counters"] = servers
     arm["queues"] = queue_summary(os.path.join(d, "queues.json"))
-    busy = host_cpu_seconds(os.path.join(d, "cpustat.txt"))
+    window = host_cpu_window(os.path.join(d, "cpustat.txt"))
+    busy = window[0] if window else None
     arm["host_cpu_us_per_rpc"] = busy * 1e6 / arm["rpcs"] if busy is not None and arm["rpcs"] else None
+    arm["host_cpu_busy_fraction"] = busy / window[1] if window and window[1] > 0 else None
     short = [(b.get("p99_us"), b["count"]) for b in buckets if b["max_bytes"] <= SHORT_BYTES]
     arm["short_p99_us"] = wmean(short) if short else None
     probe = os.path.join(d, "probe.json")
@@ -288,21 +303,33 @@ def case(d, name, wl, load_pct, rate, hosts, arm_names):
     plot(d, f"{name} {wl} {load_pct}% of {rate} Mbit/s, {hosts} hosts", arms)
 
 
+def busy_cell(fraction):
+    """The hosts' CPU busy share as a table cell: "57%", "100% (saturated)", "-"."""
+    if fraction is None:
+        return "-"
+    return f"{fraction:.0%}" + (" (saturated)" if fraction >= SATURATED else "")
+
+
 def case_table(res):
     """Markdown table of one case."""
     lines = [f"**{res['experiment']} {res['workload']} {res['load_percent']}%** "
              f"({res['hosts']} hosts, {res['link_mbit']} Mbit/s)", "",
-             "| arm | short P50 sd | short P99 sd | goodput Gbps | load | CPU us/RPC | hosts' CPU us/RPC | RPCs | unfinished | prios used | drops | max backlog B |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "| arm | short P50 sd | short P99 sd | goodput Gbps | load | CPU us/RPC | hosts' CPU us/RPC | hosts' CPU busy | RPCs | unfinished | prios used | drops | max backlog B |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for a, o in res["arms"].items():
         q = o.get("queues") or {}
         lines.append(f"| {a} | {fmt(o.get('short_p50_slowdown'))} | {fmt(o.get('short_p99_slowdown'))} "
                      f"| {fmt(o.get('goodput_gbps'), 3)} | {fmt(o.get('load_fraction'))} "
                      f"| {fmt(o.get('cpu_us_per_rpc'), 1)} | {fmt(o.get('host_cpu_us_per_rpc'), 1)} "
-                     f"| {o.get('rpcs', '-')} | {o.get('unfinished', '-')} "
+                     f"| {busy_cell(o.get('host_cpu_busy_fraction'))} | {o.get('rpcs', '-')} | {o.get('unfinished', '-')} "
                      f"| {','.join(map(str, q.get('priorities_used', [])))} | {q.get('drops', '-')} "
                      f"| {q.get('max_backlog_bytes', '-')} |")
     lines.append("")
+    full = [a for a, o in res["arms"].items() if (o.get("host_cpu_busy_fraction") or 0) >= SATURATED]
+    if full:
+        lines += [f"Hosts' CPUs saturated in {', '.join(full)}: no idle time left in the window "
+                  "(other work took what the arm left), so hosts' CPU us/RPC there is the window "
+                  "divided by the RPCs, not the arm's cost.", ""]
     lines += floor_lines(res)
     for a, o in res["arms"].items():
         for key, who in (("homa_counters", "clients'"), ("homa_server_counters", "servers'")):

@@ -6,7 +6,8 @@ priority-7 probes of `run floor` with the arm and the idle ones with the
 case, prints the floor line with P99 / idle P50, and turns the /proc/stat
 snapshots of the window into the hosts' busy CPU per RPC: wall time x
 host CPUs minus idle and iowait (not the tick-sampled busy columns), CPUs
-that are not the hosts' out.
+that are not the hosts' out, and says so when the hosts' CPUs had no idle
+time left (a second arm), where that figure is the window over the RPCs.
 
   test_report.py SRC
 """
@@ -63,8 +64,19 @@ def main(argv):
                     f"50 {tck} 0 0\n"
                     f"close cpu1 {50 * tck} 0 0 0 0 0 0 0 0 0\n"
                     "close wall 1010.25\n")
+        tcp = os.path.join(d, "tcp-cubic")
+        os.mkdir(tcp)
+        write(os.path.join(tcp, "client-h0.json"), client(3000.0, 500))
+        with open(os.path.join(tcp, "cpustat.txt"), "w") as f:
+            # a 10 s window in which cpu0 was never idle (other work filled it)
+            f.write("hosts 0\n"
+                    "open cpu0 100 0 50 1000 0 0 50 0 0 0\n"
+                    "open wall 2000.0\n"
+                    f"close cpu0 {100 + 6 * tck} {4 * tck} 50 1000 0 0 50 0 0 0\n"
+                    "close wall 2010.0\n")
         out = subprocess.run([sys.executable, report, "case", d, "floor", "w4", "80", "20", "8",
-                              "homa"], capture_output=True, text=True, check=True).stdout
+                              "homa", "tcp-cubic"], capture_output=True, text=True,
+                             check=True).stdout
         with open(os.path.join(d, "run.json")) as f:
             run = json.load(f)
     homa = run["arms"]["homa"]
@@ -75,6 +87,15 @@ def main(argv):
         bad.append(f"arm probe {homa.get('probe')}")
     if abs((homa.get("host_cpu_us_per_rpc") or 0) - 10000.0) > 1e-6:  # (10 - 5 - 1) s / 400 RPCs
         bad.append(f"host_cpu_us_per_rpc {homa.get('host_cpu_us_per_rpc')}, want 10000")
+    if abs((homa.get("host_cpu_busy_fraction") or 0) - 0.4) > 1e-6:  # 4 s of 10
+        bad.append(f"host_cpu_busy_fraction {homa.get('host_cpu_busy_fraction')}, want 0.4")
+    sat = run["arms"]["tcp-cubic"]
+    if abs((sat.get("host_cpu_busy_fraction") or 0) - 1.0) > 1e-6:
+        bad.append(f"saturated arm's busy fraction {sat.get('host_cpu_busy_fraction')}, want 1")
+    if "| 40% |" not in out or "| 100% (saturated) |" not in out:
+        bad.append("busy column missing or wrong:\n" + out)
+    if "saturated in tcp-cubic:" not in out or "saturated in homa" in out:
+        bad.append("saturation note missing or wrong:\n" + out)
     if run.get("probe_idle", {}).get("p50_us") != 120.0:
         bad.append(f"probe_idle {run.get('probe_idle')}")
     if "P99 / idle P50 = 15.0" not in out or "P99 1250 us" not in out:
