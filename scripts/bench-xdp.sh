@@ -4,7 +4,11 @@
 # namespaces joined by a veth pair (native XDP on both ends). Per arm:
 # 100 B RPC P50/P99 (one outstanding), 100 B RPCs per CPU-second and hosts'
 # CPU per RPC (the machine's busy time: wall x CPUs minus /proc/stat idle,
-# softirq included), and one 500 KB stream's goodput. Writes
+# softirq included; and the two processes' getrusage), and one 500 KB
+# stream's goodput with its CPU per message (both ways). The UDP driver also
+# runs without its UDP_SEGMENT / UDP_GRO batches (homa_udp_no_offload):
+# one datagram per packet through the kernel, as the XDP driver's copy
+# mode sends one frame per packet. Writes
 # BUILD/bench-xdp.json and prints the table with ratios to the UDP driver.
 #   scripts/bench-xdp.sh [BUILD_DIR] [SECONDS]
 # Needs root (exit 77 otherwise). The namespaces are removed on exit.
@@ -27,10 +31,10 @@ for n in "$a ba0" "$b bb0"; do set -- $n; ip -n "$1" link set lo up; ip -n "$1" 
 mode=$(ip netns exec "$a" "$build/xdp_peer" open ba0 10.233.0.1 0 1 | sed -n 's/^mode //p')
 [ -n "$mode" ] || { echo "bench-xdp: the XDP driver does not open on veth" >&2; exit 1; }
 
-# arm NAME TRANSPORT DRIVER: server in b, then the rtt and stream clients in a
+# arm NAME TRANSPORT DRIVER [FLAGS]: server in b, then the rtt and stream clients in a
 arm() {
 	name=$1; tr=$2; drv=$3
-	sx=""; cx=""
+	sx="${4:-}"; cx="${4:-}"
 	[ "$drv" = xdp ] && { sx="--ifname bb0"; cx="--ifname ba0"; }
 	ip netns exec "$b" "$bench" server --transport "$tr" --driver "$drv" $sx \
 		--bind 10.233.0.2 --port 5000 >/dev/null 2>"$tmp/$name.srv" &
@@ -45,23 +49,34 @@ arm() {
 }
 arm homa_xdp homa xdp
 arm homa_udp homa udp
+arm homa_udp_no_offload homa udp "--homa-offload 0"
 arm tcp tcp udp
 jq -n --arg mode "$mode" \
 	--slurpfile xr "$tmp/homa_xdp.rtt.json" --slurpfile xs "$tmp/homa_xdp.stream.json" \
 	--slurpfile ur "$tmp/homa_udp.rtt.json" --slurpfile us "$tmp/homa_udp.stream.json" \
+	--slurpfile nr "$tmp/homa_udp_no_offload.rtt.json" \
+	--slurpfile ns "$tmp/homa_udp_no_offload.stream.json" \
 	--slurpfile tr "$tmp/tcp.rtt.json" --slurpfile ts "$tmp/tcp.stream.json" '
 	def pick(r; s): first(r[0] | .. | objects | select(has("host_cpu_us_per_rpc"))) as $r
 		| first(s[0] | .. | objects | select(has("gbps") and has("p50_us"))) as $s
 		| {p50_us: $r.p50_us, p99_us: $r.p99_us,
 		   rpcs_per_cpu_sec: (if $r.host_cpu_us_per_rpc > 0 then 1e6 / $r.host_cpu_us_per_rpc else null end),
-		   gbps: $s.gbps, host_cpu_us_per_rpc: $r.host_cpu_us_per_rpc};
-	{homa_xdp: pick($xr; $xs), homa_udp: pick($ur; $us), tcp: pick($tr; $ts), xdp_mode: $mode}' >"$out"
+		   gbps: $s.gbps, host_cpu_us_per_rpc: $r.host_cpu_us_per_rpc,
+		   rusage_cpu_us_per_rpc: $r.cpu_us_per_rpc,
+		   stream_host_cpu_us_per_msg: $s.host_cpu_us_per_rpc,
+		   stream_rusage_cpu_us_per_msg: $s.cpu_us_per_rpc};
+	{homa_xdp: pick($xr; $xs), homa_udp: pick($ur; $us), homa_udp_no_offload: pick($nr; $ns),
+	 tcp: pick($tr; $ts), xdp_mode: $mode}' >"$out"
 echo "bench-xdp: $out (veth, AF_XDP $mode mode, ${secs} s per figure, $(nproc) CPUs, load $(cut -d' ' -f1 /proc/loadavg))"
 jq -r 'def r2: if type == "number" then (. * 100 | round / 100) else "-" end;
-	def row(n; o): [n, (o | .p50_us, .p99_us, .rpcs_per_cpu_sec, .gbps, .host_cpu_us_per_rpc | r2)];
+	def fields: ("p50_us", "p99_us", "rpcs_per_cpu_sec", "gbps", "host_cpu_us_per_rpc",
+		"rusage_cpu_us_per_rpc", "stream_host_cpu_us_per_msg", "stream_rusage_cpu_us_per_msg");
+	def row(n; o): [n, (o[fields] | r2)];
 	def ratio(x; u): if (u // 0) > 0 and x != null then (x / u) else null end;
-	["arm", "p50_us", "p99_us", "rpcs/cpu-s", "gbps", "host_cpu_us/rpc"],
-	row("homa_xdp"; .homa_xdp), row("homa_udp"; .homa_udp), row("tcp"; .tcp),
-	(.homa_xdp as $x | .homa_udp as $u | ["xdp/udp"] + [("p50_us", "p99_us",
-		"rpcs_per_cpu_sec", "gbps", "host_cpu_us_per_rpc") as $f | ratio($x[$f]; $u[$f]) | r2])
+	["arm", "p50_us", "p99_us", "rpcs/cpu-s", "gbps", "host_cpu/rpc", "rusage_cpu/rpc",
+	 "stream_host_cpu/msg", "stream_rusage_cpu/msg"],
+	row("homa_xdp"; .homa_xdp), row("homa_udp"; .homa_udp),
+	row("homa_udp_no_offload"; .homa_udp_no_offload), row("tcp"; .tcp),
+	(.homa_xdp as $x | (["xdp/udp", .homa_udp], ["xdp/udp_no_offload", .homa_udp_no_offload])
+		| .[1] as $u | [.[0]] + [fields as $f | ratio($x[$f]; $u[$f]) | r2])
 	| @tsv' "$out" | column -t

@@ -235,6 +235,25 @@ static void bench_opts_parse__xdp_driver(void **state)
 	assert_int_equal(parse(&o, b), HOMA_EINVAL);
 }
 
+/** --homa-offload 0 turns the UDP driver's offloads off; on by default; only 0 or 1. */
+static void bench_opts_parse__homa_offload(void **state)
+{
+	struct bench_opts o;
+	const char *a[] = { "homa-bench", "client", "--homa-offload", "0", NULL };
+	const char *b[] = { "homa-bench", "server", "--homa-offload", "1", NULL };
+	const char *c[] = { "homa-bench", "server", NULL };
+	const char *d[] = { "homa-bench", "server", "--homa-offload", "2", NULL };
+
+	(void)state;
+	assert_int_equal(parse(&o, a), 0);
+	assert_true(o.homa.no_offload);
+	assert_int_equal(parse(&o, b), 0);
+	assert_false(o.homa.no_offload);
+	assert_int_equal(parse(&o, c), 0);
+	assert_false(o.homa.no_offload);
+	assert_int_equal(parse(&o, d), HOMA_EINVAL);
+}
+
 /** --pcap and --metrics-port reach the options of server, client and calibrate. */
 static void bench_opts_parse__observability_flags(void **state)
 {
@@ -308,6 +327,7 @@ int main(void)
 		cmocka_unit_test(bench_opts_parse__observability_flags),
 		cmocka_unit_test(bench_opts_parse__getopt_long_forms),
 		cmocka_unit_test(bench_opts_parse__xdp_driver),
+		cmocka_unit_test(bench_opts_parse__homa_offload),
 		cmocka_unit_test(bench_opts_parse__homa_transport),
 		cmocka_unit_test(bench_opts_parse__homa_transport_all),
 		cmocka_unit_test(bench_opts_parse__observability_rejects),

@@ -45,6 +45,7 @@ struct bench_homa_knobs {
 	uint32_t grant_step;    /**< least bytes per GRANT */
 	int silence_rtts;       /**< grant_silence_rtts (-1: engine default) */
 	uint32_t resend_ticks;  /**< resend_ticks and resend_interval (0: engine default) */
+	bool no_offload;        /**< UDP driver without UDP_SEGMENT / UDP_GRO (--homa-offload 0) */
 };
 
 /** Every option of every mode (see bench_usage()). */

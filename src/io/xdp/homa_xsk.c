@@ -307,38 +307,55 @@ static void reap(struct homa_xsk_umem *u)
 		xsk_ring_cons__release(&u->comp, n);
 }
 
-/** homa_xsk_tx_frame() - See homa_xsk.h. */
-uint64_t homa_xsk_tx_frame(struct homa_xsk *x)
+/** homa_xsk_tx_take() - See homa_xsk.h. */
+uint32_t homa_xsk_tx_take(struct homa_xsk *x, uint32_t want, uint64_t *addrs)
 {
 	struct homa_xsk_umem *u = x->u;
-	uint64_t a = UINT64_MAX;
-	uint32_t idx = 0;
+	uint32_t n;
 
 	pthread_mutex_lock(&u->lock);
-	if (!u->n_tx_free)
-		reap(u);
-	if (u->n_tx_free && xsk_ring_prod__reserve(&x->tx, 1, &idx) == 1)
-		a = u->tx_free[--u->n_tx_free];
+	reap(u);  /* first: the frames freed last are reused while still in cache */
+	n = want < u->n_tx_free ? want : u->n_tx_free;
+	u->n_tx_free -= n;
+	memcpy(addrs, &u->tx_free[u->n_tx_free], n * sizeof(*addrs));
 	pthread_mutex_unlock(&u->lock);
-	return a;
+	return n;
+}
+
+/** homa_xsk_tx_untake() - See homa_xsk.h. */
+void homa_xsk_tx_untake(struct homa_xsk *x, const uint64_t *addrs, uint32_t n)
+{
+	struct homa_xsk_umem *u = x->u;
+
+	if (!n)
+		return;
+	pthread_mutex_lock(&u->lock);
+	for (uint32_t i = 0; i < n && u->n_tx_free < HOMA_XSK_RING; i++)
+		u->tx_free[u->n_tx_free++] = addrs[i];
+	pthread_mutex_unlock(&u->lock);
 }
 
 /** homa_xsk_tx_post() - See homa_xsk.h. */
 int homa_xsk_tx_post(struct homa_xsk *x, uint32_t n, const uint64_t *addrs,
 		     const uint32_t *lens)
 {
+	uint32_t idx = 0;
 	int calls = 0;
 
+	if (!n)
+		return 0;
+	if (xsk_ring_prod__reserve(&x->tx, n, &idx) != n) {
+		homa_xsk_tx_untake(x, addrs, n);
+		return 0;
+	}
 	for (uint32_t i = 0; i < n; i++) {
-		struct xdp_desc *d = xsk_ring_prod__tx_desc(&x->tx, x->tx_first + i);
+		struct xdp_desc *d = xsk_ring_prod__tx_desc(&x->tx, idx + i);
 
 		d->addr = addrs[i];
 		d->len = lens[i];
 		d->options = 0;
 	}
-	if (n)
-		xsk_ring_prod__submit(&x->tx, n);
-	x->tx_first += n;
+	xsk_ring_prod__submit(&x->tx, n);
 	/* copy mode sends at most a few dozen descriptors per kick (EAGAIN: more left) */
 	while (xsk_ring_prod__needs_wakeup(&x->tx) && calls < (int)(n / 16) + 4) {
 		calls++;
@@ -346,9 +363,6 @@ int homa_xsk_tx_post(struct homa_xsk *x, uint32_t n, const uint64_t *addrs,
 		    (errno != EAGAIN && errno != EBUSY))
 			break;
 	}
-	pthread_mutex_lock(&x->u->lock);
-	reap(x->u);
-	pthread_mutex_unlock(&x->u->lock);
 	return calls;
 }
 

@@ -56,7 +56,6 @@ struct homa_xsk {
 	uint64_t *held;             /**< receive frames lent to the caller (HOMA_XSK_KEPT: kept longer) */
 	uint32_t n_held, held_cap;
 	uint32_t n_kept;            /**< of them kept by messages (u->n_kept counts all sockets') */
-	uint32_t tx_first;          /**< ring index of the first descriptor not yet posted */
 };
 
 /**
@@ -125,15 +124,26 @@ static inline uint8_t *homa_xsk_data(const struct homa_xsk *x, uint64_t addr)
 }
 
 /**
- * homa_xsk_tx_frame() - Reserve one send descriptor and a free frame.
- * Return: the frame's UMEM address, or UINT64_MAX if the send ring or the
- * send frames are exhausted (nothing reserved).
+ * homa_xsk_tx_take() - Take up to @want free send frames for @x under one
+ * lock, after reaping the completed frames of every socket on the UMEM
+ * (the last freed are taken first); their UMEM addresses go to @addrs. Each must go
+ * out through homa_xsk_tx_post() (the send ring has a slot for every
+ * send frame, so posting them cannot fail).
+ * Return: frames taken, 0 if the send frames are exhausted.
  */
-uint64_t homa_xsk_tx_frame(struct homa_xsk *x);
+uint32_t homa_xsk_tx_take(struct homa_xsk *x, uint32_t want, uint64_t *addrs);
 
 /**
- * homa_xsk_tx_post() - Post the @n descriptors reserved since the last
- * post (@lens[i] bytes at @addrs[i]) and kick the kernel when it asks.
+ * homa_xsk_tx_untake() - Give @n frames taken with homa_xsk_tx_take() and
+ * not posted back to the free list.
+ */
+void homa_xsk_tx_untake(struct homa_xsk *x, const uint64_t *addrs, uint32_t n);
+
+/**
+ * homa_xsk_tx_post() - Post @n taken frames (@lens[i] bytes at @addrs[i])
+ * on the send ring and kick the kernel once if it asks (copy mode: the
+ * kick sends them; it is repeated only while the kernel says it stopped
+ * early with more to send).
  * Return: system calls made.
  */
 int homa_xsk_tx_post(struct homa_xsk *x, uint32_t n, const uint64_t *addrs,

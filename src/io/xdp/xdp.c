@@ -217,49 +217,78 @@ static const struct homa_xdp_path *path_to(struct xdp_driver *d, const struct ho
 }
 
 /**
+ * sendable() - Whether packet @p can go out now: its path (*@path) is
+ * known and it fits a frame (else counted and dropped; Homa resends).
+ */
+static bool sendable(struct xdp_driver *d, const struct homa_io_tx *p,
+		     const struct homa_xdp_path **path)
+{
+	*path = path_to(d, p);
+	if (!*path)
+		return false;
+	if (homa_xdp_frame_len(p, d->raw) > HOMA_XSK_MAX_FRAME) {
+		homa_io_count(&d->base.c.tx_errors, 1);  /* larger than a frame: dropped */
+		return false;
+	}
+	return true;
+}
+
+/**
+ * send_batch() - Send @pkts[0..n-1] (n <= batch): frames taken under one
+ * lock, each packet copied once behind its headers, one post and kick.
+ * Return: packets consumed (sent or dropped); fewer than @n when the send
+ * frames ran out.
+ */
+static int send_batch(struct xdp_driver *d, const struct homa_io_tx *pkts, int n)
+{
+	struct homa_io_counters *c = &d->base.c;
+	struct homa_xsk *x = &d->q[0];
+	uint32_t got = homa_xsk_tx_take(x, (uint32_t)n, d->tx_addrs), used = 0;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		const struct homa_xdp_path *path;
+
+		if (used == got) {
+			homa_io_count(&c->tx_full, 1);
+			homa_io_count(&c->xdp_tx_ring_full, 1);
+			break;
+		}
+		if (!sendable(d, &pkts[i], &path))
+			continue;
+		d->tx_lens[used] = (uint32_t)homa_xdp_frame_build(homa_xsk_data(x, d->tx_addrs[used]),
+			HOMA_XSK_MAX_FRAME, path, d->base.port, &pkts[i], d->raw);
+		homa_io_count(&c->tx_packets, 1);
+		homa_io_count(&c->tx_bytes, pkts[i].len + pkts[i].ext_len);
+		used++;
+	}
+	if (used < got)  /* dropped packets left frames over: post none of them */
+		homa_xsk_tx_untake(x, d->tx_addrs + used, got - used);
+	homa_io_count(&c->tx_calls, (uint64_t)homa_xsk_tx_post(x, used, d->tx_addrs, d->tx_lens));
+	return i;
+}
+
+/**
  * xdp_send() - See driver.h: each packet copied once, behind its headers,
- * into a UMEM frame (its data, then its ext bytes). A packet larger than a
+ * into a UMEM frame (its data, then its ext bytes), in batches of frames
+ * taken under one lock and posted with one kick. A packet larger than a
  * frame (the caller's error: open checks max_packet) is dropped and
  * counted in tx_errors.
  */
 static int xdp_send(struct homa_driver *base, const struct homa_io_tx *pkts, int n)
 {
 	struct xdp_driver *d = (struct xdp_driver *)base;
-	struct homa_xsk *x = &d->q[0];
-	uint32_t posted = 0;
-	int i;
+	int done = 0;
 
-	for (i = 0; i < n; i++) {
-		const struct homa_xdp_path *path = path_to(d, &pkts[i]);
-		uint64_t a;
+	while (done < n) {
+		int m = n - done < (int)d->batch ? n - done : (int)d->batch;
+		int took = send_batch(d, pkts + done, m);
 
-		if (!path)
-			continue;  /* dropped; Homa resends */
-		if (homa_xdp_frame_len(&pkts[i], d->raw) > HOMA_XSK_MAX_FRAME) {
-			homa_io_count(&base->c.tx_errors, 1);  /* larger than a frame: dropped */
-			continue;
-		}
-		if (posted == d->batch) {
-			homa_io_count(&base->c.tx_calls, (uint64_t)homa_xsk_tx_post(
-				x, posted, d->tx_addrs, d->tx_lens));
-			posted = 0;
-		}
-		a = homa_xsk_tx_frame(x);
-		if (a == UINT64_MAX) {
-			homa_io_count(&base->c.tx_full, 1);
-			homa_io_count(&base->c.xdp_tx_ring_full, 1);
+		done += took;
+		if (took < m)
 			break;
-		}
-		d->tx_addrs[posted] = a;
-		d->tx_lens[posted] = (uint32_t)homa_xdp_frame_build(homa_xsk_data(x, a),
-			HOMA_XSK_MAX_FRAME, path, base->port, &pkts[i], d->raw);
-		homa_io_count(&base->c.tx_packets, 1);
-		homa_io_count(&base->c.tx_bytes, pkts[i].len + pkts[i].ext_len);
-		posted++;
 	}
-	homa_io_count(&base->c.tx_calls, (uint64_t)homa_xsk_tx_post(x, posted, d->tx_addrs,
-								     d->tx_lens));
-	return i;
+	return done;
 }
 
 /** xdp_refresh() - See driver.h: the kernel's ring statistics, summed over the queues. */
