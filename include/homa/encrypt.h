@@ -115,7 +115,10 @@ HOMA_API int homa_encrypt_tx_remove(homa_socket *s, const struct sockaddr *dst);
 
 /**
  * homa_encrypt_rx_issue() - Issue an SPI and key of this socket for one
- * sender (to hand over by the application's own means).
+ * sender (to hand over by the application's own means). Issue one per
+ * sending socket: two senders given the same SPI count their IVs from
+ * the same start, so they repeat nonces under one key (which breaks
+ * AES-GCM) and this socket drops the later one's packets as replays.
  * @key: receives homa_psp_key_len(version) bytes.
  * Return: 0; HOMA_EINVAL (an argument NULL); HOMA_ENOTSUP (not
  * encrypted); HOMA_ESHUTDOWN (closed); HOMA_EAGAIN (as

@@ -9,7 +9,10 @@
  * one thread for it: the process that binds the port serves the host; the
  * others stand by, tell the holder their ports every half second over
  * loopback and try to bind every 100 ms, so one of them takes over when
- * the holder exits (packets of the gap are lost and retransmitted).
+ * the holder exits (packets of the gap are lost and retransmitted). A
+ * socket that joins while its process stands by is announced at once,
+ * from homa_open()'s thread, so the holder knows its port before the
+ * socket's first packet can arrive.
  *
  * Locking: life_mu serializes joining and leaving (starting and stopping
  * the thread); mu guards the totals. The thread owns the socket and the
@@ -41,10 +44,12 @@ static struct {
 	pthread_t thread;
 	int wake;                        /**< eventfd: stop */
 	int stop;                        /**< atomic */
-	int fd;                          /**< bound socket, or -1 (thread's) */
+	int fd;                          /**< bound socket, or -1 (thread's; atomic) */
+	int tell;                        /**< life_mu: socket announcing our ports */
 	uint64_t local[65536 / 64];      /**< this process's ports (atomic words) */
 	struct homa_psp_host_stats st;   /**< mu: totals */
-} H = {.life_mu = PTHREAD_MUTEX_INITIALIZER, .mu = PTHREAD_MUTEX_INITIALIZER, .fd = -1};
+} H = {.life_mu = PTHREAD_MUTEX_INITIALIZER, .mu = PTHREAD_MUTEX_INITIALIZER, .fd = -1,
+     .tell = -1};
 
 /**
  * open_port() - A UDP socket on 0.0.0.0:@port able to send with any
@@ -119,7 +124,8 @@ static void drain(struct psp_host_rx *r, uint8_t *buf)
 
 /**
  * announce() - Tell the holder of the port (over loopback, from @fd) the
- * Homa ports of this process's sockets.
+ * Homa ports of this process's sockets. Sends nothing if there are none.
+ * Called by the receiver thread and by homa_rt_psp_host_join().
  */
 static void announce(int fd, uint16_t port)
 {
@@ -163,7 +169,6 @@ static void *run(void *arg)
 	struct psp_host_rx r = {.fd = __atomic_load_n(&H.fd, __ATOMIC_ACQUIRE),
 				.port = H.port, .local = H.local};
 	uint8_t *buf = malloc(MAX_DGRAM);
-	int tell_fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	uint64_t next_announce = 0;
 
 	(void)arg;
@@ -172,17 +177,23 @@ static void *run(void *arg)
 		struct pollfd p[2] = {{.fd = H.wake, .events = POLLIN}, {.fd = r.fd, .events = POLLIN}};
 
 		if (r.fd < 0)
-			standby(&r, tell_fd, &next_announce);
+			standby(&r, H.tell, &next_announce);
 		if (poll(p, r.fd >= 0 ? 2 : 1, r.fd >= 0 ? 500 : 100) > 0 && r.fd >= 0 &&
 		    (p[1].revents & POLLIN))
 			drain(&r, buf);
 		add_totals(&r);
 	}
-	if (tell_fd >= 0)
-		close(tell_fd);
 	free(r.seen);
 	free(buf);
 	return NULL;
+}
+
+/** close_quietly() - Close *@fd if open and mark it closed (-1). */
+static void close_quietly(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
 }
 
 /** start() - First join: bind or stand by, start the thread. Return: 0 or a homa error. */
@@ -193,7 +204,10 @@ static int start(uint16_t port)
 	if (fd < 0 && fd != -EADDRINUSE)
 		return fd == -EACCES || fd == -EPERM ? HOMA_EPERM : HOMA_EIO;
 	H.wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (H.wake < 0) {
+	H.tell = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (H.wake < 0 || H.tell < 0) {
+		close_quietly(&H.wake);
+		close_quietly(&H.tell);
 		if (fd >= 0)
 			close(fd);
 		return HOMA_EIO;
@@ -205,7 +219,8 @@ static int start(uint16_t port)
 	pthread_mutex_unlock(&H.mu);
 	__atomic_store_n(&H.stop, 0, __ATOMIC_RELEASE);
 	if (pthread_create(&H.thread, NULL, run, NULL)) {
-		close(H.wake);
+		close_quietly(&H.wake);
+		close_quietly(&H.tell);
 		if (fd >= 0)
 			close(fd);
 		H.fd = -1;
@@ -224,7 +239,8 @@ static void stop(void)
 		/* the thread still sees stop within 500 ms */
 	}
 	pthread_join(H.thread, NULL);
-	close(H.wake);
+	close_quietly(&H.wake);
+	close_quietly(&H.tell);
 	if (H.fd >= 0)
 		close(H.fd);
 	H.fd = -1;
@@ -243,7 +259,8 @@ static void after_fork(void)
 	pthread_mutex_init(&H.life_mu, NULL);
 	pthread_mutex_init(&H.mu, NULL);
 	if (H.users) {
-		close(H.wake);
+		close_quietly(&H.wake);
+		close_quietly(&H.tell);
 		if (H.fd >= 0)
 			close(H.fd);
 	}
@@ -267,12 +284,21 @@ int homa_rt_psp_host_join(uint16_t udp_port, uint16_t homa_port)
 
 	pthread_once(&once, register_fork);
 	pthread_mutex_lock(&H.life_mu);
-	if (H.users && H.port != udp_port)
-		err = HOMA_EINVAL;
-	else if (!H.users)
+	if (H.users && H.port != udp_port) {
+		pthread_mutex_unlock(&H.life_mu);
+		return HOMA_EINVAL;
+	}
+	/* set before the thread starts, so that its first announcement has it */
+	__atomic_fetch_or(&H.local[homa_port / 64], 1ull << (homa_port % 64), __ATOMIC_RELAXED);
+	if (!H.users)
 		err = start(udp_port);
-	if (!err) {
-		__atomic_fetch_or(&H.local[homa_port / 64], 1ull << (homa_port % 64), __ATOMIC_RELAXED);
+	if (err) {
+		__atomic_fetch_and(&H.local[homa_port / 64], ~(1ull << (homa_port % 64)),
+				   __ATOMIC_RELAXED);
+	} else {
+		/* standing by: the holder must know the port before its first packet */
+		if (__atomic_load_n(&H.fd, __ATOMIC_ACQUIRE) < 0)
+			announce(H.tell, udp_port);
 		H.users++;
 		pthread_mutex_lock(&H.mu);
 		H.st.sockets = (uint32_t)H.users;

@@ -12,9 +12,17 @@
  * the socket the packet was forwarded to). Needs root (port and
  * IP_TRANSPARENT); the test uses a free port instead of 1000 so that it
  * never meets another program's receiver.
+ *
+ * Under AddressSanitizer the second process execs this program again
+ * (--child) instead of running on in the forked image: clang 14's ASan
+ * allocator is not fork-safe, and threads a forked child starts block
+ * forever when another thread of the parent held an allocator lock at
+ * the fork.
  */
 #include <arpa/inet.h>
+#include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -31,7 +39,16 @@
 
 #include "homa/encrypt.h"
 #include "homa/homa.h"
+#include "psp_host.h"
 #include "rt_helpers.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#define UNDER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define UNDER_ASAN 1
+#endif
+#endif
 
 /** The PSP port of the run. */
 static uint16_t psp_port;
@@ -75,11 +92,7 @@ static void *serve(void *arg)
 	while (homa_recv(e->s, HOMA_RECV_REQUEST, 0, -1, &m) == 0) {
 		size_t n = homa_message_copy(&m, 0, buf, m.length);
 
-		/* child() installs a client's association while that client's
-		 * first request may already be here: the reply waits for it
-		 * (HOMA_ENOASSOC leaves the RPC unanswered, as homa.h says). */
-		for (int i = 0; i < 10000 && homa_reply_buf(e->s, m.id, buf, n) == HOMA_ENOASSOC; i++)
-			usleep(1000);
+		homa_reply_buf(e->s, m.id, buf, n);
 		homa_message_release(&m);
 	}
 	return NULL;
@@ -136,6 +149,30 @@ static struct homa_psp_stats psp(struct ep *e)
 
 	assert_int_equal(homa_encrypt_stats(e->s, &st), 0);
 	return st;
+}
+
+/** tell() - Print @who's PSP, engine and receiver counters to stderr (why a round failed). */
+static void tell(const char *who, homa_socket *s)
+{
+	struct homa_psp_host_stats h = {0};
+	struct homa_psp_stats p = {0};
+	struct homa_stats st = {0};
+
+	homa_encrypt_host_stats(&h);
+	homa_encrypt_stats(s, &p);
+	homa_socket_stats(s, &st);
+	fprintf(stderr, "%s port %d: receiver owner %u fwd %llu no_port %llu send_err %llu regs %llu; "
+		"psp sealed %llu opened %llu no_assoc %llu rej unknown %llu replay %llu; "
+		"resends sent %llu recv %llu restarts %llu timed_out %llu busy %llu\n", who,
+		homa_local_port(s), h.owner, (unsigned long long)h.forwarded,
+		(unsigned long long)h.no_port, (unsigned long long)h.send_errors,
+		(unsigned long long)h.registrations, (unsigned long long)p.sealed,
+		(unsigned long long)p.opened, (unsigned long long)p.seal_no_assoc,
+		(unsigned long long)p.rejected[HOMA_PSP_REJ_UNKNOWN_SPI],
+		(unsigned long long)p.rejected[HOMA_PSP_REJ_REPLAY],
+		(unsigned long long)st.resends_sent, (unsigned long long)st.resends_received,
+		(unsigned long long)st.rpc_restarts, (unsigned long long)st.rpcs_timed_out,
+		(unsigned long long)st.busy_sent);
 }
 
 /**
@@ -254,13 +291,18 @@ static void psp_host__hostile(void **state)
 	uint8_t pkt[100], sealed[100], key[16];
 	homa_addr srv = homa_addr_ipv4(0x7f000001);
 	uint16_t nobody = free_udp_port();
+	struct sockaddr_in at = {.sin_family = AF_INET, .sin_port = htons(nobody),
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	int fd = socket(AF_INET, SOCK_DGRAM, 0), trap = socket(AF_INET, SOCK_DGRAM, 0);
+	uint8_t got[128];
 	homa_psp *a;
 	struct ep s, c;
 	struct seen b;
 	uint32_t spi;
-	int fd = socket(AF_INET, SOCK_DGRAM, 0);
 
 	(void)state;
+	/* where a packet for the unregistered port would go if forwarded */
+	assert_int_equal(bind(trap, (struct sockaddr *)&at, sizeof(at)), 0);
 	assert_int_equal(ep_open(&s, true, psp_port), 0);
 	assert_int_equal(ep_open(&c, false, psp_port), 0);
 	crypto_associate(c.s, s.s, s.port);
@@ -288,7 +330,8 @@ static void psp_host__hostile(void **state)
 	assert_int_equal(homa_psp_seal(a, &srv, sealed, 28, sizeof(sealed)), 60);
 	send_to(fd, sealed, 60, psp_port);
 	assert_true(wait_for(&s, one_no_port, &b));
-	assert_int_equal(host().forwarded, b.h.forwarded);
+	/* not forwarded (the forwarded count may move: the RPC's last packets) */
+	assert_int_equal(recv(trap, got, sizeof(got), MSG_DONTWAIT), -1);
 
 	pkt[2] = (uint8_t)(s.port >> 8), pkt[3] = (uint8_t)s.port;
 	memcpy(sealed, pkt, 28);
@@ -308,8 +351,80 @@ static void psp_host__hostile(void **state)
 	assert_int_equal(crypto_rpc(c.s, s.port, 200000), 0);
 	homa_psp_free(a);
 	close(fd);
+	close(trap);
 	ep_close(&c, false);
 	ep_close(&s, true);
+}
+
+/** lists() - Does the registration @p (@len bytes) list Homa port @port? */
+static bool lists(const uint8_t *p, ssize_t len, int port)
+{
+	if (len < PSP_HOST_MAGIC_LEN || memcmp(p, PSP_HOST_MAGIC, PSP_HOST_MAGIC_LEN))
+		return false;
+	for (ssize_t i = PSP_HOST_MAGIC_LEN; i + 2 <= len; i += 2)
+		if ((p[i] << 8 | p[i + 1]) == port)
+			return true;
+	return false;
+}
+
+/**
+ * registered_before_mark() - Read @holder until the datagram "mark"
+ * arrives (up to 20 s). Return: whether a registration listing @port came
+ * before it.
+ */
+static bool registered_before_mark(int holder, int port)
+{
+	uint64_t until = now_ns() + 20000000000ull;
+	bool seen = false;
+	uint8_t buf[1500];
+
+	while (now_ns() < until) {
+		struct pollfd p = {.fd = holder, .events = POLLIN};
+		ssize_t n;
+
+		if (poll(&p, 1, 100) <= 0)
+			continue;
+		n = recv(holder, buf, sizeof(buf), MSG_DONTWAIT);
+		if (n == 4 && !memcmp(buf, "mark", 4))
+			return seen;
+		seen = seen || lists(buf, n, port);
+	}
+	return false;
+}
+
+/**
+ * psp_host__join_announces_at_once() - While another program holds the
+ * PSP port (here a plain socket of the test), this process's receiver
+ * stands by; each socket that joins is registered with the holder before
+ * homa_open() returns: a datagram the test sends right after homa_open()
+ * reaches the holder after the registration listing the new port. (The
+ * receiver's own announcements come every 500 ms, so a holder learned of
+ * a new socket only then, and dropped its first packets as no_port.)
+ */
+static void psp_host__join_announces_at_once(void **state)
+{
+	struct sockaddr_in at = {.sin_family = AF_INET, .sin_port = htons(psp_port),
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	struct sockaddr_in any = {.sin_family = AF_INET, .sin_port = htons(psp_port)};
+	int holder = socket(AF_INET, SOCK_DGRAM, 0), marker = socket(AF_INET, SOCK_DGRAM, 0);
+	struct ep e[3];
+	bool ok[3];
+
+	(void)state;
+	assert_int_equal(bind(holder, (struct sockaddr *)&any, sizeof(any)), 0);
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(ep_open(&e[i], false, psp_port), 0);
+		assert_int_equal(sendto(marker, "mark", 4, 0, (struct sockaddr *)&at, sizeof(at)), 4);
+		assert_int_equal(host().owner, 0);
+		ok[i] = registered_before_mark(holder, e[i].port);
+		if (!ok[i])
+			fprintf(stderr, "socket %d (port %d): registered only later\n", i, e[i].port);
+	}
+	for (int i = 2; i >= 0; i--)
+		ep_close(&e[i], false);
+	close(marker);
+	close(holder);
+	assert_true(ok[0] && ok[1] && ok[2]);
 }
 
 /** Keys and port of one side, passed between the processes. */
@@ -336,44 +451,101 @@ static void take(struct ep *e, const struct offer *o)
 	assert_int_equal(homa_encrypt_tx_add(e->s, (struct sockaddr *)&sa, o->spi, o->key, 0), 0);
 }
 
+/** What psp_host__two_processes() holds open, for two_processes_end(). */
+static struct {
+	struct ep c;
+	bool c_open;
+	int to_child, from_child;
+	pid_t pid;
+} P = {.to_child = -1, .from_child = -1};
+
 /**
- * child() - The second process: waits for a byte on @in, opens an echo
- * server with the PSP port set, sends its offer on @out, then installs
- * every client offer read from @in until @in closes. Exits 0, or 1 on
- * any failure (no cmocka in the child).
+ * child() - The second process: opens an echo server with the PSP port
+ * set and writes its port on @out; then for every client offer read from
+ * @in installs it and answers with an SPI and key issued for that client
+ * alone (two senders with one SPI would repeat its IVs), until @in
+ * closes. Exits 0, or 1 on any failure (no cmocka in the child).
  */
 static void child(int in, int out)
 {
 	struct offer mine = {0}, theirs;
 	struct ep s;
-	char go;
 
-	if (read(in, &go, 1) != 1 || ep_open(&s, true, psp_port))
+	if (ep_open(&s, true, psp_port))
 		_exit(1);
 	mine.port = s.port;
-	if (homa_encrypt_rx_issue(s.s, &mine.spi, mine.key) ||
-	    write(out, &mine, sizeof(mine)) != sizeof(mine))
+	if (write(out, &mine, sizeof(mine)) != sizeof(mine))
 		_exit(1);
 	while (read(in, &theirs, sizeof(theirs)) == sizeof(theirs)) {
 		struct sockaddr_storage sa = crypto_dst(theirs.port);
+		int err = homa_encrypt_tx_add(s.s, (struct sockaddr *)&sa, theirs.spi, theirs.key, 0);
 
-		if (homa_encrypt_tx_add(s.s, (struct sockaddr *)&sa, theirs.spi, theirs.key, 0))
+		if (!err)
+			err = homa_encrypt_rx_issue(s.s, &mine.spi, mine.key);
+		if (err || write(out, &mine, sizeof(mine)) != sizeof(mine)) {
+			fprintf(stderr, "child: offer for port %d: %d\n", theirs.port, err);
 			_exit(1);
+		}
 	}
 	ep_close(&s, true);
 	_exit(0);
 }
 
-/** client_round() - Exchange offers of @c with the child's @srv, run RPCs. */
-static void client_round(struct ep *c, const struct offer *srv, int to_child)
+/**
+ * client_round() - Give the child @c's offer, take the child's answer
+ * (the server's association is installed both ways before the first
+ * packet), run RPCs to @srv_port.
+ */
+static void client_round(struct ep *c, int srv_port)
 {
-	struct offer mine;
+	struct offer mine = offer_of(c), srv;
 
-	take(c, srv);
-	mine = offer_of(c);
-	assert_int_equal(write(to_child, &mine, sizeof(mine)), sizeof(mine));
-	for (int i = 0; i < 3; i++)
-		assert_int_equal(crypto_rpc(c->s, srv->port, i ? 200000 : 100), 0);
+	assert_int_equal(write(P.to_child, &mine, sizeof(mine)), sizeof(mine));
+	assert_int_equal(read(P.from_child, &srv, sizeof(srv)), sizeof(srv));
+	assert_int_equal(srv.port, srv_port);
+	take(c, &srv);
+	for (int i = 0; i < 3; i++) {
+		int err = crypto_rpc(c->s, srv_port, i ? 200000 : 100);
+
+		if (err) {
+			fprintf(stderr, "RPC %d failed: %d\n", i, err);
+			tell("client", c->s);
+		}
+		assert_int_equal(err, 0);
+	}
+}
+
+/**
+ * start_child() - Fork the second process with this process's receiver
+ * running; it serves through child() (exec'd again under ASan, see the
+ * file comment). Fills P's pipe ends and pid.
+ */
+static void start_child(void)
+{
+	int to_child[2], from_child[2];
+
+	assert_int_equal(pipe(to_child), 0);
+	assert_int_equal(pipe(from_child), 0);
+	P.pid = fork();
+	assert_true(P.pid >= 0);
+	if (P.pid == 0) {
+		close(to_child[1]);
+		close(from_child[0]);
+#ifdef UNDER_ASAN
+		char in[16], out[16], port[16];
+
+		snprintf(in, sizeof(in), "%d", to_child[0]);
+		snprintf(out, sizeof(out), "%d", from_child[1]);
+		snprintf(port, sizeof(port), "%u", psp_port);
+		execl("/proc/self/exe", "/proc/self/exe", "--child", in, out, port, (char *)NULL);
+		_exit(1);
+#endif
+		child(to_child[0], from_child[1]);
+	}
+	close(to_child[0]);
+	close(from_child[1]);
+	P.to_child = to_child[1];
+	P.from_child = from_child[0];
 }
 
 /**
@@ -386,46 +558,64 @@ static void client_round(struct ep *c, const struct offer *srv, int to_child)
  */
 static void psp_host__two_processes(void **state)
 {
-	int to_child[2], from_child[2], status;
 	uint64_t until = now_ns() + 20000000000ull;
 	bool child_holds = false;
 	struct offer srv;
-	struct ep c;
-	pid_t pid;
+	int status;
 
 	(void)state;
-	assert_int_equal(pipe(to_child), 0);
-	assert_int_equal(pipe(from_child), 0);
-	assert_int_equal(ep_open(&c, false, psp_port), 0);
+	assert_int_equal(ep_open(&P.c, false, psp_port), 0);
+	P.c_open = true;
 	assert_int_equal(host().owner, 1);  /* this process holds the port */
-	pid = fork();  /* with the receiver running: the child must start its own */
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		close(to_child[1]);
-		close(from_child[0]);
-		child(to_child[0], from_child[1]);
-	}
-	close(to_child[0]);
-	close(from_child[1]);
-	assert_int_equal(write(to_child[1], "g", 1), 1);
-	assert_int_equal(read(from_child[0], &srv, sizeof(srv)), sizeof(srv));
-	client_round(&c, &srv, to_child[1]);
+	start_child();  /* with the receiver running: the child must start its own */
+	assert_int_equal(read(P.from_child, &srv, sizeof(srv)), sizeof(srv));
+	client_round(&P.c, srv.port);
 	assert_true(host().forwarded > 0);  /* the requests, to the child's port */
-	ep_close(&c, false);  /* our receiver stops; the child takes the port over */
+	ep_close(&P.c, false);  /* our receiver stops; the child takes the port over */
+	P.c_open = false;
 	while (!child_holds && now_ns() < until) {
 		usleep(300000);  /* the child tries every 100 ms */
-		assert_int_equal(ep_open(&c, false, psp_port), 0);
+		assert_int_equal(ep_open(&P.c, false, psp_port), 0);
+		P.c_open = true;
 		child_holds = host().owner == 0;
-		if (!child_holds)
-			ep_close(&c, false);
+		if (!child_holds) {
+			ep_close(&P.c, false);
+			P.c_open = false;
+		}
 	}
 	assert_true(child_holds);
-	client_round(&c, &srv, to_child[1]);  /* the child forwards our responses */
-	ep_close(&c, false);
-	close(to_child[1]);
-	assert_int_equal(waitpid(pid, &status, 0), pid);
+	client_round(&P.c, srv.port);  /* the child forwards our responses */
+	ep_close(&P.c, false);
+	P.c_open = false;
+	close(P.to_child);
+	P.to_child = -1;
+	assert_int_equal(waitpid(P.pid, &status, 0), P.pid);
+	P.pid = 0;
 	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-	close(from_child[0]);
+}
+
+/**
+ * two_processes_end() - Teardown of psp_host__two_processes(), also after
+ * a failure: close the client and the pipes, kill and reap the child, so
+ * that no socket of it outlives the test.
+ */
+static int two_processes_end(void **state)
+{
+	(void)state;
+	if (P.c_open)
+		ep_close(&P.c, false);
+	P.c_open = false;
+	if (P.to_child >= 0)
+		close(P.to_child);
+	if (P.from_child >= 0)
+		close(P.from_child);
+	P.to_child = P.from_child = -1;
+	if (P.pid > 0) {
+		kill(P.pid, SIGKILL);
+		waitpid(P.pid, NULL, 0);
+	}
+	P.pid = 0;
+	return 0;
 }
 
 /** setup() - Pick the PSP port of the run; skip without root. */
@@ -436,14 +626,19 @@ static int setup(void **state)
 	return 0;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(psp_host__two_processes),
+		cmocka_unit_test_teardown(psp_host__two_processes, two_processes_end),
 		cmocka_unit_test(psp_host__two_sockets_share),
 		cmocka_unit_test(psp_host__hostile),
+		cmocka_unit_test(psp_host__join_announces_at_once),
 	};
 
+	if (argc == 5 && !strcmp(argv[1], "--child")) {  /* start_child() under ASan */
+		psp_port = (uint16_t)atoi(argv[4]);
+		child(atoi(argv[2]), atoi(argv[3]));
+	}
 	if (geteuid() != 0) {
 		printf("skipped: needs root (IP_TRANSPARENT)\n");
 		return 77;
