@@ -618,6 +618,52 @@ static int two_processes_end(void **state)
 	return 0;
 }
 
+/**
+ * unprivileged() - Run as user nobody (exec'd by
+ * psp_host__needs_privilege()): homa_open() with the PSP port set must
+ * say HOMA_EPERM (IP_TRANSPARENT needs CAP_NET_ADMIN). Exits 0 if it
+ * did, 1 otherwise.
+ */
+static void unprivileged(void)
+{
+	struct ep e;
+	int err;
+
+	if (setgid(65534) || setuid(65534) || geteuid() == 0)
+		_exit(1);
+	err = ep_open(&e, false, psp_port);
+	if (err != HOMA_EPERM) {
+		fprintf(stderr, "unprivileged homa_open: %d (%s), expected HOMA_EPERM\n", err,
+			homa_strerror(err));
+		_exit(1);
+	}
+	_exit(0);
+}
+
+/**
+ * psp_host__needs_privilege() - A process without CAP_NET_ADMIN (this
+ * program again, as user nobody) gets HOMA_EPERM from homa_open() with
+ * the PSP port set, and no socket.
+ */
+static void psp_host__needs_privilege(void **state)
+{
+	char port[16];
+	int status;
+	pid_t pid;
+
+	(void)state;
+	snprintf(port, sizeof(port), "%u", psp_port);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		execl("/proc/self/exe", "/proc/self/exe", "--unprivileged", port, (char *)NULL);
+		_exit(2);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
 /** setup() - Pick the PSP port of the run; skip without root. */
 static int setup(void **state)
 {
@@ -633,11 +679,16 @@ int main(int argc, char **argv)
 		cmocka_unit_test(psp_host__two_sockets_share),
 		cmocka_unit_test(psp_host__hostile),
 		cmocka_unit_test(psp_host__join_announces_at_once),
+		cmocka_unit_test(psp_host__needs_privilege),
 	};
 
 	if (argc == 5 && !strcmp(argv[1], "--child")) {  /* start_child() under ASan */
 		psp_port = (uint16_t)atoi(argv[4]);
 		child(atoi(argv[2]), atoi(argv[3]));
+	}
+	if (argc == 3 && !strcmp(argv[1], "--unprivileged")) {
+		psp_port = (uint16_t)atoi(argv[2]);
+		unprivileged();
 	}
 	if (geteuid() != 0) {
 		printf("skipped: needs root (IP_TRANSPARENT)\n");
