@@ -5,8 +5,8 @@
  * arrives (the engine's partial message; over the TCP transport the
  * bytes the transport has read so far, homa_tp_partial()); a server that asks with
  * HOMA_RECV_PARTIAL is told of a request when its first bytes arrive
- * (the engine's HOMA_EV_REQUEST_BEGIN, queued here until homa_recv()
- * takes it) and reads it the same way; once complete, such a request is
+ * (the engine's or the TCP transport's HOMA_EV_REQUEST_BEGIN, queued
+ * here until homa_recv() takes it) and reads it the same way; once complete, such a request is
  * kept here, not delivered again, until the server answers or aborts it.
  * A reader that waits sleeps as a "data waiter" on the socket's waiter
  * list, and is woken after each batch of events that moved its RPC on.
@@ -89,6 +89,18 @@ void homa_rt_begin_handed(struct homa_rt *rt, const struct rt_item *item)
 	homa_rt_idset_put(&rt->reading, item->ev.id, 0);
 }
 
+/**
+ * tcp_arriving() - Whether the request of server RPC @id, announced by
+ * the TCP transport, is still arriving (else it was delivered whole, cut
+ * or aborted).
+ */
+static bool tcp_arriving(struct homa_rt *rt, uint64_t id)
+{
+	struct homa_partial info;
+
+	return rt->tp && homa_tp_partial(rt->tp, id, 0, NULL, 0, &info) >= 0;
+}
+
 /** homa_rt_begin_take() - See rt.h. */
 struct rt_item *homa_rt_begin_take(struct homa_rt *rt)
 {
@@ -100,7 +112,8 @@ struct rt_item *homa_rt_begin_take(struct homa_rt *rt)
 			rt->btail = NULL;
 		rt->nbegin--;
 		b->next = NULL;
-		if (homa_engine_rx_progress(rt->engine, b->ev.id, NULL) >= 0) {
+		if (b->tcp ? tcp_arriving(rt, b->ev.id)
+			   : homa_engine_rx_progress(rt->engine, b->ev.id, NULL) >= 0) {
 			homa_rt_begin_handed(rt, b);
 			return b;
 		}
@@ -146,7 +159,7 @@ void homa_rt_partial_drop(struct homa_rt *rt)
 
 /**
  * tcp_progress() - Where the response of client RPC @id carried by TCP
- * stands while it arrives (nothing yet if the transport does not know it).
+ * (or the request of server RPC @id) stands while it arrives (nothing yet if the transport does not know it).
  * Return: 0.
  */
 static int tcp_progress(struct homa_rt *rt, uint64_t id, struct rt_progress *p)
@@ -197,6 +210,8 @@ static int progress(struct homa_rt *rt, uint64_t id, struct rt_progress *p)
 		p->complete = true;
 		return 0;
 	}
+	if (tcp_arriving(rt, id)) /* a request arriving over TCP */
+		return tcp_progress(rt, id, p);
 	got = homa_engine_rx_progress(rt->engine, id, &p->msg);
 	if (got < 0) {
 		homa_rt_idset_del(&rt->reading, id); /* the request ended unanswered */

@@ -98,6 +98,7 @@ struct tp_conn {
 	size_t body_got;
 	size_t pub_got;         /**< body_got last published to partial readers */
 	bool pub;               /**< this frame was published (tp_partial_publish()) */
+	uint64_t rx_handle;     /**< server side: the request being read was announced as this RPC (0: not) */
 };
 
 /** A peer (address and port) this socket sends requests to. */
@@ -138,6 +139,15 @@ struct tp_srpc {
 	uint64_t handle, client_id;
 	struct tp_conn *conn;   /**< NULL once the connection is lost */
 	bool answered;
+	bool announced;         /**< told to the server while arriving (HOMA_RECV_PARTIAL) */
+	/*
+	 * An announced request while it arrives (tp_partial.c), as struct
+	 * tp_crpc's response: the connection's payload buffer and its bytes
+	 * present; rx_body is NULL once the request is whole (or never was).
+	 */
+	const uint8_t *rx_body;
+	uint32_t rx_len;
+	size_t rx_got;
 };
 
 /** The transport layer of one socket. */
@@ -257,17 +267,29 @@ void tp_on_frame(struct homa_tp *tp, struct tp_conn *c, const struct tp_hdr *h,
 
 /* tp_partial.c */
 /**
- * tp_partial_publish() - Reader role held, @c (client side) in the middle
- * of a response frame: let partial readers of its RPC see the bytes read
- * so far (and the length), and wake those waiting. Call without locks.
+ * tp_partial_publish() - Reader role held, @c in the middle of a frame:
+ * let partial readers of its RPC see the bytes read so far (and the
+ * length), and wake those waiting. A request (server side) is published
+ * only once a server asked for requests as they start (HOMA_RECV_PARTIAL):
+ * the first time, it becomes a server RPC announced by a
+ * HOMA_EV_REQUEST_BEGIN item (c->rx_handle). Call without locks.
  */
 void tp_partial_publish(struct homa_tp *tp, struct tp_conn *c);
 /**
- * tp_partial_forget() - The response frame @c was reading for RPC @id
- * will not be delivered (its buffer is about to be freed): hide it from
- * partial readers. Call without locks.
+ * tp_partial_forget() - The frame @c was reading (a response for RPC @id,
+ * or a request) will not be delivered (its buffer is about to be freed):
+ * hide it from partial readers (an announced request's server RPC ends).
+ * Call without locks.
  */
 void tp_partial_forget(struct homa_tp *tp, struct tp_conn *c, uint64_t id);
+
+/**
+ * tp_partial_drop_request() - tp->lock held, @c (server side) lost or its
+ * request not deliverable: end the server RPC its announced request was
+ * (c->rx_handle), if still arriving. Return: whether there was one
+ * (partial readers then see HOMA_ENOTFOUND: wake them).
+ */
+bool tp_partial_drop_request(struct homa_tp *tp, struct tp_conn *c);
 
 /* tp_thread.c */
 /**
@@ -348,9 +370,12 @@ int homa_tp_send(struct homa_rt *rt, const homa_addr *addr, uint16_t port,
 		 const struct homa_iov *iov, int iovcnt, uint64_t cookie, uint32_t flags,
 		 int64_t timeout_ns, uint64_t *id);
 /**
- * homa_tp_reply() - homa_reply() for a request that came over TCP.
+ * homa_tp_reply() - homa_reply() for a request that came over TCP; a
+ * request read as it arrived (HOMA_RECV_PARTIAL) is forgotten by the
+ * runtime (homa_rt_partial_end()). Call without rt->lock.
  * Return: TP_NOT_MINE (not such a request: let the engine answer), 0,
- * HOMA_ESTATE (answered already), HOMA_EMSGSIZE, HOMA_EINVAL.
+ * HOMA_ESTATE (answered already, or the request is still arriving),
+ * HOMA_EMSGSIZE, HOMA_EINVAL.
  */
 int homa_tp_reply(struct homa_rt *rt, uint64_t id, const struct homa_iov *iov, int iovcnt);
 /**
@@ -361,10 +386,12 @@ int homa_tp_abort(struct homa_tp *tp, uint64_t id);
 
 /**
  * homa_tp_partial() - rt->lock held: where the response of client RPC @id
- * carried by TCP stands while it arrives, in @info (length 0 before its
- * header), copying its bytes from @offset on into @buf (at most @cap).
+ * carried by TCP (or the announced request of server RPC @id, an odd id)
+ * stands while it arrives, in @info (length 0 before its header),
+ * copying its bytes from @offset on into @buf (at most @cap).
  * Return: bytes copied; HOMA_ENOTFOUND (no such RPC in flight over TCP:
- * unknown, ended, or its response already delivered whole).
+ * unknown, ended, its connection lost, or its message already delivered
+ * whole).
  */
 int64_t homa_tp_partial(struct homa_tp *tp, uint64_t id, size_t offset, void *buf, size_t cap,
 			struct homa_partial *info);

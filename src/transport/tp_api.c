@@ -313,6 +313,7 @@ int homa_tp_reply(struct homa_rt *rt, uint64_t id, const struct homa_iov *iov, i
 	struct tp_srpc *r;
 	struct tp_conn *c = NULL;
 	uint64_t val, len, client_id = 0;
+	bool announced = false;
 	int err;
 
 	if (!tp)
@@ -326,16 +327,22 @@ int homa_tp_reply(struct homa_rt *rt, uint64_t id, const struct homa_iov *iov, i
 	err = iovcnt < 1 ? HOMA_EINVAL : homa_iov_length(iov, iovcnt, &len);
 	if (!err && (len > atomic_load(&rt->max_message) || len > UINT32_MAX))
 		err = HOMA_EMSGSIZE;
-	if (!err && r->answered)
-		err = HOMA_ESTATE;
+	if (!err && (r->answered || r->rx_body))
+		err = HOMA_ESTATE; /* answered, or its request still arriving */
 	if (!err) {
 		c = r->conn;
 		client_id = r->client_id;
+		announced = r->announced;
 		if (c)
 			atomic_fetch_add(&c->refs, 1);
 		remember_answered(tp, r);
 	}
 	pthread_mutex_unlock(&tp->lock);
+	if (announced) { /* the runtime kept the request for partial reads */
+		homa_rt_lock(rt);
+		homa_rt_partial_end(rt, id);
+		homa_rt_unlock(rt);
+	}
 	if (err || !c)
 		return err;
 	if (tp_write(tp, c, &(struct tp_hdr){(uint32_t)len, TP_RESPONSE, client_id}, iov, iovcnt))

@@ -276,6 +276,7 @@ struct fail_ctx {
 	size_t n, cap;
 	uint64_t *drop;
 	size_t ndrop;
+	bool cut;               /**< an announced request was cut (its readers must look again) */
 };
 
 /** collect_crpc() - foreach callback: note a client RPC of the lost connection. */
@@ -312,6 +313,8 @@ static void forget_rpcs(struct fail_ctx *f)
 	f->drop = calloc(f->cap ? f->cap : 1, sizeof(*f->drop));
 	if (!f->out || !f->drop)
 		f->cap = 0; /* no memory: the RPCs stay until homa_close() */
+	if (f->c->accepted)
+		f->cut = tp_partial_drop_request(tp, f->c);
 	homa_rt_idset_foreach(&tp->crpcs, collect_crpc, f);
 	homa_rt_idset_foreach(&tp->srpcs, collect_srpc, f);
 	for (size_t i = 0; i < f->n; i++)
@@ -342,6 +345,12 @@ void tp_conn_fail(struct homa_tp *tp, struct tp_conn *c, int error)
 		return;
 	epoll_ctl(tp->rx_epfd, EPOLL_CTL_DEL, c->fd, NULL);
 	shutdown(c->fd, SHUT_RDWR);
+	if (f.cut) {
+		homa_rt_lock(tp->rt);
+		if (tp->rt->data_waiters)
+			homa_rt_wake_data(tp->rt);
+		homa_rt_unlock(tp->rt);
+	}
 	for (size_t i = 0; i < f.n; i++)
 		tp_deliver(tp, HOMA_EV_ERROR, f.out[i].id, f.out[i].cookie, &f.out[i].addr,
 			   f.out[i].port, NULL, f.out[i].start_ns, error);

@@ -120,13 +120,49 @@ static void on_response(struct homa_tp *tp, struct tp_conn *c, const struct tp_h
 	delivered(tp, ok, item, msg);
 }
 
+/**
+ * on_announced() - The request frame that @c announced as server RPC
+ * c->rx_handle (tp_partial.c) is whole: its record stops arriving and the
+ * message is delivered in one hold of rt->lock, so a partial reader sees
+ * either the bytes published so far or the whole request. Dropped if the
+ * RPC was aborted meanwhile.
+ */
+static void on_announced(struct homa_tp *tp, struct tp_conn *c, homa_msg *msg)
+{
+	struct rt_item *item = calloc(1, sizeof(*item));
+	uint64_t handle = c->rx_handle, val;
+	bool ok = false;
+
+	c->rx_handle = 0;
+	homa_rt_lock(tp->rt);
+	pthread_mutex_lock(&tp->lock);
+	if (homa_rt_idset_get(&tp->srpcs, handle, &val)) {
+		struct tp_srpc *r = (struct tp_srpc *)(uintptr_t)val;
+
+		ok = r->rx_body != NULL;
+		r->rx_body = NULL;
+	}
+	pthread_mutex_unlock(&tp->lock);
+	if (ok)
+		ok = deliver_locked(tp, item, HOMA_EV_REQUEST, handle, 0, &c->addr, c->port, msg,
+				    0, 0);
+	homa_rt_unlock(tp->rt);
+	delivered(tp, ok, item, msg);
+}
+
 /** on_request() - A request frame from client RPC @h->id: give it a handle and deliver it. */
 static void on_request(struct homa_tp *tp, struct tp_conn *c, const struct tp_hdr *h,
 		       homa_msg *msg)
 {
 	struct homa_rt *rt = tp->rt;
-	struct tp_srpc *r = calloc(1, sizeof(*r));
+	struct tp_srpc *r;
 	bool ok;
+
+	if (c->rx_handle) {
+		on_announced(tp, c, msg);
+		return;
+	}
+	r = calloc(1, sizeof(*r));
 
 	homa_rt_lock(rt);
 	ok = r && !rt->closing;
@@ -160,8 +196,7 @@ void tp_on_frame(struct homa_tp *tp, struct tp_conn *c, const struct tp_hdr *h,
 		body = malloc(1); /* an empty message still needs a buffer to borrow */
 	msg = body ? wrap(body, h->len) : NULL;
 	if (!msg) { /* no memory: like a lost packet, the RPC times out */
-		if (h->type == TP_RESPONSE)
-			tp_partial_forget(tp, c, h->id);
+		tp_partial_forget(tp, c, h->id);
 		free(body);
 		return;
 	}

@@ -133,8 +133,8 @@ static int on_readable(struct homa_tp *tp, struct tp_conn *c)
 			;
 		if (r < 0)
 			return HOMA_EINVAL;
-		if (c->in_body && !c->accepted)
-			tp_partial_publish(tp, c); /* a response part-way: partial readers see it */
+		if (c->in_body)
+			tp_partial_publish(tp, c); /* a frame part-way: partial readers see it */
 		if (drained)
 			return 0; /* a short read emptied the socket: epoll says when more comes */
 		if (c->in_body && c->roff == c->rlen && c->hdr.len - c->body_got >= TP_RBUF) {

@@ -111,8 +111,11 @@ static void write_all(int fd, const uint8_t *b, size_t len)
 	}
 }
 
-/** fake_tp_respond() - See fake_tp.h. */
-void fake_tp_respond(int fd, uint64_t id, uint32_t len, size_t from, size_t to)
+/**
+ * send_frame() - On @fd, send bytes [@from, @to) of a frame of @type with
+ * @len payload bytes for RPC @id, preceded by its header when @from is 0.
+ */
+static void send_frame(int fd, uint8_t type, uint64_t id, uint32_t len, size_t from, size_t to)
 {
 	uint8_t *b = malloc(16 + to - from), *p = b;
 
@@ -121,7 +124,7 @@ void fake_tp_respond(int fd, uint64_t id, uint32_t len, size_t from, size_t to)
 		memset(p, 0, 16);
 		for (int i = 0; i < 4; i++)
 			p[i] = (uint8_t)(len >> (24 - 8 * i));
-		p[4] = 2; /* a response frame */
+		p[4] = type;
 		p[5] = 1; /* version */
 		for (int i = 0; i < 8; i++)
 			p[8 + i] = (uint8_t)(id >> (56 - 8 * i));
@@ -131,4 +134,50 @@ void fake_tp_respond(int fd, uint64_t id, uint32_t len, size_t from, size_t to)
 		*p++ = fake_tp_byte(i);
 	write_all(fd, b, (size_t)(p - b));
 	free(b);
+}
+
+/** fake_tp_respond() - See fake_tp.h. */
+void fake_tp_respond(int fd, uint64_t id, uint32_t len, size_t from, size_t to)
+{
+	send_frame(fd, 2, id, len, from, to);
+}
+
+/** fake_tp_connect() - See fake_tp.h. */
+int fake_tp_connect(uint16_t port)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(port),
+				.sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	uint8_t pre[12] = "HOMATCP1";
+	int one = 1, fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	assert_true(fd >= 0);
+	assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	pre[8] = 0x30; /* client Homa port 12345, then 2 zero bytes */
+	pre[9] = 0x39;
+	write_all(fd, pre, sizeof(pre));
+	return fd;
+}
+
+/** fake_tp_send_request() - See fake_tp.h. */
+void fake_tp_send_request(int fd, uint64_t id, uint32_t len, size_t from, size_t to)
+{
+	send_frame(fd, 1, id, len, from, to);
+}
+
+/** fake_tp_response() - See fake_tp.h. */
+uint64_t fake_tp_response(int fd, uint32_t *len)
+{
+	uint8_t h[16];
+	uint64_t id = 0;
+
+	*len = 0;
+	read_all(fd, h, sizeof(h));
+	assert_int_equal(h[4], 2); /* a response frame */
+	for (int i = 0; i < 4; i++)
+		*len = *len << 8 | h[i];
+	for (int i = 0; i < 8; i++)
+		id = id << 8 | h[8 + i];
+	read_all(fd, NULL, *len);
+	return id;
 }

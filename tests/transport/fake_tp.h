@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /**
  * @file fake_tp.h
- * A TCP-transport server written out by hand for the tests: a plain TCP
- * listener that speaks the transport's wire format (src/transport/tp.h),
- * so a test decides on which connection, when and in how many parts each
- * response leaves, and sees on which connection each request came.
+ * A TCP-transport server (and client) written out by hand for the tests:
+ * plain TCP sockets that speak the transport's wire format
+ * (src/transport/tp.h), so a test decides on which connection, when and
+ * in how many parts each response (or request) leaves, and sees on which
+ * connection each request came.
  * Every function fails the running cmocka test on an unexpected result.
  */
 #ifndef HOMA_TEST_FAKE_TP_H
@@ -51,5 +52,24 @@ uint8_t fake_tp_byte(size_t i);
  * @len bytes to RPC @id, preceded by its frame header when @from is 0.
  */
 void fake_tp_respond(int fd, uint64_t id, uint32_t len, size_t from, size_t to);
+
+/**
+ * fake_tp_connect() - A client's connection to the TCP-transport server
+ * at 127.0.0.1:@port, its preface sent. Return: the connection.
+ */
+int fake_tp_connect(uint16_t port);
+
+/**
+ * fake_tp_send_request() - On @fd, send bytes [@from, @to) (fake_tp_byte())
+ * of a request of @len bytes from client RPC @id, preceded by its frame
+ * header when @from is 0.
+ */
+void fake_tp_send_request(int fd, uint64_t id, uint32_t len, size_t from, size_t to);
+
+/**
+ * fake_tp_response() - Read one response frame from @fd (its payload is
+ * read and dropped; its length in *@len). Return: the client's RPC id.
+ */
+uint64_t fake_tp_response(int fd, uint32_t *len);
 
 #endif /* HOMA_TEST_FAKE_TP_H */

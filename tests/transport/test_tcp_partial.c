@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /**
  * @file test_tcp_partial.c
- * Partial reads of responses carried by the TCP transport: the client's
+ * Partial reads of messages carried by the TCP transport: the client's
  * homa_recv_partial() and homa_recv_partial_wait() see a response's bytes
- * as they arrive, as over Homa. The server here is a plain TCP socket
+ * as they arrive, and a server that asks with HOMA_RECV_PARTIAL sees a
+ * request's, as over Homa. The other end here is a plain TCP socket
  * speaking the transport's wire format (fake_tp.h), so the test decides
- * when each part of the response leaves.
+ * when each part of a message leaves.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -205,12 +206,118 @@ static void tcp_partial__abort_mid_response(void **state)
 	fake_close(&f);
 }
 
+/** open_server() - A TCP-transport server on loopback, an ephemeral port. */
+static homa_socket *open_server(void)
+{
+	homa_socket *s = NULL;
+
+	test_transport = HOMA_TRANSPORT_TCP;
+	assert_int_equal(test_open(&s, HOMA_DRIVER_UDP, HOMA_MODE_THREADED, true, 0, NULL), 0);
+	return s;
+}
+
+/**
+ * announced() - A fake client on *@fd has sent the first FIRST bytes of
+ * a request of RESP_LEN bytes (RPC id 42) to server @srv, which takes its
+ * announcement with HOMA_RECV_PARTIAL. Return: the server RPC's id.
+ */
+static uint64_t announced(homa_socket *srv, int *fd)
+{
+	struct homa_message m;
+
+	*fd = fake_tp_connect(homa_local_port(srv));
+	fake_tp_send_request(*fd, 42, RESP_LEN, 0, FIRST);
+	assert_int_equal(homa_recv(srv, HOMA_RECV_REQUEST | HOMA_RECV_PARTIAL, 0, WAIT_NS, &m), 0);
+	assert_int_equal(m.type, HOMA_RECV_PARTIAL);
+	assert_int_equal(m.length, RESP_LEN);
+	assert_true(m.id & 1);
+	assert_true(m.peer_len > 0);
+	return m.id;
+}
+
+/**
+ * tcp_partial__request_as_it_arrives() - A server asking for requests as
+ * they start (HOMA_RECV_PARTIAL) is told of a TCP request once its first
+ * part is here and reads its bytes as they arrive; a reply before the
+ * request is whole is HOMA_ESTATE; once whole it is readable to the end
+ * (complete), not delivered a second time, and the reply reaches the
+ * client.
+ */
+static void tcp_partial__request_as_it_arrives(void **state)
+{
+	homa_socket *srv = open_server();
+	struct homa_partial info;
+	struct homa_message m;
+	uint8_t b[16];
+	uint32_t len;
+	uint64_t id;
+	int fd;
+
+	(void)state;
+	id = announced(srv, &fd);
+	info = read_until(srv, id, 0, FIRST);
+	assert_false(info.complete);
+	assert_int_equal(homa_reply_buf(srv, id, "r", 1), HOMA_ESTATE);
+	assert_int_equal(homa_recv_partial_wait(srv, id, RESP_LEN, b, sizeof(b), 0, &info),
+			 HOMA_EAGAIN);
+	fake_tp_send_request(fd, 42, RESP_LEN, FIRST, RESP_LEN / 2);
+	read_until(srv, id, FIRST, RESP_LEN / 2);
+	fake_tp_send_request(fd, 42, RESP_LEN, RESP_LEN / 2, RESP_LEN);
+	read_until(srv, id, RESP_LEN / 2, RESP_LEN);
+	assert_int_equal(homa_recv_partial_wait(srv, id, RESP_LEN, b, sizeof(b), WAIT_NS, &info), 0);
+	assert_true(info.complete);
+	assert_int_equal(info.arrived, RESP_LEN);
+	assert_int_equal(homa_recv(srv, HOMA_RECV_REQUEST | HOMA_RECV_PARTIAL, 0, 0, &m),
+			 HOMA_EAGAIN); /* the whole request is not announced again */
+	assert_int_equal(homa_reply_buf(srv, id, "resp", 4), 0);
+	assert_int_equal(fake_tp_response(fd, &len), 42);
+	assert_int_equal(len, 4);
+	assert_int_equal(homa_recv_partial_wait(srv, id, 0, b, sizeof(b), 0, NULL),
+			 HOMA_ENOTFOUND); /* answered: gone */
+	close(fd);
+	homa_close(srv);
+}
+
+/**
+ * tcp_partial__request_cut_or_aborted() - A request whose client goes
+ * away half-way is no longer readable (HOMA_ENOTFOUND, a waiting reader
+ * wakes); one the server aborts half-way is not readable either, and its
+ * rest is dropped while the connection keeps carrying requests.
+ */
+static void tcp_partial__request_cut_or_aborted(void **state)
+{
+	homa_socket *srv = open_server();
+	struct homa_message m;
+	uint8_t b[16];
+	uint64_t id;
+	int fd;
+
+	(void)state;
+	id = announced(srv, &fd);
+	read_until(srv, id, 0, FIRST);
+	close(fd);
+	assert_int_equal(homa_recv_partial_wait(srv, id, FIRST, b, sizeof(b), WAIT_NS, NULL),
+			 HOMA_ENOTFOUND);
+	id = announced(srv, &fd);
+	assert_int_equal(homa_abort(srv, id), 0);
+	assert_int_equal(homa_recv_partial_wait(srv, id, 0, b, sizeof(b), 0, NULL), HOMA_ENOTFOUND);
+	fake_tp_send_request(fd, 42, RESP_LEN, FIRST, RESP_LEN);
+	fake_tp_send_request(fd, 43, 3, 0, 3);
+	assert_int_equal(homa_recv(srv, HOMA_RECV_REQUEST, 0, WAIT_NS, &m), 0);
+	assert_int_equal(m.length, 3); /* the aborted request never shows up */
+	assert_int_equal(homa_message_release(&m), 0);
+	close(fd);
+	homa_close(srv);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(tcp_partial__bytes_as_they_arrive),
 		cmocka_unit_test(tcp_partial__connection_lost_mid_response),
 		cmocka_unit_test(tcp_partial__abort_mid_response),
+		cmocka_unit_test(tcp_partial__request_as_it_arrives),
+		cmocka_unit_test(tcp_partial__request_cut_or_aborted),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
