@@ -93,9 +93,9 @@ extern "C" {
  * Bump when fields are added to struct homa_open_opts. homa_open() also
  * accepts every older version: it reads only the fields that version
  * had and takes the defaults for the rest (version 1 ends at xdp_raw,
- * version 2 at auto_retry_ms).
+ * version 2 at auto_retry_ms, version 3 at rx_alloc).
  */
-#define HOMA_OPEN_OPTS_VERSION 3
+#define HOMA_OPEN_OPTS_VERSION 4
 
 struct homa_encrypt_opts;
 struct homa_alloc;
@@ -232,6 +232,18 @@ struct homa_open_opts {
 	 * this library.
 	 */
 	const struct homa_alloc *rx_alloc;
+	/* version 4 */
+	/**
+	 * AUTO: requests of at least this many bytes go over TCP, also to a
+	 * peer Homa reaches (bulk transfers: TCP streams them without
+	 * grants); smaller ones over Homa. 0 (the default): a request's size
+	 * does not matter. A request with HOMA_SEND_LATENCY stays on Homa
+	 * whatever its size, and a homa_send_opts.hint decides over both.
+	 * Such a request needs a peer that accepts TCP (a server opened with
+	 * transport TCP or AUTO); else it fails with HOMA_ENOSERVER. A
+	 * non-zero value with a transport other than AUTO is HOMA_EINVAL.
+	 */
+	uint64_t auto_tcp_min_bytes;
 };
 
 /** Flags for homa_recv(): which kinds of message to accept. */
@@ -331,7 +343,8 @@ HOMA_API void homa_open_opts_default(struct homa_open_opts *o);
  *	homa_close() it.
  * @opts: options (copied); NULL means homa_open_opts_default().
  * Return: 0; HOMA_EINVAL (NULL @out, bad version, driver, mode, address
- * text, batch, send_timeout_ns or settings); HOMA_EADDRINUSE (port already
+ * text, batch, send_timeout_ns or settings; auto_tcp_min_bytes without
+ * transport AUTO); HOMA_EADDRINUSE (port already
  * bound, by any process); HOMA_EADDRNOTAVAIL (the address is not one of
  * this host's); HOMA_EPERM (raw driver without CAP_NET_RAW, XDP driver
  * without CAP_NET_ADMIN and CAP_BPF; a message saying so is also written
@@ -615,7 +628,7 @@ HOMA_API int64_t homa_recv_partial_wait(homa_socket *s, uint64_t id, size_t offs
  * Return: 0; HOMA_ENOTFOUND (no such server RPC: unknown id, the client
  * went away, or it was answered and the client has acknowledged the
  * response); HOMA_ESTATE (already answered, response not yet
- * acknowledged); HOMA_EINVAL (NULL socket or @iov, @iovcnt < 1, a NULL
+ * acknowledged; or a request taken with HOMA_RECV_PARTIAL not whole yet); HOMA_EINVAL (NULL socket or @iov, @iovcnt < 1, a NULL
  * base with a non-zero length, lengths whose sum wraps);
  * HOMA_EMSGSIZE; HOMA_EAGAIN (no space and send_timeout_ns is 0);
  * HOMA_ETIME (no space within send_timeout_ns); HOMA_ESHUTDOWN;

@@ -129,6 +129,19 @@ static int send_tcp(struct homa_rt *rt, const homa_addr *addr, uint16_t port,
 }
 
 /**
+ * request_length() - The bytes @iov holds (0 if it is malformed: the
+ * send that follows reports that).
+ */
+static uint64_t request_length(const struct homa_iov *iov, int iovcnt)
+{
+	uint64_t len = 0;
+
+	if (iovcnt < 1 || !iov || homa_iov_length(iov, iovcnt, &len))
+		return 0;
+	return len;
+}
+
+/**
  * start_request() - homa_request_iov(), or with @zc homa_request_zc(),
  * with @o's cookie, waiting for space as @o->timeout_ns says
  * (send_timeout()), over the transport @o->hint (enum homa_hint) names or
@@ -153,7 +166,7 @@ static int start_request(homa_socket *s, const struct sockaddr *dst,
 		return s ? HOMA_ESHUTDOWN : HOMA_EINVAL;
 	err = !id || (hint == HOMA_HINT_TCP && !rt->tp) ? HOMA_EINVAL
 							 : check_dst(rt, dst, &addr, &port);
-	if (!err && homa_tp_route(rt, &addr, port, hint)) {
+	if (!err && homa_tp_route(rt, &addr, port, hint, request_length(iov, iovcnt), o->flags)) {
 		err = send_tcp(rt, &addr, port, iov, iovcnt, o, id, zc);
 		homa_rt_put(rt);
 		return err;

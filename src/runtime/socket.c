@@ -59,7 +59,8 @@ static int check_opts(const struct homa_open_opts *o, const struct homa_settings
 	if (o->version < 1 || o->version > HOMA_OPEN_OPTS_VERSION ||
 	    (o->driver < HOMA_DRIVER_UDP || o->driver > HOMA_DRIVER_XDP) ||
 	    (o->mode != HOMA_MODE_THREADED && o->mode != HOMA_MODE_POLLED) ||
-	    o->batch < 1 || o->batch > HOMA_RT_MAX_BATCH || o->send_timeout_ns < -1)
+	    o->batch < 1 || o->batch > HOMA_RT_MAX_BATCH || o->send_timeout_ns < -1 ||
+	    (o->auto_tcp_min_bytes && o->transport != HOMA_TRANSPORT_AUTO))
 		return HOMA_EINVAL;
 	if (homa_settings_validate(st, NULL) || st->mtu > MAX_MTU)
 		return HOMA_EINVAL;
@@ -191,8 +192,9 @@ static const struct homa_open_opts *full_opts(const struct homa_open_opts *opts,
 	if (opts->version < 1 || opts->version >= HOMA_OPEN_OPTS_VERSION)
 		return opts;
 	homa_open_opts_default(full);
-	memcpy(full, opts, opts->version == 1 ? offsetof(struct homa_open_opts, transport)
-					      : offsetof(struct homa_open_opts, rx_alloc));
+	memcpy(full, opts, opts->version == 1   ? offsetof(struct homa_open_opts, transport)
+			   : opts->version == 2 ? offsetof(struct homa_open_opts, rx_alloc)
+						: offsetof(struct homa_open_opts, auto_tcp_min_bytes));
 	return full;
 }
 

@@ -176,6 +176,7 @@ struct homa_tp {
 	uint64_t max_tx, max_message;
 	uint64_t connect_ns;    /**< how long a connect may take */
 	uint64_t fallback_ns, retry_ns;
+	uint64_t tcp_min_bytes; /**< AUTO: requests this long go over TCP (0: no such rule) */
 	struct homa_transport_stats st; /**< under lock, except the two below */
 	_Atomic uint64_t tx_bytes, rx_bytes;
 };
@@ -350,13 +351,16 @@ int homa_tp_open(struct homa_rt *rt, const struct homa_open_opts *o);
 /** homa_tp_close() - Stop the thread, close every connection, free rt->tp (NULL: no-op). */
 void homa_tp_close(struct homa_rt *rt);
 /**
- * homa_tp_route() - Whether a request to @addr:@port goes over TCP:
- * @hint (enum homa_hint) HOMA_HINT_TCP or _HOMA decides, HOMA_HINT_NONE
- * leaves it to the socket (TCP; AUTO: the peer's state). For a Homa
+ * homa_tp_route() - Whether a request of @len bytes with HOMA_SEND_*
+ * @flags to @addr:@port goes over TCP. The rules, first match wins:
+ * @hint (enum homa_hint) HOMA_HINT_TCP or _HOMA; a TCP socket: TCP;
+ * AUTO: a peer moved to TCP (fallback): TCP; HOMA_SEND_LATENCY: Homa;
+ * @len at least tp->tcp_min_bytes (when set): TCP; else Homa. For a Homa
  * request of an AUTO socket chosen so, it notes that an answer is
  * awaited. False without rt->tp. Call without rt->lock.
  */
-bool homa_tp_route(struct homa_rt *rt, const homa_addr *addr, uint16_t port, int hint);
+bool homa_tp_route(struct homa_rt *rt, const homa_addr *addr, uint16_t port, int hint,
+		   uint64_t len, uint32_t flags);
 /**
  * homa_tp_send() - Start a client RPC over TCP (homa_send_request()):
  * on the peer's express connection if @flags has HOMA_SEND_LATENCY, else

@@ -50,6 +50,7 @@ static void set_limits(struct homa_tp *tp, const struct homa_open_opts *o)
 	tp->connect_ns = timeout > 1000000000 ? timeout : 1000000000;
 	tp->fallback_ns = (o->auto_fallback_ms ? o->auto_fallback_ms : 50) * 1000000ull;
 	tp->retry_ns = (o->auto_retry_ms ? o->auto_retry_ms : 1000) * 1000000ull;
+	tp->tcp_min_bytes = o->auto_tcp_min_bytes;
 }
 
 /** homa_tp_open() - See tp.h. */
@@ -124,8 +125,18 @@ void homa_tp_close(struct homa_rt *rt)
 	rt->tp = NULL;
 }
 
+/**
+ * bulk() - AUTO: whether a request of @len bytes with @flags goes over
+ * TCP by its size (a peer Homa reaches; see homa_tp_route()).
+ */
+static bool bulk(const struct homa_tp *tp, uint64_t len, uint32_t flags)
+{
+	return tp->tcp_min_bytes && len >= tp->tcp_min_bytes && !(flags & HOMA_SEND_LATENCY);
+}
+
 /** homa_tp_route() - See tp.h. */
-bool homa_tp_route(struct homa_rt *rt, const homa_addr *addr, uint16_t port, int hint)
+bool homa_tp_route(struct homa_rt *rt, const homa_addr *addr, uint16_t port, int hint,
+		   uint64_t len, uint32_t flags)
 {
 	struct homa_tp *tp = rt->tp;
 	struct tp_peer *p;
@@ -142,7 +153,7 @@ bool homa_tp_route(struct homa_rt *rt, const homa_addr *addr, uint16_t port, int
 		return false;
 	}
 	p = tp_peer_get(tp, addr, port);
-	tcp = p && tp_auto_route(tp, p, homa_rt_now());
+	tcp = p && (tp_auto_route(tp, p, homa_rt_now()) || bulk(tp, len, flags));
 	if (p && !tcp) {
 		if (!p->wait_since)
 			p->wait_since = homa_rt_now();

@@ -259,23 +259,28 @@ static void tcp__partial_read_of_a_response(void **state)
 }
 
 /**
- * request_hint() - One RPC from @cli to @srv over the transport @hint
- * names; the server answers it. Return: the transport that carried the
- * response (and the request, as the server saw it).
+ * request_with() - One RPC of @len bytes from @cli to @srv with @hint and
+ * @flags (homa_send_opts); the server answers it. Return: the transport
+ * that carried the response (and the request, as the server saw it).
  */
-static int request_hint(homa_socket *cli, homa_socket *srv, int hint)
+static int request_with(homa_socket *cli, homa_socket *srv, int hint, size_t len,
+			uint32_t flags)
 {
+	static uint8_t buf[200000];
 	struct sockaddr_storage dst = test_dst(homa_local_port(srv));
-	struct homa_iov iov = {"h", 1};
+	struct homa_iov iov = {buf, len};
 	struct homa_send_opts so;
 	struct homa_message req, m;
 	uint64_t id;
 	int t;
 
+	assert_true(len <= sizeof(buf));
 	homa_send_opts_default(&so);
 	so.hint = hint;
+	so.flags = flags;
 	assert_int_equal(homa_request_opts(cli, (struct sockaddr *)&dst, &iov, 1, &so, &id), 0);
 	take(srv, &req);
+	assert_int_equal(req.length, len);
 	t = homa_message_transport(&req);
 	assert_int_equal(homa_reply_buf(srv, req.id, "r", 1), 0);
 	homa_message_release(&req);
@@ -283,6 +288,12 @@ static int request_hint(homa_socket *cli, homa_socket *srv, int hint)
 	assert_int_equal(homa_message_transport(&m), t);
 	homa_message_release(&m);
 	return t;
+}
+
+/** request_hint() - request_with() of 1 byte, no flags. */
+static int request_hint(homa_socket *cli, homa_socket *srv, int hint)
+{
+	return request_with(cli, srv, hint, 1, 0);
 }
 
 /**
@@ -332,6 +343,66 @@ static void tcp__per_rpc_hints(void **state)
 	homa_close(aut);
 	homa_close(tcp);
 	homa_close(srv);
+}
+
+/** open_auto_sized() - An AUTO client sending requests of @min bytes or more over TCP. */
+static homa_socket *open_auto_sized(uint64_t min)
+{
+	struct homa_open_opts o;
+	struct homa_settings st;
+	homa_socket *s = NULL;
+
+	homa_settings_default(&st);
+	st.timeout_ticks = TEST_TIMEOUT_TICKS;
+	homa_open_opts_default(&o);
+	o.bind_addr = "127.0.0.1";
+	o.settings = &st;
+	o.transport = HOMA_TRANSPORT_AUTO;
+	o.auto_tcp_min_bytes = min;
+	assert_int_equal(homa_open(&s, &o), 0);
+	return s;
+}
+
+/**
+ * auto__routes_by_size_and_priority() - With auto_tcp_min_bytes, an AUTO
+ * socket sends requests of that size or more over TCP and smaller ones
+ * over Homa, a HOMA_SEND_LATENCY one over Homa whatever its size, and a
+ * hint decides over both; the rule is refused on other transports.
+ */
+static void auto__routes_by_size_and_priority(void **state)
+{
+	homa_socket *srv = open_tp(HOMA_TRANSPORT_AUTO, true, 0);
+	homa_socket *cli = open_auto_sized(10000);
+	struct homa_transport_stats ts;
+	struct homa_open_opts o;
+	homa_socket *s;
+
+	(void)state;
+	assert_int_equal(request_with(cli, srv, HOMA_HINT_NONE, 9999, 0), HOMA_TRANSPORT_HOMA);
+	assert_int_equal(request_with(cli, srv, HOMA_HINT_NONE, 10000, 0), HOMA_TRANSPORT_TCP);
+	assert_int_equal(request_with(cli, srv, HOMA_HINT_NONE, 150000, 0), HOMA_TRANSPORT_TCP);
+	assert_int_equal(request_with(cli, srv, HOMA_HINT_NONE, 150000, HOMA_SEND_LATENCY),
+			 HOMA_TRANSPORT_HOMA);
+	assert_int_equal(request_with(cli, srv, HOMA_HINT_HOMA, 150000, 0), HOMA_TRANSPORT_HOMA);
+	assert_int_equal(request_with(cli, srv, HOMA_HINT_TCP, 10, 0), HOMA_TRANSPORT_TCP);
+	assert_int_equal(request_with(cli, srv, HOMA_HINT_NONE, 10, 0), HOMA_TRANSPORT_HOMA);
+	assert_int_equal(homa_transport_stats(cli, &ts), 0);
+	assert_int_equal(ts.tcp_rpcs, 3);
+	assert_int_equal(ts.homa_rpcs, 4);
+	assert_int_equal(ts.auto_to_tcp, 0); /* by size is not a switch */
+	homa_close(cli);
+	homa_close(srv);
+
+	homa_open_opts_default(&o);
+	o.auto_tcp_min_bytes = 1;
+	assert_int_equal(homa_open(&s, &o), HOMA_EINVAL); /* transport HOMA */
+	o.transport = HOMA_TRANSPORT_TCP;
+	assert_int_equal(homa_open(&s, &o), HOMA_EINVAL);
+	homa_open_opts_default(&o);
+	o.version = 3; /* a version 3 caller's struct ends before auto_tcp_min_bytes: not read */
+	o.auto_tcp_min_bytes = 1;
+	assert_int_equal(homa_open(&s, &o), 0);
+	homa_close(s);
 }
 
 static void tcp__reply_twice_and_abort(void **state)
@@ -642,6 +713,7 @@ int main(void)
 		cmocka_unit_test(tcp__reply_twice_and_abort),
 		cmocka_unit_test(tcp__partial_read_of_a_response),
 		cmocka_unit_test(tcp__per_rpc_hints),
+		cmocka_unit_test(auto__routes_by_size_and_priority),
 		cmocka_unit_test(tcp__stranger_bytes_drop_the_connection),
 		cmocka_unit_test(tcp__fd_readable_on_response),
 		cmocka_unit_test(tcp__threads_share_reading),
