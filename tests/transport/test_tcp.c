@@ -27,8 +27,11 @@
 
 #include "helpers.h"
 
-/** open_tp() - A loopback socket with @transport (TEST_TIMEOUT_TICKS). */
-static homa_socket *open_tp(int transport, bool server, uint16_t port)
+/**
+ * open_with() - A loopback socket with @transport (TEST_TIMEOUT_TICKS)
+ * and auto_tcp_min_bytes @tcp_min.
+ */
+static homa_socket *open_with(int transport, bool server, uint16_t port, uint64_t tcp_min)
 {
 	struct homa_open_opts o;
 	struct homa_settings st;
@@ -42,8 +45,15 @@ static homa_socket *open_tp(int transport, bool server, uint16_t port)
 	o.port = port;
 	o.settings = &st;
 	o.transport = transport;
+	o.auto_tcp_min_bytes = tcp_min;
 	assert_int_equal(homa_open(&s, &o), 0);
 	return s;
+}
+
+/** open_tp() - A loopback socket with @transport (TEST_TIMEOUT_TICKS). */
+static homa_socket *open_tp(int transport, bool server, uint16_t port)
+{
+	return open_with(transport, server, port, 0);
 }
 
 /** take() - Receive a request on @srv (30 s at most). */
@@ -345,24 +355,6 @@ static void tcp__per_rpc_hints(void **state)
 	homa_close(srv);
 }
 
-/** open_auto_sized() - An AUTO client sending requests of @min bytes or more over TCP. */
-static homa_socket *open_auto_sized(uint64_t min)
-{
-	struct homa_open_opts o;
-	struct homa_settings st;
-	homa_socket *s = NULL;
-
-	homa_settings_default(&st);
-	st.timeout_ticks = TEST_TIMEOUT_TICKS;
-	homa_open_opts_default(&o);
-	o.bind_addr = "127.0.0.1";
-	o.settings = &st;
-	o.transport = HOMA_TRANSPORT_AUTO;
-	o.auto_tcp_min_bytes = min;
-	assert_int_equal(homa_open(&s, &o), 0);
-	return s;
-}
-
 /**
  * auto__routes_by_size_and_priority() - With auto_tcp_min_bytes, an AUTO
  * socket sends requests of that size or more over TCP and smaller ones
@@ -372,7 +364,7 @@ static homa_socket *open_auto_sized(uint64_t min)
 static void auto__routes_by_size_and_priority(void **state)
 {
 	homa_socket *srv = open_tp(HOMA_TRANSPORT_AUTO, true, 0);
-	homa_socket *cli = open_auto_sized(10000);
+	homa_socket *cli = open_with(HOMA_TRANSPORT_AUTO, false, 0, 10000);
 	struct homa_transport_stats ts;
 	struct homa_open_opts o;
 	homa_socket *s;
