@@ -112,7 +112,11 @@ struct homa_settings {
 	 * port dropped the request every time. No cap while that port answered
 	 * a request of this endpoint as a server (a GRANT, a BUSY or response
 	 * bytes) within timeout_ticks: it serves and lost the request (e.g.
-	 * under a flood), so the RPC restarts until the port stops answering. A port that does not serve is reported at once
+	 * under a flood), so the RPC restarts until the port stops answering.
+	 * Toward an endpoint of ours the cap also waits until the RPC has been
+	 * restarting for timeout_ticks (such an endpoint that does not serve
+	 * says so, so its plain RPC_UNKNOWN means a lost request). A port that
+	 * does not serve is reported at once
 	 * (HOMA_ENOSERVER): by ICMP port unreachable (raw driver) or by an
 	 * endpoint of ours that does not serve.
 	 */

@@ -381,11 +381,34 @@ static int handle_resend(homa_engine *e, const homa_addr *src, const struct homa
 }
 
 /**
- * restart() - The server lost @rpc's request before answering: send it
- * again from byte 0, or, once settings.max_restarts restarts were spent,
- * fail the RPC with HOMA_EABANDONED (a server answers at that port but
- * dropped the request every time). The cap does not apply while that
- * port showed within timeout_ticks that it serves (homa_peer_port_serves():
+ * restarts_spent() - True if @rpc may restart no more (restart()): it
+ * spent settings.max_restarts restarts, its port showed no sign of serving
+ * within timeout_ticks (homa_peer_port_serves()), and, when the
+ * RPC_UNKNOWN came from an endpoint of ours (@ours), it has been
+ * restarting for timeout_ticks of engine time. An endpoint of ours that
+ * does not serve says so (HOMA_EXT_NOSERVER), so its plain RPC_UNKNOWN
+ * means a server that lost the request: under a flood that overflows its
+ * receive buffer it loses one request again and again before it answers
+ * anything, and the count alone failed honest RPCs within a few resend
+ * intervals. A module host's plain RPC_UNKNOWN is also its answer from a
+ * port that does not serve, so the count alone ends those.
+ */
+static bool restarts_spent(const homa_engine *e, const struct homa_rpc *rpc, bool ours)
+{
+	if (rpc->restarts < e->s.max_restarts || homa_peer_port_serves(e, rpc->peer, rpc->dport))
+		return false;
+	if (!ours || !rpc->restarts)
+		return true;
+	return e->now - rpc->restart_ns >= (uint64_t)e->s.timeout_ticks * e->s.tick_ns;
+}
+
+/**
+ * restart() - The server lost @rpc's request before answering (@ours: the
+ * RPC_UNKNOWN came from an endpoint of ours): send it again from byte 0,
+ * or, once its restarts are spent (restarts_spent()), fail the RPC with
+ * HOMA_EABANDONED (a server answers at that port but dropped the request
+ * every time). The cap does not apply while that port showed within
+ * timeout_ticks that it serves (homa_peer_port_serves():
  * a GRANT, BUSY or response byte for one of our requests), and lost this
  * request (a flood overflowing its receive buffer loses most packets, and
  * four losses in a row failed honest RPCs; a server whose threads fell
@@ -395,13 +418,14 @@ static int handle_resend(homa_engine *e, const homa_addr *src, const struct homa
  * serves there (HOMA_EXT_NOSERVER, ICMP unreachable: unreach.c) gives
  * HOMA_ENOSERVER.
  */
-static void restart(homa_engine *e, struct homa_rpc *rpc)
+static void restart(homa_engine *e, struct homa_rpc *rpc, bool ours)
 {
-	if (rpc->restarts >= e->s.max_restarts &&
-	    !homa_peer_port_serves(e, rpc->peer, rpc->dport)) {
+	if (restarts_spent(e, rpc, ours)) {
 		homa_rpc_fail(e, rpc, HOMA_EABANDONED);
 		return;
 	}
+	if (!rpc->restarts)
+		rpc->restart_ns = e->now;
 	if (rpc->restarts < UINT16_MAX)
 		rpc->restarts++;
 	/* RPC_UNKNOWNs that arrive before our next RESEND answer RESENDs
@@ -449,7 +473,7 @@ static int handle_unknown(homa_engine *e, const homa_addr *src, const struct hom
 		return HOMA_DROP(HOMA_DROP_UNKNOWN_RPC); /* response under way: no restart */
 	if (rpc->restarts && !rpc->start_resends)
 		return HOMA_DROP(HOMA_DROP_UNKNOWN_RPC); /* answers a RESEND from before the restart */
-	restart(e, rpc);
+	restart(e, rpc, pkt->ours);
 	return 0;
 }
 

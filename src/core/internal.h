@@ -177,6 +177,7 @@ struct homa_rpc {
 	uint16_t probes;          /**< RESEND/NEED_ACK probes sent since we last heard of it */
 	uint16_t restarts;        /**< client: restarts after RPC_UNKNOWN (settings.max_restarts) */
 	uint16_t start_resends;   /**< client: RESENDs for the response's start since the last (re)start */
+	uint64_t restart_ns;      /**< client: engine time of its first restart (incoming.c) */
 	uint32_t silent_ticks;    /**< timer ticks without hearing from the peer */
 	uint32_t resend_at;       /**< silent_ticks value at which the next RESEND is due */
 	uint64_t heard_ns;        /**< engine time of the latest sign of life (timer.c) */

@@ -612,6 +612,61 @@ static uint64_t lossy_server(struct th_pair *p, bool *drop)
 }
 
 /**
+ * restart__ours_restarts_for_a_timeout() - A server of ours that never
+ * answered this client loses every request packet (a flood overflowing
+ * its receive buffer before it served anything): its plain RPC_UNKNOWN
+ * means a lost request, not a port that does not serve (that one says
+ * HOMA_EXT_NOSERVER), so the request restarts past max_restarts for
+ * timeout_ticks and completes once the loss stops; kept lost, it fails
+ * with HOMA_EABANDONED within two timeouts. It failed after max_restarts
+ * restarts, a few resend intervals (16 honest RPCs of
+ * hardening_rt_flood under ASan).
+ */
+static void restart__ours_restarts_for_a_timeout(void **state)
+{
+	static uint8_t req[100];
+	struct homa_iov iov = {req, sizeof(req)};
+	const struct homa_settings *s;
+	struct homa_event ev;
+	struct homa_stats st;
+	struct th_pair p;
+	bool drop = true;
+	uint64_t id, t0;
+
+	(void)state;
+	for (int lost_for_good = 0; lost_for_good < 2; lost_for_good++) {
+		th_pair_init(&p, NULL);
+		p.filter = drop_requests;
+		p.filter_ctx = &drop;
+		p.echo = true;
+		p.logging = false;
+		drop = true;
+		s = homa_engine_settings(p.e[0]);
+		assert_int_equal(homa_engine_send_request(p.e[0], &p.addr[1], p.port[1], &iov, 1,
+							  1, p.now, &id), 0);
+		t0 = p.now;
+		th_pair_run(&p, (uint64_t)s->timeout_ticks * s->tick_ns / 2);
+		homa_engine_stats(p.e[0], &st);
+		assert_true(st.rpc_restarts > s->max_restarts);
+		assert_int_equal(homa_engine_next_event(p.e[0], &ev), 0);
+		drop = lost_for_good;
+		while (homa_engine_next_event(p.e[0], &ev) == 0 &&
+		       p.now - t0 < 2ull * s->timeout_ticks * s->tick_ns)
+			th_pair_run(&p, s->tick_ns);
+		assert_true(ev.id == id);
+		if (lost_for_good) {
+			assert_int_equal(ev.type, HOMA_EV_ERROR);
+			assert_int_equal(ev.error, HOMA_EABANDONED);
+			assert_true(p.now - t0 >= (uint64_t)s->timeout_ticks * s->tick_ns);
+		} else {
+			assert_int_equal(ev.type, HOMA_EV_RESPONSE);
+			homa_engine_msg_release(p.e[0], ev.msg);
+		}
+		th_pair_free(&p);
+	}
+}
+
+/**
  * restart__serving_port_not_capped() - A port that answered a request
  * within timeout_ticks serves: when it loses the next request again and
  * again (a flood overflowing its receive buffer), each RPC_UNKNOWN
@@ -1024,6 +1079,7 @@ int main(void)
 		cmocka_unit_test(homa_ctl_send__queue_cap),
 		cmocka_unit_test(homa_engine_input__mutation_fuzz),
 		cmocka_unit_test(homa_engine_input__mutation_fuzz_start_msg),
+		cmocka_unit_test(restart__ours_restarts_for_a_timeout),
 		cmocka_unit_test(restart__serving_port_not_capped),
 		cmocka_unit_test(restart__cap_returns_when_port_stops_answering),
 		cmocka_unit_test(restart__busy_port_serves),
