@@ -15,15 +15,16 @@ fail() { echo "flood_report: $*" >&2; exit 1; }
 [ "$rc" -eq 0 ] || fail "homa-flood exited $rc"
 for arm in unloaded flood; do
 	row=$(echo "$out" | grep "^$arm ") || fail "no $arm row"
-	# arm rpcs failed hung p50 p99 p999 cpu busy flood_pps fl_cpu busy srv_rx k_drops
+	# arm rpcs failed t_out refused hung p50 p99 p999 cpu busy flood_pps fl_cpu busy srv_rx k_drops
 	set -- $row
-	[ $# -eq 14 ] || fail "$arm row has $# fields, not 14"
+	[ $# -eq 16 ] || fail "$arm row has $# fields, not 16"
 	[ "$2" -gt 0 ] || fail "$arm: no RPC completed"
-	[ "$3" -eq 0 ] && [ "$4" -eq 0 ] || fail "$arm: $3 failed, $4 hung"
-	echo "$5 $6" | grep -Eq '^[0-9]+\.[0-9] [0-9]+\.[0-9]$' || fail "$arm: latencies '$5 $6'"
+	[ "$3" -eq 0 ] && [ "$4" -eq 0 ] && [ "$5" -eq 0 ] && [ "$6" -eq 0 ] ||
+		fail "$arm: $3 failed ($4 timed out), $5 refused, $6 hung"
+	echo "$7 $8" | grep -Eq '^[0-9]+\.[0-9] [0-9]+\.[0-9]$' || fail "$arm: latencies '$7 $8'"
 done
 set -- $(echo "$out" | grep "^flood ")
-[ "${10}" -gt 0 ] || fail "the flood sent nothing"
+[ "${12}" -gt 0 ] || fail "the flood sent nothing"
 echo "$out" | grep -Eq '^ratio flood/unloaded: P50 [0-9.]+, P99 [0-9.]+ \(target <= 3\), cpu per RPC [0-9.]+ \(getrusage\), [0-9.]+ \(busy time\)$' ||
 	fail "no ratio line"
 echo "$out" | grep -q "^result: ok, all [0-9]* RPCs completed$" || fail "no result line"

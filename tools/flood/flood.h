@@ -50,6 +50,9 @@ struct flood_attack {
 /** One arm's figures, summed over its rounds. */
 struct flood_arm {
 	uint64_t ok, failed, hung;
+	uint64_t timed_out;        /**< of failed: ended with HOMA_ETIMEDOUT */
+	uint64_t refused;          /**< sends refused at once (HOMA_EPEERDEAD: the port timed out
+	                                lately); no RPC, so not in failed */
 	int first_error;           /**< the error that ended the first failed RPC (0: none) */
 	double *lat_us;            /**< every completed RPC's latency, µs */
 	size_t n, cap;
@@ -111,7 +114,10 @@ void flood_server_stop(struct flood_server *sv);
  * at a time for @seconds, and add each outcome to @arm (latencies,
  * failures; an RPC with no outcome within @wait_ms, which should exceed
  * the socket's timeout, is aborted and counted hung: the library broke
- * its promise to end every RPC). Return: 0, or HOMA_ENOMEM.
+ * its promise to end every RPC). A send refused at once because the
+ * port timed out lately (HOMA_EPEERDEAD, for resend_ticks) starts no RPC:
+ * it counts as refused, and the client waits a millisecond before the
+ * next one instead of spinning. Return: 0, or HOMA_ENOMEM.
  */
 int flood_probe(homa_socket *c, uint16_t port, uint32_t size, double seconds, uint32_t wait_ms,
 		struct flood_arm *arm);

@@ -38,8 +38,10 @@ static void print_arm(const char *name, struct flood_arm *a, struct homa_summary
 	double wall_s = a->wall_us / 1e6;
 
 	homa_summary_of(a->lat_us, a->n, sum);
-	printf("%-9s %7llu %6llu %5llu %8.1f %8.1f %8.1f %9.2f %9.2f %10.0f %6.2f %6.2f %10.0f %8llu\n",
+	printf("%-9s %7llu %6llu %6llu %7llu %5llu %8.1f %8.1f %8.1f %9.2f %9.2f %10.0f %6.2f %6.2f "
+	       "%10.0f %8llu\n",
 	       name, (unsigned long long)a->ok, (unsigned long long)a->failed,
+	       (unsigned long long)a->timed_out, (unsigned long long)a->refused,
 	       (unsigned long long)a->hung, sum->p50, sum->p99, sum->p999,
 	       per(a->proc_cpu_us - a->flood_cpu_us, a->ok), per(a->busy_us - a->flood_cpu_us, a->ok),
 	       wall_s > 0 ? (double)a->flood_sent / wall_s : 0.0, ratio(a->flood_cpu_us, a->wall_us),
@@ -76,13 +78,16 @@ int flood_report(const struct flood_opts *o, struct flood_arm *quiet, struct flo
 		printf("flood: one thread, no pacing");
 	printf(", %d source ports on %d addresses (127.0.0.2-%d), forged DATA, GRANT, RESEND, "
 	       "RPC_UNKNOWN, BUSY, CUTOFFS, NEED_ACK, ACK\n", o->ports, o->hosts, 1 + o->hosts);
-	printf("%-9s %7s %6s %5s %8s %8s %8s %9s %9s %10s %6s %6s %10s %8s\n", "arm", "rpcs",
-	       "failed", "hung", "p50_us", "p99_us", "p999_us", "cpu_us", "busy_us", "flood_pps",
+	printf("%-9s %7s %6s %6s %7s %5s %8s %8s %8s %9s %9s %10s %6s %6s %10s %8s\n", "arm",
+	       "rpcs", "failed", "t_out", "refused", "hung", "p50_us", "p99_us", "p999_us", "cpu_us", "busy_us", "flood_pps",
 	       "fl_cpu", "busy", "srv_rx_pps", "k_drops");
 	print_arm("unloaded", quiet, &q);
 	print_arm("flood", loud, &l);
 	print_drops("unloaded", quiet);
 	print_drops("flood", loud);
+	printf("failed: RPCs sent that ended in an error (t_out of them HOMA_ETIMEDOUT); refused: "
+	       "sends refused at once (HOMA_EPEERDEAD) while the port counts as dead after a "
+	       "timeout, no RPC\n");
 	printf("cpu_us: getrusage (process) minus the flooding thread, per RPC; busy_us: "
 	       "wall x CPUs minus /proc/stat idle, minus the flooding thread, per RPC; "
 	       "fl_cpu, busy: cores\n");
@@ -92,10 +97,14 @@ int flood_report(const struct flood_opts *o, struct flood_arm *quiet, struct flo
 		     per(quiet->proc_cpu_us - quiet->flood_cpu_us, quiet->ok)),
 	       ratio(per(loud->busy_us - loud->flood_cpu_us, loud->ok),
 		     per(quiet->busy_us - quiet->flood_cpu_us, quiet->ok)));
-	bad = !quiet->ok || !loud->ok || quiet->failed || quiet->hung || loud->failed || loud->hung;
+	bad = !quiet->ok || !loud->ok || quiet->failed || quiet->hung || loud->failed ||
+	      loud->hung || quiet->refused || loud->refused;
 	if (bad)
-		printf("result: FAILED: %llu RPCs failed and %llu hung (first errors: unloaded %s, "
-		       "flood %s)\n", (unsigned long long)(quiet->failed + loud->failed),
+		printf("result: FAILED: %llu RPCs failed (%llu timed out), %llu sends refused and "
+		       "%llu hung (first errors: unloaded %s, flood %s)\n",
+		       (unsigned long long)(quiet->failed + loud->failed),
+		       (unsigned long long)(quiet->timed_out + loud->timed_out),
+		       (unsigned long long)(quiet->refused + loud->refused),
 		       (unsigned long long)(quiet->hung + loud->hung),
 		       quiet->first_error ? homa_strerror(quiet->first_error) : "none",
 		       loud->first_error ? homa_strerror(loud->first_error) : "none");

@@ -124,6 +124,11 @@ int flood_probe(homa_socket *c, uint16_t port, uint32_t size, double seconds, ui
 		uint64_t id;
 		int r = homa_request_buf(c, (struct sockaddr *)&dst, req, size, 0, &id);
 
+		if (r == HOMA_EPEERDEAD) {
+			arm->refused++;
+			nanosleep(&(struct timespec){0, 1000000}, NULL);
+			continue;
+		}
 		if (!r)
 			r = homa_recv(c, HOMA_RECV_RESPONSE, id, (int64_t)wait_ms * 1000000, &m);
 		if (r == HOMA_ETIME) {
@@ -131,6 +136,7 @@ int flood_probe(homa_socket *c, uint16_t port, uint32_t size, double seconds, ui
 			arm->hung++;
 		} else if (r) {
 			arm->first_error = arm->failed++ ? arm->first_error : r;
+			arm->timed_out += r == HOMA_ETIMEDOUT;
 		} else {
 			rc = add_latency(arm, flood_now_us() - t0);
 			arm->ok += m.length == size;
