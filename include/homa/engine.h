@@ -431,6 +431,46 @@ HOMA_API int homa_engine_input_lend(homa_engine *e, const homa_addr *src, uint8_
 				    size_t len, uint64_t now, const struct homa_rx_lend *lend,
 				    bool *kept);
 
+/**
+ * struct homa_rx_copy - A payload copy homa_engine_input() left to its
+ * caller (homa_engine_defer_copies()): copy @len bytes from @src (inside
+ * the packet buffer passed in) to @dst (inside message @msg).
+ */
+struct homa_rx_copy {
+	uint8_t *dst;
+	const uint8_t *src;
+	size_t len;
+	homa_msg *msg;
+};
+
+/**
+ * homa_engine_defer_copies() - Until called again with a NULL @list,
+ * homa_engine_input() and homa_engine_input_lend() copy no payload into
+ * messages: they decide where each byte goes (allocating the message's
+ * pieces) and append the copy to @list (room for @cap entries, *@n of them
+ * used; the caller sets *@n, usually to 0). With @list full they copy at
+ * once. This lets a caller that serializes engine calls with a lock do the
+ * copies after unlocking: it keeps each packet buffer unchanged until its
+ * copies are done, copies, and then calls homa_engine_copies_done() (under
+ * its lock again). Meanwhile a message with copies pending is not handed
+ * out by homa_engine_next_event() (later events are), homa_engine_rx_progress()
+ * counts only bytes present before them, and freeing it (abort, timeout,
+ * eviction) only marks it: the engine frees it when its copies are done.
+ * The caller must report every copy done before homa_engine_free().
+ * Return: 0; HOMA_EINVAL (NULL @e; @list with @cap 0 or NULL @n).
+ */
+HOMA_API int homa_engine_defer_copies(homa_engine *e, struct homa_rx_copy *list, uint32_t cap,
+				      uint32_t *n);
+
+/**
+ * homa_engine_copies_done() - The @n copies of @list (from
+ * homa_engine_defer_copies()) are done: their messages may be delivered,
+ * read and freed again; one freed meanwhile is freed now. Each entry is
+ * reported once. NULL @e or @list is ignored.
+ */
+HOMA_API void homa_engine_copies_done(homa_engine *e, const struct homa_rx_copy *list,
+				      uint32_t n);
+
 /** Kinds of undeliverable-packet reports (homa_engine_unreachable()). */
 enum homa_unreach_kind {
 	HOMA_UNREACH_PORT = 1,  /**< ICMP / ICMPv6 port unreachable: no socket serves that port */

@@ -678,11 +678,19 @@ void homa_engine_on_timer(homa_engine *e, uint64_t now)
 /** homa_engine_next_event() - See engine.h. */
 int homa_engine_next_event(homa_engine *e, struct homa_event *ev)
 {
-	struct homa_ev_node *n;
+	struct homa_ev_node *n = NULL;
+	struct homa_link *l;
 
-	if (!e || !ev || homa_list_empty(&e->events))
+	if (!e || !ev)
 		return 0;
-	n = homa_container_of(e->events.next, struct homa_ev_node, link);
+	/* a message whose copies are pending waits (rxcopy.c); later events pass it */
+	for (l = e->events.next; l != &e->events && !n; l = l->next) {
+		n = homa_container_of(l, struct homa_ev_node, link);
+		if (n->ev.msg && n->ev.msg->copying)
+			n = NULL;
+	}
+	if (!n)
+		return 0;
 	homa_list_del(&n->link);
 	e->nevents--;
 	*ev = n->ev;
@@ -731,7 +739,7 @@ int64_t homa_engine_rx_progress(homa_engine *e, uint64_t id, const homa_msg **ms
 		*msg = in->msg;
 	if (!in->msg)
 		return 0;
-	return in->ngaps ? in->gaps[0].start : in->recv_end;
+	return homa_rxcopy_settled(in);
 }
 
 /** homa_engine_rpc_peer() - See engine.h. */

@@ -86,6 +86,9 @@ struct homa_msg {
 	struct homa_frag *frags;
 	uint32_t nfrags, frags_cap;
 	struct homa_rx_lend lend;  /**< gives every frag's buffer back */
+	/** Copies into this message left to the caller (rxcopy.c), not yet done. */
+	uint32_t copying;
+	bool orphan;          /**< freed while copying: rxcopy.c frees it when they are done */
 };
 
 /** Payload bytes [off, off+len) of a message, at ptr inside a lent buffer buf. */
@@ -112,6 +115,7 @@ struct homa_msgin {
 	uint32_t ngaps;
 	uint32_t gaps_cap;
 	struct homa_gap *gaps;    /**< holes below recv_end, sorted */
+	uint32_t settled;         /**< contiguous bytes present when msg->copying was last 0 (rxcopy.c) */
 	uint32_t counted;         /**< our share of engine.total_incoming */
 	bool explicit_grant;      /**< we sent at least one GRANT for it */
 	bool outstanding;         /**< explicitly granted bytes not yet received */
@@ -385,6 +389,11 @@ struct homa_engine {
 	size_t lend_len;
 	bool lend_kept;                   /**< the engine took lend_buf */
 
+	/* payload copies left to the caller (homa_engine_defer_copies(), rxcopy.c) */
+	struct homa_rx_copy *copies;      /**< the caller's list; NULL: copy at once */
+	uint32_t copies_cap;
+	uint32_t *ncopies;                /**< entries used in copies */
+
 	/* debug invariant checker (check.c, HOMA_INVARIANTS builds) */
 	uint64_t check_budget;       /**< largest hard bound of the grant budget the settings allowed */
 	uint64_t check_calls;        /**< entry points seen (sampling in large engines) */
@@ -403,6 +412,11 @@ struct homa_msg *homa_msg_new(homa_engine *e, uint32_t length);
 int homa_msg_fill(homa_engine *e, struct homa_msg *m, const struct homa_iov *iov, int iovcnt);
 int homa_msg_write(homa_engine *e, struct homa_msg *m, uint32_t off, const uint8_t *src, uint32_t len);
 void homa_msg_free(homa_engine *e, struct homa_msg *m);
+
+/* rxcopy.c */
+void homa_rxcopy_add(homa_engine *e, struct homa_msg *m, uint8_t *dst, const uint8_t *src,
+		     uint32_t len);
+uint32_t homa_rxcopy_settled(const struct homa_msgin *in);
 
 /* lend.c */
 int homa_lend_take(homa_engine *e, struct homa_msg *m, uint32_t off, const uint8_t *data,

@@ -128,9 +128,12 @@ static uint8_t *get_chunk(const struct homa_alloc *a, struct homa_msg *m, uint32
 	return m->chunks[i];
 }
 
-/** msg_write() - homa_msg_write() through the hooks @a. */
-static int msg_write(const struct homa_alloc *a, struct homa_msg *m, uint32_t off,
-		     const uint8_t *src, uint32_t len)
+/**
+ * msg_write() - homa_msg_write() through the hooks @a; with @defer not
+ * NULL each piece's copy is left to @defer's caller (rxcopy.c).
+ */
+static int msg_write(const struct homa_alloc *a, homa_engine *defer, struct homa_msg *m,
+		     uint32_t off, const uint8_t *src, uint32_t len)
 {
 	while (len) {
 		uint32_t i = off >> HOMA_CHUNK_SHIFT;
@@ -142,7 +145,10 @@ static int msg_write(const struct homa_alloc *a, struct homa_msg *m, uint32_t of
 			return HOMA_ENOMEM;
 		if (n > len)
 			n = len;
-		memcpy(c + in, src, n);
+		if (defer)
+			homa_rxcopy_add(defer, m, c + in, src, n);
+		else
+			memcpy(c + in, src, n);
 		src += n;
 		off += n;
 		len -= n;
@@ -152,13 +158,15 @@ static int msg_write(const struct homa_alloc *a, struct homa_msg *m, uint32_t of
 
 /**
  * homa_msg_write() - Copy @len bytes from @src to offset @off of @m,
- * allocating chunks as needed. The caller checked bounds.
+ * allocating chunks as needed, or leave the copy to the caller of
+ * homa_engine_input() when it asked (homa_engine_defer_copies()). The
+ * caller checked bounds.
  * Return: 0 or HOMA_ENOMEM (bytes before the failing chunk are written).
  */
 int homa_msg_write(homa_engine *e, struct homa_msg *m, uint32_t off,
 		   const uint8_t *src, uint32_t len)
 {
-	return msg_write(&e->alloc, m, off, src, len);
+	return msg_write(&e->alloc, e->copies ? e : NULL, m, off, src, len);
 }
 
 /** msg_fill() - Copy a gather list into @m from offset 0 through @a. Return: 0 or HOMA_ENOMEM. */
@@ -169,7 +177,7 @@ static int msg_fill(const struct homa_alloc *a, struct homa_msg *m,
 	int i, err;
 
 	for (i = 0; i < iovcnt; i++) {
-		err = msg_write(a, m, off, iov[i].base, (uint32_t)iov[i].len);
+		err = msg_write(a, NULL, m, off, iov[i].base, (uint32_t)iov[i].len);
 		if (err)
 			return err;
 		off += (uint32_t)iov[i].len;
@@ -190,7 +198,8 @@ int homa_msg_fill(homa_engine *e, struct homa_msg *m,
 /**
  * msg_free() - Free @m and its chunks through @a; NULL is ignored. A
  * borrowed message's done callback runs last, once the engine holds
- * nothing of it.
+ * nothing of it. A message with copies still pending (rxcopy.c) is only
+ * marked: homa_engine_copies_done() frees it once they are done.
  */
 static void msg_free(const struct homa_alloc *a, struct homa_msg *m)
 {
@@ -201,6 +210,10 @@ static void msg_free(const struct homa_alloc *a, struct homa_msg *m)
 	if (!m)
 		return;
 	homa_list_del(&m->link);
+	if (m->copying) {
+		m->orphan = true;
+		return;
+	}
 	done = m->done;
 	ctx = m->done_ctx;
 	homa_lend_free(a, m);

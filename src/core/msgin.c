@@ -198,6 +198,7 @@ int homa_msgin_add(homa_engine *e, struct homa_rpc *rpc, uint32_t off,
 
 	if (len == 0)
 		return 0; /* an empty message's packet: nothing to store */
+	in->settled = homa_rxcopy_settled(in); /* before this packet's copies, if deferred */
 	if (lendable(e, in, off)) {
 		if (!homa_evict_room(e, rpc, in->length - in->received, len))
 			return HOMA_EAGAIN;

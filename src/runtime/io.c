@@ -10,6 +10,7 @@
 #include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -76,11 +77,42 @@ void homa_rt_rx_order(const struct homa_io_rx *rx, int n, uint32_t *order)
 		order[start[7 - (rx[i].priority & 7)]++] = (uint32_t)i;
 }
 
+/**
+ * Payload copies listed per received packet: one, two where a packet
+ * straddles two of a message's pieces, more for retransmissions filling
+ * several holes. A batch that needs more copies the rest under the lock.
+ */
+#define RX_COPIES_PER_PKT 2
+
 /** homa_rt_input_init() - See rt.h. */
 int homa_rt_input_init(struct homa_rt *rt)
 {
-	rt->rx_order = calloc(rt->drv->max_rx ? rt->drv->max_rx : 1, sizeof(*rt->rx_order));
-	return rt->rx_order ? 0 : HOMA_ENOMEM;
+	uint32_t max_rx = rt->drv->max_rx ? rt->drv->max_rx : 1;
+
+	rt->rx_order = calloc(max_rx, sizeof(*rt->rx_order));
+	rt->rx_copies_cap = RX_COPIES_PER_PKT * max_rx + 16;
+	rt->rx_copies = calloc(rt->rx_copies_cap, sizeof(*rt->rx_copies));
+	return rt->rx_order && rt->rx_copies ? 0 : HOMA_ENOMEM;
+}
+
+/**
+ * copy_unlocked() - Do the batch's payload copies the engine listed
+ * (homa_engine_defer_copies()) with rt->lock released, then report them
+ * done. Called and returns with rt->lock held. The packet buffers stay
+ * put meanwhile: only this thread receives from the driver.
+ */
+static void copy_unlocked(struct homa_rt *rt)
+{
+	uint32_t n = rt->rx_ncopies;
+
+	if (!n)
+		return;
+	homa_rt_unlock(rt);
+	for (uint32_t i = 0; i < n; i++)
+		memcpy(rt->rx_copies[i].dst, rt->rx_copies[i].src, rt->rx_copies[i].len);
+	homa_rt_lock(rt);
+	homa_engine_copies_done(rt->engine, rt->rx_copies, n);
+	rt->rx_ncopies = 0;
 }
 
 /** Most unreachable reports handed to the engine per input call. */
@@ -145,6 +177,9 @@ int homa_rt_input(struct homa_rt *rt)
 		uint64_t now = homa_rt_now();
 
 		homa_engine_count_drop(rt->engine, HOMA_DROP_VERIFY, (uint64_t)rejected);
+		rt->rx_ncopies = 0;
+		homa_engine_defer_copies(rt->engine, rt->rx_copies, rt->rx_copies_cap,
+					 &rt->rx_ncopies);
 		for (int k = 0; k < n; k++) {
 			struct homa_io_rx *p = &rx[rt->rx_order[k]];
 			int r = input_one(rt, p, now);
@@ -152,6 +187,8 @@ int homa_rt_input(struct homa_rt *rt)
 			if (r >= HOMA_INPUT_DROPPED)
 				homa_rt_obs_drop(rt, &p->src, r);
 		}
+		homa_engine_defer_copies(rt->engine, NULL, 0, NULL);
+		copy_unlocked(rt);
 		homa_rt_collect(rt);
 		homa_rt_unlock(rt);
 		homa_rt_flush(rt);

@@ -126,6 +126,9 @@ struct homa_rt {
 	int kick_fd;                /**< eventfd that interrupts a wait */
 	int wait_tfd;               /**< timerfd ending the I/O wait (owned by the waiter) */
 	uint64_t wait_armed;        /**< absolute time wait_tfd is armed for (UINT64_MAX: off) */
+	struct homa_rx_copy *rx_copies; /**< a batch's payload copies, done outside rt->lock (io.c) */
+	uint32_t rx_copies_cap;
+	uint32_t rx_ncopies;
 	_Atomic uint64_t wake_at;   /**< when the waiting I/O thread wakes */
 	int poll_epfd;              /**< polled mode homa_fd(): epoll set, or -1 */
 	int timer_fd;               /**< polled mode: engine deadline, or -1 */
@@ -339,7 +342,9 @@ void homa_rt_kick(struct homa_rt *rt);
 void homa_rt_timers(struct homa_rt *rt);
 /**
  * homa_rt_input() - Receive and process what the driver has, each batch
- * highest priority first, then its ICMP unreachable reports; flush.
+ * highest priority first (payload copied into messages with rt->lock
+ * released, homa_engine_defer_copies()), then its ICMP unreachable
+ * reports; flush.
  * Return: packets.
  */
 int homa_rt_input(struct homa_rt *rt);

@@ -120,6 +120,7 @@ static void rt_free(struct homa_rt *rt)
 	free(rt->tx_bufs);
 	free(rt->tx_pkts);
 	free(rt->rx_order);
+	free(rt->rx_copies);
 	homa_rt_idset_free(&rt->ids);
 	homa_rt_idset_free(&rt->held);
 	pthread_cond_destroy(&rt->space_cond);

@@ -787,6 +787,24 @@ static int rx_progress_unknown(void)
 	return (int)r;
 }
 
+static int defer_copies_bad(void)
+{
+	homa_engine *e = new_engine(NULL);
+	struct homa_rx_copy c[1];
+	int r = homa_engine_defer_copies(e, c, 0, NULL);
+
+	homa_engine_free(e);
+	return r;
+}
+
+static int copies_done_null(void)
+{
+	struct homa_rx_copy c[1] = {{0}};
+
+	homa_engine_copies_done(NULL, c, 1);
+	return 0;
+}
+
 static int rpc_peer_unknown(void) { return homa_engine_rpc_peer(NULL, 2, NULL, NULL); }
 
 static int count_drop_range(void)
@@ -958,6 +976,8 @@ static const struct doc_case engine_cases[] = {
 	DOC_CASE(homa_engine_input, HOMA_EINVAL, input_null),
 	DOC_ANSWER(homa_engine_input, input_garbage),
 	DOC_CASE(homa_engine_input_lend, HOMA_EINVAL, lend_bad),
+	DOC_CASE(homa_engine_defer_copies, HOMA_EINVAL, defer_copies_bad),
+	DOC_ANSWER(homa_engine_copies_done, copies_done_null),
 	DOC_CASE(homa_engine_unreachable, HOMA_EINVAL, unreach_null),
 	DOC_ANSWER(homa_engine_unreachable, unreach_forged),
 	DOC_CASE(homa_engine_output, HOMA_ENOSPC, output_small),

@@ -3,6 +3,7 @@
  * @file helpers.c
  * See helpers.h.
  */
+#include <errno.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -158,4 +159,17 @@ int64_t test_now_ms(void)
 bool test_is_root(void)
 {
 	return geteuid() == 0;
+}
+
+/** test_sem_wait_s() - See helpers.h. */
+bool test_sem_wait_s(sem_t *s, int sec)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += sec;
+	while (sem_timedwait(s, &ts) != 0)
+		if (errno != EINTR)
+			return false;
+	return true;
 }

@@ -9,6 +9,7 @@
 #define HOMA_TEST_RT_HELPERS_H
 
 #include <pthread.h>
+#include <semaphore.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -83,5 +84,8 @@ bool test_is_root(void);
  * every other test's protocol-146 packets too.
  */
 int64_t test_now_ms(void);
+
+/** test_sem_wait_s() - sem_timedwait() on @s for @sec seconds. Return: true if posted. */
+bool test_sem_wait_s(sem_t *s, int sec);
 
 #endif /* HOMA_TEST_RT_HELPERS_H */

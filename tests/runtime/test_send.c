@@ -128,19 +128,6 @@ static void *probe_thread(void *arg)
 	return NULL;
 }
 
-/** wait_s() - sem_timedwait() for @sec seconds. Return: true if posted. */
-static bool wait_s(sem_t *s, int sec)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_sec += sec;
-	while (sem_timedwait(s, &ts) != 0)
-		if (errno != EINTR)
-			return false;
-	return true;
-}
-
 /**
  * homa_reply__copies_without_the_socket_lock() - While homa_reply() is
  * stopped in the middle of copying the response (the source pages fault
@@ -174,9 +161,9 @@ static void homa_reply__copies_without_the_socket_lock(void **state)
 	sigaction(SIGSEGV, &sa, &old);
 	mprotect(guarded, guarded_len, PROT_NONE);
 	pthread_create(&rt, NULL, reply_thread, &rep);
-	copying = wait_s(&in_copy, STEP_S);
+	copying = test_sem_wait_s(&in_copy, STEP_S);
 	pthread_create(&pt, NULL, probe_thread, &probe);
-	probed = copying && wait_s(&probe.done, STEP_S);
+	probed = copying && test_sem_wait_s(&probe.done, STEP_S);
 	sem_post(&go);
 	pthread_join(rt, NULL);
 	pthread_join(pt, NULL);
