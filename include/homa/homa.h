@@ -506,8 +506,10 @@ HOMA_API int homa_reply_zc(homa_socket *s, uint64_t id, const struct homa_iov *i
  * @out: filled when the call returns 0 (a message) or a failed RPC's
  *	error (then id, cookie, peer and error are set); not written for
  *	any other result.
- * Messages are handed out oldest first; a message goes to exactly one
- * caller. A waiter for a specific id has priority over a waiter for any.
+ * Messages waiting for a caller are handed out short ones first (at most
+ * the socket's unsched_bytes setting, and failed RPCs' errors), then
+ * long ones, each oldest first; a message goes to exactly one caller.
+ * A waiter for a specific id has priority over a waiter for any.
  * Return: 0 with @out holding a message the caller must release;
  * a failed client RPC's error, with @out filled and nothing to release:
  * HOMA_ETIMEDOUT (the server stopped answering), HOMA_ENOSERVER (nothing

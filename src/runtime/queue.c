@@ -4,8 +4,11 @@
  * Handing engine events to application threads. A completed message goes
  * straight to a thread already waiting for it (a waiter for that RPC id
  * first, then one waiting for any message of its kind); otherwise it is
- * queued, oldest first, and the socket's eventfd becomes readable. Every
- * function here runs with rt->lock held.
+ * queued and the socket's eventfd becomes readable. Queued messages are
+ * served short first (RT_LEVELS): a message of at most the socket's
+ * unscheduled bytes, or an event without one, is taken before every long
+ * message, so a small RPC does not wait behind bulk deliveries; within a
+ * level oldest first. Every function here runs with rt->lock held.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -73,6 +76,33 @@ void homa_rt_remove_waiter(struct homa_rt *rt, struct rt_waiter *w)
 	}
 }
 
+/**
+ * level() - Queue level of @item: 0 for an event without a message or a
+ * message of at most the socket's unscheduled bytes, 1 for longer ones.
+ */
+static int level(const struct homa_rt *rt, const struct rt_item *item)
+{
+	const struct homa_settings *s = homa_engine_settings(rt->engine);
+
+	if (!item->ev.msg || !s || homa_msg_length(item->ev.msg) <= s->unsched_bytes)
+		return 0;
+	return 1;
+}
+
+/** enqueue() - Append @item to its level's queue; the eventfd turns readable. */
+static void enqueue(struct homa_rt *rt, struct rt_item *item)
+{
+	int l = level(rt, item);
+
+	if (rt->tail[l])
+		rt->tail[l]->next = item;
+	else
+		rt->head[l] = item;
+	rt->tail[l] = item;
+	if (++rt->nready == 1)
+		set_ready_fd(rt, true);
+}
+
 /** homa_rt_deliver() - See rt.h. Takes ownership of @item. */
 void homa_rt_deliver(struct homa_rt *rt, struct rt_item *item)
 {
@@ -96,13 +126,7 @@ void homa_rt_deliver(struct homa_rt *rt, struct rt_item *item)
 		homa_rt_wake_waiter(rt, w);
 		return;
 	}
-	if (rt->tail)
-		rt->tail->next = item;
-	else
-		rt->head = item;
-	rt->tail = item;
-	if (++rt->nready == 1)
-		set_ready_fd(rt, true);
+	enqueue(rt, item);
 }
 
 /** homa_rt_export_ready() - See rt.h. */
@@ -140,27 +164,41 @@ void homa_rt_collect(struct homa_rt *rt)
 /** homa_rt_find_item() - See rt.h. */
 struct rt_item *homa_rt_find_item(struct homa_rt *rt, uint64_t id)
 {
-	for (struct rt_item *it = rt->head; it; it = it->next)
-		if (it->ev.id == id)
-			return it;
+	for (int l = 0; l < RT_LEVELS; l++)
+		for (struct rt_item *it = rt->head[l]; it; it = it->next)
+			if (it->ev.id == id)
+				return it;
 	return NULL;
 }
 
-/** homa_rt_take() - See rt.h. The caller owns the returned item. */
-struct rt_item *homa_rt_take(struct homa_rt *rt, int flags, uint64_t id)
+/** take_level() - The first item of level @l that matches, unlinked; NULL if none. */
+static struct rt_item *take_level(struct homa_rt *rt, int l, int flags, uint64_t id)
 {
 	struct rt_item *prev = NULL;
 
-	for (struct rt_item *it = rt->head; it; prev = it, it = it->next) {
+	for (struct rt_item *it = rt->head[l]; it; prev = it, it = it->next) {
 		if (!homa_rt_item_matches(it, flags, id))
 			continue;
 		if (prev)
 			prev->next = it->next;
 		else
-			rt->head = it->next;
-		if (rt->tail == it)
-			rt->tail = prev;
+			rt->head[l] = it->next;
+		if (rt->tail[l] == it)
+			rt->tail[l] = prev;
 		it->next = NULL;
+		return it;
+	}
+	return NULL;
+}
+
+/** homa_rt_take() - See rt.h. Short messages first. The caller owns the returned item. */
+struct rt_item *homa_rt_take(struct homa_rt *rt, int flags, uint64_t id)
+{
+	for (int l = 0; l < RT_LEVELS; l++) {
+		struct rt_item *it = take_level(rt, l, flags, id);
+
+		if (!it)
+			continue;
 		if (--rt->nready == 0)
 			set_ready_fd(rt, false);
 		return it;
@@ -187,15 +225,17 @@ void homa_rt_wake_all(struct homa_rt *rt)
 /** homa_rt_drop_queue() - See rt.h. */
 void homa_rt_drop_queue(struct homa_rt *rt)
 {
-	while (rt->head) {
-		struct rt_item *it = rt->head;
+	for (int l = 0; l < RT_LEVELS; l++) {
+		while (rt->head[l]) {
+			struct rt_item *it = rt->head[l];
 
-		rt->head = it->next;
-		if (it->ev.msg)
-			homa_engine_msg_release(rt->engine, it->ev.msg);
-		free(it);
+			rt->head[l] = it->next;
+			if (it->ev.msg)
+				homa_engine_msg_release(rt->engine, it->ev.msg);
+			free(it);
+		}
+		rt->tail[l] = NULL;
 	}
-	rt->tail = NULL;
 	rt->nready = 0;
 	homa_rt_partial_drop(rt);
 }

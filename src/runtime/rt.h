@@ -33,6 +33,13 @@ struct rt_item {
 	bool tcp;               /**< carried by TCP (src/transport) */
 };
 
+/**
+ * Levels of the queue of delivered messages nobody waited for (queue.c):
+ * short messages (at most the socket's unscheduled bytes, sent without
+ * grants) and events without a message first, long messages after them.
+ */
+#define RT_LEVELS 2
+
 /** Bit of a held message's token: the message came over TCP (homa_message_transport()). */
 #define RT_TOKEN_TCP (1ull << 63)
 
@@ -82,7 +89,7 @@ struct homa_rt {
 	_Atomic uint64_t max_message; /**< settings.max_message, read without lock */
 
 	/* delivered messages and waiters (under lock) */
-	struct rt_item *head, *tail;
+	struct rt_item *head[RT_LEVELS], *tail[RT_LEVELS]; /**< queued by level, short first (queue.c) */
 	size_t nready;
 	struct rt_waiter *waiters;
 	struct rt_idset ids;
@@ -119,6 +126,9 @@ struct homa_rt {
 
 	/* receive (the I/O thread or poller) */
 	uint32_t *rx_order;         /**< drv->max_rx entries: a batch's processing order (io.c) */
+	struct homa_rx_copy *rx_copies; /**< a batch's payload copies, done outside rt->lock (io.c) */
+	uint32_t rx_copies_cap;
+	uint32_t rx_ncopies;
 
 	/* I/O thread / poller */
 	pthread_t thread;
@@ -126,9 +136,6 @@ struct homa_rt {
 	int kick_fd;                /**< eventfd that interrupts a wait */
 	int wait_tfd;               /**< timerfd ending the I/O wait (owned by the waiter) */
 	uint64_t wait_armed;        /**< absolute time wait_tfd is armed for (UINT64_MAX: off) */
-	struct homa_rx_copy *rx_copies; /**< a batch's payload copies, done outside rt->lock (io.c) */
-	uint32_t rx_copies_cap;
-	uint32_t rx_ncopies;
 	_Atomic uint64_t wake_at;   /**< when the waiting I/O thread wakes */
 	int poll_epfd;              /**< polled mode homa_fd(): epoll set, or -1 */
 	int timer_fd;               /**< polled mode: engine deadline, or -1 */
@@ -259,7 +266,7 @@ void homa_rt_collect(struct homa_rt *rt);
 void homa_rt_deliver(struct homa_rt *rt, struct rt_item *item);
 /** homa_rt_find_item() - The queued item of RPC @id (not removed), or NULL. */
 struct rt_item *homa_rt_find_item(struct homa_rt *rt, uint64_t id);
-/** homa_rt_take() - Remove and return the oldest queued item matching. */
+/** homa_rt_take() - Remove and return the queued item matching: short messages first, then oldest first (queue.c). */
 struct rt_item *homa_rt_take(struct homa_rt *rt, int flags, uint64_t id);
 /** homa_rt_item_matches() - True if @item satisfies @flags and @id. */
 bool homa_rt_item_matches(const struct rt_item *item, int flags, uint64_t id);

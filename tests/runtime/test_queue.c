@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file test_queue.c
+ * The queue of delivered messages nobody waited for (src/runtime/queue.c):
+ * short messages are handed out before long ones that arrived earlier,
+ * each kind oldest first.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include <cmocka.h>
+
+#include "helpers.h"
+
+/** Bulk request length: beyond the unscheduled bytes (default 40,000). */
+#define BULK 300000
+
+/**
+ * wait_requests() - Wait (at most 30 s) until @srv's engine has received
+ * @n requests whole. Return: true if it did.
+ */
+static bool wait_requests(homa_socket *srv, uint64_t n)
+{
+	int64_t end = test_now_ms() + 30000;
+	struct homa_stats st;
+
+	while (test_now_ms() < end) {
+		if (homa_socket_stats(srv, &st) == 0 && st.server_requests_received >= n)
+			return true;
+		nanosleep(&(struct timespec){.tv_nsec = 1000000}, NULL);
+	}
+	return false;
+}
+
+/** recv_len() - Take the next queued request of @srv (none waiting: 0 s); return its length. */
+static size_t recv_len(homa_socket *srv)
+{
+	struct homa_message m;
+	size_t len;
+
+	assert_int_equal(homa_recv(srv, HOMA_RECV_REQUEST, 0, 5000000000LL, &m), 0);
+	len = m.length;
+	homa_message_release(&m);
+	return len;
+}
+
+/**
+ * homa_recv__short_before_long() - Requests of 300,000, 300,000, 100 and
+ * 200 bytes arrive in that order while no thread waits; homa_recv() hands
+ * out 100, 200, then the two long ones.
+ */
+static void homa_recv__short_before_long(void **state)
+{
+	static uint8_t bulk[BULK];
+	const size_t lens[4] = {BULK, BULK, 100, 200}, want[4] = {100, 200, BULK, BULK};
+	struct sockaddr_storage dst;
+	homa_socket *cli, *srv;
+	uint64_t id;
+
+	(void)state;
+	assert_int_equal(test_open(&srv, HOMA_DRIVER_UDP, HOMA_MODE_THREADED, true, 0, NULL), 0);
+	assert_int_equal(test_open(&cli, HOMA_DRIVER_UDP, HOMA_MODE_THREADED, false, 0, NULL), 0);
+	dst = test_dst(homa_local_port(srv));
+	for (int i = 0; i < 4; i++) {
+		/* one at a time, so they arrive in this order */
+		assert_int_equal(homa_send(cli, (struct sockaddr *)&dst, bulk, lens[i], 0, &id), 0);
+		assert_true(wait_requests(srv, (uint64_t)i + 1));
+	}
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(recv_len(srv), want[i]);
+	homa_close(cli);
+	homa_close(srv);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(homa_recv__short_before_long),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
