@@ -5,8 +5,10 @@
  */
 #include <errno.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -172,4 +174,45 @@ bool test_sem_wait_s(sem_t *s, int sec)
 		if (errno != EINTR)
 			return false;
 	return true;
+}
+
+/** test_tid() - See helpers.h. */
+pid_t test_tid(void)
+{
+	return (pid_t)syscall(SYS_gettid);
+}
+
+/**
+ * in_wait() - True if thread @tid is now in futex() (a waiter's sleep) or
+ * ppoll() (a waiting thread that drives the socket's I/O itself).
+ */
+static bool in_wait(pid_t tid)
+{
+	char path[64];
+	long nr = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", (int)tid);
+	f = fopen(path, "r");
+	if (!f)
+		return false;
+	if (fscanf(f, "%ld", &nr) != 1)
+		nr = -1;
+	fclose(f);
+	return nr == SYS_futex || nr == SYS_ppoll;
+}
+
+/** test_wait_asleep() - See helpers.h. */
+bool test_wait_asleep(pid_t tid, int sec)
+{
+	int64_t end = test_now_ms() + (int64_t)sec * 1000;
+	int seen = 0;
+
+	while (test_now_ms() < end) {
+		seen = in_wait(tid) ? seen + 1 : 0;
+		if (seen == 2)
+			return true;
+		usleep(10000);
+	}
+	return false;
 }

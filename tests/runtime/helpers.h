@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "homa/homa.h"
 
@@ -87,5 +88,17 @@ int64_t test_now_ms(void);
 
 /** test_sem_wait_s() - sem_timedwait() on @s for @sec seconds. Return: true if posted. */
 bool test_sem_wait_s(sem_t *s, int sec);
+
+/** test_tid() - The calling thread's id, as gettid() gives it. */
+pid_t test_tid(void);
+
+/**
+ * test_wait_asleep() - Wait until thread @tid (a gettid() of this process)
+ * sleeps in futex() or ppoll(), as homa_recv() and homa_poll() do once
+ * they wait: it must be seen there in two looks 10 ms apart. Sleeping a fixed
+ * time instead lets a loaded machine run the test's next step before the
+ * thread even called. Return: true if seen within @sec seconds.
+ */
+bool test_wait_asleep(pid_t tid, int sec);
 
 #endif /* HOMA_TEST_RT_HELPERS_H */

@@ -8,6 +8,7 @@
  */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -229,6 +230,7 @@ struct blocked {
 	homa_socket *s;
 	uint64_t id;
 	int err;
+	_Atomic pid_t tid; /* the thread's gettid(), set before it calls */
 };
 
 /** blocked_recv() - Wait (forever) for one response. */
@@ -237,6 +239,7 @@ static void *blocked_recv(void *arg)
 	struct blocked *b = arg;
 	struct homa_message m;
 
+	b->tid = test_tid();
 	b->err = homa_recv(b->s, HOMA_RECV_RESPONSE, b->id, -1, &m);
 	if (b->err == 0)
 		homa_message_release(&m);
@@ -259,9 +262,12 @@ static void homa_abort__wakes_waiter_with_canceled(void **state)
 	assert_int_equal(test_open(&cli, HOMA_DRIVER_UDP, HOMA_MODE_THREADED, false, 0, NULL), 0);
 	dst = test_dst(homa_local_port(silent));
 	b.s = cli;
+	b.tid = 0;
 	assert_int_equal(homa_send(cli, (struct sockaddr *)&dst, "q", 1, 0, &b.id), 0);
 	pthread_create(&th, NULL, blocked_recv, &b);
-	usleep(50000);
+	while (b.tid == 0)
+		usleep(1000);
+	assert_true(test_wait_asleep(b.tid, 10));
 	assert_int_equal(homa_abort(cli, b.id), 0);
 	pthread_join(th, NULL);
 	assert_int_equal(b.err, HOMA_ECANCELED);
@@ -289,11 +295,16 @@ static void homa_close__wakes_blocked_threads(void **state)
 	for (int i = 0; i < 3; i++) {
 		b[i].s = cli;
 		b[i].id = 0;
+		b[i].tid = 0;
 		if (i < 2)
 			assert_int_equal(homa_send(cli, (struct sockaddr *)&dst, "q", 1, 0, &b[i].id), 0);
 		pthread_create(&th[i], NULL, blocked_recv, &b[i]);
 	}
-	usleep(50000);
+	for (int i = 0; i < 3; i++) {
+		while (b[i].tid == 0)
+			usleep(1000);
+		assert_true(test_wait_asleep(b[i].tid, 10));
+	}
 	assert_int_equal(homa_close(cli), 0);
 	for (int i = 0; i < 3; i++) {
 		pthread_join(th[i], NULL);
