@@ -18,7 +18,12 @@
  * kernel's receive-buffer drops: a flood the server cannot keep up with
  * (under ASan) overflows its socket buffer, and an honest request lost
  * four times in a row once failed with HOMA_ENOSERVER (restart() in
- * src/core/incoming.c).
+ * src/core/incoming.c). Both sockets wait FLOOD_TIMEOUT_TICKS (2 s) of
+ * silence before they declare the other dead: the flood keeps the
+ * server's kernel receive queue (16 MiB) full, and under ASan with
+ * another test beside it an honest packet waited 0.5-1 s behind it, so
+ * with 500 ms the first RPCs of the flood phase timed out although the
+ * server answered them.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -183,6 +188,9 @@ static void *sampler_main(void *arg)
 	return NULL;
 }
 
+/** Ticks (1 ms) of silence before a peer is declared dead; file comment. */
+#define FLOOD_TIMEOUT_TICKS 2000
+
 /**
  * flood__memory_capped_then_recovers: see the file comment.
  */
@@ -201,7 +209,7 @@ static void flood__memory_capped_then_recovers(void **state)
 	homa_socket *c;
 	uint64_t n = 400, kdrops;
 
-	rt_settings(&st, 500);
+	rt_settings(&st, FLOOD_TIMEOUT_TICKS);
 	st.max_rx_buffered = RX_CAP;
 	assert_int_equal(rt_server_start(&sv, 2, 0, &st), 0);
 	assert_int_equal(rt_open(&c, false, 0, &st), 0);
@@ -224,7 +232,7 @@ static void flood__memory_capped_then_recovers(void **state)
 	/* the flood ends when new RPCs stop: those still in flight must then
 	 * complete (an overloaded server's kernel buffer may drop one request
 	 * again and again while the flood lasts; it keeps restarting) */
-	rt_load_run(c, sv.port, n, n, 4, 3000000000ull, f.until, &loud);
+	rt_load_run(c, sv.port, n, n, 4, 10000000000ull, f.until, &loud);
 	t1 = rt_now();
 	atomic_store(&f.stop, 1);
 	pthread_join(ft, NULL);
