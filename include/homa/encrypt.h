@@ -71,8 +71,9 @@ struct homa_encrypt_opts {
 	 * The socket then joins this process's receiver, which needs
 	 * CAP_NET_BIND_SERVICE for ports below 1024 and CAP_NET_ADMIN (it
 	 * forwards with the sender's address as source): homa_open() returns
-	 * HOMA_EPERM without them, HOMA_ENOTSUP for IPv6 sockets, HOMA_EINVAL
-	 * if another socket of the process joined with another port. If the port
+	 * HOMA_EPERM without them, HOMA_ENOTSUP if it is the socket's own port,
+	 * HOMA_EINVAL if another socket of the process joined with another
+	 * port. IPv4 and IPv6 sockets share the receiver. If the port
 	 * is held by a program that is not a Homa PSP receiver, packets sent to
 	 * it are lost: use 0 on the senders to that host. Sockets always accept
 	 * sealed packets on their own port as well.

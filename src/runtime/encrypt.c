@@ -122,14 +122,14 @@ static int start_service(struct rt_enc *x, const struct sockaddr_storage *bind_s
 
 /**
  * join_host() - Sockets with a PSP port: have the host's receiver serve
- * this socket. Return: 0; HOMA_ENOTSUP (IPv6, or the PSP port is the
- * socket's own); the errors of homa_rt_psp_host_join().
+ * this socket (IPv4 or IPv6). Return: 0; HOMA_ENOTSUP (the PSP port is
+ * the socket's own); the errors of homa_rt_psp_host_join().
  */
-static int join_host(struct rt_enc *x, const struct sockaddr_storage *bind_sa)
+static int join_host(struct rt_enc *x)
 {
 	int err;
 
-	if (bind_sa->ss_family != AF_INET || x->udp_port == x->port)
+	if (x->udp_port == x->port)
 		return HOMA_ENOTSUP;
 	err = homa_rt_psp_host_join(x->udp_port, x->port);
 	x->host_joined = !err;
@@ -163,7 +163,7 @@ int homa_rt_enc_open(struct homa_rt *rt, const struct homa_open_opts *o,
 	if (!err)
 		err = homa_psp_new(&x->psp, e->version, e->master_keys);
 	if (!err && e->udp_port)
-		err = join_host(x, bind_sa);
+		err = join_host(x);
 	if (err)
 		return err;
 	/* the engine leaves room for PSP; encrypt_pkt.c seals and opens */

@@ -7,7 +7,8 @@
  * to dispatch (PSP next header, length, the clear common header's
  * destination port naming a registered socket) and forwards unopened to
  * that socket's own UDP port on the address it was sent to, with the
- * sender's address as source (IP_PKTINFO; the socket has IP_TRANSPARENT).
+ * sender's address as source (IP_PKTINFO or IPV6_PKTINFO; the socket has
+ * IP_TRANSPARENT). IPv4 and IPv6 alike: the socket is dual-stack.
  * The socket then opens it with its own keys, so unknown SPIs, replays
  * and forgeries are counted there, by reason.
  */
@@ -24,10 +25,16 @@ bool psp_host_local_has(const uint64_t *bits, uint16_t port)
 	return __atomic_load_n(&bits[port / 64], __ATOMIC_RELAXED) & (1ull << (port % 64));
 }
 
-/** is_loopback() - True if @a is in 127.0.0.0/8. */
-static bool is_loopback(const struct sockaddr_in *a)
+/** is_loopback() - True if @a is 127.0.0.0/8, ::1 or ::ffff:127.0.0.0/104. */
+static bool is_loopback(const struct sockaddr_storage *a)
 {
-	return (ntohl(a->sin_addr.s_addr) >> 24) == 127;
+	const struct in6_addr *v6 = &((const struct sockaddr_in6 *)a)->sin6_addr;
+
+	if (a->ss_family == AF_INET)
+		return (ntohl(((const struct sockaddr_in *)a)->sin_addr.s_addr) >> 24) == 127;
+	if (a->ss_family != AF_INET6)
+		return false;
+	return IN6_IS_ADDR_LOOPBACK(v6) || (IN6_IS_ADDR_V4MAPPED(v6) && v6->s6_addr[12] == 127);
 }
 
 /**
@@ -45,36 +52,76 @@ static void take_registration(struct psp_host_rx *r, const uint8_t *p, size_t le
 	r->st.registrations++;
 }
 
+/** Control buffer of one forwarded datagram: its source address. */
+union psp_fwd_cmsg {
+	struct cmsghdr h;
+	uint8_t v4[CMSG_SPACE(sizeof(struct in_pktinfo))];
+	uint8_t v6[CMSG_SPACE(sizeof(struct in6_pktinfo))];
+};
+
+/**
+ * source_cmsg() - Fill @c to make a datagram sent to @to leave from
+ * @from's address (IP_PKTINFO for IPv4, IPV6_PKTINFO for IPv6 and for
+ * v4-mapped addresses on a dual-stack socket, which the kernel accepts
+ * with IP_TRANSPARENT). Return: the control length to send.
+ */
+static size_t source_cmsg(union psp_fwd_cmsg *c, const struct sockaddr_storage *to,
+			  const struct sockaddr_storage *from)
+{
+	struct cmsghdr *ch = &c->h;
+
+	memset(c, 0, sizeof(*c));
+	if (to->ss_family == AF_INET) {
+		struct in_pktinfo pi = {.ipi_spec_dst = ((const struct sockaddr_in *)from)->sin_addr};
+
+		ch->cmsg_level = IPPROTO_IP;
+		ch->cmsg_type = IP_PKTINFO;
+		ch->cmsg_len = CMSG_LEN(sizeof(pi));
+		memcpy(CMSG_DATA(ch), &pi, sizeof(pi));
+		return CMSG_SPACE(sizeof(pi));
+	}
+	struct in6_pktinfo pi6 = {.ipi6_addr = ((const struct sockaddr_in6 *)from)->sin6_addr};
+
+	ch->cmsg_level = IPPROTO_IPV6;
+	ch->cmsg_type = IPV6_PKTINFO;
+	ch->cmsg_len = CMSG_LEN(sizeof(pi6));
+	memcpy(CMSG_DATA(ch), &pi6, sizeof(pi6));
+	return CMSG_SPACE(sizeof(pi6));
+}
+
 /**
  * forward() - Send the sealed packet @p to @to, sourced from @from.
  * Return: true if the kernel took it.
  */
-static bool forward(int fd, const uint8_t *p, size_t len, const struct sockaddr_in *to,
-		    struct in_addr from)
+static bool forward(int fd, const uint8_t *p, size_t len, const struct sockaddr_storage *to,
+		    const struct sockaddr_storage *from)
 {
-	union {
-		struct cmsghdr h;
-		uint8_t buf[CMSG_SPACE(sizeof(struct in_pktinfo))];
-	} c;
+	union psp_fwd_cmsg c;
 	struct iovec iov = {.iov_base = (void *)p, .iov_len = len};
-	struct msghdr m = {.msg_name = (void *)to, .msg_namelen = sizeof(*to), .msg_iov = &iov,
-			   .msg_iovlen = 1, .msg_control = c.buf, .msg_controllen = sizeof(c.buf)};
-	struct cmsghdr *ch = CMSG_FIRSTHDR(&m);
-	struct in_pktinfo pi = {.ipi_spec_dst = from};
+	struct msghdr m = {.msg_name = (void *)to, .msg_iov = &iov, .msg_iovlen = 1,
+			   .msg_control = c.v6};
 
-	memset(c.buf, 0, sizeof(c.buf));
-	ch->cmsg_level = IPPROTO_IP;
-	ch->cmsg_type = IP_PKTINFO;
-	ch->cmsg_len = CMSG_LEN(sizeof(pi));
-	memcpy(CMSG_DATA(ch), &pi, sizeof(pi));
+	m.msg_namelen = to->ss_family == AF_INET ? sizeof(struct sockaddr_in)
+						  : sizeof(struct sockaddr_in6);
+	m.msg_controllen = source_cmsg(&c, to, from);
 	return sendmsg(fd, &m, MSG_DONTWAIT) == (ssize_t)len;
+}
+
+/** set_port() - Set the port of @a (IPv4 or IPv6) to @port. */
+static void set_port(struct sockaddr_storage *a, uint16_t port)
+{
+	if (a->ss_family == AF_INET)
+		((struct sockaddr_in *)a)->sin_port = htons(port);
+	else
+		((struct sockaddr_in6 *)a)->sin6_port = htons(port);
 }
 
 /** psp_host_dispatch() - See psp_host.h. */
 void psp_host_dispatch(struct psp_host_rx *r, const uint8_t *p, size_t len,
-		       const struct sockaddr_in *src, struct in_addr dst, uint64_t now)
+		       const struct sockaddr_storage *src, const struct sockaddr_storage *dst,
+		       uint64_t now)
 {
-	struct sockaddr_in to = {.sin_family = AF_INET, .sin_addr = dst};
+	struct sockaddr_storage to = *dst;
 	uint16_t dport;
 
 	if (len >= PSP_HOST_MAGIC_LEN && !memcmp(p, PSP_HOST_MAGIC, PSP_HOST_MAGIC_LEN)) {
@@ -98,8 +145,8 @@ void psp_host_dispatch(struct psp_host_rx *r, const uint8_t *p, size_t len,
 		r->st.no_port++;
 		return;
 	}
-	to.sin_port = htons(dport);
-	if (forward(r->fd, p, len, &to, src->sin_addr))
+	set_port(&to, dport);
+	if (forward(r->fd, p, len, &to, src))
 		r->st.forwarded++;
 	else
 		r->st.send_errors++;

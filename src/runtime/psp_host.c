@@ -52,26 +52,60 @@ static struct {
      .tell = -1};
 
 /**
- * open_port() - A UDP socket on 0.0.0.0:@port able to send with any
- * source address (IP_TRANSPARENT) and told each datagram's destination
- * (IP_PKTINFO). Return: the fd, or -errno (EADDRINUSE: held elsewhere;
- * EACCES/EPERM: no privilege).
+ * open_family() - A UDP socket of @family on the wildcard address, @port,
+ * able to send with any source address (IP_TRANSPARENT) and told each
+ * datagram's destination (IP_PKTINFO, and IPV6_RECVPKTINFO on an IPv6
+ * socket, which is dual-stack: it also takes IPv4, as v4-mapped).
+ * Return: the fd, or -errno.
  */
-static int open_port(uint16_t port)
+static int open_family(int family, uint16_t port)
 {
-	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(port)};
-	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0), on = 1, err;
+	struct sockaddr_in6 a6 = {.sin6_family = AF_INET6, .sin6_port = htons(port),
+				  .sin6_addr = IN6ADDR_ANY_INIT};
+	struct sockaddr_in a4 = {.sin_family = AF_INET, .sin_port = htons(port)};
+	int fd = socket(family, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0), on = 1, off = 0;
+	int bad, err;
 
 	if (fd < 0)
 		return -errno;
-	if (setsockopt(fd, IPPROTO_IP, IP_TRANSPARENT, &on, sizeof(on)) < 0 ||
-	    setsockopt(fd, IPPROTO_IP, IP_PKTINFO, &on, sizeof(on)) < 0 ||
-	    bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0) {
+	if (family == AF_INET6)
+		bad = setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof(off)) < 0 ||
+		      setsockopt(fd, IPPROTO_IPV6, IPV6_TRANSPARENT, &on, sizeof(on)) < 0 ||
+		      setsockopt(fd, IPPROTO_IPV6, IPV6_RECVPKTINFO, &on, sizeof(on)) < 0 ||
+		      bind(fd, (struct sockaddr *)&a6, sizeof(a6)) < 0;
+	else
+		bad = setsockopt(fd, IPPROTO_IP, IP_TRANSPARENT, &on, sizeof(on)) < 0 ||
+		      setsockopt(fd, IPPROTO_IP, IP_PKTINFO, &on, sizeof(on)) < 0 ||
+		      bind(fd, (struct sockaddr *)&a4, sizeof(a4)) < 0;
+	if (bad) {
 		err = -errno;
 		close(fd);
 		return err;
 	}
 	return fd;
+}
+
+/**
+ * open_port() - The receiver's socket on @port: IPv6 dual-stack, or IPv4
+ * only on a kernel without IPv6. Return: the fd, or -errno (EADDRINUSE:
+ * held elsewhere; EACCES/EPERM: no privilege).
+ */
+static int open_port(uint16_t port)
+{
+	int fd = open_family(AF_INET6, port);
+
+	return fd == -EAFNOSUPPORT ? open_family(AF_INET, port) : fd;
+}
+
+/** family_of() - The address family of socket @fd (AF_INET6 if unknown). */
+static int family_of(int fd)
+{
+	struct sockaddr_storage a;
+	socklen_t len = sizeof(a);
+
+	if (getsockname(fd, (struct sockaddr *)&a, &len) < 0)
+		return AF_INET6;
+	return a.ss_family;
 }
 
 /** add_totals() - Add the thread's counts @r->st to the totals and clear them. */
@@ -89,25 +123,48 @@ static void add_totals(struct psp_host_rx *r)
 	memset(&r->st, 0, sizeof(r->st));
 }
 
-/** dest_of() - The destination address of received message @m (IP_PKTINFO). */
-static struct in_addr dest_of(struct msghdr *m)
+/**
+ * dest_of() - The destination address of received message @m
+ * (IPV6_PKTINFO, or IP_PKTINFO on an IPv4 socket), in @family's form;
+ * an IPv6 one carries the arrival interface as its scope.
+ */
+static struct sockaddr_storage dest_of(struct msghdr *m, int family)
 {
-	for (struct cmsghdr *c = CMSG_FIRSTHDR(m); c; c = CMSG_NXTHDR(m, c))
-		if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_PKTINFO) {
+	struct sockaddr_storage d = {.ss_family = (sa_family_t)family};
+
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(m); c; c = CMSG_NXTHDR(m, c)) {
+		if (family == AF_INET6 && c->cmsg_level == IPPROTO_IPV6 &&
+		    c->cmsg_type == IPV6_PKTINFO) {
+			struct sockaddr_in6 *a = (struct sockaddr_in6 *)&d;
+			struct in6_pktinfo pi;
+
+			memcpy(&pi, CMSG_DATA(c), sizeof(pi));
+			a->sin6_addr = pi.ipi6_addr;
+			a->sin6_scope_id = (uint32_t)pi.ipi6_ifindex;
+			return d;
+		}
+		if (family == AF_INET && c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_PKTINFO) {
 			struct in_pktinfo pi;
 
 			memcpy(&pi, CMSG_DATA(c), sizeof(pi));
-			return pi.ipi_addr;
+			((struct sockaddr_in *)&d)->sin_addr = pi.ipi_addr;
+			return d;
 		}
-	return (struct in_addr){htonl(INADDR_LOOPBACK)};
+	}
+	if (family == AF_INET6)
+		((struct sockaddr_in6 *)&d)->sin6_addr = in6addr_loopback;
+	else
+		((struct sockaddr_in *)&d)->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	return d;
 }
 
 /** drain() - Dispatch up to DRAIN waiting datagrams of @r->fd through @buf. */
 static void drain(struct psp_host_rx *r, uint8_t *buf)
 {
 	for (int i = 0; i < DRAIN; i++) {
-		uint8_t cbuf[CMSG_SPACE(sizeof(struct in_pktinfo))];
-		struct sockaddr_in src;
+		uint8_t cbuf[CMSG_SPACE(sizeof(struct in6_pktinfo)) +
+			     CMSG_SPACE(sizeof(struct in_pktinfo))];
+		struct sockaddr_storage src, dst;
 		struct iovec iov = {.iov_base = buf, .iov_len = MAX_DGRAM};
 		struct msghdr m = {.msg_name = &src, .msg_namelen = sizeof(src), .msg_iov = &iov,
 				   .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf)};
@@ -115,10 +172,12 @@ static void drain(struct psp_host_rx *r, uint8_t *buf)
 
 		if (n < 0)
 			break;
-		if (m.msg_flags & MSG_TRUNC)
+		if (m.msg_flags & MSG_TRUNC) {
 			r->st.truncated++;
-		else
-			psp_host_dispatch(r, buf, (size_t)n, &src, dest_of(&m), homa_rt_now());
+			continue;
+		}
+		dst = dest_of(&m, r->family);
+		psp_host_dispatch(r, buf, (size_t)n, &src, &dst, homa_rt_now());
 	}
 }
 
@@ -159,8 +218,10 @@ static void standby(struct psp_host_rx *r, int tell_fd, uint64_t *next_announce)
 		*next_announce = now + PSP_HOST_REG_EVERY_NS;
 	}
 	r->fd = open_port(r->port);
-	if (r->fd >= 0)
+	if (r->fd >= 0) {
+		r->family = family_of(r->fd);
 		__atomic_store_n(&H.fd, r->fd, __ATOMIC_RELEASE);
+	}
 }
 
 /** run() - The receiver thread: hold or wait for the port until told to stop. */
@@ -172,6 +233,8 @@ static void *run(void *arg)
 	uint64_t next_announce = 0;
 
 	(void)arg;
+	if (r.fd >= 0)
+		r.family = family_of(r.fd);
 	r.seen = calloc(65536, sizeof(*r.seen));
 	while (buf && r.seen && !__atomic_load_n(&H.stop, __ATOMIC_ACQUIRE)) {
 		struct pollfd p[2] = {{.fd = H.wake, .events = POLLIN}, {.fd = r.fd, .events = POLLIN}};

@@ -10,6 +10,7 @@
 #define HOMA_RT_PSP_HOST_H
 
 #include <netinet/in.h>
+#include <sys/socket.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -28,6 +29,7 @@
 /** The receiving side of the receiver thread (owned by it). */
 struct psp_host_rx {
 	int fd;                         /**< bound to the PSP port, IP_TRANSPARENT */
+	int family;                     /**< fd's: AF_INET6 (dual-stack), or AF_INET without IPv6 */
 	uint16_t port;                  /**< the PSP port */
 	const uint64_t *local;          /**< this process's Homa ports (bitmap, atomic words) */
 	uint64_t *seen;                 /**< [65536]: other processes' ports, live until */
@@ -36,12 +38,15 @@ struct psp_host_rx {
 
 /**
  * psp_host_dispatch() - Handle one datagram @p of @len bytes that @src
- * sent to address @dst, PSP port, at CLOCK_MONOTONIC @now: take a
- * registration (from 127.0.0.0/8 only), forward a sealed packet to its
- * socket, or count why not (not_psp, truncated, no_port, send_errors).
+ * sent to address @dst (the PSP port; @dst's port is ignored; both of
+ * @r->fd's family: IPv4 arrives on a dual-stack socket as v4-mapped IPv6)
+ * at CLOCK_MONOTONIC @now: take a registration (from loopback only:
+ * 127.0.0.0/8 or ::1), forward a sealed packet to its socket, or count
+ * why not (not_psp, truncated, no_port, send_errors).
  */
 void psp_host_dispatch(struct psp_host_rx *r, const uint8_t *p, size_t len,
-		       const struct sockaddr_in *src, struct in_addr dst, uint64_t now);
+		       const struct sockaddr_storage *src, const struct sockaddr_storage *dst,
+		       uint64_t now);
 
 /** psp_host_local_has() - Is @port set in the bitmap @bits (read atomically)? */
 bool psp_host_local_has(const uint64_t *bits, uint16_t port);

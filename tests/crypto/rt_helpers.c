@@ -13,21 +13,33 @@
 #include "homa/encrypt.h"
 #include "rt_helpers.h"
 
-/** crypto_dst() - See rt_helpers.h. */
-struct sockaddr_storage crypto_dst(int port)
+/** crypto_dst_at() - See rt_helpers.h. */
+struct sockaddr_storage crypto_dst_at(const char *host, int port)
 {
 	struct sockaddr_storage sa;
 	socklen_t len;
 
-	homa_sockaddr_parse("127.0.0.1", (uint16_t)port, &sa, &len);
+	assert_int_equal(homa_sockaddr_parse(host, (uint16_t)port, &sa, &len), 0);
 	return sa;
+}
+
+/** crypto_dst() - See rt_helpers.h. */
+struct sockaddr_storage crypto_dst(int port)
+{
+	return crypto_dst_at("127.0.0.1", port);
 }
 
 /** crypto_rpc() - See rt_helpers.h. */
 int crypto_rpc(homa_socket *c, int port, size_t len)
 {
+	return crypto_rpc_at(c, "127.0.0.1", port, len);
+}
+
+/** crypto_rpc_at() - See rt_helpers.h. */
+int crypto_rpc_at(homa_socket *c, const char *host, int port, size_t len)
+{
 	static uint8_t out[300000], in[300000];
-	struct sockaddr_storage sa = crypto_dst(port);
+	struct sockaddr_storage sa = crypto_dst_at(host, port);
 	struct homa_message m;
 	uint64_t id;
 	int err;
@@ -53,7 +65,13 @@ int crypto_rpc(homa_socket *c, int port, size_t len)
 /** crypto_associate() - See rt_helpers.h. */
 void crypto_associate(homa_socket *from, homa_socket *to, int to_port)
 {
-	struct sockaddr_storage sa = crypto_dst(to_port);
+	crypto_associate_at(from, to, "127.0.0.1", to_port);
+}
+
+/** crypto_associate_at() - See rt_helpers.h. */
+void crypto_associate_at(homa_socket *from, homa_socket *to, const char *host, int to_port)
+{
+	struct sockaddr_storage sa = crypto_dst_at(host, to_port);
 	uint8_t key[32];
 	uint32_t spi;
 

@@ -14,6 +14,9 @@
 /** crypto_dst() - sockaddr of 127.0.0.1:@port. */
 struct sockaddr_storage crypto_dst(int port);
 
+/** crypto_dst_at() - sockaddr of @host (an IPv4 or IPv6 literal):@port. */
+struct sockaddr_storage crypto_dst_at(const char *host, int port);
+
 /**
  * crypto_rpc() - One echo RPC of @len (at most 300000) patterned bytes
  * from @c to 127.0.0.1:@port, waiting up to 30 s; the echo must match.
@@ -22,10 +25,16 @@ struct sockaddr_storage crypto_dst(int port);
  */
 int crypto_rpc(homa_socket *c, int port, size_t len);
 
+/** crypto_rpc_at() - crypto_rpc() to @host (an IPv4 or IPv6 literal). */
+int crypto_rpc_at(homa_socket *c, const char *host, int port, size_t len);
+
 /**
  * crypto_associate() - @from learns an SPI and key of @to (whose port is
  * @to_port) through the API; fails the test on any error.
  */
 void crypto_associate(homa_socket *from, homa_socket *to, int to_port);
+
+/** crypto_associate_at() - crypto_associate() with @to on @host (IPv4 or IPv6 literal). */
+void crypto_associate_at(homa_socket *from, homa_socket *to, const char *host, int to_port);
 
 #endif /* HOMA_TESTS_CRYPTO_RT_HELPERS_H */

@@ -9,7 +9,8 @@
  * loopback and takes the port over when the holder leaves), and hostile
  * datagrams are dropped and counted by reason: not PSP, truncated, a port
  * no socket registered (by the receiver), an unknown SPI and a replay (by
- * the socket the packet was forwarded to). Needs root (port and
+ * the socket the packet was forwarded to); IPv6 sockets (::1) share it
+ * with IPv4 ones. Needs root (port and
  * IP_TRANSPARENT); the test uses a free port instead of 1000 so that it
  * never meets another program's receiver.
  *
@@ -102,8 +103,11 @@ static void *serve(void *arg)
 	return NULL;
 }
 
-/** ep_open() - Open an encrypted socket on 127.0.0.1 sending to @udp_port. Return: as homa_open(). */
-static int ep_open(struct ep *e, bool server, uint16_t udp_port)
+/**
+ * ep_open_at() - Open an encrypted socket on @host (127.0.0.1 or ::1)
+ * sending to @udp_port. Return: as homa_open().
+ */
+static int ep_open_at(struct ep *e, bool server, uint16_t udp_port, const char *host)
 {
 	struct homa_encrypt_opts eo;
 	struct homa_open_opts o;
@@ -115,7 +119,7 @@ static int ep_open(struct ep *e, bool server, uint16_t udp_port)
 	homa_settings_default(&st);
 	st.timeout_ticks = 3000;  /* loaded CI machines */
 	o.settings = &st;
-	o.bind_addr = "127.0.0.1";
+	o.bind_addr = host;
 	o.server = server;
 	o.encrypt = &eo;
 	eo.udp_port = udp_port;
@@ -133,6 +137,12 @@ static int ep_open(struct ep *e, bool server, uint16_t udp_port)
 	if (server)
 		assert_int_equal(pthread_create(&e->thread, NULL, serve, e), 0);
 	return 0;
+}
+
+/** ep_open() - ep_open_at() on 127.0.0.1. */
+static int ep_open(struct ep *e, bool server, uint16_t udp_port)
+{
+	return ep_open_at(e, server, udp_port, "127.0.0.1");
 }
 
 /** ep_close() - Close @e and join its thread. */
@@ -379,6 +389,66 @@ static void psp_host__hostile(void **state)
 	close(trap);
 	ep_close(&c, false);
 	ep_close(&s, true);
+}
+
+/** send_to6() - Send @len bytes from a fresh IPv6 socket to [::1]:@port. */
+static void send_to6(const uint8_t *p, size_t len, uint16_t port)
+{
+	struct sockaddr_in6 to = {.sin6_family = AF_INET6, .sin6_port = htons(port),
+				  .sin6_addr = IN6ADDR_LOOPBACK_INIT};
+	int fd = socket(AF_INET6, SOCK_DGRAM, 0);
+
+	assert_true(fd >= 0);
+	assert_int_equal(sendto(fd, p, len, 0, (struct sockaddr *)&to, sizeof(to)), (ssize_t)len);
+	close(fd);
+}
+
+/**
+ * psp_host__ipv6() - IPv6 and IPv4 sockets of one process share the
+ * receiver (its socket is dual-stack): a server and a client on ::1 and
+ * a server and a client on 127.0.0.1 exchange 100 B and 200 kB RPCs,
+ * every packet they opened came through the receiver (forwarded to
+ * [::1] with the IPv6 sender as source, and to 127.0.0.1 as before), and
+ * clear text sent over IPv6 to the PSP port is dropped as not PSP.
+ */
+static void psp_host__ipv6(void **state)
+{
+	static struct ep s6, c6, s4, c4;  /* static: see close_all() */
+	struct homa_psp_host_stats h0, h;
+	uint64_t opened;
+	struct seen b;
+
+	(void)state;
+	assert_int_equal(ep_open_at(&s6, true, psp_port, "::1"), 0);
+	assert_int_equal(ep_open_at(&c6, false, psp_port, "::1"), 0);
+	assert_int_equal(ep_open(&s4, true, psp_port), 0);
+	assert_int_equal(ep_open(&c4, false, psp_port), 0);
+	h0 = host();
+	assert_int_equal(h0.owner, 1);
+	crypto_associate_at(c6.s, s6.s, "::1", s6.port);
+	crypto_associate_at(s6.s, c6.s, "::1", c6.port);
+	crypto_associate(c4.s, s4.s, s4.port);
+	crypto_associate(s4.s, c4.s, c4.port);
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(crypto_rpc_at(c6.s, "::1", s6.port, 100), 0);
+		assert_int_equal(crypto_rpc_at(c6.s, "::1", s6.port, 200000), 0);
+		assert_int_equal(crypto_rpc(c4.s, s4.port, 100), 0);
+	}
+	opened = psp(&s6).opened + psp(&c6).opened + psp(&s4).opened + psp(&c4).opened;
+	assert_true(psp(&s6).opened >= 3 * 2 && psp(&c6).opened >= 3 * 2);
+	for (uint64_t until = now_ns() + 20000000000ull;; usleep(5000)) {
+		h = host();  /* counts are added after each batch: see two_sockets_share */
+		if (h.forwarded - h0.forwarded >= opened || now_ns() > until)
+			break;
+	}
+	assert_true(h.forwarded - h0.forwarded >= opened);
+	b = snap(&s6);
+	send_to6((const uint8_t *)"clear text", 10, psp_port);
+	assert_true(wait_for(&s6, one_not_psp, &b));
+	ep_close(&c4, false);
+	ep_close(&s4, true);
+	ep_close(&c6, false);
+	ep_close(&s6, true);
 }
 
 /** lists() - Does the registration @p (@len bytes) list Homa port @port? */
@@ -693,6 +763,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_teardown(psp_host__two_processes, two_processes_end),
 		cmocka_unit_test_teardown(psp_host__two_sockets_share, close_all),
 		cmocka_unit_test_teardown(psp_host__hostile, close_all),
+		cmocka_unit_test_teardown(psp_host__ipv6, close_all),
 		cmocka_unit_test_teardown(psp_host__join_announces_at_once, close_all),
 		cmocka_unit_test(psp_host__needs_privilege),
 	};
