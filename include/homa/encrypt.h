@@ -91,6 +91,7 @@ struct homa_psp_host_stats {
 	uint64_t registrations;  /**< port lists received from other processes */
 	uint32_t owner;          /**< 1 if this process holds the PSP port now */
 	uint32_t sockets;        /**< sockets of this process that joined */
+	uint64_t batches;        /**< reads of the port (recvmmsg) that returned datagrams */
 };
 
 /** homa_encrypt_opts_default() - Fill @e with the defaults above (NULL is ignored). */

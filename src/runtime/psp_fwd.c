@@ -2,10 +2,11 @@
 /**
  * @file psp_fwd.c
  * What the host's PSP receiver does with one datagram that reached the
- * PSP port (psp_host.c runs it): a registration of Homa ports from a
+ * PSP port (psp_batch.c reads them): a registration of Homa ports from a
  * process of this host, or a sealed packet, which it checks just enough
  * to dispatch (PSP next header, length, the clear common header's
- * destination port naming a registered socket) and forwards unopened to
+ * destination port naming a registered socket) and forwards unopened
+ * (the batch's forwards go out in one sendmmsg()) to
  * that socket's own UDP port on the address it was sent to, with the
  * sender's address as source (IP_PKTINFO or IPV6_PKTINFO; the socket has
  * IP_TRANSPARENT). IPv4 and IPv6 alike: the socket is dual-stack.
@@ -52,20 +53,13 @@ static void take_registration(struct psp_host_rx *r, const uint8_t *p, size_t le
 	r->st.registrations++;
 }
 
-/** Control buffer of one forwarded datagram: its source address. */
-union psp_fwd_cmsg {
-	struct cmsghdr h;
-	uint8_t v4[CMSG_SPACE(sizeof(struct in_pktinfo))];
-	uint8_t v6[CMSG_SPACE(sizeof(struct in6_pktinfo))];
-};
-
 /**
  * source_cmsg() - Fill @c to make a datagram sent to @to leave from
  * @from's address (IP_PKTINFO for IPv4, IPV6_PKTINFO for IPv6 and for
  * v4-mapped addresses on a dual-stack socket, which the kernel accepts
  * with IP_TRANSPARENT). Return: the control length to send.
  */
-static size_t source_cmsg(union psp_fwd_cmsg *c, const struct sockaddr_storage *to,
+static size_t source_cmsg(union psp_host_cmsg *c, const struct sockaddr_storage *to,
 			  const struct sockaddr_storage *from)
 {
 	struct cmsghdr *ch = &c->h;
@@ -90,21 +84,49 @@ static size_t source_cmsg(union psp_fwd_cmsg *c, const struct sockaddr_storage *
 }
 
 /**
- * forward() - Send the sealed packet @p to @to, sourced from @from.
- * Return: true if the kernel took it.
+ * queue() - Add the forward of the sealed packet @p (@len bytes) to @to,
+ * sourced from @from, to @r->out (flushing it first if full).
  */
-static bool forward(int fd, const uint8_t *p, size_t len, const struct sockaddr_storage *to,
-		    const struct sockaddr_storage *from)
+static void queue(struct psp_host_rx *r, const uint8_t *p, size_t len,
+		  const struct sockaddr_storage *to, const struct sockaddr_storage *from)
 {
-	union psp_fwd_cmsg c;
-	struct iovec iov = {.iov_base = (void *)p, .iov_len = len};
-	struct msghdr m = {.msg_name = (void *)to, .msg_iov = &iov, .msg_iovlen = 1,
-			   .msg_control = c.v6};
+	struct psp_host_out *o = &r->out;
+	int i;
 
-	m.msg_namelen = to->ss_family == AF_INET ? sizeof(struct sockaddr_in)
-						  : sizeof(struct sockaddr_in6);
-	m.msg_controllen = source_cmsg(&c, to, from);
-	return sendmsg(fd, &m, MSG_DONTWAIT) == (ssize_t)len;
+	if (o->n == PSP_HOST_BATCH)
+		psp_host_flush(r);
+	i = o->n++;
+	o->to[i] = *to;
+	o->iov[i] = (struct iovec){.iov_base = (void *)p, .iov_len = len};
+	o->m[i].msg_hdr = (struct msghdr){
+		.msg_name = &o->to[i],
+		.msg_namelen = to->ss_family == AF_INET ? sizeof(struct sockaddr_in)
+							: sizeof(struct sockaddr_in6),
+		.msg_iov = &o->iov[i], .msg_iovlen = 1, .msg_control = o->c[i].b};
+	o->m[i].msg_hdr.msg_controllen = source_cmsg(&o->c[i], to, from);
+}
+
+/** psp_host_flush() - See psp_host.h. */
+void psp_host_flush(struct psp_host_rx *r)
+{
+	struct psp_host_out *o = &r->out;
+
+	for (int done = 0; done < o->n;) {
+		int k = sendmmsg(r->fd, o->m + done, (unsigned int)(o->n - done), MSG_DONTWAIT);
+
+		if (k <= 0) {  /* the first left failed: count it, go on with the rest */
+			r->st.send_errors++;
+			done++;
+			continue;
+		}
+		for (int i = done; i < done + k; i++)
+			if (o->m[i].msg_len == o->iov[i].iov_len)
+				r->st.forwarded++;
+			else
+				r->st.send_errors++;
+		done += k;
+	}
+	o->n = 0;
 }
 
 /** set_port() - Set the port of @a (IPv4 or IPv6) to @port. */
@@ -146,8 +168,5 @@ void psp_host_dispatch(struct psp_host_rx *r, const uint8_t *p, size_t len,
 		return;
 	}
 	set_port(&to, dport);
-	if (forward(r->fd, p, len, &to, src))
-		r->st.forwarded++;
-	else
-		r->st.send_errors++;
+	queue(r, p, len, &to, src);
 }

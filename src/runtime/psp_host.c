@@ -31,10 +31,8 @@
 #include "psp_host.h"
 #include "rt.h"
 
-/** Datagrams taken per wake-up before the totals are updated. */
-#define DRAIN 64
-/** Largest datagram the receiver reads (bigger ones are counted as truncated). */
-#define MAX_DGRAM 65536
+/** How long the holder sleeps in recvmmsg() before looking at the stop flag. */
+#define RCV_TIMEOUT_US 500000
 
 /** This process's receiver. */
 static struct {
@@ -56,6 +54,7 @@ static struct {
  * able to send with any source address (IP_TRANSPARENT) and told each
  * datagram's destination (IP_PKTINFO, and IPV6_RECVPKTINFO on an IPv6
  * socket, which is dual-stack: it also takes IPv4, as v4-mapped).
+ * Blocking reads wait at most RCV_TIMEOUT_US; sends never wait.
  * Return: the fd, or -errno.
  */
 static int open_family(int family, uint16_t port)
@@ -63,12 +62,15 @@ static int open_family(int family, uint16_t port)
 	struct sockaddr_in6 a6 = {.sin6_family = AF_INET6, .sin6_port = htons(port),
 				  .sin6_addr = IN6ADDR_ANY_INIT};
 	struct sockaddr_in a4 = {.sin_family = AF_INET, .sin_port = htons(port)};
-	int fd = socket(family, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0), on = 1, off = 0;
+	struct timeval tv = {.tv_usec = RCV_TIMEOUT_US};
+	int fd = socket(family, SOCK_DGRAM | SOCK_CLOEXEC, 0), on = 1, off = 0;
 	int bad, err;
 
 	if (fd < 0)
 		return -errno;
-	if (family == AF_INET6)
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0)
+		bad = 1;
+	else if (family == AF_INET6)
 		bad = setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof(off)) < 0 ||
 		      setsockopt(fd, IPPROTO_IPV6, IPV6_TRANSPARENT, &on, sizeof(on)) < 0 ||
 		      setsockopt(fd, IPPROTO_IPV6, IPV6_RECVPKTINFO, &on, sizeof(on)) < 0 ||
@@ -118,67 +120,10 @@ static void add_totals(struct psp_host_rx *r)
 	H.st.no_port += r->st.no_port;
 	H.st.send_errors += r->st.send_errors;
 	H.st.registrations += r->st.registrations;
+	H.st.batches += r->st.batches;
 	H.st.owner = r->fd >= 0;
 	pthread_mutex_unlock(&H.mu);
 	memset(&r->st, 0, sizeof(r->st));
-}
-
-/**
- * dest_of() - The destination address of received message @m
- * (IPV6_PKTINFO, or IP_PKTINFO on an IPv4 socket), in @family's form;
- * an IPv6 one carries the arrival interface as its scope.
- */
-static struct sockaddr_storage dest_of(struct msghdr *m, int family)
-{
-	struct sockaddr_storage d = {.ss_family = (sa_family_t)family};
-
-	for (struct cmsghdr *c = CMSG_FIRSTHDR(m); c; c = CMSG_NXTHDR(m, c)) {
-		if (family == AF_INET6 && c->cmsg_level == IPPROTO_IPV6 &&
-		    c->cmsg_type == IPV6_PKTINFO) {
-			struct sockaddr_in6 *a = (struct sockaddr_in6 *)&d;
-			struct in6_pktinfo pi;
-
-			memcpy(&pi, CMSG_DATA(c), sizeof(pi));
-			a->sin6_addr = pi.ipi6_addr;
-			a->sin6_scope_id = (uint32_t)pi.ipi6_ifindex;
-			return d;
-		}
-		if (family == AF_INET && c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_PKTINFO) {
-			struct in_pktinfo pi;
-
-			memcpy(&pi, CMSG_DATA(c), sizeof(pi));
-			((struct sockaddr_in *)&d)->sin_addr = pi.ipi_addr;
-			return d;
-		}
-	}
-	if (family == AF_INET6)
-		((struct sockaddr_in6 *)&d)->sin6_addr = in6addr_loopback;
-	else
-		((struct sockaddr_in *)&d)->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	return d;
-}
-
-/** drain() - Dispatch up to DRAIN waiting datagrams of @r->fd through @buf. */
-static void drain(struct psp_host_rx *r, uint8_t *buf)
-{
-	for (int i = 0; i < DRAIN; i++) {
-		uint8_t cbuf[CMSG_SPACE(sizeof(struct in6_pktinfo)) +
-			     CMSG_SPACE(sizeof(struct in_pktinfo))];
-		struct sockaddr_storage src, dst;
-		struct iovec iov = {.iov_base = buf, .iov_len = MAX_DGRAM};
-		struct msghdr m = {.msg_name = &src, .msg_namelen = sizeof(src), .msg_iov = &iov,
-				   .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf)};
-		ssize_t n = recvmsg(r->fd, &m, MSG_DONTWAIT);
-
-		if (n < 0)
-			break;
-		if (m.msg_flags & MSG_TRUNC) {
-			r->st.truncated++;
-			continue;
-		}
-		dst = dest_of(&m, r->family);
-		psp_host_dispatch(r, buf, (size_t)n, &src, &dst, homa_rt_now());
-	}
 }
 
 /**
@@ -224,30 +169,35 @@ static void standby(struct psp_host_rx *r, int tell_fd, uint64_t *next_announce)
 	}
 }
 
-/** run() - The receiver thread: hold or wait for the port until told to stop. */
+/**
+ * run() - The receiver thread until told to stop: holding the port, it
+ * sleeps in recvmmsg() (psp_host_drain()) and forwards batch by batch;
+ * standing by, it announces and tries to bind every 100 ms.
+ */
 static void *run(void *arg)
 {
 	struct psp_host_rx r = {.fd = __atomic_load_n(&H.fd, __ATOMIC_ACQUIRE),
-				.port = H.port, .local = H.local};
-	uint8_t *buf = malloc(MAX_DGRAM);
+				.port = H.port, .local = H.local, .stop = &H.stop};
+	uint8_t *bufs = malloc((size_t)PSP_HOST_BATCH * PSP_HOST_MAX_DGRAM);
 	uint64_t next_announce = 0;
 
 	(void)arg;
 	if (r.fd >= 0)
 		r.family = family_of(r.fd);
 	r.seen = calloc(65536, sizeof(*r.seen));
-	while (buf && r.seen && !__atomic_load_n(&H.stop, __ATOMIC_ACQUIRE)) {
-		struct pollfd p[2] = {{.fd = H.wake, .events = POLLIN}, {.fd = r.fd, .events = POLLIN}};
+	while (bufs && r.seen && !__atomic_load_n(&H.stop, __ATOMIC_ACQUIRE)) {
+		struct pollfd p = {.fd = H.wake, .events = POLLIN};
 
 		if (r.fd < 0)
 			standby(&r, H.tell, &next_announce);
-		if (poll(p, r.fd >= 0 ? 2 : 1, r.fd >= 0 ? 500 : 100) > 0 && r.fd >= 0 &&
-		    (p[1].revents & POLLIN))
-			drain(&r, buf);
+		if (r.fd < 0)
+			poll(&p, 1, 100);
+		else if (!__atomic_load_n(&H.stop, __ATOMIC_ACQUIRE))
+			psp_host_drain(&r, bufs, MSG_WAITFORONE);
 		add_totals(&r);
 	}
 	free(r.seen);
-	free(buf);
+	free(bufs);
 	return NULL;
 }
 
@@ -292,6 +242,21 @@ static int start(uint16_t port)
 	return 0;
 }
 
+/**
+ * wake_holder() - If the thread holds the port it may sleep in
+ * recvmmsg(): send it an empty datagram over loopback, which it reads and
+ * ignores once stop is set (lost, the socket's receive timeout, 500 ms,
+ * still wakes it).
+ */
+static void wake_holder(void)
+{
+	struct sockaddr_in to = {.sin_family = AF_INET, .sin_port = htons(H.port),
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+
+	if (__atomic_load_n(&H.fd, __ATOMIC_ACQUIRE) >= 0)
+		sendto(H.tell, "", 0, MSG_DONTWAIT, (struct sockaddr *)&to, sizeof(to));
+}
+
 /** stop() - Last leave: stop the thread, release the port. */
 static void stop(void)
 {
@@ -299,8 +264,9 @@ static void stop(void)
 
 	__atomic_store_n(&H.stop, 1, __ATOMIC_RELEASE);
 	if (write(H.wake, &one, sizeof(one)) < 0) {
-		/* the thread still sees stop within 500 ms */
+		/* the thread still sees stop within 100 ms */
 	}
+	wake_holder();
 	pthread_join(H.thread, NULL);
 	close_quietly(&H.wake);
 	close_quietly(&H.tell);

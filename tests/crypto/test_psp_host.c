@@ -20,6 +20,7 @@
  * forever when another thread of the parent held an allocator lock at
  * the fork.
  */
+#define _GNU_SOURCE  /* psp_host.h: struct mmsghdr, struct in6_pktinfo */
 #include <arpa/inet.h>
 #include <poll.h>
 #include <pthread.h>
@@ -451,6 +452,64 @@ static void psp_host__ipv6(void **state)
 	ep_close(&s6, true);
 }
 
+/** Predicate of wait_for(): the burst's clear and sealed datagrams all seen. */
+static bool burst_done(struct ep *e, const struct seen *b)
+{
+	return host().not_psp - b->h.not_psp >= 16 && psp(e).opened - b->s.opened >= 32;
+}
+
+/**
+ * psp_host__burst() - 48 datagrams sent back to back to the PSP port, 32
+ * sealed (each with its own IV) and 16 in clear, interleaved: the
+ * receiver reads them in batches and forwards each sealed one to the
+ * server, which opens all 32; the 16 are dropped as not PSP; no read or
+ * forward fails; an honest RPC completes afterwards.
+ */
+static void psp_host__burst(void **state)
+{
+	static struct ep s, c;  /* static: see close_all() */
+	homa_addr srv = homa_addr_ipv4(0x7f000001);
+	int fd = socket(AF_INET, SOCK_DGRAM, 0);
+	uint8_t pkt[28], sealed[100], key[16];
+	struct homa_psp_host_stats h;
+	homa_psp *a;
+	struct seen b;
+	uint32_t spi;
+
+	(void)state;
+	assert_int_equal(ep_open(&s, true, psp_port), 0);
+	assert_int_equal(ep_open(&c, false, psp_port), 0);
+	crypto_associate(c.s, s.s, s.port);
+	crypto_associate(s.s, c.s, c.port);
+	assert_int_equal(homa_psp_new(&a, 0, NULL), 0);
+	assert_int_equal(homa_encrypt_rx_issue(s.s, &spi, key), 0);
+	assert_int_equal(homa_psp_tx_add(a, &srv, (uint16_t)s.port, spi, key, 0), 0);
+	memset(pkt, 0, sizeof(pkt));  /* BUSY for an RPC the server does not know */
+	pkt[0] = 0x30, pkt[1] = 0x39, pkt[11] = 0x14, pkt[12] = 5 << 4, pkt[27] = 8;
+	pkt[2] = (uint8_t)(s.port >> 8), pkt[3] = (uint8_t)s.port;
+	b = snap(&s);
+	for (int i = 0; i < 48; i++) {
+		if (i % 3 == 2) {
+			send_to(fd, (const uint8_t *)"clear text", 10, psp_port);
+			continue;
+		}
+		memcpy(sealed, pkt, sizeof(pkt));
+		assert_int_equal(homa_psp_seal(a, &srv, sealed, sizeof(pkt), sizeof(sealed)), 60);
+		send_to(fd, sealed, 60, psp_port);
+	}
+	assert_true(wait_for(&s, burst_done, &b));
+	h = host();
+	assert_int_equal(h.send_errors, b.h.send_errors);
+	assert_int_equal(h.truncated, b.h.truncated);
+	assert_true(h.batches > b.h.batches && h.batches - b.h.batches <= h.forwarded - b.h.forwarded + 16);
+	assert_int_equal(psp(&s).rejected[HOMA_PSP_REJ_REPLAY], b.s.rejected[HOMA_PSP_REJ_REPLAY]);
+	assert_int_equal(crypto_rpc(c.s, s.port, 100), 0);
+	homa_psp_free(a);
+	close(fd);
+	ep_close(&c, false);
+	ep_close(&s, true);
+}
+
 /** lists() - Does the registration @p (@len bytes) list Homa port @port? */
 static bool lists(const uint8_t *p, ssize_t len, int port)
 {
@@ -764,6 +823,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_teardown(psp_host__two_sockets_share, close_all),
 		cmocka_unit_test_teardown(psp_host__hostile, close_all),
 		cmocka_unit_test_teardown(psp_host__ipv6, close_all),
+		cmocka_unit_test_teardown(psp_host__burst, close_all),
 		cmocka_unit_test_teardown(psp_host__join_announces_at_once, close_all),
 		cmocka_unit_test(psp_host__needs_privilege),
 	};
