@@ -143,7 +143,10 @@ HOMA_API int homa_encrypt_rotate(homa_socket *s, const uint8_t *key);
  * Return: 0; HOMA_ENOTSUP (not encrypted, no certificate files, or the
  * peer uses another PSP version); HOMA_ECERT (the peer's certificate was
  * rejected, or it rejected ours); HOMA_EHANDSHAKE (no service, refused,
- * timed out or malformed answer); HOMA_EAGAIN (no receive SPI left, as
+ * timed out or malformed answer); HOMA_EKEYEXPIRED (the renewal failed
+ * and the association has outlived the lifetime @dst announced with it:
+ * @dst has rotated its SPI out; a failed renewal before that returns 0
+ * and keeps the association); HOMA_EAGAIN (no receive SPI left, as
  * homa_psp_rx_issue()); HOMA_ENOMEM; HOMA_EIO; HOMA_ESHUTDOWN (closed);
  * HOMA_EINVAL (NULL @s or @dst, port 0, not IPv4 or IPv6).
  */

@@ -427,7 +427,8 @@ HOMA_API int homa_local_port(homa_socket *s);
  * closed); HOMA_ENOMEM. On an encrypted socket (encrypt.h) also
  * HOMA_ENOASSOC (no association with @dst and no key exchange
  * configured), HOMA_ECERT and HOMA_EHANDSHAKE (the key exchange with @dst
- * failed: see homa_encrypt_connect()). Nothing is sent on any error.
+ * failed: see homa_encrypt_connect()), HOMA_EKEYEXPIRED (renewals failed
+ * until @dst's SPI expired). Nothing is sent on any error.
  */
 HOMA_API int homa_request_iov(homa_socket *s, const struct sockaddr *dst,
 			     const struct homa_iov *iov, int iovcnt,

@@ -16,6 +16,7 @@ struct enc_dest {
 	homa_addr addr;
 	uint16_t port;
 	uint64_t refresh_at;   /**< CLOCK_MONOTONIC ns */
+	uint64_t expires_at;   /**< CLOCK_MONOTONIC ns: the receiver's SPI is rotated out */
 };
 
 /** A socket's encryption state. */

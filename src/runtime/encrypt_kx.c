@@ -34,11 +34,13 @@ static bool need_exchange(struct rt_enc *x, const homa_addr *addr, uint16_t port
 
 /**
  * install() - Under x->mu: the server's answer @resp becomes the
- * association to @addr:@port, renewed at half of the shorter lifetime.
- * Return: 0, HOMA_ENOMEM or homa_psp_tx_add()'s error.
+ * association to @addr:@port, renewed at half of the shorter lifetime
+ * after @now; it expires one lifetime after @asked, when the request
+ * left (the server counted its lifetime from later, so this is never
+ * after its SPI's end). Return: 0, HOMA_ENOMEM or homa_psp_tx_add()'s error.
  */
 static int install(struct rt_enc *x, const homa_addr *addr, uint16_t port,
-		   const struct homa_kx_msg *resp, uint64_t own_life, uint64_t now)
+		   const struct homa_kx_msg *resp, uint64_t own_life, uint64_t asked, uint64_t now)
 {
 	struct enc_dest *d = dest_find(x, addr, port);
 	uint64_t life = resp->lifetime_ns < own_life ? resp->lifetime_ns : own_life;
@@ -54,6 +56,7 @@ static int install(struct rt_enc *x, const homa_addr *addr, uint16_t port,
 		x->dests = d;
 	}
 	d->refresh_at = life == UINT64_MAX ? UINT64_MAX : now + life / 2;
+	d->expires_at = life == UINT64_MAX ? UINT64_MAX : asked + life;
 	err = homa_psp_tx_add(x->psp, addr, port, resp->spi, resp->key, resp->version);
 	x->kx_done += !err;
 	return err;
@@ -92,13 +95,24 @@ static int exchange(struct rt_enc *x, const homa_addr *addr, uint16_t port)
 		err = HOMA_ENOTSUP;
 	pthread_mutex_lock(&x->mu);
 	if (!err)
-		err = install(x, addr, port, &resp, own_life, homa_rt_now());
+		err = install(x, addr, port, &resp, own_life, now, homa_rt_now());
 	if (err)
 		x->kx_failed++;
 	pthread_mutex_unlock(&x->mu);
 	OPENSSL_cleanse(&req, sizeof(req));
 	OPENSSL_cleanse(&resp, sizeof(resp));
 	return err;
+}
+
+/**
+ * expired() - Under x->mu: has the association to @addr:@port, from a
+ * key exchange, outlived the lifetime announced with it at @now?
+ */
+static bool expired(struct rt_enc *x, const homa_addr *addr, uint16_t port, uint64_t now)
+{
+	struct enc_dest *d = dest_find(x, addr, port);
+
+	return d && now >= d->expires_at;
 }
 
 /** homa_rt_enc_ready() - See rt.h. */
@@ -124,8 +138,14 @@ int homa_rt_enc_ready(struct homa_rt *rt, const homa_addr *addr, uint16_t port)
 	pthread_mutex_unlock(&x->mu);
 	err = need ? exchange(x, addr, port) : 0;
 	pthread_mutex_unlock(&x->kx_lock);
-	/* a failed renewal keeps the association it was to replace */
-	return err && has ? 0 : err;
+	if (!err || !has)
+		return err;
+	/* a failed renewal keeps the association it was to replace, until
+	 * the receiver rotates its SPI out: then the packets would be dropped */
+	pthread_mutex_lock(&x->mu);
+	err = expired(x, addr, port, homa_rt_now()) ? HOMA_EKEYEXPIRED : 0;
+	pthread_mutex_unlock(&x->mu);
+	return err;
 }
 
 /** homa_rt_enc_can_reply() - See rt.h. */

@@ -547,7 +547,10 @@ void homa_rt_enc_close(struct homa_rt *rt);
  * association exists (key exchange if none, or if its renewal is due).
  * Call without rt->lock. Return: 0 (also for clear-text sockets);
  * HOMA_ENOASSOC (none and no key exchange configured); the errors of
- * the exchange (HOMA_ECERT, HOMA_EHANDSHAKE, HOMA_ENOTSUP, ...).
+ * the exchange (HOMA_ECERT, HOMA_EHANDSHAKE, HOMA_ENOTSUP, ...) when
+ * there is no association; HOMA_EKEYEXPIRED when a renewal failed and
+ * the association has outlived the lifetime the receiver announced (a
+ * failed renewal before that keeps it: 0).
  */
 int homa_rt_enc_ready(struct homa_rt *rt, const homa_addr *addr, uint16_t port);
 /**

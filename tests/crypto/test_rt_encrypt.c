@@ -38,14 +38,14 @@ struct esrv {
 	pthread_t thread;
 };
 
-/** path() - "certs/NAME" in a static buffer of 8 rotating slots. */
-static const char *path(const char *name)
+/** path_in() - "DIR/NAME" in a static buffer of 8 rotating slots. */
+static const char *path_in(const char *dir, const char *name)
 {
-	static char buf[8][128];
+	static char buf[8][160];
 	static int i;
 
 	i = (i + 1) % 8;
-	snprintf(buf[i], sizeof(buf[i]), "%s/%s", certs, name);
+	snprintf(buf[i], sizeof(buf[i]), "%s/%s", dir, name);
 	return buf[i];
 }
 
@@ -66,11 +66,13 @@ static void *serve(void *arg)
 }
 
 /**
- * eopen_socket() - Open an encrypted socket on 127.0.0.1 into @e (a
- * server socket if @server, no thread). @who: "server", "client", "rogue"
- * or NULL (no certificates). @rotate_ns as in homa_encrypt_opts.
+ * eopen_in() - Open an encrypted socket on 127.0.0.1 into @e (a server
+ * socket if @server, no thread). @who: "server", "client", "rogue" or
+ * NULL (no certificates), whose files are in @dir. @rotate_ns as in
+ * homa_encrypt_opts.
  */
-static int eopen_socket(struct esrv *e, bool server, const char *who, uint64_t rotate_ns)
+static int eopen_in(struct esrv *e, bool server, const char *who, uint64_t rotate_ns,
+		    const char *dir)
 {
 	struct homa_encrypt_opts eo;
 	struct homa_open_opts o;
@@ -90,9 +92,9 @@ static int eopen_socket(struct esrv *e, bool server, const char *who, uint64_t r
 	if (who) {
 		snprintf(cert, sizeof(cert), "%s.pem", who);
 		snprintf(key, sizeof(key), "%s.key", who);
-		eo.cert_file = path(cert);
-		eo.key_file = path(key);
-		eo.ca_file = path("ca.pem");
+		eo.cert_file = path_in(dir, cert);
+		eo.key_file = path_in(dir, key);
+		eo.ca_file = path_in(dir, "ca.pem");
 	}
 	memset(e, 0, sizeof(*e));
 	err = homa_open(&e->s, &o);
@@ -100,6 +102,12 @@ static int eopen_socket(struct esrv *e, bool server, const char *who, uint64_t r
 		return err;
 	e->port = homa_local_port(e->s);
 	return 0;
+}
+
+/** eopen_socket() - eopen_in() the generated certificates' folder. */
+static int eopen_socket(struct esrv *e, bool server, const char *who, uint64_t rotate_ns)
+{
+	return eopen_in(e, server, who, rotate_ns, certs);
 }
 
 /** eopen() - eopen_socket(), and for a @server its echo thread. */
@@ -268,6 +276,52 @@ static void encrypt__rotation_renews(void **state)
 	st = stats(&s);
 	assert_true(st.rotations >= 3);
 	assert_int_equal(rejected_total(&st), 0);
+	eclose(&c, false);
+	eclose(&s, true);
+}
+
+/** now_ms() - CLOCK_MONOTONIC in ms. */
+static uint64_t now_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000u + (uint64_t)t.tv_nsec / 1000000u;
+}
+
+/**
+ * encrypt__expired_after_failed_renewals() - The server rotates every
+ * 300 ms (its SPIs live at most 600 ms). The client's CA file goes away
+ * after its first exchange, so every renewal fails: homa_send() keeps the
+ * association while it lives, then says HOMA_EKEYEXPIRED (it kept
+ * sending packets the server drops as expired_spi, and the RPCs timed
+ * out); with the file back, the next RPC renews and completes.
+ */
+static void encrypt__expired_after_failed_renewals(void **state)
+{
+	char dir[128], cmd[512];
+	struct esrv s, c;
+	uint64_t until;
+	int err = 0;
+
+	snprintf(dir, sizeof(dir), "%s/expiring", certs);
+	snprintf(cmd, sizeof(cmd), "mkdir -p %s && cp %s/client.pem %s/client.key %s/ca.pem %s/",
+		 dir, certs, certs, certs, dir);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(eopen(&s, true, "server", 300000000ull), 0);
+	assert_int_equal(eopen_in(&c, false, "client", 0, dir), 0);
+	assert_int_equal(crypto_rpc(c.s, s.port, 100), 0);
+	assert_int_equal(unlink(path_in(dir, "ca.pem")), 0);
+	for (until = now_ms() + 10000; now_ms() < until; usleep(20000)) {
+		err = crypto_rpc(c.s, s.port, 100);
+		if (err == HOMA_EKEYEXPIRED)
+			break;
+	}
+	assert_int_equal(err, HOMA_EKEYEXPIRED);
+	assert_true(stats(&c).kx_failed >= 1);
+	snprintf(cmd, sizeof(cmd), "cp %s/ca.pem %s/", certs, dir);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(crypto_rpc(c.s, s.port, 100), 0);
 	eclose(&c, false);
 	eclose(&s, true);
 }
@@ -470,6 +524,7 @@ int main(void)
 		cmocka_unit_test(encrypt__reply_without_association),
 		cmocka_unit_test(encrypt__key_exchange),
 		cmocka_unit_test(encrypt__rotation_renews),
+		cmocka_unit_test(encrypt__expired_after_failed_renewals),
 		cmocka_unit_test(encrypt__attacks_on_the_wire),
 		cmocka_unit_test(encrypt__cleartext_client_dropped),
 		cmocka_unit_test(encrypt__needs_udp_driver),
