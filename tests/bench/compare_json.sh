@@ -38,4 +38,16 @@ if [ "$scen" = mixed ]; then
          and .homa.main.short_p99_slowdown > 0 and .tcp.main.short_p99_slowdown > 0' "$out" \
     > /dev/null || { echo "mixed: bulk or per-size figures missing"; exit 1; }
 fi
+if [ "$scen" = throughput ]; then
+  # Compare's loopback profile sends a 500 KB request unscheduled: a GRANT
+  # round trip per request would double Homa's system calls per RPC
+  # (about 2.0x TCP's with 200000 unscheduled bytes, 1.0-1.1x without;
+  # docs/BENCH.md). Counted calls, not time; skipped where perf
+  # tracepoints are not allowed (null).
+  jq -e '(.homa.syscalls_per_rpc == null) or (.tcp.syscalls_per_rpc == null)
+         or (.homa.syscalls_per_rpc < 1.6 * .tcp.syscalls_per_rpc)' "$out" > /dev/null \
+    || { echo "throughput: a 500 KB request took a GRANT round trip:" \
+           "$(jq '[.homa.syscalls_per_rpc, .tcp.syscalls_per_rpc]' "$out" | tr -d ' \n')" \
+           "system calls per RPC (homa, tcp)"; exit 1; }
+fi
 echo "ok: $scen"

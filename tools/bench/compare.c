@@ -349,11 +349,16 @@ static uint16_t default_port(const struct bench_opts *o)
  * none. Loopback carries 64 KiB packets (its MTU is 65536, which kernel
  * TCP uses by itself), has no link to pace for, and its round trip holds
  * far more than the engine's defaults, which describe a 25 Gbps Ethernet
- * NIC with 1500-byte frames.
+ * NIC with 1500-byte frames. Unscheduled bytes are the round trip's
+ * bytes: a GRANT's round trip here is two process wake-ups (about 50 us
+ * each on a VM) at the 50-odd Gbps loopback carries UDP, about 600 KB.
+ * With less (200 KB) every 500 KB request of `throughput` waited for a
+ * GRANT: twice the system calls and context switches per RPC, half the
+ * goodput (docs/BENCH.md).
  */
 #define LO_MTU 65000
 #define LO_LINK_GBPS 400.0
-#define LO_UNSCHED 200000
+#define LO_UNSCHED 600000
 #define LO_INCOMING 400000
 
 /**

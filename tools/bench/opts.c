@@ -66,7 +66,7 @@ static const char usage[] =
 "                            that is only queued is sent twice; the RPC timeout grows\n"
 "                            with it (20 intervals, as the engine's 5 and 100 ticks)\n"
 "                            compare and demo use loopback values instead where these\n"
-"                            are not given: 65000 B packets, 400 Gbps, 200000 B,\n"
+"                            are not given: 65000 B packets, 400 Gbps, 600000 B,\n"
 "                            400000 B\n"
 "  --cc cubic|bbr            TCP congestion control (TCP_CONGESTION; default: kernel's)\n"
 "  --seed N                  seed of sizes, destinations and arrivals (default 1)\n"
