@@ -601,6 +601,8 @@ static const struct elsewhere elsewhere[] = {
 	{"homa_request_iov", "HOMA_ENOASSOC", "tests/crypto/test_rt_encrypt.c encrypt__api_associations"},
 	{"homa_request_iov", "HOMA_ECERT", "tests/crypto/test_rt_encrypt.c encrypt__key_exchange"},
 	{"homa_request_iov", "HOMA_EHANDSHAKE", "tests/crypto/test_rt_encrypt.c encrypt__key_exchange"},
+	{"homa_request_iov", "HOMA_EKEYEXPIRED",
+	 "tests/crypto/test_rt_encrypt.c encrypt__expired_after_failed_renewals"},
 	{"homa_fd", "HOMA_EIO", "tests/api/test_promises.c homa_fd__fails_cleanly_at_the_descriptor_limit"},
 	{"homa_request_zc", "*", "as homa_request_iov(): its cases"},
 	{"homa_request_buf", "*", "as homa_request_iov(): its cases"},

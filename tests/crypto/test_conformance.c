@@ -401,6 +401,8 @@ static const struct doc_elsewhere elsewhere[] = {
 	{"homa_encrypt_rotate", "HOMA_EIO", "no random source"},
 	{"homa_encrypt_connect", "HOMA_ECERT", "tests/crypto/test_rt_encrypt.c encrypt__key_exchange"},
 	{"homa_encrypt_connect", "HOMA_EHANDSHAKE", "tests/crypto/test_rt_encrypt.c encrypt__key_exchange"},
+	{"homa_encrypt_connect", "HOMA_EKEYEXPIRED",
+	 "tests/crypto/test_rt_encrypt.c encrypt__expired_after_failed_renewals (through homa_send())"},
 	{"homa_encrypt_connect", "HOMA_EAGAIN", "as homa_psp_rx_issue()'s"},
 	{"homa_encrypt_connect", "HOMA_ENOMEM", "allocation failure"},
 	{"homa_encrypt_connect", "HOMA_EIO", "OpenSSL or system call failure"},
