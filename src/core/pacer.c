@@ -27,26 +27,22 @@
 /**
  * homa_pacer_configure() - Derive the NIC backlog bound from the settings:
  * max_nic_queue_ns, but at least HOMA_PACER_MIN_PKTS full packets of link
- * time. On slow links a few microseconds hold less than one packet: the
+ * time (on slow links a few microseconds hold less than one packet: the
  * pacer would then release one packet per call and the link would idle
- * for the caller's whole wake-up delay after each one. With that minimum
- * in force, the deadline comes when one packet is left in the backlog
- * (pacer_wake_ns), so each call refills it with two; otherwise as soon as
- * there is room. Call after every change of e->s; the slack stays within
- * the (new) max_pacer_slack_ns.
+ * for the caller's whole wake-up delay after each one). Whatever the
+ * bound, the deadline comes when one packet is left in the backlog
+ * (pacer_wake_ns), so each call refills it with the bound less that
+ * packet: a longer bound means fewer, larger output calls, never more.
+ * Call after every change of e->s; the slack stays within the (new)
+ * max_pacer_slack_ns.
  */
 void homa_pacer_configure(homa_engine *e)
 {
 	uint64_t pkt_ns = homa_wire_ns(e, e->s.mtu);
 	uint64_t min_ns = HOMA_PACER_MIN_PKTS * pkt_ns;
 
-	if (e->s.max_nic_queue_ns >= min_ns) {
-		e->nic_queue_ns = e->s.max_nic_queue_ns;
-		e->pacer_wake_ns = e->nic_queue_ns;
-	} else {
-		e->nic_queue_ns = min_ns;
-		e->pacer_wake_ns = pkt_ns;
-	}
+	e->nic_queue_ns = e->s.max_nic_queue_ns > min_ns ? e->s.max_nic_queue_ns : min_ns;
+	e->pacer_wake_ns = pkt_ns;
 	if (e->pacer_slack_ns > e->s.max_pacer_slack_ns)
 		e->pacer_slack_ns = e->s.max_pacer_slack_ns;
 }

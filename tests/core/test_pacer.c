@@ -24,8 +24,11 @@
 
 static uint8_t big[400000];
 
-/** slow_engine() - A client at 50 Mbit/s with @max_slack, a 400 KB request queued at 0. */
-static homa_engine *slow_engine(uint32_t max_slack)
+/**
+ * slow_engine_q() - A client at 50 Mbit/s with @max_slack and a backlog
+ * bound of @nicq_ns (max_nic_queue_ns), a 400 KB request queued at 0.
+ */
+static homa_engine *slow_engine_q(uint32_t max_slack, uint32_t nicq_ns)
 {
 	homa_addr a = homa_addr_ipv4(0x0a000001), srv = homa_addr_ipv4(0x0a000002);
 	struct homa_iov iov = {big, sizeof(big)};
@@ -36,10 +39,20 @@ static homa_engine *slow_engine(uint32_t max_slack)
 	homa_settings_default(&s);
 	s.link_mbps = 50;
 	s.max_pacer_slack_ns = max_slack;
+	s.max_nic_queue_ns = nicq_ns;
 	s.unsched_bytes = sizeof(big); /* no grants needed: the pacer alone gates */
 	assert_int_equal(homa_engine_new(&e, &s, &a, 4000, NULL, 0), 0);
 	assert_int_equal(homa_engine_send_request(e, &srv, 4001, &iov, 1, sizeof(big), 0, &id), 0);
 	return e;
+}
+
+/** slow_engine() - slow_engine_q() with the default bound (two packets at 50 Mbit/s). */
+static homa_engine *slow_engine(uint32_t max_slack)
+{
+	struct homa_settings s;
+
+	homa_settings_default(&s);
+	return slow_engine_q(max_slack, s.max_nic_queue_ns);
 }
 
 /** burst() - Take every DATA packet @e lets out at @now. Return: how many. */
@@ -134,12 +147,37 @@ static void homa_pacer_note_call__capped_and_early_calls_ignored(void **state)
 	homa_engine_free(e);
 }
 
+/**
+ * homa_pacer_configure__long_bound_refills_several() - With a bound of
+ * five packets (max_nic_queue_ns = 5 x 246080) the first burst is six
+ * packets (each goes while the backlog is at most the bound). The pacer
+ * wants to be called when one packet is left, not as soon as there is
+ * room for one: each on-time call then sends five packets, and the
+ * engine does not ask for output before that deadline.
+ */
+static void homa_pacer_configure__long_bound_refills_several(void **state)
+{
+	homa_engine *e = slow_engine_q(0, (uint32_t)(5 * PKT_NS));
+	uint64_t due = 5 * PKT_NS;
+	int i;
+
+	assert_int_equal(burst(e, 0), 6);
+	for (i = 0; i < 4; i++) {
+		assert_int_equal(homa_pacer_deadline(e), due);
+		assert_false(homa_engine_want_output(e, due - 1));
+		assert_int_equal(burst(e, due), 5);
+		due += 5 * PKT_NS;
+	}
+	homa_engine_free(e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(homa_pacer_note_call__late_call_sends_more),
 		cmocka_unit_test(homa_pacer_note_call__on_time_calls_decay),
 		cmocka_unit_test(homa_pacer_note_call__capped_and_early_calls_ignored),
+		cmocka_unit_test(homa_pacer_configure__long_bound_refills_several),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
