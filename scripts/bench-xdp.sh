@@ -8,7 +8,9 @@
 # stream's goodput with its CPU per message (both ways). The UDP driver also
 # runs without its UDP_SEGMENT / UDP_GRO batches (homa_udp_no_offload):
 # one datagram per packet through the kernel, as the XDP driver's copy
-# mode sends one frame per packet. Writes
+# mode sends one frame per packet. Both drivers also run busy-polling
+# (homa_xdp_spin, homa_udp_spin: --homa-spin 1, client and server call
+# homa_recv() with a zero timeout in a loop instead of sleeping). Writes
 # BUILD/bench-xdp.json and prints the table with ratios to the UDP driver.
 #   scripts/bench-xdp.sh [BUILD_DIR] [SECONDS]
 # Needs root (exit 77 otherwise). The namespaces are removed on exit.
@@ -35,7 +37,7 @@ mode=$(ip netns exec "$a" "$build/xdp_peer" open ba0 10.233.0.1 0 1 | sed -n 's/
 arm() {
 	name=$1; tr=$2; drv=$3
 	sx="${4:-}"; cx="${4:-}"
-	[ "$drv" = xdp ] && { sx="--ifname bb0"; cx="--ifname ba0"; }
+	[ "$drv" = xdp ] && { sx="$sx --ifname bb0"; cx="$cx --ifname ba0"; }
 	ip netns exec "$b" "$bench" server --transport "$tr" --driver "$drv" $sx \
 		--bind 10.233.0.2 --port 5000 >/dev/null 2>"$tmp/$name.srv" &
 	spid=$!
@@ -50,12 +52,16 @@ arm() {
 arm homa_xdp homa xdp
 arm homa_udp homa udp
 arm homa_udp_no_offload homa udp "--homa-offload 0"
+arm homa_xdp_spin homa xdp "--homa-spin 1"
+arm homa_udp_spin homa udp "--homa-spin 1"
 arm tcp tcp udp
 jq -n --arg mode "$mode" \
 	--slurpfile xr "$tmp/homa_xdp.rtt.json" --slurpfile xs "$tmp/homa_xdp.stream.json" \
 	--slurpfile ur "$tmp/homa_udp.rtt.json" --slurpfile us "$tmp/homa_udp.stream.json" \
 	--slurpfile nr "$tmp/homa_udp_no_offload.rtt.json" \
 	--slurpfile ns "$tmp/homa_udp_no_offload.stream.json" \
+	--slurpfile xsr "$tmp/homa_xdp_spin.rtt.json" --slurpfile xss "$tmp/homa_xdp_spin.stream.json" \
+	--slurpfile usr "$tmp/homa_udp_spin.rtt.json" --slurpfile uss "$tmp/homa_udp_spin.stream.json" \
 	--slurpfile tr "$tmp/tcp.rtt.json" --slurpfile ts "$tmp/tcp.stream.json" '
 	def pick(r; s): first(r[0] | .. | objects | select(has("host_cpu_us_per_rpc"))) as $r
 		| first(s[0] | .. | objects | select(has("gbps") and has("p50_us"))) as $s
@@ -66,6 +72,7 @@ jq -n --arg mode "$mode" \
 		   stream_host_cpu_us_per_msg: $s.host_cpu_us_per_rpc,
 		   stream_rusage_cpu_us_per_msg: $s.cpu_us_per_rpc};
 	{homa_xdp: pick($xr; $xs), homa_udp: pick($ur; $us), homa_udp_no_offload: pick($nr; $ns),
+	 homa_xdp_spin: pick($xsr; $xss), homa_udp_spin: pick($usr; $uss),
 	 tcp: pick($tr; $ts), xdp_mode: $mode}' >"$out"
 echo "bench-xdp: $out (veth, AF_XDP $mode mode, ${secs} s per figure, $(nproc) CPUs, load $(cut -d' ' -f1 /proc/loadavg))"
 jq -r 'def r2: if type == "number" then (. * 100 | round / 100) else "-" end;
@@ -76,7 +83,9 @@ jq -r 'def r2: if type == "number" then (. * 100 | round / 100) else "-" end;
 	["arm", "p50_us", "p99_us", "rpcs/cpu-s", "gbps", "host_cpu/rpc", "rusage_cpu/rpc",
 	 "stream_host_cpu/msg", "stream_rusage_cpu/msg"],
 	row("homa_xdp"; .homa_xdp), row("homa_udp"; .homa_udp),
-	row("homa_udp_no_offload"; .homa_udp_no_offload), row("tcp"; .tcp),
-	(.homa_xdp as $x | (["xdp/udp", .homa_udp], ["xdp/udp_no_offload", .homa_udp_no_offload])
-		| .[1] as $u | [.[0]] + [fields as $f | ratio($x[$f]; $u[$f]) | r2])
+	row("homa_udp_no_offload"; .homa_udp_no_offload), row("homa_xdp_spin"; .homa_xdp_spin),
+	row("homa_udp_spin"; .homa_udp_spin), row("tcp"; .tcp),
+	((["xdp/udp", .homa_xdp, .homa_udp], ["xdp/udp_no_offload", .homa_xdp, .homa_udp_no_offload],
+	  ["xdp_spin/udp_spin", .homa_xdp_spin, .homa_udp_spin])
+		| .[1] as $x | .[2] as $u | [.[0]] + [fields as $f | ratio($x[$f]; $u[$f]) | r2])
 	| @tsv' "$out" | column -t

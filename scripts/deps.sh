@@ -6,7 +6,7 @@ PKGS="build-essential cmake pkg-config libcmocka-dev valgrind gnuplot-nox \
   tshark clang libclang-rt-14-dev iproute2 nftables jq python3 ethtool \
   scdoc man-db prometheus dpkg-dev libssl-dev openssl python3-cryptography \
   python3-dev python3-cffi python3-pytest python3-setuptools python3-pip \
-  libxdp-dev libbpf-dev llvm"
+  libxdp-dev libbpf-dev llvm strace"
 missing=""
 for p in $PKGS; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" \

@@ -148,6 +148,13 @@ struct homa_driver_ops {
 	 * statistics) into c; any thread, concurrently with send and recv.
 	 */
 	void (*refresh)(struct homa_driver *d);
+	/**
+	 * pending() - Optional: whether recv() would return packets now,
+	 * answered without a system call (the XDP driver reads its receive
+	 * rings), so that a caller spinning with a zero timeout makes none.
+	 * Called by the thread that calls recv.
+	 */
+	bool (*pending)(struct homa_driver *d);
 };
 
 /** State common to all drivers (each driver embeds it first). */

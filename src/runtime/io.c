@@ -238,7 +238,9 @@ static void drain_fd(int fd)
  * the caller's absolute @caller_by passes (through ppoll's own timeout:
  * it moves with every call, e.g. an open-loop client's next send time,
  * so a timerfd for it would cost a timerfd_settime() and a read() per
- * call). A deadline in the past or within RT_SPIN_NS only checks.
+ * call). A deadline in the past or within RT_SPIN_NS only checks, without
+ * a system call where the driver can tell (ops->pending: a caller spinning
+ * on homa_recv() with a zero timeout over the XDP driver reads its rings).
  * Return: true if packets (or ICMP reports) are waiting.
  */
 static bool wait_packets(struct homa_rt *rt, uint64_t engine_by, uint64_t caller_by)
@@ -254,6 +256,8 @@ static bool wait_packets(struct homa_rt *rt, uint64_t engine_by, uint64_t caller
 	if (blocked && engine_by < now + RT_BLOCKED_NS)
 		engine_by = now + RT_BLOCKED_NS;
 	first = engine_by < caller_by ? engine_by : caller_by;
+	if (first <= now + RT_SPIN_NS && !blocked && rt->drv->ops->pending)
+		return rt->drv->ops->pending(rt->drv);  /* only checks: no system call */
 
 	if (first > now + RT_SPIN_NS) {
 		arm_wait(rt, engine_by);

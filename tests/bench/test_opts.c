@@ -254,6 +254,23 @@ static void bench_opts_parse__homa_offload(void **state)
 	assert_int_equal(parse(&o, d), HOMA_EINVAL);
 }
 
+/** --homa-spin 1 makes the Homa arm busy-poll; off by default; only 0 or 1. */
+static void bench_opts_parse__homa_spin(void **state)
+{
+	struct bench_opts o;
+	const char *a[] = { "homa-bench", "client", "--homa-spin", "1", NULL };
+	const char *b[] = { "homa-bench", "server", NULL };
+	const char *c[] = { "homa-bench", "server", "--homa-spin", "-1", NULL };
+
+	(void)state;
+	assert_int_equal(parse(&o, a), 0);
+	assert_true(o.homa.spin);
+	assert_false(o.homa.no_offload);
+	assert_int_equal(parse(&o, b), 0);
+	assert_false(o.homa.spin);
+	assert_int_equal(parse(&o, c), HOMA_EINVAL);
+}
+
 /** --pcap and --metrics-port reach the options of server, client and calibrate. */
 static void bench_opts_parse__observability_flags(void **state)
 {
@@ -328,6 +345,7 @@ int main(void)
 		cmocka_unit_test(bench_opts_parse__getopt_long_forms),
 		cmocka_unit_test(bench_opts_parse__xdp_driver),
 		cmocka_unit_test(bench_opts_parse__homa_offload),
+		cmocka_unit_test(bench_opts_parse__homa_spin),
 		cmocka_unit_test(bench_opts_parse__homa_transport),
 		cmocka_unit_test(bench_opts_parse__homa_transport_all),
 		cmocka_unit_test(bench_opts_parse__observability_rejects),

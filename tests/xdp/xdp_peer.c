@@ -25,6 +25,10 @@
  *                                          of 1 B to 200 kB from its own thread,
  *                                          checked byte for byte; then the first
  *                                          closes and the second runs them again
+ *   xdp_peer spin IF ADDR COUNT            a polled server socket on IF calls
+ *                                          homa_recv() with a zero timeout COUNT
+ *                                          times with nothing to receive; prints
+ *                                          "spins COUNT" if each said HOMA_EAGAIN
  * IF "udp" runs that end on the UDP driver instead (no offload).
  * The client prints the driver's counters and exits 0 only if every RPC
  * and the whole TCP stream came back intact.
@@ -415,6 +419,40 @@ static int try_open(const char *ifname, const char *addr, uint32_t mtu, int coun
 	return 0;
 }
 
+/**
+ * spin() - The "spin" mode: see the file comment (xdp_spin.sh counts its
+ * system calls). Return: 0 if every call said HOMA_EAGAIN, else 1.
+ */
+static int spin(const char *ifname, const char *addr, int count)
+{
+	struct homa_open_opts o;
+	homa_socket *s = NULL;
+	int err, again = 0;
+
+	homa_open_opts_default(&o);
+	o.driver = HOMA_DRIVER_XDP;
+	o.ifname = ifname;
+	o.bind_addr = addr;
+	o.server = true;
+	o.mode = HOMA_MODE_POLLED;
+	err = homa_open(&s, &o);
+	if (err) {
+		fprintf(stderr, "xdp_peer: homa_open on %s: %s\n", ifname, homa_strerror(err));
+		return 1;
+	}
+	for (int i = 0; i < count; i++) {
+		struct homa_message m;
+		int rc = homa_recv(s, HOMA_RECV_REQUEST, 0, 0, &m);
+
+		if (rc == 0)
+			homa_message_release(&m);
+		again += rc == HOMA_EAGAIN;
+	}
+	homa_close(s);
+	printf("spins %d\n", again);
+	return again == count ? 0 : 1;
+}
+
 /** main() - See the file comment. */
 int main(int argc, char **argv)
 {
@@ -429,8 +467,10 @@ int main(int argc, char **argv)
 		return pair(argv[2], argv[3], argv[4], (uint16_t)atoi(argv[5]));
 	if (argc == 6 && !strcmp(argv[1], "open"))
 		return try_open(argv[2], argv[3], (uint32_t)atoi(argv[4]), atoi(argv[5]));
+	if (argc == 5 && !strcmp(argv[1], "spin"))
+		return spin(argv[2], argv[3], atoi(argv[4]));
 	fprintf(stderr, "usage: xdp_peer server IF ADDR PORT TCPPORT | "
 		"client IF ADDR PEER PORT TCPPORT | echo IF ADDR PEER PORT SIZES COUNT [LPORT] | open IF ADDR MTU COUNT | "
-		"pair IF ADDR PEER PORT\n");
+		"pair IF ADDR PEER PORT | spin IF ADDR COUNT\n");
 	return 2;
 }

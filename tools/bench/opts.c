@@ -43,6 +43,8 @@ static const char usage[] =
 "                            both ends must agree); up to 65507 over UDP\n"
 "  --homa-offload 0|1        UDP driver: UDP_SEGMENT / UDP_GRO batches when the kernel\n"
 "                            has them (1, the default) or one datagram per packet (0)\n"
+"  --homa-spin 0|1           1: wait for RPCs by calling homa_recv() with a zero timeout\n"
+"                            in a loop (busy polling, with --polled) instead of sleeping\n"
 "  --homa-link-gbps G        rate of Homa's pacer (default: engine's, 25 Gbps)\n"
 "  --homa-unsched-bytes N    Homa unscheduled bytes per message, also the granted-ahead\n"
 "                            window (default: engine's, 40000)\n"
@@ -313,7 +315,7 @@ static int set_num(struct bench_opts *o, const char *f, const char *v)
 		{ "--compute-us", 0, 1e7 }, { "--lookups", 1, 10000 },
 		{ "--devices", 2, COLL_MAX_DEVICES }, { "--background-gbps", 0, 1e4 },
 		{ "--step-timeout", 0.1, 3600 }, { "--psp-port", 1, 65535 },
-		{ "--homa-offload", 0, 1 },
+		{ "--homa-offload", 0, 1 }, { "--homa-spin", 0, 1 },
 	};
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
 		if (strcmp(f, t[i].f))
@@ -356,7 +358,8 @@ static int set_num(struct bench_opts *o, const char *f, const char *v)
 		case 32: o->background_gbps = d; break;
 		case 33: o->step_timeout_s = d; break;
 		case 34: o->psp_port = (uint16_t)d; break;
-		default: o->homa.no_offload = d < 0.5; break;
+		case 35: o->homa.no_offload = d < 0.5; break;
+		default: o->homa.spin = d > 0.5; break;
 		}
 		return 1;
 	}
@@ -399,6 +402,7 @@ static const char *const valued[] = {
 	"homa-grant-step", "homa-grant-silence-rtts", "homa-resend-ticks", "rank", "steps",
 	"warmup-steps", "compute-us", "lookups", "devices", "background-gbps", "step-timeout",
 	"certs", "homa-transport", "start-file", "psp-port", "homa-offload",
+	"homa-spin",
 };
 
 #define N_VALUED (sizeof(valued) / sizeof(valued[0]))

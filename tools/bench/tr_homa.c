@@ -246,11 +246,13 @@ static int homa_client_wait(void *ctx, uint64_t deadline_ns, struct bench_done *
 	while (got < max) {
 		struct homa_message m;
 		int64_t timeout = 0;
-		if (got == 0) {
-			uint64_t now = bench_now_ns();
+		uint64_t now = bench_now_ns();
+		if (got == 0 && !c->cfg->homa.spin)
 			timeout = deadline_ns > now ? (int64_t)(deadline_ns - now) : 0;
-		}
 		int rc = homa_recv(c->s, HOMA_RECV_RESPONSE, 0, timeout, &m);
+		if ((rc == HOMA_EAGAIN || rc == HOMA_ETIME) && got == 0 && c->cfg->homa.spin &&
+		    now < deadline_ns && !bench_stop)
+			continue;  /* --homa-spin: poll again without sleeping */
 		if (rc == HOMA_EAGAIN || rc == HOMA_ETIME)
 			break;
 		if (rc == 0) {
@@ -313,6 +315,9 @@ const struct bench_client_ops bench_homa_client = {
 	.close = homa_client_close,
 };
 
+/** The server's threads spin on homa_recv() (--homa-spin 1); set before they start. */
+static bool serve_spin;
+
 /** homa_serve() - Thread body: answer requests until bench_stop. */
 static void *homa_serve(void *arg)
 {
@@ -321,7 +326,7 @@ static void *homa_serve(void *arg)
 	while (!bench_stop) {
 		struct homa_message m;
 		uint32_t hdr[2] = { 0, 0 };
-		int rc = homa_recv(s, HOMA_RECV_REQUEST, 0, 100000000, &m);
+		int rc = homa_recv(s, HOMA_RECV_REQUEST, 0, serve_spin ? 0 : 100000000, &m);
 		if (rc == HOMA_EAGAIN || rc == HOMA_ETIME)
 			continue;
 		if (rc == HOMA_ESHUTDOWN)
@@ -355,6 +360,7 @@ int bench_homa_server(const struct bench_opts *o)
 	if (rc)
 		return rc;
 	bench_ctl_ready();
+	serve_spin = o->homa.spin;
 	for (int i = 1; i < n && i < 64; i++)
 		if (pthread_create(&th[started], NULL, homa_serve, s) == 0)
 			started++;

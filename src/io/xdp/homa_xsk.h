@@ -149,6 +149,15 @@ void homa_xsk_tx_untake(struct homa_xsk *x, const uint64_t *addrs, uint32_t n);
 int homa_xsk_tx_post(struct homa_xsk *x, uint32_t n, const uint64_t *addrs,
 		     const uint32_t *lens);
 
+/**
+ * homa_xsk_rx_pending() - True if the kernel has put received frames on
+ * @x's receive ring that homa_xsk_peek() has not taken (no system call).
+ */
+static inline bool homa_xsk_rx_pending(const struct homa_xsk *x)
+{
+	return __atomic_load_n(x->rx.producer, __ATOMIC_ACQUIRE) != x->rx.cached_cons;
+}
+
 /** homa_xsk_stats() - The kernel's ring statistics (XDP_STATISTICS); zeros on failure. */
 void homa_xsk_stats(const struct homa_xsk *x, struct xdp_statistics *out);
 

@@ -340,12 +340,24 @@ static void xdp_close(struct homa_driver *base)
 	free(d);
 }
 
+/** xdp_pending() - See driver.h: a receive ring of a queue holds packets. */
+static bool xdp_pending(struct homa_driver *base)
+{
+	struct xdp_driver *d = (struct xdp_driver *)base;
+
+	for (uint32_t i = 0; i < d->nq; i++)
+		if (homa_xsk_rx_pending(&d->q[i]))
+			return true;
+	return false;
+}
+
 static const struct homa_driver_ops xdp_ops = {
 	.name = "xdp",
 	.send = xdp_send,
 	.recv = xdp_recv,
 	.close = xdp_close,
 	.refresh = xdp_refresh,
+	.pending = xdp_pending,
 };
 
 /**
