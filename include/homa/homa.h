@@ -296,7 +296,8 @@ struct homa_io_stats {
 	/**
 	 * Payload bytes the library copied in user space while sending:
 	 * the application's buffers into the message (homa_request_*(),
-	 * homa_reply_*() other than zero copy) and the message into packets. Divided by the bytes
+	 * homa_reply_*() other than zero copy) and the message into packets, plus the
+	 * XDP driver's copies into its send frames. Divided by the bytes
 	 * sent, copies per payload byte (the kernel's own copy not counted).
 	 */
 	uint64_t tx_copied_bytes;

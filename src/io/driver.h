@@ -98,6 +98,7 @@ struct homa_io_counters {
 	uint64_t xdp_rx_invalid;    /**< received frames refused (bad headers or checksums) */
 	uint64_t xdp_unresolved;    /**< packets dropped while the kernel resolved the next hop */
 	uint64_t xdp_rx_lent;       /**< gauge: receive frames held by messages (zero-copy receive) */
+	uint64_t xdp_tx_copied;     /**< packet bytes copied into send frames (not built in place) */
 };
 
 /** What to open. */
@@ -155,6 +156,20 @@ struct homa_driver_ops {
 	 * Called by the thread that calls recv.
 	 */
 	bool (*pending)(struct homa_driver *d);
+	/**
+	 * tx_bufs() - Optional: lend up to @n buffers of at least @cap bytes
+	 * (their addresses in @out) in which the caller builds packets that
+	 * send() then sends where they lie, without copying them (the XDP
+	 * driver: UMEM send frames, behind room for the headers). A lent
+	 * buffer is the caller's until it passes it to send() as a packet's
+	 * data (a packet send() takes, sent or dropped, gives its buffer
+	 * back; one it leaves stays the caller's) or returns it with
+	 * tx_unbufs(). Called by the thread that calls send (same
+	 * serialization). Return: buffers lent (0: none, copy as usual).
+	 */
+	int (*tx_bufs)(struct homa_driver *d, uint8_t **out, int n, size_t cap);
+	/** tx_unbufs() - Give back @n buffers tx_bufs() lent and send() never took. */
+	void (*tx_unbufs)(struct homa_driver *d, uint8_t *const *bufs, int n);
 };
 
 /** State common to all drivers (each driver embeds it first). */

@@ -118,6 +118,7 @@ struct homa_rt {
 	uint32_t batch;
 	size_t pkt_cap;
 	uint8_t *tx_bufs;
+	uint8_t **tx_lent;          /**< batch: buffers the driver lent for drain() (tx.c) */
 	struct homa_io_tx *tx_pkts;
 	uint32_t tx_held_first;     /**< tx_pkts[first .. first + held) wait for room in */
 	uint32_t tx_held;           /**< the kernel's send buffer (tx.c) */

@@ -119,6 +119,7 @@ static void rt_free(struct homa_rt *rt)
 			close(fds[i]);
 	free(rt->tx_bufs);
 	free(rt->tx_pkts);
+	free(rt->tx_lent);
 	free(rt->rx_order);
 	free(rt->rx_copies);
 	homa_rt_idset_free(&rt->ids);
@@ -171,10 +172,11 @@ static int rt_setup(struct homa_rt *rt, const struct homa_open_opts *o,
 	rt->pkt_cap = st->mtu;
 	rt->tx_bufs = malloc((size_t)rt->batch * rt->pkt_cap);
 	rt->tx_pkts = calloc(rt->batch, sizeof(*rt->tx_pkts));
+	rt->tx_lent = calloc(rt->batch, sizeof(*rt->tx_lent));
 	rt->kick_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	rt->ready_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	rt->wait_tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
-	if (!rt->tx_bufs || !rt->tx_pkts || homa_rt_input_init(rt))
+	if (!rt->tx_bufs || !rt->tx_pkts || !rt->tx_lent || homa_rt_input_init(rt))
 		return HOMA_ENOMEM;
 	if (rt->kick_fd < 0 || rt->ready_fd < 0 || rt->wait_tfd < 0)
 		return HOMA_EIO;
@@ -461,7 +463,7 @@ static void add_copies(struct homa_rt *rt, struct homa_io_stats *out)
 	homa_engine_stats(rt->engine, &st);
 	homa_rt_unlock(rt);
 	out->tx_copied_bytes = atomic_load_explicit(&rt->built_bytes, memory_order_relaxed) +
-			       st.payload_copied_out;
+			       st.payload_copied_out + homa_io_counter(&rt->drv->c.xdp_tx_copied);
 	out->rx_copied_bytes = st.payload_copied_in;
 	out->rx_lent_bytes = st.payload_lent_in;
 }

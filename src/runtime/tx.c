@@ -33,21 +33,44 @@
 /** Batches a thread that attached a message sends itself (homa_rt_flush_share()). */
 #define SHARE_BATCHES 1
 
+/** Buffers asked of the driver at a time (homa_driver_ops.tx_bufs). */
+#define LEND_CHUNK 16
+
+/**
+ * tx_buf() - The buffer packet @n of the batch is built in: a send buffer
+ * the driver lent (the packet then goes out where it lies, see
+ * homa_driver_ops.tx_bufs) while it lends them and the engine has output,
+ * else the runtime's own. Lent buffers are the batch's first *@lent
+ * packets. Not for encrypted sockets (sealing works in rt->tx_bufs).
+ */
+static uint8_t *tx_buf(struct homa_rt *rt, uint64_t now, int n, int *lent)
+{
+	const struct homa_driver_ops *ops = rt->drv->ops;
+
+	if (n == *lent && ops->tx_bufs && !rt->enc && homa_engine_want_output(rt->engine, now)) {
+		int want = (int)rt->batch - n < LEND_CHUNK ? (int)rt->batch - n : LEND_CHUNK;
+
+		*lent += ops->tx_bufs(rt->drv, rt->tx_lent + n, want, rt->pkt_cap);
+	}
+	return n < *lent ? rt->tx_lent[n] : rt->tx_bufs + (size_t)n * rt->pkt_cap;
+}
+
 /**
  * drain() - Take up to rt->batch packets from the engine into the batch
- * (the previous batch is sent: nothing is held). Payloads stay in
- * borrowed buffers unless packets are captured (the capture reads each
- * packet whole). Called with rt->lock and rt->tx_lock held.
+ * (the previous batch is sent: nothing is held), built where the driver
+ * sends them if it lends buffers (tx_buf()). Payloads stay in borrowed
+ * buffers unless packets are captured (the capture reads each packet
+ * whole). Called with rt->lock and rt->tx_lock held.
  * Return: packets taken.
  */
 static int drain(struct homa_rt *rt, uint64_t now)
 {
 	bool borrow = !rt->obs.pcap;
-	int n = 0;
+	int n = 0, lent = 0;
 
 	rt->tx_refs = false;
 	while (n < (int)rt->batch) {
-		uint8_t *buf = rt->tx_bufs + (size_t)n * rt->pkt_cap;
+		uint8_t *buf = tx_buf(rt, now, n, &lent);
 		struct homa_iov ref = {NULL, 0};
 		struct homa_tx tx;
 		int len = borrow ? homa_engine_output_ref(rt->engine, now, buf, rt->pkt_cap, &tx, &ref)
@@ -61,6 +84,8 @@ static int drain(struct homa_rt *rt, uint64_t now)
 		rt->tx_refs |= ref.len > 0;
 		n++;
 	}
+	if (lent > n)  /* lent buffers the engine had nothing for */
+		rt->drv->ops->tx_unbufs(rt->drv, rt->tx_lent + n, lent - n);
 	return n;
 }
 

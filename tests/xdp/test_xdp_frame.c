@@ -75,6 +75,33 @@ static void ext_payload(void **state)
 	}
 }
 
+/**
+ * A packet built where its frame carries it (data right behind the
+ * headers' room, homa_driver_ops.tx_bufs) gets the same frame as a copied
+ * one, checksums included, with and without ext bytes.
+ */
+static void in_place(void **state)
+{
+	for (int raw = 0; raw < 2; raw++) {
+		size_t h = raw ? HOMA_XDP_RAW_HLEN : HOMA_XDP_UDP_HLEN;
+		uint8_t copied[256], placed[256], pl[100];
+		size_t n = build(copied, sizeof(copied), raw, pl);
+		struct homa_io_tx tx = {.data = placed + h, .len = 30, .ext = pl + 30, .ext_len = 70,
+					.dport = 4000, .priority = 5};
+
+		(void)state;
+		memset(placed, 0xee, sizeof(placed));
+		memcpy(placed + h, pl, 30);
+		assert_int_equal(homa_xdp_frame_build(placed, sizeof(placed), &path, 3000, &tx, raw), n);
+		assert_memory_equal(placed, copied, n);
+		tx.len = 100;
+		tx.ext_len = 0;
+		memcpy(placed + h, pl, 100);
+		assert_int_equal(homa_xdp_frame_build(placed, sizeof(placed), &path, 3000, &tx, raw), n);
+		assert_memory_equal(placed, copied, n);
+	}
+}
+
 /** A frame built is parsed back to the same packet, source and priority. */
 static void round_trip(void **state)
 {
@@ -143,12 +170,53 @@ static void too_big(void **state)
 }
 
 /** main() - Run the tests. */
+/** ref_csum() - RFC 1071 two bytes at a time, the definition homa_xdp_csum() must match. */
+static uint16_t ref_csum(const uint8_t *p, size_t len, uint32_t sum)
+{
+	uint64_t s = sum;
+
+	for (size_t i = 0; i + 1 < len; i += 2)
+		s += (uint32_t)(p[i] << 8 | p[i + 1]);
+	if (len & 1)
+		s += (uint32_t)p[len - 1] << 8;
+	while (s >> 16)
+		s = (s & 0xffff) + (s >> 16);
+	return (uint16_t)~s;
+}
+
+/**
+ * The word-at-a-time checksum equals the definition for every length
+ * (odd ones too), alignment, starting sum and for data that carries on
+ * every add (all 0xff) or never (all 0).
+ */
+static void csum_matches_definition(void **state)
+{
+	static uint8_t buf[4096 + 8];
+	static const uint32_t sums[] = {0, 1, 0xffff, 0x1fffe, 0xfffffff0u};
+	uint32_t x = 12345;
+
+	(void)state;
+	for (int fillc = 0; fillc < 3; fillc++) {
+		for (size_t i = 0; i < sizeof(buf); i++) {
+			x = x * 1103515245u + 12345u;
+			buf[i] = fillc == 0 ? (uint8_t)(x >> 16) : fillc == 1 ? 0xff : 0;
+		}
+		for (size_t len = 0; len <= 4096; len += len < 80 ? 1 : 97)
+			for (size_t off = 0; off < 8; off += 3)
+				for (size_t k = 0; k < sizeof(sums) / sizeof(sums[0]); k++)
+					assert_int_equal(homa_xdp_csum(buf + off, len, sums[k]),
+							 ref_csum(buf + off, len, sums[k]));
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(udp_headers),
+		cmocka_unit_test(csum_matches_definition),
 		cmocka_unit_test(round_trip),
 		cmocka_unit_test(ext_payload),
+		cmocka_unit_test(in_place),
 		cmocka_unit_test(bad_frames),
 		cmocka_unit_test(too_big),
 	};

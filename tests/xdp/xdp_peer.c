@@ -303,6 +303,31 @@ static int check_lent(homa_socket *s, const struct sockaddr_in *peer, uint8_t *r
 	}
 }
 
+/**
+ * check_copies() - The requests of @rounds rounds of @sizes, sent with
+ * homa_send() (copied into the message), were copied at most 2.5 times
+ * per byte in the library (tx_copied_bytes): once into the message, once
+ * out of it straight into UMEM send frames, plus what the lossy path
+ * made it send again. A staging copy between the two (the message into a
+ * buffer of the runtime, then that into a frame) makes 3. Return: 0 or 1.
+ */
+static int check_copies(homa_socket *s, const size_t *sizes, size_t n, int rounds)
+{
+	struct homa_io_stats st;
+	uint64_t sent = 0;
+
+	for (size_t i = 0; i < n; i++)
+		sent += sizes[i] * (uint64_t)rounds;
+	homa_io_stats(s, &st);
+	printf("copies %.2f per byte sent (%llu bytes copied, %llu sent)\n",
+	       (double)st.tx_copied_bytes / (double)sent,
+	       (unsigned long long)st.tx_copied_bytes, (unsigned long long)sent);
+	if (st.tx_copied_bytes * 2 <= sent * 5)
+		return 0;
+	fprintf(stderr, "xdp_peer: more than 2.5 copies per byte sent: a staging copy\n");
+	return 1;
+}
+
 /** client() - The RPC sizes and the TCP check; prints the counters. */
 static int client(const char *ifname, const char *addr, const char *peer_addr, uint16_t port,
 		  int tcp_port)
@@ -325,8 +350,10 @@ static int client(const char *ifname, const char *addr, const char *peer_addr, u
 		for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++, n++)
 			bad += rpc(s, &peer, sizes[i], (uint32_t)n, req, resp) != 0;
 	pthread_join(t, NULL);
-	if (strcmp(ifname, "udp"))
+	if (strcmp(ifname, "udp")) {
+		bad += check_copies(s, sizes, sizeof(sizes) / sizeof(sizes[0]), 2);
 		bad += check_lent(s, &peer, req, resp) != 0;
+	}
 	snprintf(what, sizeof(what), "rpcs %d bad %d tcp %s", n, bad, tc.ok ? "ok" : "BROKEN");
 	print_stats(s, what);
 	homa_close(s);

@@ -11,8 +11,11 @@
  * Received packets are handed to the runtime in place, in their UMEM
  * frames, until the next recv(), and the engine may keep a frame whose
  * payload it stores in place (zero-copy receive, homa_engine_input_lend()):
- * the frame then returns to the fill ring when its message is freed. Sent
- * packets are copied once, into a UMEM send frame, behind their headers.
+ * the frame then returns to the fill ring when its message is freed. The
+ * runtime builds packets straight in UMEM send frames the driver lends it
+ * (xdp_tx_bufs()), behind room for the headers, so the engine's copy of a
+ * payload out of its message is the only one; other packets are copied
+ * once, into a send frame, behind their headers.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -51,6 +54,7 @@ struct xdp_driver {
 	uint32_t *lens;
 	uint64_t *tx_addrs;
 	uint32_t *tx_lens;
+	uint64_t *tx_take;           /**< batch: send frames taken (send_batch(), xdp_tx_bufs()) */
 	uint32_t batch;
 	/* zero-copy receive: frames kept by messages (see xdp_release()) */
 	struct homa_rx_lend lend;
@@ -233,9 +237,35 @@ static bool sendable(struct xdp_driver *d, const struct homa_io_tx *p,
 	return true;
 }
 
+/** hlen() - Header bytes in front of a Homa packet in @d's frames. */
+static size_t hlen(const struct xdp_driver *d)
+{
+	return d->raw ? HOMA_XDP_RAW_HLEN : HOMA_XDP_UDP_HLEN;
+}
+
 /**
- * send_batch() - Send @pkts[0..n-1] (n <= batch): frames taken under one
- * lock, each packet copied once behind its headers, one post and kick.
+ * lent_frame() - Whether @p was built in a send frame xdp_tx_bufs() lent
+ * (its data right behind the headers' room in one of q[0]'s send frames);
+ * if so its UMEM address in *@addr.
+ */
+static bool lent_frame(const struct xdp_driver *d, const struct homa_io_tx *p, uint64_t *addr)
+{
+	const uint8_t *tx0 = d->q[0].u->area + (size_t)HOMA_XSK_RING * HOMA_XSK_FRAME;
+	size_t off;
+
+	if (p->data < tx0 + hlen(d) || p->data >= tx0 + (size_t)HOMA_XSK_RING * HOMA_XSK_FRAME)
+		return false;
+	off = (size_t)(p->data - d->q[0].u->area) - hlen(d);
+	if (off % HOMA_XSK_FRAME)
+		return false;
+	*addr = off;
+	return true;
+}
+
+/**
+ * send_batch() - Send @pkts[0..n-1] (n <= batch): packets built in lent
+ * frames get their headers in place; the others are copied once behind
+ * their headers into frames taken under one lock; one post and kick.
  * Return: packets consumed (sent or dropped); fewer than @n when the send
  * frames ran out.
  */
@@ -243,29 +273,71 @@ static int send_batch(struct xdp_driver *d, const struct homa_io_tx *pkts, int n
 {
 	struct homa_io_counters *c = &d->base.c;
 	struct homa_xsk *x = &d->q[0];
-	uint32_t got = homa_xsk_tx_take(x, (uint32_t)n, d->tx_addrs), used = 0;
+	uint32_t need = 0, got = 0, next = 0, used = 0;
+	uint64_t addr;
 	int i;
 
+	for (i = 0; i < n; i++)
+		need += !lent_frame(d, &pkts[i], &addr);
+	if (need)
+		got = homa_xsk_tx_take(x, need, d->tx_take);
 	for (i = 0; i < n; i++) {
 		const struct homa_xdp_path *path;
+		bool lent = lent_frame(d, &pkts[i], &addr);
+		size_t len;
 
-		if (used == got) {
+		if (!lent && next == got) {
 			homa_io_count(&c->tx_full, 1);
 			homa_io_count(&c->xdp_tx_ring_full, 1);
 			break;
 		}
-		if (!sendable(d, &pkts[i], &path))
+		if (!sendable(d, &pkts[i], &path)) {
+			if (lent)  /* dropped: the lent frame is free again */
+				homa_xsk_tx_untake(x, &addr, 1);
 			continue;
-		d->tx_lens[used] = (uint32_t)homa_xdp_frame_build(homa_xsk_data(x, d->tx_addrs[used]),
-			HOMA_XSK_MAX_FRAME, path, d->base.port, &pkts[i], d->raw);
+		}
+		if (!lent)
+			addr = d->tx_take[next++];
+		len = homa_xdp_frame_build(homa_xsk_data(x, addr), HOMA_XSK_MAX_FRAME, path,
+					   d->base.port, &pkts[i], d->raw);
+		homa_io_count(&c->xdp_tx_copied, (lent ? 0 : pkts[i].len) + pkts[i].ext_len);
 		homa_io_count(&c->tx_packets, 1);
 		homa_io_count(&c->tx_bytes, pkts[i].len + pkts[i].ext_len);
-		used++;
+		d->tx_addrs[used] = addr;
+		d->tx_lens[used++] = (uint32_t)len;
 	}
-	if (used < got)  /* dropped packets left frames over: post none of them */
-		homa_xsk_tx_untake(x, d->tx_addrs + used, got - used);
+	if (next < got)  /* frames left over: dropped packets, or the batch stopped */
+		homa_xsk_tx_untake(x, d->tx_take + next, got - next);
 	homa_io_count(&c->tx_calls, (uint64_t)homa_xsk_tx_post(x, used, d->tx_addrs, d->tx_lens));
 	return i;
+}
+
+/**
+ * xdp_tx_bufs() - See driver.h: up to @n send frames of q[0], each lent
+ * from right behind the room for the headers, if a packet of @cap bytes
+ * fits there.
+ */
+static int xdp_tx_bufs(struct homa_driver *base, uint8_t **out, int n, size_t cap)
+{
+	struct xdp_driver *d = (struct xdp_driver *)base;
+	uint32_t got;
+
+	if (n <= 0 || (uint32_t)n > d->batch || hlen(d) + cap > HOMA_XSK_MAX_FRAME)
+		return 0;
+	got = homa_xsk_tx_take(&d->q[0], (uint32_t)n, d->tx_take);
+	for (uint32_t i = 0; i < got; i++)
+		out[i] = homa_xsk_data(&d->q[0], d->tx_take[i]) + hlen(d);
+	return (int)got;
+}
+
+/** xdp_tx_unbufs() - See driver.h: the frames go back to q[0]'s free send frames. */
+static void xdp_tx_unbufs(struct homa_driver *base, uint8_t *const *bufs, int n)
+{
+	struct xdp_driver *d = (struct xdp_driver *)base;
+
+	for (int i = 0; i < n && i < (int)d->batch; i++)
+		d->tx_take[i] = (uint64_t)(bufs[i] - hlen(d) - d->q[0].u->area);
+	homa_xsk_tx_untake(&d->q[0], d->tx_take, (uint32_t)(n < (int)d->batch ? n : (int)d->batch));
 }
 
 /**
@@ -331,6 +403,7 @@ static void xdp_close(struct homa_driver *base)
 	free(d->lens);
 	free(d->tx_addrs);
 	free(d->tx_lens);
+	free(d->tx_take);
 	free(d->rx_slot);
 	free(d->rx_queue);
 	free(d->ret);
@@ -358,6 +431,8 @@ static const struct homa_driver_ops xdp_ops = {
 	.close = xdp_close,
 	.refresh = xdp_refresh,
 	.pending = xdp_pending,
+	.tx_bufs = xdp_tx_bufs,
+	.tx_unbufs = xdp_tx_unbufs,
 };
 
 /**
@@ -429,12 +504,14 @@ int homa_xdp_open(const struct homa_driver_config *cfg, struct homa_driver **out
 		d->lens = calloc(d->batch, sizeof(*d->lens));
 		d->tx_addrs = calloc(d->batch, sizeof(*d->tx_addrs));
 		d->tx_lens = calloc(d->batch, sizeof(*d->tx_lens));
+		d->tx_take = calloc(d->batch, sizeof(*d->tx_take));
 		d->rx_slot = calloc(d->base.max_rx, sizeof(*d->rx_slot));
 		d->rx_queue = calloc(d->base.max_rx, sizeof(*d->rx_queue));
 		d->ret = calloc((size_t)d->nq * HOMA_XSK_RING, sizeof(*d->ret));
 		d->ret_queue = calloc((size_t)d->nq * HOMA_XSK_RING, sizeof(*d->ret_queue));
 		d->ret_take = calloc(HOMA_XSK_RING, sizeof(*d->ret_take));
-		err = d->pkts && d->addrs && d->lens && d->tx_addrs && d->tx_lens && d->rx_slot &&
+		err = d->pkts && d->addrs && d->lens && d->tx_addrs && d->tx_lens && d->tx_take &&
+		      d->rx_slot &&
 		      d->rx_queue && d->ret && d->ret_queue && d->ret_take ? 0 : HOMA_ENOMEM;
 	}
 	if (!err)

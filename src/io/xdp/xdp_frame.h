@@ -41,7 +41,8 @@ size_t homa_xdp_frame_len(const struct homa_io_tx *pkt, bool raw);
 /**
  * homa_xdp_frame_build() - Write the frame that carries @pkt along @p into
  * @frame (@cap bytes): headers, then a copy of the Homa packet (its data,
- * then its ext bytes if any).
+ * then its ext bytes if any). A packet whose data already lies at
+ * @frame + the header length (built in place) is not copied.
  * @raw: IP protocol 146 (raw driver format) instead of UDP from @sport.
  * Return: the frame's length, or 0 if it does not fit @cap or the IP
  * length limit (nothing is written then).
