@@ -95,7 +95,7 @@ extern "C" {
  * had and takes the defaults for the rest (version 1 ends at xdp_raw,
  * version 2 at auto_retry_ms, version 3 at rx_alloc).
  */
-#define HOMA_OPEN_OPTS_VERSION 4
+#define HOMA_OPEN_OPTS_VERSION 5
 
 struct homa_encrypt_opts;
 struct homa_alloc;
@@ -244,6 +244,19 @@ struct homa_open_opts {
 	 * non-zero value with a transport other than AUTO is HOMA_EINVAL.
 	 */
 	uint64_t auto_tcp_min_bytes;
+	/* version 5 */
+	/**
+	 * UDP and raw drivers: bytes of received packets the kernel may
+	 * queue for this socket before it drops them (SO_RCVBUF, asked with
+	 * SO_RCVBUFFORCE; the kernel doubles it for its overhead, and
+	 * without CAP_NET_ADMIN caps it at net.core.rmem_max). 0 (the
+	 * default): 1 MiB. A flood of forged packets keeps this queue full
+	 * and every honest packet waits behind it, so a deeper queue makes
+	 * a flood slower to get through; a shallower one drops packets of
+	 * bursts it cannot hold (Homa resends them). 4096..1 GiB, else
+	 * homa_open() returns HOMA_EINVAL. The XDP driver ignores it.
+	 */
+	uint32_t rcvbuf_bytes;
 };
 
 /** Flags for homa_recv(): which kinds of message to accept. */

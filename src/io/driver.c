@@ -55,12 +55,13 @@ void homa_driver_close(struct homa_driver *d)
 }
 
 /** homa_driver_set_bufs() - See driver.h. */
-void homa_driver_set_bufs(int fd)
+void homa_driver_set_bufs(int fd, uint32_t rcvbuf)
 {
-	int v = HOMA_DRIVER_SOCKBUF;
+	int v = rcvbuf ? (int)rcvbuf : HOMA_DRIVER_RCVBUF;
 
 	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &v, sizeof(v)) < 0)
 		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &v, sizeof(v));
+	v = HOMA_DRIVER_SOCKBUF;
 	if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &v, sizeof(v)) < 0)
 		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &v, sizeof(v));
 }

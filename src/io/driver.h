@@ -111,6 +111,11 @@ struct homa_driver_config {
 	const char *ifname;  /**< XDP driver: the interface (caller-owned, read at open) */
 	uint32_t queues;     /**< XDP driver: receive queues 0..queues-1 (0 = all) */
 	bool xdp_raw;        /**< XDP driver: IP protocol 146 (raw format) instead of UDP */
+	/**
+	 * UDP and raw drivers: bytes the kernel may queue on the receive
+	 * side (SO_RCVBUF; 0: HOMA_DRIVER_RCVBUF). Checked by the caller.
+	 */
+	uint32_t rcvbuf;
 };
 
 struct homa_driver;
@@ -232,15 +237,25 @@ void homa_driver_refresh(struct homa_driver *d);
 /** homa_driver_close() - Close @d (NULL is ignored). */
 void homa_driver_close(struct homa_driver *d);
 
-/** Socket buffer size the drivers ask for (both directions). */
+/** Send buffer size the drivers ask for. */
 #define HOMA_DRIVER_SOCKBUF (8 << 20)
+/**
+ * Receive buffer size the drivers ask for by default (the kernel doubles
+ * it for its own overhead). A forged flood keeps this queue full, and
+ * every honest packet then waits behind it: 1 MiB holds more than
+ * max_incoming (400 KB) of granted data plus the unscheduled bytes of
+ * a few dozen senders, and drains 8 times sooner than 8 MiB
+ * (docs/HARDENING.md has the figures).
+ */
+#define HOMA_DRIVER_RCVBUF (1 << 20)
 
 /**
- * homa_driver_set_bufs() - Ask for HOMA_DRIVER_SOCKBUF-byte socket buffers
- * on @fd, forcing past the sysctl caps when privileged (otherwise the
- * kernel's cap applies; never fails).
+ * homa_driver_set_bufs() - Ask for a HOMA_DRIVER_SOCKBUF-byte send buffer
+ * and an @rcvbuf-byte receive buffer (0: HOMA_DRIVER_RCVBUF) on @fd,
+ * forcing past the sysctl caps when privileged (otherwise the kernel's
+ * cap applies; never fails).
  */
-void homa_driver_set_bufs(int fd);
+void homa_driver_set_bufs(int fd, uint32_t rcvbuf);
 
 /** homa_udp_open() - The UDP driver (see homa_driver_open()). */
 int homa_udp_open(const struct homa_driver_config *cfg, struct homa_driver **out);

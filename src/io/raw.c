@@ -73,7 +73,7 @@ static int open_raw(const struct homa_driver_config *cfg)
 		close(fd);
 		return err;
 	}
-	homa_driver_set_bufs(fd);
+	homa_driver_set_bufs(fd, cfg->rcvbuf);
 	homa_io_icmp_enable(fd, a.ss_family);
 	if (a.ss_family == AF_INET6)
 		homa_io_recv_tos_enable(fd, AF_INET6);

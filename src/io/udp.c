@@ -212,7 +212,7 @@ int homa_udp_open(const struct homa_driver_config *cfg, struct homa_driver **out
 	d->base.family = cfg->bind.ss_family;
 	d->base.maps_v4 = true;
 	homa_io_addr_from_sockaddr((const struct sockaddr *)&cfg->bind, &d->base.local, NULL);
-	homa_driver_set_bufs(fd);
+	homa_driver_set_bufs(fd, cfg->rcvbuf);
 	homa_io_recv_tos_enable(fd, d->base.family);
 	homa_io_icmp_enable(fd, d->base.family);
 	enable_offloads(d, cfg->offload);

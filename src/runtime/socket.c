@@ -60,7 +60,8 @@ static int check_opts(const struct homa_open_opts *o, const struct homa_settings
 	    (o->driver < HOMA_DRIVER_UDP || o->driver > HOMA_DRIVER_XDP) ||
 	    (o->mode != HOMA_MODE_THREADED && o->mode != HOMA_MODE_POLLED) ||
 	    o->batch < 1 || o->batch > HOMA_RT_MAX_BATCH || o->send_timeout_ns < -1 ||
-	    (o->auto_tcp_min_bytes && o->transport != HOMA_TRANSPORT_AUTO))
+	    (o->auto_tcp_min_bytes && o->transport != HOMA_TRANSPORT_AUTO) ||
+	    (o->rcvbuf_bytes && (o->rcvbuf_bytes < 4096 || o->rcvbuf_bytes > (1u << 30))))
 		return HOMA_EINVAL;
 	if (homa_settings_validate(st, NULL) || st->mtu > MAX_MTU)
 		return HOMA_EINVAL;
@@ -142,7 +143,8 @@ static int rt_setup(struct homa_rt *rt, const struct homa_open_opts *o,
 {
 	struct homa_driver_config cfg = {.batch = o->batch, .max_packet = st->mtu,
 					 .offload = o->offload, .ifname = o->ifname,
-					 .queues = o->xdp_queues, .xdp_raw = o->xdp_raw};
+					 .queues = o->xdp_queues, .xdp_raw = o->xdp_raw,
+					 .rcvbuf = o->rcvbuf_bytes};
 	int err = bind_address(o, &cfg);
 
 	if (err)
@@ -197,7 +199,8 @@ static const struct homa_open_opts *full_opts(const struct homa_open_opts *opts,
 	homa_open_opts_default(full);
 	memcpy(full, opts, opts->version == 1   ? offsetof(struct homa_open_opts, transport)
 			   : opts->version == 2 ? offsetof(struct homa_open_opts, rx_alloc)
-						: offsetof(struct homa_open_opts, auto_tcp_min_bytes));
+			   : opts->version == 3 ? offsetof(struct homa_open_opts, auto_tcp_min_bytes)
+						: offsetof(struct homa_open_opts, rcvbuf_bytes));
 	return full;
 }
 

@@ -18,12 +18,14 @@
  * kernel's receive-buffer drops: a flood the server cannot keep up with
  * (under ASan) overflows its socket buffer, and an honest request lost
  * four times in a row once failed with HOMA_ENOSERVER (restart() in
- * src/core/incoming.c). Both sockets wait FLOOD_TIMEOUT_TICKS (2 s) of
- * silence before they declare the other dead: the flood keeps the
- * server's kernel receive queue (16 MiB) full, and under ASan with
- * another test beside it an honest packet waited 0.5-1 s behind it, so
- * with 500 ms the first RPCs of the flood phase timed out although the
- * server answered them.
+ * src/core/incoming.c). The sockets have the library's defaults but for
+ * the server's memory cap and FLOOD_TIMEOUT_TICKS (2 s) of silence
+ * before they declare the other dead: the flood keeps the server's
+ * kernel receive queue (rcvbuf_bytes, 1 MiB by default, 2 MiB in the
+ * kernel) full, and an ASan build with two more copies beside it at
+ * load 26-32 drains it so slowly that honest RPCs took 0.2-2 s (P50)
+ * during the flood; the library's 100 ms timed 3 of 3 such runs out,
+ * 500 ms 1 of 6 (with the old 8 MiB queue, 6 of 6).
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>

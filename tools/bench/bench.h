@@ -47,6 +47,7 @@ struct bench_homa_knobs {
 	uint32_t resend_ticks;  /**< resend_ticks and resend_interval (0: engine default) */
 	bool no_offload;        /**< UDP driver without UDP_SEGMENT / UDP_GRO (--homa-offload 0) */
 	bool spin;              /**< wait by polling homa_recv() with a zero timeout (--homa-spin 1) */
+	uint32_t rcvbuf;        /**< homa_open_opts.rcvbuf_bytes (0: the library's) */
 };
 
 /** Every option of every mode (see bench_usage()). */

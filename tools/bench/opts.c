@@ -45,6 +45,9 @@ static const char usage[] =
 "                            has them (1, the default) or one datagram per packet (0)\n"
 "  --homa-spin 0|1           1: wait for RPCs by calling homa_recv() with a zero timeout\n"
 "                            in a loop (busy polling, with --polled) instead of sleeping\n"
+"  --homa-rcvbuf B           UDP and raw drivers: the kernel receive buffer each Homa\n"
+"                            socket asks for, homa_open_opts.rcvbuf_bytes (default 0:\n"
+"                            the library's, 1 MiB)\n"
 "  --homa-link-gbps G        rate of Homa's pacer (default: engine's, 25 Gbps)\n"
 "  --homa-unsched-bytes N    Homa unscheduled bytes per message, also the granted-ahead\n"
 "                            window (default: engine's, 40000)\n"
@@ -316,6 +319,7 @@ static int set_num(struct bench_opts *o, const char *f, const char *v)
 		{ "--devices", 2, COLL_MAX_DEVICES }, { "--background-gbps", 0, 1e4 },
 		{ "--step-timeout", 0.1, 3600 }, { "--psp-port", 1, 65535 },
 		{ "--homa-offload", 0, 1 }, { "--homa-spin", 0, 1 },
+		{ "--homa-rcvbuf", 0, 1073741824 },
 	};
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
 		if (strcmp(f, t[i].f))
@@ -359,7 +363,8 @@ static int set_num(struct bench_opts *o, const char *f, const char *v)
 		case 33: o->step_timeout_s = d; break;
 		case 34: o->psp_port = (uint16_t)d; break;
 		case 35: o->homa.no_offload = d < 0.5; break;
-		default: o->homa.spin = d > 0.5; break;
+		case 36: o->homa.spin = d > 0.5; break;
+		default: o->homa.rcvbuf = (uint32_t)d; break;
 		}
 		return 1;
 	}
@@ -402,7 +407,7 @@ static const char *const valued[] = {
 	"homa-grant-step", "homa-grant-silence-rtts", "homa-resend-ticks", "rank", "steps",
 	"warmup-steps", "compute-us", "lookups", "devices", "background-gbps", "step-timeout",
 	"certs", "homa-transport", "start-file", "psp-port", "homa-offload",
-	"homa-spin",
+	"homa-spin", "homa-rcvbuf",
 };
 
 #define N_VALUED (sizeof(valued) / sizeof(valued[0]))

@@ -139,6 +139,7 @@ static int open_socket(homa_socket **s, const struct homa_arm_cfg *a, bool serve
 	o.transport = a->transport;
 	o.ifname = a->ifname;
 	o.offload = !a->k.no_offload;
+	o.rcvbuf_bytes = a->k.rcvbuf;
 	o.mode = a->polled ? HOMA_MODE_POLLED : HOMA_MODE_THREADED;
 	o.server = server;
 	o.bind_addr = bind;

@@ -93,13 +93,13 @@ int flood_packet(uint64_t *rng, const struct flood_attack *a, uint8_t *buf, int 
 	uint64_t r = next(rng);
 
 	memset(&p, 0, sizeof(p));
-	*to_server = (int)(r & 1);
+	*to_server = a->data_only || (r & 1);
 	p.dport = *to_server ? a->server_port : a->client_port;
 	p.sport = (uint16_t)(1024 + (r >> 8) % 64000);
 	/* a client's ids are even; a server answers with the id plus one */
 	p.sender_id = (next(rng) & ~1ull) | (*to_server ? 0 : 1);
 	p.seq = (uint32_t)(r >> 32);
-	if ((r >> 1) % 2)
+	if (a->data_only || (r >> 1) % 2)
 		lying_data(rng, &p, *to_server);
 	else
 		control(rng, &p, *to_server);

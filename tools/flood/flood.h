@@ -32,6 +32,8 @@ struct flood_opts {
 	int threads;      /**< server threads */
 	uint32_t timeout_ms; /**< settings.timeout_ticks in ms (0: the library default) */
 	double rate;      /**< flood packets per second (0: as fast as one core sends) */
+	uint32_t rcvbuf;  /**< both sockets' homa_open_opts.rcvbuf_bytes (0: the library's) */
+	int data_only;    /**< forge only DATA packets, all aimed at the server */
 };
 
 /** The flooding thread and its sockets. */
@@ -40,6 +42,7 @@ struct flood_attack {
 	uint16_t client_port;      /**< ... and the probing client */
 	int nports, nhosts;
 	double rate;               /**< packets per second, 0 for no pacing */
+	int data_only;             /**< only lying DATA, all to the server */
 	int fds[FLOOD_MAX_PORTS];
 	pthread_t thread;
 	_Atomic int stop;
@@ -62,6 +65,7 @@ struct flood_arm {
 	double busy_us;            /**< machine busy time (wall x CPUs - idle) */
 	uint64_t flood_sent;       /**< forged packets sent */
 	uint64_t server_rx;        /**< packets the server's engine took in */
+	uint64_t client_rx;        /**< packets the client's engine took in */
 	uint64_t kernel_drops;     /**< UDP receive-buffer drops (all sockets) */
 	uint64_t drops[HOMA_DROP_REASONS]; /**< packets the server's engine dropped, by reason */
 	int ncpus;
@@ -98,13 +102,17 @@ struct flood_server {
 
 /**
  * flood_open() - A Homa socket on 127.0.0.1, any port, with the default
- * settings but a timeout of @timeout_ms (0: the default's).
+ * settings but a timeout of @o->timeout_ms (0: the default's) and a
+ * kernel receive buffer of @o->rcvbuf bytes (0: the default's).
  * Return: homa_open()'s result.
  */
-int flood_open(homa_socket **s, int server, uint32_t timeout_ms);
+int flood_open(homa_socket **s, int server, const struct flood_opts *o);
 
-/** flood_server_start() - Open the server and start its threads. Return: 0 or an error. */
-int flood_server_start(struct flood_server *sv, int nthreads, uint32_t size, uint32_t timeout_ms);
+/**
+ * flood_server_start() - Open the server (flood_open()) and start
+ * @o->threads threads answering @o->size bytes. Return: 0 or an error.
+ */
+int flood_server_start(struct flood_server *sv, const struct flood_opts *o);
 
 /** flood_server_stop() - Close the server socket and join its threads. */
 void flood_server_stop(struct flood_server *sv);

@@ -22,7 +22,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: homa-flood [--seconds S] [--rounds N] [--size BYTES] [--ports N]\n"
 		"                  [--hosts N] [--threads N] [--timeout-ms MS]\n"
-		"                  [--rate PPS]\n"
+		"                  [--rate PPS] [--rcvbuf BYTES] [--data-only]\n"
 		"  100 B RPCs between two Homa sockets on loopback, without and with a flood of\n"
 		"  forged packets from many ports at full speed; prints both arms side by side.\n"
 		"  --seconds S   length of each arm in each round (default 2)\n"
@@ -33,6 +33,9 @@ static void usage(FILE *f)
 		"  --threads N   server threads, 1-%d (default 1)\n"
 		"  --timeout-ms MS  both sockets' RPC timeout, 1-60000 (default: the library's)\n"
 		"  --rate PPS    flood packets per second (default 0: as fast as one core sends)\n"
+		"  --rcvbuf BYTES  both sockets' kernel receive buffer, homa_open_opts.rcvbuf_bytes,\n"
+		"                0 or 4096-1073741824 (default 0: the library's)\n"
+		"  --data-only   forge only DATA packets, all aimed at the server\n"
 		"Exit status: 0 if every RPC completed, 1 if one failed or hung, 2 bad usage.\n",
 		FLOOD_MAX_PORTS, FLOOD_MAX_THREADS);
 }
@@ -57,6 +60,7 @@ static int parse(int argc, char **argv, struct flood_opts *o)
 		{"size", required_argument, NULL, 'b'},    {"ports", required_argument, NULL, 'p'},
 		{"hosts", required_argument, NULL, 'H'},   {"threads", required_argument, NULL, 't'},
 		{"timeout-ms", required_argument, NULL, 'T'}, {"rate", required_argument, NULL, 'R'},
+		{"rcvbuf", required_argument, NULL, 'B'}, {"data-only", no_argument, NULL, 'D'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0}};
 	double v;
@@ -67,16 +71,21 @@ static int parse(int argc, char **argv, struct flood_opts *o)
 	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
 		const char *what = c == 's' ? "--seconds" : c == 'r' ? "--rounds" : c == 'b' ? "--size"
 				 : c == 'p' ? "--ports" : c == 'H' ? "--hosts" : c == 'T' ? "--timeout-ms"
-				 : c == 'R' ? "--rate" : "--threads";
+				 : c == 'R' ? "--rate" : c == 'B' ? "--rcvbuf" : "--threads";
 		double hi = c == 's' ? 3600 : c == 'r' ? 1000 : c == 'b' ? 1000000
 			  : c == 'p' ? FLOOD_MAX_PORTS : c == 'H' ? 200 : c == 'T' ? 60000
-			  : c == 'R' ? 1e9 : FLOOD_MAX_THREADS;
+			  : c == 'R' ? 1e9 : c == 'B' ? 1073741824 : FLOOD_MAX_THREADS;
 
 		if (c == 'h')
 			return 1;
 		if (c == '?')
 			return -1;
-		if (parse_num(optarg, c == 's' ? 0.01 : c == 'b' || c == 'R' ? 0 : 1, hi, &v)) {
+		if (c == 'D') {
+			o->data_only = 1;
+			continue;
+		}
+		if (parse_num(optarg, c == 's' ? 0.01 : c == 'b' || c == 'R' || c == 'B' ? 0 : 1, hi, &v) ||
+		    (c == 'B' && v > 0 && v < 4096)) {
 			fprintf(stderr, "homa-flood: %s %s: not a number in range\n", what, optarg);
 			return -1;
 		}
@@ -94,6 +103,8 @@ static int parse(int argc, char **argv, struct flood_opts *o)
 			o->timeout_ms = (uint32_t)v;
 		else if (c == 'R')
 			o->rate = v;
+		else if (c == 'B')
+			o->rcvbuf = (uint32_t)v;
 		else
 			o->threads = (int)v;
 	}
@@ -108,12 +119,12 @@ static int parse(int argc, char **argv, struct flood_opts *o)
 struct snap {
 	double wall_us, proc_us, flood_us;
 	struct homa_host_cpu host;
-	uint64_t flood_sent, server_rx, kdrops;
+	uint64_t flood_sent, server_rx, client_rx, kdrops;
 	struct homa_stats st;
 };
 
 /** take() - Snapshot everything @arm measures; @a is the running flood or NULL. */
-static void take(struct snap *s, homa_socket *server, struct flood_attack *a)
+static void take(struct snap *s, homa_socket *server, homa_socket *client, struct flood_attack *a)
 {
 	struct homa_io_stats io;
 	struct timespec t;
@@ -129,6 +140,8 @@ static void take(struct snap *s, homa_socket *server, struct flood_attack *a)
 	homa_socket_stats(server, &s->st);
 	if (!homa_io_stats(server, &io))
 		s->server_rx = io.rx_packets;
+	if (!homa_io_stats(client, &io))
+		s->client_rx = io.rx_packets;
 	s->kdrops = flood_udp_rcvbuf_errors();
 	s->wall_us = flood_now_us();
 }
@@ -143,6 +156,7 @@ static void add(struct flood_arm *arm, const struct snap *s0, const struct snap 
 	arm->ncpus = s1->host.ncpus;
 	arm->flood_sent += s1->flood_sent - s0->flood_sent;
 	arm->server_rx += s1->server_rx - s0->server_rx;
+	arm->client_rx += s1->client_rx - s0->client_rx;
 	arm->kernel_drops += s1->kdrops - s0->kdrops;
 	for (int r = 0; r < HOMA_DROP_REASONS; r++)
 		arm->drops[r] += s1->st.drops[r] - s0->st.drops[r];
@@ -176,14 +190,15 @@ static int run_arm(const struct flood_opts *o, homa_socket *c, struct flood_serv
 		a.nports = o->ports;
 		a.nhosts = o->hosts;
 		a.rate = o->rate;
+		a.data_only = o->data_only;
 		rc = flood_attack_start(&a);
 		if (rc)
 			return rc;
 		usleep(100000);
 	}
-	take(&s0, sv->s, flood ? &a : NULL);
+	take(&s0, sv->s, c, flood ? &a : NULL);
 	rc = flood_probe(c, (uint16_t)homa_local_port(sv->s), o->size, o->seconds, wait_ms(o), arm);
-	take(&s1, sv->s, flood ? &a : NULL);
+	take(&s1, sv->s, c, flood ? &a : NULL);
 	if (flood)
 		flood_attack_stop(&a);
 	add(arm, &s0, &s1);
@@ -203,8 +218,8 @@ int main(int argc, char **argv)
 		usage(rc > 0 ? stdout : stderr);
 		return rc > 0 ? 0 : 2;
 	}
-	rc = flood_server_start(&sv, o.threads, o.size, o.timeout_ms);
-	if (!rc && (rc = flood_open(&c, 0, o.timeout_ms)))
+	rc = flood_server_start(&sv, &o);
+	if (!rc && (rc = flood_open(&c, 0, &o)))
 		flood_server_stop(&sv);
 	if (rc) {
 		fprintf(stderr, "homa-flood: cannot open a socket: %s\n", homa_strerror(rc));

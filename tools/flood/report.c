@@ -59,6 +59,30 @@ static void print_drops(const char *name, const struct flood_arm *a)
 	printf("\n");
 }
 
+/**
+ * print_forged_cost() - The victim's CPU per forged packet its sockets
+ * took in: the flooded arm's CPU (without the flooding thread) minus what
+ * its honest RPCs cost at the unloaded arm's rate, over the packets taken
+ * in beyond the honest RPCs' share (at the unloaded arm's packets per
+ * RPC); getrusage and busy time.
+ */
+static void print_forged_cost(const struct flood_arm *q, const struct flood_arm *l)
+{
+	double rx_per_rpc = per((double)(q->server_rx + q->client_rx), q->ok);
+	double forged = (double)(l->server_rx + l->client_rx) - rx_per_rpc * (double)l->ok;
+	double cpu = l->proc_cpu_us - l->flood_cpu_us - per(q->proc_cpu_us, q->ok) * (double)l->ok;
+	double busy = l->busy_us - l->flood_cpu_us - per(q->busy_us, q->ok) * (double)l->ok;
+	double wall_s = l->wall_us / 1e6;
+
+	if (forged < 1)
+		forged = 0;
+	printf("forged packets taken in: %.0f per s of %.0f per s sent; victim cost per forged "
+	       "packet taken in: %.2f us (getrusage), %.2f us (busy time)\n",
+	       wall_s > 0 ? forged / wall_s : 0.0,
+	       wall_s > 0 ? (double)l->flood_sent / wall_s : 0.0,
+	       forged > 0 ? cpu / forged : 0.0, forged > 0 ? busy / forged : 0.0);
+}
+
 /** flood_report() - See flood.h. */
 int flood_report(const struct flood_opts *o, struct flood_arm *quiet, struct flood_arm *loud)
 {
@@ -72,12 +96,15 @@ int flood_report(const struct flood_opts *o, struct flood_arm *quiet, struct flo
 	       "%.2f s per arm, order alternating; RPC timeout %s%u ms; %d CPUs; load average %.2f %.2f %.2f\n",
 	       o->size, o->rounds, o->seconds, o->timeout_ms ? "" : "default ",
 	       o->timeout_ms ? o->timeout_ms : default_timeout_ms(), quiet->ncpus, load[0], load[1], load[2]);
+	if (o->rcvbuf)
+		printf("kernel receive buffer: %u bytes asked (rcvbuf_bytes)\n", o->rcvbuf);
 	if (o->rate > 0)
 		printf("flood: one thread, paced to %.0f packets/s", o->rate);
 	else
 		printf("flood: one thread, no pacing");
-	printf(", %d source ports on %d addresses (127.0.0.2-%d), forged DATA, GRANT, RESEND, "
-	       "RPC_UNKNOWN, BUSY, CUTOFFS, NEED_ACK, ACK\n", o->ports, o->hosts, 1 + o->hosts);
+	printf(", %d source ports on %d addresses (127.0.0.2-%d), forged %s\n", o->ports, o->hosts,
+	       1 + o->hosts, o->data_only ? "DATA only, all to the server"
+	       : "DATA, GRANT, RESEND, RPC_UNKNOWN, BUSY, CUTOFFS, NEED_ACK, ACK");
 	printf("%-9s %7s %6s %6s %7s %5s %8s %8s %8s %9s %9s %10s %6s %6s %10s %8s\n", "arm",
 	       "rpcs", "failed", "t_out", "refused", "hung", "p50_us", "p99_us", "p999_us", "cpu_us", "busy_us", "flood_pps",
 	       "fl_cpu", "busy", "srv_rx_pps", "k_drops");
@@ -97,6 +124,7 @@ int flood_report(const struct flood_opts *o, struct flood_arm *quiet, struct flo
 		     per(quiet->proc_cpu_us - quiet->flood_cpu_us, quiet->ok)),
 	       ratio(per(loud->busy_us - loud->flood_cpu_us, loud->ok),
 		     per(quiet->busy_us - quiet->flood_cpu_us, quiet->ok)));
+	print_forged_cost(quiet, loud);
 	bad = !quiet->ok || !loud->ok || quiet->failed || quiet->hung || loud->failed ||
 	      loud->hung || quiet->refused || loud->refused;
 	if (bad)

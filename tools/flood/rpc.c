@@ -23,18 +23,19 @@ double flood_now_us(void)
 }
 
 /** flood_open() - See flood.h. */
-int flood_open(homa_socket **s, int server, uint32_t timeout_ms)
+int flood_open(homa_socket **s, int server, const struct flood_opts *fo)
 {
 	struct homa_open_opts o;
 	struct homa_settings st;
 
 	homa_settings_default(&st);
-	if (timeout_ms)
-		st.timeout_ticks = (uint32_t)((uint64_t)timeout_ms * 1000000 / st.tick_ns);
+	if (fo->timeout_ms)
+		st.timeout_ticks = (uint32_t)((uint64_t)fo->timeout_ms * 1000000 / st.tick_ns);
 	homa_open_opts_default(&o);
 	o.bind_addr = "127.0.0.1";
 	o.server = server != 0;
 	o.settings = &st;
+	o.rcvbuf_bytes = fo->rcvbuf;
 	return homa_open(s, &o);
 }
 
@@ -62,16 +63,16 @@ static void *serve(void *arg)
 }
 
 /** flood_server_start() - See flood.h. */
-int flood_server_start(struct flood_server *sv, int nthreads, uint32_t size, uint32_t timeout_ms)
+int flood_server_start(struct flood_server *sv, const struct flood_opts *o)
 {
 	int i, r;
 
 	memset(sv, 0, sizeof(*sv));
-	sv->size = size;
-	r = flood_open(&sv->s, 1, timeout_ms);
+	sv->size = o->size;
+	r = flood_open(&sv->s, 1, o);
 	if (r)
 		return r;
-	for (i = 0; i < nthreads; i++) {
+	for (i = 0; i < o->threads; i++) {
 		if (pthread_create(&sv->threads[i], NULL, serve, sv))
 			break;
 		sv->nthreads++;
