@@ -4,11 +4,13 @@
 # so a starved machine delays RPCs rather than failing them; the full-speed
 # flood is the benchmark's, docs/THREATS.md) and check the report: exit
 # status 0, a row per arm with completed RPCs and latency figures, the
-# ratio line and "result: ok".
+# ratio line, the forged-packet cost line, the receive buffer asked for
+# (--rcvbuf) and "result: ok"; a receive buffer below 4096 bytes is bad
+# usage (exit status 2).
 # Timing is printed, never asserted.
 set -u
 bin=$1
-out=$("$bin" --seconds 0.4 --rounds 2 --ports 32 --hosts 4 --timeout-ms 5000 --rate 5000 2>/dev/null)
+out=$("$bin" --seconds 0.4 --rounds 2 --ports 32 --hosts 4 --timeout-ms 5000 --rate 5000 --rcvbuf 1048576 2>/dev/null)
 rc=$?
 echo "$out"
 fail() { echo "flood_report: $*" >&2; exit 1; }
@@ -27,5 +29,10 @@ set -- $(echo "$out" | grep "^flood ")
 [ "${12}" -gt 0 ] || fail "the flood sent nothing"
 echo "$out" | grep -Eq '^ratio flood/unloaded: P50 [0-9.]+, P99 [0-9.]+ \(target <= 3\), cpu per RPC [0-9.]+ \(getrusage\), [0-9.]+ \(busy time\)$' ||
 	fail "no ratio line"
+echo "$out" | grep -Eq '^forged packets taken in: [0-9]+ per s of [0-9]+ per s sent; victim cost per forged packet taken in: -?[0-9.]+ us \(getrusage\), -?[0-9.]+ us \(busy time\)$' ||
+	fail "no forged-packet cost line"
+echo "$out" | grep -q "^kernel receive buffer: 1048576 bytes asked (rcvbuf_bytes)$" || fail "no receive buffer line"
+"$bin" --rcvbuf 100 >/dev/null 2>&1
+[ $? -eq 2 ] || fail "--rcvbuf 100 was accepted"
 echo "$out" | grep -q "^result: ok, all [0-9]* RPCs completed$" || fail "no result line"
 echo "flood_report: ok"
