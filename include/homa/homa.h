@@ -93,7 +93,8 @@ extern "C" {
  * Bump when fields are added to struct homa_open_opts. homa_open() also
  * accepts every older version: it reads only the fields that version
  * had and takes the defaults for the rest (version 1 ends at xdp_raw,
- * version 2 at auto_retry_ms, version 3 at rx_alloc).
+ * version 2 at auto_retry_ms, version 3 at rx_alloc, version 4 at
+ * auto_tcp_min_bytes).
  */
 #define HOMA_OPEN_OPTS_VERSION 5
 
