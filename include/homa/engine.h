@@ -448,13 +448,20 @@ struct homa_rx_copy {
  * homa_engine_input() and homa_engine_input_lend() copy no payload into
  * messages: they decide where each byte goes (allocating the message's
  * pieces) and append the copy to @list (room for @cap entries, *@n of them
- * used; the caller sets *@n, usually to 0). With @list full they copy at
- * once. This lets a caller that serializes engine calls with a lock do the
- * copies after unlocking: it keeps each packet buffer unchanged until its
- * copies are done, copies, and then calls homa_engine_copies_done() (under
- * its lock again). Meanwhile a message with copies pending is not handed
- * out by homa_engine_next_event() (later events are), homa_engine_rx_progress()
- * counts only bytes present before them, and freeing it (abort, timeout,
+ * used; the caller sets *@n, usually to 0). They never copy payload
+ * themselves: with @list full, the piece that found no room is dropped,
+ * counted in homa_stats.rx_copies_refused (the packet as
+ * HOMA_DROP_MEMORY), and stays missing, so the sender resends it. A packet
+ * needs one entry, two where it spans two of a message's 64 KB pieces,
+ * more only where it fills several holes; a caller that does its copies
+ * (and sets *@n back to 0) whenever few entries are left before the next
+ * packet loses nothing else. This lets a caller that serializes engine
+ * calls with a lock do the copies after unlocking: it keeps each packet
+ * buffer unchanged until its copies are done, copies, and then calls
+ * homa_engine_copies_done() (under its lock again). Meanwhile a message
+ * with copies pending is not handed out by homa_engine_next_event() (later
+ * events are), homa_engine_rx_progress() counts only bytes present before
+ * them, and freeing it (abort, timeout,
  * eviction) only marks it: the engine frees it when its copies are done.
  * The caller must report every copy done before homa_engine_free().
  * Return: 0; HOMA_EINVAL (NULL @e; @list with @cap 0 or NULL @n).

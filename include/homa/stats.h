@@ -75,6 +75,7 @@ struct homa_stats {
 	uint64_t payload_copied_out;          /**< payload bytes copied from messages into packets or engine buffers (sends) */
 	uint64_t payload_copied_in;           /**< payload bytes copied from received packets into messages */
 	uint64_t payload_lent_in;             /**< payload bytes kept in place in the driver's buffers (homa_engine_input_lend()) */
+	uint64_t rx_copies_refused;           /**< payload pieces not stored: the caller's copy list was full (homa_engine_defer_copies()); the sender resends them */
 	uint64_t cutoffs_version;             /**< gauge: current cutoff version */
 	/* gauges */
 	uint64_t active_rpcs;

@@ -414,8 +414,8 @@ int homa_msg_write(homa_engine *e, struct homa_msg *m, uint32_t off, const uint8
 void homa_msg_free(homa_engine *e, struct homa_msg *m);
 
 /* rxcopy.c */
-void homa_rxcopy_add(homa_engine *e, struct homa_msg *m, uint8_t *dst, const uint8_t *src,
-		     uint32_t len);
+int homa_rxcopy_add(homa_engine *e, struct homa_msg *m, uint8_t *dst, const uint8_t *src,
+		    uint32_t len);
 uint32_t homa_rxcopy_settled(const struct homa_msgin *in);
 
 /* lend.c */

@@ -131,6 +131,8 @@ static uint8_t *get_chunk(const struct homa_alloc *a, struct homa_msg *m, uint32
 /**
  * msg_write() - homa_msg_write() through the hooks @a; with @defer not
  * NULL each piece's copy is left to @defer's caller (rxcopy.c).
+ * Return: 0, HOMA_ENOMEM, or HOMA_EAGAIN (@defer's copy list is full);
+ * pieces before the failing one are written or listed.
  */
 static int msg_write(const struct homa_alloc *a, homa_engine *defer, struct homa_msg *m,
 		     uint32_t off, const uint8_t *src, uint32_t len)
@@ -145,10 +147,14 @@ static int msg_write(const struct homa_alloc *a, homa_engine *defer, struct homa
 			return HOMA_ENOMEM;
 		if (n > len)
 			n = len;
-		if (defer)
-			homa_rxcopy_add(defer, m, c + in, src, n);
-		else
+		if (defer) {
+			int err = homa_rxcopy_add(defer, m, c + in, src, n);
+
+			if (err)
+				return err;
+		} else {
 			memcpy(c + in, src, n);
+		}
 		src += n;
 		off += n;
 		len -= n;

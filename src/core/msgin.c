@@ -72,7 +72,10 @@ static int add_gap(homa_engine *e, struct homa_msgin *in, uint32_t start, uint32
 	return 0;
 }
 
-/** write_bytes() - Store [off, off+len) and keep the rx budget in step. */
+/**
+ * write_bytes() - Store [off, off+len) and keep the rx budget in step.
+ * Return: as homa_msg_write().
+ */
 static int write_bytes(homa_engine *e, struct homa_msgin *in, uint32_t off,
 		       const uint8_t *data, uint32_t len)
 {
@@ -187,7 +190,8 @@ static bool needs_chunk(const struct homa_msg *m, uint32_t off, uint32_t len)
  * When the rx budget cannot take a new chunk, requests with more bytes
  * left are evicted to make room (evict.c).
  * Return: bytes that were new (0 for a pure duplicate), HOMA_EAGAIN when
- * the rx budget cannot take a new chunk (packet dropped), or HOMA_ENOMEM.
+ * the rx budget cannot take a new chunk or the caller's copy list
+ * (homa_engine_defer_copies()) is full (packet dropped), or HOMA_ENOMEM.
  */
 int homa_msgin_add(homa_engine *e, struct homa_rpc *rpc, uint32_t off,
 		   const uint8_t *data, uint32_t len)

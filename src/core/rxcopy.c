@@ -10,8 +10,6 @@
  * event), nor read as it arrives (homa_engine_rx_progress() reports what
  * was present before), nor freed (mem.c marks it an orphan, freed here).
  */
-#include <string.h>
-
 #include "internal.h"
 
 /** homa_engine_defer_copies() - See engine.h. */
@@ -27,17 +25,21 @@ int homa_engine_defer_copies(homa_engine *e, struct homa_rx_copy *list, uint32_t
 }
 
 /**
- * homa_rxcopy_add() - Copy @len bytes from @src to @dst, a place in @m's
- * chunks, or list the copy for the caller when e->copies has room.
+ * homa_rxcopy_add() - List the copy of @len bytes from @src to @dst, a
+ * place in @m's chunks, for the caller of homa_engine_input() (e->copies
+ * is set). With the list full nothing is copied: the engine never copies
+ * payload while the caller holds its lock. The piece is counted
+ * (rx_copies_refused) and left missing, so the sender resends it.
+ * Return: 0, or HOMA_EAGAIN (list full).
  */
-void homa_rxcopy_add(homa_engine *e, struct homa_msg *m, uint8_t *dst, const uint8_t *src,
-		     uint32_t len)
+int homa_rxcopy_add(homa_engine *e, struct homa_msg *m, uint8_t *dst, const uint8_t *src,
+		    uint32_t len)
 {
 	struct homa_rx_copy *c;
 
-	if (!e->copies || *e->ncopies >= e->copies_cap) {
-		memcpy(dst, src, len);
-		return;
+	if (*e->ncopies >= e->copies_cap) {
+		e->st.rx_copies_refused++;
+		return HOMA_EAGAIN;
 	}
 	c = &e->copies[(*e->ncopies)++];
 	c->dst = dst;
@@ -45,6 +47,7 @@ void homa_rxcopy_add(homa_engine *e, struct homa_msg *m, uint8_t *dst, const uin
 	c->len = len;
 	c->msg = m;
 	m->copying++;
+	return 0;
 }
 
 /**

@@ -52,6 +52,7 @@ static const struct scalar_def scalars[] = {
 	C("payload_copied_out_bytes_total", payload_copied_out, "Payload bytes the engine copied on the send side."),
 	C("payload_copied_in_bytes_total", payload_copied_in, "Payload bytes the engine copied from packets into messages."),
 	C("payload_lent_in_bytes_total", payload_lent_in, "Payload bytes kept in place in the driver's receive buffers."),
+	C("rx_copies_refused_total", rx_copies_refused, "Payload pieces dropped because the receive copy list was full (never copied under the socket lock)."),
 	G("cutoffs_version", cutoffs_version, "Version of the unscheduled priority cutoffs in force."),
 	G("active_rpcs", active_rpcs, "RPCs alive now."),
 	G("incoming_messages", incoming_msgs, "Messages being received."),

@@ -80,9 +80,17 @@ void homa_rt_rx_order(const struct homa_io_rx *rx, int n, uint32_t *order)
 /**
  * Payload copies listed per received packet: one, two where a packet
  * straddles two of a message's pieces, more for retransmissions filling
- * several holes. A batch that needs more copies the rest under the lock.
+ * several holes.
  */
 #define RX_COPIES_PER_PKT 2
+
+/**
+ * Entries of the copy list kept free before each packet: with fewer left
+ * the batch's copies are done first (copy_unlocked()). Only a packet
+ * filling more holes than this finds the list full; the engine drops the
+ * pieces without room (counted, resent), it never copies under rt->lock.
+ */
+#define RX_COPIES_ROOM 16
 
 /** homa_rt_input_init() - See rt.h. */
 int homa_rt_input_init(struct homa_rt *rt)
@@ -90,7 +98,7 @@ int homa_rt_input_init(struct homa_rt *rt)
 	uint32_t max_rx = rt->drv->max_rx ? rt->drv->max_rx : 1;
 
 	rt->rx_order = calloc(max_rx, sizeof(*rt->rx_order));
-	rt->rx_copies_cap = RX_COPIES_PER_PKT * max_rx + 16;
+	rt->rx_copies_cap = RX_COPIES_PER_PKT * max_rx + RX_COPIES_ROOM;
 	rt->rx_copies = calloc(rt->rx_copies_cap, sizeof(*rt->rx_copies));
 	return rt->rx_order && rt->rx_copies ? 0 : HOMA_ENOMEM;
 }
@@ -113,6 +121,19 @@ static void copy_unlocked(struct homa_rt *rt)
 	homa_rt_lock(rt);
 	homa_engine_copies_done(rt->engine, rt->rx_copies, n);
 	rt->rx_ncopies = 0;
+}
+
+/**
+ * copy_midway() - The copy list is nearly full in the middle of a batch:
+ * do the copies listed so far (copy_unlocked()) and list the rest of the
+ * batch's afresh. Listing is off while rt->lock is released. Called and
+ * returns with rt->lock held.
+ */
+static void copy_midway(struct homa_rt *rt)
+{
+	homa_engine_defer_copies(rt->engine, NULL, 0, NULL);
+	copy_unlocked(rt);
+	homa_engine_defer_copies(rt->engine, rt->rx_copies, rt->rx_copies_cap, &rt->rx_ncopies);
 }
 
 /** Most unreachable reports handed to the engine per input call. */
@@ -182,7 +203,11 @@ int homa_rt_input(struct homa_rt *rt)
 					 &rt->rx_ncopies);
 		for (int k = 0; k < n; k++) {
 			struct homa_io_rx *p = &rx[rt->rx_order[k]];
-			int r = input_one(rt, p, now);
+			int r;
+
+			if (rt->rx_copies_cap - rt->rx_ncopies < RX_COPIES_ROOM)
+				copy_midway(rt);
+			r = input_one(rt, p, now);
 
 			if (r >= HOMA_INPUT_DROPPED)
 				homa_rt_obs_drop(rt, &p->src, r);
