@@ -183,6 +183,17 @@ HOMA_API int homa_engine_set_settings(homa_engine *e, const struct homa_settings
 HOMA_API const struct homa_settings *homa_engine_settings(const homa_engine *e);
 
 /**
+ * homa_engine_rx_priority() - The priority (0 lowest .. 7) that peers give
+ * the unscheduled bytes of a message of @length bytes sent to @e: the
+ * highest level whose cutoff @e announces (its current unscheduled
+ * cutoffs, which follow the sizes it receives when settings.dynamic_cutoffs
+ * is on) is at least @length; 0 if none is. Lets a receiver serve what it
+ * received in the order senders send it.
+ * Return: that priority; 0 for a NULL @e.
+ */
+HOMA_API uint8_t homa_engine_rx_priority(const homa_engine *e, uint64_t length);
+
+/**
  * homa_engine_set_hooks() - Install (or with NULL @h, remove) packet
  * hooks (copied). A NULL @e is ignored.
  */

@@ -522,9 +522,11 @@ HOMA_API int homa_reply_zc(homa_socket *s, uint64_t id, const struct homa_iov *i
  * @out: filled when the call returns 0 (a message) or a failed RPC's
  *	error (then id, cookie, peer and error are set); not written for
  *	any other result.
- * Messages waiting for a caller are handed out short ones first (at most
- * the socket's unsched_bytes setting, and failed RPCs' errors), then
- * long ones, each oldest first; a message goes to exactly one caller.
+ * Messages waiting for a caller are handed out by priority, as senders
+ * send them: failed RPCs' errors and messages of at most the socket's
+ * unsched_bytes setting by the priority level its unscheduled cutoffs
+ * give their length (shortest first), then longer ones, each level oldest
+ * first; a message goes to exactly one caller.
  * A waiter for a specific id has priority over a waiter for any.
  * Return: 0 with @out holding a message the caller must release;
  * a failed client RPC's error, with @out filled and nothing to release:

@@ -41,6 +41,17 @@ void homa_cutoffs_init(homa_engine *e)
 	e->st.cutoffs_version = 1;
 }
 
+/** homa_engine_rx_priority() - See engine.h. */
+uint8_t homa_engine_rx_priority(const homa_engine *e, uint64_t length)
+{
+	if (!e)
+		return 0;
+	for (int p = (int)e->s.num_priorities - 1; p > 0; p--)
+		if (length <= e->cutoffs[p])
+			return (uint8_t)p;
+	return 0;
+}
+
 /** homa_cutoffs_record() - Count one incoming message of @length bytes. */
 void homa_cutoffs_record(homa_engine *e, uint32_t length)
 {

@@ -5,10 +5,13 @@
  * straight to a thread already waiting for it (a waiter for that RPC id
  * first, then one waiting for any message of its kind); otherwise it is
  * queued and the socket's eventfd becomes readable. Queued messages are
- * served short first (RT_LEVELS): a message of at most the socket's
- * unscheduled bytes, or an event without one, is taken before every long
- * message, so a small RPC does not wait behind bulk deliveries; within a
- * level oldest first. Every function here runs with rt->lock held.
+ * served by priority (RT_LEVELS), as senders send them: a message of at
+ * most the socket's unscheduled bytes by the priority level its cutoffs
+ * give that length (homa_engine_rx_priority(), shortest highest; an event
+ * without a message highest), every longer message after all of those, so
+ * a small RPC waits neither behind bulk deliveries nor behind mid-sized
+ * ones; within a level oldest first. Every function here runs with
+ * rt->lock held.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -77,16 +80,22 @@ void homa_rt_remove_waiter(struct homa_rt *rt, struct rt_waiter *w)
 }
 
 /**
- * level() - Queue level of @item: 0 for an event without a message or a
- * message of at most the socket's unscheduled bytes, 1 for longer ones.
+ * level() - Queue level of @item: 0 for an event without a message; for a
+ * message of at most the socket's unscheduled bytes 7 minus the priority
+ * the socket's cutoffs give its length (0 the highest); RT_LEVELS - 1 for
+ * longer ones.
  */
 static int level(const struct homa_rt *rt, const struct rt_item *item)
 {
 	const struct homa_settings *s = homa_engine_settings(rt->engine);
+	uint64_t len;
 
-	if (!item->ev.msg || !s || homa_msg_length(item->ev.msg) <= s->unsched_bytes)
+	if (!item->ev.msg || !s)
 		return 0;
-	return 1;
+	len = homa_msg_length(item->ev.msg);
+	if (len > s->unsched_bytes)
+		return RT_LEVELS - 1;
+	return HOMA_MAX_PRIORITIES - 1 - (homa_engine_rx_priority(rt->engine, len) & 7);
 }
 
 /** enqueue() - Append @item to its level's queue; the eventfd turns readable. */
@@ -191,7 +200,7 @@ static struct rt_item *take_level(struct homa_rt *rt, int l, int flags, uint64_t
 	return NULL;
 }
 
-/** homa_rt_take() - See rt.h. Short messages first. The caller owns the returned item. */
+/** homa_rt_take() - See rt.h. Highest level first. The caller owns the returned item. */
 struct rt_item *homa_rt_take(struct homa_rt *rt, int flags, uint64_t id)
 {
 	for (int l = 0; l < RT_LEVELS; l++) {

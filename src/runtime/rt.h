@@ -35,10 +35,12 @@ struct rt_item {
 
 /**
  * Levels of the queue of delivered messages nobody waited for (queue.c):
- * short messages (at most the socket's unscheduled bytes, sent without
- * grants) and events without a message first, long messages after them.
+ * one per priority level the socket's unscheduled cutoffs give messages
+ * of at most its unscheduled bytes (homa_engine_rx_priority(): level 0 the
+ * highest priority, with events without a message), then one for longer
+ * messages.
  */
-#define RT_LEVELS 2
+#define RT_LEVELS (HOMA_MAX_PRIORITIES + 1)
 
 /** Bit of a held message's token: the message came over TCP (homa_message_transport()). */
 #define RT_TOKEN_TCP (1ull << 63)

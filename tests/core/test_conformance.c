@@ -198,6 +198,7 @@ static int set_settings_bad(void)
 
 static int set_settings_null(void) { return homa_engine_set_settings(NULL, NULL); }
 static int settings_null(void) { return homa_engine_settings(NULL) != NULL; }
+static int rx_priority_null(void) { return homa_engine_rx_priority(NULL, 100) != 0; }
 
 static int set_hooks_null(void)
 {
@@ -940,6 +941,7 @@ static const struct doc_case engine_cases[] = {
 	DOC_CASE(homa_engine_set_settings, HOMA_EINVAL, set_settings_bad),
 	DOC_CASE(homa_engine_set_settings, HOMA_EINVAL, set_settings_null),
 	DOC_ANSWER(homa_engine_settings, settings_null),
+	DOC_ANSWER(homa_engine_rx_priority, rx_priority_null),
 	DOC_ANSWER(homa_engine_set_hooks, set_hooks_null),
 	DOC_ANSWER(homa_engine_set_ack_pool, set_ack_pool_null),
 	DOC_ANSWER(homa_engine_set_ack_pool, ack_pool_misuse),

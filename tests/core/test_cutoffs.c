@@ -77,6 +77,35 @@ static void homa_cutoffs_maybe_update__even_split(void **state)
 	homa_engine_free(e);
 }
 
+/**
+ * homa_engine_rx_priority__follows_current_cutoffs() - Lengths map to the
+ * levels of the default cutoffs (200 / 2,800 / 15,000 / any 32-bit length
+ * for 7..4; a longer one is above every cutoff: 0),
+ * then, once the mix moved them, to the new ones (64 / 1,024 / 4,096).
+ */
+static void homa_engine_rx_priority__follows_current_cutoffs(void **state)
+{
+	homa_engine *e = new_engine(true);
+
+	(void)state;
+	assert_int_equal(homa_engine_rx_priority(e, 0), 7);
+	assert_int_equal(homa_engine_rx_priority(e, 200), 7);
+	assert_int_equal(homa_engine_rx_priority(e, 201), 6);
+	assert_int_equal(homa_engine_rx_priority(e, 2800), 6);
+	assert_int_equal(homa_engine_rx_priority(e, 15000), 5);
+	assert_int_equal(homa_engine_rx_priority(e, 15001), 4);
+	assert_int_equal(homa_engine_rx_priority(e, 0xffffffffu), 4);
+	assert_int_equal(homa_engine_rx_priority(e, 1ull << 40), 0);  /* above every cutoff */
+	record_mix(e);
+	homa_cutoffs_maybe_update(e);
+	assert_int_equal(homa_engine_rx_priority(e, 64), 7);
+	assert_int_equal(homa_engine_rx_priority(e, 200), 6);
+	assert_int_equal(homa_engine_rx_priority(e, 4096), 5);
+	assert_int_equal(homa_engine_rx_priority(e, 4097), 4);
+	assert_int_equal(homa_engine_rx_priority(NULL, 64), 0);
+	homa_engine_free(e);
+}
+
 /** homa_cutoffs_maybe_update__long_messages_count_unsched_only() - Messages above unsched_bytes weigh unsched_bytes. */
 static void homa_cutoffs_maybe_update__long_messages_count_unsched_only(void **state)
 {
@@ -324,6 +353,7 @@ int main(void)
 		cmocka_unit_test(homa_cutoffs_maybe_update__even_split),
 		cmocka_unit_test(homa_cutoffs_maybe_update__long_messages_count_unsched_only),
 		cmocka_unit_test(homa_cutoffs_maybe_update__needs_samples),
+		cmocka_unit_test(homa_engine_rx_priority__follows_current_cutoffs),
 		cmocka_unit_test(cutoffs__learned_sent_and_used),
 		cmocka_unit_test(cutoffs__accepted_only_ordered_from_a_peer_with_rpcs),
 	};

@@ -2,8 +2,9 @@
 /**
  * @file test_queue.c
  * The queue of delivered messages nobody waited for (src/runtime/queue.c):
- * short messages are handed out before long ones that arrived earlier,
- * each kind oldest first.
+ * messages are handed out by the priority level the socket's unscheduled
+ * cutoffs give their length, long ones (beyond the unscheduled bytes)
+ * last, each level oldest first.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -76,10 +77,42 @@ static void homa_recv__short_before_long(void **state)
 	homa_close(srv);
 }
 
+/**
+ * homa_recv__by_priority_level() - Requests of 300,000, 10,000, 2,000, 100
+ * and 200 bytes arrive in that order while no thread waits. The default
+ * cutoffs (200, 2,800, 15,000 bytes for levels 7, 6, 5) put all but the
+ * first on different levels: homa_recv() hands out 100 and 200 (level 7,
+ * oldest first), 2,000 (6), 10,000 (5), then the bulk one.
+ */
+static void homa_recv__by_priority_level(void **state)
+{
+	static uint8_t bulk[BULK];
+	const size_t lens[5] = {BULK, 10000, 2000, 100, 200};
+	const size_t want[5] = {100, 200, 2000, 10000, BULK};
+	struct sockaddr_storage dst;
+	homa_socket *cli, *srv;
+	uint64_t id;
+
+	(void)state;
+	assert_int_equal(test_open(&srv, HOMA_DRIVER_UDP, HOMA_MODE_THREADED, true, 0, NULL), 0);
+	assert_int_equal(test_open(&cli, HOMA_DRIVER_UDP, HOMA_MODE_THREADED, false, 0, NULL), 0);
+	dst = test_dst(homa_local_port(srv));
+	for (int i = 0; i < 5; i++) {
+		/* one at a time, so they arrive in this order */
+		assert_int_equal(homa_send(cli, (struct sockaddr *)&dst, bulk, lens[i], 0, &id), 0);
+		assert_true(wait_requests(srv, (uint64_t)i + 1));
+	}
+	for (int i = 0; i < 5; i++)
+		assert_int_equal(recv_len(srv), want[i]);
+	homa_close(cli);
+	homa_close(srv);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(homa_recv__short_before_long),
+		cmocka_unit_test(homa_recv__by_priority_level),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
