@@ -224,6 +224,7 @@ client_start() {
     --duration "$TB_DURATION" --warmup "$TB_WARMUP" --baseline "$dir/baseline.txt" --seed $((i + 1)) \
     --json "$dir/client-h$i.json" --quiet >"$dir/client-h$i.log" 2>&1 &
   BG_PIDS+=($!)
+  cg_add $!
 }
 
 gbps_of() { awk -v m="$1" 'BEGIN { printf "%.6g", m / 1000 }'; }
@@ -243,6 +244,7 @@ bulk_start() {
       --workload 1M --outstanding 1 --duration $((TB_DURATION + ${TB_WARMUP%.*} + 30)) --quiet \
       --json "$dir/bulk-h$i.json" >"$dir/bulk-h$i.log" 2>&1 &
     BULK_PIDS+=($!)
+    cg_add $!
   done
   sleep 1
 }
@@ -258,7 +260,10 @@ bulk_stop() {
 # (after TB_WARMUP) and when it closes, into OUT, headed by the hosts' CPU
 # list: report.py turns it into the hosts' busy CPU time per RPC, wall time
 # x CPUs minus idle and iowait. Unlike the processes' getrusage it also
-# counts the kernel's softirq work, where TCP does most of its own.
+# counts the kernel's softirq work, where TCP does most of its own. With
+# TB_CG set each snapshot also holds the hosts' processes' CPU time
+# ("TAG tasks NS", cg_add in run.sh), a figure other jobs on the CPUs do
+# not move.
 cpustat_start() {
   local out=$1
   { echo "hosts $TB_HOST_CPUS"
@@ -276,9 +281,11 @@ cpustat_start() {
 cpustat_snap() {
   local l lines=()
   while read -r l; do [[ $l == cpu[0-9]* ]] && lines+=("$1 $l"); done </proc/stat
-  local now=$EPOCHREALTIME
+  local now=$EPOCHREALTIME tasks
+  if [[ -n ${TB_CG:-} && -r $TB_CG/cpuacct.usage ]]; then read -r tasks <"$TB_CG/cpuacct.usage"; fi
   printf '%s\n' "${lines[@]}"
   echo "$1 wall ${now/,/.}"
+  if [[ -n ${tasks:-} ]]; then echo "$1 tasks $tasks"; fi
 }
 
 # run floor: priority-7 UDP probes from the last host through an echo on h0,

@@ -266,6 +266,7 @@ tb_teardown() {
     sleep 0.2
   done
   for ns in $nss; do ip netns del "$ns" 2>/dev/null || true; done
+  cg_remove
   rm -f "$TB_STATE"
   tb_backlog_restore
   tb_softirq_restore

@@ -180,6 +180,36 @@ def host_cpu_window(path):
     return max(capacity - idle / os.sysconf("SC_CLK_TCK"), 0.0), capacity
 
 
+def host_tasks_window(path):
+    """(tasks, softirq) seconds in the window of a cpustat file: tasks is
+    the CPU time of the processes started on the hosts (the "tasks" lines,
+    cpuacct.usage of their cgroup, cg_add in run.sh: exact, other jobs on
+    the CPUs do not move it, and it holds the softirq work that ran while
+    one of them was on the CPU); softirq is the softirq column of the
+    hosts' CPUs (sampled on ticks, other jobs' softirq work included, and
+    work the tasks figure already holds may be counted again): tasks alone
+    leaves out softirq work done while another process was on the CPU,
+    tasks + softirq counts it at most twice. None if the file is missing
+    or lacks either tasks line."""
+    if not os.path.exists(path):
+        return None
+    hosts, tasks, soft = set(), {}, {"open": {}, "close": {}}
+    with open(path) as f:
+        for line in f:
+            w = line.split()
+            if w[0] == "hosts":
+                hosts = cpu_list(w[1])
+            elif w[0] in soft and w[1] == "tasks":
+                tasks[w[0]] = int(w[2])
+            elif w[0] in soft and w[1].startswith("cpu") and len(w) > 8:
+                soft[w[0]][w[1]] = int(w[8])
+    if "open" not in tasks or "close" not in tasks:
+        return None
+    ticks = sum(soft["close"].get(f"cpu{c}", 0) - soft["open"].get(f"cpu{c}", 0)
+                for c in hosts)
+    return (tasks["close"] - tasks["open"]) / 1e9, max(ticks, 0) / os.sysconf("SC_CLK_TCK")
+
+
 def host_cpu_seconds(path):
     """Busy seconds of the hosts' CPUs in the window of a cpustat file
     (host_cpu_window()), or None."""
@@ -236,6 +266,10 @@ def merge_arm(d, capacity_gbps):
     busy = window[0] if window else None
     arm["host_cpu_us_per_rpc"] = busy * 1e6 / arm["rpcs"] if busy is not None and arm["rpcs"] else None
     arm["host_cpu_busy_fraction"] = busy / window[1] if window and window[1] > 0 else None
+    tasks = host_tasks_window(os.path.join(d, "cpustat.txt"))
+    per = (lambda s: s * 1e6 / arm["rpcs"]) if tasks and arm["rpcs"] else (lambda s: None)
+    arm["host_tasks_us_per_rpc"] = per(tasks[0]) if tasks else None
+    arm["host_softirq_us_per_rpc"] = per(tasks[1]) if tasks else None
     short = [(b.get("p99_us"), b["count"]) for b in buckets if b["max_bytes"] <= SHORT_BYTES]
     arm["short_p99_us"] = wmean(short) if short else None
     probe = os.path.join(d, "probe.json")
@@ -310,18 +344,27 @@ def busy_cell(fraction):
     return f"{fraction:.0%}" + (" (saturated)" if fraction >= SATURATED else "")
 
 
+def tasks_cell(o):
+    """The hosts' processes' CPU per RPC and the hosts' CPUs' softirq time per
+    RPC as a table cell: "812.0 (+ 95.1)", "-"."""
+    if o.get("host_tasks_us_per_rpc") is None:
+        return "-"
+    return f"{fmt(o['host_tasks_us_per_rpc'], 1)} (+ {fmt(o.get('host_softirq_us_per_rpc'), 1)})"
+
+
 def case_table(res):
     """Markdown table of one case."""
     lines = [f"**{res['experiment']} {res['workload']} {res['load_percent']}%** "
              f"({res['hosts']} hosts, {res['link_mbit']} Mbit/s)", "",
-             "| arm | short P50 sd | short P99 sd | goodput Gbps | load | CPU us/RPC | hosts' CPU us/RPC | hosts' CPU busy | RPCs | unfinished | prios used | drops | max backlog B |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "| arm | short P50 sd | short P99 sd | goodput Gbps | load | CPU us/RPC | hosts' CPU us/RPC | hosts' CPU busy | hosts' processes us/RPC (+ softirq) | RPCs | unfinished | prios used | drops | max backlog B |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for a, o in res["arms"].items():
         q = o.get("queues") or {}
         lines.append(f"| {a} | {fmt(o.get('short_p50_slowdown'))} | {fmt(o.get('short_p99_slowdown'))} "
                      f"| {fmt(o.get('goodput_gbps'), 3)} | {fmt(o.get('load_fraction'))} "
                      f"| {fmt(o.get('cpu_us_per_rpc'), 1)} | {fmt(o.get('host_cpu_us_per_rpc'), 1)} "
-                     f"| {busy_cell(o.get('host_cpu_busy_fraction'))} | {o.get('rpcs', '-')} | {o.get('unfinished', '-')} "
+                     f"| {busy_cell(o.get('host_cpu_busy_fraction'))} "
+                     f"| {tasks_cell(o)} | {o.get('rpcs', '-')} | {o.get('unfinished', '-')} "
                      f"| {','.join(map(str, q.get('priorities_used', [])))} | {q.get('drops', '-')} "
                      f"| {q.get('max_backlog_bytes', '-')} |")
     lines.append("")

@@ -4,12 +4,39 @@
 BG_PIDS=()
 SRV_PIDS=()
 
+# The cpuacct cgroup that holds every process started on the hosts
+# (cg_add): its cpuacct.usage is their CPU time in ns, exact (not sampled
+# on ticks), with those that exited, and with the softirq work the kernel
+# ran while one of them was on the CPU. Unlike the hosts' CPUs' idle time
+# it stays a figure when other jobs share the CPUs (docs/RESULTS.md
+# section 8). Set by the first cg_add; stays empty where cgroup v1's
+# cpuacct is missing.
+TB_CG=""
+cg_path() { echo "/sys/fs/cgroup/cpuacct/homa-testbed-${TB_PREFIX}"; }
+
+# Moves process PID (with its threads) into TB_CG, creating it.
+cg_add() {
+  [[ -d /sys/fs/cgroup/cpuacct && -w /sys/fs/cgroup/cpuacct ]] || return 0
+  TB_CG=$(cg_path)
+  if mkdir -p "$TB_CG" 2>/dev/null; then
+    echo "$1" >"$TB_CG/cgroup.procs" 2>/dev/null || true
+  fi
+}
+
+# Removes the hosts' cgroup once no process is left in it (tb_teardown).
+cg_remove() {
+  local cg
+  cg=$(cg_path)
+  if [[ -d $cg ]]; then rmdir "$cg" 2>/dev/null || true; fi
+}
+
 # Starts a command on host I in the background; remembers its pid (the
 # command's own: ip netns exec and taskset exec into it).
 hbg() {
   local i=$1; shift
   ip netns exec "$(tb_host_ns "$i")" nice -n "$TB_NICE" taskset -c "$TB_HOST_CPUS" "$@" &
   BG_PIDS+=($!)
+  cg_add $!
 }
 
 # Waits for every background command; fails if any of them failed.
@@ -74,6 +101,7 @@ srv_start() {
   local i=$1; shift
   ip netns exec "$(tb_host_ns "$i")" nice -n "$TB_NICE" taskset -c "$TB_HOST_CPUS" "$@" &
   SRV_PIDS+=($!)
+  cg_add $!
 }
 
 # Stops the receivers (they print their results on SIGTERM) and waits.

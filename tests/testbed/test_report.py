@@ -7,7 +7,10 @@ case, prints the floor line with P99 / idle P50, and turns the /proc/stat
 snapshots of the window into the hosts' busy CPU per RPC: wall time x
 host CPUs minus idle and iowait (not the tick-sampled busy columns), CPUs
 that are not the hosts' out, and says so when the hosts' CPUs had no idle
-time left (a second arm), where that figure is the window over the RPCs.
+time left (a second arm), where that figure is the window over the RPCs;
+and that the hosts' processes' CPU (their cgroup's "tasks" lines, ns) and
+the host CPUs' softirq time per RPC come out beside it, also for the
+saturated arm, where they still measure the arm.
 
   test_report.py SRC
 """
@@ -60,10 +63,12 @@ def main(argv):
                     "open cpu0 100 0 50 1000 0 0 50 0 0 0\n"
                     "open cpu1 0 0 0 0 0 0 0 0 0 0\n"
                     "open wall 1000.25\n"
+                    "open tasks 7000000000\n"
                     f"close cpu0 {100 + 2 * tck} 0 {50 + tck // 2} {1000 + 5 * tck} {tck} 0 "
-                    f"50 {tck} 0 0\n"
-                    f"close cpu1 {50 * tck} 0 0 0 0 0 0 0 0 0\n"
-                    "close wall 1010.25\n")
+                    f"{50 + tck} {tck} 0 0\n"
+                    f"close cpu1 {50 * tck} {9 * tck} 0 0 0 0 {9 * tck} 0 0 0\n"
+                    "close wall 1010.25\n"
+                    "close tasks 10200000000\n")
         tcp = os.path.join(d, "tcp-cubic")
         os.mkdir(tcp)
         write(os.path.join(tcp, "client-h0.json"), client(3000.0, 500))
@@ -72,8 +77,10 @@ def main(argv):
             f.write("hosts 0\n"
                     "open cpu0 100 0 50 1000 0 0 50 0 0 0\n"
                     "open wall 2000.0\n"
-                    f"close cpu0 {100 + 6 * tck} {4 * tck} 50 1000 0 0 50 0 0 0\n"
-                    "close wall 2010.0\n")
+                    "open tasks 0\n"
+                    f"close cpu0 {100 + 6 * tck} {4 * tck} 50 1000 0 0 {50 + 2 * tck} 0 0 0\n"
+                    "close wall 2010.0\n"
+                    "close tasks 1000000000\n")
         out = subprocess.run([sys.executable, report, "case", d, "floor", "w4", "80", "20", "8",
                               "homa", "tcp-cubic"], capture_output=True, text=True,
                              check=True).stdout
@@ -89,7 +96,16 @@ def main(argv):
         bad.append(f"host_cpu_us_per_rpc {homa.get('host_cpu_us_per_rpc')}, want 10000")
     if abs((homa.get("host_cpu_busy_fraction") or 0) - 0.4) > 1e-6:  # 4 s of 10
         bad.append(f"host_cpu_busy_fraction {homa.get('host_cpu_busy_fraction')}, want 0.4")
+    # tasks 3.2 s / 400 RPCs; softirq cpu0 only, +1 s (cpu1's +9 s is not a host CPU's)
+    for key, want in (("host_tasks_us_per_rpc", 8000.0), ("host_softirq_us_per_rpc", 2500.0)):
+        if abs((homa.get(key) or 0) - want) > 1e-6:
+            bad.append(f"{key} {homa.get(key)}, want {want}")
     sat = run["arms"]["tcp-cubic"]
+    # 1 s / 500 RPCs, softirq 2 s / 500
+    if abs((sat.get("host_tasks_us_per_rpc") or 0) - 2000.0) > 1e-6:
+        bad.append(f"saturated arm's host_tasks_us_per_rpc {sat.get('host_tasks_us_per_rpc')}, want 2000")
+    if "| 8000.0 (+ 2500.0) |" not in out or "| 2000.0 (+ 4000.0) |" not in out:
+        bad.append("hosts' processes column missing or wrong:\n" + out)
     if abs((sat.get("host_cpu_busy_fraction") or 0) - 1.0) > 1e-6:
         bad.append(f"saturated arm's busy fraction {sat.get('host_cpu_busy_fraction')}, want 1")
     if "| 40% |" not in out or "| 100% (saturated) |" not in out:
