@@ -165,6 +165,7 @@ servers_start() {
       ${HOST_RT[@]+"${HOST_RT[@]}"} "$b" server $(arm_flags "$arm") --port "$(arm_port "$arm")" --quiet \
       >"$dir/server-h$i.log" 2>&1 &
     SERVER_PIDS+=($!)
+    cg_add $!
   done
   # ready once each server says so (its sockets and, encrypted, its key
   # exchange service are open), within 20 s however loaded the machine
