@@ -50,31 +50,42 @@ static size_t recv_len(homa_socket *srv)
 }
 
 /**
+ * check_order() - Requests of @lens[0..@n) arrive in that order, one at a
+ * time, while no thread waits; homa_recv() must hand them out in the
+ * order of @want.
+ */
+static void check_order(const size_t *lens, const size_t *want, int n)
+{
+	static uint8_t bulk[BULK];
+	struct sockaddr_storage dst;
+	homa_socket *cli, *srv;
+	uint64_t id;
+
+	assert_int_equal(test_open(&srv, HOMA_DRIVER_UDP, HOMA_MODE_THREADED, true, 0, NULL), 0);
+	assert_int_equal(test_open(&cli, HOMA_DRIVER_UDP, HOMA_MODE_THREADED, false, 0, NULL), 0);
+	dst = test_dst(homa_local_port(srv));
+	for (int i = 0; i < n; i++) {
+		/* one at a time, so they arrive in this order */
+		assert_int_equal(homa_send(cli, (struct sockaddr *)&dst, bulk, lens[i], 0, &id), 0);
+		assert_true(wait_requests(srv, (uint64_t)i + 1));
+	}
+	for (int i = 0; i < n; i++)
+		assert_int_equal(recv_len(srv), want[i]);
+	homa_close(cli);
+	homa_close(srv);
+}
+
+/**
  * homa_recv__short_before_long() - Requests of 300,000, 300,000, 100 and
  * 200 bytes arrive in that order while no thread waits; homa_recv() hands
  * out 100, 200, then the two long ones.
  */
 static void homa_recv__short_before_long(void **state)
 {
-	static uint8_t bulk[BULK];
 	const size_t lens[4] = {BULK, BULK, 100, 200}, want[4] = {100, 200, BULK, BULK};
-	struct sockaddr_storage dst;
-	homa_socket *cli, *srv;
-	uint64_t id;
 
 	(void)state;
-	assert_int_equal(test_open(&srv, HOMA_DRIVER_UDP, HOMA_MODE_THREADED, true, 0, NULL), 0);
-	assert_int_equal(test_open(&cli, HOMA_DRIVER_UDP, HOMA_MODE_THREADED, false, 0, NULL), 0);
-	dst = test_dst(homa_local_port(srv));
-	for (int i = 0; i < 4; i++) {
-		/* one at a time, so they arrive in this order */
-		assert_int_equal(homa_send(cli, (struct sockaddr *)&dst, bulk, lens[i], 0, &id), 0);
-		assert_true(wait_requests(srv, (uint64_t)i + 1));
-	}
-	for (int i = 0; i < 4; i++)
-		assert_int_equal(recv_len(srv), want[i]);
-	homa_close(cli);
-	homa_close(srv);
+	check_order(lens, want, 4);
 }
 
 /**
@@ -86,26 +97,11 @@ static void homa_recv__short_before_long(void **state)
  */
 static void homa_recv__by_priority_level(void **state)
 {
-	static uint8_t bulk[BULK];
 	const size_t lens[5] = {BULK, 10000, 2000, 100, 200};
 	const size_t want[5] = {100, 200, 2000, 10000, BULK};
-	struct sockaddr_storage dst;
-	homa_socket *cli, *srv;
-	uint64_t id;
 
 	(void)state;
-	assert_int_equal(test_open(&srv, HOMA_DRIVER_UDP, HOMA_MODE_THREADED, true, 0, NULL), 0);
-	assert_int_equal(test_open(&cli, HOMA_DRIVER_UDP, HOMA_MODE_THREADED, false, 0, NULL), 0);
-	dst = test_dst(homa_local_port(srv));
-	for (int i = 0; i < 5; i++) {
-		/* one at a time, so they arrive in this order */
-		assert_int_equal(homa_send(cli, (struct sockaddr *)&dst, bulk, lens[i], 0, &id), 0);
-		assert_true(wait_requests(srv, (uint64_t)i + 1));
-	}
-	for (int i = 0; i < 5; i++)
-		assert_int_equal(recv_len(srv), want[i]);
-	homa_close(cli);
-	homa_close(srv);
+	check_order(lens, want, 5);
 }
 
 int main(void)
