@@ -328,6 +328,7 @@ struct homa_io_stats {
 	uint64_t xdp_rx_invalid;    /**< frames refused for bad headers or checksums */
 	uint64_t xdp_unresolved;    /**< packets dropped while the next hop was resolved */
 	uint64_t xdp_rx_lent;       /**< gauge: receive frames held by messages (zero-copy receive) */
+	uint64_t xdp_reclaimed;     /**< frames taken back from processes that died on the driver's queues */
 };
 
 /** Counters of the transport layer for one socket (homa_transport_stats()). */

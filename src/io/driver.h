@@ -99,6 +99,7 @@ struct homa_io_counters {
 	uint64_t xdp_unresolved;    /**< packets dropped while the kernel resolved the next hop */
 	uint64_t xdp_rx_lent;       /**< gauge: receive frames held by messages (zero-copy receive) */
 	uint64_t xdp_tx_copied;     /**< packet bytes copied into send frames (not built in place) */
+	uint64_t xdp_reclaimed;     /**< frames taken back from processes that died (shared UMEM) */
 };
 
 /** What to open. */

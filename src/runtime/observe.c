@@ -126,6 +126,7 @@ static const struct {
 	IO_COUNTER(xdp_rx_invalid, "XDP driver: frames refused for bad headers or checksums."),
 	IO_COUNTER(xdp_unresolved, "XDP driver: packets dropped while the next hop was resolved."),
 	IO_COUNTER(xdp_rx_lent, "XDP driver: receive frames held by messages (zero-copy receive)."),
+	IO_COUNTER(xdp_reclaimed, "XDP driver: UMEM frames taken back from processes that died."),
 };
 
 /** Label values of the priority family. */

@@ -452,6 +452,7 @@ static void xdp_stats(const struct homa_io_counters *c, struct homa_io_stats *ou
 	out->xdp_rx_invalid = homa_io_counter(&c->xdp_rx_invalid);
 	out->xdp_unresolved = homa_io_counter(&c->xdp_unresolved);
 	out->xdp_rx_lent = homa_io_counter(&c->xdp_rx_lent);
+	out->xdp_reclaimed = homa_io_counter(&c->xdp_reclaimed);
 }
 
 /**

@@ -29,6 +29,18 @@
  *                                          homa_recv() with a zero timeout COUNT
  *                                          times with nothing to receive; prints
  *                                          "spins COUNT" if each said HOMA_EAGAIN
+ *   xdp_peer procs IF ADDR PEER PORT first|second
+ *                                          one of two processes on the XDP driver
+ *                                          of IF (xdp_procs.sh): "first" runs
+ *                                          rounds of RPCs of 1 B to 200 kB until
+ *                                          killed, keeping its last three
+ *                                          responses unreleased (their frames
+ *                                          held), printing "ok ROUND" after each;
+ *                                          "second" prints "joined" once open, runs
+ *                                          rounds until frames of a dead process
+ *                                          were reclaimed and three more rounds
+ *                                          passed (40 s at most), and prints
+ *                                          "reclaimed N"
  * IF "udp" runs that end on the UDP driver instead (no offload).
  * The client prints the driver's counters and exits 0 only if every RPC
  * and the whole TCP stream came back intact.
@@ -415,6 +427,100 @@ static int pair(const char *ifname, const char *addr, const char *peer_addr, uin
 	return bad ? 1 : 0;
 }
 
+/** Sizes of one round of the "procs" mode. */
+static const size_t procs_sizes[] = {1, 100, 1460, 1473, 10000, 65536, 200000};
+
+/**
+ * procs_round() - One round of the "procs" mode on @s: an RPC of each
+ * size, checked byte for byte; the responses' messages go to @keep (the
+ * caller releases them) when @keep is not NULL. Return: RPCs that failed.
+ */
+static int procs_round(homa_socket *s, const struct sockaddr_in *peer, uint32_t *seed,
+		       uint8_t *req, uint8_t *resp, struct homa_message *keep)
+{
+	int bad = 0;
+
+	for (size_t i = 0; i < sizeof(procs_sizes) / sizeof(procs_sizes[0]); i++) {
+		size_t len = procs_sizes[i];
+		struct homa_message m;
+		uint64_t id;
+		int err;
+
+		fill(req, len, *seed);
+		err = homa_send(s, (const struct sockaddr *)peer, req, len, (*seed)++, &id);
+		if (!err)
+			err = homa_recv(s, HOMA_RECV_RESPONSE, id, WAIT_NS, &m);
+		if (err) {
+			fprintf(stderr, "xdp_peer: %zu-byte RPC: %s\n", len, homa_strerror(err));
+			bad++;
+			continue;
+		}
+		if (m.length != len || homa_message_copy(&m, 0, resp, len) != len ||
+		    memcmp(req, resp, len)) {
+			fprintf(stderr, "xdp_peer: %zu-byte RPC came back different\n", len);
+			bad++;
+		}
+		if (keep && i + 1 == sizeof(procs_sizes) / sizeof(procs_sizes[0]))
+			*keep = m;
+		else
+			homa_message_release(&m);
+	}
+	return bad;
+}
+
+/** now_s() - CLOCK_MONOTONIC in seconds. */
+static double now_s(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/**
+ * procs() - The "procs" mode (see the file comment).
+ * Return: 0 if every RPC came back intact (and, second, frames were reclaimed).
+ */
+static int procs(const char *ifname, const char *addr, const char *peer_addr, uint16_t port,
+		 bool first)
+{
+	homa_socket *s = open_xdp(ifname, addr, 0, false);
+	struct sockaddr_in peer = {.sin_family = AF_INET, .sin_port = htons(port)};
+	uint8_t *req = malloc(200000), *resp = malloc(200000);
+	struct homa_message kept[3];
+	struct homa_io_stats st = {0};
+	uint32_t seed = first ? 0 : 1u << 30;
+	int bad = 0, after = 0, round = 0;
+	double end = now_s() + 40;
+
+	inet_pton(AF_INET, peer_addr, &peer.sin_addr);
+	if (!first) {
+		printf("joined\n");
+		fflush(stdout);
+	}
+	for (; first; round++) {
+		if (round >= 3)
+			homa_message_release(&kept[round % 3]);
+		if (procs_round(s, &peer, &seed, req, resp, &kept[round % 3]))
+			return 1;  /* the test sees no "ok" line */
+		printf("ok %d\n", round);
+		fflush(stdout);
+	}
+	while (after < 3 && now_s() < end) {
+		bad += procs_round(s, &peer, &seed, req, resp, NULL);
+		round++;
+		homa_io_stats(s, &st);
+		after += st.xdp_reclaimed > 0;
+	}
+	print_stats(s, bad ? "second: FAILED" : "second: ok");
+	printf("rounds %d bad %d reclaimed %llu\n", round, bad,
+	       (unsigned long long)st.xdp_reclaimed);
+	homa_close(s);
+	free(req);
+	free(resp);
+	return bad || !st.xdp_reclaimed ? 1 : 0;
+}
+
 /** try_open() - The "open" mode: see the file comment. Return: 0. */
 static int try_open(const char *ifname, const char *addr, uint32_t mtu, int count)
 {
@@ -492,12 +598,16 @@ int main(int argc, char **argv)
 			    argc == 9 ? (uint16_t)atoi(argv[8]) : 0);
 	if (argc == 6 && !strcmp(argv[1], "pair"))
 		return pair(argv[2], argv[3], argv[4], (uint16_t)atoi(argv[5]));
+	if (argc == 7 && !strcmp(argv[1], "procs"))
+		return procs(argv[2], argv[3], argv[4], (uint16_t)atoi(argv[5]),
+			     !strcmp(argv[6], "first"));
 	if (argc == 6 && !strcmp(argv[1], "open"))
 		return try_open(argv[2], argv[3], (uint32_t)atoi(argv[4]), atoi(argv[5]));
 	if (argc == 5 && !strcmp(argv[1], "spin"))
 		return spin(argv[2], argv[3], atoi(argv[4]));
 	fprintf(stderr, "usage: xdp_peer server IF ADDR PORT TCPPORT | "
 		"client IF ADDR PEER PORT TCPPORT | echo IF ADDR PEER PORT SIZES COUNT [LPORT] | open IF ADDR MTU COUNT | "
-		"pair IF ADDR PEER PORT | spin IF ADDR COUNT\n");
+		"pair IF ADDR PEER PORT | spin IF ADDR COUNT | "
+		"procs IF ADDR PEER PORT first|second\n");
 	return 2;
 }

@@ -5,6 +5,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <net/if.h>
 #include <linux/if_xdp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,9 +17,12 @@
 #include "homa/errors.h"
 #include "homa_xsk.h"
 #include "xdp_drv.h"
+#include "xsk_join.h"
 
-/** Bytes of one socket's UMEM. */
-#define UMEM_BYTES ((size_t)2 * HOMA_XSK_RING * HOMA_XSK_FRAME)
+/** Bytes of one queue's UMEM. */
+#define UMEM_BYTES ((size_t)HOMA_XSK_FRAMES * HOMA_XSK_FRAME)
+/** Refills between two looks for processes that died holding frames. */
+#define SWEEP_EVERY 1024
 
 /** open_error() - Say why binding queue @q of @ifname failed (errno @e); return the homa error. */
 static int open_error(const char *ifname, uint32_t q, int e, const char *what)
@@ -51,14 +55,6 @@ static int make_umem(struct homa_xsk_umem *u)
 	struct xsk_umem_config uc = {.fill_size = HOMA_XSK_RING, .comp_size = HOMA_XSK_RING,
 				     .frame_size = HOMA_XSK_FRAME, .frame_headroom = 0};
 
-	if (!u->area) {
-		void *a = mmap(NULL, UMEM_BYTES, PROT_READ | PROT_WRITE,
-			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-
-		if (a == MAP_FAILED)
-			return -ENOMEM;
-		u->area = a;
-	}
 	return xsk_umem__create(&u->umem, u->area, UMEM_BYTES, &u->fill, &u->comp, &uc);
 }
 
@@ -101,6 +97,27 @@ static int bind_first(struct homa_xsk *x, struct homa_xsk_umem *u, const char *i
 	return create_socket(x, u, ifname, with_tx, XDP_USE_NEED_WAKEUP | XDP_COPY);
 }
 
+/** frame_of() - The frame index of UMEM address @a (HOMA_XSK_FRAMES if outside). */
+static uint32_t frame_of(uint64_t a)
+{
+	return a < UMEM_BYTES ? (uint32_t)(a / HOMA_XSK_FRAME) : HOMA_XSK_FRAMES;
+}
+
+/** set_owner() - Record who holds the frame at UMEM address @a (0: nobody, the kernel). */
+static void set_owner(struct homa_xsk_umem *u, uint64_t a, uint16_t who)
+{
+	uint32_t f = frame_of(a);
+
+	if (f < HOMA_XSK_FRAMES)
+		__atomic_store_n(&u->seg.sh->owner[f], who, __ATOMIC_RELAXED);
+}
+
+/** me() - This process's owner[] value on @u. */
+static uint16_t me(const struct homa_xsk_umem *u)
+{
+	return (uint16_t)(u->seg.me + 1);
+}
+
 /**
  * post_fill() - Put the @n frame addresses @addrs on the fill ring of @u
  * (it has room for all: it holds every frame), leaving out HOMA_XSK_KEPT
@@ -118,6 +135,9 @@ static void post_fill(struct homa_xsk_umem *u, const uint64_t *addrs, uint32_t n
 		if (addrs[i] != HOMA_XSK_KEPT)
 			*xsk_ring_prod__fill_addr(&u->fill, idx + k++) = addrs[i];
 	xsk_ring_prod__submit(&u->fill, m);
+	for (uint32_t i = 0; i < n; i++)
+		if (addrs[i] != HOMA_XSK_KEPT)
+			set_owner(u, addrs[i], 0);
 }
 
 /** wake_fill() - Wake the kernel if it waits for fill ring entries. Return: calls made. */
@@ -129,42 +149,204 @@ static int wake_fill(struct homa_xsk *x)
 	return 1;
 }
 
+/** reap() - Move completed send frames back to the free list. The caller holds the lock. */
+static void reap(struct homa_xsk_umem *u)
+{
+	struct homa_xsk_shm *sh = u->seg.sh;
+	uint32_t idx = 0, n = xsk_ring_cons__peek(&u->comp, HOMA_XSK_RING, &idx);
+
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t a = *xsk_ring_cons__comp_addr(&u->comp, idx + i);
+		uint32_t f = frame_of(a);
+
+		/* a send frame on a send ring comes back once; anything else is ignored */
+		if (f >= HOMA_XSK_RING && f < HOMA_XSK_FRAMES &&
+		    __atomic_load_n(&sh->owner[f], __ATOMIC_RELAXED) &&
+		    sh->n_tx_free < HOMA_XSK_RING) {
+			set_owner(u, a, 0);
+			sh->tx_free[sh->n_tx_free++] = (uint64_t)f * HOMA_XSK_FRAME;
+		}
+	}
+	if (n)
+		xsk_ring_cons__release(&u->comp, n);
+}
+
 /**
- * new_umem() - Create the UMEM of queue @queue and bind @x as its first
- * socket; all receive frames on the fill ring, all send frames free.
+ * take_back() - Return the frames whose owner is in @who (bit i: member
+ * i) to the fill ring (receive frames) and the free list (send frames not
+ * on a send ring: those the kernel still returns through the completion
+ * ring). The caller holds the lock. Return: frames returned.
+ */
+static uint32_t take_back(struct homa_xsk_umem *u, uint32_t who)
+{
+	struct homa_xsk_shm *sh = u->seg.sh;
+	uint64_t rx[64];
+	uint32_t n = 0, total = 0;
+
+	for (uint32_t f = 0; f < HOMA_XSK_FRAMES; f++) {
+		uint16_t o = __atomic_load_n(&sh->owner[f], __ATOMIC_RELAXED);
+
+		if (!o || (o & HOMA_XSK_POSTED) || !(who >> (o - 1) & 1))
+			continue;
+		total++;
+		if (f < HOMA_XSK_RING) {
+			rx[n++] = (uint64_t)f * HOMA_XSK_FRAME;
+			if (n == 64) {
+				post_fill(u, rx, n);
+				n = 0;
+			}
+		} else if (sh->n_tx_free < HOMA_XSK_RING) {
+			__atomic_store_n(&sh->owner[f], 0, __ATOMIC_RELAXED);
+			sh->tx_free[sh->n_tx_free++] = (uint64_t)f * HOMA_XSK_FRAME;
+		}
+	}
+	post_fill(u, rx, n);
+	return total;
+}
+
+/** reclaim_dead() - Take back the frames of members that died. The caller holds the lock. */
+static void reclaim_dead(struct homa_xsk_umem *u)
+{
+	uint32_t dead = homa_xsk_seg_dead(&u->seg);
+
+	if (dead)
+		__atomic_add_fetch(&u->seg.sh->reclaimed, take_back(u, dead), __ATOMIC_RELAXED);
+}
+
+/**
+ * lock_umem() - Take the segment's lock and bring this process's view of
+ * the shared fill and completion rings up to date (another process may
+ * have moved them). If the last holder died holding it, the free send
+ * frames are rebuilt from owner[] and the dead members' frames taken back.
+ */
+static void lock_umem(struct homa_xsk_umem *u)
+{
+	struct homa_xsk_shm *sh = u->seg.sh;
+	bool repair = homa_xsk_seg_lock(&u->seg);
+
+	u->fill.cached_prod = __atomic_load_n(u->fill.producer, __ATOMIC_RELAXED);
+	u->fill.cached_cons = __atomic_load_n(u->fill.consumer, __ATOMIC_ACQUIRE) + u->fill.size;
+	u->comp.cached_cons = __atomic_load_n(u->comp.consumer, __ATOMIC_RELAXED);
+	u->comp.cached_prod = __atomic_load_n(u->comp.producer, __ATOMIC_ACQUIRE);
+	if (!repair)
+		return;
+	sh->n_tx_free = 0;
+	for (uint32_t f = HOMA_XSK_RING; f < HOMA_XSK_FRAMES; f++)
+		if (!__atomic_load_n(&sh->owner[f], __ATOMIC_RELAXED))
+			sh->tx_free[sh->n_tx_free++] = (uint64_t)f * HOMA_XSK_FRAME;
+	reclaim_dead(u);
+	pthread_mutex_consistent(&sh->lock);
+}
+
+/** unlock_umem() - Release the segment's lock. */
+static void unlock_umem(struct homa_xsk_umem *u)
+{
+	homa_xsk_seg_unlock(&u->seg);
+}
+
+/**
+ * first_on_queue() - Create the queue's UMEM on the segment's frames and
+ * bind @x as its first socket: all receive frames on the fill ring, all
+ * send frames free. Return: 0 or -errno.
+ */
+static int first_on_queue(struct homa_xsk *x, struct homa_xsk_umem *u, const char *ifname,
+			  bool with_tx)
+{
+	uint64_t rx[64];
+	int err = bind_first(x, u, ifname, with_tx);
+
+	if (err)
+		return err;
+	x->fd = xsk_socket__fd(x->xsk);
+	u->seg.sh->zerocopy = u->zerocopy;
+	lock_umem(u);
+	for (uint32_t i = 0; i < HOMA_XSK_RING; i += 64) {
+		for (uint32_t k = 0; k < 64; k++)
+			rx[k] = (uint64_t)(i + k) * HOMA_XSK_FRAME;
+		post_fill(u, rx, 64);
+	}
+	unlock_umem(u);
+	return homa_xsk_seg_join(&u->seg, xsk_umem__fd(u->umem));
+}
+
+/**
+ * join_queue() - Bind @x on the UMEM another live process registered for
+ * the queue, map the fill and completion rings, take back the frames of
+ * processes that died, and enter as a member. Return: 0 or -errno.
+ */
+static int join_queue(struct homa_xsk *x, struct homa_xsk_umem *u, int ifindex, bool with_tx)
+{
+	int peer = homa_xsk_seg_peer_fd(&u->seg), err;
+
+	if (peer < 0)
+		return peer;
+	err = homa_xsk_join_socket(x, u, ifindex, with_tx, peer);
+	close(peer);
+	if (err)
+		return err;
+	u->share_fd = x->fd;
+	u->zerocopy = u->seg.sh->zerocopy;
+	err = homa_xsk_join_rings(u, x->fd);
+	if (err)
+		return err;
+	lock_umem(u);
+	reclaim_dead(u);
+	unlock_umem(u);
+	return homa_xsk_seg_join(&u->seg, x->fd);
+}
+
+/** free_umem() - Free @u (its sockets closed), giving back the frames this process holds. */
+static void free_umem(struct homa_xsk_umem *u)
+{
+	if (u->seg.sh && u->seg.me >= 0 && u->fill.producer) {
+		lock_umem(u);
+		take_back(u, 1u << u->seg.me);
+		unlock_umem(u);
+	}
+	if (u->umem)
+		xsk_umem__delete(u->umem);
+	homa_xsk_join_release(u);
+	homa_xsk_seg_close(&u->seg);
+	free(u);
+}
+
+/**
+ * new_umem() - This process's first socket on queue @queue: bind @x on
+ * the queue's shared UMEM, creating it if no live process has it.
  * Return: the UMEM, or NULL with *@err set (-errno).
  */
 static struct homa_xsk_umem *new_umem(struct homa_xsk *x, const char *ifname, uint32_t queue,
 				      bool with_tx, int *err)
 {
 	struct homa_xsk_umem *u = calloc(1, sizeof(*u));
-	uint64_t *rx = calloc(HOMA_XSK_RING, sizeof(*rx));
+	int ifindex = (int)if_nametoindex(ifname);
+	bool fresh = false;
 
-	*err = -ENOMEM;
-	if (u)
-		u->tx_free = calloc(HOMA_XSK_RING, sizeof(*u->tx_free));
-	if (u && rx && u->tx_free) {
-		u->queue = queue;
-		*err = bind_first(x, u, ifname, with_tx);
-	}
-	if (*err) {
-		if (u && u->umem)
-			xsk_umem__delete(u->umem);
-		if (u && u->area)
-			munmap(u->area, UMEM_BYTES);
-		if (u)
-			free(u->tx_free);
-		free(u);
-		free(rx);
+	if (!u) {
+		*err = -ENOMEM;
 		return NULL;
 	}
-	pthread_mutex_init(&u->lock, NULL);
-	for (uint32_t i = 0; i < HOMA_XSK_RING; i++) {
-		rx[i] = (uint64_t)i * HOMA_XSK_FRAME;
-		u->tx_free[u->n_tx_free++] = (uint64_t)(HOMA_XSK_RING + i) * HOMA_XSK_FRAME;
+	u->queue = queue;
+	u->share_fd = -1;
+	u->seg.me = -1;
+	*err = ifindex ? homa_xsk_seg_open(&u->seg, ifindex, queue, &fresh) : -ENODEV;
+	if (!*err) {
+		u->area = u->seg.area;
+		*err = fresh ? first_on_queue(x, u, ifname, with_tx)
+			     : join_queue(x, u, ifindex, with_tx);
+		homa_xsk_seg_setup_done(&u->seg);
 	}
-	post_fill(u, rx, HOMA_XSK_RING);
-	free(rx);
+	if (*err) {
+		x->u = u;  /* homa_xsk_join_close() leaves u->share_fd to free_umem() */
+		if (x->xsk)
+			xsk_socket__delete(x->xsk);
+		else
+			homa_xsk_join_close(x);
+		x->xsk = NULL;
+		x->u = NULL;
+		free_umem(u);
+		return NULL;
+	}
 	return u;
 }
 
@@ -175,17 +357,20 @@ int homa_xsk_open(struct homa_xsk *x, struct homa_xsk_umem **u, const char *ifna
 	int err = 0;
 
 	memset(x, 0, sizeof(*x));
+	x->fd = -1;
 	x->held_cap = batch;
 	x->held = calloc(HOMA_XSK_RING, sizeof(*x->held));
 	if (!x->held)
 		return HOMA_ENOMEM;
-	if (*u) {
+	if (*u && (*u)->umem) {
 		err = create_socket(x, *u, ifname, with_tx, 0);
 		if (!err)
-			x->u = *u;
+			x->fd = xsk_socket__fd(x->xsk);
+	} else if (*u) {
+		err = homa_xsk_join_socket(x, *u, (int)if_nametoindex(ifname), with_tx,
+					   (*u)->share_fd);
 	} else {
-		x->u = new_umem(x, ifname, queue, with_tx, &err);
-		*u = x->u;
+		*u = new_umem(x, ifname, queue, with_tx, &err);
 	}
 	if (err) {
 		x->xsk = NULL;
@@ -193,6 +378,7 @@ int homa_xsk_open(struct homa_xsk *x, struct homa_xsk_umem **u, const char *ifna
 		x->held = NULL;
 		return open_error(ifname, queue, -err, "bind a socket");
 	}
+	x->u = *u;
 	x->u->refs++;
 	x->zerocopy = x->u->zerocopy;
 	return 0;
@@ -203,32 +389,35 @@ void homa_xsk_close(struct homa_xsk *x, struct homa_xsk_umem **u)
 {
 	if (x->xsk)
 		xsk_socket__delete(x->xsk);
+	else
+		homa_xsk_join_close(x);
 	if (x->u && !--x->u->refs) {
-		xsk_umem__delete(x->u->umem);
-		munmap(x->u->area, UMEM_BYTES);
-		pthread_mutex_destroy(&x->u->lock);
-		free(x->u->tx_free);
-		free(x->u);
+		free_umem(x->u);
 		*u = NULL;
 	}
 	free(x->held);
 	memset(x, 0, sizeof(*x));
+	x->fd = -1;
 }
 
 /** homa_xsk_fd() - See homa_xsk.h. */
 int homa_xsk_fd(const struct homa_xsk *x)
 {
-	return xsk_socket__fd(x->xsk);
+	return x->fd;
 }
 
 /** homa_xsk_refill() - See homa_xsk.h. */
 int homa_xsk_refill(struct homa_xsk *x)
 {
-	if (!x->n_held)
+	bool sweep = __atomic_add_fetch(&x->u->sweep, 1, __ATOMIC_RELAXED) % SWEEP_EVERY == 0;
+
+	if (!x->n_held && !sweep)
 		return wake_fill(x);
-	pthread_mutex_lock(&x->u->lock);
+	lock_umem(x->u);
+	if (sweep)
+		reclaim_dead(x->u);
 	post_fill(x->u, x->held, x->n_held);
-	pthread_mutex_unlock(&x->u->lock);
+	unlock_umem(x->u);
 	x->n_held = 0;
 	return wake_fill(x);
 }
@@ -251,7 +440,7 @@ int homa_xsk_give_back(struct homa_xsk *x, const uint64_t *addrs, uint32_t n)
 
 	if (!n)
 		return 0;
-	pthread_mutex_lock(&x->u->lock);
+	lock_umem(x->u);
 	while (done < n) {
 		uint32_t m = n - done < 64 ? n - done : 64;
 
@@ -260,7 +449,7 @@ int homa_xsk_give_back(struct homa_xsk *x, const uint64_t *addrs, uint32_t n)
 		post_fill(x->u, frames, m);
 		done += m;
 	}
-	pthread_mutex_unlock(&x->u->lock);
+	unlock_umem(x->u);
 	n = n < x->n_kept ? n : x->n_kept;  /* only frames this socket kept */
 	x->n_kept -= n;
 	__atomic_sub_fetch(&x->u->n_kept, n, __ATOMIC_RELAXED);
@@ -286,39 +475,29 @@ uint32_t homa_xsk_peek(struct homa_xsk *x, uint32_t max, uint64_t *addrs, uint32
 		else
 			lens[i] = d->len;
 		addrs[i] = a;
-		x->held[x->n_held++] = xsk_umem__extract_addr(d->addr) & ~(uint64_t)(HOMA_XSK_FRAME - 1);
+		x->held[x->n_held] = xsk_umem__extract_addr(d->addr) & ~(uint64_t)(HOMA_XSK_FRAME - 1);
+		set_owner(x->u, x->held[x->n_held++], me(x->u));
 	}
 	if (n)
 		xsk_ring_cons__release(&x->rx, n);
 	return n;
 }
 
-/**
- * reap() - Move completed send frames (of every socket sharing @u) back to
- * the free list. The caller holds u->lock.
- */
-static void reap(struct homa_xsk_umem *u)
-{
-	uint32_t idx = 0, n = xsk_ring_cons__peek(&u->comp, HOMA_XSK_RING, &idx);
-
-	for (uint32_t i = 0; i < n && u->n_tx_free < HOMA_XSK_RING; i++)
-		u->tx_free[u->n_tx_free++] = *xsk_ring_cons__comp_addr(&u->comp, idx + i);
-	if (n)
-		xsk_ring_cons__release(&u->comp, n);
-}
-
 /** homa_xsk_tx_take() - See homa_xsk.h. */
 uint32_t homa_xsk_tx_take(struct homa_xsk *x, uint32_t want, uint64_t *addrs)
 {
 	struct homa_xsk_umem *u = x->u;
+	struct homa_xsk_shm *sh = u->seg.sh;
 	uint32_t n;
 
-	pthread_mutex_lock(&u->lock);
+	lock_umem(u);
 	reap(u);  /* first: the frames freed last are reused while still in cache */
-	n = want < u->n_tx_free ? want : u->n_tx_free;
-	u->n_tx_free -= n;
-	memcpy(addrs, &u->tx_free[u->n_tx_free], n * sizeof(*addrs));
-	pthread_mutex_unlock(&u->lock);
+	n = want < sh->n_tx_free ? want : sh->n_tx_free;
+	sh->n_tx_free -= n;
+	memcpy(addrs, &sh->tx_free[sh->n_tx_free], n * sizeof(*addrs));
+	for (uint32_t i = 0; i < n; i++)
+		set_owner(u, addrs[i], me(u));
+	unlock_umem(u);
 	return n;
 }
 
@@ -326,13 +505,16 @@ uint32_t homa_xsk_tx_take(struct homa_xsk *x, uint32_t want, uint64_t *addrs)
 void homa_xsk_tx_untake(struct homa_xsk *x, const uint64_t *addrs, uint32_t n)
 {
 	struct homa_xsk_umem *u = x->u;
+	struct homa_xsk_shm *sh = u->seg.sh;
 
 	if (!n)
 		return;
-	pthread_mutex_lock(&u->lock);
-	for (uint32_t i = 0; i < n && u->n_tx_free < HOMA_XSK_RING; i++)
-		u->tx_free[u->n_tx_free++] = addrs[i];
-	pthread_mutex_unlock(&u->lock);
+	lock_umem(u);
+	for (uint32_t i = 0; i < n && sh->n_tx_free < HOMA_XSK_RING; i++) {
+		set_owner(u, addrs[i], 0);
+		sh->tx_free[sh->n_tx_free++] = addrs[i];
+	}
+	unlock_umem(u);
 }
 
 /** homa_xsk_tx_post() - See homa_xsk.h. */
@@ -354,6 +536,8 @@ int homa_xsk_tx_post(struct homa_xsk *x, uint32_t n, const uint64_t *addrs,
 		d->addr = addrs[i];
 		d->len = lens[i];
 		d->options = 0;
+		/* before the kernel can see it: a frame is never both taken back and completed */
+		set_owner(x->u, addrs[i], (uint16_t)(me(x->u) | HOMA_XSK_POSTED));
 	}
 	xsk_ring_prod__submit(&x->tx, n);
 	/* copy mode sends at most a few dozen descriptors per kick (EAGAIN: more left) */
@@ -374,4 +558,10 @@ void homa_xsk_stats(const struct homa_xsk *x, struct xdp_statistics *out)
 	memset(out, 0, sizeof(*out));
 	if (!x->xsk || getsockopt(homa_xsk_fd(x), SOL_XDP, XDP_STATISTICS, out, &len) < 0)
 		memset(out, 0, sizeof(*out));
+}
+
+/** homa_xsk_reclaimed() - See homa_xsk.h. */
+uint64_t homa_xsk_reclaimed(const struct homa_xsk *x)
+{
+	return x->u ? __atomic_load_n(&x->u->seg.sh->reclaimed, __ATOMIC_RELAXED) : 0;
 }

@@ -15,6 +15,8 @@
 #include <stdint.h>
 #include <xdp/xsk.h>
 
+#include "xsk_shm.h"
+
 /** Bytes per UMEM frame. */
 #define HOMA_XSK_FRAME XSK_UMEM__DEFAULT_FRAME_SIZE
 /** Descriptors per ring; also the receive and the send frames per socket. */
@@ -25,31 +27,36 @@
 #define HOMA_XSK_MAX_FRAME (HOMA_XSK_FRAME - 256)
 
 /**
- * The UMEM of one interface queue, shared by every AF_XDP socket of the
- * process bound to that queue (XDP_SHARED_UMEM): its area, fill and
- * completion rings, and the send frames not in flight. @lock guards the
- * rings and tx_free (the sockets sharing it run on different threads);
- * n_kept is read and written atomically. @refs (sockets using it) is
+ * The UMEM of one interface queue as this process sees it: shared by every
+ * AF_XDP socket of the process bound to that queue and, through the
+ * segment @seg (xsk_shm.h), by the other processes on the queue
+ * (XDP_SHARED_UMEM). The segment's robust lock guards the fill and
+ * completion rings, the free send frames and frame owners; n_kept and
+ * sweep are read and written atomically. @refs (sockets using it) is
  * guarded by the caller of homa_xsk_open() and homa_xsk_close().
  */
 struct homa_xsk_umem {
-	struct xsk_umem *umem;
+	struct xsk_umem *umem;      /**< NULL if this process joined another's UMEM */
 	uint8_t *area;              /**< 2 * HOMA_XSK_RING frames: receive, then send */
 	struct xsk_ring_prod fill;
 	struct xsk_ring_cons comp;
-	pthread_mutex_t lock;
+	struct homa_xsk_seg seg;    /**< the shared segment holding area */
+	int share_fd;               /**< joined: the first socket (rings mapped through it), else -1 */
+	void *fill_map, *comp_map;  /**< joined: the rings' mappings */
+	size_t fill_len, comp_len;
 	uint32_t queue;
 	uint32_t refs;
 	bool zerocopy;              /**< bound in zero-copy mode */
 	uint32_t n_kept;            /**< receive frames kept by messages (homa_xsk_keep()) */
-	uint64_t *tx_free;          /**< send frames not in flight */
-	uint32_t n_tx_free;
+	uint32_t sweep;             /**< refills since the last look for dead processes */
 };
-
 /** One socket on a shared UMEM, and its rings; see the threading rule in driver.h. */
 struct homa_xsk {
 	struct homa_xsk_umem *u;
-	struct xsk_socket *xsk;
+	struct xsk_socket *xsk;     /**< NULL for a socket made by xsk_join.c */
+	int fd;
+	void *rx_map, *tx_map;      /**< xsk_join.c: the rings' mappings */
+	size_t rx_len, tx_len;
 	struct xsk_ring_prod tx;
 	struct xsk_ring_cons rx;
 	bool zerocopy;              /**< bound in zero-copy mode */
@@ -157,6 +164,12 @@ static inline bool homa_xsk_rx_pending(const struct homa_xsk *x)
 {
 	return __atomic_load_n(x->rx.producer, __ATOMIC_ACQUIRE) != x->rx.cached_cons;
 }
+
+/**
+ * homa_xsk_reclaimed() - Frames taken back on @x's queue from processes
+ * that died holding them, since the queue's UMEM was made.
+ */
+uint64_t homa_xsk_reclaimed(const struct homa_xsk *x);
 
 /** homa_xsk_stats() - The kernel's ring statistics (XDP_STATISTICS); zeros on failure. */
 void homa_xsk_stats(const struct homa_xsk *x, struct xdp_statistics *out);

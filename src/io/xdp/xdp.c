@@ -368,10 +368,12 @@ static void xdp_refresh(struct homa_driver *base)
 {
 	struct xdp_driver *d = (struct xdp_driver *)base;
 	struct xdp_statistics sum = {0};
+	uint64_t reclaimed = 0;
 
 	for (uint32_t i = 0; i < d->nq; i++) {
 		struct xdp_statistics s;
 
+		reclaimed += homa_xsk_reclaimed(&d->q[i]);
 		homa_xsk_stats(&d->q[i], &s);
 		sum.rx_dropped += s.rx_dropped;
 		sum.rx_invalid_descs += s.rx_invalid_descs;
@@ -384,6 +386,7 @@ static void xdp_refresh(struct homa_driver *base)
 	__atomic_store_n(&base->c.xdp_invalid_descs, sum.rx_invalid_descs + sum.tx_invalid_descs,
 			 __ATOMIC_RELAXED);
 	__atomic_store_n(&base->c.xdp_fill_empty, sum.rx_fill_ring_empty_descs, __ATOMIC_RELAXED);
+	__atomic_store_n(&base->c.xdp_reclaimed, reclaimed, __ATOMIC_RELAXED);
 }
 
 /** xdp_close() - See driver.h: detach the program, then free sockets and UMEM. */

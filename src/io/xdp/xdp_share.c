@@ -2,7 +2,11 @@
 /**
  * @file xdp_share.c
  * The interfaces the process's XDP drivers share (see xdp_share.h): a
- * list guarded by one lock, taken only to open and close sockets.
+ * list guarded by one lock, taken only to open and close sockets. The
+ * program and its maps are also shared with other processes: a process
+ * that finds the program of another attached to the interface holds its
+ * link and maps (by id), so the program stays while any process uses it,
+ * and the XSKMAP slots are shared through xdp_slots.c.
  */
 #define _GNU_SOURCE
 #include <bpf/bpf.h>
@@ -19,9 +23,10 @@
 #include "homa/errors.h"
 #include "xdp_drv.h"
 #include "xdp_share.h"
+#include "xdp_slots.h"
 
 /** Sockets one interface's program can reach (its XSKMAP's size). */
-#define MAX_SLOTS 1024
+#define MAX_SLOTS HOMA_XDP_SLOTS
 /** Queues one interface can serve (as link.c allows a driver). */
 #define MAX_QUEUES 256
 
@@ -42,7 +47,7 @@ struct homa_xdp_iface {
 	int link_fd;                           /**< the attached program (detached on close) */
 	int xsks_fd, ports_fd;                 /**< its maps */
 	struct homa_xsk_umem *umem[MAX_QUEUES]; /**< per queue, made by its first socket */
-	bool slot_used[MAX_SLOTS];
+	struct homa_xdp_slots slots;           /**< the XSKMAP slots of every process */
 };
 
 static pthread_mutex_t ifaces_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -51,11 +56,106 @@ static struct homa_xdp_iface *ifaces;       /**< guarded by ifaces_lock */
 /** free_iface() - Detach the program of @f and free it (no sockets left). */
 static void free_iface(struct homa_xdp_iface *f)
 {
+	homa_xdp_slots_close(&f->slots);
 	if (f->link_fd >= 0)
 		close(f->link_fd);
+	if (!f->obj && f->xsks_fd >= 0)
+		close(f->xsks_fd);
+	if (!f->obj && f->ports_fd >= 0)
+		close(f->ports_fd);
 	if (f->obj)
 		bpf_object__close(f->obj);
 	free(f);
+}
+
+/**
+ * xdp_link_of() - A descriptor of the XDP link of program @prog_id on
+ * @ifindex (it keeps the program attached while open), or -1.
+ */
+static int xdp_link_of(int ifindex, uint32_t prog_id)
+{
+	uint32_t id = 0;
+
+	while (!bpf_link_get_next_id(id, &id)) {
+		struct bpf_link_info li = {0};
+		uint32_t len = sizeof(li);
+		int fd = bpf_link_get_fd_by_id(id);
+
+		if (fd < 0)
+			continue;
+		if (!bpf_obj_get_info_by_fd(fd, &li, &len) && li.type == BPF_LINK_TYPE_XDP &&
+		    li.xdp.ifindex == (uint32_t)ifindex && li.prog_id == prog_id)
+			return fd;
+		close(fd);
+	}
+	return -1;
+}
+
+/**
+ * adopt_maps() - Open the homa_xsks and homa_ports maps of program @prog_fd
+ * into @f. Return: 0, or -1 if it is not this driver's program.
+ */
+static int adopt_maps(struct homa_xdp_iface *f, int prog_fd)
+{
+	struct bpf_prog_info pi = {0};
+	uint32_t ids[8], len = sizeof(pi);
+
+	pi.nr_map_ids = 8;
+	pi.map_ids = (uint64_t)(uintptr_t)ids;
+	if (bpf_obj_get_info_by_fd(prog_fd, &pi, &len) || strcmp(pi.name, "homa_xdp"))
+		return -1;
+	for (uint32_t i = 0; i < pi.nr_map_ids && i < 8; i++) {
+		struct bpf_map_info mi = {0};
+		uint32_t mlen = sizeof(mi);
+		int fd = bpf_map_get_fd_by_id(ids[i]);
+
+		if (fd < 0 || bpf_obj_get_info_by_fd(fd, &mi, &mlen)) {
+			if (fd >= 0)
+				close(fd);
+			continue;
+		}
+		if (!strcmp(mi.name, "homa_xsks") && f->xsks_fd < 0)
+			f->xsks_fd = fd;
+		else if (!strcmp(mi.name, "homa_ports") && f->ports_fd < 0)
+			f->ports_fd = fd;
+		else
+			close(fd);
+	}
+	return f->xsks_fd >= 0 && f->ports_fd >= 0 ? 0 : -1;
+}
+
+/**
+ * adopt() - Use the program another process attached to @f's interface:
+ * hold its link and open its maps (the loaded copy in f->obj is freed).
+ * Return: 0; HOMA_EADDRINUSE if the interface has another XDP program
+ * (with a message on stderr); a homa error of homa_xdp_errno().
+ */
+static int adopt(struct homa_xdp_iface *f, const char *ifname)
+{
+	uint32_t prog_id = 0;
+	int prog_fd;
+
+	bpf_object__close(f->obj);
+	f->obj = NULL;
+	f->xsks_fd = f->ports_fd = -1;
+	if (bpf_xdp_query_id(f->ifindex, XDP_FLAGS_DRV_MODE, &prog_id) || !prog_id)
+		return homa_xdp_errno("find the attached XDP program", ifname, errno ? errno : EBUSY);
+	prog_fd = bpf_prog_get_fd_by_id(prog_id);
+	if (prog_fd < 0)
+		return homa_xdp_errno("open the attached XDP program", ifname, errno);
+	if (adopt_maps(f, prog_fd)) {
+		close(prog_fd);
+		fprintf(stderr, "homa: %s has an XDP program that is not Homa's\n", ifname);
+		return HOMA_EADDRINUSE;
+	}
+	close(prog_fd);
+	f->link_fd = xdp_link_of(f->ifindex, prog_id);
+	if (f->link_fd < 0) {
+		fprintf(stderr, "homa: the Homa XDP program on %s is not attached by a link\n",
+			ifname);
+		return HOMA_EADDRINUSE;
+	}
+	return 0;
 }
 
 /**
@@ -72,7 +172,8 @@ static int new_iface(const char *ifname, int ifindex, struct homa_xdp_iface **ou
 	if (!f)
 		return HOMA_ENOMEM;
 	f->ifindex = ifindex;
-	f->link_fd = -1;
+	f->link_fd = f->xsks_fd = f->ports_fd = -1;
+	f->slots.fd = -1;
 	f->obj = bpf_object__open_mem(homa_xdp_bpf_obj, homa_xdp_bpf_obj_len, NULL);
 	if (!f->obj)
 		err = homa_xdp_errno("open the XDP program", ifname, errno);
@@ -87,26 +188,19 @@ static int new_iface(const char *ifname, int ifindex, struct homa_xdp_iface **ou
 	if (!err) {
 		LIBBPF_OPTS(bpf_link_create_opts, lo, .flags = XDP_FLAGS_DRV_MODE);
 		f->link_fd = bpf_link_create(bpf_program__fd(prog), ifindex, BPF_XDP, &lo);
-		if (f->link_fd < 0)
+		if (f->link_fd < 0 && (errno == EBUSY || errno == EEXIST))
+			err = adopt(f, ifname);  /* another process's program is there */
+		else if (f->link_fd < 0)
 			err = homa_xdp_errno("attach the XDP program", ifname, errno);
 	}
+	if (!err && homa_xdp_slots_open(&f->slots, ifindex))
+		err = homa_xdp_errno("share the XDP socket slots", ifname, errno);
 	if (err) {
 		free_iface(f);
 		return err;
 	}
 	*out = f;
 	return 0;
-}
-
-/** take_slot() - A free XSKMAP slot of @f, marked used, or -1. */
-static int take_slot(struct homa_xdp_iface *f)
-{
-	for (int i = 0; i < MAX_SLOTS; i++)
-		if (!f->slot_used[i]) {
-			f->slot_used[i] = true;
-			return i;
-		}
-	return -1;
 }
 
 /**
@@ -123,8 +217,7 @@ static void unroute(struct homa_xdp_iface *f, const struct homa_xdp_share_req *r
 		return;
 	bpf_map_delete_elem(f->ports_fd, &k);
 	bpf_map_delete_elem(f->xsks_fd, &slot);
-	if (slot < MAX_SLOTS)
-		f->slot_used[slot] = false;
+	homa_xdp_slot_put(&f->slots, slot);
 }
 
 /**
@@ -135,7 +228,7 @@ static int route(struct homa_xdp_iface *f, const struct homa_xdp_share_req *r, u
 		 int fd)
 {
 	struct port_key k = {.port = r->port, .raw = r->raw, .queue = queue};
-	int slot = take_slot(f);
+	int slot = homa_xdp_slot_take(&f->slots, f->ports_fd, f->xsks_fd, &k);
 	uint32_t s = (uint32_t)slot;
 
 	if (slot < 0) {
@@ -143,14 +236,14 @@ static int route(struct homa_xdp_iface *f, const struct homa_xdp_share_req *r, u
 		return HOMA_EADDRINUSE;
 	}
 	if (bpf_map_update_elem(f->xsks_fd, &s, &fd, BPF_ANY)) {
-		f->slot_used[slot] = false;
+		homa_xdp_slot_put(&f->slots, s);
 		return homa_xdp_errno("add a socket to the XSKMAP", r->ifname, errno);
 	}
 	if (bpf_map_update_elem(f->ports_fd, &k, &s, BPF_NOEXIST)) {
 		int e = errno;
 
 		bpf_map_delete_elem(f->xsks_fd, &s);
-		f->slot_used[slot] = false;
+		homa_xdp_slot_put(&f->slots, s);
 		if (e == EEXIST) {
 			fprintf(stderr, "homa: port %u already has a Homa XDP socket on %s\n",
 				r->port, r->ifname);
@@ -221,6 +314,7 @@ int homa_xdp_share_open(const struct homa_xdp_share_req *r, struct homa_xsk *q,
 	}
 	if (!err) {
 		f->users++;
+		homa_xdp_slots_sweep(&f->slots, f->ports_fd, f->xsks_fd);
 		err = port_free(f, r);
 		for (i = 0; i < r->nq && !err; i++) {
 			err = homa_xsk_open(&q[i], &f->umem[i], r->ifname, i, i == 0, r->batch);

@@ -1,0 +1,66 @@
+#!/bin/sh
+# Two processes on one interface with the XDP driver (docs/XDP.md): a veth
+# pair between two network namespaces; one end runs the Homa echo server
+# on the XDP driver, the other two client processes on the XDP driver of
+# the same interface and queue, whose RPCs (1 B to 200 kB, checked byte
+# for byte) run at the same time. The first process (the one that made
+# the UMEM and attached the program) is killed with SIGKILL mid-transfer
+# while it holds frames; the second must go on with every RPC intact and
+# take the dead process's frames back (it prints how many).
+#   xdp_procs.sh BUILD_DIR
+# Exit 77 (skipped, with the reason) without root or AF_XDP. The
+# namespaces are removed on exit, also after a failure.
+set -u
+build=${1:?build dir}
+peer="$build/xdp_peer"
+skip() { echo "xdp_procs: skipped: $*"; exit 77; }
+[ "$(id -u)" -eq 0 ] || skip "needs root (CAP_NET_ADMIN, CAP_BPF, namespaces)"
+command -v ip >/dev/null 2>&1 || skip "needs ip (iproute2)"
+python3 -c 'import socket; socket.socket(44, socket.SOCK_RAW)' 2>/dev/null \
+	|| skip "this kernel has no AF_XDP sockets (CONFIG_XDP_SOCKETS)"
+a="hqa-$$"; b="hqb-$$"; spid=""; p1=""; p2=""
+dir=$(mktemp -d /tmp/xdp_procs.XXXXXX)
+fifo="$dir/fifo"
+cleanup() {
+	for p in "$p1" "$p2" "$spid"; do
+		[ -n "$p" ] && kill -9 "$p" 2>/dev/null && wait "$p" 2>/dev/null
+	done
+	for n in "$a" "$b"; do ip netns del "$n" 2>/dev/null; done
+	rm -rf "$dir"
+}
+trap cleanup EXIT INT TERM
+# wait_line FILE PATTERN: wait up to 30 s for a line matching PATTERN in FILE
+wait_line() {
+	i=0
+	while ! grep -q "$2" "$1" 2>/dev/null; do
+		i=$((i + 1)); [ "$i" -gt 300 ] && return 1
+		sleep 0.1
+	done
+}
+set -e
+. "$(dirname "$0")/routed.sh"
+ip netns add "$a"
+ip netns add "$b"
+ip link add xqa0 netns "$a" type veth peer name xqb0 netns "$b"
+ip -n "$a" addr add 10.234.0.1/24 dev xqa0
+ip -n "$b" addr add 10.234.0.2/24 dev xqb0
+for n in "$a" "$b"; do ip -n "$n" link set lo up; done
+ip -n "$a" link set xqa0 up
+ip -n "$b" link set xqb0 up
+set +e
+start_server "$b" "$fifo" xdp_procs xqb0 10.234.0.2 4000 4001 || exit 1
+ip netns exec "$a" "$peer" procs xqa0 10.234.0.1 10.234.0.2 4000 first >"$dir/p1" 2>&1 &
+p1=$!
+wait_line "$dir/p1" "^ok 0" || { echo "xdp_procs: the first process ran no round"; cat "$dir/p1"; exit 1; }
+ip netns exec "$a" timeout 80 "$peer" procs xqa0 10.234.0.1 10.234.0.2 4000 second >"$dir/p2" 2>&1 &
+p2=$!
+wait_line "$dir/p2" "^joined" || { echo "xdp_procs: the second process did not open"; cat "$dir/p2"; exit 1; }
+# both run now: wait for two more rounds of the first, then kill it mid-transfer
+n=$(grep -c "^ok" "$dir/p1")
+wait_line "$dir/p1" "^ok $((n + 1))$" || { echo "xdp_procs: the first process stopped"; cat "$dir/p1"; exit 1; }
+kill -9 "$p1"; wait "$p1" 2>/dev/null; p1=""
+echo "xdp_procs: first process killed after $(grep -c '^ok' "$dir/p1") rounds"
+wait "$p2"; rc=$?; p2=""
+cat "$dir/p2"
+[ "$rc" -eq 0 ] || { echo "xdp_procs: FAILED (second process exit $rc)"; exit 1; }
+echo "xdp_procs: ok"
