@@ -23,6 +23,19 @@ routed_hosts() {
 	ip netns exec "$2" sysctl -qw net.ipv4.ip_forward=1
 }
 
+# direct_hosts A B P NET creates namespaces A and B joined by the veth
+# pair P"a0" (in A, address NET.1) and P"b0" (in B, NET.2), each /24, all
+# up. Stops at the first command that fails (the caller's cleanup removes
+# the namespaces).
+direct_hosts() {
+	ip netns add "$1" && ip netns add "$2" &&
+	ip link add "$3a0" netns "$1" type veth peer name "$3b0" netns "$2" &&
+	ip -n "$1" addr add "$4.1/24" dev "$3a0" &&
+	ip -n "$2" addr add "$4.2/24" dev "$3b0" &&
+	for n in "$1" "$2"; do ip -n "$n" link set lo up || return 1; done &&
+	ip -n "$1" link set "$3a0" up && ip -n "$2" link set "$3b0" up
+}
+
 # start_server NS FIFO NAME ARGS... runs "$peer server ARGS" in namespace
 # NS with its output on the fifo FIFO (made here) and waits for its
 # "ready" line; sets spid. Returns 1, saying so as NAME, if it did not start.

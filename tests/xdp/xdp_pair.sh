@@ -23,16 +23,7 @@ cleanup() {
 	rm -f "$fifo"
 }
 trap cleanup EXIT INT TERM
-set -e
 . "$(dirname "$0")/routed.sh"
-ip netns add "$a"
-ip netns add "$b"
-ip link add xpa0 netns "$a" type veth peer name xpb0 netns "$b"
-ip -n "$a" addr add 10.233.0.1/24 dev xpa0
-ip -n "$b" addr add 10.233.0.2/24 dev xpb0
-for n in "$a" "$b"; do ip -n "$n" link set lo up; done
-ip -n "$a" link set xpa0 up
-ip -n "$b" link set xpb0 up
-set +e
+direct_hosts "$a" "$b" xp 10.233.0 || exit 1
 start_server "$b" "$fifo" xdp_pair xpb0 10.233.0.2 4000 4001 || exit 1
 ip netns exec "$a" timeout 60 "$peer" pair xpa0 10.233.0.1 10.233.0.2 4000

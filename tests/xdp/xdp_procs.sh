@@ -37,17 +37,8 @@ wait_line() {
 		sleep 0.1
 	done
 }
-set -e
 . "$(dirname "$0")/routed.sh"
-ip netns add "$a"
-ip netns add "$b"
-ip link add xqa0 netns "$a" type veth peer name xqb0 netns "$b"
-ip -n "$a" addr add 10.234.0.1/24 dev xqa0
-ip -n "$b" addr add 10.234.0.2/24 dev xqb0
-for n in "$a" "$b"; do ip -n "$n" link set lo up; done
-ip -n "$a" link set xqa0 up
-ip -n "$b" link set xqb0 up
-set +e
+direct_hosts "$a" "$b" xq 10.234.0 || exit 1
 start_server "$b" "$fifo" xdp_procs xqb0 10.234.0.2 4000 4001 || exit 1
 ip netns exec "$a" "$peer" procs xqa0 10.234.0.1 10.234.0.2 4000 first >"$dir/p1" 2>&1 &
 p1=$!
