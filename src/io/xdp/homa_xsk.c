@@ -295,14 +295,22 @@ static int join_queue(struct homa_xsk *x, struct homa_xsk_umem *u, int ifindex, 
 	return homa_xsk_seg_join(&u->seg, x->fd);
 }
 
-/** free_umem() - Free @u (its sockets closed), giving back the frames this process holds. */
+/**
+ * give_back_all() - Return every frame this process holds on @u (before
+ * its last socket closes: libxdp unmaps the rings with it).
+ */
+static void give_back_all(struct homa_xsk_umem *u)
+{
+	if (u->seg.me < 0)
+		return;
+	lock_umem(u);
+	take_back(u, 1u << u->seg.me);
+	unlock_umem(u);
+}
+
+/** free_umem() - Free @u (its sockets closed, its frames given back). */
 static void free_umem(struct homa_xsk_umem *u)
 {
-	if (u->seg.sh && u->seg.me >= 0 && u->fill.producer) {
-		lock_umem(u);
-		take_back(u, 1u << u->seg.me);
-		unlock_umem(u);
-	}
 	if (u->umem)
 		xsk_umem__delete(u->umem);
 	homa_xsk_join_release(u);
@@ -387,6 +395,8 @@ int homa_xsk_open(struct homa_xsk *x, struct homa_xsk_umem **u, const char *ifna
 /** homa_xsk_close() - See homa_xsk.h. */
 void homa_xsk_close(struct homa_xsk *x, struct homa_xsk_umem **u)
 {
+	if (x->u && x->u->refs == 1)
+		give_back_all(x->u);
 	if (x->xsk)
 		xsk_socket__delete(x->xsk);
 	else
