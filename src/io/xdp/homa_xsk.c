@@ -186,7 +186,7 @@ static uint32_t take_back(struct homa_xsk_umem *u, uint32_t who)
 	for (uint32_t f = 0; f < HOMA_XSK_FRAMES; f++) {
 		uint16_t o = __atomic_load_n(&sh->owner[f], __ATOMIC_RELAXED);
 
-		if (!o || (o & HOMA_XSK_POSTED) || !(who >> (o - 1) & 1))
+		if (!o || (o & HOMA_XSK_POSTED) || !((who >> (o - 1)) & 1))
 			continue;
 		total++;
 		if (f < HOMA_XSK_RING) {
