@@ -121,7 +121,7 @@ static uint16_t me(const struct homa_xsk_umem *u)
 /**
  * post_fill() - Put the @n frame addresses @addrs on the fill ring of @u
  * (it has room for all: it holds every frame), leaving out HOMA_XSK_KEPT
- * slots. The caller holds u->lock.
+ * slots. The caller holds the segment lock (lock_umem()).
  */
 static void post_fill(struct homa_xsk_umem *u, const uint64_t *addrs, uint32_t n)
 {
