@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "rt.h"
+#include "tp.h"
 
 /** Nice value asked for the I/O thread. */
 #define IO_THREAD_NICE -10
@@ -257,6 +258,11 @@ static void drain_fd(int fd)
 		return;
 }
 
+/** wait_packets() results: packets wait in the driver's socket. */
+#define WAIT_PACKETS 1
+/** ... a TCP connection (or the transport's kick) is readable. */
+#define WAIT_TCP 2
+
 /**
  * wait_packets() - Sleep until a packet arrives, the kick eventfd fires,
  * the engine's absolute deadline @engine_by passes (through wait_tfd) or
@@ -266,14 +272,18 @@ static void drain_fd(int fd)
  * call). A deadline in the past or within RT_SPIN_NS only checks, without
  * a system call where the driver can tell (ops->pending: a caller spinning
  * on homa_recv() with a zero timeout over the XDP driver reads its rings).
- * Return: true if packets (or ICMP reports) are waiting.
+ * An application poller of a socket with a transport layer also watches
+ * the TCP connections (rt->poll_tp_fd; ppoll() skips it when -1).
+ * Return: WAIT_PACKETS if packets (or ICMP reports) are waiting, plus
+ * WAIT_TCP if a TCP connection is readable.
  */
-static bool wait_packets(struct homa_rt *rt, uint64_t engine_by, uint64_t caller_by)
+static int wait_packets(struct homa_rt *rt, uint64_t engine_by, uint64_t caller_by)
 {
 	bool blocked = atomic_load(&rt->tx_blocked);
-	struct pollfd p[3] = {{.fd = rt->drv->fd, .events = POLLIN | (blocked ? POLLOUT : 0)},
+	struct pollfd p[4] = {{.fd = rt->drv->fd, .events = POLLIN | (blocked ? POLLOUT : 0)},
 			      {.fd = rt->kick_fd, .events = POLLIN},
-			      {.fd = rt->wait_tfd, .events = POLLIN}};
+			      {.fd = rt->wait_tfd, .events = POLLIN},
+			      {.fd = rt->poll_tp_fd, .events = POLLIN}};
 	uint64_t now = homa_rt_now(), first;
 	struct timespec ts = {0, 0};
 	bool timed = true;
@@ -282,7 +292,7 @@ static bool wait_packets(struct homa_rt *rt, uint64_t engine_by, uint64_t caller
 		engine_by = now + RT_BLOCKED_NS;
 	first = engine_by < caller_by ? engine_by : caller_by;
 	if (first <= now + RT_SPIN_NS && !blocked && rt->drv->ops->pending)
-		return rt->drv->ops->pending(rt->drv);  /* only checks: no system call */
+		return rt->drv->ops->pending(rt->drv) ? WAIT_PACKETS : 0;  /* no system call */
 
 	if (first > now + RT_SPIN_NS) {
 		arm_wait(rt, engine_by);
@@ -293,8 +303,8 @@ static bool wait_packets(struct homa_rt *rt, uint64_t engine_by, uint64_t caller
 			timed = false;
 		}
 	}
-	if (ppoll(p, 3, timed ? &ts : NULL, NULL) <= 0)
-		return false;
+	if (ppoll(p, 4, timed ? &ts : NULL, NULL) <= 0)
+		return 0;
 	if (p[1].revents & POLLIN)
 		drain_fd(rt->kick_fd);
 	if (p[2].revents & POLLIN) {
@@ -302,7 +312,8 @@ static bool wait_packets(struct homa_rt *rt, uint64_t engine_by, uint64_t caller
 		rt->wait_armed = UINT64_MAX;  /* a fired one-shot timer is off */
 	}
 	/* POLLERR: an ICMP report waits in the error queue (input_unreach()) */
-	return p[0].revents & (POLLIN | POLLERR);
+	return (p[0].revents & (POLLIN | POLLERR) ? WAIT_PACKETS : 0) |
+	       (p[3].revents & POLLIN ? WAIT_TCP : 0);
 }
 
 /**
@@ -325,9 +336,14 @@ static uint64_t engine_wake(struct homa_rt *rt, uint64_t limit)
 /** homa_rt_poll_step() - See rt.h. */
 void homa_rt_poll_step(struct homa_rt *rt, uint64_t until)
 {
+	int got;
+
 	homa_rt_timers(rt);
-	if (wait_packets(rt, engine_wake(rt, until), until))
+	got = wait_packets(rt, engine_wake(rt, until), until);
+	if (got & WAIT_PACKETS)
 		homa_rt_input(rt);
+	if (got & WAIT_TCP)
+		homa_tp_poll_read(rt);
 	atomic_store(&rt->wake_at, 0);
 	if (rt->timer_fd >= 0)
 		homa_rt_arm_timer(rt);

@@ -71,12 +71,17 @@ void homa_rt_unlock(struct homa_rt *rt)
 	homa_rt_zc_notify(released);
 }
 
+__thread struct rt_waiter *homa_rt_poll_self;
+
 /** homa_rt_wake_waiter() - See rt.h. Wakes at once if the list is full. */
 void homa_rt_wake_waiter(struct homa_rt *rt, struct rt_waiter *w)
 {
 	atomic_store(&w->word, 1);
-	if (w->polling)
-		return;  /* the poller itself delivered it: it is awake */
+	if (w->polling) {
+		if (w != homa_rt_poll_self)
+			homa_rt_kick(rt); /* e.g. the transport thread: end the poller's wait */
+		return;  /* else the poller itself delivered it: it is awake */
+	}
 	if (w->tp_reader) {
 		homa_tp_wake_reader(rt, w);
 		return;

@@ -141,6 +141,9 @@ struct homa_rt {
 	uint64_t wait_armed;        /**< absolute time wait_tfd is armed for (UINT64_MAX: off) */
 	_Atomic uint64_t wake_at;   /**< when the waiting I/O thread wakes */
 	int poll_epfd;              /**< polled mode homa_fd(): epoll set, or -1 */
+	int poll_tp_fd;             /**< the application poller also watches the TCP
+				         connections (the transport's rx_epfd; set by
+				         homa_rt_wait_item() around its turn), or -1 */
 	int timer_fd;               /**< polled mode: engine deadline, or -1 */
 	uint64_t timer_armed;
 
@@ -180,6 +183,12 @@ void homa_rt_wake_waiter(struct homa_rt *rt, struct rt_waiter *w);
  * absolute time @until (UINT64_MAX: no limit).
  */
 void homa_rt_futex_wait(_Atomic uint32_t *word, uint64_t until);
+/**
+ * homa_rt_poll_self - The waiter whose thread is running as the poller
+ * (homa_rt_wait_item()), or NULL: a delivery to it from its own thread
+ * needs no wake-up, one from another thread kicks its wait.
+ */
+extern __thread struct rt_waiter *homa_rt_poll_self;
 /**
  * homa_rt_wake_now() - Under rt->lock: issue the deferred wake-ups now
  * (before releasing the lock by other means, e.g. a condition wait).
@@ -373,9 +382,11 @@ void homa_rt_rx_order(const struct homa_io_rx *rx, int n, uint32_t *order);
  */
 int homa_rt_input_init(struct homa_rt *rt);
 /**
- * homa_rt_poll_step() - Polled mode: timers, then wait up to @until (an
- * absolute time; bounded by the engine's next deadline) for packets and
- * process them. Call without rt->lock held.
+ * homa_rt_poll_step() - The poller's turn: timers, then wait up to @until
+ * (an absolute time; bounded by the engine's next deadline) for packets
+ * and process them, and read the TCP connections too when the caller
+ * holds the transport's reader role (rt->poll_tp_fd). Call without
+ * rt->lock held.
  */
 void homa_rt_poll_step(struct homa_rt *rt, uint64_t until);
 /**

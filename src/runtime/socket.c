@@ -82,6 +82,7 @@ static void init_sync(struct homa_rt *rt)
 	pthread_cond_init(&rt->role_cond, &ca);
 	pthread_condattr_destroy(&ca);
 	rt->kick_fd = rt->ready_fd = rt->poll_epfd = rt->timer_fd = rt->wait_tfd = -1;
+	rt->poll_tp_fd = -1;
 	rt->wait_armed = UINT64_MAX;
 }
 

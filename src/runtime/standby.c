@@ -22,6 +22,7 @@
 #include <sys/prctl.h>
 
 #include "rt.h"
+#include "tp.h"
 
 /** homa_rt_standby_after() - See rt.h. */
 uint64_t homa_rt_standby_after(const struct homa_settings *st, int mode)
@@ -34,7 +35,7 @@ uint64_t homa_rt_standby_after(const struct homa_settings *st, int mode)
 /** homa_rt_app_drives() - See rt.h. */
 bool homa_rt_app_drives(const struct homa_rt *rt)
 {
-	return rt->mode == HOMA_MODE_POLLED || !rt->tp;
+	return rt->mode == HOMA_MODE_POLLED || !rt->tp || homa_tp_polls_homa(rt->tp);
 }
 
 /** homa_rt_app_leaves() - See rt.h. */

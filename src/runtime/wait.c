@@ -7,8 +7,10 @@
  * senders on a condition variable (on CLOCK_MONOTONIC). When the poller
  * leaves it wakes another waiter to take over. While no application
  * thread is there, the standby thread (standby.c; in threaded mode the
- * I/O thread) takes the role. Threaded sockets with a TCP transport
- * leave Homa's I/O to the I/O thread: their waiters read the TCP
+ * I/O thread) takes the role. An application poller of a socket with a
+ * transport layer watches the TCP connections in the same wait
+ * (homa_tp_poll_begin()); threaded sockets with transport TCP leave
+ * Homa's I/O to the I/O thread: their waiters read only the TCP
  * connections (homa_tp_drive()).
  */
 #include <stdint.h>
@@ -82,9 +84,15 @@ int homa_rt_wait_item(struct homa_rt *rt, struct rt_waiter *w, uint64_t until)
 			break;
 		}
 		if (drives && !rt->poller_active) {
+			bool tcp = homa_tp_poll_begin(rt, w);
+
 			w->polling = true;
+			homa_rt_poll_self = w;
 			homa_rt_run_poller(rt, until, true);
+			homa_rt_poll_self = NULL;
 			w->polling = false;
+			if (tcp)
+				homa_tp_poll_end(rt);
 			continue;
 		}
 		if (drives)

@@ -411,6 +411,33 @@ int64_t homa_tp_partial(struct homa_tp *tp, uint64_t id, size_t offset, void *bu
  */
 bool homa_tp_drive(struct homa_rt *rt, struct rt_waiter *w, uint64_t until);
 /**
+ * homa_tp_polls_homa() - Whether threads waiting in the socket drive
+ * Homa's I/O as well as the TCP connections (homa_tp_poll_begin()): with
+ * transport AUTO, whose requests mostly go over Homa. Transport TCP
+ * leaves Homa's I/O (requests from Homa clients to a server) to the I/O
+ * thread and its waiters read only the connections (homa_tp_drive()),
+ * one system call fewer per TCP message.
+ */
+bool homa_tp_polls_homa(const struct homa_tp *tp);
+/**
+ * homa_tp_poll_begin() - Called by homa_rt_wait_item() with rt->lock held
+ * before waiter @w's thread takes its turn as the poller: if the socket
+ * has a transport layer, homa_fd() was never called and no other thread
+ * holds the reader role, take it, so that the poller's wait also covers
+ * the connections (rt->poll_tp_fd) and a message arriving on either
+ * transport reaches @w's thread without a hand-off.
+ * Return: true if it took the role (homa_tp_poll_end() gives it back).
+ */
+bool homa_tp_poll_begin(struct homa_rt *rt, struct rt_waiter *w);
+/**
+ * homa_tp_poll_read() - The poller holding the reader role saw the
+ * connections readable: read them and deliver whole frames. Call without
+ * locks.
+ */
+void homa_tp_poll_read(struct homa_rt *rt);
+/** homa_tp_poll_end() - rt->lock held: the poller's turn is over; give the reader role back. */
+void homa_tp_poll_end(struct homa_rt *rt);
+/**
  * homa_tp_wake_reader() - rt->lock held: wake waiter @w, which reads the
  * connections in homa_tp_drive(), unless it is the calling thread.
  */

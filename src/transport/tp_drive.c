@@ -4,8 +4,9 @@
  * The reader role (tp.h): an application thread blocked in homa_recv()
  * reads the TCP connections itself, so the message it waits for needs
  * no hand-off from the transport thread (a wake-up and two context
- * switches per message). The transport thread reads only while no
- * application thread does.
+ * switches per message). With transport AUTO that thread is also Homa's
+ * poller and watches both in one wait (homa_tp_poll_begin()). The
+ * transport thread reads only while no application thread does.
  */
 #define _GNU_SOURCE
 #include <stdint.h>
@@ -172,6 +173,41 @@ bool homa_tp_drive(struct homa_rt *rt, struct rt_waiter *w, uint64_t until)
 	if (w->item || w->ready || rt->closing || homa_rt_now() >= until)
 		pass_role(rt, w);
 	return true;
+}
+
+/** homa_tp_polls_homa() - See tp.h. */
+bool homa_tp_polls_homa(const struct homa_tp *tp)
+{
+	return tp->transport == HOMA_TRANSPORT_AUTO;
+}
+
+/** homa_tp_poll_begin() - See tp.h. */
+bool homa_tp_poll_begin(struct homa_rt *rt, struct rt_waiter *w)
+{
+	if (!rt->tp || rt->ready_exported || !take_role(rt->tp))
+		return false;
+	to_front(rt, w);
+	rt->poll_tp_fd = rt->tp->rx_epfd;
+	return true;
+}
+
+/** homa_tp_poll_read() - See tp.h. */
+void homa_tp_poll_read(struct homa_rt *rt)
+{
+	struct epoll_event evs[TP_EVENTS];
+	int n;
+
+	do {
+		n = epoll_wait(rt->tp->rx_epfd, evs, TP_EVENTS, 0);
+		tp_rx_handle(rt->tp, evs, n > 0 ? n : 0);
+	} while (n == TP_EVENTS);
+}
+
+/** homa_tp_poll_end() - See tp.h. */
+void homa_tp_poll_end(struct homa_rt *rt)
+{
+	rt->poll_tp_fd = -1;
+	drop_role(rt->tp);
 }
 
 /** homa_tp_wake_reader() - See tp.h. */
