@@ -230,6 +230,8 @@ class Socket:
             if timeout is None:
                 return await fut
             return await asyncio.wait_for(fut, timeout)
+        except HomaError:
+            raise   # the RPC failed (homa.TimeoutError is a TimeoutError too)
         except asyncio.TimeoutError:
             raise _errors.CallTimeoutError() from None
         except asyncio.CancelledError:
@@ -280,6 +282,8 @@ class Socket:
             if timeout is None:
                 return await fut
             return await asyncio.wait_for(fut, timeout)
+        except HomaError:
+            raise   # a failure handed to every waiter (_fail_all), not our timeout
         except asyncio.TimeoutError:
             raise _errors.CallTimeoutError() from None
 

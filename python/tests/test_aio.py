@@ -4,6 +4,8 @@ cancellation, timeouts, close while awaiting."""
 import asyncio
 import gc
 import os
+import socket
+import time
 
 import pytest
 
@@ -95,6 +97,27 @@ def test_cancel_aborts_timeout_and_close_while_awaiting():
                 await cli.call(addr, b"x")
             srv.close()
             await server
+    run(main())
+
+
+def test_rpc_timeout_is_not_call_timeout():
+    """An RPC whose peer stops answering fails with homa.TimeoutError
+    (HOMA_ETIMEDOUT), also while call() (recv_response()) waits with a
+    timeout of its own: homa.TimeoutError is a builtin TimeoutError,
+    which asyncio.wait_for()'s timeout is too, and both were reported as
+    CallTimeoutError (HOMA_ETIME), the RPC aborted, as if the caller's
+    30 s had passed."""
+    async def main():
+        # a UDP port that takes the packets and never answers (no ICMP either)
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as mute:
+            mute.bind((LOCAL, 0))
+            addr = (LOCAL, mute.getsockname()[1])
+            async with homa.aio.Socket(bind_addr=LOCAL, settings={"timeout_ticks": 50}) as cli:
+                t = time.monotonic()
+                with pytest.raises(homa.TimeoutError) as e:
+                    await cli.call(addr, b"hello", timeout=30)
+                assert not isinstance(e.value, homa.CallTimeoutError)
+                assert time.monotonic() - t < 25
     run(main())
 
 
