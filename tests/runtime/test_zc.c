@@ -221,6 +221,59 @@ static void homa_reply_zc__released_after_ack(void **state)
 	free(out);
 }
 
+/**
+ * take_unacked() - A request from @cli (a polled socket nobody drives, so
+ * it never takes the response nor acknowledges it) taken at @srv.
+ * Return: the server RPC's id.
+ */
+static uint64_t take_unacked(homa_socket *cli, homa_socket *srv)
+{
+	struct sockaddr_storage dst = test_dst(homa_local_port(srv));
+	struct homa_message req;
+	uint64_t id;
+
+	assert_int_equal(homa_request_buf(cli, (struct sockaddr *)&dst, "q", 1, 0, &id), 0);
+	assert_int_equal(homa_recv(srv, HOMA_RECV_REQUEST, 0, WAIT_NS, &req), 0);
+	id = req.id;
+	assert_int_equal(homa_message_release(&req), 0);
+	return id;
+}
+
+/**
+ * homa_reply_zc__released_by_abort_and_close() - A zero-copy response the
+ * client never acknowledges is released by homa_abort() of its id and by
+ * homa_close() of the server, each exactly once and before (or, for the
+ * abort, as documented, just after) the call returns.
+ */
+static void homa_reply_zc__released_by_abort_and_close(void **state)
+{
+	static uint8_t out[2][60000];
+	struct homa_settings st;
+	homa_socket *srv, *cli;
+	int count[2] = {0, 0};
+	uint64_t ids[2];
+
+	(void)state;
+	homa_settings_default(&st);
+	st.timeout_ticks = 1000000; /* no timeout frees the unacknowledged RPCs first */
+	assert_int_equal(test_open(&srv, HOMA_DRIVER_UDP, HOMA_MODE_THREADED, true, 0, &st), 0);
+	assert_int_equal(test_open(&cli, HOMA_DRIVER_UDP, HOMA_MODE_POLLED, false, 0, NULL), 0);
+	for (int i = 0; i < 2; i++) {
+		struct homa_iov iov = {out[i], sizeof(out[i])};
+
+		ids[i] = take_unacked(cli, srv);
+		assert_int_equal(homa_reply_zc(srv, ids[i], &iov, 1, release, &count[i]), 0);
+	}
+	assert_int_equal(released(&count[0]) + released(&count[1]), 0);
+	assert_int_equal(homa_abort(srv, ids[0]), 0);
+	assert_int_equal(wait_released(&count[0], 1), 1);
+	assert_int_equal(released(&count[1]), 0);
+	assert_int_equal(homa_close(srv), 0);
+	assert_int_equal(released(&count[1]), 1);
+	assert_int_equal(released(&count[0]), 1); /* never twice */
+	homa_close(cli);
+}
+
 /** Failed calls never report a release; the caller keeps its buffers. */
 static void homa_send_request_zc__errors_do_not_release(void **state)
 {
@@ -263,6 +316,7 @@ int main(void)
 		cmocka_unit_test(homa_close__releases_zc_requests),
 		cmocka_unit_test(homa_recv__timeout_releases_zc_request),
 		cmocka_unit_test(homa_reply_zc__released_after_ack),
+		cmocka_unit_test(homa_reply_zc__released_by_abort_and_close),
 		cmocka_unit_test(homa_send_request_zc__errors_do_not_release),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
