@@ -87,9 +87,9 @@ void homa_rt_rx_order(const struct homa_io_rx *rx, int n, uint32_t *order)
 
 /**
  * Entries of the copy list kept free before each packet: with fewer left
- * the batch's copies are done first (copy_unlocked()). Only a packet
+ * the batch's copies are done first (copy_listed()). Only a packet
  * filling more holes than this finds the list full; the engine drops the
- * pieces without room (counted, resent), it never copies under rt->lock.
+ * pieces without room (counted, resent).
  */
 #define RX_COPIES_ROOM 16
 
@@ -105,35 +105,35 @@ int homa_rt_input_init(struct homa_rt *rt)
 }
 
 /**
- * copy_unlocked() - Do the batch's payload copies the engine listed
- * (homa_engine_defer_copies()) with rt->lock released, then report them
- * done. Called and returns with rt->lock held. The packet buffers stay
- * put meanwhile: only this thread receives from the driver.
+ * copy_listed() - Do the batch's payload copies the engine listed
+ * (homa_engine_defer_copies()), then report them done. Called with
+ * rt->lock held, which stays held: copying with it released let another
+ * thread corrupt memory (a 16 MiB response read as it arrived,
+ * python_binding test_recv_partial), so the copies stay under the lock
+ * until that is understood.
  */
-static void copy_unlocked(struct homa_rt *rt)
+static void copy_listed(struct homa_rt *rt)
 {
 	uint32_t n = rt->rx_ncopies;
 
 	if (!n)
 		return;
-	homa_rt_unlock(rt);
 	for (uint32_t i = 0; i < n; i++)
 		memcpy(rt->rx_copies[i].dst, rt->rx_copies[i].src, rt->rx_copies[i].len);
-	homa_rt_lock(rt);
 	homa_engine_copies_done(rt->engine, rt->rx_copies, n);
 	rt->rx_ncopies = 0;
 }
 
 /**
  * copy_midway() - The copy list is nearly full in the middle of a batch:
- * do the copies listed so far (copy_unlocked()) and list the rest of the
- * batch's afresh. Listing is off while rt->lock is released. Called and
+ * do the copies listed so far (copy_listed()) and list the rest of the
+ * batch's afresh (listing is off while they are done). Called and
  * returns with rt->lock held.
  */
 static void copy_midway(struct homa_rt *rt)
 {
 	homa_engine_defer_copies(rt->engine, NULL, 0, NULL);
-	copy_unlocked(rt);
+	copy_listed(rt);
 	homa_engine_defer_copies(rt->engine, rt->rx_copies, rt->rx_copies_cap, &rt->rx_ncopies);
 }
 
@@ -214,7 +214,7 @@ int homa_rt_input(struct homa_rt *rt)
 				homa_rt_obs_drop(rt, &p->src, r);
 		}
 		homa_engine_defer_copies(rt->engine, NULL, 0, NULL);
-		copy_unlocked(rt);
+		copy_listed(rt);
 		homa_rt_collect(rt);
 		homa_rt_unlock(rt);
 		homa_rt_flush(rt);
