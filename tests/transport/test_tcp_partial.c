@@ -206,13 +206,21 @@ static void tcp_partial__abort_mid_response(void **state)
 	fake_close(&f);
 }
 
-/** open_server() - A TCP-transport server on loopback, an ephemeral port. */
+/**
+ * open_server() - A TCP-transport server on loopback, an ephemeral port,
+ * that asks for requests as they start (HOMA_RECV_PARTIAL) before any
+ * client connects: a request whose first bytes came before that first
+ * ask is announced only when more of it arrives (or delivered whole).
+ */
 static homa_socket *open_server(void)
 {
 	homa_socket *s = NULL;
+	struct homa_message m;
 
 	test_transport = HOMA_TRANSPORT_TCP;
 	assert_int_equal(test_open(&s, HOMA_DRIVER_UDP, HOMA_MODE_THREADED, true, 0, NULL), 0);
+	assert_int_equal(homa_recv(s, HOMA_RECV_REQUEST | HOMA_RECV_PARTIAL, 0, 0, &m),
+			 HOMA_EAGAIN);
 	return s;
 }
 
