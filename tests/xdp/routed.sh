@@ -23,6 +23,25 @@ routed_hosts() {
 	ip netns exec "$2" sysctl -qw net.ipv4.ip_forward=1
 }
 
+# routed_hosts6 A R B P NET6 is routed_hosts over IPv6 only: addresses
+# NET6:1::2 (A), NET6:1::1 and NET6:2::1 (R), NET6:2::2 (B), each /64
+# without duplicate address detection (usable at once), default routes
+# through the router, which forwards; one queue each.
+routed_hosts6() {
+	for n in "$1" "$2" "$3"; do ip netns add "$n" && ip -n "$n" link set lo up || return 1; done
+	ip link add "$4a0" netns "$1" type veth peer name "$4ra0" netns "$2" &&
+	ip link add "$4b0" netns "$3" type veth peer name "$4rb0" netns "$2" &&
+	ip -n "$1" -6 addr add "$5:1::2/64" dev "$4a0" nodad &&
+	ip -n "$2" -6 addr add "$5:1::1/64" dev "$4ra0" nodad &&
+	ip -n "$2" -6 addr add "$5:2::1/64" dev "$4rb0" nodad &&
+	ip -n "$3" -6 addr add "$5:2::2/64" dev "$4b0" nodad &&
+	ip -n "$1" link set "$4a0" up && ip -n "$2" link set "$4ra0" up &&
+	ip -n "$2" link set "$4rb0" up && ip -n "$3" link set "$4b0" up &&
+	ip -n "$1" -6 route add default via "$5:1::1" &&
+	ip -n "$3" -6 route add default via "$5:2::1" &&
+	ip netns exec "$2" sysctl -qw net.ipv6.conf.all.forwarding=1
+}
+
 # direct_hosts A B P NET creates namespaces A and B joined by the veth
 # pair P"a0" (in A, address NET.1) and P"b0" (in B, NET.2), each /24, all
 # up. Stops at the first command that fails (the caller's cleanup removes

@@ -22,8 +22,17 @@ static const struct homa_xdp_path path = {
 	.ip_id = 0x1234,
 };
 
-/** build() - A frame carrying 100 bytes to port 4000 at priority 5. */
-static size_t build(uint8_t *f, size_t cap, bool raw, uint8_t *payload)
+/** A path fd00::1 -> fd00:0:0:1::2 with flow label 0x8abcd. */
+static const struct homa_xdp_path path6 = {
+	.dst_mac = {2, 0, 0, 0, 0, 2}, .src_mac = {2, 0, 0, 0, 0, 1}, .v6 = true,
+	.src6 = {0xfd, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1},
+	.dst6 = {0xfd, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 2},
+	.flow = 0x8abcd,
+};
+
+/** build_on() - A frame along @p carrying 100 bytes to port 4000 at priority 5. */
+static size_t build_on(const struct homa_xdp_path *p, uint8_t *f, size_t cap, bool raw,
+		       uint8_t *payload)
 {
 	struct homa_io_tx tx = {.data = payload, .len = 100, .dport = 4000, .priority = 5};
 
@@ -31,7 +40,13 @@ static size_t build(uint8_t *f, size_t cap, bool raw, uint8_t *payload)
 		payload[i] = (uint8_t)(i * 7);
 	payload[2] = 4000 >> 8; /* a Homa header's destination port (raw format) */
 	payload[3] = 4000 & 0xff;
-	return homa_xdp_frame_build(f, cap, &path, 3000, &tx, raw);
+	return homa_xdp_frame_build(f, cap, p, 3000, &tx, raw);
+}
+
+/** build() - build_on() the IPv4 path. */
+static size_t build(uint8_t *f, size_t cap, bool raw, uint8_t *payload)
+{
+	return build_on(&path, f, cap, raw, payload);
 }
 
 /** The UDP frame's header bytes are those Linux sends for an unconnected UDP socket. */
@@ -169,7 +184,6 @@ static void too_big(void **state)
 	assert_int_equal(build(f, 134, true, pl), 134);
 }
 
-/** main() - Run the tests. */
 /** ref_csum() - RFC 1071 two bytes at a time, the definition homa_xdp_csum() must match. */
 static uint16_t ref_csum(const uint8_t *p, size_t len, uint32_t sum)
 {
@@ -209,6 +223,103 @@ static void csum_matches_definition(void **state)
 	}
 }
 
+/**
+ * The IPv6 UDP frame's header bytes are those Linux sends for an IPv6 UDP
+ * socket with IPV6_TCLASS = priority << 5: version 6, the traffic class,
+ * the path's flow label, payload length, next header 17, hop limit 64,
+ * the addresses, and a UDP checksum over the IPv6 pseudo-header that
+ * RFC 1071's definition confirms.
+ */
+static void udp6_headers(void **state)
+{
+	uint8_t f[256], pl[100], ph[40 + 108];
+	size_t n = build_on(&path6, f, sizeof(f), false, pl);
+	static const uint8_t ip[8] = {0x60 | (5 << 5) >> 4, ((5 << 5) & 0xf) << 4 | 0x8,
+				      0xab, 0xcd, 0, 108, 17, 64};
+
+	(void)state;
+	assert_int_equal(n, 14 + 40 + 8 + 100);
+	assert_int_equal(f[12] << 8 | f[13], 0x86dd);
+	assert_memory_equal(f + 14, ip, 8);
+	assert_memory_equal(f + 22, path6.src6, 16);
+	assert_memory_equal(f + 38, path6.dst6, 16);
+	assert_int_equal(f[54] << 8 | f[55], 3000);
+	assert_int_equal(f[56] << 8 | f[57], 4000);
+	assert_int_equal(f[58] << 8 | f[59], 108);
+	assert_memory_equal(f + 62, pl, 100);
+	/* pseudo-header (addresses, length, next header) then the datagram */
+	memcpy(ph, f + 22, 32);
+	memset(ph + 32, 0, 8);
+	ph[34] = 0;
+	ph[35] = 108;
+	ph[39] = 17;
+	memcpy(ph + 40, f + 54, 108);
+	assert_int_equal(ref_csum(ph, sizeof(ph), 0), 0);
+	assert_int_not_equal(f[60] << 8 | f[61], 0);
+	/* raw format: next header 146, the Homa packet right behind */
+	n = build_on(&path6, f, sizeof(f), true, pl);
+	assert_int_equal(n, 14 + 40 + 100);
+	assert_int_equal(f[20], 146);
+	assert_int_equal(f[18] << 8 | f[19], 100);
+	assert_memory_equal(f + 54, pl, 100);
+}
+
+/** An IPv6 frame built is parsed back to the same packet, IPv6 source and priority. */
+static void round_trip6(void **state)
+{
+	for (int raw = 0; raw < 2; raw++) {
+		uint8_t f[256], pl[100];
+		size_t n = build_on(&path6, f, sizeof(f), raw, pl);
+		struct homa_io_rx rx;
+
+		(void)state;
+		assert_int_equal(homa_xdp_frame_parse(f, n, raw, 4000, &rx), HOMA_XDP_OK);
+		assert_int_equal(rx.len, 100);
+		assert_memory_equal(rx.data, pl, 100);
+		assert_int_equal(rx.priority, 5);
+		assert_false(homa_addr_is_ipv4(&rx.src));
+		assert_memory_equal(rx.src.b, path6.src6, 16);
+		assert_int_equal(homa_xdp_frame_parse(f, n, raw, 4001, &rx), HOMA_XDP_OTHER_PORT);
+		assert_int_equal(homa_xdp_frame_parse(f, n, !raw, 4000, &rx), HOMA_XDP_OTHER_PORT);
+	}
+}
+
+/**
+ * IPv6 frames: truncations, a payload length past the frame, a UDP
+ * datagram without checksum (not allowed over IPv6), a flipped payload
+ * bit, an extension header and an IPv4-mapped source are refused.
+ */
+static void bad_frames6(void **state)
+{
+	uint8_t f[256], g[256], pl[100];
+	size_t n = build_on(&path6, f, sizeof(f), false, pl);
+	struct homa_io_rx rx;
+
+	(void)state;
+	for (size_t len = 0; len < n; len++)
+		assert_int_not_equal(homa_xdp_frame_parse(f, len, false, 4000, &rx), HOMA_XDP_OK);
+	memcpy(g, f, n);
+	g[19] = 109;                                   /* payload length past the frame */
+	assert_int_equal(homa_xdp_frame_parse(g, n, false, 4000, &rx), HOMA_XDP_BAD_HEADER);
+	memcpy(g, f, n);
+	g[60] = g[61] = 0;                             /* no UDP checksum */
+	assert_int_equal(homa_xdp_frame_parse(g, n, false, 4000, &rx), HOMA_XDP_BAD_CSUM);
+	memcpy(g, f, n);
+	g[100] ^= 1;                                   /* payload bit flipped */
+	assert_int_equal(homa_xdp_frame_parse(g, n, false, 4000, &rx), HOMA_XDP_BAD_CSUM);
+	memcpy(g, f, n);
+	g[20] = 0;                                     /* hop-by-hop options header */
+	assert_int_equal(homa_xdp_frame_parse(g, n, false, 4000, &rx), HOMA_XDP_OTHER_PORT);
+	memcpy(g, f, n);
+	g[14] = 0x40;                                  /* version 4 under the IPv6 type */
+	assert_int_equal(homa_xdp_frame_parse(g, n, false, 4000, &rx), HOMA_XDP_BAD_HEADER);
+	memcpy(g, f, n);
+	memset(g + 22, 0, 10);                         /* source ::ffff:0.0.0.1 */
+	g[32] = g[33] = 0xff;
+	assert_int_equal(homa_xdp_frame_parse(g, n, false, 4000, &rx), HOMA_XDP_BAD_HEADER);
+}
+
+/** main() - Run the tests. */
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -219,6 +330,9 @@ int main(void)
 		cmocka_unit_test(in_place),
 		cmocka_unit_test(bad_frames),
 		cmocka_unit_test(too_big),
+		cmocka_unit_test(udp6_headers),
+		cmocka_unit_test(round_trip6),
+		cmocka_unit_test(bad_frames6),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -14,11 +14,17 @@
 # drivers: a counter per destination). The XDP driver's IP and UDP
 # checksums must be valid; the UDP driver's cannot be checked here (veth
 # leaves them to offload).
-#   xdp_capture.sh BUILD_DIR SOURCE_DIR
+# With FAMILY 6 the hosts and the router speak IPv6 only: the same
+# comparison with traffic class, hop limit, next header and payload
+# length in place of the IPv4 fields; the flow label differs by design
+# (a keyed hash per flow, as the IP id), but both drivers' labels must be
+# set (not 0) and constant per flow.
+#   xdp_capture.sh BUILD_DIR SOURCE_DIR [FAMILY]
 # Exit 77 (skipped, with the reason) without root, dumpcap, tshark or
-# AF_XDP. The namespaces are removed on exit, also after a failure.
+# AF_XDP. The namespaces (prefix $NS_PREFIX, "hc" by default) are
+# removed on exit, also after a failure.
 set -u
-build=${1:?build dir}; src=${2:?source dir}
+build=${1:?build dir}; src=${2:?source dir}; fam=${3:-4}
 peer="$build/xdp_peer"
 skip() { echo "xdp_capture: skipped: $*"; exit 77; }
 [ "$(id -u)" -eq 0 ] || skip "needs root (CAP_NET_ADMIN, CAP_BPF, namespaces)"
@@ -27,7 +33,8 @@ for t in ip dumpcap tshark python3; do
 done
 python3 -c 'import socket,sys; socket.socket(44, socket.SOCK_RAW)' 2>/dev/null \
 	|| skip "this kernel has no AF_XDP sockets (CONFIG_XDP_SOCKETS)"
-a="hca-$$"; r="hcr-$$"; b="hcb-$$"; spid=""; cpid=""
+pre=${NS_PREFIX:-hc}$fam
+a="${pre}a-$$"; r="${pre}r-$$"; b="${pre}b-$$"; spid=""; cpid=""
 tmp=$(mktemp -d /tmp/xdp_capture.XXXXXX)
 cleanup() {
 	for p in $spid $cpid; do kill "$p" 2>/dev/null && wait "$p" 2>/dev/null; done
@@ -37,13 +44,21 @@ cleanup() {
 trap cleanup EXIT INT TERM
 set -e
 . "$(dirname "$0")/routed.sh"
-routed_hosts "$a" "$r" "$b" c 10.232 1
+if [ "$fam" = 6 ]; then
+	routed_hosts6 "$a" "$r" "$b" c fd32
+	ca=fd32:1::2; sa=fd32:2::2
+else
+	routed_hosts "$a" "$r" "$b" c 10.232 1
+	ca=10.232.1.2; sa=10.232.2.2
+fi
 # unscheduled messages only: their packets do not depend on grant timing
 sizes=1,100,1400,3000,9000
 set +e
 
-# run DRIVER_A DRIVER_B OUT: the RPCs with the server on DRIVER_B's name
-# ("udp" or its interface) and the client on DRIVER_A's, captured at cra0
+# run DRIVER_A DRIVER_B OUT [CLIENT_BIND SERVER]: the RPCs with the
+# server on DRIVER_B's name ("udp" or its interface) and the client on
+# DRIVER_A's, captured at cra0; the client binds CLIENT_BIND (its own
+# address by default) and calls SERVER (the server's address by default)
 run() {
 	ip netns exec "$r" dumpcap -q -P -i cra0 -f "udp port 4000" -w "$3" 2>"$tmp/dumpcap.log" &
 	cpid=$!
@@ -51,11 +66,11 @@ run() {
 	while ! grep -q "File:" "$tmp/dumpcap.log" 2>/dev/null && [ $i -lt 50 ]; do
 		sleep 0.1; i=$((i + 1))
 	done
-	ip netns exec "$b" "$peer" server "$2" 10.232.2.2 4000 4001 >"$tmp/server.out" &
+	ip netns exec "$b" "$peer" server "$2" "$sa" 4000 4001 >"$tmp/server.out" &
 	spid=$!
 	i=0
 	while ! grep -q ready "$tmp/server.out" && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
-	ip netns exec "$a" timeout 60 "$peer" echo "$1" 10.232.1.2 10.232.2.2 4000 "$sizes" 2 \
+	ip netns exec "$a" timeout 60 "$peer" echo "$1" "${4:-$ca}" "${5:-$sa}" 4000 "$sizes" 2 \
 		4002 >"$tmp/client-$1.out" 2>&1 || { echo "xdp_capture: $1 echoes failed"; return 1; }
 	sleep 0.5
 	kill "$spid"; wait "$spid" 2>/dev/null; spid=""
@@ -65,13 +80,23 @@ run() {
 }
 
 # fields CAPTURE: one line per Homa DATA packet (tshark with homa.lua):
-# IP addresses and id, then the fields records() compares
+# IP addresses and id, then the fields records() compares; IPv6: the
+# addresses and flow label, then traffic class, Ethernet type (in the
+# place of the IPv4 flags), hop limit, next header, payload length and
+# version (in the place of the IPv4 header checksum's status)
 fields() {
-	tshark -n -r "$1" -X lua_script:"$src/tools/wireshark/homa.lua" \
+	if [ "$fam" = 6 ]; then
+		set -- "$1" -e ipv6.src -e ipv6.dst -e ipv6.flow -e ipv6.tclass -e eth.type \
+			-e ipv6.hlim -e ipv6.nxt -e ipv6.plen -e ipv6.version
+	else
+		set -- "$1" -e ip.src -e ip.dst -e ip.id -e ip.dsfield -e ip.flags -e ip.ttl \
+			-e ip.proto -e ip.len -e ip.checksum.status
+	fi
+	fcap=$1; shift
+	tshark -n -r "$fcap" -X lua_script:"$src/tools/wireshark/homa.lua" \
 		-o homa.udp_ports:4000-4002 -o udp.check_checksum:TRUE -o ip.check_checksum:TRUE \
-		-Y "homa.type == 0x10" -T fields -E separator=' ' -e ip.src -e ip.dst -e ip.id \
-		-e ip.dsfield -e ip.flags -e ip.ttl -e ip.proto -e ip.len \
-		-e ip.checksum.status -e udp.srcport -e udp.dstport -e udp.length \
+		-Y "homa.type == 0x10" -T fields -E separator=' ' "$@" \
+		-e udp.srcport -e udp.dstport -e udp.length \
 		-e udp.checksum.status -e udp.payload 2>/dev/null
 }
 
@@ -102,8 +127,16 @@ for line in open(sys.argv[1]):
 
 # the UDP run first: the kernel resolves the hosts' neighbours, so no
 # first XDP packet is dropped while its next hop is resolved
-run udp udp "$tmp/udp.pcap" || exit 1
-run ca0 cb0 "$tmp/xdp.pcap" || exit 1
+# IPv4: both clients bind "::" (dual-stack; the XDP driver's IPv4 frames
+# lie behind the room of IPv6 headers in its send frames) and call the
+# server's IPv4-mapped address; both servers bind their IPv4 address
+if [ "$fam" = 4 ]; then
+	run udp udp "$tmp/udp.pcap" :: "::ffff:$sa" || exit 1
+	run ca0 cb0 "$tmp/xdp.pcap" :: "::ffff:$sa" || exit 1
+else
+	run udp udp "$tmp/udp.pcap" || exit 1
+	run ca0 cb0 "$tmp/xdp.pcap" || exit 1
+fi
 for f in udp xdp; do
 	fields "$tmp/$f.pcap" >"$tmp/$f.fields"
 	records "$tmp/$f.fields" >"$tmp/$f.txt" || exit 1
@@ -113,11 +146,36 @@ echo "xdp_capture: $n distinct DATA packets with the UDP driver, $(grep -vc '^R'
 # the sizes' packets both ways (1 + 1 + 1 + 3 + 7 per message; the two
 # RPCs of a size differ in payload)
 [ "$n" -ge 40 ] || { echo "xdp_capture: too few DATA packets captured"; exit 1; }
-# checksums: status 1 is "good" (tshark's PROTO_CHECKSUM_E_GOOD)
-if awk '$(NF - 1) != 1 || $NF != 1 { bad = 1 } END { exit !bad }' "$tmp/xdp.txt"; then
+# checksums: status 1 is "good" (tshark's PROTO_CHECKSUM_E_GOOD); IPv6
+# has no header checksum (the field holds the version, 6)
+ipok=1; [ "$fam" = 6 ] && ipok=6
+if awk -v ipok=$ipok '$(NF - 1) != ipok || $NF != 1 { bad = 1 } END { exit !bad }' \
+	"$tmp/xdp.txt"; then
 	echo "xdp_capture: bad IP or UDP checksums from the XDP driver"; exit 1
 fi
+if [ "$fam" = 6 ]; then
+	# flow labels: set, one label per flow, both drivers
+	for f in udp xdp; do
+		python3 - "$tmp/$f.fields" "$f" <<'PY' || exit 1
+import sys
+flows = {}
+for line in open(sys.argv[1]):
+    f = line.split()
+    label = int(f[2], 16)
+    if not label:
+        print("xdp_capture: %s: a packet without flow label" % sys.argv[2])
+        sys.exit(1)
+    flows.setdefault((f[0], f[1], f[9], f[10]), set()).add(label)
+bad = [k for k, v in flows.items() if len(v) != 1]
+if bad or not flows:
+    print("xdp_capture: %s: flows without one flow label: %s" % (sys.argv[2], bad[:3]))
+    sys.exit(1)
+print("xdp_capture: %s: %d flows, one flow label each" % (sys.argv[2], len(flows)))
+PY
+	done
+fi
 for f in udp xdp; do
+	[ "$fam" = 6 ] && break  # the flow label repeats by design
 	cut -d' ' -f1-3 "$tmp/$f.fields" | sort | uniq -d >"$tmp/$f.dup"
 	[ -s "$tmp/$f.dup" ] || continue
 	echo "xdp_capture: $f: IP ids repeat between the same addresses:"

@@ -201,8 +201,8 @@ static void *tcp_check(void *arg)
 	return NULL;
 }
 
-/** rpc() - One RPC of @len bytes to @peer, checked byte for byte. Return: 0 or -1. */
-static int rpc(homa_socket *s, const struct sockaddr_in *peer, size_t len, uint32_t seed,
+/** rpc() - One RPC of @len bytes to @peer (IPv4 or IPv6), checked byte for byte. Return: 0 or -1. */
+static int rpc(homa_socket *s, const void *peer, size_t len, uint32_t seed,
 	       uint8_t *req, uint8_t *resp)
 {
 	struct homa_message m;
@@ -243,20 +243,48 @@ static void print_stats(homa_socket *s, const char *what)
 }
 
 /**
+ * peer_of() - @text (an IPv4 or IPv6 address) and @port as a socket address in @out.
+ * Return: 0, or -1 if @text is neither.
+ */
+static int peer_of(const char *text, uint16_t port, struct sockaddr_storage *out)
+{
+	struct sockaddr_in *in = (struct sockaddr_in *)out;
+	struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)out;
+
+	memset(out, 0, sizeof(*out));
+	if (inet_pton(AF_INET, text, &in->sin_addr) == 1) {
+		in->sin_family = AF_INET;
+		in->sin_port = htons(port);
+		return 0;
+	}
+	in6->sin6_family = AF_INET6;
+	in6->sin6_port = htons(port);
+	return inet_pton(AF_INET6, text, &in6->sin6_addr) == 1 ? 0 : -1;
+}
+
+/**
  * echo() - The "echo" mode: @count RPCs of each size in @sizes (comma
- * separated, at most 4 MiB each) from port @lport.
+ * separated, at most 4 MiB each) from port @lport to @peer_addr (IPv4 or
+ * IPv6).
  * Return: 0 if all came back intact.
  */
 static int echo(const char *ifname, const char *addr, const char *peer_addr, uint16_t port,
 		const char *sizes, int count, uint16_t lport)
 {
 	homa_socket *s = open_xdp(ifname, addr, lport, false);
-	struct sockaddr_in peer = {.sin_family = AF_INET, .sin_port = htons(port)};
+	struct sockaddr_storage peer;
 	uint8_t *req = malloc(4 << 20), *resp = malloc(4 << 20);
 	char what[64];
 	int bad = 0, n = 0;
 
-	inet_pton(AF_INET, peer_addr, &peer.sin_addr);
+	if (!s || peer_of(peer_addr, port, &peer)) {
+		fprintf(stderr, "xdp_peer: no socket, or bad peer address %s\n", peer_addr);
+		free(req);
+		free(resp);
+		if (s)
+			homa_close(s);
+		return 1;
+	}
 	for (const char *p = sizes; *p && !bad; p += *p == ',') {
 		char *end;
 		size_t len = strtoul(p, &end, 0);

@@ -4,12 +4,13 @@
  * The XDP program of the AF_XDP driver (compiled with clang -target bpf
  * and embedded in the library). It redirects each Homa packet to the
  * AF_XDP socket of its destination port and format on the queue it
- * arrived on, and passes everything else (ARP, TCP, ports without a
- * socket, IPv6, fragments) to the kernel unchanged.
+ * arrived on, and passes everything else (ARP, neighbour discovery, TCP,
+ * ports without a socket, fragments, IPv6 packets with extension headers)
+ * to the kernel unchanged.
  *
- * A Homa packet is IPv4, not a fragment, and either UDP (UDP format) or IP
- * protocol 146 (raw format); both carry the destination port at bytes 2-3
- * of the L4 header. The drivers of one process share the program (see
+ * A Homa packet is IPv4 (not a fragment) or IPv6 (no extension header),
+ * and either UDP (UDP format) or IP protocol 146 (raw format); both carry
+ * the destination port at bytes 2-3 of the L4 header. The drivers of one process share the program (see
  * xdp_share.h): each adds {port, format, queue} -> XSKMAP slot entries to
  * homa_ports and its sockets to homa_xsks.
  */
@@ -17,6 +18,7 @@
 #include <linux/if_ether.h>
 #include <linux/in.h>
 #include <linux/ip.h>
+#include <linux/ipv6.h>
 #include <linux/udp.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_endian.h>
@@ -56,18 +58,29 @@ static __always_inline int homa_key(struct xdp_md *ctx, struct homa_xdp_key *k)
 	void *end = (void *)(long)ctx->data_end;
 	struct ethhdr *eth = data;
 	struct iphdr *ip = data + sizeof(*eth);
-	__u8 *l4;
+	struct ipv6hdr *ip6 = data + sizeof(*eth);
+	__u8 *l4, proto;
 
-	if ((void *)(ip + 1) > end || eth->h_proto != bpf_htons(ETH_P_IP))
+	if ((void *)(eth + 1) > end)
 		return 0;
-	if (ip->ihl < 5 || (ip->frag_off & bpf_htons(0x3fff)))
-		return 0;
-	l4 = (__u8 *)ip + ip->ihl * 4;
+	if (eth->h_proto == bpf_htons(ETH_P_IPV6)) {
+		if ((void *)(ip6 + 1) > end)
+			return 0;
+		proto = ip6->nexthdr;  /* an extension header is not Homa's: passed */
+		l4 = (__u8 *)(ip6 + 1);
+	} else {
+		if ((void *)(ip + 1) > end || eth->h_proto != bpf_htons(ETH_P_IP))
+			return 0;
+		if (ip->ihl < 5 || (ip->frag_off & bpf_htons(0x3fff)))
+			return 0;
+		proto = ip->protocol;
+		l4 = (__u8 *)ip + ip->ihl * 4;
+	}
 	if (l4 + 4 > (__u8 *)end)
 		return 0;
-	if (ip->protocol == HOMA_PROTO)
+	if (proto == HOMA_PROTO)
 		k->raw = 1;
-	else if (ip->protocol != IPPROTO_UDP)
+	else if (proto != IPPROTO_UDP)
 		return 0;
 	k->port = (__u16)((l4[2] << 8) | l4[3]);
 	return 1;

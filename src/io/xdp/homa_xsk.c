@@ -522,7 +522,8 @@ void homa_xsk_tx_untake(struct homa_xsk *x, const uint64_t *addrs, uint32_t n)
 	lock_umem(u);
 	for (uint32_t i = 0; i < n && sh->n_tx_free < HOMA_XSK_RING; i++) {
 		set_owner(u, addrs[i], 0);
-		sh->tx_free[sh->n_tx_free++] = addrs[i];
+		/* a posted address may lie inside its frame (a shorter header's start) */
+		sh->tx_free[sh->n_tx_free++] = addrs[i] & ~(uint64_t)(HOMA_XSK_FRAME - 1);
 	}
 	unlock_umem(u);
 }

@@ -95,12 +95,17 @@ static int read_link(int fd, const char *ifname, struct homa_xdp_link *out)
 /** check_sizes() - Packets of @cfg fit @l's MTU and a UMEM frame, and the queue count is sane. */
 static int check_sizes(const struct homa_driver_config *cfg, struct homa_xdp_link *l)
 {
-	size_t ip_len = cfg->max_packet + HOMA_XDP_UDP_HLEN - HOMA_XDP_ETH_HLEN;
+	bool v6 = cfg->bind.ss_family == AF_INET6;
+	size_t hlen = homa_xdp_hlen(v6, cfg->xdp_raw), pkt = cfg->max_packet;
+	size_t ip_len;
 
-	if (ip_len > l->mtu || cfg->max_packet + HOMA_XDP_UDP_HLEN > HOMA_XSK_MAX_FRAME) {
+	if (v6 && pkt == 1500 - 28)  /* the default, which homa_driver_settings() lowers */
+		pkt = 1500 - 48;
+	ip_len = pkt + hlen - HOMA_XDP_ETH_HLEN;
+	if (ip_len > l->mtu || pkt + hlen > HOMA_XSK_MAX_FRAME) {
 		fprintf(stderr, "homa: XDP driver: %zu-byte Homa packets need an MTU of %zu "
-			"(%s has %u) and must be at most %d bytes\n", cfg->max_packet, ip_len,
-			cfg->ifname, l->mtu, HOMA_XSK_MAX_FRAME - HOMA_XDP_UDP_HLEN);
+			"(%s has %u) and must be at most %zu bytes\n", pkt, ip_len,
+			cfg->ifname, l->mtu, HOMA_XSK_MAX_FRAME - hlen);
 		return HOMA_EINVAL;
 	}
 	if (cfg->queues > l->queues || cfg->queues > MAX_QUEUES) {
@@ -124,10 +129,6 @@ int homa_xdp_link_check(const struct homa_driver_config *cfg, struct homa_xdp_li
 	if (!cfg->ifname || !cfg->ifname[0] || strlen(cfg->ifname) >= IF_NAMESIZE) {
 		fprintf(stderr, "homa: the XDP driver needs an interface name (ifname)\n");
 		return HOMA_EINVAL;
-	}
-	if (cfg->bind.ss_family != AF_INET) {
-		fprintf(stderr, "homa: the XDP driver speaks IPv4 only; bind an IPv4 address\n");
-		return HOMA_ENOTSUP;
 	}
 	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)

@@ -43,6 +43,8 @@ struct xdp_driver {
 	int reserve_fd;              /**< UDP socket holding the Homa port */
 	int epfd;                    /**< several queues: epoll set of their sockets */
 	bool raw;                    /**< IP protocol 146 instead of UDP */
+	size_t room;                 /**< header room in front of a lent send frame's packet:
+					  the longest header of the families the bind allows */
 	char ifname[IF_NAMESIZE];
 	struct homa_xdp_iface *iface; /**< program and UMEMs shared with the process's other drivers */
 	struct homa_xdp_share_req req; /**< how the sockets were opened (for closing them) */
@@ -204,17 +206,16 @@ static int xdp_recv(struct homa_driver *base, struct homa_io_rx **out)
 }
 
 /**
- * path_to() - The path of packet @p, or NULL (counted: not IPv4, or no
- * neighbour yet, in which case the kernel is resolving it).
+ * path_to() - The path of packet @p, or NULL (counted: a family the bind
+ * excludes, no route through the interface, or no neighbour yet, in which
+ * case the kernel is resolving it).
  */
 static const struct homa_xdp_path *path_to(struct xdp_driver *d, const struct homa_io_tx *p)
 {
-	const struct homa_xdp_path *path = NULL;
 	int err = HOMA_ENOTSUP;
+	const struct homa_xdp_path *path = homa_xdp_route_get(&d->route, &p->dst, p->dport,
+							      now_ns(), &err);
 
-	if (homa_addr_is_ipv4(&p->dst))
-		path = homa_xdp_route_get(&d->route, htonl(homa_addr_get_ipv4(&p->dst)),
-					  now_ns(), &err);
 	if (!path)
 		homa_io_count(err == HOMA_EAGAIN ? &d->base.c.xdp_unresolved : &d->base.c.tx_errors, 1);
 	return path;
@@ -230,32 +231,26 @@ static bool sendable(struct xdp_driver *d, const struct homa_io_tx *p,
 	*path = path_to(d, p);
 	if (!*path)
 		return false;
-	if (homa_xdp_frame_len(p, d->raw) > HOMA_XSK_MAX_FRAME) {
+	if (homa_xdp_frame_len(p, (*path)->v6, d->raw) > HOMA_XSK_MAX_FRAME) {
 		homa_io_count(&d->base.c.tx_errors, 1);  /* larger than a frame: dropped */
 		return false;
 	}
 	return true;
 }
 
-/** hlen() - Header bytes in front of a Homa packet in @d's frames. */
-static size_t hlen(const struct xdp_driver *d)
-{
-	return d->raw ? HOMA_XDP_RAW_HLEN : HOMA_XDP_UDP_HLEN;
-}
-
 /**
  * lent_frame() - Whether @p was built in a send frame xdp_tx_bufs() lent
  * (its data right behind the headers' room in one of q[0]'s send frames);
- * if so its UMEM address in *@addr.
+ * if so the frame's UMEM address in *@addr.
  */
 static bool lent_frame(const struct xdp_driver *d, const struct homa_io_tx *p, uint64_t *addr)
 {
 	const uint8_t *tx0 = d->q[0].u->area + (size_t)HOMA_XSK_RING * HOMA_XSK_FRAME;
 	size_t off;
 
-	if (p->data < tx0 + hlen(d) || p->data >= tx0 + (size_t)HOMA_XSK_RING * HOMA_XSK_FRAME)
+	if (p->data < tx0 + d->room || p->data >= tx0 + (size_t)HOMA_XSK_RING * HOMA_XSK_FRAME)
 		return false;
-	off = (size_t)(p->data - d->q[0].u->area) - hlen(d);
+	off = (size_t)(p->data - d->q[0].u->area) - d->room;
 	if (off % HOMA_XSK_FRAME)
 		return false;
 	*addr = off;
@@ -298,6 +293,8 @@ static int send_batch(struct xdp_driver *d, const struct homa_io_tx *pkts, int n
 		}
 		if (!lent)
 			addr = d->tx_take[next++];
+		/* the packet's data lies d->room into the frame: its headers end there */
+		addr += d->room - homa_xdp_hlen(path->v6, d->raw);
 		len = homa_xdp_frame_build(homa_xsk_data(x, addr), HOMA_XSK_MAX_FRAME, path,
 					   d->base.port, &pkts[i], d->raw);
 		homa_io_count(&c->xdp_tx_copied, (lent ? 0 : pkts[i].len) + pkts[i].ext_len);
@@ -322,11 +319,11 @@ static int xdp_tx_bufs(struct homa_driver *base, uint8_t **out, int n, size_t ca
 	struct xdp_driver *d = (struct xdp_driver *)base;
 	uint32_t got;
 
-	if (n <= 0 || (uint32_t)n > d->batch || hlen(d) + cap > HOMA_XSK_MAX_FRAME)
+	if (n <= 0 || (uint32_t)n > d->batch || d->room + cap > HOMA_XSK_MAX_FRAME)
 		return 0;
 	got = homa_xsk_tx_take(&d->q[0], (uint32_t)n, d->tx_take);
 	for (uint32_t i = 0; i < got; i++)
-		out[i] = homa_xsk_data(&d->q[0], d->tx_take[i]) + hlen(d);
+		out[i] = homa_xsk_data(&d->q[0], d->tx_take[i]) + d->room;
 	return (int)got;
 }
 
@@ -336,7 +333,7 @@ static void xdp_tx_unbufs(struct homa_driver *base, uint8_t *const *bufs, int n)
 	struct xdp_driver *d = (struct xdp_driver *)base;
 
 	for (int i = 0; i < n && i < (int)d->batch; i++)
-		d->tx_take[i] = (uint64_t)(bufs[i] - hlen(d) - d->q[0].u->area);
+		d->tx_take[i] = (uint64_t)(bufs[i] - d->room - d->q[0].u->area);
 	homa_xsk_tx_untake(&d->q[0], d->tx_take, (uint32_t)(n < (int)d->batch ? n : (int)d->batch));
 }
 
@@ -486,11 +483,12 @@ int homa_xdp_open(const struct homa_driver_config *cfg, struct homa_driver **out
 		return HOMA_ENOMEM;
 	d->base.ops = &xdp_ops;
 	d->base.fd = d->epfd = d->reserve_fd = d->route.nl = -1;
-	d->base.family = AF_INET;
+	d->base.family = cfg->bind.ss_family;
 	pthread_mutex_init(&d->ret_lock, NULL);
 	d->lend.release = xdp_release;
 	d->lend.ctx = d;
 	d->raw = cfg->xdp_raw;
+	d->room = homa_xdp_hlen(cfg->bind.ss_family == AF_INET6, d->raw);
 	d->batch = cfg->batch;
 	err = homa_xdp_link_check(cfg, &link);
 	if (!err) {
@@ -518,8 +516,9 @@ int homa_xdp_open(const struct homa_driver_config *cfg, struct homa_driver **out
 		      d->rx_queue && d->ret && d->ret_queue && d->ret_take ? 0 : HOMA_ENOMEM;
 	}
 	if (!err)
-		err = homa_xdp_route_open(&d->route, link.ifindex, link.mac,
-					  ((const struct sockaddr_in *)&cfg->bind)->sin_addr.s_addr);
+		err = homa_xdp_route_open(&d->route, link.ifindex, link.mac, &cfg->bind,
+					  d->base.port);
+	d->base.maps_v4 = d->route.v4_ok && d->base.family == AF_INET6;  /* bound to "::" */
 	if (!err)
 		err = open_queues(d, link.ifindex);
 	if (err) {

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /**
  * @file xdp_frame.c
- * Building and checking the Ethernet/IPv4/UDP frames of the AF_XDP driver
- * (see xdp_frame.h).
+ * Building and checking the Ethernet/IPv4/UDP and Ethernet/IPv6/UDP frames
+ * of the AF_XDP driver (see xdp_frame.h).
  */
 #include <arpa/inet.h>
 #include <string.h>
@@ -14,6 +14,11 @@
 /** IPv4 "don't fragment" flag; the more-fragments flag and offset bits. */
 #define IP_DF_BIT 0x4000
 #define IP_FRAG_BITS 0x3fff
+/** Ethernet types of IPv4 and IPv6. */
+#define ETH_IP4 0x0800
+#define ETH_IP6 0x86dd
+/** Bytes of the IPv6 header (no extension headers are sent or taken). */
+#define IP6_HLEN 40
 
 /** put16() - Store @v big-endian at @p. */
 static void put16(uint8_t *p, uint16_t v)
@@ -94,6 +99,34 @@ static uint32_t pseudo_sum(const uint8_t *ip, uint8_t proto, uint16_t l4_len)
 	return sum16(ph, sizeof(ph), 0);
 }
 
+/** pseudo6_sum() - The partial sum of the IPv6 pseudo-header of @ip6 (RFC 8200, 8.1). */
+static uint32_t pseudo6_sum(const uint8_t *ip6, uint8_t proto, uint16_t l4_len)
+{
+	uint8_t tail[8] = {0, 0, (uint8_t)(l4_len >> 8), (uint8_t)l4_len, 0, 0, 0, proto};
+
+	return sum16(tail, sizeof(tail), sum16(ip6 + 8, 32, 0));
+}
+
+/**
+ * write_ip6() - The IPv6 header at @ip for an L4 payload of @l4_len bytes:
+ * traffic class = priority << 5 as IPV6_TCLASS gives the UDP driver's,
+ * the path's flow label, hop limit 64, no extension headers.
+ */
+static void write_ip6(uint8_t *ip, const struct homa_xdp_path *p, uint8_t proto,
+		      uint8_t priority, uint16_t l4_len)
+{
+	uint32_t tclass = (uint32_t)((priority & 7) << HOMA_IO_TOS_SHIFT);
+	uint32_t w = (6u << 28) | (tclass << 20) | (p->flow & 0xfffff);
+
+	put16(ip, (uint16_t)(w >> 16));
+	put16(ip + 2, (uint16_t)w);
+	put16(ip + 4, l4_len);
+	ip[6] = proto;
+	ip[7] = HOMA_XDP_TTL;
+	memcpy(ip + 8, p->src6, 16);
+	memcpy(ip + 24, p->dst6, 16);
+}
+
 /** write_ip() - The IPv4 header at @ip for an L4 payload of @l4_len bytes. */
 static void write_ip(uint8_t *ip, const struct homa_xdp_path *p, uint8_t proto,
 		     uint8_t priority, uint16_t l4_len)
@@ -111,27 +144,39 @@ static void write_ip(uint8_t *ip, const struct homa_xdp_path *p, uint8_t proto,
 	put16(ip + 10, homa_xdp_csum(ip, 20, 0));
 }
 
-/** homa_xdp_frame_len() - See xdp_frame.h. */
-size_t homa_xdp_frame_len(const struct homa_io_tx *pkt, bool raw)
+/** homa_xdp_hlen() - See xdp_frame.h. */
+size_t homa_xdp_hlen(bool v6, bool raw)
 {
-	return (raw ? HOMA_XDP_RAW_HLEN : HOMA_XDP_UDP_HLEN) + pkt->len + pkt->ext_len;
+	if (v6)
+		return raw ? HOMA_XDP_RAW6_HLEN : HOMA_XDP_UDP6_HLEN;
+	return raw ? HOMA_XDP_RAW_HLEN : HOMA_XDP_UDP_HLEN;
+}
+
+/** homa_xdp_frame_len() - See xdp_frame.h. */
+size_t homa_xdp_frame_len(const struct homa_io_tx *pkt, bool v6, bool raw)
+{
+	return homa_xdp_hlen(v6, raw) + pkt->len + pkt->ext_len;
 }
 
 /** homa_xdp_frame_build() - See xdp_frame.h. */
 size_t homa_xdp_frame_build(uint8_t *frame, size_t cap, const struct homa_xdp_path *p,
 			    uint16_t sport, const struct homa_io_tx *pkt, bool raw)
 {
-	size_t hlen = raw ? HOMA_XDP_RAW_HLEN : HOMA_XDP_UDP_HLEN;
+	size_t hlen = homa_xdp_hlen(p->v6, raw);
 	size_t len = pkt->len + pkt->ext_len;  /* the Homa packet: data, then ext */
 	size_t l4_len = len + (raw ? 0 : 8);
-	uint8_t *ip = frame + HOMA_XDP_ETH_HLEN, *l4 = ip + 20;
+	uint8_t *ip = frame + HOMA_XDP_ETH_HLEN, *l4 = frame + hlen - (raw ? 0 : 8);
+	uint8_t proto = raw ? HOMA_IPPROTO : IPPROTO_UDP;
 
-	if (homa_xdp_frame_len(pkt, raw) > cap || 20 + l4_len > 65535)
+	if (homa_xdp_frame_len(pkt, p->v6, raw) > cap || (p->v6 ? 0 : 20) + l4_len > 65535)
 		return 0;
 	memcpy(frame, p->dst_mac, 6);
 	memcpy(frame + 6, p->src_mac, 6);
-	put16(frame + 12, 0x0800);
-	write_ip(ip, p, raw ? HOMA_IPPROTO : IPPROTO_UDP, pkt->priority, (uint16_t)l4_len);
+	put16(frame + 12, p->v6 ? ETH_IP6 : ETH_IP4);
+	if (p->v6)
+		write_ip6(ip, p, proto, pkt->priority, (uint16_t)l4_len);
+	else
+		write_ip(ip, p, proto, pkt->priority, (uint16_t)l4_len);
 	if (frame + hlen != pkt->data)  /* else built in place (homa_driver_ops.tx_bufs) */
 		memcpy(frame + hlen, pkt->data, pkt->len);
 	if (pkt->ext_len)
@@ -143,7 +188,8 @@ size_t homa_xdp_frame_build(uint8_t *frame, size_t cap, const struct homa_xdp_pa
 		put16(l4 + 2, pkt->dport);
 		put16(l4 + 4, (uint16_t)l4_len);
 		put16(l4 + 6, 0);
-		c = homa_xdp_csum(l4, l4_len, pseudo_sum(ip, IPPROTO_UDP, (uint16_t)l4_len));
+		c = homa_xdp_csum(l4, l4_len, p->v6 ? pseudo6_sum(ip, IPPROTO_UDP, (uint16_t)l4_len)
+						       : pseudo_sum(ip, IPPROTO_UDP, (uint16_t)l4_len));
 		put16(l4 + 6, c ? c : 0xffff);
 	}
 	return hlen + len;
@@ -162,7 +208,7 @@ static size_t check_ip(const uint8_t *frame, size_t len, size_t *l4_len,
 	size_t ihl, tot;
 
 	*bad = HOMA_XDP_BAD_HEADER;
-	if (len < HOMA_XDP_ETH_HLEN + 20 || get16(frame + 12) != 0x0800 || (ip[0] >> 4) != 4)
+	if (len < HOMA_XDP_ETH_HLEN + 20 || (ip[0] >> 4) != 4)
 		return 0;
 	ihl = (size_t)(ip[0] & 0xf) * 4;
 	tot = get16(ip + 2);
@@ -178,12 +224,40 @@ static size_t check_ip(const uint8_t *frame, size_t len, size_t *l4_len,
 }
 
 /**
- * check_udp() - Validate the UDP header at @l4 (@l4_len bytes) of IPv4
- * packet @ip for port @port. Return: HOMA_XDP_OK or why not.
+ * check_ip6() - Validate the IPv6 header of @frame/@len.
+ * @l4_len: receives the payload bytes the IPv6 length covers.
+ * Return: the header length (40), or 0 if the frame is not a whole IPv6
+ * packet or its source is an IPv4-mapped address (a stranger's disguise
+ * of an IPv4 peer; @bad says why).
  */
-static enum homa_xdp_bad check_udp(const uint8_t *ip, const uint8_t *l4, size_t l4_len,
-				   uint16_t port)
+static size_t check_ip6(const uint8_t *frame, size_t len, size_t *l4_len,
+			enum homa_xdp_bad *bad)
 {
+	static const uint8_t mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+	const uint8_t *ip = frame + HOMA_XDP_ETH_HLEN;
+	size_t plen;
+
+	*bad = HOMA_XDP_BAD_HEADER;
+	if (len < HOMA_XDP_ETH_HLEN + IP6_HLEN || (ip[0] >> 4) != 6)
+		return 0;
+	plen = get16(ip + 4);
+	if (HOMA_XDP_ETH_HLEN + IP6_HLEN + plen > len || !memcmp(ip + 8, mapped, 12))
+		return 0;
+	*bad = HOMA_XDP_OK;
+	*l4_len = plen;
+	return IP6_HLEN;
+}
+
+/**
+ * check_udp() - Validate the UDP header at @l4 (@l4_len bytes) of IP
+ * packet @ip (IPv6 if @v6) for port @port. An IPv6 datagram must carry a
+ * checksum (RFC 8200, 8.1). Return: HOMA_XDP_OK or why not.
+ */
+static enum homa_xdp_bad check_udp(const uint8_t *ip, bool v6, const uint8_t *l4,
+				   size_t l4_len, uint16_t port)
+{
+	uint32_t ps;
+
 	uint16_t ulen;
 
 	if (l4_len < 8)
@@ -193,7 +267,10 @@ static enum homa_xdp_bad check_udp(const uint8_t *ip, const uint8_t *l4, size_t 
 		return HOMA_XDP_BAD_HEADER;
 	if (get16(l4 + 2) != port)
 		return HOMA_XDP_OTHER_PORT;
-	if (get16(l4 + 6) && homa_xdp_csum(l4, ulen, pseudo_sum(ip, IPPROTO_UDP, ulen)) != 0)
+	if (!get16(l4 + 6))
+		return v6 ? HOMA_XDP_BAD_CSUM : HOMA_XDP_OK;
+	ps = v6 ? pseudo6_sum(ip, IPPROTO_UDP, ulen) : pseudo_sum(ip, IPPROTO_UDP, ulen);
+	if (homa_xdp_csum(l4, ulen, ps) != 0)
 		return HOMA_XDP_BAD_CSUM;
 	return HOMA_XDP_OK;
 }
@@ -202,15 +279,21 @@ static enum homa_xdp_bad check_udp(const uint8_t *ip, const uint8_t *l4, size_t 
 enum homa_xdp_bad homa_xdp_frame_parse(uint8_t *frame, size_t len, bool raw,
 				       uint16_t port, struct homa_io_rx *out)
 {
-	enum homa_xdp_bad bad;
-	size_t l4_len = 0, ihl = check_ip(frame, len, &l4_len, &bad);
-	uint8_t *ip = frame + HOMA_XDP_ETH_HLEN, *l4 = ip + ihl;
+	enum homa_xdp_bad bad = HOMA_XDP_BAD_HEADER;
+	bool v6 = len >= HOMA_XDP_ETH_HLEN && get16(frame + 12) == ETH_IP6;
+	size_t l4_len = 0, ihl = 0;
+	uint8_t *ip = frame + HOMA_XDP_ETH_HLEN, *l4;
 	uint32_t src;
 
+	if (v6)
+		ihl = check_ip6(frame, len, &l4_len, &bad);
+	else if (len >= HOMA_XDP_ETH_HLEN && get16(frame + 12) == ETH_IP4)
+		ihl = check_ip(frame, len, &l4_len, &bad);
 	if (!ihl)
 		return bad;
-	if (ip[9] != (raw ? HOMA_IPPROTO : IPPROTO_UDP))
-		return HOMA_XDP_OTHER_PORT;
+	l4 = ip + ihl;
+	if (ip[v6 ? 6 : 9] != (raw ? HOMA_IPPROTO : IPPROTO_UDP))
+		return HOMA_XDP_OTHER_PORT;  /* IPv6 extension headers included */
 	if (raw) {
 		if (l4_len < 4)
 			return HOMA_XDP_BAD_HEADER;
@@ -219,11 +302,16 @@ enum homa_xdp_bad homa_xdp_frame_parse(uint8_t *frame, size_t len, bool raw,
 		out->data = l4;
 		out->len = l4_len;
 	} else {
-		bad = check_udp(ip, l4, l4_len, port);
+		bad = check_udp(ip, v6, l4, l4_len, port);
 		if (bad)
 			return bad;
 		out->data = l4 + 8;
 		out->len = (size_t)get16(l4 + 4) - 8;
+	}
+	if (v6) {
+		memcpy(out->src.b, ip + 8, 16);
+		out->priority = homa_io_tos_priority((uint8_t)((get16(ip) >> 4) & 0xff));
+		return HOMA_XDP_OK;
 	}
 	memcpy(&src, ip + 12, 4);
 	out->src = homa_addr_ipv4(ntohl(src));

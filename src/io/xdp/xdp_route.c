@@ -5,6 +5,7 @@
  * xdp_route.h).
  */
 #include <errno.h>
+#include <netinet/in.h>
 #include <linux/neighbour.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
@@ -62,9 +63,31 @@ static uint16_t next_id(struct homa_xdp_route *r, uint32_t src, uint32_t dst)
 	return r->ids[(h >> 24) % HOMA_XDP_ID_BUCKETS]++;
 }
 
+/**
+ * flow_label() - The IPv6 flow label of the flow from @r's port to
+ * @dst:@dport of path @p: a keyed hash of addresses and ports, 20 bits,
+ * never 0, as Linux labels a UDP socket's datagrams.
+ */
+static uint32_t flow_label(const struct homa_xdp_route *r, const struct homa_xdp_path *p,
+			   uint16_t dport)
+{
+	uint32_t h = r->id_key ^ ((uint32_t)r->sport << 16 | dport);
+
+	for (int i = 0; i < 16; i += 4) {
+		uint32_t a, b;
+
+		memcpy(&a, p->src6 + i, 4);
+		memcpy(&b, p->dst6 + i, 4);
+		h = (h ^ a) * 2654435761u;
+		h = (h ^ b ^ (h >> 15)) * 2246822519u;
+	}
+	h = (h ^ (h >> 13)) & 0xfffffu;
+	return h ? h : 1;
+}
+
 /** homa_xdp_route_open() - See xdp_route.h. */
 int homa_xdp_route_open(struct homa_xdp_route *r, int ifindex, const uint8_t mac[6],
-			uint32_t bound_ip)
+			const struct sockaddr_storage *bind, uint16_t sport)
 {
 	struct timeval tv = {.tv_sec = 0, .tv_usec = 200000};
 
@@ -75,7 +98,18 @@ int homa_xdp_route_open(struct homa_xdp_route *r, int ifindex, const uint8_t mac
 	setsockopt(r->nl, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	r->ifindex = ifindex;
 	memcpy(r->mac, mac, 6);
-	r->bound_ip = bound_ip;
+	r->sport = sport;
+	if (bind->ss_family == AF_INET6) {
+		const struct sockaddr_in6 *b6 = (const struct sockaddr_in6 *)bind;
+
+		r->bound6_set = !IN6_IS_ADDR_UNSPECIFIED(&b6->sin6_addr);
+		memcpy(r->bound6, &b6->sin6_addr, 16);
+		r->v6_ok = true;
+		r->v4_ok = !r->bound6_set;  /* "::" is dual-stack, as the UDP driver's socket */
+	} else {
+		r->bound_ip = ((const struct sockaddr_in *)bind)->sin_addr.s_addr;
+		r->v4_ok = true;
+	}
 	seed_ids(r);
 	return 0;
 }
@@ -133,20 +167,24 @@ static struct nlmsghdr *transact(struct homa_xdp_route *r, struct nl_req *q,
 }
 
 /**
- * get_route() - Ask the kernel how it reaches @dst: the next hop (the
- * gateway or @dst itself) and the preferred source address.
+ * get_route() - Ask the kernel how it reaches @dst (@alen = 4 bytes of an
+ * IPv4 or 16 of an IPv6 address): the next hop @hop (the gateway or @dst
+ * itself) and the preferred source address @src (@alen bytes each).
  * Return: 0, or HOMA_ENOTSUP (no unicast route through our interface).
  */
-static int get_route(struct homa_xdp_route *r, uint32_t dst, uint32_t *hop, uint32_t *src)
+static int get_route(struct homa_xdp_route *r, const uint8_t *dst, size_t alen,
+		     uint8_t *hop, uint8_t *src)
 {
+	static const uint8_t zero[16];
 	struct nl_req q = {.h = {.nlmsg_len = NLMSG_LENGTH(sizeof(struct rtmsg)),
 				 .nlmsg_type = RTM_GETROUTE, .nlmsg_flags = NLM_F_REQUEST},
-			   .rt = {.rtm_family = AF_INET, .rtm_dst_len = 32}};
+			   .rt = {.rtm_family = alen == 4 ? AF_INET : AF_INET6,
+				  .rtm_dst_len = (unsigned char)(alen * 8)}};
 	char buf[NL_BUF];
 	int err, oif = 0;
 	struct nlmsghdr *h;
 
-	add_attr(&q, RTA_DST, &dst, 4);
+	add_attr(&q, RTA_DST, dst, alen);
 	h = transact(r, &q, buf, &err);
 	if (!h || h->nlmsg_type != RTM_NEWROUTE)
 		return HOMA_ENOTSUP;
@@ -155,33 +193,35 @@ static int get_route(struct homa_xdp_route *r, uint32_t dst, uint32_t *hop, uint
 
 	if (rt->rtm_type != RTN_UNICAST)
 		return HOMA_ENOTSUP;  /* local, broadcast, unreachable, ... */
-	*hop = dst;
-	*src = 0;
+	memcpy(hop, dst, alen);
+	memset(src, 0, alen);
 	for (struct rtattr *a = RTM_RTA(rt); RTA_OK(a, len); a = RTA_NEXT(a, len)) {
 		if (a->rta_type == RTA_OIF && RTA_PAYLOAD(a) >= 4)
 			memcpy(&oif, RTA_DATA(a), 4);
-		else if (a->rta_type == RTA_GATEWAY && RTA_PAYLOAD(a) >= 4)
-			memcpy(hop, RTA_DATA(a), 4);
-		else if (a->rta_type == RTA_PREFSRC && RTA_PAYLOAD(a) >= 4)
-			memcpy(src, RTA_DATA(a), 4);
+		else if (a->rta_type == RTA_GATEWAY && RTA_PAYLOAD(a) == alen)
+			memcpy(hop, RTA_DATA(a), alen);
+		else if (a->rta_type == RTA_PREFSRC && RTA_PAYLOAD(a) == alen)
+			memcpy(src, RTA_DATA(a), alen);
 	}
-	return oif == r->ifindex && *src ? 0 : HOMA_ENOTSUP;
+	return oif == r->ifindex && memcmp(src, zero, alen) ? 0 : HOMA_ENOTSUP;
 }
 
 /**
- * get_neigh() - The link address of next hop @hop from the neighbour
- * table. Return: 0, or HOMA_EAGAIN (no usable entry yet).
+ * get_neigh() - The link address of next hop @hop (@alen bytes: IPv4 or
+ * IPv6) from the neighbour table. Return: 0, or HOMA_EAGAIN (no usable
+ * entry yet).
  */
-static int get_neigh(struct homa_xdp_route *r, uint32_t hop, uint8_t mac[6])
+static int get_neigh(struct homa_xdp_route *r, const uint8_t *hop, size_t alen, uint8_t mac[6])
 {
 	struct nl_req q = {.h = {.nlmsg_len = NLMSG_LENGTH(sizeof(struct ndmsg)),
 				 .nlmsg_type = RTM_GETNEIGH, .nlmsg_flags = NLM_F_REQUEST},
-			   .nd = {.ndm_family = AF_INET, .ndm_ifindex = r->ifindex}};
+			   .nd = {.ndm_family = alen == 4 ? AF_INET : AF_INET6,
+				  .ndm_ifindex = r->ifindex}};
 	char buf[NL_BUF];
 	int err;
 	struct nlmsghdr *h;
 
-	add_attr(&q, NDA_DST, &hop, 4);
+	add_attr(&q, NDA_DST, hop, alen);
 	h = transact(r, &q, buf, &err);
 	if (!h || h->nlmsg_type != RTM_NEWNEIGH)
 		return HOMA_EAGAIN;
@@ -199,59 +239,91 @@ static int get_neigh(struct homa_xdp_route *r, uint32_t hop, uint8_t mac[6])
 }
 
 /**
- * resolve() - Have the kernel resolve next hop @hop: RTM_NEWNEIGH with
- * NTF_USE creates the entry if needed and starts a probe, as a packet the
- * kernel itself sent would. Failures are left to the next attempt.
+ * resolve() - Have the kernel resolve next hop @hop (@alen bytes):
+ * RTM_NEWNEIGH with NTF_USE creates the entry if needed and starts a probe
+ * (ARP or neighbour solicitation), as a packet the kernel itself sent
+ * would. Failures are left to the next attempt.
  */
-static void resolve(struct homa_xdp_route *r, uint32_t hop)
+static void resolve(struct homa_xdp_route *r, const uint8_t *hop, size_t alen)
 {
 	struct nl_req q = {.h = {.nlmsg_len = NLMSG_LENGTH(sizeof(struct ndmsg)),
 				 .nlmsg_type = RTM_NEWNEIGH,
 				 .nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK | NLM_F_CREATE},
-			   .nd = {.ndm_family = AF_INET, .ndm_ifindex = r->ifindex,
-				  .ndm_state = NUD_NONE, .ndm_flags = NTF_USE}};
+			   .nd = {.ndm_family = alen == 4 ? AF_INET : AF_INET6,
+				  .ndm_ifindex = r->ifindex, .ndm_state = NUD_NONE,
+				  .ndm_flags = NTF_USE}};
 	char buf[NL_BUF];
 	int err;
 
-	add_attr(&q, NDA_DST, &hop, 4);
+	add_attr(&q, NDA_DST, hop, alen);
 	transact(r, &q, buf, &err);
 	r->misses++;
 }
 
-/** fill() - Read the tables for slot @s (destination already set). */
+/**
+ * fill() - Read the tables for slot @s (destination already set).
+ * A family the bind address excludes has no path (HOMA_ENOTSUP).
+ */
 static void fill(struct homa_xdp_route *r, struct homa_xdp_route_slot *s)
 {
-	uint32_t hop, src;
+	bool v6 = !homa_addr_is_ipv4(&s->dst);
+	size_t alen = v6 ? 16 : 4;
+	const uint8_t *dst = v6 ? s->dst.b : s->dst.b + 12;
+	uint8_t hop[16], src[16];
 
 	r->lookups++;
-	s->ok = get_route(r, s->dst, &hop, &src);
+	s->ok = (v6 ? r->v6_ok : r->v4_ok) ? get_route(r, dst, alen, hop, src) : HOMA_ENOTSUP;
 	if (s->ok)
 		return;
-	s->ok = get_neigh(r, hop, s->path.dst_mac);
+	s->ok = get_neigh(r, hop, alen, s->path.dst_mac);
 	if (s->ok) {
-		resolve(r, hop);
+		resolve(r, hop, alen);
 		return;
 	}
 	memcpy(s->path.src_mac, r->mac, 6);
-	s->path.src_ip = r->bound_ip ? r->bound_ip : src;
-	s->path.dst_ip = s->dst;
+	s->path.v6 = v6;
+	if (v6) {
+		memcpy(s->path.src6, r->bound6_set ? r->bound6 : src, 16);
+		memcpy(s->path.dst6, dst, 16);
+	} else {
+		memcpy(&s->path.src_ip, src, 4);
+		if (r->bound_ip)
+			s->path.src_ip = r->bound_ip;
+		memcpy(&s->path.dst_ip, dst, 4);
+	}
+}
+
+/** slot_of() - @dst's slot in @r's cache (a hash of its bytes). */
+static struct homa_xdp_route_slot *slot_of(struct homa_xdp_route *r, const homa_addr *dst)
+{
+	uint32_t h = 0, w;
+
+	for (int i = 0; i < 16; i += 4) {
+		memcpy(&w, dst->b + i, 4);
+		h = (h ^ w) * 2654435761u;
+	}
+	return &r->slot[(h ^ (h >> 16)) % HOMA_XDP_ROUTE_SLOTS];
 }
 
 /** homa_xdp_route_get() - See xdp_route.h. */
-const struct homa_xdp_path *homa_xdp_route_get(struct homa_xdp_route *r, uint32_t dst,
-					       uint64_t now_ns, int *err)
+const struct homa_xdp_path *homa_xdp_route_get(struct homa_xdp_route *r, const homa_addr *dst,
+					       uint16_t dport, uint64_t now_ns, int *err)
 {
-	struct homa_xdp_route_slot *s = &r->slot[(dst ^ (dst >> 16)) % HOMA_XDP_ROUTE_SLOTS];
+	struct homa_xdp_route_slot *s = slot_of(r, dst);
 	uint64_t ttl = s->ok ? HOMA_XDP_ROUTE_RETRY_NS : HOMA_XDP_ROUTE_TTL_NS;
 
-	if (s->dst != dst || now_ns - s->checked_ns >= ttl) {
-		s->dst = dst;
+	if (!s->used || !homa_addr_equal(&s->dst, dst) || now_ns - s->checked_ns >= ttl) {
+		s->dst = *dst;
+		s->used = true;
 		s->checked_ns = now_ns;
 		fill(r, s);
 	}
 	*err = s->ok;
 	if (s->ok)
 		return NULL;
-	s->path.ip_id = next_id(r, s->path.src_ip, dst);
+	if (s->path.v6)
+		s->path.flow = flow_label(r, &s->path, dport);
+	else
+		s->path.ip_id = next_id(r, s->path.src_ip, s->path.dst_ip);
 	return &s->path;
 }
