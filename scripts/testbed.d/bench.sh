@@ -14,18 +14,21 @@ bench_bin() {
 }
 
 # Prints the homa-bench transport flags of ARM; exits on an unknown arm.
-# The encrypted arms (homa-psp: Homa with PSP; tcp-tls, tcp-cubic-tls,
+# homa-xdp is the homa arm over the AF_XDP driver on each host's eth0
+# (native XDP on the host's veth; a host's client and server share its
+# queue's UMEM, docs/XDP.md). The encrypted arms (homa-psp: Homa with PSP; tcp-tls, tcp-cubic-tls,
 # tcp-bbr-tls: TCP with TLS 1.3) use the run's certificates (tb_certs).
 arm_flags() {
   case "$1" in
     homa) echo "--transport homa --homa-link-gbps $(gbps_of "$TB_RATE_MBIT") $(homa_window_flags)" \
       "$(homa_tick_flag) $(homa_resend_flag) $TB_HOMA_FLAGS" ;;
+    homa-xdp) echo "$(arm_flags homa) --driver xdp --ifname eth0" ;;
     tcp-cubic) echo "--transport tcp --cc cubic" ;;
     tcp-bbr) echo "--transport tcp --cc bbr" ;;
     tcp) echo "--transport tcp" ;;
     homa-psp|tcp-tls|tcp-cubic-tls|tcp-bbr-tls)
       echo "$(arm_flags "$(arm_clear "$1")") --encrypt --certs $(tb_certs)" ;;
-    *) die "unknown arm $1 (homa, tcp-cubic, tcp-bbr, tcp, homa-psp, tcp-tls, tcp-cubic-tls, tcp-bbr-tls)" ;;
+    *) die "unknown arm $1 (homa, homa-xdp, tcp-cubic, tcp-bbr, tcp, homa-psp, tcp-tls, tcp-cubic-tls, tcp-bbr-tls)" ;;
   esac
 }
 
@@ -133,7 +136,7 @@ window_of() {
     END { w = k * big * 8 / (m * 1e6); w = w > d ? int(w) + (w > int(w)) : d; print w }' "$f"
 }
 
-arm_port() { [[ $(arm_clear "$1") == homa ]] && echo $HOMA_PORT || echo $TCP_PORT; }
+arm_port() { [[ $(arm_clear "$1") == homa* ]] && echo $HOMA_PORT || echo $TCP_PORT; }
 
 # Prints "IP:PORT,..." of the given hosts for ARM.
 server_list() {

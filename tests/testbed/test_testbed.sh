@@ -7,6 +7,10 @@
 #   test_testbed.sh homa_vs_tcp SRC BUILD  3 hosts, each a client and a
 #                                          server, W4 at 80%, Homa and TCP
 #                                          (HOMA_TESTBED_HOMA=0 skips it)
+#   test_testbed.sh homa_xdp SRC BUILD     the same with the homa-xdp arm
+#                                          (Homa over AF_XDP on the hosts'
+#                                          veths) beside TCP; skipped (77)
+#                                          without AF_XDP in the kernel
 set -euo pipefail
 
 mode=$1 src=$2 build=$3
@@ -71,6 +75,8 @@ case "$mode" in
     [[ -s $out/certs/client.pem && $(armf arm_port homa-psp) == 4000 && $(armf arm_port tcp-tls) == 5000 ]] ||
       fail "encrypted arms: no certificates or wrong ports"
     ! armf arm_flags tcp-psp 2>/dev/null || fail "an unknown arm was accepted"
+    [[ $(armf arm_flags homa-xdp) == "$(armf arm_flags homa) --driver xdp --ifname eth0" &&
+       $(armf arm_port homa-xdp) == 4000 ]] || fail "homa-xdp: $(armf arm_flags homa-xdp)"
     # servers_start's check replaces a damaged set (a server certificate
     # of the wrong CA) for an encrypted arm, and does nothing for a clear one.
     cp "$out/certs/rogue.pem" "$out/certs/server.pem"
@@ -120,6 +126,20 @@ case "$mode" in
       --arms homa,tcp-cubic --workloads w4 --loads 80 run ci
     f=$(ls "$out"/ci/*/run.json)
     python3 "$src/tests/testbed/check_ci.py" "$f"
+    ;;
+  homa_xdp)
+    if [[ ${HOMA_TESTBED_HOMA:-1} == 0 ]]; then
+      echo "skipped: HOMA_TESTBED_HOMA=0"
+      exit 77
+    fi
+    python3 -c 'import socket; socket.socket(44, socket.SOCK_RAW)' 2>/dev/null || {
+      echo "skipped: this kernel has no AF_XDP sockets (CONFIG_XDP_SOCKETS)"; exit 77; }
+    # each host's client and server share its eth0 queue (shared UMEM);
+    # their packets must reach the switch's priority classes (HTB)
+    TB_CALIB_COUNT=30 "${tb[@]}" --hosts 3 --rate 50 --nic off --duration 6 --warmup 0.5 \
+      --arms homa-xdp,tcp-cubic --workloads w4 --loads 80 run ci
+    f=$(ls "$out"/ci/*/run.json)
+    python3 "$src/tests/testbed/check_ci.py" "$f" homa-xdp
     ;;
   *)
     fail "unknown mode $mode"
