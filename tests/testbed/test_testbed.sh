@@ -75,8 +75,11 @@ case "$mode" in
     [[ -s $out/certs/client.pem && $(armf arm_port homa-psp) == 4000 && $(armf arm_port tcp-tls) == 5000 ]] ||
       fail "encrypted arms: no certificates or wrong ports"
     ! armf arm_flags tcp-psp 2>/dev/null || fail "an unknown arm was accepted"
-    [[ $(armf arm_flags homa-xdp) == "$(armf arm_flags homa) --driver xdp --ifname eth0" &&
-       $(armf arm_port homa-xdp) == 4000 ]] || fail "homa-xdp: $(armf arm_flags homa-xdp)"
+    # homa-xdp: the homa arm's flags (here at 20 Mbit/s) and the XDP driver on eth0
+    xf=$(TB_RATE_MBIT=20 TB_HOMA_TICK_US=0 TB_HOMA_RESEND_US=0 TB_HOMA_FLAGS= TB_MTU=1500 \
+         TB_HOMA_UNSCHED_US=0 TB_HOMA_INCOMING_US=0 armf arm_flags homa-xdp)
+    [[ $xf == "--transport homa --homa-link-gbps 0.02 "*" --driver xdp --ifname eth0" &&
+       $(armf arm_port homa-xdp) == 4000 ]] || fail "homa-xdp: $xf"
     # servers_start's check replaces a damaged set (a server certificate
     # of the wrong CA) for an encrypted arm, and does nothing for a clear one.
     cp "$out/certs/rogue.pem" "$out/certs/server.pem"
