@@ -29,7 +29,7 @@
  *                                          homa_recv() with a zero timeout COUNT
  *                                          times with nothing to receive; prints
  *                                          "spins COUNT" if each said HOMA_EAGAIN
- *   xdp_peer procs IF ADDR PEER PORT first|second
+ *   xdp_peer procs IF ADDR PEER PORT first|second|second2
  *                                          one of two processes on the XDP driver
  *                                          of IF (xdp_procs.sh): "first" runs
  *                                          rounds of RPCs of 1 B to 200 kB until
@@ -40,7 +40,9 @@
  *                                          rounds until frames of a dead process
  *                                          were reclaimed and three more rounds
  *                                          passed (40 s at most), and prints
- *                                          "reclaimed N"
+ *                                          "reclaimed N"; "second2" is "second"
+ *                                          with a second socket opened after
+ *                                          joining, each round on both sockets
  * IF "udp" runs that end on the UDP driver instead (no offload).
  * The client prints the driver's counters and exits 0 only if every RPC
  * and the whole TCP stream came back intact.
@@ -510,9 +512,10 @@ static double now_s(void)
  * Return: 0 if every RPC came back intact (and, second, frames were reclaimed).
  */
 static int procs(const char *ifname, const char *addr, const char *peer_addr, uint16_t port,
-		 bool first)
+		 bool first, bool two)
 {
 	homa_socket *s = open_xdp(ifname, addr, 0, false);
+	homa_socket *s2 = two ? open_xdp(ifname, addr, 0, false) : NULL;
 	struct sockaddr_in peer = {.sin_family = AF_INET, .sin_port = htons(port)};
 	uint8_t *req = malloc(200000), *resp = malloc(200000);
 	struct homa_message kept[3];
@@ -536,6 +539,8 @@ static int procs(const char *ifname, const char *addr, const char *peer_addr, ui
 	}
 	while (after < 3 && now_s() < end) {
 		bad += procs_round(s, &peer, &seed, req, resp, NULL);
+		if (s2)
+			bad += procs_round(s2, &peer, &seed, req, resp, NULL);
 		round++;
 		homa_io_stats(s, &st);
 		after += st.xdp_reclaimed > 0;
@@ -543,6 +548,10 @@ static int procs(const char *ifname, const char *addr, const char *peer_addr, ui
 	print_stats(s, bad ? "second: FAILED" : "second: ok");
 	printf("rounds %d bad %d reclaimed %llu\n", round, bad,
 	       (unsigned long long)st.xdp_reclaimed);
+	if (s2) {
+		print_stats(s2, bad ? "second socket: FAILED" : "second socket: ok");
+		homa_close(s2);
+	}
 	homa_close(s);
 	free(req);
 	free(resp);
@@ -628,7 +637,7 @@ int main(int argc, char **argv)
 		return pair(argv[2], argv[3], argv[4], (uint16_t)atoi(argv[5]));
 	if (argc == 7 && !strcmp(argv[1], "procs"))
 		return procs(argv[2], argv[3], argv[4], (uint16_t)atoi(argv[5]),
-			     !strcmp(argv[6], "first"));
+			     !strcmp(argv[6], "first"), !strcmp(argv[6], "second2"));
 	if (argc == 6 && !strcmp(argv[1], "open"))
 		return try_open(argv[2], argv[3], (uint32_t)atoi(argv[4]), atoi(argv[5]));
 	if (argc == 5 && !strcmp(argv[1], "spin"))
