@@ -15,6 +15,10 @@ tb_validate_config() {
   [[ $TB_MTU =~ ^[0-9]+$ ]] && ((TB_MTU >= 576 && TB_MTU <= 9000)) \
     || die "--mtu must be 576..9000 (got $TB_MTU)"
   [[ $TB_NIC == on || $TB_NIC == off ]] || die "--nic must be on or off"
+  # AF_XDP copy-mode sends leave through the device directly (no qdisc on
+  # the host's veth), so NIC shaping would not apply to the homa-xdp arm
+  [[ $TB_NIC == on && ,$TB_ARMS, == *,homa-xdp,* ]] \
+    && die "--nic must be off with the homa-xdp arm (AF_XDP sends bypass the hosts' veth qdisc)"
   [[ $TB_SWITCH_CPU =~ ^[0-9]+$ ]] || die "--switch-cpu must be a CPU number"
   [[ $TB_HOST_CPUS =~ ^[0-9,-]+$ ]] || die "--host-cpus must be a CPU list like 0 or 0-2"
   [[ $TB_DURATION =~ ^[0-9]+$ ]] && ((TB_DURATION >= 1)) || die "--duration must be seconds >= 1"

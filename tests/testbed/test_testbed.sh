@@ -43,7 +43,8 @@ case "$mode" in
   fabric)
     # Bad settings are refused with a clear message before anything is built.
     for bad in "--tcp-class middle" "--homa-tick-us 1.5" "--bulk-flows x" "--rate 0" \
-               "--warmup soon" "--homa-resend-us 5ms" "--bulk-nice 30" "--window-msgs many"; do
+               "--warmup soon" "--homa-resend-us 5ms" "--bulk-nice 30" "--window-msgs many" \
+               "--nic on --arms homa,homa-xdp"; do
       # shellcheck disable=SC2086
       if msg=$("$src/scripts/testbed" --prefix "$prefix" $bad status 2>&1); then
         fail "scripts/testbed accepted $bad"
