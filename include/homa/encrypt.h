@@ -66,9 +66,13 @@ struct homa_encrypt_opts {
 	/**
 	 * UDP port sealed packets are sent to: 0 (default) = each destination
 	 * socket's own port; else the PSP port of every host (PSP assigns
-	 * HOMA_PSP_UDP_PORT, 1000), where the host's PSP receiver hands each
-	 * packet to the socket its clear header names (homa_encrypt_host_stats()).
-	 * The socket then joins this process's receiver, which needs
+	 * HOMA_PSP_UDP_PORT, 1000), from which each packet reaches the socket
+	 * its clear header names (homa_encrypt_host_stats() says how). The
+	 * kernel steers it there: the socket binds this port too (SO_REUSEPORT)
+	 * and a BPF program picks the socket by the clear header's Homa port
+	 * (needs CAP_BPF and CAP_NET_ADMIN). Where that is refused, or with
+	 * HOMA_PSP_STEER=off in the environment, the socket joins instead
+	 * this process's receiver, which needs
 	 * CAP_NET_BIND_SERVICE for ports below 1024 and CAP_NET_ADMIN (it
 	 * forwards with the sender's address as source): homa_open() returns
 	 * HOMA_EPERM without them, HOMA_ENOTSUP if it is the socket's own port,
@@ -92,6 +96,16 @@ struct homa_psp_host_stats {
 	uint32_t owner;          /**< 1 if this process holds the PSP port now */
 	uint32_t sockets;        /**< sockets of this process that joined */
 	uint64_t batches;        /**< reads of the port (recvmmsg) that returned datagrams */
+	/**
+	 * Sockets of this process the kernel steers to (no receiver, no
+	 * hop): each binds the PSP port too, and a BPF program picks the
+	 * socket by the clear header's Homa port. Sockets that could not be
+	 * steered (no CAP_BPF, kernel without it, the port held by a
+	 * receiver, HOMA_PSP_STEER=off) use the receiver and are counted in
+	 * sockets; the log says why.
+	 */
+	uint32_t steered;
+	uint32_t steer_refused;  /**< sockets that tried steering and use the receiver */
 };
 
 /** homa_encrypt_opts_default() - Fill @e with the defaults above (NULL is ignored). */

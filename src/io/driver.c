@@ -16,16 +16,24 @@ int homa_driver_open(int kind, const struct homa_driver_config *cfg,
 	    cfg->max_packet < 64 || cfg->max_packet > 65535 ||
 	    (cfg->bind.ss_family != AF_INET && cfg->bind.ss_family != AF_INET6))
 		return HOMA_EINVAL;
+	int err;
+
 	switch (kind) {
 	case HOMA_IO_UDP:
-		return homa_udp_open(cfg, out);
+		err = homa_udp_open(cfg, out);
+		break;
 	case HOMA_IO_RAW:
-		return homa_raw_open(cfg, out);
+		err = homa_raw_open(cfg, out);
+		break;
 	case HOMA_IO_XDP:
-		return homa_xdp_open(cfg, out);
+		err = homa_xdp_open(cfg, out);
+		break;
 	default:
 		return HOMA_EINVAL;
 	}
+	if (!err)
+		(*out)->rx_fd2 = -1;
+	return err;
 }
 
 /** homa_driver_refresh() - See driver.h. */

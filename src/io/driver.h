@@ -176,12 +176,21 @@ struct homa_driver_ops {
 	int (*tx_bufs)(struct homa_driver *d, uint8_t **out, int n, size_t cap);
 	/** tx_unbufs() - Give back @n buffers tx_bufs() lent and send() never took. */
 	void (*tx_unbufs)(struct homa_driver *d, uint8_t *const *bufs, int n);
+	/**
+	 * add_rx() - Optional (UDP): receive from the bound UDP socket @fd
+	 * too (the PSP port's, kernel-steered): recv() returns its datagrams
+	 * like the driver's own, and rx_fd2 becomes @fd. The driver owns @fd
+	 * from then on (close() closes it), also when this fails. Called
+	 * before any recv(). Return: 0; HOMA_EINVAL (already one); HOMA_ENOMEM.
+	 */
+	int (*add_rx)(struct homa_driver *d, int fd);
 };
 
 /** State common to all drivers (each driver embeds it first). */
 struct homa_driver {
 	const struct homa_driver_ops *ops;
 	int fd;              /**< readable when packets are waiting */
+	int rx_fd2;          /**< also readable when packets wait (add_rx()), or -1 */
 	int family;          /**< AF_INET or AF_INET6 */
 	uint16_t port;       /**< bound Homa port */
 	homa_addr local;     /**< bound address (may be the wildcard) */

@@ -37,6 +37,10 @@ struct udp_driver {
 	struct homa_driver base;
 	struct homa_io_sender tx;
 	struct homa_io_receiver rx;
+	struct homa_io_receiver rx2;  /**< add_rx()'s socket (rx2.fd -1: none) */
+	bool rx2_first;               /**< recv() reads rx2 before rx */
+	uint32_t batch, rcvbuf;       /**< as opened */
+	size_t buf;                   /**< bytes per receive buffer */
 	struct homa_io_rx *pkts;  /**< what recv() returns */
 	size_t max_pkts;
 };
@@ -97,23 +101,24 @@ static size_t gro_size(struct msghdr *h, size_t len)
 }
 
 /**
- * udp_recv() - Receive a batch; split UDP_GRO super-packets into Homa
- * packets using the segment size the kernel reports; read each
- * datagram's priority from its TOS / traffic class. See driver.h.
+ * recv_from() - Receive a batch from @rx; split UDP_GRO super-packets
+ * into Homa packets using the segment size the kernel reports; read each
+ * datagram's priority from its TOS / traffic class. Return: packets in
+ * d->pkts, or HOMA_EIO.
  */
-static int udp_recv(struct homa_driver *base, struct homa_io_rx **out)
+static int recv_from(struct udp_driver *d, struct homa_io_receiver *rx)
 {
-	struct udp_driver *d = (struct udp_driver *)base;
-	int n = homa_io_receiver_recv(&d->rx);
+	struct homa_driver *base = &d->base;
+	int n = homa_io_receiver_recv(rx);
 	size_t k = 0;
 
 	if (n <= 0)
 		return n;
 	homa_io_count(&base->c.rx_calls, 1);
 	for (int i = 0; i < n; i++) {
-		struct msghdr *h = &d->rx.msgs[i].msg_hdr;
-		uint8_t *buf = d->rx.iovs[i].iov_base;
-		size_t len = d->rx.msgs[i].msg_len, seg = len;
+		struct msghdr *h = &rx->msgs[i].msg_hdr;
+		uint8_t *buf = rx->iovs[i].iov_base;
+		size_t len = rx->msgs[i].msg_len, seg = len;
 		homa_addr src;
 		uint8_t prio;
 
@@ -136,8 +141,62 @@ static int udp_recv(struct homa_driver *base, struct homa_io_rx **out)
 		}
 	}
 	homa_io_count(&base->c.rx_packets, k);
-	*out = d->pkts;
 	return (int)k;
+}
+
+/**
+ * udp_recv() - See driver.h. With a second socket (add_rx()), one call
+ * returns the packets of one socket: the one that last had packets
+ * first, the other if it has none; a full batch hands the first turn to
+ * the other socket, so neither starves the other.
+ */
+static int udp_recv(struct homa_driver *base, struct homa_io_rx **out)
+{
+	struct udp_driver *d = (struct udp_driver *)base;
+	struct homa_io_receiver *a = d->rx2_first ? &d->rx2 : &d->rx;
+	struct homa_io_receiver *b = d->rx2_first ? &d->rx : &d->rx2;
+	int n;
+
+	*out = d->pkts;
+	if (d->rx2.fd < 0)
+		return recv_from(d, &d->rx);
+	n = recv_from(d, a);
+	if (n > 0) {
+		if ((uint32_t)n >= d->batch)
+			d->rx2_first = !d->rx2_first;
+		return n;
+	}
+	n = recv_from(d, b);
+	if (n > 0)
+		d->rx2_first = !d->rx2_first;
+	return n;
+}
+
+/** udp_add_rx() - See driver.h: rx2 on @fd, with the driver's buffers and options. */
+static int udp_add_rx(struct homa_driver *base, int fd)
+{
+	struct udp_driver *d = (struct udp_driver *)base;
+	struct sockaddr_storage a;
+	socklen_t len = sizeof(a);
+	int on = 1;
+
+	if (d->rx2.fd >= 0) {
+		close(fd);
+		return HOMA_EINVAL;
+	}
+	homa_driver_set_bufs(fd, d->rcvbuf);
+	if (getsockname(fd, (struct sockaddr *)&a, &len) == 0)
+		homa_io_recv_tos_enable(fd, a.ss_family);
+	if (base->gro)  /* buffers are UDP_GRO_BUF: coalesced or not, it fits */
+		setsockopt(fd, SOL_UDP, UDP_GRO, &on, sizeof(on));
+	if (homa_io_receiver_init(&d->rx2, fd, d->batch, d->buf)) {
+		close(fd);
+		d->rx2.fd = -1;
+		return HOMA_ENOMEM;
+	}
+	base->rx_fd2 = fd;
+	d->rx2_first = true;
+	return 0;
 }
 
 /** udp_send() - See driver.h. */
@@ -166,6 +225,10 @@ static void udp_close(struct homa_driver *base)
 	struct udp_driver *d = (struct udp_driver *)base;
 
 	close(base->fd);
+	if (d->rx2.fd >= 0) {
+		close(d->rx2.fd);
+		homa_io_receiver_free(&d->rx2);
+	}
 	homa_io_sender_free(&d->tx);
 	homa_io_receiver_free(&d->rx);
 	free(d->pkts);
@@ -178,6 +241,7 @@ static const struct homa_driver_ops udp_ops = {
 	.recv = udp_recv,
 	.unreach = udp_unreach,
 	.close = udp_close,
+	.add_rx = udp_add_rx,
 };
 
 /**
@@ -209,6 +273,8 @@ int homa_udp_open(const struct homa_driver_config *cfg, struct homa_driver **out
 	}
 	d->base.ops = &udp_ops;
 	d->base.fd = fd;
+	d->base.rx_fd2 = -1;
+	d->rx2.fd = -1;
 	d->base.family = cfg->bind.ss_family;
 	d->base.maps_v4 = true;
 	homa_io_addr_from_sockaddr((const struct sockaddr *)&cfg->bind, &d->base.local, NULL);
@@ -217,6 +283,9 @@ int homa_udp_open(const struct homa_driver_config *cfg, struct homa_driver **out
 	homa_io_icmp_enable(fd, d->base.family);
 	enable_offloads(d, cfg->offload);
 	buf = d->base.gro ? UDP_GRO_BUF : cfg->max_packet;
+	d->buf = buf;
+	d->batch = cfg->batch;
+	d->rcvbuf = cfg->rcvbuf;
 	d->max_pkts = (size_t)cfg->batch * (d->base.gro ? HOMA_IO_GSO_MAX_SEGS : 1);
 	d->base.max_rx = (uint32_t)d->max_pkts;
 	d->pkts = calloc(d->max_pkts, sizeof(*d->pkts));

@@ -29,6 +29,7 @@ struct rt_enc {
 	uint16_t port;                      /**< this socket's Homa port */
 	uint16_t udp_port;                  /**< PSP port sealed packets go to (0: the socket's) */
 	bool host_joined;                   /**< served by the host's PSP receiver */
+	bool steered;                       /**< steered by the kernel (psp_steer.c) */
 	uint32_t timeout_ms;
 	uint64_t rotate_ns, next_rotate;    /**< next_rotate: mu */
 	struct homa_kx_server *srv;

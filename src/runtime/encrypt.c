@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "enc.h"
+#include "psp_steer.h"
 
 /** homa_encrypt_opts_default() - See encrypt.h. */
 void homa_encrypt_opts_default(struct homa_encrypt_opts *e)
@@ -121,9 +122,42 @@ static int start_service(struct rt_enc *x, const struct sockaddr_storage *bind_s
 }
 
 /**
- * join_host() - Sockets with a PSP port: have the host's receiver serve
- * this socket (IPv4 or IPv6). Return: 0; HOMA_ENOTSUP (the PSP port is
- * the socket's own); the errors of homa_rt_psp_host_join().
+ * steer() - Have the kernel steer this socket's packets on the PSP port
+ * to it (psp_steer.c): the driver reads the PSP port's socket too.
+ * Return: whether it does; if not, the log says why.
+ */
+static bool steer(struct rt_enc *x)
+{
+	struct homa_driver *d = x->rt->drv;
+	int fd, err;
+
+	if (homa_rt_psp_steer_off()) {
+		HOMA_LOG_INFO("port %u: PSP port %u through the host's receiver (%s=off)", x->port,
+			      x->udp_port, PSP_STEER_ENV);
+		return false;
+	}
+	if (!d->ops->add_rx) {
+		HOMA_LOG_INFO("port %u: PSP port %u through the host's receiver (driver %s cannot "
+			      "read a second socket)", x->port, x->udp_port, d->ops->name);
+		return false;
+	}
+	fd = homa_rt_psp_steer_open(x->udp_port, x->port);
+	err = fd < 0 ? fd : d->ops->add_rx(d, fd);
+	if (err) {
+		HOMA_LOG_INFO("port %u: PSP port %u through the host's receiver: kernel steering "
+			      "refused (%s)", x->port, x->udp_port, homa_strerror(err));
+		return false;
+	}
+	HOMA_LOG_INFO("port %u: PSP port %u steered by the kernel (SO_REUSEPORT, BPF)", x->port,
+		      x->udp_port);
+	return true;
+}
+
+/**
+ * join_host() - Sockets with a PSP port: kernel steering where it can be
+ * had, else the host's receiver serves this socket (IPv4 or IPv6).
+ * Return: 0; HOMA_ENOTSUP (the PSP port is the socket's own); the errors
+ * of homa_rt_psp_host_join().
  */
 static int join_host(struct rt_enc *x)
 {
@@ -131,8 +165,15 @@ static int join_host(struct rt_enc *x)
 
 	if (x->udp_port == x->port)
 		return HOMA_ENOTSUP;
+	x->steered = steer(x);
+	if (x->steered) {
+		homa_rt_psp_host_steered(1, false);
+		return 0;
+	}
 	err = homa_rt_psp_host_join(x->udp_port, x->port);
 	x->host_joined = !err;
+	if (!err && !homa_rt_psp_steer_off())
+		homa_rt_psp_host_steered(0, true);
 	return err;
 }
 
@@ -184,6 +225,8 @@ void homa_rt_enc_close(struct homa_rt *rt)
 	homa_kx_server_stop(x->srv);
 	if (x->host_joined)
 		homa_rt_psp_host_leave(x->port);
+	if (x->steered)
+		homa_rt_psp_host_steered(-1, false);
 	if (rt->engine)
 		homa_engine_set_hooks(rt->engine, NULL);
 	homa_psp_free(x->psp);

@@ -280,10 +280,11 @@ static void drain_fd(int fd)
 static int wait_packets(struct homa_rt *rt, uint64_t engine_by, uint64_t caller_by)
 {
 	bool blocked = atomic_load(&rt->tx_blocked);
-	struct pollfd p[4] = {{.fd = rt->drv->fd, .events = POLLIN | (blocked ? POLLOUT : 0)},
+	struct pollfd p[5] = {{.fd = rt->drv->fd, .events = POLLIN | (blocked ? POLLOUT : 0)},
 			      {.fd = rt->kick_fd, .events = POLLIN},
 			      {.fd = rt->wait_tfd, .events = POLLIN},
-			      {.fd = rt->poll_tp_fd, .events = POLLIN}};
+			      {.fd = rt->poll_tp_fd, .events = POLLIN},
+			      {.fd = rt->drv->rx_fd2, .events = POLLIN}};
 	uint64_t now = homa_rt_now(), first;
 	struct timespec ts = {0, 0};
 	bool timed = true;
@@ -303,7 +304,7 @@ static int wait_packets(struct homa_rt *rt, uint64_t engine_by, uint64_t caller_
 			timed = false;
 		}
 	}
-	if (ppoll(p, 4, timed ? &ts : NULL, NULL) <= 0)
+	if (ppoll(p, 5, timed ? &ts : NULL, NULL) <= 0)
 		return 0;
 	if (p[1].revents & POLLIN)
 		drain_fd(rt->kick_fd);
@@ -312,7 +313,7 @@ static int wait_packets(struct homa_rt *rt, uint64_t engine_by, uint64_t caller_
 		rt->wait_armed = UINT64_MAX;  /* a fired one-shot timer is off */
 	}
 	/* POLLERR: an ICMP report waits in the error queue (input_unreach()) */
-	return (p[0].revents & (POLLIN | POLLERR) ? WAIT_PACKETS : 0) |
+	return ((p[0].revents & (POLLIN | POLLERR)) || (p[4].revents & POLLIN) ? WAIT_PACKETS : 0) |
 	       (p[3].revents & POLLIN ? WAIT_TCP : 0);
 }
 

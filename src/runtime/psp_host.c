@@ -350,6 +350,15 @@ void homa_rt_psp_host_leave(uint16_t homa_port)
 	pthread_mutex_unlock(&H.life_mu);
 }
 
+/** homa_rt_psp_host_steered() - See rt.h. */
+void homa_rt_psp_host_steered(int delta, bool refused)
+{
+	pthread_mutex_lock(&H.mu);
+	H.st.steered = (uint32_t)((int)H.st.steered + delta);
+	H.st.steer_refused += refused;
+	pthread_mutex_unlock(&H.mu);
+}
+
 /** homa_encrypt_host_stats() - See encrypt.h. */
 int homa_encrypt_host_stats(struct homa_psp_host_stats *out)
 {
@@ -358,7 +367,7 @@ int homa_encrypt_host_stats(struct homa_psp_host_stats *out)
 	if (!out)
 		return HOMA_EINVAL;
 	pthread_mutex_lock(&H.mu);
-	if (!H.st.sockets)
+	if (!H.st.sockets && !H.st.steered)
 		err = HOMA_ENOTSUP;
 	else
 		*out = H.st;

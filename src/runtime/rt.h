@@ -554,6 +554,12 @@ int homa_rt_enc_open(struct homa_rt *rt, const struct homa_open_opts *o,
 int homa_rt_psp_host_join(uint16_t udp_port, uint16_t homa_port);
 /** homa_rt_psp_host_leave() - Undo a join; the last one stops the thread. */
 void homa_rt_psp_host_leave(uint16_t homa_port);
+/**
+ * homa_rt_psp_host_steered() - Count a socket that the kernel steers to
+ * (@delta 1) or no longer (-1) in homa_psp_host_stats.steered, and one
+ * that tried steering and uses the receiver (@refused).
+ */
+void homa_rt_psp_host_steered(int delta, bool refused);
 /** homa_rt_enc_close() - Stop the service and free the PSP state (no-op if none). */
 void homa_rt_enc_close(struct homa_rt *rt);
 /**

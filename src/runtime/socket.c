@@ -346,6 +346,7 @@ static int polled_fd(struct homa_rt *rt)
 	rt->poll_epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (rt->timer_fd < 0 || rt->poll_epfd < 0 ||
 	    epoll_ctl(rt->poll_epfd, EPOLL_CTL_ADD, rt->drv->fd, &ev) ||
+	    (rt->drv->rx_fd2 >= 0 && epoll_ctl(rt->poll_epfd, EPOLL_CTL_ADD, rt->drv->rx_fd2, &ev)) ||
 	    epoll_ctl(rt->poll_epfd, EPOLL_CTL_ADD, rt->ready_fd, &ev) ||
 	    epoll_ctl(rt->poll_epfd, EPOLL_CTL_ADD, rt->timer_fd, &ev)) {
 		/* keep nothing half made: the next call starts again */

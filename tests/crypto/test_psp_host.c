@@ -10,7 +10,9 @@
  * datagrams are dropped and counted by reason: not PSP, truncated, a port
  * no socket registered (by the receiver), an unknown SPI and a replay (by
  * the socket the packet was forwarded to); IPv6 sockets (::1) share it
- * with IPv4 ones. Needs root (port and
+ * with IPv4 ones. The receiver is what sockets use where the kernel
+ * cannot steer (psp_steer.c): the tests turn steering off
+ * (HOMA_PSP_STEER=off). Needs root (port and
  * IP_TRANSPARENT); the test uses a free port instead of 1000 so that it
  * never meets another program's receiver.
  *
@@ -840,5 +842,6 @@ int main(int argc, char **argv)
 		printf("skipped: needs root (IP_TRANSPARENT)\n");
 		return 77;
 	}
+	setenv("HOMA_PSP_STEER", "off", 1);  /* the receiver, not kernel steering (test_psp_steer.c) */
 	return cmocka_run_group_tests(tests, setup, NULL);
 }

@@ -1,0 +1,369 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file test_psp_steer.c
+ * Kernel steering of the PSP port (src/runtime/psp_steer.c) on the real
+ * stack: sockets opened with udp_port set bind that port too and a BPF
+ * program hands each sealed packet to the socket its clear header names,
+ * with no receiver in between (its forwards stay 0): between sockets of
+ * one process, of two processes, after a socket leaves the group (the
+ * kernel reorders the group then), and the fallback to the receiver when
+ * steering is turned off or the port is held without SO_REUSEPORT. Needs
+ * root (CAP_BPF, CAP_NET_ADMIN); the test uses a free port instead of
+ * 1000. The second process is this program again (--child), exec'd: no
+ * forked image with the first one's threads.
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "homa/encrypt.h"
+#include "homa/homa.h"
+#include "homa/obs.h"
+#include "rt_helpers.h"
+
+/** The PSP port of the run. */
+static uint16_t psp_port;
+
+/** An encrypted socket and, for servers, its echo thread. */
+struct ep {
+	homa_socket *s;
+	int port;
+	pthread_t thread;
+	bool server, open;
+};
+
+/** Sockets of the current test (closed by close_all() after a failure too). */
+static struct ep eps[5];
+
+/** serve() - Echo every request until the socket closes. */
+static void *serve(void *arg)
+{
+	static __thread uint8_t buf[300000];
+	struct ep *e = arg;
+	struct homa_message m;
+
+	while (homa_recv(e->s, HOMA_RECV_REQUEST, 0, -1, &m) == 0) {
+		size_t n = homa_message_copy(&m, 0, buf, m.length);
+
+		homa_reply_buf(e->s, m.id, buf, n);
+		homa_message_release(&m);
+	}
+	return NULL;
+}
+
+/** ep_open() - Open @e (a server with an echo thread if @server) with the PSP port. */
+static int ep_open(struct ep *e, bool server)
+{
+	struct homa_encrypt_opts eo;
+	struct homa_open_opts o;
+	struct homa_settings st;
+	int err;
+
+	homa_open_opts_default(&o);
+	homa_encrypt_opts_default(&eo);
+	homa_settings_default(&st);
+	st.timeout_ticks = 3000;  /* loaded CI machines */
+	o.settings = &st;
+	o.bind_addr = "127.0.0.1";
+	o.server = server;
+	o.encrypt = &eo;
+	eo.udp_port = psp_port;
+	memset(e, 0, sizeof(*e));
+	err = homa_open(&e->s, &o);
+	if (err)
+		return err;
+	e->port = homa_local_port(e->s);
+	e->server = server;
+	e->open = true;
+	if (server && pthread_create(&e->thread, NULL, serve, e))
+		return HOMA_ENOMEM;
+	return 0;
+}
+
+/** ep_close() - Close @e and join its thread. */
+static void ep_close(struct ep *e)
+{
+	if (!e->open)
+		return;
+	e->open = false;
+	homa_close(e->s);
+	if (e->server)
+		pthread_join(e->thread, NULL);
+}
+
+/** close_all() - Teardown: close what a test left open; steering back on. */
+static int close_all(void **state)
+{
+	(void)state;
+	for (int i = 0; i < 5; i++)
+		ep_close(&eps[i]);
+	unsetenv("HOMA_PSP_STEER");
+	return 0;
+}
+
+/** host() - This process's PSP port counters. */
+static struct homa_psp_host_stats host(void)
+{
+	struct homa_psp_host_stats h;
+
+	assert_int_equal(homa_encrypt_host_stats(&h), 0);
+	return h;
+}
+
+/** opened() - Packets @e opened. */
+static uint64_t opened(struct ep *e)
+{
+	struct homa_psp_stats st;
+
+	assert_int_equal(homa_encrypt_stats(e->s, &st), 0);
+	return st.opened;
+}
+
+/** rpcs() - 100 B and 200 kB RPCs from @c to @s; @s opened packets of them. */
+static void rpcs(struct ep *c, struct ep *s)
+{
+	uint64_t before = opened(s);
+
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(crypto_rpc(c->s, s->port, i ? 200000 : 100), 0);
+	assert_true(opened(s) > before);
+}
+
+/** pair() - Associate client @c and server @s both ways. */
+static void pair(struct ep *c, struct ep *s)
+{
+	crypto_associate(c->s, s->s, s->port);
+	crypto_associate(s->s, c->s, c->port);
+}
+
+/**
+ * psp_steer__no_hop() - Two servers and a client of one process: every
+ * socket is steered, RPCs to both servers complete and no packet is
+ * forwarded by a receiver (there is none: owner 0, forwarded 0).
+ */
+static void psp_steer__no_hop(void **state)
+{
+	struct ep *s1 = &eps[0], *s2 = &eps[1], *c = &eps[2];
+	struct homa_psp_host_stats h;
+
+	(void)state;
+	assert_int_equal(ep_open(s1, true), 0);
+	assert_int_equal(ep_open(s2, true), 0);
+	assert_int_equal(ep_open(c, false), 0);
+	pair(c, s1);
+	pair(c, s2);
+	rpcs(c, s1);
+	rpcs(c, s2);
+	rpcs(c, s1);
+	h = host();
+	assert_int_equal(h.steered, 3);
+	assert_int_equal(h.sockets, 0);
+	assert_int_equal(h.owner, 0);
+	assert_int_equal(h.forwarded, 0);
+	close_all(state);
+	assert_int_equal(homa_encrypt_host_stats(&h), HOMA_ENOTSUP);
+}
+
+/**
+ * psp_steer__leave() - Three servers join in turn; the first leaves, so
+ * the kernel moves the last one into its place in the group: RPCs to the
+ * other two still reach each of them (each opens its own), and a server
+ * that joins after that is reached too.
+ */
+static void psp_steer__leave(void **state)
+{
+	struct ep *c = &eps[0], *s = &eps[1];
+
+	(void)state;
+	for (int i = 1; i <= 3; i++)
+		assert_int_equal(ep_open(&eps[i], true), 0);
+	assert_int_equal(ep_open(c, false), 0);
+	for (int i = 1; i <= 3; i++)
+		pair(c, &eps[i]);
+	ep_close(&s[0]);
+	rpcs(c, &s[1]);
+	rpcs(c, &s[2]);
+	assert_int_equal(ep_open(&eps[4], true), 0);
+	pair(c, &eps[4]);
+	rpcs(c, &eps[4]);
+	rpcs(c, &s[2]);
+	assert_int_equal(host().steered, 4);
+	assert_int_equal(host().forwarded, 0);
+}
+
+/**
+ * psp_steer__fallback() - With HOMA_PSP_STEER=off a socket joins the
+ * receiver (which binds the port without SO_REUSEPORT); a socket opened
+ * next with steering on cannot join a group there and falls back to the
+ * receiver too (steer_refused); RPCs between them go through the
+ * receiver (forwarded > 0).
+ */
+static void psp_steer__fallback(void **state)
+{
+	struct ep *s = &eps[0], *c = &eps[1];
+	struct homa_psp_host_stats h;
+
+	(void)state;
+	setenv("HOMA_PSP_STEER", "off", 1);
+	assert_int_equal(ep_open(s, true), 0);
+	unsetenv("HOMA_PSP_STEER");
+	assert_int_equal(ep_open(c, false), 0);
+	pair(c, s);
+	rpcs(c, s);
+	h = host();
+	assert_int_equal(h.steered, 0);
+	assert_int_equal(h.steer_refused, 1);
+	assert_int_equal(h.sockets, 2);
+	assert_int_equal(h.owner, 1);
+	assert_true(h.forwarded > 0);
+}
+
+/** Keys and port of one side, passed between the processes. */
+struct offer {
+	int port;
+	uint32_t spi;
+	uint8_t key[16];
+};
+
+/**
+ * child() - The second process: an echo server with the PSP port; writes
+ * its offer (port, SPI, key) on @out, installs the client's offer read
+ * from @in, then waits for @in to close and exits 0 if its socket was
+ * steered and no receiver forwarded anything, 1 otherwise.
+ */
+static void child(int in, int out)
+{
+	struct offer mine = {0}, theirs;
+	struct homa_psp_host_stats h;
+	struct sockaddr_storage sa;
+	struct ep *s = &eps[0];
+	char c;
+
+	if (ep_open(s, true) || homa_encrypt_rx_issue(s->s, &mine.spi, mine.key))
+		_exit(1);
+	mine.port = s->port;
+	if (write(out, &mine, sizeof(mine)) != sizeof(mine) ||
+	    read(in, &theirs, sizeof(theirs)) != sizeof(theirs))
+		_exit(1);
+	sa = crypto_dst(theirs.port);
+	if (homa_encrypt_tx_add(s->s, (struct sockaddr *)&sa, theirs.spi, theirs.key, 0))
+		_exit(1);
+	while (read(in, &c, 1) > 0)
+		;
+	if (homa_encrypt_host_stats(&h) || h.steered != 1 || h.forwarded || opened(s) == 0)
+		_exit(1);
+	ep_close(s);
+	_exit(0);
+}
+
+/**
+ * psp_steer__two_processes() - A server in another process and a client
+ * here, both steered: RPCs complete, neither process forwards a packet.
+ */
+static void psp_steer__two_processes(void **state)
+{
+	int to[2], from[2], status;
+	struct offer srv, mine = {0};
+	struct sockaddr_storage sa;
+	struct ep *c = &eps[0];
+	char a[16], b[16], port[16];
+	pid_t pid;
+
+	(void)state;
+	assert_int_equal(pipe(to), 0);
+	assert_int_equal(pipe(from), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		close(to[1]);
+		close(from[0]);
+		snprintf(a, sizeof(a), "%d", to[0]);
+		snprintf(b, sizeof(b), "%d", from[1]);
+		snprintf(port, sizeof(port), "%u", psp_port);
+		execl("/proc/self/exe", "/proc/self/exe", "--child", a, b, port, (char *)NULL);
+		_exit(2);
+	}
+	close(to[0]);
+	close(from[1]);
+	assert_int_equal(ep_open(c, false), 0);
+	assert_int_equal(read(from[0], &srv, sizeof(srv)), sizeof(srv));
+	mine.port = c->port;
+	assert_int_equal(homa_encrypt_rx_issue(c->s, &mine.spi, mine.key), 0);
+	assert_int_equal(write(to[1], &mine, sizeof(mine)), sizeof(mine));
+	sa = crypto_dst(srv.port);
+	assert_int_equal(homa_encrypt_tx_add(c->s, (struct sockaddr *)&sa, srv.spi, srv.key, 0), 0);
+	usleep(100000);  /* the child installs our offer */
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(crypto_rpc(c->s, srv.port, i ? 200000 : 100), 0);
+	assert_int_equal(host().steered, 1);
+	assert_int_equal(host().forwarded, 0);
+	close(to[1]);
+	close(from[0]);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+/** record_path() - The steering record of the run's port in this namespace. */
+static void record_path(char *out, size_t cap)
+{
+	struct stat ns;
+
+	if (stat("/proc/self/ns/net", &ns) < 0)
+		ns.st_ino = 0;
+	snprintf(out, cap, "/dev/shm/homa-psp-steer-%lu-%u", (unsigned long)ns.st_ino, psp_port);
+}
+
+/** free_udp_port() - A UDP port nothing is bound to at the moment. */
+static uint16_t free_udp_port(void)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET};
+	socklen_t len = sizeof(a);
+	int fd = socket(AF_INET, SOCK_DGRAM, 0);
+
+	assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &len), 0);
+	close(fd);
+	return ntohs(a.sin_port);
+}
+
+int main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_teardown(psp_steer__no_hop, close_all),
+		cmocka_unit_test_teardown(psp_steer__leave, close_all),
+		cmocka_unit_test_teardown(psp_steer__two_processes, close_all),
+		cmocka_unit_test_teardown(psp_steer__fallback, close_all),
+	};
+	char rec[96];
+	int rc;
+
+	if (argc == 5 && !strcmp(argv[1], "--child")) {
+		psp_port = (uint16_t)atoi(argv[4]);
+		child(atoi(argv[2]), atoi(argv[3]));
+	}
+	if (geteuid() != 0) {
+		printf("skipped: needs root (CAP_BPF, CAP_NET_ADMIN)\n");
+		return 77;
+	}
+	psp_port = free_udp_port();
+	unsetenv("HOMA_PSP_STEER");
+	homa_log_set_level(HOMA_LOG_INFO);  /* which path each socket took, for a failure's log */
+	rc = cmocka_run_group_tests(tests, NULL, NULL);
+	record_path(rec, sizeof(rec));
+	unlink(rec);
+	return rc;
+}
