@@ -59,11 +59,11 @@ void homa_io_sender_free(struct homa_io_sender *s)
 
 /**
  * same_flow() - True if @b may share a UDP_SEGMENT send with @a: same
- * destination, port and priority.
+ * destination, port, priority and flow.
  */
 static bool same_flow(const struct homa_io_tx *a, const struct homa_io_tx *b)
 {
-	return a->dport == b->dport && a->priority == b->priority &&
+	return a->dport == b->dport && a->priority == b->priority && a->flow == b->flow &&
 	       homa_addr_equal(&a->dst, &b->dst);
 }
 

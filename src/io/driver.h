@@ -34,6 +34,13 @@ struct homa_io_tx {
 	homa_addr dst;       /**< destination host */
 	uint16_t dport;      /**< destination Homa port */
 	uint8_t priority;    /**< 0..7, written to the DSCP bits */
+	/**
+	 * Packets whose flow differs never share a UDP_SEGMENT send: the
+	 * Homa destination port when dport is a port shared by the host's
+	 * sockets (PSP's), where the receiving kernel picks one socket for a
+	 * whole coalesced send; 0 otherwise.
+	 */
+	uint16_t flow;
 };
 
 /**

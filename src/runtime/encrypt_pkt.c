@@ -32,8 +32,13 @@ int homa_rt_enc_seal(struct homa_rt *rt, struct homa_io_tx *pkts, int n)
 		if (r < 0)
 			continue;  /* counted by PSP: seal_no_assoc, seal_errors */
 		p.len = (size_t)r;
-		if (x->udp_port)
-			p.dport = x->udp_port;  /* the host's PSP receiver dispatches */
+		p.flow = 0;
+		if (x->udp_port) {
+			/* the PSP port: the kernel (or the receiver) picks the socket by
+			 * Homa port, once per coalesced send, so never coalesce two */
+			p.flow = p.dport;
+			p.dport = x->udp_port;
+		}
 		pkts[kept++] = p;
 	}
 	pthread_mutex_unlock(&x->mu);
