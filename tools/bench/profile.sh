@@ -4,7 +4,11 @@
 # -g` (one arm after the other, with compare's loopback settings for
 # Homa) and prints tools/bench/profile_split.py's table for both arms.
 #
-#   tools/bench/profile.sh BUILD SCENARIO [SECONDS]
+#   tools/bench/profile.sh BUILD SCENARIO [SECONDS] [--encrypt]
+#
+# --encrypt: the encrypted arms (Homa with PSP, TCP with TLS 1.3), as
+# `homa-bench compare --encrypt` runs them (certificates generated in
+# /tmp/homa-bench-certs).
 #
 # SCENARIO: throughput (500 KB requests, one in flight) or rate (100 B
 # RPCs, 32 in flight; TCP 4 connections). Needs perf and root (or a low
@@ -14,6 +18,9 @@ set -eu
 build=$1
 scen=$2
 secs=${3:-3}
+enc=
+if [ "${4:-}" = --encrypt ]; then enc=--encrypt
+elif [ -n "${4:-}" ]; then echo "the fourth argument can only be --encrypt" >&2; exit 2; fi
 here=$(dirname "$0")
 bench=$build/homa-bench
 case $scen in
@@ -33,12 +40,12 @@ for arm in homa tcp; do
   [ $arm = tcp ] && extra=$tcp_extra
   # shellcheck disable=SC2086
   perf record -q -g -o "$dir/srv-$arm.data" -- "$bench" server --transport $arm --port $port \
-    $extra > /dev/null 2>&1 &
+    $extra $enc > /dev/null 2>&1 &
   srv=$!
   sleep 1
   # shellcheck disable=SC2086
   perf record -q -g -o "$dir/cli-$arm.data" -- "$bench" client --transport $arm \
-    --servers 127.0.0.1:$port $load $extra --duration "$secs" --warmup 0 \
+    --servers 127.0.0.1:$port $load $extra $enc --duration "$secs" --warmup 0 \
     --json "$dir/$arm.json" > /dev/null 2>&1
   kill -INT $srv
   wait $srv || true
