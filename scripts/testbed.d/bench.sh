@@ -92,11 +92,18 @@ homa_resend_flag() {
 # at the testbed's tick, so granted data never waits in a switch queue
 # that long; 16 ms carried 8% more bytes than 4 ms at 50 Mbit/s, 32 ms
 # no more, with drops: docs/RESULTS.md section 3). A value of 0 for
-# either leaves the engine's default (sized for 25 Gbps).
+# either leaves the engine's default (sized for 25 Gbps). The unscheduled
+# bytes are whole DATA packets (MTU less 28 bytes of IP and UDP header and
+# 56 of Homa's): the engine sends exactly unsched_bytes before the first
+# GRANT, so 3750 bytes (1500 us at 20 Mbit/s) sent two full packets and a
+# 926-byte piece, and a 4096-byte lookup answer then waited a grant round
+# trip for its last 346 bytes, sent at the lowest priority behind the
+# background: the last lookup of 31 of 32 steps beside 50% background.
 homa_window_flags() {
   awk -v m="$TB_RATE_MBIT" -v u="$TB_HOMA_UNSCHED_US" -v i="$TB_HOMA_INCOMING_US" -v p="$TB_MTU" 'BEGIN {
     bpus = m / 8                       # bytes per microsecond
-    un = int(bpus * u); if (un < 2 * (p - 28)) un = 2 * (p - 28)
+    d = p - 28 - 56                    # DATA payload of one packet
+    un = int(bpus * u); un = int((un + d - 1) / d) * d; if (un < 2 * d) un = 2 * d
     inc = int(bpus * i); if (inc < 2 * un) inc = 2 * un
     if (u > 0) printf "--homa-unsched-bytes %d ", un
     if (i > 0) printf "--homa-max-incoming %d", inc

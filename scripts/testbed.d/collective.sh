@@ -7,10 +7,15 @@
 # host half the ring away, at a share of the link rate), Homa against TCP
 # cubic and bbr, one arm after the other.
 #
-# Every host's NIC sends at the link rate during the run (TB_COLL_NIC=on,
-# the default; off keeps the testbed's --nic setting), as a real host's
-# does: on a testbed up with --nic off a host's veth sends at any rate,
-# so a TCP host answered lookups or sent its all-to-all share to several
+# Every host's NIC sends at the link rate during the run (TB_COLL_NIC=prio,
+# the default, with the switch port's eight DSCP priority queues; on: one
+# FIFO; off keeps the testbed's --nic setting), as a real host's does. With
+# one FIFO a host's Homa processes (server, device, background client) each
+# pace to the whole link, and the background's scheduled DATA took 7-28 KB
+# of the busiest server's uplink while it answered a step's lookups; with
+# the priority queues the answers (unscheduled, high priority) go first, as
+# behind one host-wide Homa pacer. Unshaped (a testbed up with --nic off)
+# a host's veth sends at any rate, so a TCP host answered lookups or sent its all-to-all share to several
 # switch ports at once, up to 7x the link rate, while Homa's pacer holds
 # each host to the link rate it is given (lookups alone: TCP bbr's
 # communication per step 16.4 ms without the NIC limit, 23.3 ms with it;
@@ -31,7 +36,7 @@
 : "${TB_COLL_LOOKUPS:=16}"
 : "${TB_COLL_BG_MSG:=2M}"
 : "${TB_COLL_RT:=10}"
-: "${TB_COLL_NIC:=on}"
+: "${TB_COLL_NIC:=prio}"
 
 COLL_BOARD=""
 COLL_GATE=""
@@ -153,22 +158,23 @@ coll_arm() {
   log "collective $p, background ${pct}%: arm $arm took $((SECONDS - t0)) s"
 }
 
-# Shapes every host's NIC at the link rate for the run (tb_shape_nic, one
-# FIFO of TB_NIC_BUFFER bytes) when TB_COLL_NIC is on and the testbed's
+# Shapes every host's NIC at the link rate for the run (tb_shape_nic_prio,
+# eight priority queues, or tb_shape_nic, one FIFO, each of TB_NIC_BUFFER
+# bytes) when TB_COLL_NIC is prio or on and the testbed's
 # NICs are not shaped already (a root qdisc left on a host's eth0 by a
 # killed run is replaced); COLL_NIC_SHAPED lists the hosts shaped so
 # far, so coll_nic_unshape (also called by on_exit) undoes exactly those.
 coll_nic_shape() {
   local i
-  [[ $TB_COLL_NIC == on || $TB_COLL_NIC == off ]] || die "TB_COLL_NIC must be on or off, not '$TB_COLL_NIC'"
-  [[ $TB_COLL_NIC == on && $TB_NIC == off ]] || return 0
+  [[ $TB_COLL_NIC =~ ^(prio|on|off)$ ]] || die "TB_COLL_NIC must be prio, on or off, not '$TB_COLL_NIC'"
+  [[ $TB_COLL_NIC != off && $TB_NIC == off ]] || return 0
   for ((i = 0; i < TB_HOSTS; i++)); do
     COLL_NIC_SHAPED+=("$i")
     # a run killed outright (SIGKILL) leaves its shaping: replace it
     ip netns exec "$(tb_host_ns "$i")" tc qdisc del dev eth0 root 2>/dev/null || true
-    tb_shape_nic "$i"
+    if [[ $TB_COLL_NIC == prio ]]; then tb_shape_nic_prio "$i"; else tb_shape_nic "$i"; fi
   done
-  log "collective: host NICs shaped at ${TB_RATE_MBIT} Mbit/s for the run"
+  log "collective: host NICs shaped at ${TB_RATE_MBIT} Mbit/s for the run ($TB_COLL_NIC)"
 }
 
 # Removes the NIC shaping coll_nic_shape added (the testbed's own, with

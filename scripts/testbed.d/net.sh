@@ -149,6 +149,27 @@ tb_shape_nic() {
   ip netns exec "$ns" tc qdisc add dev eth0 parent 1:1 handle 10: bfifo limit "$TB_NIC_BUFFER"
 }
 
+# Shapes host I's NIC at the link rate with eight strict-priority queues
+# picked by the top three DSCP bits, as a switch port (tb_shape_switch_port)
+# and as a NIC whose traffic classes follow DSCP (a datacenter NIC with
+# DSCP trust and strict-priority classes): Homa priority P -> class 1:1P,
+# HTB prio 7-P, a bfifo of TB_NIC_BUFFER bytes each. TCP (DSCP 0) shares
+# the lowest class with Homa's priority 0, so a TCP host's NIC is one FIFO.
+tb_shape_nic_prio() {
+  local i=$1 rate="${TB_RATE_MBIT}mbit" q=$((TB_MTU + 14)) ns p
+  ns=$(tb_host_ns "$i")
+  ip netns exec "$ns" tc qdisc add dev eth0 root handle 1: htb default 10
+  ip netns exec "$ns" tc class add dev eth0 parent 1: classid 1:1 htb rate "$rate" \
+    ceil "$rate" burst "$TB_BURST" cburst "$TB_BURST" quantum "$q"
+  for p in 0 1 2 3 4 5 6 7; do
+    ip netns exec "$ns" tc class add dev eth0 parent 1:1 classid "1:1$p" htb rate 8kbit \
+      ceil "$rate" burst "$TB_BURST" cburst "$TB_BURST" prio $((7 - p)) quantum "$q"
+    ip netns exec "$ns" tc qdisc add dev eth0 parent "1:1$p" handle "1$p:" bfifo limit "$TB_NIC_BUFFER"
+    ip netns exec "$ns" tc filter add dev eth0 parent 1: protocol ip prio $((10 + p)) u32 \
+      match ip tos $((p << 5)) 0xe0 flowid "1:1$p"
+  done
+}
+
 # Writes MASK to every rx queue's rps_cpus of DEV inside namespace NS.
 tb_set_rps() {
   local ns=$1 dev=$2 mask=$3

@@ -62,7 +62,8 @@ order=$(coll_order 0)
 [[ $order == $'servers\ndevice\ndevice\ndevice\nbackground\ngate' ]] \
   || { echo "FAIL: with TB_COLL_RT=0 coll_arm's order is '${order//$'\n'/ / }'"; exit 1; }
 # exp_collective: every host's NIC is shaped at the link rate before the
-# first arm (a root qdisc left by a killed run replaced) and unshaped
+# first arm (a root qdisc left by a killed run replaced), with the eight
+# DSCP priority queues by default (prio) or one FIFO (on), and unshaped
 # after the last; not with TB_COLL_NIC=off or on a testbed up with --nic
 # on (its own shaping stays); an unknown TB_COLL_NIC is refused.
 coll_nic() { # NIC COLL_NIC: prints exp_collective's NIC steps and arms
@@ -72,6 +73,7 @@ coll_nic() { # NIC COLL_NIC: prints exp_collective's NIC steps and arms
   source '$src/scripts/testbed.d/bench.sh'; source '$src/scripts/testbed.d/collective.sh'
   log() { :; }; tb_host_ns() { echo ns\$1; }
   ip() { echo \"\$3 \${*:4}\"; }; tb_shape_nic() { echo shape \$1; }
+  tb_shape_nic_prio() { echo prio \$1; }
   coll_arm() { echo arm \$1; }
   exp_collective" 2>&1 || true
 }
@@ -80,12 +82,41 @@ want="ns0 $del"$'\nshape 0\n'"ns1 $del"$'\nshape 1\n'"ns2 $del"$'\nshape 2\narm 
 want+="ns0 $del"$'\n'"ns1 $del"$'\n'"ns2 $del"
 got=$(coll_nic off on)
 [[ $got == "$want" ]] || { echo "FAIL: exp_collective's NIC steps are '${got//$'\n'/ / }'"; exit 1; }
+got=$(TB_COLL_NIC='' bash -c "source '$src/scripts/testbed.d/collective.sh'; echo \$TB_COLL_NIC")
+[[ $got == prio ]] || { echo "FAIL: TB_COLL_NIC defaults to '$got', want prio"; exit 1; }
+got=$(coll_nic off prio)
+[[ $got == "${want//shape/prio}" ]] || { echo "FAIL: TB_COLL_NIC=prio's NIC steps are '${got//$'\n'/ / }'"; exit 1; }
 got=$(coll_nic off off)
 [[ $got == $'arm homa\narm tcp-bbr' ]] || { echo "FAIL: with TB_COLL_NIC=off: '${got//$'\n'/ / }'"; exit 1; }
 got=$(coll_nic on on)
 [[ $got == $'arm homa\narm tcp-bbr' ]] || { echo "FAIL: on a testbed with --nic on: '${got//$'\n'/ / }'"; exit 1; }
 got=$(coll_nic off yes)
-[[ $got == "die: TB_COLL_NIC must be on or off, not 'yes'" ]] || { echo "FAIL: TB_COLL_NIC=yes: '$got'"; exit 1; }
+[[ $got == "die: TB_COLL_NIC must be prio, on or off, not 'yes'" ]] || { echo "FAIL: TB_COLL_NIC=yes: '$got'"; exit 1; }
+# tb_shape_nic_prio: the host's eth0 at the link rate, Homa priority P
+# (DSCP P<<5) in class 1:1P served at HTB prio 7-P, so priority 7 goes
+# first and TCP (DSCP 0) shares the lowest class.
+got=$(TB_RATE_MBIT=20 TB_MTU=1500 TB_BURST=2k TB_NIC_BUFFER=100000 bash -c "
+  source '$src/scripts/testbed.d/net.sh'; ip() { echo \"\${*:4}\"; }; tb_shape_nic_prio 2")
+for p in 0 1 2 3 4 5 6 7; do
+  grep -qx "tc class add dev eth0 parent 1:1 classid 1:1$p htb rate 8kbit ceil 20mbit burst 2k cburst 2k prio $((7 - p)) quantum 1514" <<<"$got" \
+    && grep -qx "tc qdisc add dev eth0 parent 1:1$p handle 1$p: bfifo limit 100000" <<<"$got" \
+    && grep -qx "tc filter add dev eth0 parent 1: protocol ip prio $((10 + p)) u32 match ip tos $((p << 5)) 0xe0 flowid 1:1$p" <<<"$got" \
+    || { echo "FAIL: tb_shape_nic_prio's priority $p: '${got//$'\n'/ / }'"; exit 1; }
+done
+grep -qx "tc class add dev eth0 parent 1: classid 1:1 htb rate 20mbit ceil 20mbit burst 2k cburst 2k quantum 1514" <<<"$got" \
+  || { echo "FAIL: tb_shape_nic_prio's link class: '${got//$'\n'/ / }'"; exit 1; }
+# homa_window_flags: Homa's unscheduled bytes are whole DATA packets (1416
+# bytes of data at MTU 1500), so a message a little longer than the window
+# does not wait a grant round trip for a piece of its last packet: 1500 us
+# at 20 Mbit/s (3750 bytes) gives three packets.
+win() { TB_RATE_MBIT=$1 TB_HOMA_UNSCHED_US=$2 TB_HOMA_INCOMING_US=16000 TB_MTU=1500 bash -c "
+  source '$src/scripts/testbed.d/bench.sh'; homa_window_flags"; }
+got=$(win 20 1500)
+[[ $got == "--homa-unsched-bytes 4248 --homa-max-incoming 40000" ]] || { echo "FAIL: homa_window_flags gave '$got'"; exit 1; }
+got=$(win 20 100)
+[[ $got == "--homa-unsched-bytes 2832 --homa-max-incoming 40000" ]] || { echo "FAIL: homa_window_flags (short) gave '$got'"; exit 1; }
+got=$(win 1000 1500)
+[[ $got == "--homa-unsched-bytes 188328 --homa-max-incoming 2000000" ]] || { echo "FAIL: homa_window_flags (1 Gbit/s) gave '$got'"; exit 1; }
 # on_exit: a server and a device left running by a failed run end with it,
 # and on a testbed left up the NIC shaping of a collective run is removed.
 sleep 60 & s1=$!
@@ -101,4 +132,4 @@ if kill -0 $s1 2>/dev/null || kill -0 $s2 2>/dev/null; then
   kill $s1 $s2 2>/dev/null
   echo "FAIL: on_exit left the run's processes running"; exit 1
 fi
-echo "tb_python, coll_phase, coll_arm, exp_collective NIC shaping, on_exit: ok"
+echo "tb_python, coll_phase, coll_arm, exp_collective NIC shaping, tb_shape_nic_prio, homa_window_flags, on_exit: ok"
