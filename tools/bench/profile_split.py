@@ -40,6 +40,8 @@ def classify(chain):
         return "unknown"
     sym, dso = chain[0]
     if "kernel" not in dso:
+        if any("libcrypto" in d or "libssl" in d for _, d in chain):
+            return "user: OpenSSL (libcrypto, libssl, the libc calls they make)"
         if UCOPY.match(sym):
             return "user: payload copies (libc memmove)"
         if "libc" in dso:
