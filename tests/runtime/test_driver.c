@@ -168,6 +168,43 @@ static void udp_send__gso_batches_and_gro_splits(void **state)
 	homa_driver_close(b);
 }
 
+/**
+ * udp_send__flows_never_coalesce() - Same-size packets to one address
+ * and port whose flow alternates (the PSP port: a different Homa port
+ * each) go as separate datagrams, never one UDP_SEGMENT send: the
+ * receiving kernel gives a coalesced send to one socket. Packets of one
+ * flow still coalesce.
+ */
+static void udp_send__flows_never_coalesce(void **state)
+{
+	static uint8_t out[12][1500];
+	struct homa_driver_config ca = cfg_loopback(0, true), cb = cfg_loopback(0, true);
+	struct homa_io_tx tx[12];
+	uint8_t in[12][1500];
+	size_t lens[12];
+	struct homa_driver *a, *b;
+
+	assert_int_equal(homa_driver_open(HOMA_IO_UDP, &ca, &a), 0);
+	assert_int_equal(homa_driver_open(HOMA_IO_UDP, &cb, &b), 0);
+	for (int i = 0; i < 12; i++) {
+		fake_packet(out[i], 1400, a->port, b->port, (unsigned)i);
+		tx[i] = (struct homa_io_tx){.data = out[i], .len = 1400,
+			.dst = homa_addr_ipv4(INADDR_LOOPBACK), .dport = b->port,
+			.flow = (uint16_t)(1000 + i % 2)};
+	}
+	assert_int_equal(a->ops->send(a, tx, 12), 12);
+	assert_int_equal(recv_all(b, 12, in, lens), 12);
+	assert_int_equal(a->c.tx_gso_batches, 0);
+	for (int i = 0; i < 12; i++)
+		tx[i].flow = 7;
+	assert_int_equal(a->ops->send(a, tx, 12), 12);
+	assert_int_equal(recv_all(b, 12, in, lens), 12);
+	if (a->gso)
+		assert_true(a->c.tx_gso_batches >= 1);
+	homa_driver_close(a);
+	homa_driver_close(b);
+}
+
 /** udp_send__plain_path_without_offload() - One datagram per packet. */
 static void udp_send__plain_path_without_offload(void **state)
 {
@@ -464,6 +501,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(homa_driver_settings__compat_and_ipv6_mtu),
 		cmocka_unit_test(udp_send__gso_batches_and_gro_splits),
+		cmocka_unit_test(udp_send__flows_never_coalesce),
 		cmocka_unit_test(udp_send__header_and_payload_apart),
 		cmocka_unit_test(udp_send__plain_path_without_offload),
 		cmocka_unit_test(udp_send__marks_priority_in_dscp),
