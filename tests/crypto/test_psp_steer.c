@@ -64,8 +64,8 @@ static void *serve(void *arg)
 	return NULL;
 }
 
-/** ep_open() - Open @e (a server with an echo thread if @server) with the PSP port. */
-static int ep_open(struct ep *e, bool server)
+/** ep_open_at() - Open @e on @host (a server with an echo thread if @server) with the PSP port. */
+static int ep_open_at(struct ep *e, bool server, const char *host)
 {
 	struct homa_encrypt_opts eo;
 	struct homa_open_opts o;
@@ -77,7 +77,7 @@ static int ep_open(struct ep *e, bool server)
 	homa_settings_default(&st);
 	st.timeout_ticks = 3000;  /* loaded CI machines */
 	o.settings = &st;
-	o.bind_addr = "127.0.0.1";
+	o.bind_addr = host;
 	o.server = server;
 	o.encrypt = &eo;
 	eo.udp_port = psp_port;
@@ -91,6 +91,12 @@ static int ep_open(struct ep *e, bool server)
 	if (server && pthread_create(&e->thread, NULL, serve, e))
 		return HOMA_ENOMEM;
 	return 0;
+}
+
+/** ep_open() - ep_open_at() on 127.0.0.1. */
+static int ep_open(struct ep *e, bool server)
+{
+	return ep_open_at(e, server, "127.0.0.1");
 }
 
 /** ep_close() - Close @e and join its thread. */
@@ -231,6 +237,32 @@ static void psp_steer__fallback(void **state)
 	assert_true(h.forwarded > 0);
 }
 
+/**
+ * psp_steer__ipv6() - IPv6 sockets (::1) and IPv4 ones (127.0.0.1) in one
+ * group (the PSP port's sockets are dual-stack): RPCs of each family
+ * reach their server, nothing is forwarded.
+ */
+static void psp_steer__ipv6(void **state)
+{
+	struct ep *s6 = &eps[0], *c6 = &eps[1], *s4 = &eps[2], *c4 = &eps[3];
+
+	(void)state;
+	assert_int_equal(ep_open_at(s6, true, "::1"), 0);
+	assert_int_equal(ep_open_at(c6, false, "::1"), 0);
+	assert_int_equal(ep_open(s4, true), 0);
+	assert_int_equal(ep_open(c4, false), 0);
+	crypto_associate_at(c6->s, s6->s, "::1", s6->port);
+	crypto_associate_at(s6->s, c6->s, "::1", c6->port);
+	pair(c4, s4);
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(crypto_rpc_at(c6->s, "::1", s6->port, i ? 200000 : 100), 0);
+		assert_int_equal(crypto_rpc(c4->s, s4->port, i ? 200000 : 100), 0);
+	}
+	assert_true(opened(s6) > 0 && opened(s4) > 0);
+	assert_int_equal(host().steered, 4);
+	assert_int_equal(host().forwarded, 0);
+}
+
 /** Keys and port of one side, passed between the processes. */
 struct offer {
 	int port;
@@ -346,6 +378,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_teardown(psp_steer__no_hop, close_all),
 		cmocka_unit_test_teardown(psp_steer__leave, close_all),
 		cmocka_unit_test_teardown(psp_steer__two_processes, close_all),
+		cmocka_unit_test_teardown(psp_steer__ipv6, close_all),
 		cmocka_unit_test_teardown(psp_steer__fallback, close_all),
 	};
 	char rec[96];
