@@ -33,11 +33,6 @@ SHIM_EXPORT int socket(int domain, int type, int protocol)
 	if (protocol != IPPROTO_HOMA || kind != SOCK_DGRAM ||
 	    (domain != AF_INET && domain != AF_INET6))
 		return r->socket(domain, type, protocol);
-	if (domain == AF_INET6 && shim_env()->driver == HOMA_DRIVER_XDP) {
-		shim_unsupported("IPv6 sockets on the XDP driver (HOMA_LINUX_DRIVER=xdp)");
-		errno = EAFNOSUPPORT;  /* the XDP driver is IPv4 only */
-		return -1;
-	}
 	s = shim_sock_new(domain, type);
 	if (!s)
 		return -1;
