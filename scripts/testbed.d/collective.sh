@@ -7,14 +7,14 @@
 # host half the ring away, at a share of the link rate), Homa against TCP
 # cubic and bbr, one arm after the other.
 #
-# Every host's NIC sends at the link rate during the run (TB_COLL_NIC=prio,
-# the default, with the switch port's eight DSCP priority queues; on: one
-# FIFO; off keeps the testbed's --nic setting), as a real host's does. With
-# one FIFO a host's Homa processes (server, device, background client) each
-# pace to the whole link, and the background's scheduled DATA took 7-28 KB
-# of the busiest server's uplink while it answered a step's lookups; with
-# the priority queues the answers (unscheduled, high priority) go first, as
-# behind one host-wide Homa pacer. Unshaped (a testbed up with --nic off)
+# Every host's NIC sends at the link rate during the run (TB_COLL_NIC=on,
+# the default, one FIFO; prio: the switch port's eight DSCP priority
+# queues; off keeps the testbed's --nic setting), as a real host's does.
+# With one FIFO a host's Homa processes (server, device, background
+# client) each pace to the whole link, and the background's scheduled DATA
+# took 7-32 KB of the busiest server's uplink while it answered a step's
+# lookups; with the priority queues the answers go first, but all-to-all's
+# P99 step was longer (182-186 against 132-167 ms, docs/COLLECTIVE.md). Unshaped (a testbed up with --nic off)
 # a host's veth sends at any rate, so a TCP host answered lookups or sent its all-to-all share to several
 # switch ports at once, up to 7x the link rate, while Homa's pacer holds
 # each host to the link rate it is given (lookups alone: TCP bbr's
@@ -36,7 +36,7 @@
 : "${TB_COLL_LOOKUPS:=16}"
 : "${TB_COLL_BG_MSG:=2M}"
 : "${TB_COLL_RT:=10}"
-: "${TB_COLL_NIC:=prio}"
+: "${TB_COLL_NIC:=on}"
 
 COLL_BOARD=""
 COLL_GATE=""

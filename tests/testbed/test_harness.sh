@@ -62,8 +62,8 @@ order=$(coll_order 0)
 [[ $order == $'servers\ndevice\ndevice\ndevice\nbackground\ngate' ]] \
   || { echo "FAIL: with TB_COLL_RT=0 coll_arm's order is '${order//$'\n'/ / }'"; exit 1; }
 # exp_collective: every host's NIC is shaped at the link rate before the
-# first arm (a root qdisc left by a killed run replaced), with the eight
-# DSCP priority queues by default (prio) or one FIFO (on), and unshaped
+# first arm (a root qdisc left by a killed run replaced), with one FIFO by
+# default (on) or the eight DSCP priority queues (prio), and unshaped
 # after the last; not with TB_COLL_NIC=off or on a testbed up with --nic
 # on (its own shaping stays); an unknown TB_COLL_NIC is refused.
 coll_nic() { # NIC COLL_NIC: prints exp_collective's NIC steps and arms
@@ -83,7 +83,7 @@ want+="ns0 $del"$'\n'"ns1 $del"$'\n'"ns2 $del"
 got=$(coll_nic off on)
 [[ $got == "$want" ]] || { echo "FAIL: exp_collective's NIC steps are '${got//$'\n'/ / }'"; exit 1; }
 got=$(TB_COLL_NIC='' bash -c "source '$src/scripts/testbed.d/collective.sh'; echo \$TB_COLL_NIC")
-[[ $got == prio ]] || { echo "FAIL: TB_COLL_NIC defaults to '$got', want prio"; exit 1; }
+[[ $got == on ]] || { echo "FAIL: TB_COLL_NIC defaults to '$got', want on"; exit 1; }
 got=$(coll_nic off prio)
 [[ $got == "${want//shape/prio}" ]] || { echo "FAIL: TB_COLL_NIC=prio's NIC steps are '${got//$'\n'/ / }'"; exit 1; }
 got=$(coll_nic off off)
