@@ -332,6 +332,14 @@ struct homa_io_stats {
 	uint64_t xdp_unresolved;    /**< packets dropped while the next hop was resolved */
 	uint64_t xdp_rx_lent;       /**< gauge: receive frames held by messages (zero-copy receive) */
 	uint64_t xdp_reclaimed;     /**< frames taken back from processes that died on the driver's queues */
+	/*
+	 * UDP driver's kernel receive queues (docs/HARDENING.md section 6):
+	 * short messages' and control packets' priorities have a queue of
+	 * their own, read first, so they do not wait behind bulk or forged
+	 * datagrams.
+	 */
+	uint64_t rx_queues;         /**< 2: by priority; 1: one queue (other drivers, or the kernel refused; logged) */
+	uint64_t rx_fast_packets;   /**< packets read from the high-priority queue */
 };
 
 /** Counters of the transport layer for one socket (homa_transport_stats()). */

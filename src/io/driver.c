@@ -36,6 +36,19 @@ int homa_driver_open(int kind, const struct homa_driver_config *cfg,
 	return err;
 }
 
+/** homa_driver_fast_prio() - See driver.h. */
+uint8_t homa_driver_fast_prio(const struct homa_settings *st)
+{
+	uint32_t np = st->num_priorities > 8 ? 8 : st->num_priorities;
+	uint32_t nu = st->num_unsched_priorities < np ? st->num_unsched_priorities : np;
+
+	if (np < 2)
+		return 0;
+	if (nu < 2)
+		return (uint8_t)(np - 1);
+	return (uint8_t)(np - nu + 1);
+}
+
 /** homa_driver_refresh() - See driver.h. */
 void homa_driver_refresh(struct homa_driver *d)
 {

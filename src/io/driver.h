@@ -107,6 +107,9 @@ struct homa_io_counters {
 	uint64_t xdp_rx_lent;       /**< gauge: receive frames held by messages (zero-copy receive) */
 	uint64_t xdp_tx_copied;     /**< packet bytes copied into send frames (not built in place) */
 	uint64_t xdp_reclaimed;     /**< frames taken back from processes that died (shared UMEM) */
+	/* UDP driver's receive queues (steer.h) */
+	uint64_t rx_queues;         /**< gauge: kernel receive queues read (2: by priority, 1) */
+	uint64_t rx_fast_packets;   /**< packets read from the fast (high-priority) queue */
 };
 
 /** What to open. */
@@ -124,6 +127,12 @@ struct homa_driver_config {
 	 * side (SO_RCVBUF; 0: HOMA_DRIVER_RCVBUF). Checked by the caller.
 	 */
 	uint32_t rcvbuf;
+	/**
+	 * UDP driver: packets whose DSCP priority is at least this go to a
+	 * kernel receive queue of their own, read before the other (steer.h);
+	 * 0: one queue for all.
+	 */
+	uint8_t rx_fast_prio;
 };
 
 struct homa_driver;
@@ -191,13 +200,21 @@ struct homa_driver_ops {
 	 * before any recv(). Return: 0; HOMA_EINVAL (already one); HOMA_ENOMEM.
 	 */
 	int (*add_rx)(struct homa_driver *d, int fd);
+	/**
+	 * steer() - Optional: from now on, steer packets of priority
+	 * @fast_prio and above (1..7) into the fast receive queue (the
+	 * settings' levels changed). Any thread. Return: 0, or HOMA_ENOTSUP
+	 * when the driver reads one queue (nothing changes).
+	 */
+	int (*steer)(struct homa_driver *d, uint8_t fast_prio);
 };
 
 /** State common to all drivers (each driver embeds it first). */
 struct homa_driver {
 	const struct homa_driver_ops *ops;
-	int fd;              /**< readable when packets are waiting */
+	int fd;              /**< readable when packets are waiting (may be an epoll set) */
 	int rx_fd2;          /**< also readable when packets wait (add_rx()), or -1 */
+	int tx_fd;           /**< writable when the send buffer has room (fd, or the socket that sends) */
 	int family;          /**< AF_INET or AF_INET6 */
 	uint16_t port;       /**< bound Homa port */
 	homa_addr local;     /**< bound address (may be the wildcard) */
@@ -244,6 +261,16 @@ int homa_driver_open(int kind, const struct homa_driver_config *cfg,
  */
 void homa_driver_settings(const struct homa_driver *d, const struct homa_settings *in,
 			  struct homa_settings *out);
+
+/**
+ * homa_driver_fast_prio() - The lowest priority the UDP driver steers into
+ * its fast receive queue for an engine running @st (caller-owned): the
+ * unscheduled levels above the lowest one, which carry short messages,
+ * with control packets at the top level (by default 5: messages of at
+ * most 15,000 bytes); the top level alone with one unscheduled level;
+ * 0 (one queue) with one level. Never fails.
+ */
+uint8_t homa_driver_fast_prio(const struct homa_settings *st);
 
 /**
  * homa_driver_refresh() - Update @d's counters kept by the kernel (a no-op

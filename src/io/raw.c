@@ -208,6 +208,7 @@ int homa_raw_open(const struct homa_driver_config *cfg, struct homa_driver **out
 		return err;
 	}
 	homa_io_addr_from_sockaddr((const struct sockaddr *)&cfg->bind, &d->base.local, NULL);
+	d->base.tx_fd = d->base.fd;
 	d->pkts = calloc(cfg->batch, sizeof(*d->pkts));
 	d->base.max_rx = cfg->batch;  /* one packet per datagram */
 	if (!d->pkts ||

@@ -8,6 +8,13 @@
  * about our packets are queued on the socket (IP_RECVERR), so a request to
  * a port where nothing listens ends with port unreachable at once rather
  * than by timeout (unreach).
+ *
+ * With a config's rx_fast_prio, the driver receives on two sockets of one
+ * SO_REUSEPORT group with a steering program (steer.h): packets of that
+ * priority and above (short messages, control packets) wait in a queue
+ * of their own, read first; the runtime waits on an epoll set of both.
+ * Where the kernel refuses a step it keeps one socket and says so in the
+ * log and in the rx_queues counter.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -21,6 +28,8 @@
 #include "batch.h"
 #include "driver.h"
 #include "icmp.h"
+#include "homa/obs.h"
+#include "steer.h"
 
 #ifndef UDP_SEGMENT
 #define UDP_SEGMENT 103
@@ -32,11 +41,26 @@
 /** Receive buffer size with UDP_GRO: a whole coalesced super-packet. */
 #define UDP_GRO_BUF 65536
 
+/**
+ * Receives in a row from the fast queue, while it has packets, before the
+ * other queue gets a turn: a steady stream of high-priority packets delays
+ * the rest but cannot starve it.
+ */
+#define FAST_TURNS 4
+
 /** A UDP driver. */
 struct udp_driver {
 	struct homa_driver base;
-	struct homa_io_sender tx;
-	struct homa_io_receiver rx;
+	struct homa_io_sender tx;   /**< sends on fds[HOMA_STEER_FAST] */
+	/**
+	 * One receiver per socket of the port; rx[1] shares rx[0]'s buffers
+	 * (one recv() reads one socket, and its packets live until the next
+	 * recv()).
+	 */
+	struct homa_io_receiver rx[2];
+	int fds[2];                 /**< the port's sockets; fds[1] is -1 with one queue */
+	int nq;                     /**< the port's receive queues: 1 or 2 */
+	int fast_turns;             /**< fast-queue receives since the other's turn */
 	struct homa_io_receiver rx2;  /**< add_rx()'s socket (rx2.fd -1: none) */
 	bool rx2_first;               /**< recv() reads rx2 before rx */
 	uint32_t batch, rcvbuf;       /**< as opened */
@@ -145,6 +169,44 @@ static int recv_from(struct udp_driver *d, struct homa_io_receiver *rx)
 }
 
 /**
+ * recv_own() - Receive a batch from the port's fast queue if it has one,
+ * else from its other queue; after FAST_TURNS fast batches in a row the
+ * other queue is read first once. Return: as recv_from().
+ */
+static int recv_own(struct udp_driver *d)
+{
+	int n = 0;
+
+	if (d->nq == 1)
+		return recv_from(d, &d->rx[HOMA_STEER_FAST]);
+	if (d->fast_turns < FAST_TURNS) {
+		n = recv_from(d, &d->rx[HOMA_STEER_FAST]);
+		if (n > 0)
+			homa_io_count(&d->base.c.rx_fast_packets, (uint64_t)n);
+		if (n != 0) {
+			d->fast_turns += n > 0;
+			return n;
+		}
+	}
+	d->fast_turns = 0;
+	n = recv_from(d, &d->rx[HOMA_STEER_SLOW]);
+	if (n)
+		return n;
+	n = recv_from(d, &d->rx[HOMA_STEER_FAST]);
+	if (n > 0)
+		homa_io_count(&d->base.c.rx_fast_packets, (uint64_t)n);
+	return n;
+}
+
+/**
+ * recv_side() - recv_own() (@second false) or from add_rx()'s socket.
+ */
+static int recv_side(struct udp_driver *d, bool second)
+{
+	return second ? recv_from(d, &d->rx2) : recv_own(d);
+}
+
+/**
  * udp_recv() - See driver.h. With a second socket (add_rx()), one call
  * returns the packets of one socket: the one that last had packets
  * first, the other if it has none; a full batch hands the first turn to
@@ -153,20 +215,18 @@ static int recv_from(struct udp_driver *d, struct homa_io_receiver *rx)
 static int udp_recv(struct homa_driver *base, struct homa_io_rx **out)
 {
 	struct udp_driver *d = (struct udp_driver *)base;
-	struct homa_io_receiver *a = d->rx2_first ? &d->rx2 : &d->rx;
-	struct homa_io_receiver *b = d->rx2_first ? &d->rx : &d->rx2;
 	int n;
 
 	*out = d->pkts;
 	if (d->rx2.fd < 0)
-		return recv_from(d, &d->rx);
-	n = recv_from(d, a);
+		return recv_own(d);
+	n = recv_side(d, d->rx2_first);
 	if (n > 0) {
 		if ((uint32_t)n >= d->batch)
 			d->rx2_first = !d->rx2_first;
 		return n;
 	}
-	n = recv_from(d, b);
+	n = recv_side(d, !d->rx2_first);
 	if (n > 0)
 		d->rx2_first = !d->rx2_first;
 	return n;
@@ -215,8 +275,19 @@ static int udp_send(struct homa_driver *base, const struct homa_io_tx *pkts, int
 static int udp_unreach(struct homa_driver *base, struct homa_io_unreach *out, int max)
 {
 	struct udp_driver *d = (struct udp_driver *)base;
+	bool other = d->nq == 2 && d->rx[1].error;
+	int n;
 
-	return homa_io_icmp_take(&d->rx, &d->tx, base->port, out, max);
+	/* the kernel files a report under the group's hash: either socket */
+	if (other)
+		d->tx.error = d->tx.error ? d->tx.error : d->rx[1].error;
+	if ((!d->rx[0].error && !d->tx.error) || max < 1)
+		return 0;
+	d->rx[1].error = 0;
+	n = homa_io_icmp_take(&d->rx[0], &d->tx, base->port, out, max);
+	if (d->nq == 2 && n < max)
+		n += homa_io_icmp_drain(d->fds[1], base->port, out + n, max - n);
+	return n;
 }
 
 /** udp_close() - See driver.h. */
@@ -224,15 +295,29 @@ static void udp_close(struct homa_driver *base)
 {
 	struct udp_driver *d = (struct udp_driver *)base;
 
-	close(base->fd);
+	if (d->nq == 2)
+		close(base->fd);  /* the epoll set */
+	for (int i = 0; i < 2; i++)
+		if (d->fds[i] >= 0)
+			close(d->fds[i]);
 	if (d->rx2.fd >= 0) {
 		close(d->rx2.fd);
 		homa_io_receiver_free(&d->rx2);
 	}
 	homa_io_sender_free(&d->tx);
-	homa_io_receiver_free(&d->rx);
+	homa_io_receiver_free(&d->rx[0]);  /* rx[1] shares its buffers */
 	free(d->pkts);
 	free(d);
+}
+
+/** udp_steer() - See driver.h. */
+static int udp_steer(struct homa_driver *base, uint8_t fast_prio)
+{
+	struct udp_driver *d = (struct udp_driver *)base;
+
+	if (d->nq == 1 || fast_prio < 1 || fast_prio > 7)
+		return HOMA_ENOTSUP;
+	return homa_steer_attach(d->fds[0], fast_prio) ? HOMA_EIO : 0;
 }
 
 static const struct homa_driver_ops udp_ops = {
@@ -242,6 +327,7 @@ static const struct homa_driver_ops udp_ops = {
 	.unreach = udp_unreach,
 	.close = udp_close,
 	.add_rx = udp_add_rx,
+	.steer = udp_steer,
 };
 
 /**
@@ -253,8 +339,76 @@ static void enable_offloads(struct udp_driver *d, bool want)
 
 	if (!want)
 		return;
-	d->base.gso = probe_gso(d->base.fd);
-	d->base.gro = setsockopt(d->base.fd, SOL_UDP, UDP_GRO, &on, sizeof(on)) == 0;
+	d->base.gso = probe_gso(d->fds[0]);
+	d->base.gro = setsockopt(d->fds[0], SOL_UDP, UDP_GRO, &on, sizeof(on)) == 0;
+}
+
+/**
+ * setup_socket() - What every receiving socket of the driver needs:
+ * buffers, TOS reports, ICMP reports, and UDP_GRO if the first has it
+ * (the receive buffers are sized for it). Never fails (features the
+ * kernel lacks stay off, as on the first socket).
+ */
+static void setup_socket(struct udp_driver *d, int fd, const struct homa_driver_config *cfg)
+{
+	int on = 1;
+
+	homa_driver_set_bufs(fd, cfg->rcvbuf);
+	homa_io_recv_tos_enable(fd, d->base.family);
+	homa_io_icmp_enable(fd, d->base.family);
+	if (fd != d->fds[0] && d->base.gro)
+		setsockopt(fd, SOL_UDP, UDP_GRO, &on, sizeof(on));
+}
+
+/**
+ * open_fast_queue() - Add the second socket and the steering program
+ * (steer.h); the first socket is bound and set up. On a refusal keep one
+ * queue, undo what was done and log why.
+ * Return: 0, or HOMA_ENOMEM/HOMA_EIO for what the caller must fail on.
+ */
+static int open_fast_queue(struct udp_driver *d, const struct homa_driver_config *cfg)
+{
+	struct sockaddr_storage a = cfg->bind;
+	const char *step = "socket";
+	int err = 0, off = 0, ep;
+
+	if (a.ss_family == AF_INET)
+		((struct sockaddr_in *)&a)->sin_port = htons(d->base.port);
+	else
+		((struct sockaddr_in6 *)&a)->sin6_port = htons(d->base.port);
+	d->fds[1] = socket(a.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, IPPROTO_UDP);
+	if (d->fds[1] < 0)
+		err = errno;
+	if (!err && a.ss_family == AF_INET6)
+		setsockopt(d->fds[1], IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof(off));
+	if (!err) {
+		step = "SO_REUSEPORT";
+		err = homa_steer_join(d->fds[0], d->fds[1], &a, cfg->bind_len);
+	}
+	if (!err) {
+		step = "SO_ATTACH_REUSEPORT_CBPF";
+		err = homa_steer_attach(d->fds[0], cfg->rx_fast_prio);
+	}
+	ep = err ? -1 : homa_steer_epoll(d->fds);
+	if (!err && ep < 0) {
+		step = "epoll";
+		err = -ep;
+	}
+	if (err) {
+		if (d->fds[1] >= 0)
+			close(d->fds[1]);
+		d->fds[1] = -1;
+		setsockopt(d->fds[0], SOL_SOCKET, SO_REUSEPORT, &off, sizeof(off));
+		HOMA_LOG_WARN("UDP driver port %u: one receive queue for all priorities (%s: %s)",
+			      d->base.port, step, strerror(err));
+		return err == ENOMEM ? HOMA_ENOMEM : 0;
+	}
+	setup_socket(d, d->fds[1], cfg);
+	d->nq = 2;
+	d->base.fd = ep;
+	HOMA_LOG_INFO("UDP driver port %u: priorities %u-7 in a receive queue of their own",
+		      d->base.port, cfg->rx_fast_prio);
+	return 0;
 }
 
 /** homa_udp_open() - See driver.h. */
@@ -266,22 +420,27 @@ int homa_udp_open(const struct homa_driver_config *cfg, struct homa_driver **out
 
 	if (!d)
 		return HOMA_ENOMEM;
-	fd = bind_socket(cfg, &d->base.port);
+	fd = bind_socket(cfg, &d->base.port);  /* alone: fails if the port is taken */
 	if (fd < 0) {
 		free(d);
 		return fd;
 	}
 	d->base.ops = &udp_ops;
-	d->base.fd = fd;
+	d->base.fd = d->base.tx_fd = d->fds[0] = fd;
+	d->fds[1] = -1;
+	d->nq = 1;
 	d->base.rx_fd2 = -1;
 	d->rx2.fd = -1;
 	d->base.family = cfg->bind.ss_family;
 	d->base.maps_v4 = true;
 	homa_io_addr_from_sockaddr((const struct sockaddr *)&cfg->bind, &d->base.local, NULL);
-	homa_driver_set_bufs(fd, cfg->rcvbuf);
-	homa_io_recv_tos_enable(fd, d->base.family);
-	homa_io_icmp_enable(fd, d->base.family);
 	enable_offloads(d, cfg->offload);
+	setup_socket(d, fd, cfg);
+	if (cfg->rx_fast_prio && open_fast_queue(d, cfg)) {
+		udp_close(&d->base);
+		return HOMA_ENOMEM;
+	}
+	d->base.c.rx_queues = (uint64_t)d->nq;
 	buf = d->base.gro ? UDP_GRO_BUF : cfg->max_packet;
 	d->buf = buf;
 	d->batch = cfg->batch;
@@ -291,10 +450,12 @@ int homa_udp_open(const struct homa_driver_config *cfg, struct homa_driver **out
 	d->pkts = calloc(d->max_pkts, sizeof(*d->pkts));
 	if (!d->pkts ||
 	    homa_io_sender_init(&d->tx, fd, d->base.family, cfg->batch, d->base.gso, false) ||
-	    homa_io_receiver_init(&d->rx, fd, cfg->batch, buf)) {
+	    homa_io_receiver_init(&d->rx[0], fd, cfg->batch, buf)) {
 		udp_close(&d->base);
 		return HOMA_ENOMEM;
 	}
+	d->rx[1] = d->rx[0];
+	d->rx[1].fd = d->fds[1];
 	*out = &d->base;
 	return 0;
 }

@@ -273,18 +273,23 @@ static void drain_fd(int fd)
  * a system call where the driver can tell (ops->pending: a caller spinning
  * on homa_recv() with a zero timeout over the XDP driver reads its rings).
  * An application poller of a socket with a transport layer also watches
- * the TCP connections (rt->poll_tp_fd; ppoll() skips it when -1).
+ * the TCP connections (rt->poll_tp_fd; ppoll() skips it when -1). Room
+ * in the send buffer is watched on the driver's tx_fd, which differs from
+ * its fd when the driver receives on several sockets.
  * Return: WAIT_PACKETS if packets (or ICMP reports) are waiting, plus
  * WAIT_TCP if a TCP connection is readable.
  */
 static int wait_packets(struct homa_rt *rt, uint64_t engine_by, uint64_t caller_by)
 {
 	bool blocked = atomic_load(&rt->tx_blocked);
-	struct pollfd p[5] = {{.fd = rt->drv->fd, .events = POLLIN | (blocked ? POLLOUT : 0)},
+	bool apart = rt->drv->tx_fd != rt->drv->fd;  /* receives on an epoll set */
+	struct pollfd p[6] = {{.fd = rt->drv->fd,
+			       .events = POLLIN | (blocked && !apart ? POLLOUT : 0)},
 			      {.fd = rt->kick_fd, .events = POLLIN},
 			      {.fd = rt->wait_tfd, .events = POLLIN},
 			      {.fd = rt->poll_tp_fd, .events = POLLIN},
-			      {.fd = rt->drv->rx_fd2, .events = POLLIN}};
+			      {.fd = rt->drv->rx_fd2, .events = POLLIN},
+			      {.fd = blocked && apart ? rt->drv->tx_fd : -1, .events = POLLOUT}};
 	uint64_t now = homa_rt_now(), first;
 	struct timespec ts = {0, 0};
 	bool timed = true;
@@ -304,7 +309,7 @@ static int wait_packets(struct homa_rt *rt, uint64_t engine_by, uint64_t caller_
 			timed = false;
 		}
 	}
-	if (ppoll(p, 5, timed ? &ts : NULL, NULL) <= 0)
+	if (ppoll(p, 6, timed ? &ts : NULL, NULL) <= 0)
 		return 0;
 	if (p[1].revents & POLLIN)
 		drain_fd(rt->kick_fd);

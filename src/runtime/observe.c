@@ -127,6 +127,8 @@ static const struct {
 	IO_COUNTER(xdp_unresolved, "XDP driver: packets dropped while the next hop was resolved."),
 	IO_COUNTER(xdp_rx_lent, "XDP driver: receive frames held by messages (zero-copy receive)."),
 	IO_COUNTER(xdp_reclaimed, "XDP driver: UMEM frames taken back from processes that died."),
+	IO_COUNTER(rx_queues, "UDP driver: kernel receive queues read (2: by priority, 1: one for all)."),
+	IO_COUNTER(rx_fast_packets, "UDP driver: packets read from the high-priority queue."),
 };
 
 /** Label values of the priority family. */

@@ -145,7 +145,8 @@ static int rt_setup(struct homa_rt *rt, const struct homa_open_opts *o,
 	struct homa_driver_config cfg = {.batch = o->batch, .max_packet = st->mtu,
 					 .offload = o->offload, .ifname = o->ifname,
 					 .queues = o->xdp_queues, .xdp_raw = o->xdp_raw,
-					 .rcvbuf = o->rcvbuf_bytes};
+					 .rcvbuf = o->rcvbuf_bytes,
+					 .rx_fast_prio = homa_driver_fast_prio(st)};
 	int err = bind_address(o, &cfg);
 
 	if (err)
@@ -424,6 +425,8 @@ int homa_set_settings(homa_socket *s, const struct homa_settings *st)
 		rt->standby_ns = homa_rt_standby_after(&eff, rt->mode);
 	}
 	homa_rt_unlock(rt);
+	if (!err && rt->drv->ops->steer && homa_driver_fast_prio(&eff))
+		rt->drv->ops->steer(rt->drv, homa_driver_fast_prio(&eff)); /* new levels */
 	homa_rt_put(rt);
 	return err;
 }
@@ -455,6 +458,8 @@ static void xdp_stats(const struct homa_io_counters *c, struct homa_io_stats *ou
 	out->xdp_unresolved = homa_io_counter(&c->xdp_unresolved);
 	out->xdp_rx_lent = homa_io_counter(&c->xdp_rx_lent);
 	out->xdp_reclaimed = homa_io_counter(&c->xdp_reclaimed);
+	out->rx_queues = homa_io_counter(&c->rx_queues);
+	out->rx_fast_packets = homa_io_counter(&c->rx_fast_packets);
 }
 
 /**

@@ -456,7 +456,7 @@ static int open_queues(struct xdp_driver *d, int ifindex)
 	HOMA_LOG_INFO("XDP driver on %s: %u queue(s), %s mode, port %u", d->ifname, d->nq,
 		      d->q[0].zerocopy ? "zero-copy" : "copy", d->base.port);
 	if (d->nq == 1) {
-		d->base.fd = homa_xsk_fd(&d->q[0]);
+		d->base.fd = d->base.tx_fd = homa_xsk_fd(&d->q[0]);
 		return 0;
 	}
 	d->epfd = epoll_create1(EPOLL_CLOEXEC);
@@ -468,7 +468,7 @@ static int open_queues(struct xdp_driver *d, int ifindex)
 		if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, homa_xsk_fd(&d->q[i]), &ev))
 			return HOMA_EIO;
 	}
-	d->base.fd = d->epfd;
+	d->base.fd = d->base.tx_fd = d->epfd;
 	return 0;
 }
 
@@ -482,7 +482,7 @@ int homa_xdp_open(const struct homa_driver_config *cfg, struct homa_driver **out
 	if (!d)
 		return HOMA_ENOMEM;
 	d->base.ops = &xdp_ops;
-	d->base.fd = d->epfd = d->reserve_fd = d->route.nl = -1;
+	d->base.fd = d->base.tx_fd = d->epfd = d->reserve_fd = d->route.nl = -1;
 	d->base.family = cfg->bind.ss_family;
 	pthread_mutex_init(&d->ret_lock, NULL);
 	d->lend.release = xdp_release;
