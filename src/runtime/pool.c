@@ -8,6 +8,29 @@
 
 #include "pool.h"
 
+#if defined(__SANITIZE_ADDRESS__)
+#define POOL_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define POOL_ASAN 1
+#endif
+#endif
+
+#ifdef POOL_ASAN
+#include <sanitizer/asan_interface.h>
+/*
+ * Under AddressSanitizer a cached block is poisoned past its link word:
+ * a write into a chunk the engine freed (or a read of it) is reported as
+ * the use-after-free it is, not hidden by the cache.
+ */
+#define POOL_POISON(b) ASAN_POISON_MEMORY_REGION((char *)(b) + sizeof(void *), \
+						 RT_POOL_BLOCK - sizeof(void *))
+#define POOL_UNPOISON(b) ASAN_UNPOISON_MEMORY_REGION((b), RT_POOL_BLOCK)
+#else
+#define POOL_POISON(b) ((void)(b))
+#define POOL_UNPOISON(b) ((void)(b))
+#endif
+
 /** pool_alloc() - Allocation hook: a cached block if @size is a chunk, else malloc. */
 static void *pool_alloc(void *ctx, size_t size)
 {
@@ -21,6 +44,7 @@ static void *pool_alloc(void *ctx, size_t size)
 			p->head = *(void **)b;
 			p->count--;
 			p->reused++;
+			POOL_UNPOISON(b);
 		}
 		pthread_mutex_unlock(&p->lock);
 	}
@@ -40,6 +64,7 @@ static void pool_free(void *ctx, void *ptr, size_t size)
 			*(void **)ptr = p->head;
 			p->head = ptr;
 			p->count++;
+			POOL_POISON(ptr);
 		}
 		pthread_mutex_unlock(&p->lock);
 	}
@@ -79,6 +104,7 @@ void homa_rt_pool_drain(struct rt_pool *p)
 		void *b = p->head;
 
 		p->head = *(void **)b;
+		POOL_UNPOISON(b);
 		free(b);
 	}
 	p->count = 0;
