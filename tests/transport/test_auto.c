@@ -144,19 +144,29 @@ static void auto__falls_back_to_tcp_and_comes_back(void **state)
 	struct sockaddr_storage dst;
 	homa_socket *cli, *srv;
 	uint64_t id1, id2;
-	double t0;
+	double t0, t_tcp;
 
 	(void)state;
 	tcp_only_start(&t);
 	dst = test_dst(t.port);
 	homa_settings_default(&st);
-	st.timeout_ticks = 300; /* the Homa RPC to the black hole fails after 300 ms */
+	/*
+	 * The Homa RPC to the black hole fails after 300 ticks (300 ms when
+	 * ticks keep time). A starved timer thread runs fewer ticks (at most
+	 * one per wake-up, none caught up), so that can take far longer; the
+	 * engine still fails it within HOMA_CLIENT_RETRY_TIMEOUTS (4) x 300
+	 * ms of engine time (retry_expired(), timer.c). The back-off must end
+	 * only after that: an RPC sent after the back-off but before the
+	 * first one failed finds the port just marked dead and goes to TCP
+	 * again with the back-off doubled.
+	 */
+	st.timeout_ticks = 300;
 	homa_open_opts_default(&o);
 	o.bind_addr = "127.0.0.1";
 	o.settings = &st;
 	o.transport = HOMA_TRANSPORT_AUTO;
 	o.auto_fallback_ms = 50;
-	o.auto_retry_ms = 1000;
+	o.auto_retry_ms = 2500;
 	assert_int_equal(homa_open(&cli, &o), 0);
 
 	t0 = now_ms();
@@ -166,13 +176,17 @@ static void auto__falls_back_to_tcp_and_comes_back(void **state)
 		assert_true(now_ms() - t0 < 30000);
 		usleep(1000);
 	} while (ts.auto_to_tcp == 0);
-	print_message("auto: fell back to TCP after %.1f ms\n", now_ms() - t0);
+	t_tcp = now_ms();
+	print_message("auto: fell back to TCP after %.1f ms\n", t_tcp - t0);
 	assert_int_equal(ts.auto_tcp_peers, 1);
 	assert_int_equal(ts.homa_rpcs, 1);
 	/* the RPC sent over Homa stays there: it fails, it is not resent over TCP */
 	assert_int_equal(homa_recv(cli, HOMA_RECV_RESPONSE, id1, 30000000000LL, &m),
 			 HOMA_ETIMEDOUT);
+	print_message("auto: the Homa RPC timed out after %.1f ms\n", now_ms() - t0);
 	assert_int_equal(t.requests, 0);
+	/* still in the back-off (see above), or the next request tries Homa */
+	assert_true(now_ms() - t_tcp < 2500);
 
 	assert_int_equal(homa_send(cli, (struct sockaddr *)&dst, "two", 3, 2, &id2), 0);
 	assert_int_equal(homa_recv(cli, HOMA_RECV_RESPONSE, id2, 30000000000LL, &m), 0);
@@ -184,7 +198,9 @@ static void auto__falls_back_to_tcp_and_comes_back(void **state)
 	/* Homa comes back at that port; after the back-off the peer is tried on it */
 	close(t.udp_fd);
 	assert_int_equal(test_open(&srv, HOMA_DRIVER_UDP, HOMA_MODE_THREADED, true, t.port, NULL), 0);
-	usleep(1100000); /* past the back-off (1 s after the switch) */
+	/* past the back-off (2.5 s after the switch, which came before t_tcp) */
+	while (now_ms() < t_tcp + 2600)
+		usleep(10000);
 	assert_int_equal(one_rpc(cli, srv, &dst, 0), HOMA_TRANSPORT_HOMA);
 	assert_int_equal(homa_transport_stats(cli, &ts), 0);
 	assert_int_equal(ts.auto_to_homa, 1);
