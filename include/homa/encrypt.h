@@ -88,6 +88,12 @@ struct homa_encrypt_opts {
 /** Counters of this process's PSP receiver (homa_encrypt_host_stats()). */
 struct homa_psp_host_stats {
 	uint64_t forwarded;      /**< sealed packets handed to a local socket */
+	/*
+	 * Drops by reason. With a steered socket in this process, each adds
+	 * the host's kernel count: what the steering program of the PSP port
+	 * dropped for every process of the host (network namespace) since
+	 * it was loaded, not only for this one.
+	 */
 	uint64_t not_psp;        /**< datagrams without a PSP header (or registrations from afar) */
 	uint64_t truncated;      /**< shorter than PSP header, common header and ICV */
 	uint64_t no_port;        /**< for a Homa port no socket of this host registered */
@@ -179,7 +185,11 @@ HOMA_API int homa_encrypt_stats(homa_socket *s, struct homa_psp_stats *out);
  * (sockets opened with udp_port set). The PSP port is held by one process
  * of the host at a time; the others wait and take it over when it exits.
  * Packets rejected by the socket they were forwarded to (unknown SPI,
- * replay, forgery) are counted in its homa_encrypt_stats().
+ * replay, forgery) are counted in its homa_encrypt_stats(). While a
+ * socket of this process is steered by the kernel, not_psp, truncated
+ * and no_port include the host's kernel drop counts for its PSP port
+ * (all processes); if they cannot be read, a warning is logged and the
+ * fields hold this process's receiver counts only.
  * Return: 0; HOMA_EINVAL (@out NULL); HOMA_ENOTSUP (no socket of this
  * process joined the receiver).
  */

@@ -167,13 +167,13 @@ static int join_host(struct rt_enc *x)
 		return HOMA_ENOTSUP;
 	x->steered = steer(x);
 	if (x->steered) {
-		homa_rt_psp_host_steered(1, false);
+		homa_rt_psp_host_steered(1, false, x->udp_port);
 		return 0;
 	}
 	err = homa_rt_psp_host_join(x->udp_port, x->port);
 	x->host_joined = !err;
 	if (!err && !homa_rt_psp_steer_off())
-		homa_rt_psp_host_steered(0, true);
+		homa_rt_psp_host_steered(0, true, x->udp_port);
 	return err;
 }
 
@@ -226,7 +226,7 @@ void homa_rt_enc_close(struct homa_rt *rt)
 	if (x->host_joined)
 		homa_rt_psp_host_leave(x->port);
 	if (x->steered)
-		homa_rt_psp_host_steered(-1, false);
+		homa_rt_psp_host_steered(-1, false, x->udp_port);
 	if (rt->engine)
 		homa_engine_set_hooks(rt->engine, NULL);
 	homa_psp_free(x->psp);

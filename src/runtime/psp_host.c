@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "psp_host.h"
+#include "psp_steer.h"
 #include "rt.h"
 
 /** How long the holder sleeps in recvmmsg() before looking at the stop flag. */
@@ -46,6 +47,7 @@ static struct {
 	int tell;                        /**< life_mu: socket announcing our ports */
 	uint64_t local[65536 / 64];      /**< this process's ports (atomic words) */
 	struct homa_psp_host_stats st;   /**< mu: totals */
+	uint16_t steer_port;             /**< mu: PSP port of the last socket steered */
 } H = {.life_mu = PTHREAD_MUTEX_INITIALIZER, .mu = PTHREAD_MUTEX_INITIALIZER, .fd = -1,
      .tell = -1};
 
@@ -351,17 +353,41 @@ void homa_rt_psp_host_leave(uint16_t homa_port)
 }
 
 /** homa_rt_psp_host_steered() - See rt.h. */
-void homa_rt_psp_host_steered(int delta, bool refused)
+void homa_rt_psp_host_steered(int delta, bool refused, uint16_t udp_port)
 {
 	pthread_mutex_lock(&H.mu);
 	H.st.steered = (uint32_t)((int)H.st.steered + delta);
 	H.st.steer_refused += refused;
+	if (delta > 0)
+		H.steer_port = udp_port;
 	pthread_mutex_unlock(&H.mu);
+}
+
+/**
+ * add_kernel_drops() - Add to @out what the steering program of PSP port
+ * @udp_port dropped (the host's counts, all processes). If they cannot be
+ * read (the program is gone, no right to open it by id), @out keeps this
+ * process's receiver counts only and the log says why.
+ */
+static void add_kernel_drops(struct homa_psp_host_stats *out, uint16_t udp_port)
+{
+	uint64_t d[PSP_STEER_REASONS];
+	int err = homa_rt_psp_steer_drops(udp_port, d);
+
+	if (err) {
+		HOMA_LOG_WARN("PSP port %u: kernel steering drop counts unreadable (%s)", udp_port,
+			      homa_strerror(err));
+		return;
+	}
+	out->not_psp += d[PSP_STEER_NOT_PSP];
+	out->truncated += d[PSP_STEER_TRUNCATED];
+	out->no_port += d[PSP_STEER_NO_PORT];
 }
 
 /** homa_encrypt_host_stats() - See encrypt.h. */
 int homa_encrypt_host_stats(struct homa_psp_host_stats *out)
 {
+	uint16_t steer_port = 0;
 	int err = 0;
 
 	if (!out)
@@ -371,6 +397,10 @@ int homa_encrypt_host_stats(struct homa_psp_host_stats *out)
 		err = HOMA_ENOTSUP;
 	else
 		*out = H.st;
+	if (!err && H.st.steered)
+		steer_port = H.steer_port;
 	pthread_mutex_unlock(&H.mu);
+	if (steer_port)
+		add_kernel_drops(out, steer_port);
 	return err;
 }

@@ -35,4 +35,23 @@ bool homa_rt_psp_steer_off(void);
  */
 int homa_rt_psp_steer_open(uint16_t udp_port, uint16_t homa_port);
 
+/** Reasons the steering program drops a datagram: indexes of its counter map. */
+enum psp_steer_reason {
+	PSP_STEER_NOT_PSP = 0,   /**< empty, or the PSP next header is not Homa */
+	PSP_STEER_TRUNCATED = 1, /**< shorter than PSP header, common header and ICV */
+	PSP_STEER_NO_PORT = 2,   /**< no socket of the group has the clear header's Homa port */
+	PSP_STEER_REASONS = 3
+};
+
+/**
+ * homa_rt_psp_steer_drops() - The datagrams the steering program of PSP
+ * port @udp_port (this network namespace's group, all processes) has
+ * dropped since it was loaded, by reason, into @out (indexed by enum
+ * psp_steer_reason).
+ * Return: 0; HOMA_ENOTSUP (no record or program: no socket of the host
+ * is steered on @udp_port); HOMA_EPERM (no CAP_BPF / CAP_SYS_ADMIN to
+ * open it by id); HOMA_EIO.
+ */
+int homa_rt_psp_steer_drops(uint16_t udp_port, uint64_t out[PSP_STEER_REASONS]);
+
 #endif /* HOMA_RT_PSP_STEER_H */

@@ -557,9 +557,11 @@ void homa_rt_psp_host_leave(uint16_t homa_port);
 /**
  * homa_rt_psp_host_steered() - Count a socket that the kernel steers to
  * (@delta 1) or no longer (-1) in homa_psp_host_stats.steered, and one
- * that tried steering and uses the receiver (@refused).
+ * that tried steering and uses the receiver (@refused). @udp_port is the
+ * PSP port of the socket: homa_encrypt_host_stats() adds the drop counts
+ * of its steering program.
  */
-void homa_rt_psp_host_steered(int delta, bool refused);
+void homa_rt_psp_host_steered(int delta, bool refused, uint16_t udp_port);
 /** homa_rt_enc_close() - Stop the service and free the PSP state (no-op if none). */
 void homa_rt_enc_close(struct homa_rt *rt);
 /**

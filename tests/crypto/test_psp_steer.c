@@ -7,7 +7,8 @@
  * with no receiver in between (its forwards stay 0): between sockets of
  * one process, of two processes, after a socket leaves the group (the
  * kernel reorders the group then), and the fallback to the receiver when
- * steering is turned off or the port is held without SO_REUSEPORT. Needs
+ * steering is turned off or the port is held without SO_REUSEPORT, and
+ * the kernel's drops counted by reason. Needs
  * root (CAP_BPF, CAP_NET_ADMIN); the test uses a free port instead of
  * 1000. The second process is this program again (--child), exec'd: no
  * forked image with the first one's threads.
@@ -263,6 +264,88 @@ static void psp_steer__ipv6(void **state)
 	assert_int_equal(host().forwarded, 0);
 }
 
+/** send_raw() - Send @len bytes of @p to the PSP port on 127.0.0.1 from a plain UDP socket, @n times. */
+static void send_raw(const uint8_t *p, size_t len, int n)
+{
+	struct sockaddr_storage sa = crypto_dst(psp_port);
+	int fd = socket(AF_INET, SOCK_DGRAM, 0);
+
+	assert_true(fd >= 0);
+	for (int i = 0; i < n; i++)
+		assert_int_equal(sendto(fd, p, len, 0, (struct sockaddr *)&sa, sizeof(struct sockaddr_in)),
+				 (ssize_t)len);
+	close(fd);
+}
+
+/** drops_reach() - Wait (at most 3 s) until the host's drop counts are @want; return them. */
+static struct homa_psp_host_stats drops_reach(struct homa_psp_host_stats want)
+{
+	struct homa_psp_host_stats h = host();
+
+	for (int i = 0; i < 300; i++) {
+		if (h.not_psp >= want.not_psp && h.truncated >= want.truncated &&
+		    h.no_port >= want.no_port)
+			break;
+		usleep(10000);
+		h = host();
+	}
+	return h;
+}
+
+/**
+ * psp_steer__drops_counted() - While sockets are steered, datagrams the
+ * kernel drops reach homa_encrypt_host_stats() by reason: 3 cleartext
+ * Homa packets (a common header naming the server, no PSP header) in
+ * not_psp, 2 PSP packets shorter than PSP header, common header and ICV
+ * in truncated, 4 full-size PSP packets for a Homa port no socket has in
+ * no_port; nothing else moves, no receiver forwards, and honest RPCs
+ * before and after complete. On the old code the counts stay 0.
+ */
+static void psp_steer__drops_counted(void **state)
+{
+	struct ep *s = &eps[0], *c = &eps[1];
+	struct homa_psp_host_stats h0, h, want;
+	uint8_t clear[100] = {0}, psp[100] = {0};
+	uint16_t unknown = 1;
+
+	(void)state;
+	assert_int_equal(ep_open(s, true), 0);
+	assert_int_equal(ep_open(c, false), 0);
+	pair(c, s);
+	rpcs(c, s);
+	h0 = host();
+	assert_int_equal(h0.steered, 2);
+	clear[0] = 40000 >> 8;  /* common header: sport 40000, dport the server's */
+	clear[1] = 40000 & 0xff;
+	clear[2] = (uint8_t)(s->port >> 8);
+	clear[3] = (uint8_t)s->port;
+	send_raw(clear, sizeof(clear), 3);
+	psp[0] = HOMA_PSP_NEXT_HDR;
+	psp[HOMA_PSP_HDR_LEN + 2] = (uint8_t)(s->port >> 8);
+	psp[HOMA_PSP_HDR_LEN + 3] = (uint8_t)s->port;
+	send_raw(psp, HOMA_PSP_HDR_LEN + 28 + HOMA_PSP_ICV_LEN - 1, 2);
+	while (unknown == s->port || unknown == c->port)
+		unknown++;
+	psp[HOMA_PSP_HDR_LEN + 2] = (uint8_t)(unknown >> 8);
+	psp[HOMA_PSP_HDR_LEN + 3] = (uint8_t)unknown;
+	send_raw(psp, sizeof(psp), 4);
+	want = h0;
+	want.not_psp += 3;
+	want.truncated += 2;
+	want.no_port += 4;
+	h = drops_reach(want);
+	assert_int_equal(h.not_psp, want.not_psp);
+	assert_int_equal(h.truncated, want.truncated);
+	assert_int_equal(h.no_port, want.no_port);
+	assert_int_equal(h.forwarded, 0);
+	assert_int_equal(h.owner, 0);
+	rpcs(c, s);
+	h = host();
+	assert_int_equal(h.not_psp, want.not_psp);
+	assert_int_equal(h.truncated, want.truncated);
+	assert_int_equal(h.no_port, want.no_port);
+}
+
 /** Keys and port of one side, passed between the processes. */
 struct offer {
 	int port;
@@ -379,6 +462,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_teardown(psp_steer__leave, close_all),
 		cmocka_unit_test_teardown(psp_steer__two_processes, close_all),
 		cmocka_unit_test_teardown(psp_steer__ipv6, close_all),
+		cmocka_unit_test_teardown(psp_steer__drops_counted, close_all),
 		cmocka_unit_test_teardown(psp_steer__fallback, close_all),
 	};
 	char rec[96];
