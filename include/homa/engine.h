@@ -666,7 +666,8 @@ HOMA_API uint32_t homa_engine_peer_waiting(const homa_engine *e, const homa_addr
  * homa_engine_announce_requests() - From now on (@on) or no longer, queue
  * a HOMA_EV_REQUEST_BEGIN event when the first bytes of a request arrive
  * that do not complete it, so the application can read it as it arrives.
- * NULL @e is ignored.
+ * Turning it on also queues the event at once for every request already
+ * partly received. NULL @e is ignored.
  */
 HOMA_API void homa_engine_announce_requests(homa_engine *e, bool on);
 

@@ -269,9 +269,9 @@ struct homa_open_opts {
  * HOMA_RECV_PARTIAL, its id, peer and total length, and nothing to read
  * or release: read its bytes with homa_recv_partial_wait() as they
  * arrive. A request taken this way is not delivered again when complete.
- * The socket announces requests so from its first such call on: a TCP
- * request whose first bytes came before is announced once more of it
- * arrives, or delivered whole.
+ * The socket announces requests so from its first such call on; that
+ * call also announces every request already partly received (over Homa
+ * or TCP), so none that started earlier is missed.
  */
 #define HOMA_RECV_PARTIAL 0x4
 

@@ -722,8 +722,13 @@ void homa_engine_msg_adopt(homa_engine *e, homa_msg *m)
 /** homa_engine_announce_requests() - See engine.h. */
 void homa_engine_announce_requests(homa_engine *e, bool on)
 {
-	if (e)
-		e->announce = on;
+	if (!e)
+		return;
+	if (on && !e->announce) {
+		e->announce = true;
+		homa_announce_arriving(e);
+	}
+	e->announce = on;
 }
 
 /** homa_engine_rx_progress() - See engine.h. */

@@ -240,6 +240,17 @@ static void announce(homa_engine *e, struct homa_rpc *rpc)
 	homa_event_push(e, &ev);
 }
 
+/** homa_announce_arriving() - See internal.h. */
+void homa_announce_arriving(homa_engine *e)
+{
+	for (struct homa_link *pos = e->all_rpcs.next; pos != &e->all_rpcs; pos = pos->next) {
+		struct homa_rpc *rpc = homa_container_of(pos, struct homa_rpc, all_link);
+
+		if (rpc->partial && rpc->in.received > 0)
+			announce(e, rpc);
+	}
+}
+
 /** handle_data() - A DATA packet. */
 static int handle_data(homa_engine *e, const homa_addr *src, const struct homa_pkt *pkt)
 {

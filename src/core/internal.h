@@ -566,6 +566,13 @@ void homa_count_sent(homa_engine *e, uint8_t type, uint8_t priority, size_t len)
 /* incoming.c */
 int homa_incoming(homa_engine *e, const homa_addr *src, const struct homa_pkt *pkt);
 int homa_incoming_foreign(homa_engine *e, const homa_addr *src, const struct homa_pkt *pkt);
+/**
+ * homa_announce_arriving() - Announcements were just turned on: queue
+ * HOMA_EV_REQUEST_BEGIN for every server RPC whose request is partly here
+ * and not yet announced (a request that started before is announced now,
+ * not when its next packet comes, which may be never).
+ */
+void homa_announce_arriving(homa_engine *e);
 
 /** homa_rpc_heard() - The peer showed life for @rpc now: restart its silence count. */
 static inline void homa_rpc_heard(const homa_engine *e, struct homa_rpc *rpc)

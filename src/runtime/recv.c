@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "rt.h"
+#include "tp.h"
 
 /**
  * check_recv() - Validate homa_recv()'s arguments.
@@ -135,8 +136,11 @@ int homa_recv(homa_socket *s, int flags, uint64_t id, int64_t timeout_ns,
 	else if (id && !homa_rt_idset_has(&rt->ids, id))
 		err = HOMA_ENOTFOUND;
 	if (!err && (flags & HOMA_RECV_PARTIAL) && !rt->announce) {
+		/* requests that started before this call are announced now */
 		rt->announce = true;
 		homa_engine_announce_requests(rt->engine, true);
+		homa_rt_collect(rt);
+		homa_tp_announce_arriving(rt);
 	}
 	if (!err) {
 		item = take(rt, flags, id);

@@ -162,6 +162,7 @@ struct homa_tp {
 	bool reading;           /**< a thread holds the reader role (under lock) */
 	bool app_reading;       /**< ... and it is an application thread */
 	bool parked;            /**< the thread's rx_epfd entry is disarmed (under lock) */
+	_Atomic bool announce_due; /**< the reader role's holder must announce requests being read (tp_partial_due()) */
 	pthread_t thread;
 	bool thread_started;
 	uint16_t port;          /**< our Homa port */
@@ -283,6 +284,12 @@ void tp_partial_publish(struct homa_tp *tp, struct tp_conn *c);
  * Call without locks.
  */
 void tp_partial_forget(struct homa_tp *tp, struct tp_conn *c, uint64_t id);
+/**
+ * tp_partial_due() - Reader role held, no locks: if a server just asked
+ * for requests as they start while the role was held
+ * (homa_tp_announce_arriving()), announce the requests being read now.
+ */
+void tp_partial_due(struct homa_tp *tp);
 
 /**
  * tp_partial_drop_request() - tp->lock held, @c (server side) lost or its
@@ -399,6 +406,15 @@ int homa_tp_abort(struct homa_tp *tp, uint64_t id);
  */
 int64_t homa_tp_partial(struct homa_tp *tp, uint64_t id, size_t offset, void *buf, size_t cap,
 			struct homa_partial *info);
+
+/**
+ * homa_tp_announce_arriving() - rt->lock held, rt->announce just set (the
+ * first homa_recv() with HOMA_RECV_PARTIAL): announce every request whose
+ * frame is being read, now if no thread holds the reader role, else by
+ * the holder as soon as it has handled its events (it is kicked).
+ * No-op without rt->tp.
+ */
+void homa_tp_announce_arriving(struct homa_rt *rt);
 
 /**
  * homa_tp_drive() - Called by homa_rt_wait_item() with rt->lock held for

@@ -14,6 +14,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "tp.h"
 
@@ -107,6 +108,94 @@ static void publish_request(struct homa_tp *tp, struct tp_conn *c)
 	homa_rt_unlock(rt);
 	if (item && rt->mode == HOMA_MODE_POLLED)
 		homa_rt_kick(rt);
+}
+
+/**
+ * announce_all() - rt->lock held, and tp->lock held by a thread that
+ * holds the reader role or saw it free (the receive state of every
+ * connection stands still): announce each request being read that has
+ * no server RPC yet. Return: the announcements, linked by next.
+ */
+static struct rt_item *announce_all(struct homa_tp *tp)
+{
+	struct rt_item *items = NULL, **tail = &items;
+
+	for (struct tp_conn *c = tp->conns; c; c = c->next) {
+		struct rt_item *item;
+		struct tp_srpc *r;
+
+		if (!c->accepted || !c->in_body || c->rx_handle || c->dead)
+			continue;
+		item = announce(tp, c);
+		r = find_srpc(tp, c->rx_handle);
+		if (r)
+			r->rx_got = c->body_got;
+		if (item) {
+			*tail = item;
+			tail = &item->next;
+		}
+	}
+	return items;
+}
+
+/**
+ * deliver_all() - rt->lock held, no tp->lock: deliver the announcements
+ * @items (announce_all()) and wake a polled socket's caller.
+ */
+static void deliver_all(struct homa_rt *rt, struct rt_item *items)
+{
+	bool any = items != NULL;
+
+	while (items) {
+		struct rt_item *next = items->next;
+
+		homa_rt_deliver(rt, items);
+		items = next;
+	}
+	if (any && rt->mode == HOMA_MODE_POLLED)
+		homa_rt_kick(rt);
+}
+
+/** homa_tp_announce_arriving() - See tp.h. */
+void homa_tp_announce_arriving(struct homa_rt *rt)
+{
+	struct homa_tp *tp = rt->tp;
+	struct rt_item *items;
+	uint64_t one = 1;
+
+	if (!tp || rt->closing)
+		return;
+	pthread_mutex_lock(&tp->lock);
+	if (tp->reading) {
+		/* the holder may be mid-frame: it announces (tp_partial_due()) */
+		atomic_store(&tp->announce_due, true);
+		pthread_mutex_unlock(&tp->lock);
+		if (write(tp->kick_fd, &one, sizeof(one)) < 0) {
+			/* an eventfd write fails only on overflow: it is readable then */
+		}
+		return;
+	}
+	items = announce_all(tp);
+	pthread_mutex_unlock(&tp->lock);
+	deliver_all(rt, items);
+}
+
+/** tp_partial_due() - See tp.h. */
+void tp_partial_due(struct homa_tp *tp)
+{
+	struct homa_rt *rt = tp->rt;
+	struct rt_item *items = NULL;
+
+	if (!atomic_load_explicit(&tp->announce_due, memory_order_acquire))
+		return;
+	homa_rt_lock(rt);
+	pthread_mutex_lock(&tp->lock);
+	atomic_store(&tp->announce_due, false);
+	if (!rt->closing)
+		items = announce_all(tp);
+	pthread_mutex_unlock(&tp->lock);
+	deliver_all(rt, items);
+	homa_rt_unlock(rt);
 }
 
 /** tp_partial_publish() - See tp.h. */

@@ -189,6 +189,7 @@ void tp_rx_handle(struct homa_tp *tp, const struct epoll_event *evs, int n)
 			/* EAGAIN: another reader consumed the kick */
 		}
 	}
+	tp_partial_due(tp);
 }
 
 /**

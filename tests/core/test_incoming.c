@@ -1067,6 +1067,56 @@ static void peer_limit__setting(void **state)
 	assert_int_equal(homa_settings_validate(&s, NULL), HOMA_EINVAL);
 }
 
+/**
+ * announce__requests_already_arriving() - Announcements turned on while
+ * a request is partly here announce it at once (HOMA_EV_REQUEST_BEGIN
+ * with its length), not at its next packet; the packet after that does
+ * not announce it again, a request started later is announced at its
+ * first packet, and a request already whole is not announced.
+ * homa_engine_rx_progress() gives each announced request's bytes so far.
+ */
+static void announce__requests_already_arriving(void **state)
+{
+	uint8_t buf[1600];
+	struct homa_event ev;
+	struct th_pair p;
+	struct homa_pkt k;
+	int len;
+
+	(void)state;
+	th_pair_init(&p, NULL);
+	k = data(true, 1000, 2000, 0, 1000); /* half of a 2000-byte request */
+	len = homa_wire_encode(&k, buf, sizeof(buf));
+	assert_int_equal(homa_engine_input(p.e[1], &p.addr[0], buf, (size_t)len, p.now), 0);
+	k = data(true, 1002, 500, 0, 500); /* a whole one */
+	len = homa_wire_encode(&k, buf, sizeof(buf));
+	assert_int_equal(homa_engine_input(p.e[1], &p.addr[0], buf, (size_t)len, p.now), 0);
+	assert_int_equal(homa_engine_next_event(p.e[1], &ev), 1);
+	assert_int_equal(ev.type, HOMA_EV_REQUEST); /* the whole one, delivered */
+	homa_engine_msg_release(p.e[1], ev.msg);
+	assert_int_equal(homa_engine_next_event(p.e[1], &ev), 0);
+
+	homa_engine_announce_requests(p.e[1], true);
+	assert_int_equal(homa_engine_next_event(p.e[1], &ev), 1);
+	assert_int_equal(ev.type, HOMA_EV_REQUEST_BEGIN);
+	assert_int_equal(homa_engine_rx_progress(p.e[1], ev.id, NULL), 1000);
+	assert_int_equal(homa_engine_next_event(p.e[1], &ev), 0);
+	homa_engine_announce_requests(p.e[1], true); /* on already: nothing new */
+	assert_int_equal(homa_engine_next_event(p.e[1], &ev), 0);
+
+	k = data(true, 1004, 3000, 0, 1000); /* a new request: announced at its first packet */
+	len = homa_wire_encode(&k, buf, sizeof(buf));
+	assert_int_equal(homa_engine_input(p.e[1], &p.addr[0], buf, (size_t)len, p.now), 0);
+	assert_int_equal(homa_engine_next_event(p.e[1], &ev), 1);
+	assert_int_equal(ev.type, HOMA_EV_REQUEST_BEGIN);
+	assert_int_equal(homa_engine_rx_progress(p.e[1], ev.id, NULL), 1000);
+	k = data(true, 1000, 2000, 1000, 500); /* more of the first: not announced again */
+	len = homa_wire_encode(&k, buf, sizeof(buf));
+	assert_int_equal(homa_engine_input(p.e[1], &p.addr[0], buf, (size_t)len, p.now), 0);
+	assert_int_equal(homa_engine_next_event(p.e[1], &ev), 0);
+	th_pair_free(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1084,6 +1134,7 @@ int main(void)
 		cmocka_unit_test(restart__cap_returns_when_port_stops_answering),
 		cmocka_unit_test(restart__busy_port_serves),
 		cmocka_unit_test(restart__stale_unknowns_count_once),
+		cmocka_unit_test(announce__requests_already_arriving),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -206,21 +206,13 @@ static void tcp_partial__abort_mid_response(void **state)
 	fake_close(&f);
 }
 
-/**
- * open_server() - A TCP-transport server on loopback, an ephemeral port,
- * that asks for requests as they start (HOMA_RECV_PARTIAL) before any
- * client connects: a request whose first bytes came before that first
- * ask is announced only when more of it arrives (or delivered whole).
- */
+/** open_server() - A TCP-transport server on loopback, an ephemeral port. */
 static homa_socket *open_server(void)
 {
 	homa_socket *s = NULL;
-	struct homa_message m;
 
 	test_transport = HOMA_TRANSPORT_TCP;
 	assert_int_equal(test_open(&s, HOMA_DRIVER_UDP, HOMA_MODE_THREADED, true, 0, NULL), 0);
-	assert_int_equal(homa_recv(s, HOMA_RECV_REQUEST | HOMA_RECV_PARTIAL, 0, 0, &m),
-			 HOMA_EAGAIN);
 	return s;
 }
 
@@ -318,6 +310,51 @@ static void tcp_partial__request_cut_or_aborted(void **state)
 	homa_close(srv);
 }
 
+/**
+ * tcp_partial__request_started_before_first_ask() - A request whose first
+ * part the server read before it ever asked with HOMA_RECV_PARTIAL (and
+ * of which nothing more comes) is announced by that first ask, and is
+ * readable and answerable once the rest arrives.
+ */
+static void tcp_partial__request_started_before_first_ask(void **state)
+{
+	homa_socket *srv = open_server();
+	struct homa_transport_stats st;
+	struct homa_partial info;
+	struct homa_message m;
+	uint32_t len;
+	uint64_t id;
+	int fd;
+
+	(void)state;
+	fd = fake_tp_connect(homa_local_port(srv));
+	fake_tp_send_request(fd, 42, RESP_LEN, 0, FIRST);
+	for (int ms = 0;; ms++) { /* until the server has read preface, header and FIRST bytes */
+		assert_int_equal(homa_transport_stats(srv, &st), 0);
+		if (st.tcp_rx_bytes >= 12 + 16 + FIRST)
+			break;
+		assert_true(ms < 20000);
+		usleep(1000);
+	}
+	usleep(50000); /* and parsed them */
+	assert_int_equal(homa_recv(srv, HOMA_RECV_REQUEST | HOMA_RECV_PARTIAL, 0, WAIT_NS / 4, &m),
+			 0);
+	assert_int_equal(m.type, HOMA_RECV_PARTIAL);
+	assert_int_equal(m.length, RESP_LEN);
+	id = m.id;
+	info = read_until(srv, id, 0, FIRST);
+	assert_false(info.complete);
+	fake_tp_send_request(fd, 42, RESP_LEN, FIRST, RESP_LEN);
+	read_until(srv, id, FIRST, RESP_LEN);
+	assert_int_equal(homa_recv(srv, HOMA_RECV_REQUEST | HOMA_RECV_PARTIAL, 0, 0, &m),
+			 HOMA_EAGAIN); /* announced once, not delivered again */
+	assert_int_equal(homa_reply_buf(srv, id, "resp", 4), 0);
+	assert_int_equal(fake_tp_response(fd, &len), 42);
+	assert_int_equal(len, 4);
+	close(fd);
+	homa_close(srv);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -326,6 +363,7 @@ int main(void)
 		cmocka_unit_test(tcp_partial__abort_mid_response),
 		cmocka_unit_test(tcp_partial__request_as_it_arrives),
 		cmocka_unit_test(tcp_partial__request_cut_or_aborted),
+		cmocka_unit_test(tcp_partial__request_started_before_first_ask),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
