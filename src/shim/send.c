@@ -67,6 +67,7 @@ static struct homa_iov *to_iov(const struct msghdr *m, struct homa_iov *stack)
 {
 	struct homa_iov *v = stack;
 
+	stack[0] = (struct homa_iov){0};  /* gcc -O3 cannot see msg_iovlen > 0 */
 	if (m->msg_iovlen > SHIM_IOV_STACK)
 		v = malloc(m->msg_iovlen * sizeof(*v));
 	for (size_t i = 0; v && i < m->msg_iovlen; i++) {
