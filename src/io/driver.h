@@ -226,6 +226,12 @@ struct homa_driver {
 	 */
 	uint32_t max_rx;
 	/**
+	 * Set by recv(): the batch it returned was as large as it reads at
+	 * once, so more packets are likely queued (a driver that bounds some
+	 * reads below the caller's batch says so here; others leave it false).
+	 */
+	bool rx_full;
+	/**
 	 * Zero-copy receive: how the engine gives back the buffers of
 	 * received packets it keeps (see homa_io_rx.lendable), or NULL when
 	 * the driver lends none (UDP, raw). Its release may run in any thread

@@ -13,6 +13,8 @@
  * SO_REUSEPORT group with a steering program (steer.h): packets of that
  * priority and above (short messages, control packets) wait in a queue
  * of their own, read first; the runtime waits on an epoll set of both.
+ * Reads of the other queue are bounded (SLOW_BATCH_BYTES), so the fast
+ * queue is looked at again after every few bulk datagrams.
  * Where the kernel refuses a step it keeps one socket and says so in the
  * log and in the rx_queues counter.
  */
@@ -47,6 +49,16 @@
  * the rest but cannot starve it.
  */
 #define FAST_TURNS 4
+
+/**
+ * Bytes one receive reads from the other (bulk) queue at most when the
+ * port has a fast queue: a short message that arrives while a batch of
+ * bulk data is read and copied into messages waits for this much work
+ * (about 4 datagrams of 64 KB on loopback), not for a whole batch
+ * (32 x 64 KB, hundreds of microseconds), before the fast queue is read
+ * again.
+ */
+#define SLOW_BATCH_BYTES (256u * 1024u)
 
 /** A UDP driver. */
 struct udp_driver {
@@ -138,6 +150,7 @@ static int recv_from(struct udp_driver *d, struct homa_io_receiver *rx)
 
 	if (n <= 0)
 		return n;
+	base->rx_full = (uint32_t)n >= rx->batch;
 	homa_io_count(&base->c.rx_calls, 1);
 	for (int i = 0; i < n; i++) {
 		struct msghdr *h = &rx->msgs[i].msg_hdr;
@@ -166,6 +179,17 @@ static int recv_from(struct udp_driver *d, struct homa_io_receiver *rx)
 	}
 	homa_io_count(&base->c.rx_packets, k);
 	return (int)k;
+}
+
+/**
+ * slow_batch() - Datagrams of @buf bytes one receive from the bulk queue
+ * reads at most: SLOW_BATCH_BYTES of them, at least 1, at most @batch.
+ */
+static uint32_t slow_batch(size_t buf, uint32_t batch)
+{
+	size_t n = SLOW_BATCH_BYTES / (buf ? buf : 1);
+
+	return n < 1 ? 1 : n > batch ? batch : (uint32_t)n;
 }
 
 /**
@@ -456,6 +480,8 @@ int homa_udp_open(const struct homa_driver_config *cfg, struct homa_driver **out
 	}
 	d->rx[1] = d->rx[0];
 	d->rx[1].fd = d->fds[1];
+	if (d->nq == 2)
+		d->rx[HOMA_STEER_SLOW].batch = slow_batch(buf, cfg->batch);
 	*out = &d->base;
 	return 0;
 }
