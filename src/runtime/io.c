@@ -177,6 +177,21 @@ static int input_one(struct homa_rt *rt, struct homa_io_rx *p, uint64_t now)
 	return homa_engine_input(rt->engine, &p->src, p->data, p->len, now);
 }
 
+/**
+ * poller_served() - rt->lock held: whether the application thread running
+ * this receive as the poller (homa_rt_poll_self) has been handed what it
+ * waits for. Its receive then ends after the current batch: a short
+ * message that overtook bulk data in the kernel (the fast queue) is not
+ * held back while further batches of bulk data are read and copied; the
+ * rest waits in the kernel for the next poll.
+ */
+static bool poller_served(void)
+{
+	const struct rt_waiter *w = homa_rt_poll_self;
+
+	return w && (w->item || w->ready);
+}
+
 /** homa_rt_input() - See rt.h. */
 int homa_rt_input(struct homa_rt *rt)
 {
@@ -216,10 +231,13 @@ int homa_rt_input(struct homa_rt *rt)
 		homa_engine_defer_copies(rt->engine, NULL, 0, NULL);
 		copy_listed(rt);
 		homa_rt_collect(rt);
+		bool mine = poller_served();
 		homa_rt_unlock(rt);
 		homa_rt_flush(rt);
 		total += got;
-		if (got < (int)rt->batch)
+		if (mine)
+			break;  /* hand the message over before reading more */
+		if (got < (int)rt->batch && !rt->drv->rx_full)
 			break;  /* the socket queue is most likely empty now */
 	}
 	input_unreach(rt);

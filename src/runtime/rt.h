@@ -361,9 +361,10 @@ void homa_rt_kick(struct homa_rt *rt);
 void homa_rt_timers(struct homa_rt *rt);
 /**
  * homa_rt_input() - Receive and process what the driver has, each batch
- * highest priority first (payload copied into messages with rt->lock
- * released, homa_engine_defer_copies()), then its ICMP unreachable
- * reports; flush.
+ * highest priority first (payload copied into messages through
+ * homa_engine_defer_copies()), then its ICMP unreachable reports; flush.
+ * Reads up to INPUT_ROUNDS batches, fewer when a batch was not full
+ * (drv->rx_full) or when it handed the calling poller its message.
  * Return: packets.
  */
 int homa_rt_input(struct homa_rt *rt);

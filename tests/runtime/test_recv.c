@@ -2,7 +2,9 @@
 /**
  * @file test_recv.c
  * Receiving (src/runtime/recv.c): the errors homa_recv() and homa_poll()
- * document, each with the meaning errors.h gives it.
+ * document, each with the meaning errors.h gives it; a receiving thread
+ * that drives I/O returns its message before reading further batches
+ * (src/runtime/io.c).
  */
 #include <pthread.h>
 #include <setjmp.h>
@@ -115,12 +117,69 @@ static void homa_poll__closed_under_it(void **state)
 	assert_int_equal(a.err, HOMA_ESHUTDOWN);
 }
 
+/** Requests queued for homa_recv__returns_before_next_batch(). */
+#define QUEUED 12
+/** Packets per receive of its server. */
+#define SMALL_BATCH 4
+
+/**
+ * homa_recv__returns_before_next_batch() - QUEUED one-packet requests
+ * wait in a polled server's socket (batch SMALL_BATCH); one homa_recv()
+ * returns a request having read one batch: the old loop went on reading
+ * batches after handing the caller its message (24 packets read: every
+ * queued request and the client's other packets). Then every
+ * request is received.
+ */
+static void homa_recv__returns_before_next_batch(void **state)
+{
+	struct homa_open_opts o;
+	struct homa_settings st;
+	struct homa_io_stats io;
+	struct homa_message m;
+	homa_socket *srv, *cli;
+	struct sockaddr_storage dst;
+	uint8_t req[100] = {1};
+	struct homa_iov iov = {req, sizeof(req)};
+	uint64_t id;
+
+	(void)state;
+	homa_settings_default(&st);
+	st.timeout_ticks = TEST_TIMEOUT_TICKS;
+	st.tick_ns = 100000000;  /* the standby thread stays away for 5 ticks: 500 ms */
+	homa_open_opts_default(&o);
+	o.mode = HOMA_MODE_POLLED;
+	o.server = true;
+	o.bind_addr = "127.0.0.1";
+	o.batch = SMALL_BATCH;
+	o.settings = &st;
+	assert_int_equal(homa_open(&srv, &o), 0);
+	assert_int_equal(test_open(&cli, HOMA_DRIVER_UDP, HOMA_MODE_THREADED, false, 0, NULL), 0);
+	dst = test_dst(homa_local_port(srv));
+	for (int i = 0; i < QUEUED; i++)
+		assert_int_equal(homa_send_request(cli, (struct sockaddr *)&dst, &iov, 1, (uint64_t)i,
+						   &id), 0);
+	usleep(20000);  /* all queued in the server's socket */
+	assert_int_equal(homa_recv(srv, HOMA_RECV_REQUEST, 0, 1000000000, &m), 0);
+	homa_message_release(&m);
+	assert_int_equal(homa_io_stats(srv, &io), 0);
+	if (io.rx_packets > SMALL_BATCH)
+		fail_msg("%llu packets read before the first request was returned (batch %d)",
+			 (unsigned long long)io.rx_packets, SMALL_BATCH);
+	for (int i = 1; i < QUEUED; i++) {
+		assert_int_equal(homa_recv(srv, HOMA_RECV_REQUEST, 0, 1000000000, &m), 0);
+		homa_message_release(&m);
+	}
+	homa_close(cli);
+	homa_close(srv);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(homa_recv__documented_errors),
 		cmocka_unit_test(homa_recv__shutdown_fills_nothing),
 		cmocka_unit_test(homa_poll__closed_under_it),
+		cmocka_unit_test(homa_recv__returns_before_next_batch),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
