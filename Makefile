@@ -67,14 +67,15 @@ fuzz-smoke: deps
 sanitize: deps
 	./scripts/sanitize.sh build-sanitize
 
-# CI's second half (.ci/run runs it after `make test`): the whole suite
+# CI's second half (.ci/run runs it after `make test`): a gcc Release
+# build with -Werror (the optimiser warns about more), the whole suite
 # built with clang -Wall -Wextra -Werror, again with clang ASan+UBSan
 # (LeakSanitizer on), and the threaded tests under TSan, each in its own
 # build directory under CI_EXTRA_BUILD (docs/HARDENING.md section 2).
 CI_EXTRA_BUILD ?= build-ci-extra
 .PHONY: ci-extra
 ci-extra: deps
-	./scripts/sanitize.sh $(CI_EXTRA_BUILD) clang asan tsan
+	./scripts/sanitize.sh $(CI_EXTRA_BUILD) release clang asan tsan
 
 SOAK_SECS ?= 60
 .PHONY: soak

@@ -5,6 +5,8 @@
 #   scripts/sanitize.sh [OUT] [STEP...]
 # Steps (default: all of gcc clang asan tsan):
 #   gcc      gcc, -Wall -Wextra -Werror, every test
+#   release  gcc, Release (-O3), -Werror, built but not tested: the
+#            optimiser's extra warnings (maybe-uninitialized and the like)
 #   clang    clang, -Wall -Wextra -Werror, every test
 #   asan     clang, AddressSanitizer + UndefinedBehaviorSanitizer (no recovery,
 #            LeakSanitizer on), every test
@@ -61,6 +63,9 @@ for step in $STEPS; do
 	gcc)
 		configure_build gcc gcc
 		run_tests gcc ;;
+	release)
+		configure_build release gcc -DCMAKE_BUILD_TYPE=Release
+		echo "sanitize.sh: release: built" >&2 ;;
 	clang)
 		configure_build clang clang
 		run_tests clang ;;
