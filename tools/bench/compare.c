@@ -11,6 +11,7 @@
 #include "homa/errors.h"
 #include "plot.h"
 #include "scenario.h"
+#include "usage.h"
 #include "util/json.h"
 
 /** Scenarios of `all`, in order. */
@@ -65,6 +66,10 @@ static void usage_rows(FILE *f, const struct scen_arm *h, const struct scen_arm 
 	fprintf(f, "  %-34s", "library copies per payload byte");
 	cell(f, 10, h->copies_per_byte);
 	fprintf(f, " %10s\n", "-");
+	if ((h->ran && !h->rc && h->syscalls_per_rpc < 0) ||
+	    (t->ran && !t->rc && t->syscalls_per_rpc < 0))
+		fprintf(f, "  system calls not counted: %s\n",
+			*bench_usage_why() ? bench_usage_why() : "no counter in a process of the arm");
 }
 
 /** print_scen() - The table of one scenario on @f. */

@@ -26,10 +26,20 @@ struct bench_usage {
  * counter on the raw_syscalls:sys_enter tracepoint that follows every
  * thread created afterwards, so call it before any thread starts (a
  * forked child calls it again: the counter it inherited is its parent's). Needs
- * tracefs and the right to trace (root or perf_event_paranoid); without
- * them syscalls stay -1. Return: 0, or HOMA_ENOTSUP (not available).
+ * the tracepoint's id, from tracefs (when it is not mounted, a child
+ * process mounts it in a mount namespace of its own, which needs
+ * CAP_SYS_ADMIN), and the right to trace (root or perf_event_paranoid);
+ * without them syscalls stay -1 and bench_usage_why() says why.
+ * Return: 0, or HOMA_ENOTSUP (not available).
  */
 int bench_usage_init(void);
+
+/**
+ * bench_usage_why() - Why this process cannot count system calls, as a
+ * sentence (from its last bench_usage_init(), or found out now when it
+ * has no counter); "" when it can. The string is static.
+ */
+const char *bench_usage_why(void);
 
 /**
  * bench_usage_copied_source() - Name the function that reports the
