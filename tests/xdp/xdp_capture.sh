@@ -26,13 +26,8 @@
 set -u
 build=${1:?build dir}; src=${2:?source dir}; fam=${3:-4}
 peer="$build/xdp_peer"
-skip() { echo "xdp_capture: skipped: $*"; exit 77; }
-[ "$(id -u)" -eq 0 ] || skip "needs root (CAP_NET_ADMIN, CAP_BPF, namespaces)"
-for t in ip dumpcap tshark python3; do
-	command -v "$t" >/dev/null 2>&1 || skip "needs $t"
-done
-python3 -c 'import socket,sys; socket.socket(44, socket.SOCK_RAW)' 2>/dev/null \
-	|| skip "this kernel has no AF_XDP sockets (CONFIG_XDP_SOCKETS)"
+. "$(dirname "$0")/require.sh"
+xdp_require xdp_capture ip dumpcap tshark python3
 pre=${NS_PREFIX:-hc}$fam
 a="${pre}a-$$"; r="${pre}r-$$"; b="${pre}b-$$"; spid=""; cpid=""
 tmp=$(mktemp -d /tmp/xdp_capture.XXXXXX)

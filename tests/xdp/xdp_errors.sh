@@ -12,10 +12,8 @@
 set -u
 build=${1:?build dir}
 peer="$build/xdp_peer"
-skip() { echo "xdp_errors: skipped: $*"; exit 77; }
-[ "$(id -u)" -eq 0 ] || skip "needs root (namespaces, CAP_NET_ADMIN, CAP_BPF)"
-python3 -c 'import socket; socket.socket(44, socket.SOCK_RAW)' 2>/dev/null \
-	|| skip "this kernel has no AF_XDP sockets (CONFIG_XDP_SOCKETS)"
+. "$(dirname "$0")/require.sh"
+xdp_require xdp_errors ip
 ns="hxe-$$"
 trap 'ip netns del "$ns" 2>/dev/null' EXIT INT TERM
 ip netns add "$ns" || exit 1

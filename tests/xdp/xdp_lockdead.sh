@@ -22,11 +22,8 @@ set -u
 build=${1:?build dir}
 peer="$build/xdp_peer"
 helper="$build/xsk_lockdie"
-skip() { echo "xdp_lockdead: skipped: $*"; exit 77; }
-[ "$(id -u)" -eq 0 ] || skip "needs root (CAP_NET_ADMIN, CAP_BPF, namespaces)"
-command -v ip >/dev/null 2>&1 || skip "needs ip (iproute2)"
-python3 -c 'import socket; socket.socket(44, socket.SOCK_RAW)' 2>/dev/null \
-	|| skip "this kernel has no AF_XDP sockets (CONFIG_XDP_SOCKETS)"
+. "$(dirname "$0")/require.sh"
+xdp_require xdp_lockdead ip
 a="${NS_PREFIX:-hl}a-$$"; b="${NS_PREFIX:-hl}b-$$"; spid=""; p1=""; p2=""; ino=""
 dir=$(mktemp -d /tmp/xdp_lockdead.XXXXXX)
 fifo="$dir/fifo"
@@ -41,14 +38,6 @@ cleanup() {
 	rm -rf "$dir"
 }
 trap cleanup EXIT INT TERM
-# wait_line FILE PATTERN: wait up to 30 s for a line matching PATTERN in FILE
-wait_line() {
-	i=0
-	while ! grep -q "$2" "$1" 2>/dev/null; do
-		i=$((i + 1)); [ "$i" -gt 300 ] && return 1
-		sleep 0.1
-	done
-}
 fail() { echo "xdp_lockdead: $*"; for f in p1 p2; do echo "--- $f"; cat "$dir/$f"; done; exit 1; }
 . "$(dirname "$0")/routed.sh"
 direct_hosts "$a" "$b" xl 10.235.0 || exit 1

@@ -10,11 +10,8 @@
 set -u
 build=${1:?build dir}
 peer="$build/xdp_peer"
-skip() { echo "xdp_pair: skipped: $*"; exit 77; }
-[ "$(id -u)" -eq 0 ] || skip "needs root (CAP_NET_ADMIN, CAP_BPF, namespaces)"
-command -v ip >/dev/null 2>&1 || skip "needs ip (iproute2)"
-python3 -c 'import socket; socket.socket(44, socket.SOCK_RAW)' 2>/dev/null \
-	|| skip "this kernel has no AF_XDP sockets (CONFIG_XDP_SOCKETS)"
+. "$(dirname "$0")/require.sh"
+xdp_require xdp_pair ip
 a="hpa-$$"; b="hpb-$$"; spid=""
 fifo=$(mktemp -u /tmp/xdp_pair.XXXXXX)
 cleanup() {

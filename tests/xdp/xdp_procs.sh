@@ -13,11 +13,8 @@
 set -u
 build=${1:?build dir}
 peer="$build/xdp_peer"
-skip() { echo "xdp_procs: skipped: $*"; exit 77; }
-[ "$(id -u)" -eq 0 ] || skip "needs root (CAP_NET_ADMIN, CAP_BPF, namespaces)"
-command -v ip >/dev/null 2>&1 || skip "needs ip (iproute2)"
-python3 -c 'import socket; socket.socket(44, socket.SOCK_RAW)' 2>/dev/null \
-	|| skip "this kernel has no AF_XDP sockets (CONFIG_XDP_SOCKETS)"
+. "$(dirname "$0")/require.sh"
+xdp_require xdp_procs ip
 a="hqa-$$"; b="hqb-$$"; spid=""; p1=""; p2=""
 dir=$(mktemp -d /tmp/xdp_procs.XXXXXX)
 fifo="$dir/fifo"
@@ -29,14 +26,6 @@ cleanup() {
 	rm -rf "$dir"
 }
 trap cleanup EXIT INT TERM
-# wait_line FILE PATTERN: wait up to 30 s for a line matching PATTERN in FILE
-wait_line() {
-	i=0
-	while ! grep -q "$2" "$1" 2>/dev/null; do
-		i=$((i + 1)); [ "$i" -gt 300 ] && return 1
-		sleep 0.1
-	done
-}
 . "$(dirname "$0")/routed.sh"
 direct_hosts "$a" "$b" xq 10.234.0 || exit 1
 start_server "$b" "$fifo" xdp_procs xqb0 10.234.0.2 4000 4001 || exit 1

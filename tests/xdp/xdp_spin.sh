@@ -10,11 +10,8 @@
 set -u
 build=${1:?build dir}
 peer="$build/xdp_peer"
-skip() { echo "xdp_spin: skipped: $*"; exit 77; }
-[ "$(id -u)" -eq 0 ] || skip "needs root (namespaces, CAP_NET_ADMIN, CAP_BPF)"
-command -v strace >/dev/null 2>&1 || skip "needs strace (scripts/deps.sh installs it)"
-python3 -c 'import socket; socket.socket(44, socket.SOCK_RAW)' 2>/dev/null \
-	|| skip "this kernel has no AF_XDP sockets (CONFIG_XDP_SOCKETS)"
+. "$(dirname "$0")/require.sh"
+xdp_require xdp_spin ip strace
 ns="hxs-$$"; out=$(mktemp /tmp/xdp_spin.XXXXXX)
 trap 'ip netns del "$ns" 2>/dev/null; rm -f "$out"' EXIT INT TERM
 ip netns add "$ns" || exit 1

@@ -11,12 +11,8 @@
 set -u
 build=${1:?build dir}; loss=${2:-20}
 peer="$build/xdp_peer"
-skip() { echo "xdp_veth: skipped: $*"; exit 77; }
-[ "$(id -u)" -eq 0 ] || skip "needs root (CAP_NET_ADMIN, CAP_BPF, namespaces)"
-command -v nft >/dev/null 2>&1 || skip "needs nft (nftables) for the loss"
-command -v ip >/dev/null 2>&1 || skip "needs ip (iproute2)"
-python3 -c 'import socket,sys; socket.socket(44, socket.SOCK_RAW)' 2>/dev/null \
-	|| skip "this kernel has no AF_XDP sockets (CONFIG_XDP_SOCKETS)"
+. "$(dirname "$0")/require.sh"
+xdp_require xdp_veth ip nft
 a="hxa-$$"; r="hxr-$$"; b="hxb-$$"; spid=""
 cleanup() {
 	[ -n "$spid" ] && kill "$spid" 2>/dev/null && wait "$spid" 2>/dev/null
