@@ -166,10 +166,19 @@ static struct nlmsghdr *transact(struct homa_xdp_route *r, struct nl_req *q,
 	}
 }
 
+/** link_local6() - Whether the IPv6 address @a is link-local (fe80::/10). */
+static bool link_local6(const uint8_t *a)
+{
+	return a[0] == 0xfe && (a[1] & 0xc0) == 0x80;
+}
+
 /**
  * get_route() - Ask the kernel how it reaches @dst (@alen = 4 bytes of an
  * IPv4 or 16 of an IPv6 address): the next hop @hop (the gateway or @dst
- * itself) and the preferred source address @src (@alen bytes each).
+ * itself) and the preferred source address @src (@alen bytes each). A
+ * link-local IPv6 @dst is looked up in the scope of our interface (every
+ * interface has a route to fe80::/64; the driver's is the only link it
+ * sends on).
  * Return: 0, or HOMA_ENOTSUP (no unicast route through our interface).
  */
 static int get_route(struct homa_xdp_route *r, const uint8_t *dst, size_t alen,
@@ -185,6 +194,8 @@ static int get_route(struct homa_xdp_route *r, const uint8_t *dst, size_t alen,
 	struct nlmsghdr *h;
 
 	add_attr(&q, RTA_DST, dst, alen);
+	if (alen == 16 && link_local6(dst))
+		add_attr(&q, RTA_OIF, &r->ifindex, sizeof(r->ifindex));
 	h = transact(r, &q, buf, &err);
 	if (!h || h->nlmsg_type != RTM_NEWROUTE)
 		return HOMA_ENOTSUP;
