@@ -94,9 +94,14 @@ extern "C" {
  * accepts every older version: it reads only the fields that version
  * had and takes the defaults for the rest (version 1 ends at xdp_raw,
  * version 2 at auto_retry_ms, version 3 at rx_alloc, version 4 at
- * auto_tcp_min_bytes).
+ * auto_tcp_min_bytes, version 5 at rcvbuf_bytes).
  */
-#define HOMA_OPEN_OPTS_VERSION 5
+#define HOMA_OPEN_OPTS_VERSION 6
+
+/** homa_open_opts.known_peers when 0: known peers given a receive queue of their own. */
+#define HOMA_KNOWN_PEERS_DEFAULT 64
+/** Largest homa_open_opts.known_peers. */
+#define HOMA_KNOWN_PEERS_MAX 1024
 
 struct homa_encrypt_opts;
 struct homa_alloc;
@@ -258,6 +263,25 @@ struct homa_open_opts {
 	 * homa_open() returns HOMA_EINVAL. The XDP driver ignores it.
 	 */
 	uint32_t rcvbuf_bytes;
+	/* version 6 */
+	/**
+	 * UDP driver: most known peers given a kernel receive queue of
+	 * their own (docs/HARDENING.md section 6). A peer is known once a
+	 * whole message came from its address and port: a request (server)
+	 * or a response (client). Its socket is connected to it, so its
+	 * packets never wait behind a stranger's; these queues are read
+	 * first, the port's own (strangers, and peers not yet known) after
+	 * every 4 known batches in a row and whenever no known peer has
+	 * packets. When all are taken a new peer replaces the one read
+	 * least lately only if that one has been silent for 1 s, so a
+	 * flood of new addresses cannot push out active peers; until then
+	 * (or where the kernel refuses a socket) the peer stays on the
+	 * port's queues, counted in homa_io_stats.rx_known_refused. Costs
+	 * one descriptor per known peer. 0 (the default):
+	 * HOMA_KNOWN_PEERS_DEFAULT; -1: none; 1..HOMA_KNOWN_PEERS_MAX;
+	 * else homa_open() returns HOMA_EINVAL. Other drivers ignore it.
+	 */
+	int32_t known_peers;
 };
 
 /** Flags for homa_recv(): which kinds of message to accept. */
@@ -340,6 +364,13 @@ struct homa_io_stats {
 	 */
 	uint64_t rx_queues;         /**< 2: by priority; 1: one queue (other drivers, or the kernel refused; logged) */
 	uint64_t rx_fast_packets;   /**< packets read from the high-priority queue */
+	/*
+	 * UDP driver's known peers (homa_open_opts.known_peers): each has a
+	 * kernel receive queue of its own, read before strangers'.
+	 */
+	uint64_t rx_known_peers;    /**< gauge: known peers with a queue of their own */
+	uint64_t rx_known_packets;  /**< packets read from known peers' queues */
+	uint64_t rx_known_refused;  /**< peers left on the port's queues (all slots busy, kernel refused) */
 };
 
 /** Counters of the transport layer for one socket (homa_transport_stats()). */

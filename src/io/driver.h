@@ -110,6 +110,10 @@ struct homa_io_counters {
 	/* UDP driver's receive queues (steer.h) */
 	uint64_t rx_queues;         /**< gauge: kernel receive queues read (2: by priority, 1) */
 	uint64_t rx_fast_packets;   /**< packets read from the fast (high-priority) queue */
+	/* UDP driver's known peers (known.h) */
+	uint64_t rx_known_peers;    /**< gauge: known peers with a receive queue of their own */
+	uint64_t rx_known_packets;  /**< packets read from known peers' queues */
+	uint64_t rx_known_refused;  /**< peers named known left on the port's queues (cap, kernel) */
 };
 
 /** What to open. */
@@ -133,6 +137,11 @@ struct homa_driver_config {
 	 * 0: one queue for all.
 	 */
 	uint8_t rx_fast_prio;
+	/**
+	 * UDP driver: most known peers given a receive queue of their own,
+	 * read before the port's (known.h); 0: none.
+	 */
+	uint32_t known_peers;
 };
 
 struct homa_driver;
@@ -207,6 +216,13 @@ struct homa_driver_ops {
 	 * when the driver reads one queue (nothing changes).
 	 */
 	int (*steer)(struct homa_driver *d, uint8_t fast_prio);
+	/**
+	 * know() - Optional (UDP): @addr:@port is a known peer (a whole
+	 * message came from it): give it a receive queue of its own if the
+	 * cap allows (known.h; done by the next recv()). Any thread; never
+	 * fails (a peer left out is counted in rx_known_refused).
+	 */
+	void (*know)(struct homa_driver *d, const homa_addr *addr, uint16_t port);
 };
 
 /** State common to all drivers (each driver embeds it first). */

@@ -17,6 +17,11 @@
  * queue is looked at again after every few bulk datagrams.
  * Where the kernel refuses a step it keeps one socket and says so in the
  * log and in the rx_queues counter.
+ *
+ * With a config's known_peers, peers the runtime names known get a
+ * connected socket of their own in the port's group, read before the
+ * port's queues (known.h); the port's queues get a turn after
+ * HOMA_KNOWN_TURNS known batches in a row.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -24,6 +29,7 @@
 #include <netinet/udp.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -31,6 +37,7 @@
 #include "driver.h"
 #include "icmp.h"
 #include "homa/obs.h"
+#include "known.h"
 #include "steer.h"
 
 #ifndef UDP_SEGMENT
@@ -79,6 +86,7 @@ struct udp_driver {
 	size_t buf;                   /**< bytes per receive buffer */
 	struct homa_io_rx *pkts;  /**< what recv() returns */
 	size_t max_pkts;
+	struct homa_known known;  /**< known peers' sockets (known.cap 0: none) */
 };
 
 /**
@@ -193,11 +201,11 @@ static uint32_t slow_batch(size_t buf, uint32_t batch)
 }
 
 /**
- * recv_own() - Receive a batch from the port's fast queue if it has one,
+ * recv_port() - Receive a batch from the port's fast queue if it has one,
  * else from its other queue; after FAST_TURNS fast batches in a row the
  * other queue is read first once. Return: as recv_from().
  */
-static int recv_own(struct udp_driver *d)
+static int recv_port(struct udp_driver *d)
 {
 	int n = 0;
 
@@ -220,6 +228,59 @@ static int recv_own(struct udp_driver *d)
 	if (n > 0)
 		homa_io_count(&d->base.c.rx_fast_packets, (uint64_t)n);
 	return n;
+}
+
+/**
+ * recv_known() - Receive a batch from the next known peer with packets
+ * waiting (known.h). Return: as recv_from(); 0 when none has any.
+ */
+static int recv_known(struct udp_driver *d)
+{
+	bool refill = true;
+
+	for (;;) {
+		struct homa_known_peer *p = homa_known_next(&d->known, refill);
+		int n;
+
+		if (!p)
+			return 0;
+		refill = false;  /* one epoll_wait() per call at most */
+		n = recv_from(d, &p->rx);
+		if (n > 0) {
+			homa_known_touch(p);
+			homa_io_count(&d->base.c.rx_known_packets, (uint64_t)n);
+			return n;
+		}
+	}
+}
+
+/**
+ * recv_own() - Receive a batch from a known peer's queue while they have
+ * packets, the port's queues (recv_port()) getting one turn after
+ * HOMA_KNOWN_TURNS known batches in a row; the port's queues when no
+ * known peer has packets. Admits the peers named known since the last
+ * call first. Return: as recv_from().
+ */
+static int recv_own(struct udp_driver *d)
+{
+	struct homa_known *k = &d->known;
+	int n;
+
+	if (!k->cap)
+		return recv_port(d);
+	homa_known_admit(k, &d->base.c);
+	if (k->n && k->turns < HOMA_KNOWN_TURNS) {
+		n = recv_known(d);
+		if (n > 0) {
+			k->turns++;
+			return n;
+		}
+	}
+	k->turns = 0;
+	n = recv_port(d);
+	if (n || !k->n)
+		return n;
+	return recv_known(d);
 }
 
 /**
@@ -314,12 +375,35 @@ static int udp_unreach(struct homa_driver *base, struct homa_io_unreach *out, in
 	return n;
 }
 
+/**
+ * udp_unreach_all() - udp_unreach(), then the reports filed on known
+ * peers' sockets (about packets sent to them). See driver.h.
+ */
+static int udp_unreach_all(struct homa_driver *base, struct homa_io_unreach *out, int max)
+{
+	struct udp_driver *d = (struct udp_driver *)base;
+	int n = udp_unreach(base, out, max);
+
+	if (d->known.n && n < max)
+		n += homa_known_unreach(&d->known, base->port, out + n, max - n);
+	return n;
+}
+
+/** udp_know() - See driver.h. */
+static void udp_know(struct homa_driver *base, const homa_addr *addr, uint16_t port)
+{
+	struct udp_driver *d = (struct udp_driver *)base;
+
+	homa_known_note(&d->known, addr, port, &base->c);
+}
+
 /** udp_close() - See driver.h. */
 static void udp_close(struct homa_driver *base)
 {
 	struct udp_driver *d = (struct udp_driver *)base;
 
-	if (d->nq == 2)
+	homa_known_free(&d->known);
+	if (base->fd != d->fds[0])
 		close(base->fd);  /* the epoll set */
 	for (int i = 0; i < 2; i++)
 		if (d->fds[i] >= 0)
@@ -348,10 +432,11 @@ static const struct homa_driver_ops udp_ops = {
 	.name = "udp",
 	.send = udp_send,
 	.recv = udp_recv,
-	.unreach = udp_unreach,
+	.unreach = udp_unreach_all,
 	.close = udp_close,
 	.add_rx = udp_add_rx,
 	.steer = udp_steer,
+	.know = udp_know,
 };
 
 /**
@@ -385,6 +470,19 @@ static void setup_socket(struct udp_driver *d, int fd, const struct homa_driver_
 }
 
 /**
+ * port_addr() - @cfg's bind address with the port the driver got, in @a.
+ */
+static void port_addr(const struct udp_driver *d, const struct homa_driver_config *cfg,
+		      struct sockaddr_storage *a)
+{
+	*a = cfg->bind;
+	if (a->ss_family == AF_INET)
+		((struct sockaddr_in *)a)->sin_port = htons(d->base.port);
+	else
+		((struct sockaddr_in6 *)a)->sin6_port = htons(d->base.port);
+}
+
+/**
  * open_fast_queue() - Add the second socket and the steering program
  * (steer.h); the first socket is bound and set up. On a refusal keep one
  * queue, undo what was done and log why.
@@ -392,14 +490,11 @@ static void setup_socket(struct udp_driver *d, int fd, const struct homa_driver_
  */
 static int open_fast_queue(struct udp_driver *d, const struct homa_driver_config *cfg)
 {
-	struct sockaddr_storage a = cfg->bind;
+	struct sockaddr_storage a;
 	const char *step = "socket";
 	int err = 0, off = 0, ep;
 
-	if (a.ss_family == AF_INET)
-		((struct sockaddr_in *)&a)->sin_port = htons(d->base.port);
-	else
-		((struct sockaddr_in6 *)&a)->sin6_port = htons(d->base.port);
+	port_addr(d, cfg, &a);
 	d->fds[1] = socket(a.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, IPPROTO_UDP);
 	if (d->fds[1] < 0)
 		err = errno;
@@ -433,6 +528,41 @@ static int open_fast_queue(struct udp_driver *d, const struct homa_driver_config
 	HOMA_LOG_INFO("UDP driver port %u: priorities %u-7 in a receive queue of their own",
 		      d->base.port, cfg->rx_fast_prio);
 	return 0;
+}
+
+/**
+ * open_known() - Room for cfg->known_peers known peers (known.h): with one
+ * queue the port's socket joins an SO_REUSEPORT group of its own and an
+ * epoll set (the driver's fd) so that peers' sockets can join both. Where
+ * the kernel refuses, no peer is ever known (logged).
+ * Return: 0, or HOMA_ENOMEM.
+ */
+static int open_known(struct udp_driver *d, const struct homa_driver_config *cfg)
+{
+	struct sockaddr_storage a;
+	int on = 1;
+
+	if (!cfg->known_peers)
+		return 0;
+	if (d->nq == 1) {
+		struct epoll_event ev = {.events = EPOLLIN, .data.u32 = HOMA_STEER_FAST};
+		int ep = epoll_create1(EPOLL_CLOEXEC);
+
+		if (ep < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, d->fds[0], &ev) < 0 ||
+		    setsockopt(d->fds[0], SOL_SOCKET, SO_REUSEPORT, &on, sizeof(on)) < 0) {
+			int err = errno;
+
+			if (ep >= 0)
+				close(ep);
+			HOMA_LOG_WARN("UDP driver port %u: no known peers' queues (%s)",
+				      d->base.port, strerror(err));
+			return err == ENOMEM ? HOMA_ENOMEM : 0;
+		}
+		d->base.fd = ep;
+	}
+	port_addr(d, cfg, &a);
+	return homa_known_init(&d->known, cfg->known_peers, d->base.fd, &a, cfg->bind_len,
+			       cfg->rcvbuf, d->base.gro, &d->rx[0]);
 }
 
 /** homa_udp_open() - See driver.h. */
@@ -482,6 +612,10 @@ int homa_udp_open(const struct homa_driver_config *cfg, struct homa_driver **out
 	d->rx[1].fd = d->fds[1];
 	if (d->nq == 2)
 		d->rx[HOMA_STEER_SLOW].batch = slow_batch(buf, cfg->batch);
+	if (open_known(d, cfg)) {
+		udp_close(&d->base);
+		return HOMA_ENOMEM;
+	}
 	*out = &d->base;
 	return 0;
 }

@@ -129,6 +129,9 @@ static const struct {
 	IO_COUNTER(xdp_reclaimed, "XDP driver: UMEM frames taken back from processes that died."),
 	IO_COUNTER(rx_queues, "UDP driver: kernel receive queues read (2: by priority, 1: one for all)."),
 	IO_COUNTER(rx_fast_packets, "UDP driver: packets read from the high-priority queue."),
+	IO_COUNTER(rx_known_peers, "UDP driver: known peers with a kernel receive queue of their own."),
+	IO_COUNTER(rx_known_packets, "UDP driver: packets read from known peers' queues."),
+	IO_COUNTER(rx_known_refused, "UDP driver: known peers left on the port's queues (slots busy, kernel refused)."),
 };
 
 /** Label values of the priority family. */

@@ -162,6 +162,9 @@ void homa_rt_collect(struct homa_rt *rt)
 			continue;
 		}
 		*item = (struct rt_item){.ev = ev};  /* tcp false: the engine's */
+		if ((ev.type == HOMA_EV_REQUEST || ev.type == HOMA_EV_RESPONSE) &&
+		    rt->drv && rt->drv->ops->know)
+			rt->drv->ops->know(rt->drv, &ev.peer, ev.peer_port);
 		homa_rt_deliver(rt, item);
 	}
 	if (rt->data_waiters)

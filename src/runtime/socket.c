@@ -61,7 +61,8 @@ static int check_opts(const struct homa_open_opts *o, const struct homa_settings
 	    (o->mode != HOMA_MODE_THREADED && o->mode != HOMA_MODE_POLLED) ||
 	    o->batch < 1 || o->batch > HOMA_RT_MAX_BATCH || o->send_timeout_ns < -1 ||
 	    (o->auto_tcp_min_bytes && o->transport != HOMA_TRANSPORT_AUTO) ||
-	    (o->rcvbuf_bytes && (o->rcvbuf_bytes < 4096 || o->rcvbuf_bytes > (1u << 30))))
+	    (o->rcvbuf_bytes && (o->rcvbuf_bytes < 4096 || o->rcvbuf_bytes > (1u << 30))) ||
+	    o->known_peers < -1 || o->known_peers > HOMA_KNOWN_PEERS_MAX)
 		return HOMA_EINVAL;
 	if (homa_settings_validate(st, NULL) || st->mtu > MAX_MTU)
 		return HOMA_EINVAL;
@@ -146,7 +147,10 @@ static int rt_setup(struct homa_rt *rt, const struct homa_open_opts *o,
 					 .offload = o->offload, .ifname = o->ifname,
 					 .queues = o->xdp_queues, .xdp_raw = o->xdp_raw,
 					 .rcvbuf = o->rcvbuf_bytes,
-					 .rx_fast_prio = homa_driver_fast_prio(st)};
+					 .rx_fast_prio = homa_driver_fast_prio(st),
+					 .known_peers = o->known_peers < 0 ? 0
+							: o->known_peers ? (uint32_t)o->known_peers
+									 : HOMA_KNOWN_PEERS_DEFAULT};
 	int err = bind_address(o, &cfg);
 
 	if (err)
@@ -202,7 +206,8 @@ static const struct homa_open_opts *full_opts(const struct homa_open_opts *opts,
 	memcpy(full, opts, opts->version == 1   ? offsetof(struct homa_open_opts, transport)
 			   : opts->version == 2 ? offsetof(struct homa_open_opts, rx_alloc)
 			   : opts->version == 3 ? offsetof(struct homa_open_opts, auto_tcp_min_bytes)
-						: offsetof(struct homa_open_opts, rcvbuf_bytes));
+			   : opts->version == 4 ? offsetof(struct homa_open_opts, rcvbuf_bytes)
+						: offsetof(struct homa_open_opts, known_peers));
 	return full;
 }
 
@@ -460,6 +465,9 @@ static void xdp_stats(const struct homa_io_counters *c, struct homa_io_stats *ou
 	out->xdp_reclaimed = homa_io_counter(&c->xdp_reclaimed);
 	out->rx_queues = homa_io_counter(&c->rx_queues);
 	out->rx_fast_packets = homa_io_counter(&c->rx_fast_packets);
+	out->rx_known_peers = homa_io_counter(&c->rx_known_peers);
+	out->rx_known_packets = homa_io_counter(&c->rx_known_packets);
+	out->rx_known_refused = homa_io_counter(&c->rx_known_refused);
 }
 
 /**

@@ -1,0 +1,309 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file test_known.c
+ * Tests of the UDP driver's known peers (src/io/known.c): a known peer's
+ * packet is read before a queue of strangers' packets at the same
+ * priority; strangers still get a bounded turn while a known peer keeps
+ * sending; a full table keeps its active peers; where the kernel refuses
+ * the peer's socket (no descriptors left) the peer stays on the port's
+ * queues and loses nothing; a library socket learns its peer from an RPC.
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "driver.h"
+#include "helpers.h"
+#include "homa/homa.h"
+
+/** Strangers' packets queued ahead of the known peer's. */
+#define AHEAD 200
+/** Bytes per test packet. */
+#define PKT_LEN 1000
+/** Packets per receive. */
+#define BATCH 16
+
+/** cfg_of() - A driver config bound to 127.0.0.1, port 0, @known peers, steering at 5. */
+static struct homa_driver_config cfg_of(uint32_t known, uint8_t fast)
+{
+	struct homa_driver_config c;
+
+	memset(&c, 0, sizeof(c));
+	assert_int_equal(homa_sockaddr_parse("127.0.0.1", 0, &c.bind, &c.bind_len), 0);
+	c.batch = BATCH;
+	c.max_packet = 1500;
+	c.offload = true;
+	c.rx_fast_prio = fast;
+	c.known_peers = known;
+	return c;
+}
+
+/** send_run() - Send @n PKT_LEN-byte packets from @a to @b at priority 7, byte 4 = @mark. */
+static void send_run(struct homa_driver *a, struct homa_driver *b, int n, uint8_t mark)
+{
+	static uint8_t pkt[PKT_LEN];
+	struct homa_io_tx tx[BATCH];
+
+	memset(pkt, 0x5a, sizeof(pkt));
+	pkt[4] = mark;
+	for (int i = 0; i < BATCH; i++)
+		tx[i] = (struct homa_io_tx){.data = pkt, .len = sizeof(pkt),
+			.dst = homa_addr_ipv4(0x7f000001u), .dport = b->port, .priority = 7};
+	for (int sent = 0; sent < n;) {
+		int k = n - sent < BATCH ? n - sent : BATCH;
+
+		assert_int_equal(a->ops->send(a, tx, k), k);
+		sent += k;
+	}
+}
+
+/**
+ * read_until() - Receive from @b until @want packets came or 5 s passed;
+ * @first: receives how many packets came before the first marked @mark.
+ * Return: packets received.
+ */
+static int read_until(struct homa_driver *b, int want, uint8_t mark, int *first)
+{
+	int got = 0;
+
+	*first = -1;
+	for (int64_t end = test_now_ms() + 5000; got < want && test_now_ms() < end;) {
+		struct pollfd p = {.fd = b->fd, .events = POLLIN};
+		struct homa_io_rx *rx;
+		int n;
+
+		poll(&p, 1, 10);
+		n = b->ops->recv(b, &rx);
+		assert_true(n >= 0);
+		for (int i = 0; i < n; i++, got++) {
+			assert_int_equal(rx[i].len, PKT_LEN);
+			if (rx[i].data[4] == mark && *first < 0)
+				*first = got;
+		}
+	}
+	return got;
+}
+
+/** know() - Name @peer's port known to @b and let one receive admit it. */
+static void know(struct homa_driver *b, struct homa_driver *peer)
+{
+	struct homa_io_rx *rx;
+
+	assert_non_null(b->ops->know);
+	b->ops->know(b, &(homa_addr){0}, 0);  /* an address no socket can reach: refused */
+	b->ops->know(b, &peer->local, peer->port);
+	assert_int_equal(b->ops->recv(b, &rx), 0);
+}
+
+/**
+ * udp_recv__known_peer_overtakes_strangers() - AHEAD packets from a
+ * stranger and then one from a known peer, all at priority 7 (a forger
+ * marks its packets as high as honest control packets), wait at the
+ * receiver: the known peer's is read first, with one queue or two.
+ */
+static void udp_recv__known_peer_overtakes_strangers(void **state)
+{
+	(void)state;
+	for (int fast = 0; fast <= 5; fast += 5) {
+		struct homa_driver_config cs = cfg_of(0, 0), cb = cfg_of(4, (uint8_t)fast);
+		struct homa_driver *s, *k, *b;
+		int first, got;
+
+		assert_int_equal(homa_driver_open(HOMA_IO_UDP, &cs, &s), 0);
+		assert_int_equal(homa_driver_open(HOMA_IO_UDP, &cs, &k), 0);
+		assert_int_equal(homa_driver_open(HOMA_IO_UDP, &cb, &b), 0);
+		know(b, k);
+		assert_int_equal(b->c.rx_known_peers, 1);
+		send_run(s, b, AHEAD, 'L');
+		send_run(k, b, 1, 'H');
+		usleep(20000);
+		got = read_until(b, AHEAD + 1, 'H', &first);
+		if (first != 0)
+			fail_msg("fast %d: %d stranger packets read before the known peer's", fast, first);
+		assert_int_equal(got, AHEAD + 1);
+		assert_int_equal(b->c.rx_known_packets, 1);
+		assert_int_equal(b->c.rx_packets, AHEAD + 1);
+		homa_driver_close(s);
+		homa_driver_close(k);
+		homa_driver_close(b);
+	}
+}
+
+/**
+ * udp_recv__strangers_get_a_turn() - While a known peer keeps its queue
+ * busy, a stranger's packets are read after at most 4 known batches (the
+ * peer sends without UDP_SEGMENT: one datagram per packet, so a batch is
+ * BATCH packets).
+ */
+static void udp_recv__strangers_get_a_turn(void **state)
+{
+	struct homa_driver_config cs = cfg_of(0, 0), cb = cfg_of(4, 5);
+	struct homa_driver *s, *k, *b;
+	int first, got;
+
+	(void)state;
+	cs.offload = false;
+	assert_int_equal(homa_driver_open(HOMA_IO_UDP, &cs, &s), 0);
+	assert_int_equal(homa_driver_open(HOMA_IO_UDP, &cs, &k), 0);
+	assert_int_equal(homa_driver_open(HOMA_IO_UDP, &cb, &b), 0);
+	know(b, k);
+	send_run(s, b, 10, 'S');
+	send_run(k, b, AHEAD, 'K');
+	usleep(20000);
+	got = read_until(b, AHEAD + 10, 'S', &first);
+	assert_int_equal(got, AHEAD + 10);
+	if (first < 0 || first > 4 * BATCH)
+		fail_msg("%d known packets read before the first stranger's", first);
+	homa_driver_close(s);
+	homa_driver_close(k);
+	homa_driver_close(b);
+}
+
+/**
+ * udp_know__full_table_keeps_active_peers() - With room for one peer, a
+ * second one named known while the first is active stays a stranger
+ * (counted), and its packets still arrive.
+ */
+static void udp_know__full_table_keeps_active_peers(void **state)
+{
+	struct homa_driver_config cs = cfg_of(0, 0), cb = cfg_of(1, 5);
+	struct homa_driver *k1, *k2, *b;
+	int first;
+
+	(void)state;
+	assert_int_equal(homa_driver_open(HOMA_IO_UDP, &cs, &k1), 0);
+	assert_int_equal(homa_driver_open(HOMA_IO_UDP, &cs, &k2), 0);
+	assert_int_equal(homa_driver_open(HOMA_IO_UDP, &cb, &b), 0);
+	know(b, k1);
+	assert_int_equal(b->c.rx_known_refused, 1);  /* the unreachable address */
+	know(b, k2);
+	assert_int_equal(b->c.rx_known_peers, 1);
+	assert_int_equal(b->c.rx_known_refused, 3);
+	send_run(k2, b, 3, 'B');
+	send_run(k1, b, 1, 'A');
+	usleep(20000);
+	assert_int_equal(read_until(b, 4, 'A', &first), 4);
+	assert_int_equal(first, 0);
+	assert_int_equal(b->c.rx_known_packets, 1);
+	homa_driver_close(k1);
+	homa_driver_close(k2);
+	homa_driver_close(b);
+}
+
+/**
+ * udp_know__kernel_refuses_socket() - With no descriptor left the peer's
+ * socket cannot open: the peer stays on the port's queues (counted in
+ * rx_known_refused), and its packets arrive as before.
+ */
+static void udp_know__kernel_refuses_socket(void **state)
+{
+	struct homa_driver_config cs = cfg_of(0, 0), cb = cfg_of(4, 5);
+	struct homa_driver *k, *b;
+	struct rlimit old, low;
+	int first, fd;
+
+	(void)state;
+	assert_int_equal(homa_driver_open(HOMA_IO_UDP, &cs, &k), 0);
+	assert_int_equal(homa_driver_open(HOMA_IO_UDP, &cb, &b), 0);
+	fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(getrlimit(RLIMIT_NOFILE, &old), 0);
+	low = old;
+	low.rlim_cur = (rlim_t)fd;  /* descriptors below fd are taken */
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
+	know(b, k);
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &old), 0);
+	assert_int_equal(b->c.rx_known_peers, 0);
+	assert_int_equal(b->c.rx_known_refused, 2);
+	send_run(k, b, 5, 'H');
+	usleep(20000);
+	assert_int_equal(read_until(b, 5, 'H', &first), 5);
+	assert_int_equal(b->c.rx_known_packets, 0);
+	homa_driver_close(k);
+	homa_driver_close(b);
+}
+
+/** rpc() - One 100-byte RPC from @c to 127.0.0.1:@port; asserts it completes. */
+static void rpc(homa_socket *c, int port)
+{
+	struct sockaddr_storage dst = test_dst(port);
+	struct homa_message m;
+	uint8_t buf[100];
+	uint64_t id;
+
+	memset(buf, 7, sizeof(buf));
+	assert_int_equal(homa_request_buf(c, (struct sockaddr *)&dst, buf, sizeof(buf), 1, &id), 0);
+	assert_int_equal(homa_recv(c, HOMA_RECV_RESPONSE, id, 5000000000ll, &m), 0);
+	homa_message_release(&m);
+}
+
+/** open_client() - A client on 127.0.0.1 with @known peers (homa_open_opts.known_peers). */
+static int open_client(homa_socket **c, int32_t known)
+{
+	struct homa_open_opts o;
+
+	homa_open_opts_default(&o);
+	o.bind_addr = "127.0.0.1";
+	o.known_peers = known;
+	return homa_open(c, &o);
+}
+
+/**
+ * homa_open__rpc_makes_peers_known() - After an RPC the server knows the
+ * client's port and the client the server's (homa_io_stats), and the
+ * next RPC's packets come through their own queues; a client opened with
+ * known_peers -1 knows none; out of range is HOMA_EINVAL.
+ */
+static void homa_open__rpc_makes_peers_known(void **state)
+{
+	struct test_server sv;
+	struct homa_io_stats io;
+	homa_socket *c;
+
+	(void)state;
+	assert_int_equal(test_server_start(&sv, HOMA_DRIVER_UDP, HOMA_MODE_THREADED, 1, NULL), 0);
+	for (int32_t known = 0; known >= -1; known--) {
+		assert_int_equal(open_client(&c, known), 0);
+		for (int i = 0; i < 3; i++)
+			rpc(c, sv.port);
+		assert_int_equal(homa_io_stats(c, &io), 0);
+		assert_int_equal(io.rx_known_peers, known ? 0 : 1);
+		if (!known)
+			assert_true(io.rx_known_packets > 0);
+		else
+			assert_int_equal(io.rx_known_packets, 0);
+		homa_close(c);
+	}
+	assert_int_equal(homa_io_stats(sv.s, &io), 0);
+	assert_int_equal(io.rx_known_peers, 2);
+	assert_true(io.rx_known_packets > 0);
+	test_server_stop(&sv);
+	assert_int_equal(open_client(&c, HOMA_KNOWN_PEERS_MAX + 1), HOMA_EINVAL);
+	assert_int_equal(open_client(&c, -2), HOMA_EINVAL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(udp_recv__known_peer_overtakes_strangers),
+		cmocka_unit_test(udp_recv__strangers_get_a_turn),
+		cmocka_unit_test(udp_know__full_table_keeps_active_peers),
+		cmocka_unit_test(udp_know__kernel_refuses_socket),
+		cmocka_unit_test(homa_open__rpc_makes_peers_known),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
