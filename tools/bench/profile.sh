@@ -6,12 +6,15 @@
 #
 #   tools/bench/profile.sh BUILD SCENARIO [SECONDS] [--encrypt]
 #
+# rtt also profiles the raw UDP ping-pong floor (homa-bench --transport udp)
+# as a third arm, the floor a UDP-carried stack cannot go below.
+#
 # --encrypt: the encrypted arms (Homa with PSP, TCP with TLS 1.3), as
 # `homa-bench compare --encrypt` runs them (certificates generated in
 # /tmp/homa-bench-certs).
 #
-# SCENARIO: throughput (500 KB requests, one in flight) or rate (100 B
-# RPCs, 32 in flight; TCP 4 connections). Needs perf and root (or a low
+# SCENARIO: throughput (500 KB requests, one in flight), rtt (100 B RPCs,
+# one in flight) or rate (100 B RPCs, 32 in flight; TCP 4 connections). Needs perf and root (or a low
 # perf_event_paranoid). Leaves its recordings in a temporary directory it
 # removes on exit.
 set -eu
@@ -25,19 +28,23 @@ here=$(dirname "$0")
 bench=$build/homa-bench
 case $scen in
   throughput) load="--workload 500K --outstanding 1"; tcp_extra="" ;;
+  rtt) load="--workload 100 --outstanding 1"; tcp_extra="" ;;
   rate) load="--workload 100 --outstanding 32"; tcp_extra="--conns 4" ;;
-  *) echo "scenario must be throughput or rate" >&2; exit 2 ;;
+  *) echo "scenario must be throughput, rtt or rate" >&2; exit 2 ;;
 esac
 homa_lo="--homa-mtu 65000 --homa-link-gbps 400 --homa-unsched-bytes 600000 --homa-max-incoming 400000"
 dir=$(mktemp -d)
 srv=
 trap '[ -n "$srv" ] && kill -INT $srv 2>/dev/null; rm -rf "$dir"' EXIT
 args=
-for arm in homa tcp; do
+arms="homa tcp"
+[ "$scen" = rtt ] && [ -z "$enc" ] && arms="homa tcp udp"
+for arm in $arms; do
   port=$(( 20000 + $$ % 5000 ))
   [ $arm = tcp ] && port=$((port + 2))
+  [ "$arm" = udp ] && port=$((port + 4))
   extra=$homa_lo
-  [ $arm = tcp ] && extra=$tcp_extra
+  [ "$arm" != homa ] && extra=$tcp_extra
   # shellcheck disable=SC2086
   perf record -q -g -o "$dir/srv-$arm.data" -- "$bench" server --transport $arm --port $port \
     $extra $enc > /dev/null 2>&1 &
