@@ -141,7 +141,7 @@ HOMA_API void homa_http_stop(homa_http *h);
 /* ------------------------------------------------------------------ */
 
 /** Most extra values one endpoint can add to a scrape. */
-#define HOMA_EXPORTER_MAX_EXTRA 64
+#define HOMA_EXPORTER_MAX_EXTRA 96
 
 /**
  * Fills one endpoint's snapshot for a scrape (called on the listener

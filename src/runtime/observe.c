@@ -11,6 +11,7 @@
 
 #include "rt.h"
 #include "tp.h"
+#include "homa/psp.h"
 
 /** wall_ns() - CLOCK_REALTIME in ns (pcap timestamps are wall-clock). */
 static uint64_t wall_ns(void)
@@ -134,6 +135,11 @@ static const struct {
 	IO_COUNTER(rx_known_refused, "UDP driver: known peers left on the port's queues (slots busy, kernel refused)."),
 };
 
+/* every value snapshot() writes fits the exporter's room (5: homa_tp_metrics()) */
+_Static_assert(1 + 2 + 3 + sizeof(io_counters) / sizeof(io_counters[0]) + 2 +
+	       HOMA_MAX_PRIORITIES + 5 + HOMA_RT_ENC_METRICS <= HOMA_EXPORTER_MAX_EXTRA,
+	       "raise HOMA_EXPORTER_MAX_EXTRA");
+
 /** Label values of the priority family. */
 static const char *const prio_labels[HOMA_MAX_PRIORITIES] = {
 	"0", "1", "2", "3", "4", "5", "6", "7",
@@ -231,6 +237,7 @@ static int snapshot(void *arg, struct homa_stats *st, struct homa_metric_value *
 		.value = (double)rt->send_waits};
 	k += rx_by_priority(rt, ex + k);
 	k += homa_tp_metrics(rt, ex + k);
+	k += homa_rt_enc_metrics(rt, ex + k);
 	*n = k;
 	return 0;
 }

@@ -563,6 +563,15 @@ void homa_rt_psp_host_leave(uint16_t homa_port);
  * of its steering program.
  */
 void homa_rt_psp_host_steered(int delta, bool refused, uint16_t udp_port);
+/**
+ * homa_rt_enc_metrics() - Append an encrypted socket's /metrics values
+ * (PSP counters, the PSP port's path and drops; encrypt_obs.c) to @ex,
+ * which has room for HOMA_RT_ENC_METRICS. Takes rt->enc->mu: call
+ * without it. Return: entries written (0 for clear sockets).
+ */
+size_t homa_rt_enc_metrics(struct homa_rt *rt, struct homa_metric_value *ex);
+/** Most entries homa_rt_enc_metrics() writes. */
+#define HOMA_RT_ENC_METRICS (HOMA_PSP_REJ_REASONS + 11 + 8)
 /** homa_rt_enc_close() - Stop the service and free the PSP state (no-op if none). */
 void homa_rt_enc_close(struct homa_rt *rt);
 /**

@@ -97,9 +97,9 @@ static void release_held(uint64_t token, uint64_t msg, void *rt)
 /** rt_free() - Free everything @rt owns (any part may be missing). */
 static void rt_free(struct homa_rt *rt)
 {
+	homa_rt_obs_close(rt); /* first: a scrape reads the transport and PSP state */
 	homa_tp_close(rt);
 	homa_rt_enc_close(rt);
-	homa_rt_obs_close(rt);
 	if (rt->engine) {
 		homa_rt_drop_queue(rt);
 		homa_rt_idset_foreach(&rt->held, release_held, rt);
