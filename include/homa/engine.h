@@ -531,8 +531,10 @@ HOMA_API int homa_engine_output(homa_engine *e, uint64_t now, uint8_t *buf,
 /**
  * homa_engine_output_ref() - homa_engine_output() that may leave a DATA
  * packet's payload where it is: when the message borrows the caller's
- * bytes (homa_msg_build_ref()), no packet hooks are installed and the
- * payload lies in one piece of those bytes, @buf receives only the
+ * bytes (homa_msg_build_ref()), no packet hooks with a seal function
+ * are installed (hooks that only reserve overhead are fine: the caller
+ * then seals header and payload itself) and the payload lies in one
+ * piece of those bytes, @buf receives only the
  * header (the return value and tx->len count it alone) and @ref points at
  * the payload, which goes on the wire right after it. Otherwise @ref->len
  * is 0 and @buf holds the whole packet as with homa_engine_output().

@@ -195,6 +195,20 @@ HOMA_API bool homa_psp_tx_has(const homa_psp *p, const homa_addr *dst, uint16_t 
 HOMA_API int homa_psp_seal(homa_psp *p, const homa_addr *dst, uint8_t *pkt, size_t len, size_t cap);
 
 /**
+ * homa_psp_seal_ext() - homa_psp_seal() of a Homa packet whose first
+ * @len bytes (at least its common header) are at @pkt and whose other
+ * @ext_len bytes are at @ext, elsewhere (a message's payload): they are
+ * encrypted straight from @ext into @pkt after the header, one pass
+ * without a copy first. @ext is only read and must not overlap the
+ * @cap bytes at @pkt. The result is the same as homa_psp_seal() of the
+ * whole packet. @cap: at least @len + @ext_len + HOMA_PSP_OVERHEAD.
+ * Return: as homa_psp_seal(), HOMA_EINVAL also for a NULL @ext with
+ * @ext_len > 0.
+ */
+HOMA_API int homa_psp_seal_ext(homa_psp *p, const homa_addr *dst, uint8_t *pkt, size_t len,
+			       const uint8_t *ext, size_t ext_len, size_t cap);
+
+/**
  * homa_psp_open() - Check and decrypt the sealed packet of @len bytes at
  * @pkt in place; on success the Homa packet starts at @pkt.
  * Return: the Homa packet's length; HOMA_EPROTO if it does not

@@ -327,7 +327,8 @@ static void after_send(struct homa_rpc *rpc)
 
 /**
  * borrow_payload() - With @ref (homa_engine_output_ref()), no packet
- * hooks and a borrowed message (homa_msg_build_ref()) whose @n bytes at
+ * hooks that seal (hooks that only reserve overhead are fine: the caller
+ * seals, reading the payload where it lies) and a borrowed message (homa_msg_build_ref()) whose @n bytes at
  * @off lie in one piece of the caller's buffers: point @ref at them
  * instead of copying. Return: true if the payload is borrowed.
  */
@@ -336,7 +337,7 @@ static bool borrow_payload(const homa_engine *e, const struct homa_msgout *out, 
 {
 	const uint8_t *p;
 
-	if (!ref || !n || e->has_hooks || !out->msg->ref ||
+	if (!ref || !n || (e->has_hooks && (e->hooks.seal || e->hooks.seal_to)) || !out->msg->ref ||
 	    homa_msg_segment(out->msg, off, &p) < n)
 		return false;
 	ref->base = p;

@@ -26,16 +26,23 @@ static size_t clear_len(int version, size_t len)
 	return version >= HOMA_PSP_AES_GMAC_128 ? len : PSP_CLEAR_LEN;
 }
 
-/** homa_psp_seal() - See psp.h. */
-int homa_psp_seal(homa_psp *p, const homa_addr *dst, uint8_t *pkt, size_t len, size_t cap)
+/**
+ * seal() - Seal the Homa packet whose first @len bytes are at @pkt and
+ * whose other @ext_len bytes are at @ext (may be NULL when 0): as
+ * homa_psp_seal() and homa_psp_seal_ext() describe.
+ */
+static int seal(homa_psp *p, const homa_addr *dst, uint8_t *pkt, size_t len, const uint8_t *ext,
+		size_t ext_len, size_t cap)
 {
+	size_t total = len + ext_len, clear;
 	struct psp_tx *x;
 	struct psp_hdr h;
-	size_t clear;
+	int err;
 
-	if (!p || !dst || !pkt || len < PSP_CLEAR_LEN || len > INT_MAX - HOMA_PSP_OVERHEAD)
+	if (!p || !dst || !pkt || (ext_len && !ext) || len < PSP_CLEAR_LEN ||
+	    len > INT_MAX - HOMA_PSP_OVERHEAD || ext_len > INT_MAX - HOMA_PSP_OVERHEAD - len)
 		return HOMA_EINVAL;
-	if (cap < HOMA_PSP_OVERHEAD || len > cap - HOMA_PSP_OVERHEAD) {
+	if (cap < HOMA_PSP_OVERHEAD || total > cap - HOMA_PSP_OVERHEAD) {
 		p->st.seal_errors++;
 		return HOMA_ENOSPC;
 	}
@@ -53,14 +60,34 @@ int homa_psp_seal(homa_psp *p, const homa_addr *dst, uint8_t *pkt, size_t len, s
 			     .spi = x->spi, .iv = ++x->iv};
 	memmove(pkt + HOMA_PSP_HDR_LEN, pkt, len);
 	psp_hdr_write(&h, pkt);
-	clear = HOMA_PSP_HDR_LEN + clear_len(x->version, len);
-	if (psp_aead_seal(&x->aead, pkt + 4, pkt, clear, pkt + clear,
-			  HOMA_PSP_HDR_LEN + len - clear, pkt + HOMA_PSP_HDR_LEN + len)) {
+	clear = HOMA_PSP_HDR_LEN + clear_len(x->version, total);
+	if (clear > HOMA_PSP_HDR_LEN + len) {  /* GMAC: the rest travels in clear too */
+		memcpy(pkt + HOMA_PSP_HDR_LEN + len, ext, ext_len);
+		len = total;
+		ext_len = 0;
+	}
+	err = psp_aead_seal_ext(&x->aead, pkt + 4, pkt, clear, pkt + clear,
+				HOMA_PSP_HDR_LEN + len - clear, ext, ext_len,
+				pkt + HOMA_PSP_HDR_LEN + total);
+	if (err) {
 		p->st.seal_errors++;
 		return HOMA_EIO;
 	}
 	p->st.sealed++;
-	return (int)(len + HOMA_PSP_OVERHEAD);
+	return (int)(total + HOMA_PSP_OVERHEAD);
+}
+
+/** homa_psp_seal() - See psp.h. */
+int homa_psp_seal(homa_psp *p, const homa_addr *dst, uint8_t *pkt, size_t len, size_t cap)
+{
+	return seal(p, dst, pkt, len, NULL, 0, cap);
+}
+
+/** homa_psp_seal_ext() - See psp.h. */
+int homa_psp_seal_ext(homa_psp *p, const homa_addr *dst, uint8_t *pkt, size_t len,
+		      const uint8_t *ext, size_t ext_len, size_t cap)
+{
+	return seal(p, dst, pkt, len, ext, ext_len, cap);
 }
 
 /** reject() - Count a rejected packet by @reason. Return: HOMA_EPROTO. */

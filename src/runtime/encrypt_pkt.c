@@ -23,15 +23,17 @@ int homa_rt_enc_seal(struct homa_rt *rt, struct homa_io_tx *pkts, int n)
 	pthread_mutex_lock(&x->mu);
 	for (int i = 0; i < n; i++) {
 		struct homa_io_tx p = pkts[i];
-		/* the batch's buffers are the runtime's own (tx_bufs), and with
-		 * packet hooks the engine lends no payload (ext stays empty) */
-		int r = p.ext_len ? HOMA_EINVAL
-				  : homa_psp_seal(x->psp, &p.dst, rt->tx_bufs + (p.data - rt->tx_bufs),
-						  p.len, rt->pkt_cap);
+		/* the batch's buffers are the runtime's own (tx_bufs); a payload
+		 * the engine left in a borrowed message (ext) is encrypted from
+		 * there into the buffer, after the header: no copy first */
+		int r = homa_psp_seal_ext(x->psp, &p.dst, rt->tx_bufs + (p.data - rt->tx_bufs),
+					  p.len, p.ext, p.ext_len, rt->pkt_cap);
 
 		if (r < 0)
 			continue;  /* counted by PSP: seal_no_assoc, seal_errors */
 		p.len = (size_t)r;
+		p.ext = NULL;
+		p.ext_len = 0;
 		p.flow = 0;
 		if (x->udp_port) {
 			/* the PSP port: the kernel (or the receiver) picks the socket by

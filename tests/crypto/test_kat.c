@@ -140,6 +140,7 @@ struct seal_case {
 	int v, phase;
 	size_t len;
 	uint8_t orig[1500], ours[1600];
+	uint8_t ext[2][1600];  /**< homa_psp_seal_ext() of orig, split at 28 and 70 bytes */
 	char key_hex[65];
 	homa_psp *rx;
 	int ref_seal, ref_open, ref_seal2, ref_open_bad;
@@ -174,6 +175,22 @@ static void seal_prepare(struct seal_case *c, struct batch *b, uint32_t seed)
 	assert_int_equal(homa_psp_seal(tx, &dst, c->ours, c->len, sizeof(c->ours)),
 			 (int)c->len + HOMA_PSP_OVERHEAD);
 	homa_psp_free(tx);
+	for (int k = 0; k < 2; k++) {  /* the same with the payload elsewhere (IV 1 again) */
+		size_t split = k && c->len > 70 ? 70 : 28;
+		uint8_t *elsewhere = malloc(c->len);
+
+		assert_non_null(elsewhere);
+		memcpy(elsewhere, c->orig, c->len);
+		assert_int_equal(homa_psp_new(&tx, c->v, NULL), 0);
+		assert_int_equal(homa_psp_tx_add(tx, &dst, 4000, spi, key, c->v), 0);
+		memcpy(c->ext[k], c->orig, split);
+		assert_int_equal(homa_psp_seal_ext(tx, &dst, c->ext[k], split, elsewhere + split,
+						   c->len - split, c->len + HOMA_PSP_OVERHEAD),
+				 (int)c->len + HOMA_PSP_OVERHEAD);
+		assert_memory_equal(elsewhere, c->orig, c->len);  /* only read */
+		free(elsewhere);
+		homa_psp_free(tx);
+	}
 	hex(key, homa_psp_key_len(c->v), c->key_hex);
 	for (int iv = 1; iv <= 2; iv++) {
 		snprintf(args, sizeof(args), "seal %s %d 0x%08x %d %s", c->key_hex, c->v, spi, iv,
@@ -198,6 +215,8 @@ static void seal_check(struct seal_case *c, struct batch *b)
 	size_t n = c->len + HOMA_PSP_OVERHEAD;
 
 	assert_string_equal(hex(c->ours, n, h), b->ans[c->ref_seal]);
+	assert_string_equal(hex(c->ext[0], n, h), b->ans[c->ref_seal]);
+	assert_string_equal(hex(c->ext[1], n, h), b->ans[c->ref_seal]);
 	assert_string_equal(hex(c->orig, c->len, h), b->ans[c->ref_open]);
 	assert_int_equal(strlen(b->ans[c->ref_seal2]), 2 * n);
 	for (size_t i = 0; i < n; i++)
@@ -211,7 +230,8 @@ static void seal_check(struct seal_case *c, struct batch *b)
 /**
  * homa_psp_seal__matches_reference() - All four versions, both phases, a
  * header-only packet and a full one: our sealed bytes equal the
- * reference's; each side opens the other's packets.
+ * reference's, also when homa_psp_seal_ext() reads all but the first 28
+ * or 70 bytes from elsewhere; each side opens the other's packets.
  */
 static void homa_psp_seal__matches_reference(void **state)
 {
@@ -265,6 +285,9 @@ static void homa_psp_seal__layout(void **state)
 	pkt[2] = 1, pkt[3] = 2;
 	assert_int_equal(homa_psp_seal(tx, &other, pkt, 100, sizeof(pkt)), HOMA_ENOASSOC);
 	assert_int_equal(homa_psp_seal(tx, &dst, pkt, 27, sizeof(pkt)), HOMA_EINVAL);
+	assert_int_equal(homa_psp_seal_ext(tx, &dst, pkt, 28, NULL, 10, sizeof(pkt)), HOMA_EINVAL);
+	assert_int_equal(homa_psp_seal_ext(tx, &dst, pkt, 28, key32, 32, 28 + 32 + 31),
+			 HOMA_ENOSPC);
 	homa_psp_free(tx);
 }
 
