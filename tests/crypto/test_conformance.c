@@ -198,6 +198,30 @@ static int seal_wrap_of(homa_psp *p)
 
 static int seal_wrap(void) { return one_psp(seal_wrap_of); }
 
+/** seal_ext_null_of() - homa_psp_seal_ext() with bytes elsewhere but no pointer to them. */
+static int seal_ext_null_of(homa_psp *p)
+{
+	homa_addr a = homa_addr_ipv4(0x7f000001);
+	uint8_t pkt[200];
+
+	sealable(p, pkt);
+	return homa_psp_seal_ext(p, &a, pkt, 28, NULL, 72, sizeof(pkt));
+}
+
+static int seal_ext_null(void) { return one_psp(seal_ext_null_of); }
+
+/** seal_ext_wrap_of() - Lengths whose sum wraps: refused. */
+static int seal_ext_wrap_of(homa_psp *p)
+{
+	homa_addr a = homa_addr_ipv4(0x7f000001);
+	uint8_t pkt[200];
+
+	sealable(p, pkt);
+	return homa_psp_seal_ext(p, &a, pkt, 28, pkt, SIZE_MAX - 40, sizeof(pkt));
+}
+
+static int seal_ext_wrap(void) { return one_psp(seal_ext_wrap_of); }
+
 /** open_clear_of() - Cleartext is malformed PSP: HOMA_EPROTO, counted by reason. */
 static int open_clear_of(homa_psp *p)
 {
@@ -344,6 +368,8 @@ static const struct doc_case psp_cases[] = {
 	DOC_CASE(homa_psp_seal, HOMA_ENOSPC, seal_small),
 	DOC_CASE(homa_psp_seal, HOMA_EINVAL, seal_short),
 	DOC_CASE(homa_psp_seal, HOMA_EINVAL, seal_wrap),
+	DOC_CASE(homa_psp_seal_ext, HOMA_EINVAL, seal_ext_null),
+	DOC_CASE(homa_psp_seal_ext, HOMA_EINVAL, seal_ext_wrap),
 	DOC_CASE(homa_psp_open, HOMA_EPROTO, open_clear),
 	DOC_CASE(homa_psp_open, HOMA_EINVAL, open_null),
 	DOC_ANSWER(homa_psp_hooks, hooks_null),
