@@ -150,7 +150,7 @@ static char *stat_run(const char *args)
 static double stat_change(const char *out, const char *key)
 {
 	const char *l = strstr(out, key);
-	double v, d;
+	double v = 0, d = 0;
 
 	if (!l || sscanf(l + strlen(key), " %lf %lf", &v, &d) != 2)
 		fail_msg("homa-stat lacks %s:\n%s", key, out);
