@@ -112,9 +112,22 @@ void homa_known_note(struct homa_known *k, const homa_addr *addr, uint16_t port,
 }
 
 /**
+ * unspecified() - True for port 0 or the address :: or 0.0.0.0 (mapped),
+ * which a connect() would take as the local host: never a peer's.
+ */
+static bool unspecified(const homa_addr *addr, uint16_t port)
+{
+	static const uint8_t mapped_any[16] = {[10] = 0xff, [11] = 0xff};
+
+	return !port || !memcmp(addr->b, (const uint8_t[16]){0}, 16) ||
+	       !memcmp(addr->b, mapped_any, 16);
+}
+
+/**
  * open_peer() - A socket bound to the port (SO_REUSEPORT) and connected to
  * @addr:@port, set up like the port's, in the epoll set as slot @slot.
- * Return: the fd, or -1 (the kernel refused a step; nothing is left open).
+ * Return: the fd, or -1 (an unspecified address or port, or the kernel
+ * refused a step; nothing is left open).
  */
 static int open_peer(struct homa_known *k, const homa_addr *addr, uint16_t port, uint32_t slot)
 {
@@ -123,7 +136,7 @@ static int open_peer(struct homa_known *k, const homa_addr *addr, uint16_t port,
 	int on = 1, off = 0, len;
 	int fd;
 
-	len = homa_io_addr_to_sockaddr(k->family, addr, port, &to);
+	len = unspecified(addr, port) ? -1 : homa_io_addr_to_sockaddr(k->family, addr, port, &to);
 	if (len < 0)
 		return -1;
 	fd = socket(k->family, SOCK_DGRAM | SOCK_CLOEXEC, IPPROTO_UDP);

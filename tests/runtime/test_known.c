@@ -35,13 +35,13 @@
 /** Packets per receive. */
 #define BATCH 16
 
-/** cfg_of() - A driver config bound to 127.0.0.1, port 0, @known peers, steering at 5. */
-static struct homa_driver_config cfg_of(uint32_t known, uint8_t fast)
+/** cfg_at() - A driver config bound to numeric @addr, port 0, @known peers, steering at @fast. */
+static struct homa_driver_config cfg_at(const char *addr, uint32_t known, uint8_t fast)
 {
 	struct homa_driver_config c;
 
 	memset(&c, 0, sizeof(c));
-	assert_int_equal(homa_sockaddr_parse("127.0.0.1", 0, &c.bind, &c.bind_len), 0);
+	assert_int_equal(homa_sockaddr_parse(addr, 0, &c.bind, &c.bind_len), 0);
 	c.batch = BATCH;
 	c.max_packet = 1500;
 	c.offload = true;
@@ -50,8 +50,15 @@ static struct homa_driver_config cfg_of(uint32_t known, uint8_t fast)
 	return c;
 }
 
-/** send_run() - Send @n PKT_LEN-byte packets from @a to @b at priority 7, byte 4 = @mark. */
-static void send_run(struct homa_driver *a, struct homa_driver *b, int n, uint8_t mark)
+/** cfg_of() - cfg_at() on 127.0.0.1. */
+static struct homa_driver_config cfg_of(uint32_t known, uint8_t fast)
+{
+	return cfg_at("127.0.0.1", known, fast);
+}
+
+/** send_to() - Send @n PKT_LEN-byte packets from @a to @dst, @b's port, at priority 7, byte 4 = @mark. */
+static void send_to(struct homa_driver *a, struct homa_driver *b, const homa_addr *dst, int n,
+		    uint8_t mark)
 {
 	static uint8_t pkt[PKT_LEN];
 	struct homa_io_tx tx[BATCH];
@@ -60,13 +67,21 @@ static void send_run(struct homa_driver *a, struct homa_driver *b, int n, uint8_
 	pkt[4] = mark;
 	for (int i = 0; i < BATCH; i++)
 		tx[i] = (struct homa_io_tx){.data = pkt, .len = sizeof(pkt),
-			.dst = homa_addr_ipv4(0x7f000001u), .dport = b->port, .priority = 7};
+			.dst = *dst, .dport = b->port, .priority = 7};
 	for (int sent = 0; sent < n;) {
 		int k = n - sent < BATCH ? n - sent : BATCH;
 
 		assert_int_equal(a->ops->send(a, tx, k), k);
 		sent += k;
 	}
+}
+
+/** send_run() - send_to() 127.0.0.1. */
+static void send_run(struct homa_driver *a, struct homa_driver *b, int n, uint8_t mark)
+{
+	homa_addr lo = homa_addr_ipv4(0x7f000001u);
+
+	send_to(a, b, &lo, n, mark);
 }
 
 /**
@@ -96,15 +111,21 @@ static int read_until(struct homa_driver *b, int want, uint8_t mark, int *first)
 	return got;
 }
 
-/** know() - Name @peer's port known to @b and let one receive admit it. */
-static void know(struct homa_driver *b, struct homa_driver *peer)
+/** know_at() - Name @addr and @peer's port known to @b and let one receive admit it. */
+static void know_at(struct homa_driver *b, struct homa_driver *peer, const homa_addr *addr)
 {
 	struct homa_io_rx *rx;
 
 	assert_non_null(b->ops->know);
 	b->ops->know(b, &(homa_addr){0}, 0);  /* an address no socket can reach: refused */
-	b->ops->know(b, &peer->local, peer->port);
+	b->ops->know(b, addr, peer->port);
 	assert_int_equal(b->ops->recv(b, &rx), 0);
+}
+
+/** know() - know_at() with @peer's bound address. */
+static void know(struct homa_driver *b, struct homa_driver *peer)
+{
+	know_at(b, peer, &peer->local);
 }
 
 /**
@@ -135,6 +156,47 @@ static void udp_recv__known_peer_overtakes_strangers(void **state)
 		assert_int_equal(got, AHEAD + 1);
 		assert_int_equal(b->c.rx_known_packets, 1);
 		assert_int_equal(b->c.rx_packets, AHEAD + 1);
+		homa_driver_close(s);
+		homa_driver_close(k);
+		homa_driver_close(b);
+	}
+}
+
+/**
+ * udp_recv__known_peer_overtakes_strangers_ipv6() - The same over IPv6
+ * (::1) and for an IPv4 peer of a dual-stack socket (bound to ::).
+ */
+static void udp_recv__known_peer_overtakes_strangers_ipv6(void **state)
+{
+	static const struct {
+		const char *recv_at, *send_from;
+		homa_addr dst;
+	} cases[] = {
+		{"::1", "::1", {{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1}}},
+		{"::", "127.0.0.1", {{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 127, 0, 0, 1}}},
+	};
+
+	(void)state;
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		struct homa_driver_config cs = cfg_at(cases[c].send_from, 0, 0);
+		struct homa_driver_config cb = cfg_at(cases[c].recv_at, 4, 5);
+		struct homa_driver *s, *k, *b;
+		int first, got;
+
+		assert_int_equal(homa_driver_open(HOMA_IO_UDP, &cs, &s), 0);
+		assert_int_equal(homa_driver_open(HOMA_IO_UDP, &cs, &k), 0);
+		assert_int_equal(homa_driver_open(HOMA_IO_UDP, &cb, &b), 0);
+		know_at(b, k, &cases[c].dst);
+		assert_int_equal(b->c.rx_known_peers, 1);
+		send_to(s, b, &cases[c].dst, AHEAD, 'L');
+		send_to(k, b, &cases[c].dst, 1, 'H');
+		usleep(20000);
+		got = read_until(b, AHEAD + 1, 'H', &first);
+		if (first != 0)
+			fail_msg("%s: %d stranger packets read before the known peer's",
+				 cases[c].recv_at, first);
+		assert_int_equal(got, AHEAD + 1);
+		assert_int_equal(b->c.rx_known_packets, 1);
 		homa_driver_close(s);
 		homa_driver_close(k);
 		homa_driver_close(b);
@@ -299,6 +361,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(udp_recv__known_peer_overtakes_strangers),
+		cmocka_unit_test(udp_recv__known_peer_overtakes_strangers_ipv6),
 		cmocka_unit_test(udp_recv__strangers_get_a_turn),
 		cmocka_unit_test(udp_know__full_table_keeps_active_peers),
 		cmocka_unit_test(udp_know__kernel_refuses_socket),
