@@ -33,7 +33,9 @@ struct homa_settings {
 	uint32_t size;             /**< sizeof(struct homa_settings); homa_settings_default() writes it */
 	uint64_t link_mbps;        /**< NIC rate used by the pacer (default 25000) */
 	uint32_t mtu;              /**< largest Homa packet incl. the Homa header (default 1500 - 28) */
-	uint32_t unsched_bytes;    /**< bytes sent without grants (default 40000) */
+	uint32_t unsched_bytes;    /**< bytes sent without grants (default 40000); a message
+				    *   no longer than this rounded up to whole DATA packets
+				    *   goes all unscheduled, with no GRANT for a short tail */
 	uint32_t max_incoming;     /**< granted-but-unreceived bytes across messages (400000) */
 	uint32_t max_overcommit;   /**< messages granted at once (8) */
 	uint32_t grant_fifo_fraction;  /**< per mille of grants to the oldest message (50) */

@@ -23,7 +23,7 @@
  *   outstanding_msgs == length of the outstanding list == grantable
  *   messages marked outstanding;
  * - budget bound: explicitly granted, unreceived bytes stay within
- *   max_incoming + (max_overcommit + 2) x unsched_bytes, plus one FIFO
+ *   max_incoming + (max_overcommit + 2) x homa_unsched_window(), plus one FIFO
  *   increment per message whose FIFO grant is still arriving (grant.c);
  * - partial requests: engine.partial_in == the RPCs marked partial;
  * - memory: rx_buffered == the RPC records, their gap arrays and message
@@ -188,7 +188,7 @@ const char *homa_check_engine(const homa_engine *e)
 /** homa_check_budget_note() - See internal.h. */
 void homa_check_budget_note(homa_engine *e)
 {
-	uint64_t b = e->s.max_incoming + ((uint64_t)e->s.max_overcommit + 2) * e->s.unsched_bytes;
+	uint64_t b = e->s.max_incoming + ((uint64_t)e->s.max_overcommit + 2) * homa_unsched_window(e);
 
 	if (b > e->check_budget)
 		e->check_budget = b;

@@ -180,7 +180,7 @@ bool homa_evict_pressure(const homa_engine *e)
 bool homa_evict_stale(homa_engine *e, struct homa_rpc *rpc)
 {
 	if (!e->evict_sweep || !rpc->in.evict_tracked ||
-	    rpc->silent_ticks < e->s.resend_ticks || rpc->in.received > e->s.unsched_bytes)
+	    rpc->silent_ticks < e->s.resend_ticks || rpc->in.received > homa_unsched_window(e))
 		return false;
 	e->st.stale_evicted++;
 	evict(e, rpc);

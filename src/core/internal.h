@@ -500,6 +500,8 @@ void homa_tx_update(homa_engine *e, struct homa_rpc *rpc);
 int homa_output_data(homa_engine *e, uint64_t now, uint8_t *buf, size_t cap, struct homa_tx *tx,
 		     struct homa_iov *ref);
 uint32_t homa_data_payload(const homa_engine *e);
+uint32_t homa_whole_packets(const homa_engine *e, uint32_t bytes);
+uint32_t homa_unsched_window(const homa_engine *e);
 uint8_t homa_unsched_priority(const homa_engine *e, const struct homa_peer *p, uint32_t length);
 void homa_pacer_account(homa_engine *e, uint64_t now, size_t bytes);
 void homa_pacer_configure(homa_engine *e);

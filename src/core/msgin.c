@@ -11,7 +11,9 @@
 
 /**
  * homa_msgin_init() - Start receiving a message of @length bytes of which
- * the sender will send @unsched without grants. Charges the buffer to the
+ * the sender will send @unsched without grants (a claim: at most
+ * unsched_bytes, or the whole message if it is no longer than
+ * homa_unsched_window(), as our senders send it). Charges the buffer to the
  * engine's rx budget and enters the message in the grant scheduler if it
  * needs grants.
  * Return: 0, HOMA_EAGAIN (rx budget exhausted) or HOMA_ENOMEM.
@@ -19,6 +21,7 @@
 int homa_msgin_init(homa_engine *e, struct homa_rpc *rpc, uint32_t length, uint32_t unsched)
 {
 	struct homa_msgin *in = &rpc->in;
+	uint32_t cap;
 
 	if (!homa_evict_room(e, rpc, length, HOMA_CHUNK))
 		return HOMA_EAGAIN;
@@ -29,8 +32,9 @@ int homa_msgin_init(homa_engine *e, struct homa_rpc *rpc, uint32_t length, uint3
 		in->msg->chunk_alloc = &e->rx_alloc;
 	e->rx_buffered += in->msg->charged;
 	in->length = length;
-	if (unsched > e->s.unsched_bytes)
-		unsched = e->s.unsched_bytes; /* a claim, bounded like any window we grant */
+	cap = length <= homa_unsched_window(e) ? length : e->s.unsched_bytes;
+	if (unsched > cap)
+		unsched = cap; /* a claim, bounded like any window we grant */
 	in->granted = unsched < length ? unsched : length;
 	in->scheduled = in->granted < length;
 	in->birth = e->now;

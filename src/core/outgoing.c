@@ -17,6 +17,30 @@ uint32_t homa_data_payload(const homa_engine *e)
 }
 
 /**
+ * homa_whole_packets() - @bytes rounded up to whole full DATA packets
+ * (homa_data_payload()), at most UINT32_MAX.
+ */
+uint32_t homa_whole_packets(const homa_engine *e, uint32_t bytes)
+{
+	uint64_t pkt = homa_data_payload(e);
+	uint64_t whole = ((uint64_t)bytes + pkt - 1) / pkt * pkt;
+
+	return whole > UINT32_MAX ? UINT32_MAX : (uint32_t)whole;
+}
+
+/**
+ * homa_unsched_window() - settings.unsched_bytes rounded up to whole DATA
+ * packets: a message no longer than this goes all unscheduled (its last
+ * packet would otherwise start inside the window and wait a GRANT round
+ * trip for a short tail), and a receiver accepts such a message's claim
+ * of its whole length (homa_msgin_init()).
+ */
+uint32_t homa_unsched_window(const homa_engine *e)
+{
+	return homa_whole_packets(e, e->s.unsched_bytes);
+}
+
+/**
  * homa_unsched_priority() - Priority for unscheduled bytes of a message of
  * @length bytes sent to @p, from the cutoffs @p announced.
  */
@@ -74,7 +98,8 @@ static bool start_mode(const homa_engine *e, const struct homa_rpc *rpc)
  * homa_msgout_init() - Buffer the message in @iov for @rpc (a copy, or
  * with @borrow a reference to the caller's bytes, see
  * homa_engine_send_request_ref()) and queue it for transmission.
- * @unsched is how many bytes may go without grants; in START_MSG mode a
+ * @unsched is how many bytes may go without grants (the whole message if
+ * it fits in @unsched rounded up to whole packets); in START_MSG mode a
  * message longer than that is announced with START_MSG and sent only as
  * granted (only to a peer that understands it, homa_peer_ext()).
  * Return: 0 or HOMA_ENOMEM.
@@ -106,6 +131,8 @@ void homa_msgout_attach(homa_engine *e, struct homa_rpc *rpc, struct homa_msg *m
 	out->msg = m;
 	e->tx_buffered += out->msg->charged;
 	out->length = m->length;
+	if (m->length <= homa_whole_packets(e, unsched))
+		unsched = m->length; /* no short tail behind a GRANT round trip */
 	out->unsched = unsched < m->length ? unsched : m->length;
 	out->birth = e->now;
 	if (start_mode(e, rpc) && out->unsched < out->length)

@@ -471,6 +471,39 @@ static void homa_engine_rx_progress__contiguous_prefix(void **state)
 	th_pair_free(&p);
 }
 
+/**
+ * homa_msgin_init__whole_packet_window() - With the default unsched_bytes
+ * (40000; 41064 in whole 1416-byte packets) a message no longer than 41064
+ * whose sender claims all of it is unscheduled (our senders send it so: no
+ * GRANT round trip for a short tail), while a longer message's claim, and
+ * a claim of less (the Linux module sends exactly its unsched_bytes), are
+ * held to unsched_bytes as before: a lying sender raises nothing beyond
+ * one packet. The old receiver held every claim to 40000.
+ */
+static void homa_msgin_init__whole_packet_window(void **state)
+{
+	static const struct {
+		uint32_t len, claim, granted;
+		bool scheduled;
+	} c[] = {
+		{40500, 40500, 40500, false},    {41064, 41064, 41064, false},
+		{40500, 1000000, 40500, false},  {41065, 41065, 40000, true},
+		{10000000, 10000000, 40000, true}, {40500, 40000, 40000, true},
+		{30000, 30000, 30000, false},
+	};
+	struct fix f;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		fix_init(&f, c[i].len, c[i].claim, 0);
+		assert_int_equal(homa_unsched_window(f.e), 29 * PKT);
+		assert_int_equal(f.rpc->in.granted, c[i].granted);
+		assert_int_equal(f.rpc->in.scheduled, c[i].scheduled);
+		fix_free(&f);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -485,6 +518,7 @@ int main(void)
 		cmocka_unit_test(homa_msgin_add__enomem_keeps_holes_exact),
 		cmocka_unit_test(handle_data__duplicate_bytes_counted),
 		cmocka_unit_test(homa_engine_rx_progress__contiguous_prefix),
+		cmocka_unit_test(homa_msgin_init__whole_packet_window),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -518,6 +518,56 @@ static void fill_data__piggybacked_ack(void **state)
 	th_pair_free(&p);
 }
 
+/**
+ * sent_unsched() - Send a @len-byte request with unsched_bytes 3000 (two
+ * 1416-byte packets and 168 bytes of a third) and take every DATA packet
+ * it sends without a grant; each must announce @incoming. Return: the
+ * bytes sent, and in @last the last packet's payload length.
+ */
+static uint32_t sent_unsched(size_t len, uint32_t incoming, uint32_t *last)
+{
+	struct homa_settings s;
+	struct th_pkt k;
+	uint64_t now = 0;
+	uint32_t sent = 0;
+	homa_engine *e;
+
+	homa_settings_default(&s);
+	s.unsched_bytes = 3000;
+	e = engine(&s);
+	request(e, len, 0);
+	while (th_take(e, now, &k) > 0) {
+		assert_true(k.ok);
+		assert_int_equal(k.k.type, HOMA_PKT_DATA);
+		assert_int_equal(k.k.u.data.incoming, incoming);
+		sent += k.k.u.data.payload_len;
+		*last = k.k.u.data.payload_len;
+		now += 1000000;
+	}
+	homa_engine_free(e);
+	return sent;
+}
+
+/**
+ * homa_msgout_attach__whole_last_packet() - A request whose last packet
+ * starts inside the unscheduled window goes out whole without a grant
+ * (3100 and 4248 bytes with unsched_bytes 3000: the old engine sent 3000
+ * and waited a GRANT round trip for the tail). A request longer than the
+ * window in whole packets (4249 bytes) still sends exactly unsched_bytes.
+ */
+static void homa_msgout_attach__whole_last_packet(void **state)
+{
+	uint32_t last = 0;
+
+	(void)state;
+	assert_int_equal(sent_unsched(3100, 3100, &last), 3100);
+	assert_int_equal(last, 3100 - 2 * 1416);
+	assert_int_equal(sent_unsched(4248, 4248, &last), 4248);
+	assert_int_equal(last, 1416);
+	assert_int_equal(sent_unsched(4249, 3000, &last), 3000);
+	assert_int_equal(last, 3000 - 2 * 1416);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -531,6 +581,7 @@ int main(void)
 		cmocka_unit_test(homa_rpc_new__max_rpcs),
 		cmocka_unit_test(homa_engine_send_request_ref__reads_caller_bytes),
 		cmocka_unit_test(fill_data__piggybacked_ack),
+		cmocka_unit_test(homa_msgout_attach__whole_last_packet),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
