@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -298,9 +299,12 @@ static uint16_t free_udp_port(void)
  * HOMA_PSP_STEER=off): an RPC through it, then 2 clear-text Homa packets
  * naming the server sent to the port. The scrape shows @path as the
  * path, 1 there and 0 for the others, and the 2 drops as not_psp.
+ * The port's /dev/shm record (psp_steer.c) is removed afterwards.
  */
 static void port_path(const char *path)
 {
+	struct stat ns;
+	char rec[96];
 	static const char *const paths[] = {"steered", "receiver", "own_port"};
 	uint16_t pp = free_udp_port();
 	uint8_t clear[100] = {0};
@@ -338,6 +342,10 @@ static void port_path(const char *path)
 	free(resp);
 	ep_close(&c);
 	ep_close(&s);
+	if (stat("/proc/self/ns/net", &ns) < 0)
+		ns.st_ino = 0;
+	snprintf(rec, sizeof(rec), "/dev/shm/homa-psp-steer-%lu-%u", (unsigned long)ns.st_ino, pp);
+	unlink(rec);
 }
 
 /** encrypt_obs__steered() - The kernel steers the PSP port (root). */
