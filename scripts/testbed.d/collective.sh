@@ -9,7 +9,8 @@
 #
 # Every host's NIC sends at the link rate during the run (TB_COLL_NIC=on,
 # the default, one FIFO; prio: the switch port's eight DSCP priority
-# queues; off keeps the testbed's --nic setting), as a real host's does.
+# queues; off keeps the testbed's --nic setting; a list such as on,prio
+# runs every case under each), as a real host's does.
 # With one FIFO a host's Homa processes (server, device, background
 # client) each pace to the whole link, and the background's scheduled DATA
 # took 7-32 KB of the busiest server's uplink while it answered a step's
@@ -158,23 +159,30 @@ coll_arm() {
   log "collective $p, background ${pct}%: arm $arm took $((SECONDS - t0)) s"
 }
 
-# Shapes every host's NIC at the link rate for the run (tb_shape_nic_prio,
-# eight priority queues, or tb_shape_nic, one FIFO, each of TB_NIC_BUFFER
-# bytes) when TB_COLL_NIC is prio or on and the testbed's
-# NICs are not shaped already (a root qdisc left on a host's eth0 by a
-# killed run is replaced); COLL_NIC_SHAPED lists the hosts shaped so
-# far, so coll_nic_unshape (also called by on_exit) undoes exactly those.
+# Shapes every host's NIC at the link rate (tb_shape_nic_prio, eight
+# priority queues, or tb_shape_nic, one FIFO, each of TB_NIC_BUFFER bytes)
+# for NIC mode MODE (prio or on; off shapes nothing) when the testbed's
+# NICs are not shaped already, first removing what an earlier mode of the
+# run added (a root qdisc left on a host's eth0 by a killed run is also
+# replaced); COLL_NIC_SHAPED lists the hosts shaped so far, so
+# coll_nic_unshape (also called by on_exit) undoes exactly those.
 coll_nic_shape() {
-  local i
-  [[ $TB_COLL_NIC =~ ^(prio|on|off)$ ]] || die "TB_COLL_NIC must be prio, on or off, not '$TB_COLL_NIC'"
-  [[ $TB_COLL_NIC != off && $TB_NIC == off ]] || return 0
+  local mode=$1 i
+  coll_nic_check "$mode"
+  coll_nic_unshape
+  [[ $mode != off && $TB_NIC == off ]] || return 0
   for ((i = 0; i < TB_HOSTS; i++)); do
     COLL_NIC_SHAPED+=("$i")
     # a run killed outright (SIGKILL) leaves its shaping: replace it
     ip netns exec "$(tb_host_ns "$i")" tc qdisc del dev eth0 root 2>/dev/null || true
-    if [[ $TB_COLL_NIC == prio ]]; then tb_shape_nic_prio "$i"; else tb_shape_nic "$i"; fi
+    if [[ $mode == prio ]]; then tb_shape_nic_prio "$i"; else tb_shape_nic "$i"; fi
   done
-  log "collective: host NICs shaped at ${TB_RATE_MBIT} Mbit/s for the run ($TB_COLL_NIC)"
+  log "collective: host NICs shaped at ${TB_RATE_MBIT} Mbit/s ($mode)"
+}
+
+# Dies unless MODE is a NIC mode: prio, on or off.
+coll_nic_check() {
+  [[ $1 =~ ^(prio|on|off)$ ]] || die "TB_COLL_NIC must be prio, on or off, not '$1'"
 }
 
 # Removes the NIC shaping coll_nic_shape added (the testbed's own, with
@@ -188,22 +196,41 @@ coll_nic_unshape() {
 }
 
 # run collective: every pattern x background share x arm, then the tables
-# and plots (collective.py) in $TB_OUT/collective.
+# and plots (collective.py) in $TB_OUT/collective. With a list of NIC
+# modes in TB_COLL_NIC (e.g. on,prio) every case runs its arms under each
+# mode in turn, the NICs reshaped between them, into
+# $TB_OUT/collective/nic-MODE (tables per mode, one after the other).
 exp_collective() {
-  local p pct arm d="$TB_OUT/collective" t0=$SECONDS
+  local p pct arm nic d="$TB_OUT/collective" cd t0=$SECONDS
   IFS=, read -ra ARMS <<<"$TB_ARMS"
   IFS=, read -ra CPATS <<<"$TB_COLL_PATTERNS"
   IFS=, read -ra CBGS <<<"$TB_COLL_BG"
+  IFS=, read -ra CNICS <<<"$TB_COLL_NIC"
   ((TB_HOSTS >= 3)) || die "collective needs at least 3 hosts"
   [[ $TB_COLL_RT =~ ^[0-9]+$ ]] && ((TB_COLL_RT <= 99)) || die "TB_COLL_RT must be a priority 0..99"
-  coll_nic_shape
+  ((${#CNICS[@]} > 0)) || die "TB_COLL_NIC must be prio, on or off, not ''"
+  for nic in "${CNICS[@]}"; do coll_nic_check "$nic"; done
+  ((${#CNICS[@]} > 1)) || coll_nic_shape "${CNICS[0]}"
   for pct in "${CBGS[@]}"; do
     for p in "${CPATS[@]}"; do
-      mkdir -p "$d/$p-bg$pct"
-      for arm in "${ARMS[@]}"; do coll_arm "$arm" "$d/$p-bg$pct" "$p" "$pct"; done
+      for nic in "${CNICS[@]}"; do
+        cd=$d
+        ((${#CNICS[@]} > 1)) && cd=$d/nic-$nic && coll_nic_shape "$nic"
+        mkdir -p "$cd/$p-bg$pct"
+        for arm in "${ARMS[@]}"; do coll_arm "$arm" "$cd/$p-bg$pct" "$p" "$pct"; done
+      done
     done
   done
   coll_nic_unshape
-  "$TB_PYTHON" "$TB_LIB/collective.py" "$d" "$TB_RATE_MBIT" "$TB_HOSTS" "${ARMS[@]}" | tee "$d/summary.md"
-  log "collective ($TB_COLL_MODE) took $((SECONDS - t0)) s"
+  if ((${#CNICS[@]} > 1)); then
+    : >"$d/summary.md"
+    for nic in "${CNICS[@]}"; do
+      printf '### host NICs: %s\n\n' "$nic" | tee -a "$d/summary.md"
+      "$TB_PYTHON" "$TB_LIB/collective.py" "$d/nic-$nic" "$TB_RATE_MBIT" "$TB_HOSTS" "${ARMS[@]}" \
+        | tee "$d/nic-$nic/summary.md" | tee -a "$d/summary.md"
+    done
+  else
+    "$TB_PYTHON" "$TB_LIB/collective.py" "$d" "$TB_RATE_MBIT" "$TB_HOSTS" "${ARMS[@]}" | tee "$d/summary.md"
+  fi
+  log "collective ($TB_COLL_MODE, NICs $TB_COLL_NIC) took $((SECONDS - t0)) s"
 }

@@ -92,6 +92,37 @@ got=$(coll_nic on on)
 [[ $got == $'arm homa\narm tcp-bbr' ]] || { echo "FAIL: on a testbed with --nic on: '${got//$'\n'/ / }'"; exit 1; }
 got=$(coll_nic off yes)
 [[ $got == "die: TB_COLL_NIC must be prio, on or off, not 'yes'" ]] || { echo "FAIL: TB_COLL_NIC=yes: '$got'"; exit 1; }
+# A list of NIC modes: each case runs its arms under every mode in turn,
+# the NICs reshaped between modes (the earlier mode's shaping removed
+# first), into collective/nic-MODE/CASE; one bad mode in the list is refused
+# before any arm runs.
+coll_nics() { # COLL_NIC: prints exp_collective's NIC steps, arms and folders
+  TB_HOSTS=3 TB_NIC=off TB_COLL_NIC=$1 TB_ARMS=homa TB_COLL_PATTERNS=lookups,alltoall TB_COLL_BG=50 \
+    TB_RATE_MBIT=20 TB_LIB=/nonexistent TB_OUT="$tmp/outs" TB_PYTHON=true bash -c "set -eu
+  die() { echo \"die: \$*\"; exit 3; }
+  source '$src/scripts/testbed.d/bench.sh'; source '$src/scripts/testbed.d/collective.sh'
+  log() { :; }; tb_host_ns() { echo ns\$1; }
+  ip() { [[ \$4 == tc ]] && echo del \$3; }; tb_shape_nic() { echo shape \$1; }
+  tb_shape_nic_prio() { echo prio \$1; }
+  coll_arm() { echo arm \$1 \${2#$tmp/outs/collective/}; }
+  exp_collective" 2>&1 || true
+}
+got=$(coll_nics on,prio)
+want=""
+for c in lookups alltoall; do
+  [[ $c == alltoall ]] && want+=$'del ns0\ndel ns1\ndel ns2\n'
+  want+=$'del ns0\nshape 0\ndel ns1\nshape 1\ndel ns2\nshape 2\n'"arm homa nic-on/$c-bg50"$'\n'
+  want+=$'del ns0\ndel ns1\ndel ns2\ndel ns0\nprio 0\ndel ns1\nprio 1\ndel ns2\nprio 2\n'"arm homa nic-prio/$c-bg50"$'\n'
+done
+want+=$'del ns0\ndel ns1\ndel ns2\n### host NICs: on\n\n### host NICs: prio'
+[[ $got == "$want" ]] || { echo "FAIL: TB_COLL_NIC=on,prio's steps are '${got//$'\n'/ / }'"; exit 1; }
+for c in lookups alltoall; do
+  for m in on prio; do
+    [[ -d $tmp/outs/collective/nic-$m/$c-bg50 ]] || { echo "FAIL: no folder nic-$m/$c-bg50"; exit 1; }
+  done
+done
+got=$(coll_nics on,fast)
+[[ $got == "die: TB_COLL_NIC must be prio, on or off, not 'fast'" ]] || { echo "FAIL: TB_COLL_NIC=on,fast: '$got'"; exit 1; }
 # tb_shape_nic_prio: the host's eth0 at the link rate, Homa priority P
 # (DSCP P<<5) in class 1:1P served at HTB prio 7-P, so priority 7 goes
 # first and TCP (DSCP 0) shares the lowest class.
@@ -132,4 +163,4 @@ if kill -0 $s1 2>/dev/null || kill -0 $s2 2>/dev/null; then
   kill $s1 $s2 2>/dev/null
   echo "FAIL: on_exit left the run's processes running"; exit 1
 fi
-echo "tb_python, coll_phase, coll_arm, exp_collective NIC shaping, tb_shape_nic_prio, homa_window_flags, on_exit: ok"
+echo "tb_python, coll_phase, coll_arm, exp_collective NIC shaping (one mode and a list), tb_shape_nic_prio, homa_window_flags, on_exit: ok"
