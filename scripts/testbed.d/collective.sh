@@ -75,7 +75,7 @@ coll_steps() {
 }
 
 # Starts device I of pattern P, STEPS steps after WARM warm-up; rank 0
-# writes DIR/device.json. B is homa-bench, FLAGS the arm's
+# writes DIR/device.json, every device its messages to DIR/msgs-hI.txt. B is homa-bench, FLAGS the arm's
 # flags and ALL every device's server: computed once per arm by the caller,
 # since on a loaded machine each subshell here delayed the next device's
 # start (eight took over a minute). The device opens its transport and
@@ -89,7 +89,7 @@ coll_device_start() {
     ${HOST_RT[@]+"${HOST_RT[@]}"} "$b" device $flags --pattern "$p" --servers "$all" --rank "$i" \
     --sync "$COLL_BOARD" --start-file "$COLL_GATE" --steps "$steps" --warmup-steps "$warm" \
     --compute-us "$TB_COLL_COMPUTE_US" --msg-bytes "$TB_COLL_MSG" --lookups "$TB_COLL_LOOKUPS" \
-    --step-timeout 60 --seed $((i + 1)) $js \
+    --step-timeout 60 --seed $((i + 1)) --msg-log "$dir/msgs-h$i.txt" $js \
     --quiet >"$dir/device-h$i.log" 2>&1 &
   BG_PIDS+=($!)
 }
@@ -196,7 +196,8 @@ coll_nic_unshape() {
 }
 
 # run collective: every pattern x background share x arm, then the tables
-# and plots (collective.py) in $TB_OUT/collective. With a list of NIC
+# and plots (collective.py) and the steps' last messages (coll_msgs.py)
+# in $TB_OUT/collective. With a list of NIC
 # modes in TB_COLL_NIC (e.g. on,prio) every case runs its arms under each
 # mode in turn, the NICs reshaped between them, into
 # $TB_OUT/collective/nic-MODE (tables per mode, one after the other).
@@ -226,11 +227,13 @@ exp_collective() {
     : >"$d/summary.md"
     for nic in "${CNICS[@]}"; do
       printf '### host NICs: %s\n\n' "$nic" | tee -a "$d/summary.md"
-      "$TB_PYTHON" "$TB_LIB/collective.py" "$d/nic-$nic" "$TB_RATE_MBIT" "$TB_HOSTS" "${ARMS[@]}" \
+      { "$TB_PYTHON" "$TB_LIB/collective.py" "$d/nic-$nic" "$TB_RATE_MBIT" "$TB_HOSTS" "${ARMS[@]}"
+        "$TB_PYTHON" "$TB_LIB/coll_msgs.py" "$d/nic-$nic" "${ARMS[@]}"; } \
         | tee "$d/nic-$nic/summary.md" | tee -a "$d/summary.md"
     done
   else
-    "$TB_PYTHON" "$TB_LIB/collective.py" "$d" "$TB_RATE_MBIT" "$TB_HOSTS" "${ARMS[@]}" | tee "$d/summary.md"
+    { "$TB_PYTHON" "$TB_LIB/collective.py" "$d" "$TB_RATE_MBIT" "$TB_HOSTS" "${ARMS[@]}"
+      "$TB_PYTHON" "$TB_LIB/coll_msgs.py" "$d" "${ARMS[@]}"; } | tee "$d/summary.md"
   fi
   log "collective ($TB_COLL_MODE, NICs $TB_COLL_NIC) took $((SECONDS - t0)) s"
 }

@@ -290,6 +290,74 @@ static void coll_sync_barrier__times_out(void **state)
 	coll_sync_close(&s);
 }
 
+/**
+ * The message log: one line per message of every step, started no earlier
+ * than the device's compute end and through at least one fake RPC later;
+ * the last message of each step in the log is the one the step accounting
+ * took (last_msg_ns); a log that cannot be written fails the run before
+ * any step, with the board marked failed.
+ */
+static void coll_device_run__msg_log(void **state)
+{
+	const uint32_t n = 3, steps = 3;
+	char path[n][64];
+	pid_t pid[3];
+	struct coll_sync s;
+
+	assert_int_equal(coll_sync_open(&s, NULL, n, steps), 0);
+	for (uint32_t i = 0; i < n; i++) {
+		snprintf(path[i], sizeof(path[i]), "/tmp/coll-msglog-%d-%u", (int)getpid(), i);
+		struct coll_device d = {
+			.pattern = COLL_ALLTOALL, .rank = i, .steps = steps, .compute_us = 2000,
+			.msg_bytes = 1000, .step_timeout_s = 20, .seed = 1, .msg_log = path[i],
+		};
+		pid[i] = fork_device(&s, &d, n);
+	}
+	assert_int_equal(wait_devices(pid, n), 0);
+	for (uint32_t i = 0; i < n; i++) {
+		FILE *f = fopen(path[i], "r");
+		char line[256];
+		uint32_t lines = 0;
+		double last[3] = { 0, 0, 0 };
+
+		assert_non_null(f);
+		while (fgets(line, sizeof(line), f)) {
+			unsigned st, rd, dst, req, resp, tries;
+			double start, done;
+			if (line[0] == '#')
+				continue;
+			assert_int_equal(sscanf(line, "%u %u %u %u %u %lf %lf %u", &st, &rd, &dst, &req,
+						&resp, &start, &done, &tries), 8);
+			assert_true(st < steps && rd == 0 && dst != i && dst < n && req == 1000);
+			assert_int_equal(tries, 1);
+			assert_true(start >= 0 && done >= start + FAKE_RPC_NS / 1000.0);
+			if (done > last[st])
+				last[st] = done;
+			lines++;
+		}
+		fclose(f);
+		unlink(path[i]);
+		assert_int_equal(lines, steps * (n - 1));
+		for (uint32_t k = 0; k < steps; k++) {
+			const struct homa_step_dev *r = &s.dev[k * n + i];
+			double want = (double)(r->last_msg_ns - r->compute_end_ns) / 1000;
+			assert_true(last[k] > want - 1 && last[k] < want + 1);
+		}
+	}
+	coll_sync_close(&s);
+
+	struct bench_tr_cfg cfg;
+	struct coll_device d = {
+		.pattern = COLL_ALLTOALL, .rank = 0, .steps = 1, .msg_bytes = 100,
+		.step_timeout_s = 1, .msg_log = "/nonexistent-dir/log",
+	};
+	assert_int_equal(coll_sync_open(&s, NULL, 2, 1), 0);
+	cfg_of(&cfg, 2);
+	assert_int_equal(coll_device_run(&fake_ops, &cfg, &d, &s), HOMA_EINVAL);
+	assert_int_equal(atomic_load(&s.b->failed), 1);
+	coll_sync_close(&s);
+}
+
 /** Bad settings are refused and fail the board, so no peer waits forever. */
 static void coll_device_run__rejects_bad_settings(void **state)
 {
@@ -336,6 +404,7 @@ int main(void)
 		cmocka_unit_test(coll_device_run__start_file_never_appears),
 		cmocka_unit_test(coll_sync_barrier__times_out),
 		cmocka_unit_test(coll_device_run__rejects_bad_settings),
+		cmocka_unit_test(coll_device_run__msg_log),
 		cmocka_unit_test(coll_sync_open__file_of_another_run),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -96,6 +96,7 @@ struct bench_opts {
 	const char *pattern;    /**< device: alltoall|allreduce|lookups */
 	const char *sync;       /**< device: the shared step board file */
 	const char *start_file; /**< device: start once this file exists (NULL: at once) */
+	const char *msg_log;    /**< device: one line per message into this file (NULL: none) */
 	int rank;               /**< device: this device's index in --servers */
 	uint32_t steps;         /**< measured steps (default 100) */
 	uint32_t warmup_steps;  /**< steps run before them (default 5) */

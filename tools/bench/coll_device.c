@@ -38,6 +38,13 @@ int coll_pattern_parse(const char *name)
 struct coll_msg {
 	uint32_t dst, req, resp;
 	uint32_t tries;
+	uint64_t sent_ns;      /**< when its first try started */
+};
+
+/** One finished message, for the message log (coll_device.msg_log). */
+struct coll_msg_rec {
+	uint32_t step, round, dst, req, resp, tries;
+	uint64_t start_ns, done_ns; /**< from the end of the compute phase */
 };
 
 /** A device's state while it runs. */
@@ -55,6 +62,11 @@ struct dev_run {
 	uint64_t failed_tag;   /**< tag of the message whose RPC failed the run (UINT64_MAX: none) */
 	uint32_t join_arrived; /**< devices at the start barrier when it timed out (0: it did not) */
 	bool gate_timed_out;   /**< the start file did not appear in time */
+	uint64_t comm_ns;      /**< end of the current step's compute phase */
+	FILE *log;             /**< the message log (NULL: none); owned */
+	struct coll_msg_rec *recs; /**< finished messages, written at the end; owned */
+	size_t nrecs, reccap;
+	bool log_full;         /**< a record could not be kept (out of memory) */
 };
 
 /** sleep_until() - The compute phase: sleep until @t_ns (CLOCK_MONOTONIC). */
@@ -71,7 +83,8 @@ static int send_msg(struct dev_run *r, uint32_t k)
 {
 	struct coll_msg *m = &r->grp[k];
 
-	m->tries++;
+	if (m->tries++ == 0)
+		m->sent_ns = bench_now_ns();
 	return r->ops->start(r->ctx, m->dst, m->req, m->resp, r->tag | k);
 }
 
@@ -89,6 +102,33 @@ static int retry(struct dev_run *r, const struct bench_done *dn, int err)
 		return err;
 	atomic_fetch_add(&r->s->b->retries, 1);
 	return send_msg(r, k) ? err : 0;
+}
+
+/**
+ * log_done() - Keep message @k of the group, finished at @now, for the
+ * message log (nothing without one; on out of memory the log says so).
+ */
+static void log_done(struct dev_run *r, uint32_t k, uint64_t now)
+{
+	const struct coll_msg *m = &r->grp[k];
+
+	if (!r->log || r->log_full)
+		return;
+	if (r->nrecs == r->reccap) {
+		size_t cap = r->reccap ? 2 * r->reccap : 256;
+		struct coll_msg_rec *n = realloc(r->recs, cap * sizeof(*n));
+		if (!n) {
+			r->log_full = true;
+			return;
+		}
+		r->recs = n;
+		r->reccap = cap;
+	}
+	r->recs[r->nrecs++] = (struct coll_msg_rec){
+		.step = (uint32_t)(r->tag >> 32), .round = (uint32_t)(r->tag >> 16) & 0xffff,
+		.dst = m->dst, .req = m->req, .resp = m->resp, .tries = m->tries,
+		.start_ns = m->sent_ns - r->comm_ns, .done_ns = now - r->comm_ns,
+	};
 }
 
 /**
@@ -125,6 +165,9 @@ static int send_group(struct dev_run *r, uint64_t *last_ns)
 			if (!done[i].err) {
 				n--;
 				*last_ns = bench_now_ns();
+				if ((done[i].tag & ~(uint64_t)0xffff) == r->tag &&
+				    (done[i].tag & 0xffff) < r->ngrp)
+					log_done(r, (uint32_t)(done[i].tag & 0xffff), *last_ns);
 			}
 		}
 	}
@@ -151,14 +194,14 @@ static int comm(struct dev_run *r, uint32_t step, uint64_t *last_ns)
 	if (d->pattern == COLL_ALLTOALL) {
 		for (uint32_t k = 1; k < r->ndev; k++)
 			r->grp[r->ngrp++] = (struct coll_msg){ (me + k) % r->ndev, d->msg_bytes,
-							       BENCH_MIN_MSG, 0 };
+							       BENCH_MIN_MSG, 0, 0 };
 		return send_group(r, last_ns);
 	}
 	if (d->pattern == COLL_LOOKUPS) {
 		for (uint32_t k = 0; k < d->lookups; k++) {
 			uint32_t resp = COLL_LOOKUP_MIN + (uint32_t)homa_rng_below(
 				&r->rng, COLL_LOOKUP_MAX - COLL_LOOKUP_MIN + 1);
-			r->grp[r->ngrp++] = (struct coll_msg){ other(r), COLL_LOOKUP_REQ, resp, 0 };
+			r->grp[r->ngrp++] = (struct coll_msg){ other(r), COLL_LOOKUP_REQ, resp, 0, 0 };
 		}
 		return send_group(r, last_ns);
 	}
@@ -166,7 +209,7 @@ static int comm(struct dev_run *r, uint32_t step, uint64_t *last_ns)
 		uint64_t rel;
 		r->tag = (uint64_t)step << 32 | (uint64_t)round << 16;
 		r->ngrp = 1;
-		r->grp[0] = (struct coll_msg){ (me + 1) % r->ndev, d->msg_bytes, BENCH_MIN_MSG, 0 };
+		r->grp[0] = (struct coll_msg){ (me + 1) % r->ndev, d->msg_bytes, BENCH_MIN_MSG, 0, 0 };
 		rc = send_group(r, last_ns);
 		if (rc == 0 && round + 1 < rounds)
 			rc = coll_sync_barrier(r->s, bench_now_ns() + r->timeout_ns, &rel);
@@ -221,6 +264,7 @@ static int steps(struct dev_run *r)
 
 		sleep_until(start + (uint64_t)(d->compute_us * 1000));
 		rec->compute_end_ns = bench_now_ns();
+		r->comm_ns = rec->compute_end_ns;
 		last = rec->compute_end_ns;
 		rc = comm(r, step, &last);
 		rec->last_msg_ns = last;
@@ -270,6 +314,34 @@ static void report_failure(struct dev_run *r, int err)
 	}
 }
 
+/**
+ * write_log() - Write the kept messages and the socket's counters (read
+ * before it closes) to r->log and close it. Return: 0 or HOMA_EIO.
+ */
+static int write_log(struct dev_run *r)
+{
+	struct bench_proto p = { .valid = false };
+	char who[64];
+
+	fprintf(r->log, "# step round dst req_bytes resp_bytes start_us done_us tries\n");
+	for (size_t i = 0; i < r->nrecs; i++) {
+		const struct coll_msg_rec *m = &r->recs[i];
+		fprintf(r->log, "%u %u %u %u %u %.1f %.1f %u\n", m->step, m->round, m->dst, m->req,
+			m->resp, (double)m->start_ns / 1000, (double)m->done_ns / 1000, m->tries);
+	}
+	if (r->log_full)
+		fprintf(r->log, "# out of memory: later messages are missing\n");
+	if (r->ctx && r->ops->proto) {
+		r->ops->proto(r->ctx, &p);
+		snprintf(who, sizeof(who), "# device %u", r->d->rank);
+		bench_proto_print(r->log, who, &p);
+	}
+	int bad = ferror(r->log);
+	bad |= fclose(r->log) != 0;
+	r->log = NULL;
+	return bad ? HOMA_EIO : 0;
+}
+
 int coll_device_run(const struct bench_client_ops *ops, const struct bench_tr_cfg *cfg,
 		    const struct coll_device *d, struct coll_sync *s)
 {
@@ -286,14 +358,31 @@ int coll_device_run(const struct bench_client_ops *ops, const struct bench_tr_cf
 	homa_rng_seed(&r.rng, d->seed * 1000003u + d->rank);
 	r.cap = d->lookups > r.ndev ? d->lookups : r.ndev;
 	r.grp = calloc(r.cap, sizeof(*r.grp));
-	int rc = r.grp ? ops->open(&r.ctx, cfg) : HOMA_ENOMEM;
+	int rc = r.grp ? 0 : HOMA_ENOMEM;
+	if (rc == 0 && d->msg_log && !(r.log = fopen(d->msg_log, "w"))) {
+		fprintf(stderr, "homa-bench device %u: cannot write %s: %s\n", d->rank, d->msg_log,
+			strerror(errno));
+		rc = HOMA_EINVAL;
+	}
+	if (rc == 0)
+		rc = ops->open(&r.ctx, cfg);
 	if (rc == 0) {
 		rc = steps(&r);
 		if (rc)
 			report_failure(&r, rc);
+		if (r.log) {
+			int wrc = write_log(&r);
+			if (wrc)
+				fprintf(stderr, "homa-bench device %u: writing %s failed\n", d->rank,
+					d->msg_log);
+			rc = rc ? rc : wrc;
+		}
 		ops->close(r.ctx);
 		r.ctx = NULL;
 	}
+	if (r.log)
+		fclose(r.log);
+	free(r.recs);
 	free(r.grp);
 	if (rc)
 		coll_sync_fail(s);

@@ -19,7 +19,7 @@ static struct coll_device device_of(const struct bench_opts *o)
 		.compute_us = o->compute_us, .msg_bytes = o->msg_bytes, .lookups = o->lookups,
 		.step_timeout_s = o->step_timeout_s, .seed = o->seed,
 		.join_timeout_s = COLL_JOIN_TIMEOUTS * o->step_timeout_s,
-		.start_file = o->start_file,
+		.start_file = o->start_file, .msg_log = o->msg_log,
 	};
 	return d;
 }

@@ -57,6 +57,15 @@ struct coll_device {
 	 * background traffic after them.
 	 */
 	const char *start_file;
+	/**
+	 * File that gets one line per message of every step (NULL: none):
+	 * "step round dst req_bytes resp_bytes start_us done_us tries", times
+	 * from the end of this device's compute phase of that step, then the
+	 * socket's protocol counters as a "#" line. Opened (truncated) before
+	 * the first step; a file that cannot be opened fails the run with
+	 * HOMA_EINVAL before any step.
+	 */
+	const char *msg_log;
 	uint64_t seed;
 };
 

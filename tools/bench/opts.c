@@ -170,7 +170,9 @@ static const char usage[] =
 "          a file every device of the run maps; absent or empty at the start),\n"
 "          --json FILE (rank 0 writes the figures), --start-file FILE (open the\n"
 "          transport, then wait, within 10 step timeouts, until FILE exists before\n"
-"          the first step: the testbed starts its background traffic meanwhile)\n"
+"          the first step: the testbed starts its background traffic meanwhile),\n"
+"          --msg-log FILE (every message of every step: when it started and was\n"
+"          through, from the end of the device's compute phase; the socket's counters)\n"
 "\n"
 "Output: latency P50/P99/P99.9 in microseconds, per size bucket too; slowdown\n"
 "(time / unloaded best time for that size); goodput in Gbps of payload; RPCs/s;\n"
@@ -267,6 +269,7 @@ static int set_enum(struct bench_opts *o, const char *f, const char *v)
 		o->pattern = v;
 	} else if (!strcmp(f, "--sync")) o->sync = v;
 	else if (!strcmp(f, "--start-file")) o->start_file = v;
+	else if (!strcmp(f, "--msg-log")) o->msg_log = v;
 	else if (!strcmp(f, "--bind")) o->bind = v;
 	else if (!strcmp(f, "--servers")) o->servers = v;
 	else if (!strcmp(f, "--workload")) o->workload = v;
@@ -408,7 +411,7 @@ static const char *const valued[] = {
 	"homa-grant-step", "homa-grant-silence-rtts", "homa-resend-ticks", "rank", "steps",
 	"warmup-steps", "compute-us", "lookups", "devices", "background-gbps", "step-timeout",
 	"certs", "homa-transport", "start-file", "psp-port", "homa-offload",
-	"homa-spin", "homa-rcvbuf",
+	"homa-spin", "homa-rcvbuf", "msg-log",
 };
 
 #define N_VALUED (sizeof(valued) / sizeof(valued[0]))
