@@ -13,8 +13,6 @@
  * SO_REUSEPORT group with a steering program (steer.h): packets of that
  * priority and above (short messages, control packets) wait in a queue
  * of their own, read first; the runtime waits on an epoll set of both.
- * Reads of the other queue are bounded (SLOW_BATCH_BYTES), so the fast
- * queue is looked at again after every few bulk datagrams.
  * Where the kernel refuses a step it keeps one socket and says so in the
  * log and in the rx_queues counter.
  *
@@ -56,16 +54,6 @@
  * the rest but cannot starve it.
  */
 #define FAST_TURNS 4
-
-/**
- * Bytes one receive reads from the other (bulk) queue at most when the
- * port has a fast queue: a short message that arrives while a batch of
- * bulk data is read and copied into messages waits for this much work
- * (about 4 datagrams of 64 KB on loopback), not for a whole batch
- * (32 x 64 KB, hundreds of microseconds), before the fast queue is read
- * again.
- */
-#define SLOW_BATCH_BYTES (256u * 1024u)
 
 /** A UDP driver. */
 struct udp_driver {
@@ -187,17 +175,6 @@ static int recv_from(struct udp_driver *d, struct homa_io_receiver *rx)
 	}
 	homa_io_count(&base->c.rx_packets, k);
 	return (int)k;
-}
-
-/**
- * slow_batch() - Datagrams of @buf bytes one receive from the bulk queue
- * reads at most: SLOW_BATCH_BYTES of them, at least 1, at most @batch.
- */
-static uint32_t slow_batch(size_t buf, uint32_t batch)
-{
-	size_t n = SLOW_BATCH_BYTES / (buf ? buf : 1);
-
-	return n < 1 ? 1 : n > batch ? batch : (uint32_t)n;
 }
 
 /**
@@ -610,8 +587,6 @@ int homa_udp_open(const struct homa_driver_config *cfg, struct homa_driver **out
 	}
 	d->rx[1] = d->rx[0];
 	d->rx[1].fd = d->fds[1];
-	if (d->nq == 2)
-		d->rx[HOMA_STEER_SLOW].batch = slow_batch(buf, cfg->batch);
 	if (open_known(d, cfg)) {
 		udp_close(&d->base);
 		return HOMA_ENOMEM;

@@ -228,72 +228,6 @@ static void homa_open__two_receive_queues(void **state)
 	homa_close(s);
 }
 
-/** Bytes of a bulk datagram in udp_recv__bulk_reads_bounded(). */
-#define BULK_LEN 60000
-/** Bulk datagrams queued there. */
-#define BULK_N 12
-
-/** send_big() - Send @n BULK_LEN-byte datagrams from @a to @b (@dst) at @prio, marked @mark. */
-static void send_big(struct homa_driver *a, struct homa_driver *b, const homa_addr *dst, int n,
-		     uint8_t prio, uint8_t mark)
-{
-	static uint8_t pkt[BULK_LEN];
-	struct homa_io_tx tx = {.data = pkt, .len = sizeof(pkt), .dst = *dst, .dport = b->port,
-				.priority = prio};
-
-	memset(pkt, 0x5a, sizeof(pkt));
-	pkt[4] = mark;
-	for (int i = 0; i < n; i++)
-		assert_int_equal(a->ops->send(a, &tx, 1), 1);
-}
-
-/**
- * udp_recv__bulk_reads_bounded() - With a fast queue, one receive reads at
- * most 256 KB of the bulk queue (4 of BULK_N queued 60,000-byte datagrams;
- * the old driver read all 12 at once) and says the batch was full; a
- * high-priority datagram sent after that read is the next one received,
- * ahead of the bulk left queued; nothing is lost.
- */
-static void udp_recv__bulk_reads_bounded(void **state)
-{
-	struct homa_driver_config ca = cfg_of("127.0.0.1", false, 0);
-	struct homa_driver_config cb = cfg_of("127.0.0.1", false, 5);
-	homa_addr v4 = homa_addr_ipv4(INADDR_LOOPBACK);
-	struct homa_driver *a, *b;
-	struct homa_io_rx *rx;
-	int n, got;
-
-	(void)state;
-	ca.max_packet = cb.max_packet = BULK_LEN;
-	cb.rcvbuf = 8u << 20;
-	assert_int_equal(homa_driver_open(HOMA_IO_UDP, &ca, &a), 0);
-	assert_int_equal(homa_driver_open(HOMA_IO_UDP, &cb, &b), 0);
-	assert_int_equal(b->c.rx_queues, 2);
-	send_big(a, b, &v4, BULK_N, 0, 'L');
-	usleep(20000);
-	n = b->ops->recv(b, &rx);
-	if (n != 4)
-		fail_msg("one receive read %d bulk datagrams (wanted 4)", n);
-	assert_true(b->rx_full);
-	send_big(a, b, &v4, 1, 7, 'H');
-	usleep(20000);
-	n = b->ops->recv(b, &rx);
-	assert_int_equal(n, 1);
-	assert_int_equal(rx[0].data[4], 'H');
-	assert_false(b->rx_full);
-	got = 0;
-	for (int64_t end = test_now_ms() + 5000; got < BULK_N - 4 && test_now_ms() < end;) {
-		n = b->ops->recv(b, &rx);
-		assert_true(n >= 0 && n <= 4);
-		for (int i = 0; i < n; i++)
-			assert_int_equal(rx[i].data[4], 'L');
-		got += n;
-	}
-	assert_int_equal(got, BULK_N - 4);
-	homa_driver_close(a);
-	homa_driver_close(b);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -301,7 +235,6 @@ int main(void)
 		cmocka_unit_test(udp_steer__new_levels),
 		cmocka_unit_test(udp_open__steered_port_stays_exclusive),
 		cmocka_unit_test(homa_open__two_receive_queues),
-		cmocka_unit_test(udp_recv__bulk_reads_bounded),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
