@@ -81,7 +81,8 @@ struct homa_settings {
 	 * GRANT also reaches that much less one packet past the one-RTT
 	 * window, so the bytes in flight never drop below what per-packet
 	 * GRANTs keep (0 = a third of unsched_bytes rounded up to whole
-	 * packets, at least two; held within one packet .. unsched_bytes).
+	 * packets, at least two; held within one packet .. unsched_bytes
+	 * and to max_incoming in whole packets).
 	 */
 	uint32_t grant_step;
 	/**

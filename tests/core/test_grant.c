@@ -643,6 +643,57 @@ static void homa_grant_step__third_of_unsched_in_packets(void **state)
 }
 
 /**
+ * step_run() - A 100000-byte request from 'a' to 's', both with 10000
+ * unscheduled bytes, grant_step @step and max_incoming @max_incoming.
+ * Return: the server's GRANTs; the request must complete bit-exact.
+ */
+static int step_run(uint32_t step, uint32_t max_incoming)
+{
+	struct homa_settings s = settings(10000);
+	struct th_net n;
+	char order[8];
+	int grants;
+
+	s.grant_step = step;
+	s.max_incoming = max_incoming;
+	th_net_init(&n, "sa", &s);
+	serve(&n);
+	send(&n, 'a', 100000);
+	th_net_run(&n, 1000000000);
+	grants = th_count(n.log, "s>a GRANT");
+	drain_requests(&n, order, sizeof(order));
+	if (strcmp(order, "a"))
+		fail_msg("grant_step %u, max_incoming %u: the request did not complete (%d GRANTs)",
+			 step, max_incoming, grants);
+	th_net_free(&n);
+	return grants;
+}
+
+/**
+ * homa_grant_step__within_max_incoming() - A step larger than max_incoming
+ * (the default third of unsched_bytes, 4248 bytes, against a budget of
+ * 2000; or a set step of 10000 against 5000) is held to the budget in
+ * whole packets (1416 and 4248 bytes), so GRANTs go out and the message
+ * completes; with the step above the budget no GRANT was ever sent and
+ * the message stalled (homa-bench on loopback with --homa-max-incoming
+ * 100000 or --homa-grant-step 600000: "peer did not respond").
+ */
+static void homa_grant_step__within_max_incoming(void **state)
+{
+	struct homa_settings s = settings(10000);
+	struct th_net n;
+
+	(void)state;
+	assert_true(step_run(0, 2000) > 0);
+	assert_true(step_run(10000, 5000) > 0);
+	s.grant_step = 10000;
+	s.max_incoming = 5000;
+	th_net_init(&n, "s", &s);
+	assert_int_equal(homa_grant_step(n.e[0]), 3 * 1416);
+	th_net_free(&n);
+}
+
+/**
  * homa_grant_check__grants_in_steps() - With the default step (three
  * packets for 10000 unscheduled bytes) one message's GRANTs go out on its
  * 1st, 4th and 7th packets, each reaching two packets past received +
@@ -947,6 +998,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(homa_grant_step__third_of_unsched_in_packets),
+		cmocka_unit_test(homa_grant_step__within_max_incoming),
 		cmocka_unit_test(homa_grant_check__grants_in_steps),
 		cmocka_unit_test(homa_grant_check__srpt_rank_priorities),
 		cmocka_unit_test(homa_grant_check__scheduled_data_uses_grant_priority),
