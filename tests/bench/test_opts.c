@@ -68,7 +68,8 @@ static void bench_opts_parse__homa_settings(void **state)
 	struct bench_opts o;
 	const char *a[] = { "homa-bench", "server", "--homa-nic-queue-us", "500",
 			    "--homa-pacer-slack-us", "0", "--homa-tick-us", "4000",
-			    "--homa-grant-step", "2832", "--homa-grant-silence-rtts", "0", "--homa-resend-ticks", "40", NULL };
+			    "--homa-grant-step", "2832", "--homa-grant-silence-rtts", "0", "--homa-resend-ticks", "40",
+			    "--homa-max-overcommit", "4", NULL };
 	const char *b[] = { "homa-bench", "server", NULL };
 	const char *bad[] = { "homa-bench", "server", "--homa-tick-us", "0", NULL };
 	const char *bad_resend[] = { "homa-bench", "server", "--homa-resend-ticks", "1001", NULL };
@@ -80,13 +81,17 @@ static void bench_opts_parse__homa_settings(void **state)
 	assert_int_equal(o.homa.grant_step, 2832);
 	assert_int_equal(o.homa.silence_rtts, 0);
 	assert_int_equal(o.homa.resend_ticks, 40);
+	assert_int_equal(o.homa.overcommit, 4);
 	assert_int_equal(parse(&o, b), 0);
+	assert_int_equal(o.homa.overcommit, 0);
 	assert_true(o.homa.nicq_us == 0 && o.homa.slack_us == -1 && o.homa.tick_us == 0);
 	assert_int_equal(o.homa.grant_step, 0);
 	assert_int_equal(o.homa.silence_rtts, -1);
 	assert_int_equal(o.homa.resend_ticks, 0);
 	assert_int_equal(parse(&o, bad), HOMA_EINVAL);
 	assert_int_equal(parse(&o, bad_resend), HOMA_EINVAL);
+	const char *bad_oc[] = { "homa-bench", "server", "--homa-max-overcommit", "65", NULL };
+	assert_int_equal(parse(&o, bad_oc), HOMA_EINVAL);
 }
 
 /** The knobs reach the engine settings; a longer RESEND interval keeps
@@ -102,6 +107,11 @@ static void bench_homa_settings__resend_scales_timeout(void **state)
 	assert_int_equal(st.resend_ticks, def.resend_ticks);
 	assert_int_equal(st.timeout_ticks, def.timeout_ticks);
 	assert_int_equal(st.grant_silence_rtts, def.grant_silence_rtts);
+	assert_int_equal(st.max_overcommit, def.max_overcommit);
+	k.overcommit = 4;
+	bench_homa_settings(&k, &st);
+	assert_int_equal(st.max_overcommit, 4);
+	k.overcommit = 0;
 	k.resend_ticks = 40;
 	k.tick_us = 10000;
 	bench_homa_settings(&k, &st);

@@ -48,6 +48,7 @@ struct bench_homa_knobs {
 	bool no_offload;        /**< UDP driver without UDP_SEGMENT / UDP_GRO (--homa-offload 0) */
 	bool spin;              /**< wait by polling homa_recv() with a zero timeout (--homa-spin 1) */
 	uint32_t rcvbuf;        /**< homa_open_opts.rcvbuf_bytes (0: the library's) */
+	uint32_t overcommit;    /**< max_overcommit: messages granted at once (0: engine default) */
 };
 
 /** Every option of every mode (see bench_usage()). */

@@ -64,6 +64,8 @@ static const char usage[] =
 "                            timeouts are counted in ticks, so they scale with it\n"
 "  --homa-grant-step B       least bytes a Homa GRANT adds (default: engine's, a third\n"
 "                            of the unscheduled bytes, at least two packets)\n"
+"  --homa-max-overcommit N   messages a Homa receiver grants to at once, 1-64\n"
+"                            (default: engine's, 8)\n"
 "  --homa-grant-silence-rtts N round trips without DATA before a message's granted\n"
 "                            bytes stop holding Homa's budget (default: engine's, 4;\n"
 "                            0 = never)\n"
@@ -323,7 +325,7 @@ static int set_num(struct bench_opts *o, const char *f, const char *v)
 		{ "--devices", 2, COLL_MAX_DEVICES }, { "--background-gbps", 0, 1e4 },
 		{ "--step-timeout", 0.1, 3600 }, { "--psp-port", 1, 65535 },
 		{ "--homa-offload", 0, 1 }, { "--homa-spin", 0, 1 },
-		{ "--homa-rcvbuf", 0, 1073741824 },
+		{ "--homa-rcvbuf", 0, 1073741824 }, { "--homa-max-overcommit", 1, 64 },
 	};
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
 		if (strcmp(f, t[i].f))
@@ -368,7 +370,8 @@ static int set_num(struct bench_opts *o, const char *f, const char *v)
 		case 34: o->psp_port = (uint16_t)d; break;
 		case 35: o->homa.no_offload = d < 0.5; break;
 		case 36: o->homa.spin = d > 0.5; break;
-		default: o->homa.rcvbuf = (uint32_t)d; break;
+		case 37: o->homa.rcvbuf = (uint32_t)d; break;
+		default: o->homa.overcommit = (uint32_t)d; break;
 		}
 		return 1;
 	}
@@ -411,7 +414,7 @@ static const char *const valued[] = {
 	"homa-grant-step", "homa-grant-silence-rtts", "homa-resend-ticks", "rank", "steps",
 	"warmup-steps", "compute-us", "lookups", "devices", "background-gbps", "step-timeout",
 	"certs", "homa-transport", "start-file", "psp-port", "homa-offload",
-	"homa-spin", "homa-rcvbuf", "msg-log",
+	"homa-spin", "homa-rcvbuf", "msg-log", "homa-max-overcommit",
 };
 
 #define N_VALUED (sizeof(valued) / sizeof(valued[0]))

@@ -91,6 +91,8 @@ void bench_homa_settings(const struct bench_homa_knobs *k, struct homa_settings 
 	if (k->tick_us > 0)
 		st->tick_ns = (uint64_t)(k->tick_us * 1000);
 	st->grant_step = k->grant_step;
+	if (k->overcommit)
+		st->max_overcommit = k->overcommit;
 	if (k->silence_rtts >= 0)
 		st->grant_silence_rtts = (uint32_t)k->silence_rtts;
 	if (k->resend_ticks) {
