@@ -17,6 +17,7 @@
 #ifndef HOMA_IO_DRIVER_H
 #define HOMA_IO_DRIVER_H
 
+#include <poll.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -114,7 +115,15 @@ struct homa_io_counters {
 	uint64_t rx_known_peers;    /**< gauge: known peers with a receive queue of their own */
 	uint64_t rx_known_packets;  /**< packets read from known peers' queues */
 	uint64_t rx_known_refused;  /**< peers named known left on the port's queues (cap, kernel) */
+	uint64_t rx_empty;          /**< receive calls that found their socket empty (UDP) */
+	uint64_t rx_scans;          /**< epoll_wait() calls asking which receive queue has packets */
 };
+
+/**
+ * Most receiving sockets a driver asks its waiter to poll one by one
+ * (homa_driver.rx_poll); with more it is polled through its epoll set.
+ */
+#define HOMA_DRIVER_POLL_MAX 8
 
 /** What to open. */
 struct homa_driver_config {
@@ -254,6 +263,19 @@ struct homa_driver {
 	 * that calls the engine, concurrently with recv().
 	 */
 	const struct homa_rx_lend *lend;
+	/**
+	 * Optional (UDP with several receiving sockets): the sockets the
+	 * waiter polls one by one instead of fd when n_rx_poll > 0, so that
+	 * the wait itself tells which have packets. The driver fills fd and
+	 * events (in its recv(), the waiter's thread); the waiter ppoll()s
+	 * them with its own descriptors, stores the revents back and sets
+	 * rx_polled. recv() then reads only the sockets reported readable
+	 * (POLLIN or POLLERR), no epoll_wait() and no empty receive; without
+	 * rx_polled (a caller that waited on fd) it asks the epoll set.
+	 */
+	struct pollfd rx_poll[HOMA_DRIVER_POLL_MAX];
+	int n_rx_poll;
+	bool rx_polled;
 	struct homa_io_counters c;
 };
 

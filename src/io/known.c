@@ -71,6 +71,7 @@ static void drop_slot(struct homa_known *k, uint32_t i)
 	close(k->peers[i].fd);
 	k->peers[i].fd = -1;
 	k->n--;
+	k->gen++;
 }
 
 /** homa_known_free() - See known.h. */
@@ -221,6 +222,7 @@ static void admit_one(struct homa_known *k, const homa_addr *addr, uint16_t port
 	p->rx.fd = p->fd;
 	p->rx.error = 0;
 	k->n++;
+	k->gen++;
 }
 
 /** homa_known_admit() - See known.h. */
@@ -249,7 +251,8 @@ void homa_known_admit(struct homa_known *k, struct homa_io_counters *c)
 }
 
 /** homa_known_next() - See known.h. */
-struct homa_known_peer *homa_known_next(struct homa_known *k, bool refill)
+struct homa_known_peer *homa_known_next(struct homa_known *k, bool refill,
+					 struct homa_io_counters *c)
 {
 	for (;;) {
 		while (k->iready < k->nready) {
@@ -263,6 +266,7 @@ struct homa_known_peer *homa_known_next(struct homa_known *k, bool refill)
 			return NULL;
 		refill = false;
 		k->iready = 0;
+		homa_io_count(&c->rx_scans, 1);
 		k->nready = epoll_wait(k->ep, k->ready, (int)k->cap + 2, 0);
 		if (k->nready < 0)
 			k->nready = 0;

@@ -64,6 +64,8 @@ struct homa_known {
 	struct epoll_event *ready;     /**< ready sockets from the last epoll_wait() */
 	int nready, iready;
 	int turns;                     /**< known batches since the port's queues' turn */
+	uint32_t gen;                  /**< bumped whenever a socket joins or leaves */
+	uint32_t next;                 /**< round-robin start among polled known sockets */
 	pthread_mutex_t lock;          /**< guards pend, npend */
 	struct {
 		homa_addr addr;
@@ -104,9 +106,11 @@ void homa_known_admit(struct homa_known *k, struct homa_io_counters *c);
 /**
  * homa_known_next() - The next known peer with packets waiting, from the
  * ready list of the last epoll_wait() on the driver's set (made anew,
- * without waiting, when it is used up and @refill). NULL when none.
+ * without waiting, when it is used up and @refill; counted in
+ * @c->rx_scans). NULL when none.
  */
-struct homa_known_peer *homa_known_next(struct homa_known *k, bool refill);
+struct homa_known_peer *homa_known_next(struct homa_known *k, bool refill,
+					 struct homa_io_counters *c);
 
 /** homa_known_touch() - Mark @p read from just now (an active peer keeps its slot). */
 void homa_known_touch(struct homa_known_peer *p);

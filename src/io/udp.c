@@ -20,11 +20,17 @@
  * connected socket of their own in the port's group, read before the
  * port's queues (known.h); the port's queues get a turn after
  * HOMA_KNOWN_TURNS known batches in a row.
+ *
+ * With several receiving sockets and at most HOMA_DRIVER_POLL_MAX of them,
+ * the driver hands the waiter the list to poll one by one (rx_poll): the
+ * wait says which sockets have packets and recv() reads only those,
+ * without an epoll_wait() or an empty receive per wake-up.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <netinet/in.h>
 #include <netinet/udp.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -75,6 +81,9 @@ struct udp_driver {
 	struct homa_io_rx *pkts;  /**< what recv() returns */
 	size_t max_pkts;
 	struct homa_known known;  /**< known peers' sockets (known.cap 0: none) */
+	/** base.rx_poll[i]'s socket: -1 - q for the port's queue q, else a known slot */
+	int poll_src[HOMA_DRIVER_POLL_MAX];
+	uint32_t poll_gen;        /**< known.gen when base.rx_poll was built */
 };
 
 /**
@@ -144,6 +153,8 @@ static int recv_from(struct udp_driver *d, struct homa_io_receiver *rx)
 	int n = homa_io_receiver_recv(rx);
 	size_t k = 0;
 
+	if (n == 0)
+		homa_io_count(&base->c.rx_empty, 1);
 	if (n <= 0)
 		return n;
 	base->rx_full = (uint32_t)n >= rx->batch;
@@ -177,6 +188,65 @@ static int recv_from(struct udp_driver *d, struct homa_io_receiver *rx)
 	return (int)k;
 }
 
+/** polled() - True when the waiter's ppoll() said which sockets are readable (rx_poll). */
+static bool polled(const struct udp_driver *d)
+{
+	return d->base.rx_polled && d->base.n_rx_poll > 0;
+}
+
+/**
+ * may_read() - Whether rx_poll entry @i may have packets: always unless
+ * polled(), then only if the wait reported it readable (or in error:
+ * the receive takes the error for unreach()).
+ */
+static bool may_read(const struct udp_driver *d, int i)
+{
+	return !polled(d) || (d->base.rx_poll[i].revents & (POLLIN | POLLERR));
+}
+
+/**
+ * read_entry() - recv_from() @rx, the socket of rx_poll entry @i; when
+ * polled() and the read did not fill a batch, the socket counts as
+ * drained until the next wait. Return: as recv_from().
+ */
+static int read_entry(struct udp_driver *d, int i, struct homa_io_receiver *rx)
+{
+	int n = recv_from(d, rx);
+
+	if (polled(d) && (n <= 0 || !d->base.rx_full))
+		d->base.rx_poll[i].revents = 0;
+	return n;
+}
+
+/**
+ * build_poll() - Point base.rx_poll at the port's queues and the known
+ * peers' sockets when the driver receives on an epoll set of at most
+ * HOMA_DRIVER_POLL_MAX sockets; else empty (the waiter polls base.fd).
+ * Revents of the old list are void (rx_polled cleared).
+ */
+static void build_poll(struct udp_driver *d)
+{
+	struct homa_driver *b = &d->base;
+	int n = 0;
+
+	d->poll_gen = d->known.gen;
+	b->rx_polled = false;
+	b->n_rx_poll = 0;
+	if (b->fd == d->fds[0] || d->known.n + (uint32_t)d->nq > HOMA_DRIVER_POLL_MAX)
+		return;
+	for (int q = 0; q < d->nq; q++) {
+		d->poll_src[n] = -1 - q;
+		b->rx_poll[n++] = (struct pollfd){.fd = d->fds[q], .events = POLLIN};
+	}
+	for (uint32_t i = 0; i < d->known.cap && d->known.n; i++) {
+		if (d->known.peers[i].fd < 0)
+			continue;
+		d->poll_src[n] = (int)i;
+		b->rx_poll[n++] = (struct pollfd){.fd = d->known.peers[i].fd, .events = POLLIN};
+	}
+	b->n_rx_poll = n;
+}
+
 /**
  * recv_port() - Receive a batch from the port's fast queue if it has one,
  * else from its other queue; after FAST_TURNS fast batches in a row the
@@ -187,9 +257,9 @@ static int recv_port(struct udp_driver *d)
 	int n = 0;
 
 	if (d->nq == 1)
-		return recv_from(d, &d->rx[HOMA_STEER_FAST]);
-	if (d->fast_turns < FAST_TURNS) {
-		n = recv_from(d, &d->rx[HOMA_STEER_FAST]);
+		return may_read(d, 0) ? read_entry(d, 0, &d->rx[HOMA_STEER_FAST]) : 0;
+	if (d->fast_turns < FAST_TURNS && may_read(d, HOMA_STEER_FAST)) {
+		n = read_entry(d, HOMA_STEER_FAST, &d->rx[HOMA_STEER_FAST]);
 		if (n > 0)
 			homa_io_count(&d->base.c.rx_fast_packets, (uint64_t)n);
 		if (n != 0) {
@@ -198,36 +268,73 @@ static int recv_port(struct udp_driver *d)
 		}
 	}
 	d->fast_turns = 0;
-	n = recv_from(d, &d->rx[HOMA_STEER_SLOW]);
+	n = may_read(d, HOMA_STEER_SLOW) ? read_entry(d, HOMA_STEER_SLOW, &d->rx[HOMA_STEER_SLOW]) : 0;
 	if (n)
 		return n;
-	n = recv_from(d, &d->rx[HOMA_STEER_FAST]);
+	n = may_read(d, HOMA_STEER_FAST) ? read_entry(d, HOMA_STEER_FAST, &d->rx[HOMA_STEER_FAST]) : 0;
 	if (n > 0)
 		homa_io_count(&d->base.c.rx_fast_packets, (uint64_t)n);
 	return n;
 }
 
+/** got_known() - Count @n packets read from known peer @p (n > 0: it keeps its slot). */
+static void got_known(struct udp_driver *d, struct homa_known_peer *p, int n)
+{
+	if (n <= 0)
+		return;
+	homa_known_touch(p);
+	homa_io_count(&d->base.c.rx_known_packets, (uint64_t)n);
+}
+
+/**
+ * recv_known_polled() - Receive a batch from the next known peer the
+ * wait reported readable (round robin over the polled list).
+ * Return: as recv_from(); 0 when none is readable.
+ */
+static int recv_known_polled(struct udp_driver *d)
+{
+	struct homa_driver *b = &d->base;
+	int m = b->n_rx_poll - d->nq;
+
+	for (int j = 0; j < m; j++) {
+		int i = d->nq + (int)((d->known.next + (uint32_t)j) % (uint32_t)m);
+		struct homa_known_peer *p = &d->known.peers[d->poll_src[i]];
+		int n;
+
+		if (!may_read(d, i))
+			continue;
+		n = read_entry(d, i, &p->rx);
+		got_known(d, p, n);
+		if (n != 0) {
+			d->known.next = (uint32_t)(i - d->nq + 1);
+			return n;
+		}
+	}
+	return 0;
+}
+
 /**
  * recv_known() - Receive a batch from the next known peer with packets
- * waiting (known.h). Return: as recv_from(); 0 when none has any.
+ * waiting (known.h): among those the wait reported when polled(), else
+ * as the epoll set says. Return: as recv_from(); 0 when none has any.
  */
 static int recv_known(struct udp_driver *d)
 {
 	bool refill = true;
 
+	if (polled(d))
+		return recv_known_polled(d);
 	for (;;) {
-		struct homa_known_peer *p = homa_known_next(&d->known, refill);
+		struct homa_known_peer *p = homa_known_next(&d->known, refill, &d->base.c);
 		int n;
 
 		if (!p)
 			return 0;
 		refill = false;  /* one epoll_wait() per call at most */
 		n = recv_from(d, &p->rx);
-		if (n > 0) {
-			homa_known_touch(p);
-			homa_io_count(&d->base.c.rx_known_packets, (uint64_t)n);
+		got_known(d, p, n);
+		if (n > 0)
 			return n;
-		}
 	}
 }
 
@@ -246,6 +353,8 @@ static int recv_own(struct udp_driver *d)
 	if (!k->cap)
 		return recv_port(d);
 	homa_known_admit(k, &d->base.c);
+	if (d->poll_gen != k->gen)
+		build_poll(d);
 	if (k->n && k->turns < HOMA_KNOWN_TURNS) {
 		n = recv_known(d);
 		if (n > 0) {
@@ -591,6 +700,7 @@ int homa_udp_open(const struct homa_driver_config *cfg, struct homa_driver **out
 		udp_close(&d->base);
 		return HOMA_ENOMEM;
 	}
+	build_poll(d);
 	*out = &d->base;
 	return 0;
 }

@@ -240,6 +240,7 @@ int homa_rt_input(struct homa_rt *rt)
 		if (got < (int)rt->batch && !rt->drv->rx_full)
 			break;  /* the socket queue is most likely empty now */
 	}
+	rt->drv->rx_polled = false;  /* the wait's readiness is used up */
 	input_unreach(rt);
 	return total;
 }
@@ -293,7 +294,10 @@ static void drain_fd(int fd)
  * An application poller of a socket with a transport layer also watches
  * the TCP connections (rt->poll_tp_fd; ppoll() skips it when -1). Room
  * in the send buffer is watched on the driver's tx_fd, which differs from
- * its fd when the driver receives on several sockets.
+ * its fd when the driver receives on several sockets. A driver that
+ * lists its receiving sockets (rx_poll) has them polled one by one in
+ * place of its fd, and gets their revents back (rx_polled) so that its
+ * recv() reads only those with packets.
  * Return: WAIT_PACKETS if packets (or ICMP reports) are waiting, plus
  * WAIT_TCP if a TCP connection is readable.
  */
@@ -301,7 +305,8 @@ static int wait_packets(struct homa_rt *rt, uint64_t engine_by, uint64_t caller_
 {
 	bool blocked = atomic_load(&rt->tx_blocked);
 	bool apart = rt->drv->tx_fd != rt->drv->fd;  /* receives on an epoll set */
-	struct pollfd p[6] = {{.fd = rt->drv->fd,
+	int nd = apart ? rt->drv->n_rx_poll : 0;    /* its sockets, polled one by one */
+	struct pollfd p[6 + HOMA_DRIVER_POLL_MAX] = {{.fd = nd ? -1 : rt->drv->fd,
 			       .events = POLLIN | (blocked && !apart ? POLLOUT : 0)},
 			      {.fd = rt->kick_fd, .events = POLLIN},
 			      {.fd = rt->wait_tfd, .events = POLLIN},
@@ -327,8 +332,16 @@ static int wait_packets(struct homa_rt *rt, uint64_t engine_by, uint64_t caller_
 			timed = false;
 		}
 	}
-	if (ppoll(p, 6, timed ? &ts : NULL, NULL) <= 0)
+	memcpy(p + 6, rt->drv->rx_poll, (size_t)nd * sizeof(p[0]));
+	if (ppoll(p, (nfds_t)(6 + nd), timed ? &ts : NULL, NULL) <= 0)
 		return 0;
+	bool drv_in = p[0].revents & (POLLIN | POLLERR);
+
+	for (int i = 0; i < nd; i++) {
+		rt->drv->rx_poll[i].revents = p[6 + i].revents;
+		drv_in |= (p[6 + i].revents & (POLLIN | POLLERR)) != 0;
+	}
+	rt->drv->rx_polled = nd > 0;
 	if (p[1].revents & POLLIN)
 		drain_fd(rt->kick_fd);
 	if (p[2].revents & POLLIN) {
@@ -336,7 +349,7 @@ static int wait_packets(struct homa_rt *rt, uint64_t engine_by, uint64_t caller_
 		rt->wait_armed = UINT64_MAX;  /* a fired one-shot timer is off */
 	}
 	/* POLLERR: an ICMP report waits in the error queue (input_unreach()) */
-	return ((p[0].revents & (POLLIN | POLLERR)) || (p[4].revents & POLLIN) ? WAIT_PACKETS : 0) |
+	return (drv_in || (p[4].revents & POLLIN) ? WAIT_PACKETS : 0) |
 	       (p[3].revents & POLLIN ? WAIT_TCP : 0);
 }
 
