@@ -155,6 +155,22 @@ struct homa_settings {
 	 * message is dropped (HOMA_DROP_PARTIAL_LIMIT).
 	 */
 	uint32_t max_partial_msgs;
+	/**
+	 * Window in bytes of each scheduled message for one tick (tick_ns)
+	 * after a message that needs no grant (no longer than unsched_bytes)
+	 * started arriving; 0, the default, keeps every window at
+	 * unsched_bytes. Held within one packet .. unsched_bytes; GRANTs then
+	 * move a window by a third of it in whole packets (at least two, at
+	 * most grant_step). For a receiver that is short of CPU rather than of
+	 * link (loopback, homa-bench's loopback settings use it): long
+	 * messages keep less data queued at it while short ones are being
+	 * served, so their senders wait for GRANTs and the receiver's CPU goes
+	 * to the short messages. On a network it idles the link under long
+	 * messages whenever short ones arrive; leave it 0 there.
+	 */
+	uint32_t grant_short_window;
+	/** Explicit padding, always 0; never reused for a field. */
+	uint32_t pad1;
 	/*
 	 * New fields go here, after all others, and the struct keeps no tail
 	 * padding (settings.c checks), so that a larger size always means

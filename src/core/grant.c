@@ -166,10 +166,10 @@ uint8_t homa_grant_rank_priority(const homa_engine *e, uint32_t rank, uint32_t a
 }
 
 /**
- * homa_grant_step() - Bytes by which a GRANT moves a window at least:
- * grant_step, or a third of unsched_bytes rounded up to whole packets and
- * at least two packets, held within one packet (or unsched_bytes if
- * smaller) .. unsched_bytes, and to max_incoming in whole packets: a GRANT
+ * step_for() - Bytes by which a GRANT moves a window of @window bytes at
+ * least: @step (grant_step), or a third of @window rounded up to whole
+ * packets and at least two packets, held within one packet (or unsched_bytes if
+ * smaller) .. @window, and to max_incoming in whole packets: a GRANT
  * never moves a window by more than the budget, so a larger step would
  * never be sent and every scheduled message would stall until it timed out.
  * Per-packet GRANTs took 8% of a sender's downlink (one ~120-byte GRANT
@@ -177,12 +177,12 @@ uint8_t homa_grant_rank_priority(const homa_engine *e, uint32_t rank, uint32_t a
  * (W4) to 4% (W5) less than the ideal SRPT reference on 16 hosts, 1.9%
  * and 2.2% on 144 (docs/SIMULATION.md, "GRANT batching").
  */
-uint32_t homa_grant_step(const homa_engine *e)
+static uint32_t step_for(const homa_engine *e, uint32_t window, uint32_t step)
 {
-	uint32_t pkt = homa_data_payload(e), step = e->s.grant_step;
+	uint32_t pkt = homa_data_payload(e);
 
 	if (!step) {
-		uint32_t third = (e->s.unsched_bytes + 2) / 3;
+		uint32_t third = (window + 2) / 3;
 
 		step = (third + pkt - 1) / pkt * pkt;
 		if (step < 2 * pkt)
@@ -192,14 +192,38 @@ uint32_t homa_grant_step(const homa_engine *e)
 		step = pkt;
 	if (step > e->s.max_incoming) /* grant_one() never had room for it: every message stalled */
 		step = e->s.max_incoming >= pkt ? e->s.max_incoming / pkt * pkt : e->s.max_incoming;
-	return step < e->s.unsched_bytes ? step : e->s.unsched_bytes;
+	return step < window ? step : window;
+}
+
+/** homa_grant_step() - step_for() of the full window (unsched_bytes, grant_step). */
+uint32_t homa_grant_step(const homa_engine *e)
+{
+	return step_for(e, e->s.unsched_bytes, e->s.grant_step);
 }
 
 /**
- * grant_one() - Raise @rpc's grant toward received + unsched_bytes (plus
+ * homa_grant_window() - Bytes each scheduled message may have granted
+ * ahead of what it received: unsched_bytes, or grant_short_window (held
+ * within one packet .. unsched_bytes) for one tick after a message that
+ * needed no grant started arriving (engine.short_rx_ns).
+ */
+uint32_t homa_grant_window(const homa_engine *e)
+{
+	uint32_t w = e->s.grant_short_window, pkt = homa_data_payload(e);
+
+	if (!w || !e->short_rx_seen || e->now - e->short_rx_ns >= e->s.tick_ns)
+		return e->s.unsched_bytes;
+	if (w < pkt)
+		w = pkt;
+	return w < e->s.unsched_bytes ? w : e->s.unsched_bytes;
+}
+
+/**
+ * grant_one() - Raise @rpc's grant toward received + @window (plus
  * the batching slack of homa_grant_step()) within the max_incoming budget,
  * of which @used is taken, and send a GRANT if it moved by at least @step
- * (homa_grant_step(), computed once per pass) or to the end. A target
+ * or to the end (@window: homa_grant_window(); @step: its step; both once
+ * per pass). A target
  * less than @step short of the end becomes the end: a GRANT for so short
  * a tail would cost the sender a wake-up (and a round trip) of its own
  * for less than one step (on loopback, 65 KB packets and 200 KB windows:
@@ -207,11 +231,11 @@ uint32_t homa_grant_step(const homa_engine *e)
  * Return: bytes newly granted.
  */
 static uint32_t grant_one(homa_engine *e, struct homa_rpc *rpc, uint8_t prio, uint64_t used,
-			  uint32_t step)
+			  uint32_t window, uint32_t step)
 {
 	struct homa_msgin *in = &rpc->in;
 	uint32_t pkt = homa_data_payload(e);
-	uint64_t target = (uint64_t)in->received + e->s.unsched_bytes + (step > pkt ? step - pkt : 0);
+	uint64_t target = (uint64_t)in->received + window + (step > pkt ? step - pkt : 0);
 	uint64_t avail;
 
 	if (target > in->length || in->length - target < step)
@@ -410,7 +434,7 @@ void homa_grant_check(homa_engine *e)
 {
 	struct homa_rpc *chosen[64];
 	uint64_t ahead[64], unsched = 0, moved = 0, used, silent;
-	uint32_t n = 0, i, granted = 0, step, quiet;
+	uint32_t n = 0, i, granted = 0, step, quiet, window;
 	uint64_t gen = ++e->grant_gen;
 	struct homa_link *pos;
 
@@ -435,7 +459,10 @@ void homa_grant_check(homa_engine *e)
 		ahead[n] = unsched;
 		chosen[n++] = r;
 	}
+	window = homa_grant_window(e);
 	step = homa_grant_step(e);
+	if (window < e->s.unsched_bytes && step_for(e, window, 0) < step)
+		step = step_for(e, window, 0); /* a third of the short window, at most the step */
 	silent = silent_share(e, &quiet);
 	for (i = 0; i < n; i++) {
 		struct homa_msgin *in = &chosen[i]->in;
@@ -456,7 +483,8 @@ void homa_grant_check(homa_engine *e)
 		used = used > silent ? used - silent : 0;
 		if (i == 0) /* the head's budget is larger (see above) */
 			used = used > head_extra(e) ? used - head_extra(e) : 0;
-		granted += grant_one(e, chosen[i], homa_grant_rank_priority(e, i, n), used, step);
+		granted += grant_one(e, chosen[i], homa_grant_rank_priority(e, i, n), used, window,
+				     step);
 		if (!in->counted_unsched)
 			moved += was; /* now among the explicit bytes: not twice */
 	}

@@ -308,6 +308,8 @@ struct homa_engine {
 	bool shut;
 	uint64_t next_client_id;
 	uint64_t now;             /**< time of the latest call */
+	uint64_t short_rx_ns;     /**< when the latest message needing no grant started (grant_short_window) */
+	bool short_rx_seen;       /**< short_rx_ns is set */
 
 	struct homa_table rpcs;      /**< by (id, peer address, peer port) */
 	struct homa_table handles;   /**< by handle */
@@ -516,6 +518,7 @@ void homa_grant_remove(homa_engine *e, struct homa_rpc *rpc);
 void homa_grant_received(homa_engine *e, struct homa_rpc *rpc, uint32_t newbytes);
 void homa_grant_check(homa_engine *e);
 uint32_t homa_grant_step(const homa_engine *e);
+uint32_t homa_grant_window(const homa_engine *e);
 void homa_grant_recount(homa_engine *e, struct homa_msgin *in);
 uint8_t homa_grant_rank_priority(const homa_engine *e, uint32_t rank, uint32_t active);
 

@@ -39,8 +39,12 @@ int homa_msgin_init(homa_engine *e, struct homa_rpc *rpc, uint32_t length, uint3
 	in->scheduled = in->granted < length;
 	in->birth = e->now;
 	homa_cutoffs_record(e, length);
-	if (in->scheduled)
+	if (in->scheduled) {
 		homa_grant_add(e, rpc);
+	} else {
+		e->short_rx_ns = e->now; /* long messages' windows shrink (grant_short_window) */
+		e->short_rx_seen = true;
+	}
 	homa_evict_track(e, rpc);
 	return 0;
 }

@@ -56,7 +56,7 @@ void homa_settings_default(struct homa_settings *s)
 
 /* A larger size must always mean more fields: no tail padding to hide one in. */
 _Static_assert(sizeof(struct homa_settings) ==
-		       offsetof(struct homa_settings, max_partial_msgs) + sizeof(uint32_t),
+		       offsetof(struct homa_settings, pad1) + sizeof(uint32_t),
 	       "struct homa_settings has tail padding: pad it explicitly, or update "
 	       "this check to the end of its last field when appending one");
 

@@ -693,6 +693,57 @@ static void homa_grant_step__within_max_incoming(void **state)
 	th_net_free(&n);
 }
 
+/** ahead() - Granted-but-unreceived bytes of the server's first grantable message. */
+static uint32_t ahead(struct th_net *n)
+{
+	homa_engine *srv = n->e[th_net_node(n, 's')];
+	struct homa_rpc *r = homa_container_of(srv->grantable.next, struct homa_rpc, in.grant_link);
+
+	assert_false(homa_list_empty(&srv->grantable));
+	return r->in.granted - r->in.received;
+}
+
+/**
+ * homa_grant_check__short_window_after_short_message() - With
+ * grant_short_window 3000 (10000 unscheduled bytes, a GRANT per packet),
+ * a 500-byte request from 'b' holds the window of 'a''s 100000-byte
+ * request to 3000 bytes once its unscheduled bytes are received, for one
+ * tick: then the window is unsched_bytes again. Both complete bit-exact.
+ * With grant_short_window 0 (the default) the window stays 10000 bytes.
+ */
+static void homa_grant_check__short_window_after_short_message(void **state)
+{
+	struct homa_settings s = settings(10000);
+	struct th_net n;
+	char order[8];
+	uint32_t most = 0;
+	int i;
+
+	(void)state;
+	s.grant_short_window = 3000;
+	th_net_init(&n, "sab", &s);
+	serve(&n);
+	send(&n, 'b', 500);
+	hop(&n, 'b');
+	send(&n, 'a', 100000);
+	for (i = 0; i < 12; i++) {
+		n.now += 1000; /* the sender's pacer: 1416 bytes at 25 Gbps take 0.5 us */
+		hop(&n, 'a');
+		if (i >= 8 && ahead(&n) > most)
+			most = ahead(&n);
+	}
+	if (most > 3000)
+		fail_msg("%u bytes granted ahead after a short message (window 3000)", most);
+	assert_true(most >= 3000 - 1416);
+	n.now += s.tick_ns;
+	hop(&n, 'a');
+	assert_true(ahead(&n) >= 10000 - 1416);
+	th_net_run(&n, 1000000000);
+	drain_requests(&n, order, sizeof(order));
+	assert_string_equal(order, "ba");
+	th_net_free(&n);
+}
+
 /**
  * homa_grant_check__grants_in_steps() - With the default step (three
  * packets for 10000 unscheduled bytes) one message's GRANTs go out on its
@@ -999,6 +1050,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(homa_grant_step__third_of_unsched_in_packets),
 		cmocka_unit_test(homa_grant_step__within_max_incoming),
+		cmocka_unit_test(homa_grant_check__short_window_after_short_message),
 		cmocka_unit_test(homa_grant_check__grants_in_steps),
 		cmocka_unit_test(homa_grant_check__srpt_rank_priorities),
 		cmocka_unit_test(homa_grant_check__scheduled_data_uses_grant_priority),

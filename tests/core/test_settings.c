@@ -38,6 +38,7 @@ static void homa_settings_default__validates(void **state)
 	assert_int_equal(s.max_pacer_slack_ns, 1000000);
 	assert_int_equal(s.grant_step, 0);
 	assert_int_equal(s.grant_silence_rtts, 4);
+	assert_int_equal(s.grant_short_window, 0);
 	assert_int_equal(s.num_priorities, 8);
 	assert_int_equal(s.unsched_cutoffs[7], 200);
 	assert_int_equal(s.unsched_cutoffs[6], 2800);
