@@ -162,7 +162,7 @@ struct homa_settings {
 	 * unsched_bytes. Held within one packet .. unsched_bytes; GRANTs then
 	 * move a window by a third of it in whole packets (at least two, at
 	 * most grant_step). For a receiver that is short of CPU rather than of
-	 * link (loopback, homa-bench's loopback settings use it): long
+	 * link (loopback; docs/BENCH.md, "Lookups beside bulk"): long
 	 * messages keep less data queued at it while short ones are being
 	 * served, so their senders wait for GRANTs and the receiver's CPU goes
 	 * to the short messages. On a network it idles the link under long

@@ -69,7 +69,8 @@ static void bench_opts_parse__homa_settings(void **state)
 	const char *a[] = { "homa-bench", "server", "--homa-nic-queue-us", "500",
 			    "--homa-pacer-slack-us", "0", "--homa-tick-us", "4000",
 			    "--homa-grant-step", "2832", "--homa-grant-silence-rtts", "0", "--homa-resend-ticks", "40",
-			    "--homa-max-overcommit", "4", NULL };
+			    "--homa-max-overcommit", "4", "--homa-short-window", "200000",
+			    "--homa-rcvbuf", "65536", NULL };
 	const char *b[] = { "homa-bench", "server", NULL };
 	const char *bad[] = { "homa-bench", "server", "--homa-tick-us", "0", NULL };
 	const char *bad_resend[] = { "homa-bench", "server", "--homa-resend-ticks", "1001", NULL };
@@ -82,8 +83,11 @@ static void bench_opts_parse__homa_settings(void **state)
 	assert_int_equal(o.homa.silence_rtts, 0);
 	assert_int_equal(o.homa.resend_ticks, 40);
 	assert_int_equal(o.homa.overcommit, 4);
+	assert_int_equal(o.homa.short_window, 200000);
+	assert_int_equal(o.homa.rcvbuf, 65536);
 	assert_int_equal(parse(&o, b), 0);
 	assert_int_equal(o.homa.overcommit, 0);
+	assert_int_equal(o.homa.short_window, -1);
 	assert_true(o.homa.nicq_us == 0 && o.homa.slack_us == -1 && o.homa.tick_us == 0);
 	assert_int_equal(o.homa.grant_step, 0);
 	assert_int_equal(o.homa.silence_rtts, -1);

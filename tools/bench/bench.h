@@ -49,6 +49,7 @@ struct bench_homa_knobs {
 	bool spin;              /**< wait by polling homa_recv() with a zero timeout (--homa-spin 1) */
 	uint32_t rcvbuf;        /**< homa_open_opts.rcvbuf_bytes (0: the library's) */
 	uint32_t overcommit;    /**< max_overcommit: messages granted at once (0: engine default) */
+	int64_t short_window;   /**< grant_short_window (-1: engine default, off; 0: off) */
 };
 
 /** Every option of every mode (see bench_usage()). */

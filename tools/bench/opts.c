@@ -53,6 +53,9 @@ static const char usage[] =
 "                            window (default: engine's, 40000)\n"
 "  --homa-max-incoming N     Homa granted-but-unreceived bytes cap (default: engine's,\n"
 "                            400000)\n"
+"  --homa-short-window B     Homa grant_short_window: each long message's window for\n"
+"                            one tick after a short message started arriving (default:\n"
+"                            engine's, 0 = off)\n"
 "  --homa-nic-queue-us U     most link time Homa's pacer queues in the NIC ahead of\n"
 "                            the link (default: engine's, 5 us, never below two full\n"
 "                            packets); the pacer refills the queue when one packet is\n"
@@ -208,6 +211,7 @@ void bench_opts_default(struct bench_opts *o)
 	o->rounds = 1;
 	o->homa.slack_us = -1;
 	o->homa.silence_rtts = -1;
+	o->homa.short_window = -1;
 	o->steps = 100;
 	o->warmup_steps = 5;
 	o->compute_us = 1000;
@@ -326,6 +330,7 @@ static int set_num(struct bench_opts *o, const char *f, const char *v)
 		{ "--step-timeout", 0.1, 3600 }, { "--psp-port", 1, 65535 },
 		{ "--homa-offload", 0, 1 }, { "--homa-spin", 0, 1 },
 		{ "--homa-rcvbuf", 0, 1073741824 }, { "--homa-max-overcommit", 1, 64 },
+		{ "--homa-short-window", 0, 1e9 },
 	};
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
 		if (strcmp(f, t[i].f))
@@ -371,7 +376,8 @@ static int set_num(struct bench_opts *o, const char *f, const char *v)
 		case 35: o->homa.no_offload = d < 0.5; break;
 		case 36: o->homa.spin = d > 0.5; break;
 		case 37: o->homa.rcvbuf = (uint32_t)d; break;
-		default: o->homa.overcommit = (uint32_t)d; break;
+		case 38: o->homa.overcommit = (uint32_t)d; break;
+		default: o->homa.short_window = (int64_t)d; break;
 		}
 		return 1;
 	}
@@ -414,7 +420,7 @@ static const char *const valued[] = {
 	"homa-grant-step", "homa-grant-silence-rtts", "homa-resend-ticks", "rank", "steps",
 	"warmup-steps", "compute-us", "lookups", "devices", "background-gbps", "step-timeout",
 	"certs", "homa-transport", "start-file", "psp-port", "homa-offload",
-	"homa-spin", "homa-rcvbuf", "msg-log", "homa-max-overcommit",
+	"homa-spin", "homa-rcvbuf", "msg-log", "homa-max-overcommit", "homa-short-window",
 };
 
 #define N_VALUED (sizeof(valued) / sizeof(valued[0]))

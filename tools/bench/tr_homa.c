@@ -93,6 +93,8 @@ void bench_homa_settings(const struct bench_homa_knobs *k, struct homa_settings 
 	st->grant_step = k->grant_step;
 	if (k->overcommit)
 		st->max_overcommit = k->overcommit;
+	if (k->short_window >= 0)
+		st->grant_short_window = (uint32_t)k->short_window;
 	if (k->silence_rtts >= 0)
 		st->grant_silence_rtts = (uint32_t)k->silence_rtts;
 	if (k->resend_ticks) {
