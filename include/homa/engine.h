@@ -573,6 +573,17 @@ HOMA_API uint64_t homa_engine_wake_by(const homa_engine *e);
 HOMA_API bool homa_engine_want_output(const homa_engine *e, uint64_t now);
 
 /**
+ * homa_engine_has_output() - False when a homa_engine_output() call,
+ * whatever its time, could neither return a packet nor change the engine:
+ * no control packet waits, no message has data queued and the pacer waits
+ * for no deadline. A host can then skip the output call and the clock
+ * reading it needs. True otherwise (even if the pacer holds the data back
+ * until later: ask homa_engine_want_output() with a time for that); false
+ * for a NULL @e.
+ */
+HOMA_API bool homa_engine_has_output(const homa_engine *e);
+
+/**
  * homa_engine_on_timer() - Run timers due at @now (resends, timeouts,
  * acks, START_MSG repeats). Cheap when nothing is due. A NULL @e is
  * ignored.

@@ -646,6 +646,12 @@ uint64_t homa_engine_wake_by(const homa_engine *e)
 	return e ? deadline(e, e->s.tick_ns / 2) : UINT64_MAX;
 }
 
+/** homa_engine_has_output() - See engine.h. */
+bool homa_engine_has_output(const homa_engine *e)
+{
+	return e && (e->ctl_count || !homa_list_empty(&e->tx_list) || e->pacer_due_ns);
+}
+
 /** homa_engine_want_output() - See engine.h. */
 bool homa_engine_want_output(const homa_engine *e, uint64_t now)
 {

@@ -44,10 +44,8 @@
 #define RT_BLOCKED_NS 1000000
 
 /** homa_rt_timers() - See rt.h. */
-void homa_rt_timers(struct homa_rt *rt)
+void homa_rt_timers(struct homa_rt *rt, uint64_t now)
 {
-	uint64_t now = homa_rt_now();
-
 	homa_rt_lock(rt);
 	if (now >= homa_engine_next_deadline(rt->engine)) {
 		homa_engine_on_timer(rt->engine, now);
@@ -193,7 +191,7 @@ static bool poller_served(void)
 }
 
 /** homa_rt_input() - See rt.h. */
-int homa_rt_input(struct homa_rt *rt)
+int homa_rt_input(struct homa_rt *rt, uint64_t *last)
 {
 	int total = 0;
 
@@ -213,6 +211,7 @@ int homa_rt_input(struct homa_rt *rt)
 		homa_rt_lock(rt);
 		uint64_t now = homa_rt_now();
 
+		*last = now;
 		homa_engine_count_drop(rt->engine, HOMA_DROP_VERIFY, (uint64_t)rejected);
 		rt->rx_ncopies = 0;
 		homa_engine_defer_copies(rt->engine, rt->rx_copies, rt->rx_copies_cap,
@@ -371,19 +370,21 @@ static uint64_t engine_wake(struct homa_rt *rt, uint64_t limit)
 }
 
 /** homa_rt_poll_step() - See rt.h. */
-void homa_rt_poll_step(struct homa_rt *rt, uint64_t until)
+uint64_t homa_rt_poll_step(struct homa_rt *rt, uint64_t now, uint64_t until)
 {
+	uint64_t after = 0;
 	int got;
 
-	homa_rt_timers(rt);
+	homa_rt_timers(rt, now);
 	got = wait_packets(rt, engine_wake(rt, until), until);
 	if (got & WAIT_PACKETS)
-		homa_rt_input(rt);
+		homa_rt_input(rt, &after);
 	if (got & WAIT_TCP)
 		homa_tp_poll_read(rt);
 	atomic_store(&rt->wake_at, 0);
 	if (rt->timer_fd >= 0)
 		homa_rt_arm_timer(rt);
+	return after ? after : homa_rt_now();
 }
 
 /** homa_rt_arm_timer() - See rt.h. Rearms only when the deadline moved. */

@@ -88,13 +88,15 @@ static int fill_message(struct homa_rt *rt, homa_socket *s,
 
 /**
  * wait_for() - Register a waiter for (@flags, @id) and wait until
- * @until. Called with rt->lock held. Return: the item, or NULL with
- * *@err set to HOMA_ETIME or HOMA_ESHUTDOWN.
+ * @until, which the caller just computed from the clock (or UINT64_MAX):
+ * the first pass does not read the clock again. Called with rt->lock
+ * held. Return: the item, or NULL with *@err set to HOMA_ETIME or
+ * HOMA_ESHUTDOWN.
  */
 static struct rt_item *wait_for(struct homa_rt *rt, int flags, uint64_t id,
 				uint64_t until, int *err)
 {
-	struct rt_waiter w = {.flags = flags, .id = id};
+	struct rt_waiter w = {.flags = flags, .id = id, .fresh = true};
 	struct rt_waiter **tail = &rt->waiters;
 
 	while (*tail)

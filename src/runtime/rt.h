@@ -59,6 +59,9 @@ struct rt_waiter {
 	bool data;              /**< waits for bytes of RPC id past `want` (partial.c); flags 0 */
 	bool ready;             /**< data waiter: bytes came, or the RPC ended: look again */
 	size_t want;            /**< data waiter: the offset it reads from */
+	bool fresh;             /**< its deadline was just computed from the clock:
+				     the first pass waits (or polls once) without
+				     reading the clock again */
 };
 
 /** Open-addressing set of 64-bit keys, each with a value (idset.c). */
@@ -214,8 +217,15 @@ int homa_rt_key_engine(homa_engine *e);
 
 /** homa_rt_now() - CLOCK_MONOTONIC in nanoseconds. */
 uint64_t homa_rt_now(void);
+/** Clock readings (homa_rt_now()) this thread took: a test's measure of a path's cost. */
+extern __thread uint64_t homa_rt_clock_reads;
 /** homa_rt_deadline() - Absolute time @timeout_ns from now (-1: UINT64_MAX). */
 uint64_t homa_rt_deadline(int64_t timeout_ns);
+/**
+ * homa_rt_deadline_at() - Absolute time @timeout_ns after @now, a clock
+ * reading the caller already has (-1: UINT64_MAX).
+ */
+uint64_t homa_rt_deadline_at(uint64_t now, int64_t timeout_ns);
 /** homa_rt_timespec() - CLOCK_MONOTONIC timespec for absolute @ns. */
 struct timespec homa_rt_timespec(uint64_t ns);
 
@@ -357,17 +367,21 @@ void homa_rt_flush_wait(struct homa_rt *rt);
 void homa_rt_kick(struct homa_rt *rt);
 
 /* io.c */
-/** homa_rt_timers() - Run due engine timers; deliver events; flush. */
-void homa_rt_timers(struct homa_rt *rt);
+/**
+ * homa_rt_timers() - Run the engine timers due at @now (a clock reading
+ * the caller just took); deliver events; flush.
+ */
+void homa_rt_timers(struct homa_rt *rt, uint64_t now);
 /**
  * homa_rt_input() - Receive and process what the driver has, each batch
  * highest priority first (payload copied into messages through
  * homa_engine_defer_copies()), then its ICMP unreachable reports; flush.
  * Reads up to INPUT_ROUNDS batches, fewer when a batch was not full
  * (drv->rx_full) or when it handed the calling poller its message.
- * Return: packets.
+ * Sets *@last to the time of its last clock reading (unchanged when it
+ * received nothing). Return: packets.
  */
-int homa_rt_input(struct homa_rt *rt);
+int homa_rt_input(struct homa_rt *rt, uint64_t *last);
 /**
  * homa_rt_rx_order() - Fill @order with the indices of @rx's @n packets,
  * highest priority first and in arrival order within a priority. The
@@ -387,9 +401,11 @@ int homa_rt_input_init(struct homa_rt *rt);
  * (an absolute time; bounded by the engine's next deadline) for packets
  * and process them, and read the TCP connections too when the caller
  * holds the transport's reader role (rt->poll_tp_fd). Call without
- * rt->lock held.
+ * rt->lock held. @now is a clock reading the caller just took (for the
+ * timers). Return: a clock reading taken after the wait (the receive's,
+ * when packets came), for the caller's bookkeeping.
  */
-void homa_rt_poll_step(struct homa_rt *rt, uint64_t until);
+uint64_t homa_rt_poll_step(struct homa_rt *rt, uint64_t now, uint64_t until);
 /**
  * homa_rt_spawn() - Start @fn(@rt) as the socket's thread (rt->thread),
  * with every signal blocked in it. Return: 0 or HOMA_EIO.

@@ -90,7 +90,7 @@ static int build_message(struct homa_rt *rt, const struct homa_iov *iov, int iov
 static int send_locked(struct homa_rt *rt, const homa_addr *addr, uint16_t port,
 		       homa_msg *msg, uint64_t cookie, int64_t timeout_ns, uint64_t *id)
 {
-	uint64_t until = homa_rt_deadline(timeout_ns);
+	uint64_t now = homa_rt_now(), until = 0;
 	int err;
 
 	for (;;) {
@@ -98,14 +98,17 @@ static int send_locked(struct homa_rt *rt, const homa_addr *addr, uint16_t port,
 			return HOMA_ESHUTDOWN;
 		if (addr)
 			err = homa_engine_send_request_msg(rt->engine, addr, port, msg, cookie,
-							   homa_rt_now(), id);
+							   now, id);
 		else
-			err = homa_engine_send_reply_msg(rt->engine, *id, msg, homa_rt_now());
+			err = homa_engine_send_reply_msg(rt->engine, *id, msg, now);
 		if (err != HOMA_EAGAIN || timeout_ns == 0)
 			return err;  /* not to wait: HOMA_EAGAIN */
+		if (!until)  /* the deadline counts from the first attempt */
+			until = homa_rt_deadline_at(now, timeout_ns);
 		err = homa_rt_wait_space(rt, until);
 		if (err)
 			return err;
+		now = homa_rt_now();
 	}
 }
 

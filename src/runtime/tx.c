@@ -90,6 +90,21 @@ static int drain(struct homa_rt *rt, uint64_t now)
 }
 
 /**
+ * take_output() - drain() at the clock's time, or nothing without reading
+ * the clock when the engine has no output at all (homa_engine_has_output():
+ * most flushes after a receive or a release find nothing to send).
+ * Called with rt->lock and rt->tx_lock held. Return: packets taken.
+ */
+static int take_output(struct homa_rt *rt)
+{
+	if (!homa_engine_has_output(rt->engine)) {
+		rt->tx_refs = false;
+		return 0;
+	}
+	return drain(rt, homa_rt_now());
+}
+
+/**
  * unref() - The batch that pointed into borrowed buffers is sent: clear
  * tx_refs and report the zero-copy releases that waited for it (at the
  * unlock). Called with rt->tx_lock held, without rt->lock.
@@ -161,7 +176,7 @@ static uint64_t send_all(struct homa_rt *rt, uint32_t max, bool *more)
 		return wake_by(rt);
 	do {
 		homa_rt_lock(rt);
-		n = drain(rt, homa_rt_now());
+		n = take_output(rt);
 		refs |= rt->tx_refs;
 		deadline = homa_engine_wake_by(rt->engine);
 		homa_rt_unlock(rt);

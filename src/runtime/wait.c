@@ -52,15 +52,17 @@ void homa_rt_pass_poller(struct homa_rt *rt)
  */
 void homa_rt_run_poller(struct homa_rt *rt, uint64_t until, bool app)
 {
+	uint64_t now = homa_rt_now();
+
 	rt->poller_active = true;
 	rt->standby_active = !app;
 	if (app)
-		rt->app_poll_ns = homa_rt_now();
+		rt->app_poll_ns = now;
 	homa_rt_unlock(rt);
-	homa_rt_poll_step(rt, until);
+	now = homa_rt_poll_step(rt, now, until);
 	homa_rt_lock(rt);
 	if (app)
-		rt->app_poll_ns = homa_rt_now();
+		rt->app_poll_ns = now;
 	rt->poller_active = rt->standby_active = false;
 	if (rt->role_waiters)
 		pthread_cond_broadcast(&rt->role_cond);
@@ -79,10 +81,11 @@ int homa_rt_wait_item(struct homa_rt *rt, struct rt_waiter *w, uint64_t until)
 			err = HOMA_ESHUTDOWN;
 			break;
 		}
-		if (homa_rt_now() >= until) {
+		if (!w->fresh && homa_rt_now() >= until) {
 			err = HOMA_ETIME;
 			break;
 		}
+		w->fresh = false;
 		if (drives && !rt->poller_active) {
 			bool tcp = homa_tp_poll_begin(rt, w);
 

@@ -681,6 +681,7 @@ static int output_ref_null(void)
 static int deadline_null(void) { return homa_engine_next_deadline(NULL) != UINT64_MAX; }
 static int wake_by_null(void) { return homa_engine_wake_by(NULL) != UINT64_MAX; }
 static int want_output_null(void) { return homa_engine_want_output(NULL, 0); }
+static int has_output_null(void) { return homa_engine_has_output(NULL); }
 
 static int on_timer_null(void)
 {
@@ -988,6 +989,7 @@ static const struct doc_case engine_cases[] = {
 	DOC_ANSWER(homa_engine_next_deadline, deadline_null),
 	DOC_ANSWER(homa_engine_wake_by, wake_by_null),
 	DOC_ANSWER(homa_engine_want_output, want_output_null),
+	DOC_ANSWER(homa_engine_has_output, has_output_null),
 	DOC_ANSWER(homa_engine_on_timer, on_timer_null),
 	DOC_ANSWER(homa_engine_next_event, next_event_null),
 	DOC_ANSWER(homa_msg_length, msg_length_null),

@@ -82,6 +82,42 @@ static void homa_output_data__srpt_short_first(void **state)
 }
 
 /**
+ * homa_engine_has_output() is false on an idle engine, true while a
+ * request's packets wait (also while the pacer holds them back, as in
+ * pacer_holds_nic_queue) and false again once everything went out: a host
+ * skips the output call and its clock reading exactly then.
+ */
+static void homa_engine_has_output__idle_queued_sent(void **state)
+{
+	struct homa_settings s;
+	struct th_pkt k;
+	homa_engine *e;
+
+	(void)state;
+	homa_settings_default(&s);
+	s.link_mbps = 1000;
+	e = engine(&s);
+	assert_false(homa_engine_has_output(e));
+	request(e, 100000, 0);
+	assert_true(homa_engine_has_output(e));
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(next_data(e, 0, &k), 100000);
+	assert_int_equal(th_take(e, 0, &k), 0);
+	assert_false(homa_engine_want_output(e, 0));
+	assert_true(homa_engine_has_output(e));  /* held by the pacer, not done */
+	homa_engine_free(e);
+
+	e = engine(NULL);
+	request(e, 100, 0);
+	assert_true(homa_engine_has_output(e));
+	while (th_take(e, 0, &k) > 0)
+		;
+	assert_false(homa_engine_has_output(e));
+	assert_int_equal(th_take(e, 1000000, &k), 0);
+	homa_engine_free(e);
+}
+
+/**
  * homa_engine_output__pacer_holds_nic_queue() - At 1 Gbps a full packet
  * takes 12304 ns on the wire (1472 + 66 bytes of framing), so the backlog
  * bound is two packets (24608 ns), above max_nic_queue_ns = 5000. The
@@ -573,6 +609,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(homa_output_data__srpt_short_first),
 		cmocka_unit_test(homa_engine_output__pacer_holds_nic_queue),
+		cmocka_unit_test(homa_engine_has_output__idle_queued_sent),
 		cmocka_unit_test(homa_engine_output__pacer_fast_link_uses_setting),
 		cmocka_unit_test(homa_output_data__pacer_fifo_share),
 		cmocka_unit_test(homa_unsched_priority__from_peer_cutoffs),
