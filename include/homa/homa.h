@@ -96,10 +96,14 @@ extern "C" {
  * version 2 at auto_retry_ms, version 3 at rx_alloc, version 4 at
  * auto_tcp_min_bytes, version 5 at rcvbuf_bytes).
  */
-#define HOMA_OPEN_OPTS_VERSION 6
+#define HOMA_OPEN_OPTS_VERSION 7
 
 /** homa_open_opts.known_peers when 0: known peers given a receive queue of their own. */
 #define HOMA_KNOWN_PEERS_DEFAULT 64
+/** homa_open_opts.stranger_budget when 0: packets per ms strangers may cost while known peers are active. */
+#define HOMA_STRANGER_BUDGET_DEFAULT 64
+/** Largest homa_open_opts.stranger_budget. */
+#define HOMA_STRANGER_BUDGET_MAX 1000000
 /** Largest homa_open_opts.known_peers. */
 #define HOMA_KNOWN_PEERS_MAX 1024
 
@@ -282,6 +286,23 @@ struct homa_open_opts {
 	 * else homa_open() returns HOMA_EINVAL. Other drivers ignore it.
 	 */
 	int32_t known_peers;
+	/* version 7 */
+	/**
+	 * UDP driver with known peers: most packets per millisecond the
+	 * receiving thread reads from the port's own queues (strangers, and
+	 * peers not yet known) while a known peer's packets were read within
+	 * the last 10 ms (docs/HARDENING.md section 6). Past it those queues
+	 * are neither read nor polled until the millisecond ends: the excess
+	 * waits in the kernel, which drops it when the queue is full, so a
+	 * flood of forged packets costs known peers at most this share of
+	 * the thread (counted in homa_io_stats.rx_gate_closed). With no
+	 * known peer active strangers are read without limit, so a new
+	 * client's first RPC still gets through. 0 (the default):
+	 * HOMA_STRANGER_BUDGET_DEFAULT; -1: no limit;
+	 * 1..HOMA_STRANGER_BUDGET_MAX; else homa_open() returns HOMA_EINVAL.
+	 * Other drivers, and known_peers -1, ignore it.
+	 */
+	int32_t stranger_budget;
 };
 
 /** Flags for homa_recv(): which kinds of message to accept. */
@@ -371,6 +392,7 @@ struct homa_io_stats {
 	uint64_t rx_known_peers;    /**< gauge: known peers with a queue of their own */
 	uint64_t rx_known_packets;  /**< packets read from known peers' queues */
 	uint64_t rx_known_refused;  /**< peers left on the port's queues (all slots busy, kernel refused) */
+	uint64_t rx_gate_closed;    /**< milliseconds in which strangers used up their budget (homa_open_opts.stranger_budget) */
 };
 
 /** Counters of the transport layer for one socket (homa_transport_stats()). */

@@ -117,6 +117,7 @@ struct homa_io_counters {
 	uint64_t rx_known_refused;  /**< peers named known left on the port's queues (cap, kernel) */
 	uint64_t rx_empty;          /**< receive calls that found their socket empty (UDP) */
 	uint64_t rx_scans;          /**< epoll_wait() calls asking which receive queue has packets */
+	uint64_t rx_gate_closed;    /**< intervals in which strangers used up their budget (gate.h) */
 };
 
 /**
@@ -151,6 +152,12 @@ struct homa_driver_config {
 	 * read before the port's (known.h); 0: none.
 	 */
 	uint32_t known_peers;
+	/**
+	 * UDP driver with known peers: packets per millisecond read from the
+	 * port's own queues (strangers) while known peers are active
+	 * (gate.h); 0: no limit.
+	 */
+	uint32_t stranger_budget;
 };
 
 struct homa_driver;

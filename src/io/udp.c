@@ -25,6 +25,9 @@
  * the driver hands the waiter the list to poll one by one (rx_poll): the
  * wait says which sockets have packets and recv() reads only those,
  * without an epoll_wait() or an empty receive per wake-up.
+ *
+ * With a config's stranger_budget, the port's queues get at most that many
+ * packets per millisecond while known peers are active (gate.h).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -38,6 +41,7 @@
 #include <unistd.h>
 
 #include "batch.h"
+#include "gate.h"
 #include "driver.h"
 #include "icmp.h"
 #include "homa/obs.h"
@@ -84,7 +88,12 @@ struct udp_driver {
 	/** base.rx_poll[i]'s socket: -1 - q for the port's queue q, else a known slot */
 	int poll_src[HOMA_DRIVER_POLL_MAX];
 	uint32_t poll_gen;        /**< known.gen when base.rx_poll was built */
+	int poll_known;           /**< known peers' entries in base.rx_poll (after the port's) */
+	struct homa_gate gate;    /**< strangers' budget (gate.budget 0: none) */
 };
+
+/** poll_src of the gate's timerfd (the last entry of base.rx_poll). */
+#define POLL_GATE (-100)
 
 /**
  * probe_gso() - True if the kernel accepts UDP_SEGMENT on @fd.
@@ -232,11 +241,13 @@ static void build_poll(struct udp_driver *d)
 	d->poll_gen = d->known.gen;
 	b->rx_polled = false;
 	b->n_rx_poll = 0;
-	if (b->fd == d->fds[0] || d->known.n + (uint32_t)d->nq > HOMA_DRIVER_POLL_MAX)
+	if (b->fd == d->fds[0] ||
+	    d->known.n + (uint32_t)d->nq + (d->gate.tfd >= 0) > HOMA_DRIVER_POLL_MAX)
 		return;
 	for (int q = 0; q < d->nq; q++) {
 		d->poll_src[n] = -1 - q;
-		b->rx_poll[n++] = (struct pollfd){.fd = d->fds[q], .events = POLLIN};
+		b->rx_poll[n++] = (struct pollfd){.fd = d->gate.closed ? -1 : d->fds[q],
+						  .events = POLLIN};
 	}
 	for (uint32_t i = 0; i < d->known.cap && d->known.n; i++) {
 		if (d->known.peers[i].fd < 0)
@@ -244,7 +255,32 @@ static void build_poll(struct udp_driver *d)
 		d->poll_src[n] = (int)i;
 		b->rx_poll[n++] = (struct pollfd){.fd = d->known.peers[i].fd, .events = POLLIN};
 	}
+	d->poll_known = n - d->nq;
+	if (d->gate.tfd >= 0) {
+		d->poll_src[n] = POLL_GATE;
+		b->rx_poll[n++] = (struct pollfd){.fd = d->gate.tfd, .events = POLLIN};
+	}
 	b->n_rx_poll = n;
+}
+
+/**
+ * gate_set() - Poll the port's queues (@open) or leave them be until the
+ * gate opens (gate.h): in the polled list and in the epoll set (which
+ * homa_fd() users and callers without the list wait on).
+ */
+static void gate_set(struct udp_driver *d, bool open)
+{
+	struct homa_driver *b = &d->base;
+
+	for (int q = 0; q < d->nq; q++) {
+		struct epoll_event ev = {.events = open ? EPOLLIN : 0, .data.u32 = (uint32_t)q};
+
+		epoll_ctl(b->fd, EPOLL_CTL_MOD, d->fds[q], &ev);
+		if (q < b->n_rx_poll && d->poll_src[q] == -1 - q) {
+			b->rx_poll[q].fd = open ? d->fds[q] : -1;
+			b->rx_poll[q].revents = 0;
+		}
+	}
 }
 
 /**
@@ -293,8 +329,7 @@ static void got_known(struct udp_driver *d, struct homa_known_peer *p, int n)
  */
 static int recv_known_polled(struct udp_driver *d)
 {
-	struct homa_driver *b = &d->base;
-	int m = b->n_rx_poll - d->nq;
+	int m = d->poll_known;
 
 	for (int j = 0; j < m; j++) {
 		int i = d->nq + (int)((d->known.next + (uint32_t)j) % (uint32_t)m);
@@ -324,6 +359,8 @@ static int recv_known(struct udp_driver *d)
 
 	if (polled(d))
 		return recv_known_polled(d);
+	if (!d->known.n)
+		return 0;
 	for (;;) {
 		struct homa_known_peer *p = homa_known_next(&d->known, refill, &d->base.c);
 		int n;
@@ -339,6 +376,25 @@ static int recv_known(struct udp_driver *d)
 }
 
 /**
+ * recv_strangers() - recv_port() unless the strangers' gate is closed;
+ * charge what it read to their budget at @now, closing the gate when it
+ * is used up. Return: as recv_from().
+ */
+static int recv_strangers(struct udp_driver *d, uint64_t now)
+{
+	int n;
+
+	if (d->gate.closed)
+		return 0;
+	n = recv_port(d);
+	if (n > 0 && homa_gate_charge(&d->gate, (uint32_t)n, now)) {
+		homa_io_count(&d->base.c.rx_gate_closed, 1);
+		gate_set(d, false);
+	}
+	return n;
+}
+
+/**
  * recv_own() - Receive a batch from a known peer's queue while they have
  * packets, the port's queues (recv_port()) getting one turn after
  * HOMA_KNOWN_TURNS known batches in a row; the port's queues when no
@@ -348,6 +404,7 @@ static int recv_known(struct udp_driver *d)
 static int recv_own(struct udp_driver *d)
 {
 	struct homa_known *k = &d->known;
+	uint64_t now = d->gate.budget ? homa_gate_now() : 0;
 	int n;
 
 	if (!k->cap)
@@ -355,18 +412,24 @@ static int recv_own(struct udp_driver *d)
 	homa_known_admit(k, &d->base.c);
 	if (d->poll_gen != k->gen)
 		build_poll(d);
+	if (homa_gate_due(&d->gate, now))
+		gate_set(d, true);
 	if (k->n && k->turns < HOMA_KNOWN_TURNS) {
 		n = recv_known(d);
 		if (n > 0) {
 			k->turns++;
+			homa_gate_known(&d->gate, now);
 			return n;
 		}
 	}
 	k->turns = 0;
-	n = recv_port(d);
+	n = recv_strangers(d, now);
 	if (n || !k->n)
 		return n;
-	return recv_known(d);
+	n = recv_known(d);
+	if (n > 0)
+		homa_gate_known(&d->gate, now);
+	return n;
 }
 
 /**
@@ -489,6 +552,7 @@ static void udp_close(struct homa_driver *base)
 	struct udp_driver *d = (struct udp_driver *)base;
 
 	homa_known_free(&d->known);
+	homa_gate_free(&d->gate);
 	if (base->fd != d->fds[0])
 		close(base->fd);  /* the epoll set */
 	for (int i = 0; i < 2; i++)
@@ -651,6 +715,26 @@ static int open_known(struct udp_driver *d, const struct homa_driver_config *cfg
 			       cfg->rcvbuf, d->base.gro, &d->rx[0]);
 }
 
+/**
+ * open_gate() - The strangers' budget (gate.h) of cfg->stranger_budget
+ * packets per interval, with its timerfd in the driver's epoll set; only
+ * with known peers. Where the kernel refuses, no budget (logged).
+ */
+static void open_gate(struct udp_driver *d, const struct homa_driver_config *cfg)
+{
+	struct epoll_event ev = {.events = EPOLLIN, .data.u32 = HOMA_GATE_TAG};
+
+	d->gate.tfd = -1;
+	if (!cfg->stranger_budget || !d->known.cap || d->base.fd == d->fds[0])
+		return;
+	if (homa_gate_init(&d->gate, cfg->stranger_budget) ||
+	    epoll_ctl(d->base.fd, EPOLL_CTL_ADD, d->gate.tfd, &ev) < 0) {
+		HOMA_LOG_WARN("UDP driver port %u: no strangers' budget (%s)", d->base.port,
+			      strerror(errno));
+		homa_gate_free(&d->gate);
+	}
+}
+
 /** homa_udp_open() - See driver.h. */
 int homa_udp_open(const struct homa_driver_config *cfg, struct homa_driver **out)
 {
@@ -660,6 +744,7 @@ int homa_udp_open(const struct homa_driver_config *cfg, struct homa_driver **out
 
 	if (!d)
 		return HOMA_ENOMEM;
+	d->gate.tfd = -1;
 	fd = bind_socket(cfg, &d->base.port);  /* alone: fails if the port is taken */
 	if (fd < 0) {
 		free(d);
@@ -700,6 +785,7 @@ int homa_udp_open(const struct homa_driver_config *cfg, struct homa_driver **out
 		udp_close(&d->base);
 		return HOMA_ENOMEM;
 	}
+	open_gate(d, cfg);
 	build_poll(d);
 	*out = &d->base;
 	return 0;

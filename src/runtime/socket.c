@@ -62,7 +62,8 @@ static int check_opts(const struct homa_open_opts *o, const struct homa_settings
 	    o->batch < 1 || o->batch > HOMA_RT_MAX_BATCH || o->send_timeout_ns < -1 ||
 	    (o->auto_tcp_min_bytes && o->transport != HOMA_TRANSPORT_AUTO) ||
 	    (o->rcvbuf_bytes && (o->rcvbuf_bytes < 4096 || o->rcvbuf_bytes > (1u << 30))) ||
-	    o->known_peers < -1 || o->known_peers > HOMA_KNOWN_PEERS_MAX)
+	    o->known_peers < -1 || o->known_peers > HOMA_KNOWN_PEERS_MAX ||
+	    o->stranger_budget < -1 || o->stranger_budget > HOMA_STRANGER_BUDGET_MAX)
 		return HOMA_EINVAL;
 	if (homa_settings_validate(st, NULL) || st->mtu > MAX_MTU)
 		return HOMA_EINVAL;
@@ -150,7 +151,10 @@ static int rt_setup(struct homa_rt *rt, const struct homa_open_opts *o,
 					 .rx_fast_prio = homa_driver_fast_prio(st),
 					 .known_peers = o->known_peers < 0 ? 0
 							: o->known_peers ? (uint32_t)o->known_peers
-									 : HOMA_KNOWN_PEERS_DEFAULT};
+									 : HOMA_KNOWN_PEERS_DEFAULT,
+					 .stranger_budget = o->stranger_budget < 0 ? 0
+							    : o->stranger_budget ? (uint32_t)o->stranger_budget
+										 : HOMA_STRANGER_BUDGET_DEFAULT};
 	int err = bind_address(o, &cfg);
 
 	if (err)
@@ -207,7 +211,8 @@ static const struct homa_open_opts *full_opts(const struct homa_open_opts *opts,
 			   : opts->version == 2 ? offsetof(struct homa_open_opts, rx_alloc)
 			   : opts->version == 3 ? offsetof(struct homa_open_opts, auto_tcp_min_bytes)
 			   : opts->version == 4 ? offsetof(struct homa_open_opts, rcvbuf_bytes)
-						: offsetof(struct homa_open_opts, known_peers));
+			   : opts->version == 5 ? offsetof(struct homa_open_opts, known_peers)
+						: offsetof(struct homa_open_opts, stranger_budget));
 	return full;
 }
 
@@ -466,6 +471,7 @@ static void xdp_stats(const struct homa_io_counters *c, struct homa_io_stats *ou
 	out->rx_queues = homa_io_counter(&c->rx_queues);
 	out->rx_fast_packets = homa_io_counter(&c->rx_fast_packets);
 	out->rx_known_peers = homa_io_counter(&c->rx_known_peers);
+	out->rx_gate_closed = homa_io_counter(&c->rx_gate_closed);
 	out->rx_known_packets = homa_io_counter(&c->rx_known_packets);
 	out->rx_known_refused = homa_io_counter(&c->rx_known_refused);
 }

@@ -12,6 +12,10 @@
  * twice: shorter messages evict the forged ones, src/core/evict.c; the
  * flood ends when new RPCs stop, and those in flight must then complete),
  * and once the flood stops the server must serve every genuine RPC again.
+ * A second client that opens while the flood runs and the first client
+ * keeps the server busy (a stranger to the server, whose strangers' queue
+ * then gets only homa_open_opts.stranger_budget packets per millisecond)
+ * must complete its first RPCs too.
  * P50/P99 latency of genuine RPCs during the flood and without it are
  * printed, not asserted (docs/HARDENING.md records them), and so are the
  * error that ended each failed RPC, both sockets' drop counters and the
@@ -116,6 +120,30 @@ static void *flood_main(void *arg)
 	return NULL;
 }
 
+/** A client that is a stranger to the server when the flood is on. */
+struct newcomer {
+	int port;
+	const struct homa_settings *st;
+	struct rt_result res;
+};
+
+/** NEWCOMER_RPCS: RPCs the newcomer runs, one at a time. */
+#define NEWCOMER_RPCS 4
+
+/** newcomer_main() - Open a fresh client 100 ms into the flood and run NEWCOMER_RPCS RPCs. */
+static void *newcomer_main(void *arg)
+{
+	struct newcomer *nc = arg;
+	homa_socket *c;
+
+	usleep(100000);
+	if (rt_open(&c, false, 0, nc->st))
+		return NULL;
+	rt_load_run(c, nc->port, 1000000, NEWCOMER_RPCS, 1, 10000000000ull, 0, &nc->res);
+	homa_close(c);
+	return NULL;
+}
+
 /**
  * udp_rcvbuf_errors() - The kernel's count of UDP datagrams dropped for a
  * full socket receive buffer (/proc/net/snmp, all sockets). Return: the
@@ -207,7 +235,9 @@ static void flood__memory_capped_then_recovers(void **state)
 	struct flood f;
 	struct sampler sm;
 	struct homa_stats ss;
-	pthread_t ft, smt;
+	struct homa_io_stats io;
+	pthread_t ft, smt, nct;
+	static struct newcomer nc;
 	homa_socket *c;
 	uint64_t n = 400, kdrops;
 
@@ -230,18 +260,27 @@ static void flood__memory_capped_then_recovers(void **state)
 	f.until = rt_now() + 5300000000ull;
 	pthread_create(&ft, NULL, flood_main, &f);
 	usleep(300000); /* let the flood fill the buffer first */
+	memset(&nc, 0, sizeof(nc));
+	nc.port = sv.port;
+	nc.st = &st;
+	pthread_create(&nct, NULL, newcomer_main, &nc);
 	t0 = rt_now();
 	/* the flood ends when new RPCs stop: those still in flight must then
 	 * complete (an overloaded server's kernel buffer may drop one request
 	 * again and again while the flood lasts; it keeps restarting) */
 	rt_load_run(c, sv.port, n, n, 4, 10000000000ull, f.until, &loud);
 	t1 = rt_now();
+	pthread_join(nct, NULL);
 	atomic_store(&f.stop, 1);
 	pthread_join(ft, NULL);
 	atomic_store(&sm.stop, 1);
 	pthread_join(smt, NULL);
 	homa_socket_stats(sv.s, &ss);
 	report("during flood", &loud, (t1 - t0) / 1e9);
+	report("newcomer during flood", &nc.res, (t1 - t0) / 1e9);
+	assert_int_equal(homa_io_stats(sv.s, &io), 0);
+	print_message("server: %llu ms with strangers over their budget, %llu known peers' packets\n",
+		      (unsigned long long)io.rx_gate_closed, (unsigned long long)io.rx_known_packets);
 	rt_result_print_failures("during flood", &loud);
 	print_drops("server", sv.s);
 	print_drops("client", c);
@@ -272,6 +311,10 @@ static void flood__memory_capped_then_recovers(void **state)
 		      p50q > 0 ? p50l / p50q : 0.0, p99q > 0 ? p99l / p99q : 0.0);
 	assert_int_equal(quiet.ok, n);
 	assert_true(loud.ok > 0);
+	if (nc.res.ok != NEWCOMER_RPCS)
+		fail_msg("a client new during the flood completed %llu of %d RPCs (%llu failed, %llu hung)",
+			 (unsigned long long)nc.res.ok, NEWCOMER_RPCS,
+			 (unsigned long long)nc.res.failed, (unsigned long long)nc.res.hung);
 	assert_int_equal(loud.failed + loud.hung, 0);
 	assert_int_equal(loud.ok, loud.sent);
 	assert_int_equal(loud.corrupt + loud.twice, 0);

@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file gate.c
+ * The strangers' budget of the UDP driver (gate.h).
+ */
+#define _GNU_SOURCE
+#include <string.h>
+#include <sys/timerfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "driver.h"
+#include "gate.h"
+
+/** homa_gate_now() - See gate.h. */
+uint64_t homa_gate_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/** homa_gate_init() - See gate.h. */
+int homa_gate_init(struct homa_gate *g, uint32_t budget)
+{
+	memset(g, 0, sizeof(*g));
+	g->tfd = -1;
+	if (!budget)
+		return 0;
+	g->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (g->tfd < 0)
+		return HOMA_EIO;
+	g->budget = budget;
+	g->start_ns = homa_gate_now();
+	return 0;
+}
+
+/** homa_gate_free() - See gate.h. */
+void homa_gate_free(struct homa_gate *g)
+{
+	if (g->tfd >= 0)
+		close(g->tfd);
+	g->tfd = -1;
+	g->budget = 0;
+}
+
+/** homa_gate_due() - See gate.h. */
+bool homa_gate_due(struct homa_gate *g, uint64_t now)
+{
+	uint64_t v;
+
+	if (!g->budget || now - g->start_ns < HOMA_GATE_NS)
+		return false;
+	g->start_ns = now;
+	g->used = 0;
+	if (!g->closed)
+		return false;
+	g->closed = false;
+	if (read(g->tfd, &v, sizeof(v)) < 0)  /* fired or not: disarmed below */
+		v = 0;
+	timerfd_settime(g->tfd, 0, &(struct itimerspec){0}, NULL);
+	return true;
+}
+
+/** homa_gate_charge() - See gate.h. */
+bool homa_gate_charge(struct homa_gate *g, uint32_t n, uint64_t now)
+{
+	struct itimerspec its = {0};
+	uint64_t end;
+
+	if (!g->budget || !g->known_ns || now - g->known_ns >= HOMA_GATE_ACTIVE_NS)
+		return false;
+	g->used += n;
+	if (g->used < g->budget)
+		return false;
+	g->closed = true;
+	end = g->start_ns + HOMA_GATE_NS;
+	its.it_value.tv_sec = (time_t)(end / 1000000000ull);
+	its.it_value.tv_nsec = (long)(end % 1000000000ull);
+	timerfd_settime(g->tfd, TFD_TIMER_ABSTIME, &its, NULL);
+	return true;
+}

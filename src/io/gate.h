@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file gate.h
+ * The strangers' budget of the UDP driver: while known peers are active
+ * (a packet was read from one within HOMA_GATE_ACTIVE_NS), the port's
+ * own queues (strangers, and peers not yet known) give the receiving
+ * thread at most a budget of packets per HOMA_GATE_NS interval. Past it
+ * the gate closes: the driver stops reading and polling those queues
+ * until the interval ends (a timerfd wakes the waiter then), so excess
+ * packets wait in the kernel, which drops them when the queue is full,
+ * and a flood of forged packets costs known peers at most the budget's
+ * share of the thread. With no known peer active the port's queues are
+ * read without limit (a new client is a stranger until its first RPC
+ * completes).
+ */
+#ifndef HOMA_IO_GATE_H
+#define HOMA_IO_GATE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/** Interval of the strangers' budget. */
+#define HOMA_GATE_NS 1000000ull
+/** Known peers count as active this long after a packet from one was read. */
+#define HOMA_GATE_ACTIVE_NS 10000000ull
+/** epoll data tag of the gate's timerfd in the driver's set. */
+#define HOMA_GATE_TAG 0x20000u
+
+/** A driver's strangers' gate. */
+struct homa_gate {
+	uint32_t budget;   /**< packets per interval while known peers are active; 0: no limit */
+	uint32_t used;     /**< packets from the port's queues this interval */
+	uint64_t start_ns; /**< this interval's start (CLOCK_MONOTONIC) */
+	uint64_t known_ns; /**< when a known peer's packets were last read (0: never) */
+	int tfd;           /**< timerfd at the end of a closed interval; -1 without a budget */
+	bool closed;       /**< the port's queues wait for the next interval */
+};
+
+/**
+ * homa_gate_init() - A gate of @budget packets per interval (0: none,
+ * then every other call is a no-op and the gate never closes).
+ * Return: 0, or HOMA_EIO when the kernel refuses the timerfd (@g then has
+ * no budget).
+ */
+int homa_gate_init(struct homa_gate *g, uint32_t budget);
+
+/** homa_gate_free() - Close @g's timerfd. */
+void homa_gate_free(struct homa_gate *g);
+
+/** homa_gate_now() - CLOCK_MONOTONIC in ns. */
+uint64_t homa_gate_now(void);
+
+/**
+ * homa_gate_due() - At @now: start a new interval if this one is over.
+ * Return: true if the gate was closed and opens now (its timer drained):
+ * the caller reads and polls the port's queues again.
+ */
+bool homa_gate_due(struct homa_gate *g, uint64_t now);
+
+/** homa_gate_known() - A known peer's packets were read at @now. */
+static inline void homa_gate_known(struct homa_gate *g, uint64_t now)
+{
+	g->known_ns = now;
+}
+
+/**
+ * homa_gate_charge() - @n packets were read from the port's queues at
+ * @now. Return: true if this closes the gate (known peers active and the
+ * budget used up): the timer is armed for the interval's end and the
+ * caller stops reading and polling the port's queues.
+ */
+bool homa_gate_charge(struct homa_gate *g, uint32_t n, uint64_t now);
+
+#endif /* HOMA_IO_GATE_H */
