@@ -33,6 +33,7 @@ struct flood_opts {
 	uint32_t timeout_ms; /**< settings.timeout_ticks in ms (0: the library default) */
 	double rate;      /**< flood packets per second (0: as fast as one core sends) */
 	uint32_t rcvbuf;  /**< both sockets' homa_open_opts.rcvbuf_bytes (0: the library's) */
+	int32_t stranger_budget; /**< both sockets' homa_open_opts.stranger_budget (0: the library's) */
 	int data_only;    /**< forge only DATA packets, all aimed at the server */
 };
 

@@ -22,7 +22,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: homa-flood [--seconds S] [--rounds N] [--size BYTES] [--ports N]\n"
 		"                  [--hosts N] [--threads N] [--timeout-ms MS]\n"
-		"                  [--rate PPS] [--rcvbuf BYTES] [--data-only]\n"
+		"                  [--rate PPS] [--rcvbuf BYTES] [--stranger-budget N] [--data-only]\n"
 		"  100 B RPCs between two Homa sockets on loopback, without and with a flood of\n"
 		"  forged packets from many ports at full speed; prints both arms side by side.\n"
 		"  --seconds S   length of each arm in each round (default 2)\n"
@@ -35,6 +35,9 @@ static void usage(FILE *f)
 		"  --rate PPS    flood packets per second (default 0: as fast as one core sends)\n"
 		"  --rcvbuf BYTES  both sockets' kernel receive buffer, homa_open_opts.rcvbuf_bytes,\n"
 		"                0 or 4096-1073741824 (default 0: the library's)\n"
+		"  --stranger-budget N  both sockets' homa_open_opts.stranger_budget: strangers'\n"
+		"                packets per ms while known peers are active, -1 (no limit) or\n"
+		"                1-1000000 (default 0: the library's, 64)\n"
 		"  --data-only   forge only DATA packets, all aimed at the server\n"
 		"Exit status: 0 if every RPC completed, 1 if one failed or hung, 2 bad usage.\n",
 		FLOOD_MAX_PORTS, FLOOD_MAX_THREADS);
@@ -61,6 +64,7 @@ static int parse(int argc, char **argv, struct flood_opts *o)
 		{"hosts", required_argument, NULL, 'H'},   {"threads", required_argument, NULL, 't'},
 		{"timeout-ms", required_argument, NULL, 'T'}, {"rate", required_argument, NULL, 'R'},
 		{"rcvbuf", required_argument, NULL, 'B'}, {"data-only", no_argument, NULL, 'D'},
+		{"stranger-budget", required_argument, NULL, 'S'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0}};
 	double v;
@@ -71,10 +75,12 @@ static int parse(int argc, char **argv, struct flood_opts *o)
 	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
 		const char *what = c == 's' ? "--seconds" : c == 'r' ? "--rounds" : c == 'b' ? "--size"
 				 : c == 'p' ? "--ports" : c == 'H' ? "--hosts" : c == 'T' ? "--timeout-ms"
-				 : c == 'R' ? "--rate" : c == 'B' ? "--rcvbuf" : "--threads";
+				 : c == 'R' ? "--rate" : c == 'B' ? "--rcvbuf" : c == 'S' ? "--stranger-budget"
+				 : "--threads";
 		double hi = c == 's' ? 3600 : c == 'r' ? 1000 : c == 'b' ? 1000000
 			  : c == 'p' ? FLOOD_MAX_PORTS : c == 'H' ? 200 : c == 'T' ? 60000
-			  : c == 'R' ? 1e9 : c == 'B' ? 1073741824 : FLOOD_MAX_THREADS;
+			  : c == 'R' ? 1e9 : c == 'B' ? 1073741824 : c == 'S' ? 1000000
+			  : FLOOD_MAX_THREADS;
 
 		if (c == 'h')
 			return 1;
@@ -84,7 +90,8 @@ static int parse(int argc, char **argv, struct flood_opts *o)
 			o->data_only = 1;
 			continue;
 		}
-		if (parse_num(optarg, c == 's' ? 0.01 : c == 'b' || c == 'R' || c == 'B' ? 0 : 1, hi, &v) ||
+		if (parse_num(optarg, c == 's' ? 0.01 : c == 'b' || c == 'R' || c == 'B' ? 0 : c == 'S' ? -1 : 1,
+			      hi, &v) ||
 		    (c == 'B' && v > 0 && v < 4096)) {
 			fprintf(stderr, "homa-flood: %s %s: not a number in range\n", what, optarg);
 			return -1;
@@ -105,6 +112,8 @@ static int parse(int argc, char **argv, struct flood_opts *o)
 			o->rate = v;
 		else if (c == 'B')
 			o->rcvbuf = (uint32_t)v;
+		else if (c == 'S')
+			o->stranger_budget = (int32_t)v;
 		else
 			o->threads = (int)v;
 	}

@@ -98,6 +98,9 @@ int flood_report(const struct flood_opts *o, struct flood_arm *quiet, struct flo
 	       o->timeout_ms ? o->timeout_ms : default_timeout_ms(), quiet->ncpus, load[0], load[1], load[2]);
 	if (o->rcvbuf)
 		printf("kernel receive buffer: %u bytes asked (rcvbuf_bytes)\n", o->rcvbuf);
+	if (o->stranger_budget)
+		printf("strangers' budget: %d packets per ms (stranger_budget; -1: no limit)\n",
+		       o->stranger_budget);
 	if (o->rate > 0)
 		printf("flood: one thread, paced to %.0f packets/s", o->rate);
 	else

@@ -36,6 +36,7 @@ int flood_open(homa_socket **s, int server, const struct flood_opts *fo)
 	o.server = server != 0;
 	o.settings = &st;
 	o.rcvbuf_bytes = fo->rcvbuf;
+	o.stranger_budget = fo->stranger_budget;
 	return homa_open(s, &o);
 }
 
