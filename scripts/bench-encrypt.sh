@@ -9,8 +9,10 @@
 # busy time, wall x CPUs minus /proc/stat idle (host_cpu).
 # With --old OLD_BUILD_DIR, every round also runs OLD_BUILD_DIR's
 # homa-bench (the builds' order alternating too), prints both builds'
-# tables and the new/old ratio of each figure.
-#   bench-encrypt.sh BUILD_DIR [--old DIR] [--duration S] [--rounds N] [--out DIR] [SCENARIO...]
+# tables and the new/old ratio of each figure. Arguments after "--" go to
+# every homa-bench compare (e.g. -- --homa-copy 1: the Homa arms send with
+# the copying calls).
+#   bench-encrypt.sh BUILD_DIR [--old DIR] [--duration S] [--rounds N] [--out DIR] [SCENARIO...] [-- ARGS...]
 set -eu
 build=${1:?usage: bench-encrypt.sh BUILD_DIR [--old DIR] [--duration S] [--rounds N] [--out DIR] [SCENARIO...]}
 shift
@@ -22,6 +24,7 @@ while [ $# -gt 0 ]; do
     --out) out=$2; shift 2 ;;
     --old) old=$2; shift 2 ;;
     rtt|rate|throughput|mixed) scens="$scens $1"; shift ;;
+    --) shift; break ;;
     *) echo "bench-encrypt.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -42,7 +45,7 @@ for s in $scens; do
       for m in $order; do
         flag=; [ $m = enc ] && flag=--encrypt
         f="$out/$b/$s-$m-$r"
-        "$bench" compare --scenario "$s" $flag --duration "$dur" --json --quiet \
+        "$bench" compare --scenario "$s" $flag --duration "$dur" --json --quiet "$@" \
           > "$f.json" 2> "$f.log" ||
           { echo "$b: compare --scenario $s $flag failed:"; cat "$f.log"; exit 1; }
       done

@@ -45,6 +45,9 @@ static const char usage[] =
 "                            has them (1, the default) or one datagram per packet (0)\n"
 "  --homa-spin 0|1           1: wait for RPCs by calling homa_recv() with a zero timeout\n"
 "                            in a loop (busy polling, with --polled) instead of sleeping\n"
+"  --homa-copy 0|1           1: the Homa arm sends requests and responses with the\n"
+"                            copying calls (homa_send_request(), homa_reply_buf())\n"
+"                            instead of zero copy (0, the default)\n"
 "  --homa-rcvbuf B           UDP and raw drivers: the kernel receive buffer each Homa\n"
 "                            socket asks for, homa_open_opts.rcvbuf_bytes (default 0:\n"
 "                            the library's, 1 MiB)\n"
@@ -331,6 +334,7 @@ static int set_num(struct bench_opts *o, const char *f, const char *v)
 		{ "--homa-offload", 0, 1 }, { "--homa-spin", 0, 1 },
 		{ "--homa-rcvbuf", 0, 1073741824 }, { "--homa-max-overcommit", 1, 64 },
 		{ "--homa-short-window", 0, 1e9 },
+		{ "--homa-copy", 0, 1 },
 	};
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
 		if (strcmp(f, t[i].f))
@@ -377,7 +381,8 @@ static int set_num(struct bench_opts *o, const char *f, const char *v)
 		case 36: o->homa.spin = d > 0.5; break;
 		case 37: o->homa.rcvbuf = (uint32_t)d; break;
 		case 38: o->homa.overcommit = (uint32_t)d; break;
-		default: o->homa.short_window = (int64_t)d; break;
+		case 39: o->homa.short_window = (int64_t)d; break;
+		default: o->homa.copy = d > 0.5; break;
 		}
 		return 1;
 	}
@@ -421,6 +426,7 @@ static const char *const valued[] = {
 	"warmup-steps", "compute-us", "lookups", "devices", "background-gbps", "step-timeout",
 	"certs", "homa-transport", "start-file", "psp-port", "homa-offload",
 	"homa-spin", "homa-rcvbuf", "msg-log", "homa-max-overcommit", "homa-short-window",
+	"homa-copy",
 };
 
 #define N_VALUED (sizeof(valued) / sizeof(valued[0]))

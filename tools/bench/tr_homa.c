@@ -216,7 +216,8 @@ static void zc_none(void *arg)
 /**
  * homa_client_start() - homa_send_request_zc() with the 8-byte header:
  * the payload is bench_payload(), read-only and shared, so the request
- * goes by reference like the TCP arm's write().
+ * goes by reference like the TCP arm's write(); with --homa-copy 1
+ * homa_send_request(), which copies it.
  */
 static int homa_client_start(void *ctx, size_t server, uint32_t req, uint32_t resp, uint64_t tag)
 {
@@ -234,6 +235,12 @@ static int homa_client_start(void *ctx, size_t server, uint32_t req, uint32_t re
 	if (req < BENCH_MIN_MSG) {
 		free(hdr);
 		return HOMA_EMSGSIZE;
+	}
+	if (c->cfg->homa.copy) {  /* --homa-copy 1: the library copies the request */
+		rc = homa_send_request(c->s, (const struct sockaddr *)&c->cfg->servers[server], iov,
+				       req > 2 * sizeof(*hdr) ? 2 : 1, tag, &id);
+		free(hdr);
+		return rc;
 	}
 	rc = homa_send_request_zc(c->s, (const struct sockaddr *)&c->cfg->servers[server], iov,
 				  req > 2 * sizeof(*hdr) ? 2 : 1, tag, zc_free, hdr, &id);
@@ -323,6 +330,9 @@ const struct bench_client_ops bench_homa_client = {
 /** The server's threads spin on homa_recv() (--homa-spin 1); set before they start. */
 static bool serve_spin;
 
+/** The server's threads reply with homa_reply_buf() (--homa-copy 1); set before they start. */
+static bool serve_copy;
+
 /** homa_serve() - Thread body: answer requests until bench_stop. */
 static void *homa_serve(void *arg)
 {
@@ -343,7 +353,8 @@ static void *homa_serve(void *arg)
 		if (be32toh(hdr[1]) != HOMA_BENCH_MAGIC || resp < 1 || resp > BENCH_MAX_MSG)
 			resp = BENCH_MIN_MSG;
 		struct homa_iov iov = { bench_payload(resp), resp };
-		rc = homa_reply_zc(s, m.id, &iov, 1, zc_none, NULL);
+		rc = serve_copy ? homa_reply_buf(s, m.id, iov.base, resp)
+				: homa_reply_zc(s, m.id, &iov, 1, zc_none, NULL);
 		homa_message_release(&m);
 		if (rc == 0)
 			bench_ctl_count_rpc();
@@ -366,6 +377,7 @@ int bench_homa_server(const struct bench_opts *o)
 		return rc;
 	bench_ctl_ready();
 	serve_spin = o->homa.spin;
+	serve_copy = o->homa.copy;
 	for (int i = 1; i < n && i < 64; i++)
 		if (pthread_create(&th[started], NULL, homa_serve, s) == 0)
 			started++;
