@@ -528,23 +528,53 @@ HOMA_API int homa_engine_unreachable(homa_engine *e, const homa_addr *dst, int k
 HOMA_API int homa_engine_output(homa_engine *e, uint64_t now, uint8_t *buf,
 		       size_t cap, struct homa_tx *tx);
 
+/** Fewest payload bytes of the engine's own chunks lent to one packet (homa_engine_output_refs()). */
+#define HOMA_REF_MIN_CHUNK 64
+
 /**
- * homa_engine_output_ref() - homa_engine_output() that may leave a DATA
- * packet's payload where it is: when the message borrows the caller's
- * bytes (homa_msg_build_ref()), no packet hooks with a seal function
- * are installed (hooks that only reserve overhead are fine: the caller
- * then seals header and payload itself) and the payload lies in one
- * piece of those bytes, @buf receives only the
- * header (the return value and tx->len count it alone) and @ref points at
- * the payload, which goes on the wire right after it. Otherwise @ref->len
- * is 0 and @buf holds the whole packet as with homa_engine_output().
- * The bytes @ref points at stay valid until the message's done callback
- * runs: a caller that lets that callback's effects through (e.g. tells
- * the application) before the packet is sent must wait for the send.
- * Return: as homa_engine_output(); HOMA_EINVAL also for a NULL @ref.
+ * homa_engine_output_refs() - homa_engine_output() that may leave a DATA
+ * packet's payload where it is: @buf then receives only the header (the
+ * return value and tx->len count it alone) and the first entries of @ref
+ * (@nref of them, at least 1) point at the payload's pieces, in order,
+ * which go on the wire right after it; the other entries are empty.
+ * Otherwise every entry is empty and @buf holds the whole packet as with
+ * homa_engine_output(). The payload is left where it is when no packet
+ * hooks with a seal function are installed and either
+ * - the message borrows the caller's bytes (homa_msg_build_ref()) and the
+ *   payload lies in one piece of them (@ref[0]): they stay valid until
+ *   the message's done callback runs, so a caller that lets that
+ *   callback's effects through (e.g. tells the application) before the
+ *   packet is sent must wait for the send; or
+ * - hooks that only reserve overhead are installed (the caller seals
+ *   header and payload itself, out of place), the payload is at least
+ *   HOMA_REF_MIN_CHUNK bytes of the engine's own copy of the message and
+ *   lies in at most @nref pieces of it (64 KiB chunks: 2 pieces hold any
+ *   packet up to 64 KiB): a message freed meanwhile (acked, aborted,
+ *   timed out, the engine freed) is kept until the caller calls
+ *   homa_engine_output_sent(), which it must do once every packet it took
+ *   so far is sent (or dropped).
+ * Return: as homa_engine_output(); HOMA_EINVAL also for a NULL @ref or
+ * @nref < 1.
+ */
+HOMA_API int homa_engine_output_refs(homa_engine *e, uint64_t now, uint8_t *buf, size_t cap,
+				     struct homa_tx *tx, struct homa_iov *ref, int nref);
+
+/**
+ * homa_engine_output_ref() - homa_engine_output_refs() with one entry
+ * (@ref: the payload, if left where it is, lies in one piece).
+ * Return: as homa_engine_output_refs().
  */
 HOMA_API int homa_engine_output_ref(homa_engine *e, uint64_t now, uint8_t *buf, size_t cap,
 				    struct homa_tx *tx, struct homa_iov *ref);
+
+/**
+ * homa_engine_output_sent() - Every packet taken so far with
+ * homa_engine_output_refs() was sent or dropped: free the messages whose
+ * chunks those packets borrowed and that were freed meanwhile. Cheap when
+ * there are none; a NULL @e is ignored. homa_engine_free() also frees
+ * them (call it only once nothing is being sent).
+ */
+HOMA_API void homa_engine_output_sent(homa_engine *e);
 
 /**
  * homa_engine_next_deadline() - When the engine next needs a call: the

@@ -209,6 +209,18 @@ HOMA_API int homa_psp_seal_ext(homa_psp *p, const homa_addr *dst, uint8_t *pkt, 
 			       const uint8_t *ext, size_t ext_len, size_t cap);
 
 /**
+ * homa_psp_seal_extv() - homa_psp_seal_ext() of a packet whose bytes
+ * after the first @len lie in @n pieces (@ext[0], @ext[1], ..., in
+ * order; e.g. a payload that spans two chunks of a message), encrypted
+ * from there into @pkt in one pass. No piece may overlap the @cap bytes
+ * at @pkt. @cap: at least @len + the pieces' bytes + HOMA_PSP_OVERHEAD.
+ * Return: as homa_psp_seal(), HOMA_EINVAL also for @n < 0, a NULL @ext
+ * with @n > 0 or a NULL piece with bytes.
+ */
+HOMA_API int homa_psp_seal_extv(homa_psp *p, const homa_addr *dst, uint8_t *pkt, size_t len,
+				const struct homa_iov *ext, int n, size_t cap);
+
+/**
  * homa_psp_open() - Check and decrypt the sealed packet of @len bytes at
  * @pkt in place; on success the Homa packet starts at @pkt.
  * Return: the Homa packet's length; HOMA_EPROTO if it does not

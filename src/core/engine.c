@@ -76,6 +76,8 @@ int homa_engine_new(homa_engine **out, const struct homa_settings *s,
 	homa_list_init(&e->tx_list);
 	homa_list_init(&e->events);
 	homa_list_init(&e->delivered);
+	homa_list_init(&e->retired);
+	e->ref_gen = 1;
 	homa_list_init(&e->spare_events);
 	homa_evict_init(e);
 	homa_cutoffs_init(e);
@@ -97,6 +99,7 @@ void homa_engine_free(homa_engine *e)
 
 	if (!e)
 		return;
+	homa_engine_output_sent(e);  /* nothing is sent any more: free, never retire */
 	while (!homa_list_empty(&e->all_rpcs))
 		homa_rpc_free(e, homa_container_of(e->all_rpcs.next, struct homa_rpc, all_link));
 	while (homa_engine_next_event(e, &ev))
@@ -577,11 +580,11 @@ int homa_engine_unreachable(homa_engine *e, const homa_addr *dst, int kind,
 }
 
 /**
- * output() - homa_engine_output(), or with @ref homa_engine_output_ref(),
- * without the invariant check.
+ * output() - homa_engine_output(), or with @ref homa_engine_output_refs()
+ * (@nref entries), without the invariant check.
  */
 static int output(homa_engine *e, uint64_t now, uint8_t *buf, size_t cap, struct homa_tx *tx,
-		  struct homa_iov *ref)
+		  struct homa_iov *ref, int nref)
 {
 	int r;
 
@@ -592,7 +595,7 @@ static int output(homa_engine *e, uint64_t now, uint8_t *buf, size_t cap, struct
 	r = homa_ctl_output(e, now, buf, cap, tx);
 	if (r)
 		return r;
-	r = homa_output_data(e, now, buf, cap, tx, ref);
+	r = homa_output_data(e, now, buf, cap, tx, ref, nref);
 	/* 0 also comes from a packet the seal hook refused: count only real waits */
 	if (r == 0 && !homa_list_empty(&e->tx_list) && e->link_idle_ns > now + homa_pacer_bound(e)) {
 		e->st.pacer_throttled_ns += e->link_idle_ns - (now + homa_pacer_bound(e));
@@ -605,18 +608,25 @@ static int output(homa_engine *e, uint64_t now, uint8_t *buf, size_t cap, struct
 int homa_engine_output(homa_engine *e, uint64_t now, uint8_t *buf, size_t cap,
 		       struct homa_tx *tx)
 {
-	return checked(e, output(e, now, buf, cap, tx, NULL));
+	return checked(e, output(e, now, buf, cap, tx, NULL, 0));
+}
+
+/** homa_engine_output_refs() - See engine.h. */
+int homa_engine_output_refs(homa_engine *e, uint64_t now, uint8_t *buf, size_t cap,
+			    struct homa_tx *tx, struct homa_iov *ref, int nref)
+{
+	if (!ref || nref < 1)
+		return HOMA_EINVAL;
+	for (int i = 0; i < nref; i++)
+		ref[i] = (struct homa_iov){NULL, 0};
+	return checked(e, output(e, now, buf, cap, tx, ref, nref));
 }
 
 /** homa_engine_output_ref() - See engine.h. */
 int homa_engine_output_ref(homa_engine *e, uint64_t now, uint8_t *buf, size_t cap,
 			   struct homa_tx *tx, struct homa_iov *ref)
 {
-	if (!ref)
-		return HOMA_EINVAL;
-	ref->base = NULL;
-	ref->len = 0;
-	return checked(e, output(e, now, buf, cap, tx, ref));
+	return homa_engine_output_refs(e, now, buf, cap, tx, ref, 1);
 }
 
 /**

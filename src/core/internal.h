@@ -89,6 +89,12 @@ struct homa_msg {
 	/** Copies into this message left to the caller (rxcopy.c), not yet done. */
 	uint32_t copying;
 	bool orphan;          /**< freed while copying: rxcopy.c frees it when they are done */
+	/**
+	 * engine.ref_gen when a packet last borrowed a piece of its chunks
+	 * (outgoing.c); freed in that generation it is retired, not freed
+	 * (homa_engine_output_sent()). 0: never borrowed.
+	 */
+	uint64_t ref_gen;
 };
 
 /** Payload bytes [off, off+len) of a message, at ptr inside a lent buffer buf. */
@@ -321,6 +327,12 @@ struct homa_engine {
 	struct homa_link tx_list;    /**< messages with something to send, fewest bytes left first */
 	struct homa_link events;
 	struct homa_link delivered;  /**< messages handed out and not yet released */
+	/**
+	 * Chunk messages freed while a packet not yet sent borrows their
+	 * bytes (homa_msg.ref_gen): freed by homa_engine_output_sent().
+	 */
+	struct homa_link retired;
+	uint64_t ref_gen;            /**< generation of borrows; starts at 1, +1 per output_sent */
 	uint32_t nevents;
 	/**
 	 * Event nodes reserved at RPC creation, one per RPC that has not yet
@@ -500,7 +512,7 @@ void homa_msgout_destroy(homa_engine *e, struct homa_msgout *out);
 void homa_msgout_restart(homa_engine *e, struct homa_rpc *rpc);
 void homa_tx_update(homa_engine *e, struct homa_rpc *rpc);
 int homa_output_data(homa_engine *e, uint64_t now, uint8_t *buf, size_t cap, struct homa_tx *tx,
-		     struct homa_iov *ref);
+		     struct homa_iov *ref, int nref);
 uint32_t homa_data_payload(const homa_engine *e);
 uint32_t homa_whole_packets(const homa_engine *e, uint32_t bytes);
 uint32_t homa_unsched_window(const homa_engine *e);

@@ -235,10 +235,30 @@ static void msg_free(const struct homa_alloc *a, struct homa_msg *m)
 		done(ctx);
 }
 
-/** homa_msg_free() - Free @m and its chunks; NULL is ignored. */
+/**
+ * homa_msg_free() - Free @m and its chunks; NULL is ignored. A message
+ * whose chunks a packet borrowed since the last homa_engine_output_sent()
+ * (that packet may still be unsent) is retired instead: output_sent()
+ * frees it.
+ */
 void homa_msg_free(homa_engine *e, struct homa_msg *m)
 {
+	if (m && m->ref_gen == e->ref_gen && !m->copying) {
+		homa_list_del(&m->link);
+		homa_list_add_tail(&e->retired, &m->link);
+		return;
+	}
 	msg_free(&e->alloc, m);
+}
+
+/** homa_engine_output_sent() - See engine.h. */
+void homa_engine_output_sent(homa_engine *e)
+{
+	if (!e)
+		return;
+	e->ref_gen++;
+	while (!homa_list_empty(&e->retired))
+		msg_free(&e->alloc, homa_container_of(e->retired.next, struct homa_msg, link));
 }
 
 /** homa_iov_length() - See engine.h. */

@@ -353,33 +353,68 @@ static void after_send(struct homa_rpc *rpc)
 }
 
 /**
- * borrow_payload() - With @ref (homa_engine_output_ref()), no packet
- * hooks that seal (hooks that only reserve overhead are fine: the caller
- * seals, reading the payload where it lies) and a borrowed message (homa_msg_build_ref()) whose @n bytes at
- * @off lie in one piece of the caller's buffers: point @ref at them
- * instead of copying. Return: true if the payload is borrowed.
+ * caller_seals() - True if packet hooks only reserve overhead: the
+ * caller of homa_engine_output_ref() seals each packet itself, out of
+ * place, so a copy of the payload into the packet first would be wasted.
  */
-static bool borrow_payload(const homa_engine *e, const struct homa_msgout *out, uint32_t off,
-			   uint32_t n, struct homa_iov *ref)
+static bool caller_seals(const homa_engine *e)
+{
+	return e->has_hooks && !e->hooks.seal && !e->hooks.seal_to;
+}
+
+/**
+ * borrow_payload() - With @ref (homa_engine_output_refs(), @nref
+ * entries), no packet hooks that seal, and @out's @n bytes at @off in at
+ * most @nref pieces: point @ref at them instead of copying. A borrowed
+ * message (homa_msg_build_ref()) lends the caller's buffers, in one
+ * piece; the engine's own chunks are lent only to a caller that seals
+ * (caller_seals()) and at least HOMA_REF_MIN_CHUNK bytes at a time, and
+ * the message is then marked with this generation of borrows (freed in
+ * it, it is retired: homa_msg_free()).
+ * Return: true if the payload is borrowed (else every @ref entry is empty).
+ */
+static bool borrow_payload(homa_engine *e, const struct homa_msgout *out, uint32_t off,
+			   uint32_t n, struct homa_iov *ref, int nref)
 {
 	const uint8_t *p;
+	uint32_t done = 0;
+	bool chunks;
+	int i;
 
-	if (!ref || !n || (e->has_hooks && (e->hooks.seal || e->hooks.seal_to)) || !out->msg->ref ||
-	    homa_msg_segment(out->msg, off, &p) < n)
+	if (!ref || !n || (e->has_hooks && (e->hooks.seal || e->hooks.seal_to)))
 		return false;
-	ref->base = p;
-	ref->len = n;
+	chunks = !out->msg->ref && !out->ref;
+	if (chunks && (!caller_seals(e) || n < HOMA_REF_MIN_CHUNK))
+		return false;
+	if (!chunks)
+		nref = 1;
+	for (i = 0; i < nref && done < n; i++) {
+		size_t seg = homa_msg_segment(out->msg, off + done, &p);
+
+		if (!seg)
+			break;
+		ref[i].base = p;
+		ref[i].len = seg < n - done ? seg : n - done;
+		done += (uint32_t)ref[i].len;
+	}
+	if (done < n) {
+		while (i-- > 0)
+			ref[i] = (struct homa_iov){NULL, 0};
+		return false;
+	}
+	if (chunks)
+		out->msg->ref_gen = e->ref_gen;
 	return true;
 }
 
 /**
  * homa_output_data() - Emit the next paced DATA or START_MSG packet; its
  * payload is copied after the header in @buf, or with @ref not NULL
- * possibly left where it is (borrow_payload()).
+ * (@nref entries) possibly left where it is (borrow_payload()).
  * Return: bytes written to @buf, 0 if nothing may go now, HOMA_ENOSPC.
  */
 int homa_output_data(homa_engine *e, uint64_t now, uint8_t *buf, size_t cap,
-		     struct homa_tx *tx, struct homa_iov *ref)
+		     struct homa_tx *tx, struct homa_iov *ref, int nref)
 {
 	struct homa_rpc *rpc;
 	struct homa_pkt pkt;
@@ -404,7 +439,7 @@ int homa_output_data(homa_engine *e, uint64_t now, uint8_t *buf, size_t cap,
 		pkt.u.data.payload_len = 0;
 	}
 	len = homa_wire_encode(&pkt, buf, cap);
-	if (borrow_payload(e, &rpc->out, pkt.u.data.offset, payload_len, ref)) {
+	if (borrow_payload(e, &rpc->out, pkt.u.data.offset, payload_len, ref, nref)) {
 		wire = (size_t)len + payload_len;
 	} else {
 		copied = msgout_copy(&rpc->out, pkt.u.data.offset, buf + len, payload_len);

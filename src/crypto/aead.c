@@ -71,16 +71,21 @@ int psp_aead_seal(struct psp_aead *a, const uint8_t *nonce, const uint8_t *aad,
 
 /** psp_aead_seal_ext() - See psp_int.h. */
 int psp_aead_seal_ext(struct psp_aead *a, const uint8_t *nonce, const uint8_t *aad,
-		      size_t aad_len, uint8_t *data, size_t n, const uint8_t *src, size_t m,
+		      size_t aad_len, uint8_t *data, size_t n, const struct homa_iov *src, int nsrc,
 		      uint8_t *tag)
 {
 	int outl;
 
 	if (!start(a, nonce, aad, aad_len) ||
-	    (n && EVP_CipherUpdate(a->ctx, data, &outl, data, (int)n) != 1) ||
-	    (m && EVP_CipherUpdate(a->ctx, data + n, &outl, src, (int)m) != 1) ||
-	    EVP_CipherFinal_ex(a->ctx, data + n + m, &outl) != 1 ||
-	    !tag_param(a, tag, false))
+	    (n && EVP_CipherUpdate(a->ctx, data, &outl, data, (int)n) != 1))
+		return HOMA_EIO;
+	for (int i = 0; i < nsrc; i++) {
+		if (src[i].len && EVP_CipherUpdate(a->ctx, data + n, &outl, src[i].base,
+						   (int)src[i].len) != 1)
+			return HOMA_EIO;
+		n += src[i].len;
+	}
+	if (EVP_CipherFinal_ex(a->ctx, data + n, &outl) != 1 || !tag_param(a, tag, false))
 		return HOMA_EIO;
 	return 0;
 }

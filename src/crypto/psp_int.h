@@ -63,12 +63,12 @@ int psp_aead_seal(struct psp_aead *a, const uint8_t *nonce, const uint8_t *aad,
 		  size_t aad_len, uint8_t *data, size_t n, uint8_t *tag);
 /**
  * psp_aead_seal_ext() - psp_aead_seal() of @n bytes at @data (in place)
- * followed by @m bytes read at @src and written, encrypted, at @data + @n
- * (out of place: one pass, no copy first). @src must not overlap
- * [@data, @data + @n + @m). Return: 0 or HOMA_EIO.
+ * followed by the @nsrc pieces at @src, read there and written,
+ * encrypted, at @data + @n onwards (out of place: one pass, no copy
+ * first). No piece may overlap the bytes written. Return: 0 or HOMA_EIO.
  */
 int psp_aead_seal_ext(struct psp_aead *a, const uint8_t *nonce, const uint8_t *aad,
-		      size_t aad_len, uint8_t *data, size_t n, const uint8_t *src, size_t m,
+		      size_t aad_len, uint8_t *data, size_t n, const struct homa_iov *src, int nsrc,
 		      uint8_t *tag);
 /**
  * psp_aead_open() - Decrypt in place and check @tag. Return: 0, or -1 if

@@ -10,6 +10,7 @@
  * whole Homa packet, and the ICV is AES-GCM's tag over it.
  */
 #include <limits.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include "psp_int.h"
@@ -27,21 +28,38 @@ static size_t clear_len(int version, size_t len)
 }
 
 /**
- * seal() - Seal the Homa packet whose first @len bytes are at @pkt and
- * whose other @ext_len bytes are at @ext (may be NULL when 0): as
- * homa_psp_seal() and homa_psp_seal_ext() describe.
+ * ext_bytes() - The bytes of the @n pieces at @ext into *@total.
+ * Return: false if a piece is NULL with bytes or the sum passes @max.
  */
-static int seal(homa_psp *p, const homa_addr *dst, uint8_t *pkt, size_t len, const uint8_t *ext,
-		size_t ext_len, size_t cap)
+static bool ext_bytes(const struct homa_iov *ext, int n, size_t max, size_t *total)
 {
-	size_t total = len + ext_len, clear;
+	*total = 0;
+	for (int i = 0; i < n; i++) {
+		if ((!ext[i].base && ext[i].len) || ext[i].len > max - *total)
+			return false;
+		*total += ext[i].len;
+	}
+	return true;
+}
+
+/**
+ * seal() - Seal the Homa packet whose first @len bytes are at @pkt and
+ * whose other bytes are the @next pieces at @ext: as homa_psp_seal() and
+ * homa_psp_seal_extv() describe.
+ */
+static int seal(homa_psp *p, const homa_addr *dst, uint8_t *pkt, size_t len,
+		const struct homa_iov *ext, int next, size_t cap)
+{
+	size_t total, ext_len, clear;
 	struct psp_tx *x;
 	struct psp_hdr h;
 	int err;
 
-	if (!p || !dst || !pkt || (ext_len && !ext) || len < PSP_CLEAR_LEN ||
-	    len > INT_MAX - HOMA_PSP_OVERHEAD || ext_len > INT_MAX - HOMA_PSP_OVERHEAD - len)
+	if (!p || !dst || !pkt || next < 0 || (next && !ext) || len < PSP_CLEAR_LEN ||
+	    len > INT_MAX - HOMA_PSP_OVERHEAD ||
+	    !ext_bytes(ext, next, INT_MAX - HOMA_PSP_OVERHEAD - len, &ext_len))
 		return HOMA_EINVAL;
+	total = len + ext_len;
 	if (cap < HOMA_PSP_OVERHEAD || total > cap - HOMA_PSP_OVERHEAD) {
 		p->st.seal_errors++;
 		return HOMA_ENOSPC;
@@ -62,12 +80,15 @@ static int seal(homa_psp *p, const homa_addr *dst, uint8_t *pkt, size_t len, con
 	psp_hdr_write(&h, pkt);
 	clear = HOMA_PSP_HDR_LEN + clear_len(x->version, total);
 	if (clear > HOMA_PSP_HDR_LEN + len) {  /* GMAC: the rest travels in clear too */
-		memcpy(pkt + HOMA_PSP_HDR_LEN + len, ext, ext_len);
-		len = total;
-		ext_len = 0;
+		for (int i = 0; i < next; i++) {
+			if (ext[i].len)
+				memcpy(pkt + HOMA_PSP_HDR_LEN + len, ext[i].base, ext[i].len);
+			len += ext[i].len;
+		}
+		next = 0;
 	}
 	err = psp_aead_seal_ext(&x->aead, pkt + 4, pkt, clear, pkt + clear,
-				HOMA_PSP_HDR_LEN + len - clear, ext, ext_len,
+				HOMA_PSP_HDR_LEN + len - clear, ext, next,
 				pkt + HOMA_PSP_HDR_LEN + total);
 	if (err) {
 		p->st.seal_errors++;
@@ -87,7 +108,16 @@ int homa_psp_seal(homa_psp *p, const homa_addr *dst, uint8_t *pkt, size_t len, s
 int homa_psp_seal_ext(homa_psp *p, const homa_addr *dst, uint8_t *pkt, size_t len,
 		      const uint8_t *ext, size_t ext_len, size_t cap)
 {
-	return seal(p, dst, pkt, len, ext, ext_len, cap);
+	struct homa_iov piece = {ext, ext_len};
+
+	return seal(p, dst, pkt, len, &piece, 1, cap);
+}
+
+/** homa_psp_seal_extv() - See psp.h. */
+int homa_psp_seal_extv(homa_psp *p, const homa_addr *dst, uint8_t *pkt, size_t len,
+		       const struct homa_iov *ext, int n, size_t cap)
+{
+	return seal(p, dst, pkt, len, ext, n, cap);
 }
 
 /** reject() - Count a rejected packet by @reason. Return: HOMA_EPROTO. */

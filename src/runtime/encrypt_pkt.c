@@ -13,7 +13,8 @@
 #include "enc.h"
 
 /** homa_rt_enc_seal() - See rt.h. */
-int homa_rt_enc_seal(struct homa_rt *rt, struct homa_io_tx *pkts, int n)
+int homa_rt_enc_seal(struct homa_rt *rt, struct homa_io_tx *pkts, const struct homa_iov *more,
+		     int n)
 {
 	struct rt_enc *x = rt->enc;
 	int kept = 0;
@@ -23,11 +24,17 @@ int homa_rt_enc_seal(struct homa_rt *rt, struct homa_io_tx *pkts, int n)
 	pthread_mutex_lock(&x->mu);
 	for (int i = 0; i < n; i++) {
 		struct homa_io_tx p = pkts[i];
+		struct homa_iov ext[2] = {{p.ext, p.ext_len}, {NULL, 0}};
 		/* the batch's buffers are the runtime's own (tx_bufs); a payload
-		 * the engine left in a borrowed message (ext) is encrypted from
-		 * there into the buffer, after the header: no copy first */
-		int r = homa_psp_seal_ext(x->psp, &p.dst, rt->tx_bufs + (p.data - rt->tx_bufs),
-					  p.len, p.ext, p.ext_len, rt->pkt_cap);
+		 * the engine left where it is (a zero-copy send's buffers, the
+		 * engine's copy of the message: ext, then more[i]) is encrypted
+		 * from there into the buffer, after the header: no copy first */
+		int r;
+
+		if (more)
+			ext[1] = more[i];
+		r = homa_psp_seal_extv(x->psp, &p.dst, rt->tx_bufs + (p.data - rt->tx_bufs), p.len,
+				       ext, 2, rt->pkt_cap);
 
 		if (r < 0)
 			continue;  /* counted by PSP: seal_no_assoc, seal_errors */

@@ -125,6 +125,8 @@ struct homa_rt {
 	uint8_t *tx_bufs;
 	uint8_t **tx_lent;          /**< batch: buffers the driver lent for drain() (tx.c) */
 	struct homa_io_tx *tx_pkts;
+	/** batch: the second piece of a payload the engine lent in two (encrypted sockets, tx.c) */
+	struct homa_iov *tx_ext2;
 	uint32_t tx_held_first;     /**< tx_pkts[first .. first + held) wait for room in */
 	uint32_t tx_held;           /**< the kernel's send buffer (tx.c) */
 	_Atomic bool tx_blocked;    /**< tx_held > 0: the waiter also waits for POLLOUT */
@@ -611,12 +613,15 @@ int homa_rt_enc_can_reply(struct homa_rt *rt, uint64_t id);
 
 /**
  * homa_rt_enc_seal() - With rt->tx_lock held and rt->lock not: seal the
- * @n drained packets of @pkts (in rt->tx_bufs) in place; packets that
+ * @n drained packets of @pkts (in rt->tx_bufs) in place, each packet's
+ * payload read from its ext piece and then from @more[i] (the second
+ * piece of a payload the engine lent in two; NULL: none); packets that
  * cannot be sealed (no association to their destination) are left out
  * and counted in the PSP counters. No-op for clear sockets.
  * Return: the packets kept, moved to the front of @pkts.
  */
-int homa_rt_enc_seal(struct homa_rt *rt, struct homa_io_tx *pkts, int n);
+int homa_rt_enc_seal(struct homa_rt *rt, struct homa_io_tx *pkts, const struct homa_iov *more,
+		     int n);
 /**
  * homa_rt_enc_open_rx() - Without rt->lock: authenticate and decrypt the
  * @n received packets of @rx in place (rotating the master keys first

@@ -123,6 +123,7 @@ static void rt_free(struct homa_rt *rt)
 			close(fds[i]);
 	free(rt->tx_bufs);
 	free(rt->tx_pkts);
+	free(rt->tx_ext2);
 	free(rt->tx_lent);
 	free(rt->rx_order);
 	free(rt->rx_copies);
@@ -184,11 +185,12 @@ static int rt_setup(struct homa_rt *rt, const struct homa_open_opts *o,
 	rt->pkt_cap = st->mtu;
 	rt->tx_bufs = malloc((size_t)rt->batch * rt->pkt_cap);
 	rt->tx_pkts = calloc(rt->batch, sizeof(*rt->tx_pkts));
+	rt->tx_ext2 = calloc(rt->batch, sizeof(*rt->tx_ext2));
 	rt->tx_lent = calloc(rt->batch, sizeof(*rt->tx_lent));
 	rt->kick_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	rt->ready_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	rt->wait_tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
-	if (!rt->tx_bufs || !rt->tx_pkts || !rt->tx_lent || homa_rt_input_init(rt))
+	if (!rt->tx_bufs || !rt->tx_pkts || !rt->tx_ext2 || !rt->tx_lent || homa_rt_input_init(rt))
 		return HOMA_ENOMEM;
 	if (rt->kick_fd < 0 || rt->ready_fd < 0 || rt->wait_tfd < 0)
 		return HOMA_EIO;

@@ -12,7 +12,10 @@
  * holds their header and a pointer to the payload in the application's
  * buffers (homa_engine_output_ref()), and while such a batch is unsent
  * (tx_refs) the releases of zero-copy messages wait (lock.c), so no
- * application reuses a buffer the kernel has yet to read.
+ * application reuses a buffer the kernel has yet to read. On an encrypted
+ * socket the batch also points into the engine's own copy of ordinary
+ * messages (sealing reads it there, homa_rt_enc_seal()); the engine keeps
+ * every such message freed meanwhile until unref() says the batch is sent.
  *
  * A thread that attached a message (homa_rt_flush_share()) sends at most
  * one batch itself and hands whatever is left to the thread that drives
@@ -71,17 +74,20 @@ static int drain(struct homa_rt *rt, uint64_t now)
 	rt->tx_refs = false;
 	while (n < (int)rt->batch) {
 		uint8_t *buf = tx_buf(rt, now, n, &lent);
-		struct homa_iov ref = {NULL, 0};
+		struct homa_iov ref[2] = {{NULL, 0}, {NULL, 0}};
 		struct homa_tx tx;
-		int len = borrow ? homa_engine_output_ref(rt->engine, now, buf, rt->pkt_cap, &tx, &ref)
+		/* only the seal reads a second piece; the driver sends one */
+		int len = borrow ? homa_engine_output_refs(rt->engine, now, buf, rt->pkt_cap, &tx,
+							   ref, rt->enc ? 2 : 1)
 				 : homa_engine_output(rt->engine, now, buf, rt->pkt_cap, &tx);
 
 		if (len <= 0)
 			break;
 		rt->tx_pkts[n] = (struct homa_io_tx){.data = buf, .len = (size_t)len,
-			.ext = ref.base, .ext_len = ref.len,
+			.ext = ref[0].base, .ext_len = ref[0].len,
 			.dst = tx.dst, .dport = tx.dport, .priority = tx.priority};
-		rt->tx_refs |= ref.len > 0;
+		rt->tx_ext2[n] = ref[1];
+		rt->tx_refs |= ref[0].len > 0;
 		n++;
 	}
 	if (lent > n)  /* lent buffers the engine had nothing for */
@@ -106,13 +112,16 @@ static int take_output(struct homa_rt *rt)
 
 /**
  * unref() - The batch that pointed into borrowed buffers is sent: clear
- * tx_refs and report the zero-copy releases that waited for it (at the
- * unlock). Called with rt->tx_lock held, without rt->lock.
+ * tx_refs, let the engine free the messages it kept for the batch
+ * (homa_engine_output_sent()) and report the zero-copy releases that
+ * waited for it (at the unlock). Called with rt->tx_lock held, without
+ * rt->lock.
  */
 static void unref(struct homa_rt *rt)
 {
 	homa_rt_lock(rt);
 	rt->tx_refs = false;
+	homa_engine_output_sent(rt->engine);
 	homa_rt_unlock(rt);
 }
 
@@ -184,7 +193,7 @@ static uint64_t send_all(struct homa_rt *rt, uint32_t max, bool *more)
 			int took, m;
 
 			homa_rt_obs_tx(rt, rt->tx_pkts, n);
-			m = homa_rt_enc_seal(rt, rt->tx_pkts, n);
+			m = homa_rt_enc_seal(rt, rt->tx_pkts, rt->tx_ext2, n);
 			took = m ? rt->drv->ops->send(rt->drv, rt->tx_pkts, m) : 0;
 			if (took >= 0 && took < m) {
 				hold(rt, took, m);

@@ -676,6 +676,24 @@ static int output_ref_null(void)
 	return r;
 }
 
+static int output_refs_none(void)
+{
+	homa_engine *e = new_engine(NULL);
+	struct homa_iov ref[2];
+	struct homa_tx tx;
+	uint8_t buf[2048];
+	int r = homa_engine_output_refs(e, 0, buf, sizeof(buf), &tx, ref, 0);
+
+	homa_engine_free(e);
+	return r;
+}
+
+static int output_sent_null(void)
+{
+	homa_engine_output_sent(NULL);
+	return 0;
+}
+
 /* ---- timers and events ---- */
 
 static int deadline_null(void) { return homa_engine_next_deadline(NULL) != UINT64_MAX; }
@@ -986,6 +1004,8 @@ static const struct doc_case engine_cases[] = {
 	DOC_CASE(homa_engine_output, HOMA_ENOSPC, output_small),
 	DOC_CASE(homa_engine_output, HOMA_EINVAL, output_null),
 	DOC_CASE(homa_engine_output_ref, HOMA_EINVAL, output_ref_null),
+	DOC_CASE(homa_engine_output_refs, HOMA_EINVAL, output_refs_none),
+	DOC_ANSWER(homa_engine_output_sent, output_sent_null),
 	DOC_ANSWER(homa_engine_next_deadline, deadline_null),
 	DOC_ANSWER(homa_engine_wake_by, wake_by_null),
 	DOC_ANSWER(homa_engine_want_output, want_output_null),

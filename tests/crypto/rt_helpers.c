@@ -6,6 +6,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -77,4 +78,69 @@ void crypto_associate_at(homa_socket *from, homa_socket *to, const char *host, i
 
 	assert_int_equal(homa_encrypt_rx_issue(to, &spi, key), 0);
 	assert_int_equal(homa_encrypt_tx_add(from, (struct sockaddr *)&sa, spi, key, 0), 0);
+}
+
+/** crypto_open() - See rt_helpers.h. */
+homa_socket *crypto_open(bool enc, bool server)
+{
+	struct homa_encrypt_opts eo;
+	struct homa_open_opts o;
+	struct homa_settings st;
+	homa_socket *s = NULL;
+
+	homa_open_opts_default(&o);
+	homa_encrypt_opts_default(&eo);
+	homa_settings_default(&st);
+	st.timeout_ticks = 3000;  /* loaded CI machines */
+	o.settings = &st;
+	o.bind_addr = "127.0.0.1";
+	o.server = server;
+	o.encrypt = enc ? &eo : NULL;
+	assert_int_equal(homa_open(&s, &o), 0);
+	return s;
+}
+
+/** crypto_echo_serve() - See rt_helpers.h. */
+void *crypto_echo_serve(void *arg)
+{
+	struct crypto_echo *e = arg;
+	struct homa_message m;
+	uint8_t *buf = NULL;
+	size_t cap = 0;
+
+	while (homa_recv(e->s, HOMA_RECV_REQUEST, 0, -1, &m) == 0) {
+		size_t n;
+
+		if (m.length > cap) {
+			uint8_t *b = realloc(buf, m.length);
+
+			if (!b) {
+				homa_message_release(&m);
+				continue;  /* no reply: the client's RPC fails, the test with it */
+			}
+			buf = b;
+			cap = m.length;
+		}
+		n = homa_message_copy(&m, 0, buf, m.length);
+		homa_reply_buf(e->s, m.id, buf, n);
+		homa_message_release(&m);
+	}
+	free(buf);
+	return NULL;
+}
+
+/** crypto_echo_start() - See rt_helpers.h. */
+void crypto_echo_start(struct crypto_echo *e, homa_socket *s)
+{
+	assert_non_null(s);
+	e->s = s;
+	e->port = homa_local_port(s);
+	assert_int_equal(pthread_create(&e->thread, NULL, crypto_echo_serve, e), 0);
+}
+
+/** crypto_echo_stop() - See rt_helpers.h. */
+void crypto_echo_stop(struct crypto_echo *e)
+{
+	homa_close(e->s);
+	pthread_join(e->thread, NULL);
 }

@@ -6,6 +6,8 @@
 #ifndef HOMA_TESTS_CRYPTO_RT_HELPERS_H
 #define HOMA_TESTS_CRYPTO_RT_HELPERS_H
 
+#include <pthread.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/socket.h>
 
@@ -36,5 +38,36 @@ void crypto_associate(homa_socket *from, homa_socket *to, int to_port);
 
 /** crypto_associate_at() - crypto_associate() with @to on @host (IPv4 or IPv6 literal). */
 void crypto_associate_at(homa_socket *from, homa_socket *to, const char *host, int to_port);
+
+/**
+ * crypto_open() - A socket on 127.0.0.1 with the tests' settings (a long
+ * timeout for loaded CI machines), encrypted with @enc (associations
+ * through the API: no certificates), a server socket with @server.
+ * Return: the socket, or NULL (the test fails).
+ */
+homa_socket *crypto_open(bool enc, bool server);
+
+/** An echo server: a socket and the thread answering its requests. */
+struct crypto_echo {
+	homa_socket *s;
+	int port;          /**< homa_local_port(s) */
+	pthread_t thread;
+};
+
+/**
+ * crypto_echo_serve() - Thread body: answer every request of the
+ * crypto_echo @arg with its own bytes (homa_reply_buf(), any length)
+ * until the socket closes.
+ */
+void *crypto_echo_serve(void *arg);
+
+/**
+ * crypto_echo_start() - Make @e the echo server of socket @s (the test
+ * fails if @s is NULL or the thread cannot start).
+ */
+void crypto_echo_start(struct crypto_echo *e, homa_socket *s);
+
+/** crypto_echo_stop() - Close @e's socket and join its thread. */
+void crypto_echo_stop(struct crypto_echo *e);
 
 #endif /* HOMA_TESTS_CRYPTO_RT_HELPERS_H */

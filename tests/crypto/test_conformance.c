@@ -222,6 +222,28 @@ static int seal_ext_wrap_of(homa_psp *p)
 
 static int seal_ext_wrap(void) { return one_psp(seal_ext_wrap_of); }
 
+/** seal_extv_bad_of() - homa_psp_seal_extv() with a NULL piece, no list, a negative count, a wrapping sum. */
+static int seal_extv_bad_of(homa_psp *p)
+{
+	homa_addr a = homa_addr_ipv4(0x7f000001);
+	uint8_t pkt[200];
+	struct homa_iov null_piece[2] = {{pkt, 0}, {NULL, 8}};
+	struct homa_iov wrap[2] = {{pkt, 8}, {pkt, SIZE_MAX - 4}};
+	int r[4];
+
+	sealable(p, pkt);
+	r[0] = homa_psp_seal_extv(p, &a, pkt, 28, null_piece, 2, sizeof(pkt));
+	r[1] = homa_psp_seal_extv(p, &a, pkt, 28, NULL, 1, sizeof(pkt));
+	r[2] = homa_psp_seal_extv(p, &a, pkt, 28, null_piece, -1, sizeof(pkt));
+	r[3] = homa_psp_seal_extv(p, &a, pkt, 28, wrap, 2, sizeof(pkt));
+	for (int i = 0; i < 4; i++)
+		if (r[i] != HOMA_EINVAL)
+			return r[i] ? r[i] : -1;
+	return HOMA_EINVAL;
+}
+
+static int seal_extv_bad(void) { return one_psp(seal_extv_bad_of); }
+
 /** open_clear_of() - Cleartext is malformed PSP: HOMA_EPROTO, counted by reason. */
 static int open_clear_of(homa_psp *p)
 {
@@ -370,6 +392,7 @@ static const struct doc_case psp_cases[] = {
 	DOC_CASE(homa_psp_seal, HOMA_EINVAL, seal_wrap),
 	DOC_CASE(homa_psp_seal_ext, HOMA_EINVAL, seal_ext_null),
 	DOC_CASE(homa_psp_seal_ext, HOMA_EINVAL, seal_ext_wrap),
+	DOC_CASE(homa_psp_seal_extv, HOMA_EINVAL, seal_extv_bad),
 	DOC_CASE(homa_psp_open, HOMA_EPROTO, open_clear),
 	DOC_CASE(homa_psp_open, HOMA_EINVAL, open_null),
 	DOC_ANSWER(homa_psp_hooks, hooks_null),

@@ -140,7 +140,8 @@ struct seal_case {
 	int v, phase;
 	size_t len;
 	uint8_t orig[1500], ours[1600];
-	uint8_t ext[2][1600];  /**< homa_psp_seal_ext() of orig, split at 28 and 70 bytes */
+	/** homa_psp_seal_ext() of orig, split at 28 and 70 bytes; homa_psp_seal_extv() at 28 in 3 pieces */
+	uint8_t ext[3][1600];
 	char key_hex[65];
 	homa_psp *rx;
 	int ref_seal, ref_open, ref_seal2, ref_open_bad;
@@ -175,8 +176,8 @@ static void seal_prepare(struct seal_case *c, struct batch *b, uint32_t seed)
 	assert_int_equal(homa_psp_seal(tx, &dst, c->ours, c->len, sizeof(c->ours)),
 			 (int)c->len + HOMA_PSP_OVERHEAD);
 	homa_psp_free(tx);
-	for (int k = 0; k < 2; k++) {  /* the same with the payload elsewhere (IV 1 again) */
-		size_t split = k && c->len > 70 ? 70 : 28;
+	for (int k = 0; k < 3; k++) {  /* the same with the payload elsewhere (IV 1 again) */
+		size_t split = k == 1 && c->len > 70 ? 70 : 28;
 		uint8_t *elsewhere = malloc(c->len);
 
 		assert_non_null(elsewhere);
@@ -184,9 +185,21 @@ static void seal_prepare(struct seal_case *c, struct batch *b, uint32_t seed)
 		assert_int_equal(homa_psp_new(&tx, c->v, NULL), 0);
 		assert_int_equal(homa_psp_tx_add(tx, &dst, 4000, spi, key, c->v), 0);
 		memcpy(c->ext[k], c->orig, split);
-		assert_int_equal(homa_psp_seal_ext(tx, &dst, c->ext[k], split, elsewhere + split,
-						   c->len - split, c->len + HOMA_PSP_OVERHEAD),
-				 (int)c->len + HOMA_PSP_OVERHEAD);
+		if (k < 2) {
+			assert_int_equal(homa_psp_seal_ext(tx, &dst, c->ext[k], split, elsewhere + split,
+							   c->len - split, c->len + HOMA_PSP_OVERHEAD),
+					 (int)c->len + HOMA_PSP_OVERHEAD);
+		} else {  /* pieces of 5, 17 and the rest bytes (fewer if short), one empty */
+			size_t rest = c->len - split, a = rest < 5 ? rest : 5;
+			size_t b2 = rest - a < 17 ? rest - a : 17;
+			struct homa_iov v[4] = {{elsewhere + split, a}, {NULL, 0},
+						{elsewhere + split + a, b2},
+						{elsewhere + split + a + b2, rest - a - b2}};
+
+			assert_int_equal(homa_psp_seal_extv(tx, &dst, c->ext[k], split, v, 4,
+							    c->len + HOMA_PSP_OVERHEAD),
+					 (int)c->len + HOMA_PSP_OVERHEAD);
+		}
 		assert_memory_equal(elsewhere, c->orig, c->len);  /* only read */
 		free(elsewhere);
 		homa_psp_free(tx);
@@ -217,6 +230,7 @@ static void seal_check(struct seal_case *c, struct batch *b)
 	assert_string_equal(hex(c->ours, n, h), b->ans[c->ref_seal]);
 	assert_string_equal(hex(c->ext[0], n, h), b->ans[c->ref_seal]);
 	assert_string_equal(hex(c->ext[1], n, h), b->ans[c->ref_seal]);
+	assert_string_equal(hex(c->ext[2], n, h), b->ans[c->ref_seal]);
 	assert_string_equal(hex(c->orig, c->len, h), b->ans[c->ref_open]);
 	assert_int_equal(strlen(b->ans[c->ref_seal2]), 2 * n);
 	for (size_t i = 0; i < n; i++)
@@ -231,7 +245,9 @@ static void seal_check(struct seal_case *c, struct batch *b)
  * homa_psp_seal__matches_reference() - All four versions, both phases, a
  * header-only packet and a full one: our sealed bytes equal the
  * reference's, also when homa_psp_seal_ext() reads all but the first 28
- * or 70 bytes from elsewhere; each side opens the other's packets.
+ * or 70 bytes from elsewhere, and when homa_psp_seal_extv() reads them
+ * in pieces of 5, 0, 17 and the rest bytes; each side opens the other's
+ * packets.
  */
 static void homa_psp_seal__matches_reference(void **state)
 {
