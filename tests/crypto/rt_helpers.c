@@ -8,6 +8,10 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 
 #include <cmocka.h>
 
@@ -80,6 +84,33 @@ void crypto_associate_at(homa_socket *from, homa_socket *to, const char *host, i
 	assert_int_equal(homa_encrypt_tx_add(from, (struct sockaddr *)&sa, spi, key, 0), 0);
 }
 
+/** crypto_free_udp_port() - See rt_helpers.h. */
+uint16_t crypto_free_udp_port(void)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET};
+	socklen_t len = sizeof(a);
+	int fd = socket(AF_INET, SOCK_DGRAM, 0);
+
+	assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &len), 0);
+	close(fd);
+	return ntohs(a.sin_port);
+}
+
+/** crypto_opts_init() - See rt_helpers.h. */
+void crypto_opts_init(struct homa_open_opts *o, struct homa_encrypt_opts *eo,
+		      struct homa_settings *st, const char *host, bool server)
+{
+	homa_open_opts_default(o);
+	homa_encrypt_opts_default(eo);
+	homa_settings_default(st);
+	st->timeout_ticks = 3000;  /* loaded CI machines */
+	o->settings = st;
+	o->bind_addr = host;
+	o->server = server;
+	o->encrypt = eo;
+}
+
 /** crypto_open() - See rt_helpers.h. */
 homa_socket *crypto_open(bool enc, bool server)
 {
@@ -88,27 +119,21 @@ homa_socket *crypto_open(bool enc, bool server)
 	struct homa_settings st;
 	homa_socket *s = NULL;
 
-	homa_open_opts_default(&o);
-	homa_encrypt_opts_default(&eo);
-	homa_settings_default(&st);
-	st.timeout_ticks = 3000;  /* loaded CI machines */
-	o.settings = &st;
-	o.bind_addr = "127.0.0.1";
-	o.server = server;
-	o.encrypt = enc ? &eo : NULL;
+	crypto_opts_init(&o, &eo, &st, "127.0.0.1", server);
+	if (!enc)
+		o.encrypt = NULL;
 	assert_int_equal(homa_open(&s, &o), 0);
 	return s;
 }
 
-/** crypto_echo_serve() - See rt_helpers.h. */
-void *crypto_echo_serve(void *arg)
+/** crypto_echo_loop() - See rt_helpers.h. */
+void *crypto_echo_loop(homa_socket *s)
 {
-	struct crypto_echo *e = arg;
 	struct homa_message m;
 	uint8_t *buf = NULL;
 	size_t cap = 0;
 
-	while (homa_recv(e->s, HOMA_RECV_REQUEST, 0, -1, &m) == 0) {
+	while (homa_recv(s, HOMA_RECV_REQUEST, 0, -1, &m) == 0) {
 		size_t n;
 
 		if (m.length > cap) {
@@ -122,11 +147,19 @@ void *crypto_echo_serve(void *arg)
 			cap = m.length;
 		}
 		n = homa_message_copy(&m, 0, buf, m.length);
-		homa_reply_buf(e->s, m.id, buf, n);
+		homa_reply_buf(s, m.id, buf, n);
 		homa_message_release(&m);
 	}
 	free(buf);
 	return NULL;
+}
+
+/** crypto_echo_serve() - See rt_helpers.h. */
+void *crypto_echo_serve(void *arg)
+{
+	struct crypto_echo *e = arg;
+
+	return crypto_echo_loop(e->s);
 }
 
 /** crypto_echo_start() - See rt_helpers.h. */

@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/socket.h>
 
 #include "homa/homa.h"
@@ -40,6 +41,23 @@ void crypto_associate(homa_socket *from, homa_socket *to, int to_port);
 void crypto_associate_at(homa_socket *from, homa_socket *to, const char *host, int to_port);
 
 /**
+ * crypto_free_udp_port() - An IPv4 UDP port nothing is bound to at the
+ * moment (the kernel's pick for an ephemeral bind, released again); the
+ * test fails if the probe socket cannot be bound.
+ */
+uint16_t crypto_free_udp_port(void);
+
+/**
+ * crypto_opts_init() - Fill @o, @eo and @st (all the caller's) with the
+ * library's defaults and the tests' own: settings @st with a 3000-tick
+ * timeout (loaded CI machines), bound to @host, a server socket if
+ * @server, encrypted with @eo. The caller may change any of them before
+ * homa_open(); @host must outlive that call.
+ */
+void crypto_opts_init(struct homa_open_opts *o, struct homa_encrypt_opts *eo,
+		      struct homa_settings *st, const char *host, bool server);
+
+/**
  * crypto_open() - A socket on 127.0.0.1 with the tests' settings (a long
  * timeout for loaded CI machines), encrypted with @enc (associations
  * through the API: no certificates), a server socket with @server.
@@ -55,9 +73,16 @@ struct crypto_echo {
 };
 
 /**
- * crypto_echo_serve() - Thread body: answer every request of the
- * crypto_echo @arg with its own bytes (homa_reply_buf(), any length)
- * until the socket closes.
+ * crypto_echo_loop() - Answer every request on @s with its own bytes
+ * (homa_reply_buf(), any length) until the socket closes. A request too
+ * large to buffer gets no reply (its RPC fails, and the test with it).
+ * The caller keeps @s. Return: NULL, as a thread body.
+ */
+void *crypto_echo_loop(homa_socket *s);
+
+/**
+ * crypto_echo_serve() - Thread body: crypto_echo_loop() on the socket of
+ * the crypto_echo @arg.
  */
 void *crypto_echo_serve(void *arg);
 

@@ -40,20 +40,10 @@ struct ep {
 	bool server;
 };
 
-/** serve() - Echo every request until the socket closes. */
+/** serve() - Thread body: crypto_echo_loop() on the socket of @arg. */
 static void *serve(void *arg)
 {
-	static uint8_t buf[1 << 18];
-	struct ep *e = arg;
-	struct homa_message m;
-
-	while (homa_recv(e->s, HOMA_RECV_REQUEST, 0, -1, &m) == 0) {
-		size_t n = homa_message_copy(&m, 0, buf, m.length);
-
-		homa_reply_buf(e->s, m.id, buf, n);
-		homa_message_release(&m);
-	}
-	return NULL;
+	return crypto_echo_loop(((struct ep *)arg)->s);
 }
 
 /**
@@ -67,14 +57,7 @@ static void ep_open(struct ep *e, bool server, uint16_t mport, uint16_t udp_port
 	struct homa_open_opts o;
 	struct homa_settings st;
 
-	homa_open_opts_default(&o);
-	homa_encrypt_opts_default(&eo);
-	homa_settings_default(&st);
-	st.timeout_ticks = 3000;  /* loaded CI machines */
-	o.settings = &st;
-	o.bind_addr = "127.0.0.1";
-	o.server = server;
-	o.encrypt = &eo;
+	crypto_opts_init(&o, &eo, &st, "127.0.0.1", server);
 	o.metrics_port = mport;
 	eo.udp_port = udp_port;
 	memset(e, 0, sizeof(*e));
@@ -281,19 +264,6 @@ static void encrypt_obs__drops_scraped(void **state)
 	ep_close(&s);
 }
 
-/** free_udp_port() - A UDP port nothing is bound to at the moment. */
-static uint16_t free_udp_port(void)
-{
-	struct sockaddr_in a = {.sin_family = AF_INET};
-	socklen_t len = sizeof(a);
-	int fd = socket(AF_INET, SOCK_DGRAM, 0);
-
-	assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
-	assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &len), 0);
-	close(fd);
-	return ntohs(a.sin_port);
-}
-
 /**
  * port_path() - Sockets with a fresh PSP port (steered unless
  * HOMA_PSP_STEER=off): an RPC through it, then 2 clear-text Homa packets
@@ -306,7 +276,7 @@ static void port_path(const char *path)
 	struct stat ns;
 	char rec[96];
 	static const char *const paths[] = {"steered", "receiver", "own_port"};
-	uint16_t pp = free_udp_port();
+	uint16_t pp = crypto_free_udp_port();
 	uint8_t clear[100] = {0};
 	char more[64], *resp;
 	const char *text;

@@ -77,33 +77,10 @@ static uint64_t now_ns(void)
 	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
 }
 
-/** free_udp_port() - A UDP port nothing is bound to at the moment. */
-static uint16_t free_udp_port(void)
-{
-	struct sockaddr_in a = {.sin_family = AF_INET};
-	socklen_t len = sizeof(a);
-	int fd = socket(AF_INET, SOCK_DGRAM, 0);
-
-	assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
-	assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &len), 0);
-	close(fd);
-	return ntohs(a.sin_port);
-}
-
-/** serve() - Echo every request until the socket closes. */
+/** serve() - Thread body: crypto_echo_loop() on the socket of @arg. */
 static void *serve(void *arg)
 {
-	static __thread uint8_t buf[300000];
-	struct ep *e = arg;
-	struct homa_message m;
-
-	while (homa_recv(e->s, HOMA_RECV_REQUEST, 0, -1, &m) == 0) {
-		size_t n = homa_message_copy(&m, 0, buf, m.length);
-
-		homa_reply_buf(e->s, m.id, buf, n);
-		homa_message_release(&m);
-	}
-	return NULL;
+	return crypto_echo_loop(((struct ep *)arg)->s);
 }
 
 /**
@@ -117,14 +94,7 @@ static int ep_open_at(struct ep *e, bool server, uint16_t udp_port, const char *
 	struct homa_settings st;
 	int err;
 
-	homa_open_opts_default(&o);
-	homa_encrypt_opts_default(&eo);
-	homa_settings_default(&st);
-	st.timeout_ticks = 3000;  /* loaded CI machines */
-	o.settings = &st;
-	o.bind_addr = host;
-	o.server = server;
-	o.encrypt = &eo;
+	crypto_opts_init(&o, &eo, &st, host, server);
 	eo.udp_port = udp_port;
 	memset(e, 0, sizeof(*e));
 	err = homa_open(&e->s, &o);
@@ -329,7 +299,7 @@ static void psp_host__hostile(void **state)
 {
 	uint8_t pkt[100], sealed[100], key[16];
 	homa_addr srv = homa_addr_ipv4(0x7f000001);
-	uint16_t nobody = free_udp_port();
+	uint16_t nobody = crypto_free_udp_port();
 	struct sockaddr_in at = {.sin_family = AF_INET, .sin_port = htons(nobody),
 				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
 	int fd = socket(AF_INET, SOCK_DGRAM, 0), trap = socket(AF_INET, SOCK_DGRAM, 0);
@@ -814,7 +784,7 @@ static void psp_host__needs_privilege(void **state)
 static int setup(void **state)
 {
 	(void)state;
-	psp_port = free_udp_port();
+	psp_port = crypto_free_udp_port();
 	return 0;
 }
 

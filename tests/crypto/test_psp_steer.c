@@ -49,20 +49,10 @@ struct ep {
 /** Sockets of the current test (closed by close_all() after a failure too). */
 static struct ep eps[5];
 
-/** serve() - Echo every request until the socket closes. */
+/** serve() - Thread body: crypto_echo_loop() on the socket of @arg. */
 static void *serve(void *arg)
 {
-	static __thread uint8_t buf[300000];
-	struct ep *e = arg;
-	struct homa_message m;
-
-	while (homa_recv(e->s, HOMA_RECV_REQUEST, 0, -1, &m) == 0) {
-		size_t n = homa_message_copy(&m, 0, buf, m.length);
-
-		homa_reply_buf(e->s, m.id, buf, n);
-		homa_message_release(&m);
-	}
-	return NULL;
+	return crypto_echo_loop(((struct ep *)arg)->s);
 }
 
 /** ep_open_at() - Open @e on @host (a server with an echo thread if @server) with the PSP port. */
@@ -73,14 +63,7 @@ static int ep_open_at(struct ep *e, bool server, const char *host)
 	struct homa_settings st;
 	int err;
 
-	homa_open_opts_default(&o);
-	homa_encrypt_opts_default(&eo);
-	homa_settings_default(&st);
-	st.timeout_ticks = 3000;  /* loaded CI machines */
-	o.settings = &st;
-	o.bind_addr = host;
-	o.server = server;
-	o.encrypt = &eo;
+	crypto_opts_init(&o, &eo, &st, host, server);
 	eo.udp_port = psp_port;
 	memset(e, 0, sizeof(*e));
 	err = homa_open(&e->s, &o);
@@ -442,19 +425,6 @@ static void record_path(char *out, size_t cap)
 	snprintf(out, cap, "/dev/shm/homa-psp-steer-%lu-%u", (unsigned long)ns.st_ino, psp_port);
 }
 
-/** free_udp_port() - A UDP port nothing is bound to at the moment. */
-static uint16_t free_udp_port(void)
-{
-	struct sockaddr_in a = {.sin_family = AF_INET};
-	socklen_t len = sizeof(a);
-	int fd = socket(AF_INET, SOCK_DGRAM, 0);
-
-	assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
-	assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &len), 0);
-	close(fd);
-	return ntohs(a.sin_port);
-}
-
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -476,7 +446,7 @@ int main(int argc, char **argv)
 		printf("skipped: needs root (CAP_BPF, CAP_NET_ADMIN)\n");
 		return 77;
 	}
-	psp_port = free_udp_port();
+	psp_port = crypto_free_udp_port();
 	unsetenv("HOMA_PSP_STEER");
 	homa_log_set_level(HOMA_LOG_INFO);  /* which path each socket took, for a failure's log */
 	rc = cmocka_run_group_tests(tests, NULL, NULL);

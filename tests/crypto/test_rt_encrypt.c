@@ -49,20 +49,10 @@ static const char *path_in(const char *dir, const char *name)
 	return buf[i];
 }
 
-/** serve() - Echo every request until the socket closes. */
+/** serve() - Thread body: crypto_echo_loop() on the socket of @arg. */
 static void *serve(void *arg)
 {
-	static uint8_t buf[1 << 20];
-	struct esrv *e = arg;
-	struct homa_message m;
-
-	while (homa_recv(e->s, HOMA_RECV_REQUEST, 0, -1, &m) == 0) {
-		size_t n = homa_message_copy(&m, 0, buf, m.length);
-
-		homa_reply_buf(e->s, m.id, buf, n);
-		homa_message_release(&m);
-	}
-	return NULL;
+	return crypto_echo_loop(((struct esrv *)arg)->s);
 }
 
 /**
@@ -80,14 +70,7 @@ static int eopen_in(struct esrv *e, bool server, const char *who, uint64_t rotat
 	char cert[32], key[32];
 	int err;
 
-	homa_open_opts_default(&o);
-	homa_encrypt_opts_default(&eo);
-	homa_settings_default(&st);
-	st.timeout_ticks = 3000;  /* loaded CI machines */
-	o.settings = &st;
-	o.bind_addr = "127.0.0.1";
-	o.server = server;
-	o.encrypt = &eo;
+	crypto_opts_init(&o, &eo, &st, "127.0.0.1", server);
 	eo.rotate_ns = rotate_ns;
 	if (who) {
 		snprintf(cert, sizeof(cert), "%s.pem", who);
