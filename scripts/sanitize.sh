@@ -44,7 +44,7 @@ run_tests() {
 	name=$1; shift
 	echo "sanitize.sh: $name: testing" >&2
 	(cd "$OUT/$name" && ctest --output-on-failure -j "$JOBS" "$@") >"$OUT/$name.test.log" 2>&1 || {
-		grep -E "Failed|ERROR|runtime error|WARNING: ThreadSanitizer|SUMMARY" \
+		grep -E "\*\*\*|Failed|FAILED|ERROR|runtime error|WARNING: ThreadSanitizer|SUMMARY" \
 			"$OUT/$name.test.log" | head -40 >&2
 		echo "sanitize.sh: $name: tests failed (log: $OUT/$name.test.log)" >&2
 		exit 1
