@@ -82,6 +82,46 @@ static int send_echo(homa_socket *s, const struct sockaddr *dst, int i, size_t s
 	return err;
 }
 
+/**
+ * run_echoes() - Send @count echo requests of @size bytes to @dst on @s,
+ * one at a time, check each response and print the RTT percentiles.
+ * The caller keeps @s. Return: 0 if every echo came back intact, 1 if
+ * one was wrong or an RPC failed (said on stderr).
+ */
+static int run_echoes(homa_socket *s, const struct sockaddr *dst, int count, size_t size)
+{
+	uint64_t *rtt = calloc((size_t)count, sizeof(*rtt));
+	int bad = 0, err = 0;
+
+	if (!rtt) {
+		fprintf(stderr, "echo_client: no memory for %d RTTs\n", count);
+		return 1;
+	}
+	for (int i = 0; i < count && !err; i++) {
+		struct homa_message m;
+		uint64_t id;
+
+		err = send_echo(s, dst, i, size, &id);
+		if (!err)   /* wait (up to 5 s) for this RPC's response */
+			err = homa_recv(s, HOMA_RECV_RESPONSE, id, 5000000000LL, &m);
+		if (err) {
+			fprintf(stderr, "echo_client: RPC %d: %s\n", i, homa_strerror(err));
+			break;
+		}
+		if (!echo_ok(&m, i, size))
+			bad++;
+		rtt[i] = m.rtt_ns;
+		homa_message_release(&m);
+	}
+	if (!err) {
+		qsort(rtt, (size_t)count, sizeof(*rtt), cmp_u64);
+		printf("echo_client: %d RPCs of %zu bytes, %d bad echoes, RTT P50 %.1f us, P99 %.1f us\n",
+		       count, size, bad, rtt[count / 2] / 1e3, rtt[count * 99 / 100] / 1e3);
+	}
+	free(rtt);
+	return err || bad ? 1 : 0;
+}
+
 static const char usage[] =
 	"usage: echo_client [--server ADDR] [--port P] [--size BYTES] [--count N] [--raw]\n"
 	"                   " EXAMPLE_OBS_USAGE " " EXAMPLE_ENCRYPT_USAGE "\n" EXAMPLE_OBS_HELP;
@@ -100,7 +140,7 @@ static const struct option options[] = {
 int main(int argc, char **argv)
 {
 	const char *server = "127.0.0.1";
-	int port = 4000, count = 1000, bad = 0, err, c;
+	int port = 4000, count = 1000, err, c;
 	size_t size = 100;
 	struct homa_open_opts o;
 	struct sockaddr_storage dst;
@@ -135,28 +175,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "echo_client: homa_open: %s\n", homa_strerror(err));
 		return 1;
 	}
-	uint64_t *rtt = calloc((size_t)count, sizeof(*rtt));
-
-	for (int i = 0; i < count; i++) {
-		struct homa_message m;
-		uint64_t id;
-
-		err = send_echo(s, (struct sockaddr *)&dst, i, size, &id);
-		if (!err)   /* wait (up to 5 s) for this RPC's response */
-			err = homa_recv(s, HOMA_RECV_RESPONSE, id, 5000000000LL, &m);
-		if (err) {
-			fprintf(stderr, "echo_client: RPC %d: %s\n", i, homa_strerror(err));
-			return 1;
-		}
-		if (!echo_ok(&m, i, size))
-			bad++;
-		rtt[i] = m.rtt_ns;
-		homa_message_release(&m);
-	}
-	qsort(rtt, (size_t)count, sizeof(*rtt), cmp_u64);
-	printf("echo_client: %d RPCs of %zu bytes, %d bad echoes, RTT P50 %.1f us, P99 %.1f us\n",
-	       count, size, bad, rtt[count / 2] / 1e3, rtt[count * 99 / 100] / 1e3);
+	err = run_echoes(s, (struct sockaddr *)&dst, count, size);
 	homa_close(s);
-	free(rtt);
-	return bad ? 1 : 0;
+	return err;
 }

@@ -53,6 +53,9 @@ expect 2 "lookups" kv_client --lookups=0
 expect 2 "seconds" kv_client --seconds=0
 expect 2 "size" rtt_compare --size=1
 expect 2 "count" rtt_compare --count 9
+# a server that is not there: echo_client says which RPC failed and exits 1
+# (an ASan build also checks it frees what it holds on that path)
+expect 1 "echo_client: RPC 0:" echo_client --port=1 --count=3
 
 # --name=value and a prefix (--cou) end to end: a server (--transport=auto)
 # for 4 requests, a client sending 3 over Homa, then 1 over TCP; a port another test holds makes the server exit,
