@@ -424,15 +424,30 @@ static int reply_unknown(void)
 	return homa_reply_iov(c.srv, 12345, &iov, 1);
 }
 
+/**
+ * reply_twice() - A second reply to a request already answered. The
+ * client is a polled socket whose standby thread waits 10,000 ticks
+ * before it drives the socket: nothing takes the response or acks it, so
+ * the server still holds the RPC however long this thread is descheduled
+ * between the two replies (with the default 5 ticks the standby thread
+ * would ack it and the server forget the RPC: HOMA_ENOTFOUND).
+ */
 static int reply_twice(void)
 {
+	struct homa_settings st;
 	struct homa_message m;
+	homa_socket *quiet;
 	int err;
 
-	take_request_from(c.polled, &m); /* nobody drives c.polled: no ack frees the RPC */
+	homa_settings_default(&st);
+	st.resend_ticks = 10000;
+	st.timeout_ticks = 20000;
+	assert_int_equal(api_open(&quiet, HOMA_MODE_POLLED, false, &st), 0);
+	take_request_from(quiet, &m);
 	assert_int_equal(homa_reply_buf(c.srv, m.id, "a", 1), 0);
 	err = homa_reply_buf(c.srv, m.id, "b", 1);
 	homa_message_release(&m);
+	assert_int_equal(homa_close(quiet), 0);
 	return err;
 }
 
