@@ -36,9 +36,9 @@ struct homa_done_ent {
 	uint32_t mark; /**< its client's slot in engine.done_marks */
 };
 
-/** fingerprint() - Non-zero keyed 64-bit hash of an RPC's identity. */
-static uint64_t fingerprint(const homa_engine *e, uint64_t id, const homa_addr *addr,
-			    uint16_t port)
+/** homa_done_fingerprint() - Non-zero keyed 64-bit hash of server RPC @id from @addr:@port. */
+uint64_t homa_done_fingerprint(const homa_engine *e, uint64_t id, const homa_addr *addr,
+			       uint16_t port)
 {
 	uint64_t h = homa_hash_rpc(e, id, addr, port);
 
@@ -133,6 +133,7 @@ int homa_done_init(homa_engine *e)
 	e->done_head = 0;
 	e->done_count = 0;
 	memset(e->done_marks, 0, sizeof(e->done_marks));
+	e->done_mark_t = 0;
 	if (!e->s.max_done_rpcs)
 		return 0;
 	e->done_cap = HOMA_DONE_MIN;
@@ -200,10 +201,35 @@ static bool grow(homa_engine *e)
 	return true;
 }
 
-/** mark_slot() - The watermark slot of client @addr:@port. */
+/**
+ * mark_slot() - The watermark slot of client @addr:@port: the low bits of
+ * the same keyed hash as its RPC group's key (pport.c), so that
+ * homa_done_add() takes it from the group without hashing again.
+ */
 static uint32_t mark_slot(const homa_engine *e, const homa_addr *addr, uint16_t port)
 {
-	return (uint32_t)(homa_hash_rpc(e, 0, addr, port) % HOMA_DONE_MARKS);
+	return (uint32_t)homa_hash_rpc(e, 0, addr, port) % HOMA_DONE_MARKS;
+}
+
+/**
+ * rpc_mark_slot() - mark_slot() of server RPC @rpc's client, from its
+ * group's key when it is in one.
+ */
+static uint32_t rpc_mark_slot(const homa_engine *e, const struct homa_rpc *rpc)
+{
+	if (rpc->pport)
+		return rpc->pport->key % HOMA_DONE_MARKS;
+	return mark_slot(e, &rpc->peer->addr, rpc->dport);
+}
+
+/**
+ * marks_live() - True if some watermark may still be inside the horizon:
+ * the newest one raised is (engine time only moves forward, so every
+ * older one is at least as old).
+ */
+static bool marks_live(const homa_engine *e)
+{
+	return e->done_mark_t && e->now - e->done_mark_t < homa_done_horizon_ns(e);
 }
 
 /**
@@ -224,11 +250,14 @@ static void forget_oldest(homa_engine *e)
 	if (!m->t || e->now - m->t >= horizon || old->id > m->max_id)
 		m->max_id = old->id;
 	m->t = e->now ? e->now : 1;
+	e->done_mark_t = m->t;
 }
 
 /**
  * homa_done_add() - Remember that server RPC @rpc finished now. A full
  * ring grows while its oldest entry is inside the horizon, else forgets it.
+ * Hashes nothing when @rpc carries its fingerprint (homa_rpc.done_f) and
+ * is in its RPC group: both keys were made when it arrived.
  */
 void homa_done_add(homa_engine *e, const struct homa_rpc *rpc)
 {
@@ -240,31 +269,46 @@ void homa_done_add(homa_engine *e, const struct homa_rpc *rpc)
 	    (e->now - e->done[e->done_head].t >= homa_done_horizon_ns(e) || !grow(e)))
 		forget_oldest(e);
 	ent = &e->done[e->done_head];
-	ent->f = fingerprint(e, rpc->id, &rpc->peer->addr, rpc->dport);
+	ent->f = rpc->done_f ? rpc->done_f
+			     : homa_done_fingerprint(e, rpc->id, &rpc->peer->addr, rpc->dport);
 	ent->t = e->now;
 	ent->id = rpc->id;
-	ent->mark = mark_slot(e, &rpc->peer->addr, rpc->dport);
+	ent->mark = rpc_mark_slot(e, rpc);
 	index_insert(e, ent->f);
 	e->done_count++;
 	e->done_head = (e->done_head + 1) % e->done_cap;
 }
 
 /**
- * homa_done_seen() - True if server RPC @id from @addr:@port may have
- * finished: it is remembered, or it lies at or below its client's live
- * watermark (the cap forced out a newer RPC of that client).
+ * homa_done_seen_fp() - homa_done_seen() for a caller that already made
+ * the fingerprint @f (homa_done_fingerprint()) of @id from @addr:@port.
+ * Hashes again only while some watermark is live.
  */
-bool homa_done_seen(const homa_engine *e, uint64_t id, const homa_addr *addr, uint16_t port)
+bool homa_done_seen_fp(const homa_engine *e, uint64_t f, uint64_t id, const homa_addr *addr,
+		       uint16_t port)
 {
 	const struct homa_done_mark *m;
-	uint64_t f;
 
 	if (!e->done_cap)
 		return false;
-	f = fingerprint(e, id, addr, port);
 	for (uint32_t i = home(e, f); e->done_index[i]; i = (i + 1) & mask(e))
 		if (e->done_index[i] == f)
 			return true;
+	if (!marks_live(e))
+		return false;
 	m = &e->done_marks[mark_slot(e, addr, port)];
 	return m->t && e->now - m->t < homa_done_horizon_ns(e) && id <= m->max_id;
+}
+
+/**
+ * homa_done_seen() - True if server RPC @id from @addr:@port may have
+ * finished: it is remembered, or it lies at or below its client's live
+ * watermark (the cap forced out a newer RPC of that client). One hash,
+ * two while a watermark is live.
+ */
+bool homa_done_seen(const homa_engine *e, uint64_t id, const homa_addr *addr, uint16_t port)
+{
+	if (!e->done_cap)
+		return false;
+	return homa_done_seen_fp(e, homa_done_fingerprint(e, id, addr, port), id, addr, port);
 }

@@ -47,17 +47,20 @@ static int partial_limit(homa_engine *e, const homa_addr *src, const struct homa
 
 /**
  * new_server_rpc() - Create the server side of an RPC announced by a
- * DATA or START_MSG packet from @src for a message of @length bytes.
+ * DATA or START_MSG packet from @src for a message of @length bytes;
+ * @key is homa_rpc_key() of its id and @src (the caller's lookup made it).
  * Limited by partial_limit().
  * Return: the RPC or a HOMA_DROP code in *@drop (HOMA_DROP_NOT_SERVER,
  * HOMA_DROP_PEER_LIMIT, HOMA_DROP_PARTIAL_LIMIT, HOMA_DROP_COMPLETED,
  * HOMA_DROP_BAD_FIELD, HOMA_DROP_MEMORY).
  */
 static struct homa_rpc *new_server_rpc(homa_engine *e, const homa_addr *src,
-				       const struct homa_pkt *pkt, uint32_t length, int *drop)
+				       const struct homa_pkt *pkt, uint32_t length, uint32_t key,
+				       int *drop)
 {
 	struct homa_peer *peer;
 	struct homa_rpc *rpc;
+	uint64_t done_f;
 
 	if (!e->server) {
 		*drop = HOMA_DROP(HOMA_DROP_NOT_SERVER);
@@ -66,11 +69,12 @@ static struct homa_rpc *new_server_rpc(homa_engine *e, const homa_addr *src,
 	*drop = partial_limit(e, src, pkt, length);
 	if (*drop)
 		return NULL;
-	if (homa_done_seen(e, pkt->sender_id ^ 1, src, pkt->sport)) {
+	done_f = e->done_cap ? homa_done_fingerprint(e, pkt->sender_id ^ 1, src, pkt->sport) : 0;
+	if (homa_done_seen_fp(e, done_f, pkt->sender_id ^ 1, src, pkt->sport)) {
 		*drop = HOMA_DROP(HOMA_DROP_COMPLETED);
 		return NULL;
 	}
-	if (homa_rpc_find_host(e, pkt->sender_id ^ 1, src)) {
+	if (homa_rpc_find_host_key(e, key, pkt->sender_id ^ 1, src)) {
 		/* ids are unique per host: the same id from another port of it */
 		*drop = HOMA_DROP(HOMA_DROP_BAD_FIELD);
 		return NULL;
@@ -79,7 +83,7 @@ static struct homa_rpc *new_server_rpc(homa_engine *e, const homa_addr *src,
 	 * cannot, homa_rpc_new() or homa_msgin_init() refuses below */
 	homa_evict_room(e, NULL, length, sizeof(*rpc) + HOMA_CHUNK);
 	peer = homa_peer_get(e, src);
-	rpc = peer ? homa_rpc_new(e, pkt->sender_id ^ 1, peer, pkt->sport) : NULL;
+	rpc = peer ? homa_rpc_new_key(e, key, pkt->sender_id ^ 1, peer, pkt->sport) : NULL;
 	if (!rpc) {
 		if (peer)
 			homa_peer_put(e, peer);
@@ -87,6 +91,7 @@ static struct homa_rpc *new_server_rpc(homa_engine *e, const homa_addr *src,
 		return NULL;
 	}
 	rpc->state = RPC_INCOMING;
+	rpc->done_f = done_f;
 	rpc->partial = true;
 	peer->partial_in++;
 	e->partial_in++;
@@ -105,10 +110,13 @@ static struct homa_rpc *message_start(homa_engine *e, const homa_addr *src,
 				      const struct homa_pkt *pkt, uint32_t length,
 				      uint32_t unsched, int *drop)
 {
-	struct homa_rpc *rpc = homa_rpc_find(e, pkt->sender_id ^ 1, src, pkt->sport);
+	uint32_t key = homa_rpc_key(e, pkt->sender_id ^ 1, src);
+	struct homa_rpc *rpc = homa_rpc_find_host_key(e, key, pkt->sender_id ^ 1, src);
 	bool created = false;
 	int err;
 
+	if (rpc && rpc->dport != pkt->sport)
+		rpc = NULL;
 	*drop = 0;
 	if (length > e->s.max_message) {
 		*drop = HOMA_DROP(HOMA_DROP_TOO_LONG);
@@ -119,7 +127,7 @@ static struct homa_rpc *message_start(homa_engine *e, const homa_addr *src,
 			*drop = HOMA_DROP(HOMA_DROP_UNKNOWN_RPC);
 			return NULL;
 		}
-		rpc = new_server_rpc(e, src, pkt, length, drop);
+		rpc = new_server_rpc(e, src, pkt, length, key, drop);
 		if (!rpc)
 			return NULL;
 		created = true;

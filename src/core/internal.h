@@ -187,7 +187,11 @@ struct homa_rpc {
 	uint16_t probes;          /**< RESEND/NEED_ACK probes sent since we last heard of it */
 	uint16_t restarts;        /**< client: restarts after RPC_UNKNOWN (settings.max_restarts) */
 	uint16_t start_resends;   /**< client: RESENDs for the response's start since the last (re)start */
-	uint64_t restart_ns;      /**< client: engine time of its first restart (incoming.c) */
+	union {
+		uint64_t restart_ns; /**< client: engine time of its first restart (incoming.c) */
+		/** server: its fingerprint in the finished-RPC memory (done.c), 0 if not made */
+		uint64_t done_f;
+	};
 	uint32_t silent_ticks;    /**< timer ticks without hearing from the peer */
 	uint32_t resend_at;       /**< silent_ticks value at which the next RESEND is due */
 	uint64_t heard_ns;        /**< engine time of the latest sign of life (timer.c) */
@@ -197,6 +201,7 @@ struct homa_rpc {
 	struct homa_msgin in;
 	struct homa_rpc *hash_next;   /**< chain in engine.rpcs (by id, peer, port) */
 	struct homa_rpc *handle_next; /**< chain in engine.handles (by handle) */
+	uint32_t key;                 /**< keyed hash of (id, peer address), made once (rpc.c) */
 	struct homa_link all_link; /**< engine.rpcs, in timer scan order */
 	struct homa_pport *pport;   /**< the group of RPCs with this peer and dport (pport.c) */
 	struct homa_link port_link; /**< pport.rpcs */
@@ -209,6 +214,7 @@ struct homa_rpc {
 struct homa_pport {
 	struct homa_pport *hash_next; /**< chain in engine.pports */
 	struct homa_peer *peer;
+	uint32_t key;                 /**< keyed hash of (peer address, port), as made by pport.c */
 	uint16_t port;
 	struct homa_link rpcs;        /**< homa_rpc.port_link; never empty while the group lives */
 	struct homa_link peer_link;   /**< peer.ports */
@@ -221,6 +227,7 @@ struct homa_pport {
 struct homa_peer {
 	homa_addr addr;
 	struct homa_peer *hash_next;
+	uint32_t key;             /**< keyed hash of addr, made once (peer.c) */
 	uint32_t rpcs;            /**< RPCs referencing this peer */
 	uint32_t client_rpcs;     /**< our outstanding client RPCs to it (incast) */
 	/** its server RPCs whose request is partly received (settings.max_peer_partial_msgs) */
@@ -321,6 +328,7 @@ struct homa_engine {
 	struct homa_table handles;   /**< by handle */
 	uint64_t next_server_handle;
 	struct homa_table peers;
+	struct homa_peer *peer_last; /**< the peer homa_peer_find() found last, or NULL (peer.c) */
 	struct homa_table pports;    /**< groups of RPCs by (peer, port) (pport.c) */
 	struct homa_link all_rpcs;   /**< every RPC, timer scan order */
 	struct homa_link grantable;  /**< incoming scheduled messages, fewest bytes left first */
@@ -385,6 +393,7 @@ struct homa_engine {
 	uint32_t done_count;         /**< entries in the ring */
 	uint64_t done_forced_out;    /**< entries the cap forced out inside the horizon */
 	struct homa_done_mark done_marks[HOMA_DONE_MARKS];
+	uint64_t done_mark_t;        /**< when the newest watermark was raised (0: never) */
 
 	struct homa_hash_key hash_key; /**< keys every table hash (hash.c) */
 
@@ -446,6 +455,11 @@ void homa_table_maybe_grow(homa_engine *e, struct homa_table *t, size_t next_off
 			   uint32_t (*hash)(const homa_engine *e, const void *elem));
 
 /* hash.c */
+/**
+ * SipHash computations made on this thread (homa_siphash()), so that tests
+ * can count the hashes an RPC costs.
+ */
+extern __thread uint64_t homa_hash_calls;
 uint64_t homa_siphash(const struct homa_hash_key *key, const uint64_t *m, int n);
 uint32_t homa_hash_addr(const homa_engine *e, const homa_addr *a);
 uint64_t homa_hash_rpc(const homa_engine *e, uint64_t id, const homa_addr *a, uint16_t port);
@@ -481,6 +495,11 @@ struct homa_rpc *homa_rpc_find(homa_engine *e, uint64_t id, const homa_addr *add
 struct homa_rpc *homa_rpc_find_host(homa_engine *e, uint64_t id, const homa_addr *addr);
 struct homa_rpc *homa_rpc_find_handle(homa_engine *e, uint64_t handle);
 struct homa_rpc *homa_rpc_new(homa_engine *e, uint64_t id, struct homa_peer *peer, uint16_t dport);
+struct homa_rpc *homa_rpc_new_key(homa_engine *e, uint32_t key, uint64_t id,
+				  struct homa_peer *peer, uint16_t dport);
+uint32_t homa_rpc_key(const homa_engine *e, uint64_t id, const homa_addr *addr);
+struct homa_rpc *homa_rpc_find_host_key(homa_engine *e, uint32_t key, uint64_t id,
+					const homa_addr *addr);
 void homa_rpc_free(homa_engine *e, struct homa_rpc *rpc);
 void homa_rpc_fail(homa_engine *e, struct homa_rpc *rpc, int error);
 int homa_unreach(homa_engine *e, const homa_addr *dst, int kind, const uint8_t *q, size_t len);
@@ -492,6 +511,10 @@ int homa_done_init(homa_engine *e);
 void homa_done_free(homa_engine *e);
 void homa_done_add(homa_engine *e, const struct homa_rpc *rpc);
 bool homa_done_seen(const homa_engine *e, uint64_t id, const homa_addr *addr, uint16_t port);
+bool homa_done_seen_fp(const homa_engine *e, uint64_t f, uint64_t id, const homa_addr *addr,
+		       uint16_t port);
+uint64_t homa_done_fingerprint(const homa_engine *e, uint64_t id, const homa_addr *addr,
+			       uint16_t port);
 uint64_t homa_done_horizon_ns(const homa_engine *e);
 uint32_t homa_done_count(const homa_engine *e);
 uint32_t homa_done_capacity(const homa_engine *e);

@@ -9,19 +9,30 @@
 
 #include "internal.h"
 
-/** peer_hash() - Table hash of a peer element. */
+/** peer_hash() - Table hash of a peer element (its key, made once by homa_peer_get()). */
 static uint32_t peer_hash(const homa_engine *e, const void *el)
 {
-	return homa_hash_addr(e, &((const struct homa_peer *)el)->addr);
+	(void)e;
+	return ((const struct homa_peer *)el)->key;
 }
 
-/** homa_peer_find() - The peer for @addr, or NULL if unknown. */
+/**
+ * homa_peer_find() - The peer for @addr, or NULL if unknown. The peer
+ * found last is kept (engine.peer_last) and matched first: packets and
+ * RPCs mostly come from the host of the one before, and then no hash is
+ * made.
+ */
 struct homa_peer *homa_peer_find(homa_engine *e, const homa_addr *addr)
 {
-	struct homa_peer *p = e->peers.buckets[homa_hash_addr(e, addr) & (e->peers.nbuckets - 1)];
+	struct homa_peer *p = e->peer_last;
 
+	if (p && homa_addr_equal(&p->addr, addr))
+		return p;
+	p = e->peers.buckets[homa_hash_addr(e, addr) & (e->peers.nbuckets - 1)];
 	while (p && !homa_addr_equal(&p->addr, addr))
 		p = p->hash_next;
+	if (p)
+		e->peer_last = p;
 	return p;
 }
 
@@ -46,7 +57,8 @@ struct homa_peer *homa_peer_get(homa_engine *e, const homa_addr *addr)
 		p->unknown_tick = UINT64_MAX;
 		p->heard_tick = e->tick;
 		p->heard_ns = e->now;
-		b = homa_hash_addr(e, addr) & (e->peers.nbuckets - 1);
+		p->key = homa_hash_addr(e, addr);
+		b = p->key & (e->peers.nbuckets - 1);
 		p->hash_next = e->peers.buckets[b];
 		e->peers.buckets[b] = p;
 		e->peers.count++;
@@ -60,9 +72,11 @@ struct homa_peer *homa_peer_get(homa_engine *e, const homa_addr *addr)
 /** peer_unlink_free() - Remove @p from the table and free it. */
 static void peer_unlink_free(homa_engine *e, struct homa_peer *p)
 {
-	struct homa_peer **pp = (struct homa_peer **)&e->peers.buckets[
-		homa_hash_addr(e, &p->addr) & (e->peers.nbuckets - 1)];
+	struct homa_peer **pp =
+		(struct homa_peer **)&e->peers.buckets[p->key & (e->peers.nbuckets - 1)];
 
+	if (e->peer_last == p)
+		e->peer_last = NULL;
 	while (*pp != p)
 		pp = &(*pp)->hash_next;
 	*pp = p->hash_next;
@@ -325,4 +339,5 @@ void homa_peers_free_all(homa_engine *e)
 		e->peers.buckets[i] = NULL;
 	}
 	e->peers.count = 0;
+	e->peer_last = NULL;
 }

@@ -19,29 +19,38 @@ static uint32_t pport_key(const homa_engine *e, const homa_addr *addr, uint16_t 
 	return (uint32_t)homa_hash_rpc(e, 0, addr, port);
 }
 
-/** pport_hash() - Table hash of a group element. */
+/** pport_hash() - Table hash of a group element (its key, made once). */
 static uint32_t pport_hash(const homa_engine *e, const void *el)
 {
-	const struct homa_pport *g = el;
-
-	return pport_key(e, &g->peer->addr, g->port);
+	(void)e;
+	return ((const struct homa_pport *)el)->key;
 }
 
-/** homa_pport_find() - See internal.h. */
-struct homa_pport *homa_pport_find(homa_engine *e, const struct homa_peer *peer, uint16_t port)
+/** find_key() - The group of @peer:@port whose key is @key, or NULL. */
+static struct homa_pport *find_key(homa_engine *e, const struct homa_peer *peer, uint16_t port,
+				   uint32_t key)
 {
-	struct homa_pport *g =
-		e->pports.buckets[pport_key(e, &peer->addr, port) & (e->pports.nbuckets - 1)];
+	struct homa_pport *g = e->pports.buckets[key & (e->pports.nbuckets - 1)];
 
 	while (g && (g->peer != peer || g->port != port))
 		g = g->hash_next;
 	return g;
 }
 
-/** homa_pport_add() - See internal.h. */
+/** homa_pport_find() - See internal.h. */
+struct homa_pport *homa_pport_find(homa_engine *e, const struct homa_peer *peer, uint16_t port)
+{
+	return find_key(e, peer, port, pport_key(e, &peer->addr, port));
+}
+
+/**
+ * homa_pport_add() - See internal.h. The group's key is hashed once, here
+ * when the group is made, and kept in it for the table and homa_pport_del().
+ */
 int homa_pport_add(homa_engine *e, struct homa_rpc *rpc)
 {
-	struct homa_pport *g = homa_pport_find(e, rpc->peer, rpc->dport);
+	uint32_t key = pport_key(e, &rpc->peer->addr, rpc->dport);
+	struct homa_pport *g = find_key(e, rpc->peer, rpc->dport, key);
 
 	if (!g) {
 		uint32_t b;
@@ -51,9 +60,10 @@ int homa_pport_add(homa_engine *e, struct homa_rpc *rpc)
 			return HOMA_ENOMEM;
 		g->peer = rpc->peer;
 		g->port = rpc->dport;
+		g->key = key;
 		homa_list_init(&g->rpcs);
 		homa_list_add_tail(&rpc->peer->ports, &g->peer_link);
-		b = pport_key(e, &g->peer->addr, g->port) & (e->pports.nbuckets - 1);
+		b = key & (e->pports.nbuckets - 1);
 		g->hash_next = e->pports.buckets[b];
 		e->pports.buckets[b] = g;
 		e->pports.count++;
@@ -76,8 +86,7 @@ void homa_pport_del(homa_engine *e, struct homa_rpc *rpc)
 	rpc->pport = NULL;
 	if (!homa_list_empty(&g->rpcs))
 		return;
-	pp = (struct homa_pport **)&e->pports.buckets[pport_key(e, &g->peer->addr, g->port) &
-						      (e->pports.nbuckets - 1)];
+	pp = (struct homa_pport **)&e->pports.buckets[g->key & (e->pports.nbuckets - 1)];
 	while (*pp != g)
 		pp = &(*pp)->hash_next;
 	*pp = g->hash_next;

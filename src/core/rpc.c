@@ -22,12 +22,11 @@ static uint32_t rpc_key(const homa_engine *e, uint64_t id, const homa_addr *a)
 	return (uint32_t)homa_hash_rpc(e, id, a, 0);
 }
 
-/** rpc_hash() - Table hash of an RPC by wire identity. */
+/** rpc_hash() - Table hash of an RPC by wire identity (its key, made once by homa_rpc_new()). */
 static uint32_t rpc_hash(const homa_engine *e, const void *el)
 {
-	const struct homa_rpc *r = el;
-
-	return rpc_key(e, r->id, &r->peer->addr);
+	(void)e;
+	return ((const struct homa_rpc *)el)->key;
 }
 
 /** handle_key() - Hash of an application handle. */
@@ -55,6 +54,26 @@ struct homa_rpc *homa_rpc_find(homa_engine *e, uint64_t id, const homa_addr *add
 	return r && r->dport == port ? r : NULL;
 }
 
+/** homa_rpc_key() - The RPC table's keyed hash of (@id, host @addr), for the *_key() calls. */
+uint32_t homa_rpc_key(const homa_engine *e, uint64_t id, const homa_addr *addr)
+{
+	return rpc_key(e, id, addr);
+}
+
+/**
+ * homa_rpc_find_host_key() - homa_rpc_find_host() with its key @key
+ * (homa_rpc_key() of @id and @addr) made by the caller.
+ */
+struct homa_rpc *homa_rpc_find_host_key(homa_engine *e, uint32_t key, uint64_t id,
+					const homa_addr *addr)
+{
+	struct homa_rpc *r = e->rpcs.buckets[key & (e->rpcs.nbuckets - 1)];
+
+	while (r && !(r->id == id && homa_addr_equal(&r->peer->addr, addr)))
+		r = r->hash_next;
+	return r;
+}
+
 /**
  * homa_rpc_find_host() - The RPC whose local wire id is @id and whose
  * other side is host @addr, whatever its port (there is at most one).
@@ -62,11 +81,7 @@ struct homa_rpc *homa_rpc_find(homa_engine *e, uint64_t id, const homa_addr *add
  */
 struct homa_rpc *homa_rpc_find_host(homa_engine *e, uint64_t id, const homa_addr *addr)
 {
-	struct homa_rpc *r = e->rpcs.buckets[rpc_key(e, id, addr) & (e->rpcs.nbuckets - 1)];
-
-	while (r && !(r->id == id && homa_addr_equal(&r->peer->addr, addr)))
-		r = r->hash_next;
-	return r;
+	return homa_rpc_find_host_key(e, rpc_key(e, id, addr), id, addr);
 }
 
 /** homa_rpc_find_handle() - The RPC the application knows as @handle, or NULL. */
@@ -88,6 +103,16 @@ struct homa_rpc *homa_rpc_find_handle(homa_engine *e, uint64_t handle)
  * Return: the RPC, or NULL (memory, or settings.max_rpcs reached).
  */
 struct homa_rpc *homa_rpc_new(homa_engine *e, uint64_t id, struct homa_peer *peer, uint16_t dport)
+{
+	return homa_rpc_new_key(e, rpc_key(e, id, &peer->addr), id, peer, dport);
+}
+
+/**
+ * homa_rpc_new_key() - homa_rpc_new() with its table key @key
+ * (homa_rpc_key() of @id and the peer's address) made by the caller.
+ */
+struct homa_rpc *homa_rpc_new_key(homa_engine *e, uint32_t key, uint64_t id,
+				  struct homa_peer *peer, uint16_t dport)
 {
 	struct homa_ev_node *n;
 	struct homa_rpc *r;
@@ -115,7 +140,8 @@ struct homa_rpc *homa_rpc_new(homa_engine *e, uint64_t id, struct homa_peer *pee
 	homa_list_init(&r->out.tx_link);
 	homa_list_init(&r->in.grant_link);
 	homa_list_init(&r->in.out_link);
-	b = rpc_key(e, id, &peer->addr) & (e->rpcs.nbuckets - 1);
+	r->key = key;
+	b = r->key & (e->rpcs.nbuckets - 1);
 	r->hash_next = e->rpcs.buckets[b];
 	e->rpcs.buckets[b] = r;
 	e->rpcs.count++;
@@ -160,7 +186,7 @@ void homa_rpc_free(homa_engine *e, struct homa_rpc *rpc)
 
 	if (!homa_is_client_id(rpc->id) && rpc->state != RPC_INCOMING)
 		homa_done_add(e, rpc);
-	unlink_chain(&e->rpcs.buckets[rpc_key(e, rpc->id, &peer->addr) & (e->rpcs.nbuckets - 1)],
+	unlink_chain(&e->rpcs.buckets[rpc->key & (e->rpcs.nbuckets - 1)],
 		     rpc, offsetof(struct homa_rpc, hash_next));
 	e->rpcs.count--;
 	unlink_chain(&e->handles.buckets[handle_key(rpc->handle) & (e->handles.nbuckets - 1)],

@@ -149,6 +149,92 @@ static void done__cap_turns_duplicates_into_errors(void **state)
 	assert_false(seen_at(f, 4000, 40000, 1000 + horizon));
 }
 
+/**
+ * finish_real() - Finish client id @id from @port as a real server RPC of
+ * the engine (in its tables and RPC group), the way the engine frees one.
+ */
+static void finish_real(struct fix *f, uint64_t id, uint16_t port)
+{
+	struct homa_peer *peer = homa_peer_get(f->e, &f->peer.addr);
+	struct homa_rpc *r;
+
+	assert_non_null(peer);
+	r = homa_rpc_new(f->e, id ^ 1, peer, port);
+	assert_non_null(r);
+	r->state = RPC_OUTGOING;
+	homa_rpc_free(f->e, r);
+}
+
+/**
+ * done__watermark_of_grouped_rpcs() - The watermark slot taken from a real
+ * RPC's group key is the one lookups hash to: past the cap, a forced-out
+ * RPC and an older id of its client are still refused, another port's not.
+ */
+static void done__watermark_of_grouped_rpcs(void **state)
+{
+	struct fix *f = *state;
+	struct homa_settings s = *homa_engine_settings(f->e);
+
+	s.max_done_rpcs = HOMA_DONE_MIN;
+	assert_int_equal(homa_engine_set_settings(f->e, &s), 0);
+	homa_engine_set_server(f->e, true);
+	f->e->now = 1000;
+	for (uint64_t i = 0; i < HOMA_DONE_MIN + 10; i++)
+		finish_real(f, 8000 + 2 * i, 41000);
+	assert_int_equal(f->e->done_forced_out, 10);
+	assert_true(seen(f, 8000, 41000));
+	assert_true(seen(f, 7000, 41000));
+	assert_false(seen(f, 7000, 41001));
+}
+
+/**
+ * done__hashes_only_what_it_must() - A lookup makes one keyed hash while no
+ * watermark is live and two while one is; a real RPC's finish makes none
+ * when it carries its fingerprint (the request's lookup made it) and one
+ * when it does not; it takes its watermark slot from its RPC group.
+ */
+static void done__hashes_only_what_it_must(void **state)
+{
+	struct fix *f = *state;
+	struct homa_settings s = *homa_engine_settings(f->e);
+	struct homa_peer *peer;
+	struct homa_rpc *r;
+	uint64_t h;
+
+	homa_engine_set_server(f->e, true);
+	f->e->now = 1000;
+	h = homa_hash_calls;
+	assert_false(seen(f, 9000, 40000));
+	assert_int_equal(homa_hash_calls - h, 1);
+
+	finish_real(f, 9000, 40000); /* no fingerprint: one hash for it */
+	peer = homa_peer_get(f->e, &f->peer.addr);
+	r = homa_rpc_new(f->e, 9002 ^ 1, peer, 40000);
+	assert_non_null(r);
+	r->state = RPC_OUTGOING;
+	r->done_f = homa_done_fingerprint(f->e, 9002 ^ 1, &f->peer.addr, 40000);
+	h = homa_hash_calls;
+	homa_rpc_free(f->e, r);
+	assert_int_equal(homa_hash_calls - h, 0);
+	assert_true(seen(f, 9000, 40000));
+	assert_true(seen(f, 9002, 40000));
+
+	/* a live watermark costs lookups their second hash */
+	s.max_done_rpcs = HOMA_DONE_MIN;
+	assert_int_equal(homa_engine_set_settings(f->e, &s), 0);
+	for (uint64_t i = 0; i < HOMA_DONE_MIN; i++)
+		finish(f, 20000 + 2 * i, 40001);
+	assert_true(f->e->done_forced_out > 0);
+	h = homa_hash_calls;
+	assert_false(seen(f, 90000, 40000));
+	assert_int_equal(homa_hash_calls - h, 2);
+	/* past the horizon it is dead again */
+	f->e->now += homa_done_horizon_ns(f->e);
+	h = homa_hash_calls;
+	assert_false(seen(f, 90000, 40000));
+	assert_int_equal(homa_hash_calls - h, 1);
+}
+
 /** Two engines and a clock for the end-to-end cases below. */
 struct duo {
 	struct th_pair p;
@@ -359,6 +445,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(done__remembered_for_the_horizon, setup, teardown),
 		cmocka_unit_test_setup_teardown(done__forgotten_after_the_horizon, setup, teardown),
 		cmocka_unit_test_setup_teardown(done__cap_turns_duplicates_into_errors, setup, teardown),
+		cmocka_unit_test_setup_teardown(done__watermark_of_grouped_rpcs, setup, teardown),
+		cmocka_unit_test_setup_teardown(done__hashes_only_what_it_must, setup, teardown),
 		cmocka_unit_test(done__retry_after_others_finished_is_refused),
 		cmocka_unit_test(done__client_never_retries_past_its_bound),
 	};
