@@ -168,12 +168,38 @@ void crypto_echo_start(struct crypto_echo *e, homa_socket *s)
 	assert_non_null(s);
 	e->s = s;
 	e->port = homa_local_port(s);
+	e->open = true;
 	assert_int_equal(pthread_create(&e->thread, NULL, crypto_echo_serve, e), 0);
+	e->serving = true;
+}
+
+/** crypto_ep_open() - See rt_helpers.h. */
+int crypto_ep_open(struct crypto_echo *e, const struct homa_open_opts *o, bool echo)
+{
+	homa_socket *s = NULL;
+	int err;
+
+	memset(e, 0, sizeof(*e));
+	err = homa_open(&s, o);
+	if (err)
+		return err;
+	if (echo) {
+		crypto_echo_start(e, s);
+		return 0;
+	}
+	e->s = s;
+	e->port = homa_local_port(s);
+	e->open = true;
+	return 0;
 }
 
 /** crypto_echo_stop() - See rt_helpers.h. */
 void crypto_echo_stop(struct crypto_echo *e)
 {
-	homa_close(e->s);
-	pthread_join(e->thread, NULL);
+	if (e->open)
+		homa_close(e->s);
+	if (e->serving)
+		pthread_join(e->thread, NULL);
+	e->open = false;
+	e->serving = false;
 }

@@ -65,11 +65,16 @@ void crypto_opts_init(struct homa_open_opts *o, struct homa_encrypt_opts *eo,
  */
 homa_socket *crypto_open(bool enc, bool server);
 
-/** An echo server: a socket and the thread answering its requests. */
+/**
+ * A socket of a test and, for an echo server, the thread answering it
+ * (crypto_echo_start(), crypto_ep_open()); crypto_echo_stop() ends both.
+ */
 struct crypto_echo {
 	homa_socket *s;
 	int port;          /**< homa_local_port(s) */
 	pthread_t thread;
+	bool open;         /**< s is open: crypto_echo_stop() closes it */
+	bool serving;      /**< the echo thread runs: crypto_echo_stop() joins it */
 };
 
 /**
@@ -92,7 +97,20 @@ void *crypto_echo_serve(void *arg);
  */
 void crypto_echo_start(struct crypto_echo *e, homa_socket *s);
 
-/** crypto_echo_stop() - Close @e's socket and join its thread. */
+/**
+ * crypto_ep_open() - Open @e with @o (from crypto_opts_init(), changed by
+ * the caller as it needs); with @echo, @e is an echo server
+ * (crypto_echo_start()). @e is cleared first, so crypto_echo_stop() is
+ * harmless after a failure. Return: 0, or homa_open()'s error (@e then
+ * holds no socket).
+ */
+int crypto_ep_open(struct crypto_echo *e, const struct homa_open_opts *o, bool echo);
+
+/**
+ * crypto_echo_stop() - Close @e's socket if it is open and join its echo
+ * thread if it runs; a second call does nothing (teardowns may call it
+ * after the test did).
+ */
 void crypto_echo_stop(struct crypto_echo *e);
 
 #endif /* HOMA_TESTS_CRYPTO_RT_HELPERS_H */

@@ -31,20 +31,11 @@
 #include "rt_helpers.h"
 #include "rt_util.h"
 
-/** An encrypted socket, its echo thread and its metrics port. */
+/** An encrypted socket (and its echo thread) and its metrics port. */
 struct ep {
-	homa_socket *s;
-	int port;
+	struct crypto_echo e;
 	uint16_t mport;
-	pthread_t thread;
-	bool server;
 };
-
-/** serve() - Thread body: crypto_echo_loop() on the socket of @arg. */
-static void *serve(void *arg)
-{
-	return crypto_echo_loop(((struct ep *)arg)->s);
-}
 
 /**
  * ep_open() - Open an encrypted socket on 127.0.0.1 with a metrics
@@ -60,21 +51,14 @@ static void ep_open(struct ep *e, bool server, uint16_t mport, uint16_t udp_port
 	crypto_opts_init(&o, &eo, &st, "127.0.0.1", server);
 	o.metrics_port = mport;
 	eo.udp_port = udp_port;
-	memset(e, 0, sizeof(*e));
-	assert_int_equal(homa_open(&e->s, &o), 0);
-	e->port = homa_local_port(e->s);
+	assert_int_equal(crypto_ep_open(&e->e, &o, server), 0);
 	e->mport = mport;
-	e->server = server;
-	if (server)
-		assert_int_equal(pthread_create(&e->thread, NULL, serve, e), 0);
 }
 
 /** ep_close() - Close @e and join its thread. */
 static void ep_close(struct ep *e)
 {
-	homa_close(e->s);
-	if (e->server)
-		pthread_join(e->thread, NULL);
+	crypto_echo_stop(&e->e);
 }
 
 /** scrape() - @e's /metrics text, checked by the strict parser (caller frees the response). */
@@ -95,7 +79,7 @@ static double value(const char *text, const struct ep *e, const char *name, cons
 	char labels[160];
 	double v;
 
-	snprintf(labels, sizeof(labels), "{endpoint=\"%d\"%s}", e->port, more);
+	snprintf(labels, sizeof(labels), "{endpoint=\"%d\"%s}", e->e.port, more);
 	if (prom_value(text, name, labels, &v) != 0)
 		fail_msg("missing %s%s", name, labels);
 	return v;
@@ -148,7 +132,7 @@ static void wait_rejected(const struct ep *e, uint64_t n)
 	uint64_t sum = 0;
 
 	for (int i = 0; i < 2000; i++) {
-		assert_int_equal(homa_encrypt_stats(e->s, &st), 0);
+		assert_int_equal(homa_encrypt_stats(e->e.s, &st), 0);
 		sum = 0;
 		for (int r = 0; r < HOMA_PSP_REJ_REASONS; r++)
 			sum += st.rejected[r];
@@ -192,9 +176,9 @@ static void encrypt_obs__drops_scraped(void **state)
 	(void)state;
 	ep_open(&s, true, rt_free_tcp_port(), 0);
 	ep_open(&c, false, 0, 0);
-	crypto_associate(c.s, s.s, s.port);
-	crypto_associate(s.s, c.s, c.port);
-	assert_int_equal(crypto_rpc(c.s, s.port, 5000), 0);
+	crypto_associate(c.e.s, s.e.s, s.e.port);
+	crypto_associate(s.e.s, c.e.s, c.e.port);
+	assert_int_equal(crypto_rpc(c.e.s, s.e.port, 5000), 0);
 	resp = scrape(&s, &text);
 	assert_true(value(text, &s, "homa_psp_sealed_packets_total", "") >= 1);
 	assert_true(value(text, &s, "homa_psp_opened_packets_total", "") >= 4);
@@ -214,25 +198,25 @@ static void encrypt_obs__drops_scraped(void **state)
 	free(stat_run(args));  /* first call: the state file */
 
 	assert_int_equal(homa_psp_new(&atk, 0, NULL), 0);
-	assert_int_equal(homa_encrypt_rx_issue(s.s, &spi, key), 0);
-	assert_int_equal(homa_psp_tx_add(atk, &srv, (uint16_t)s.port, spi, key, 0), 0);
+	assert_int_equal(homa_encrypt_rx_issue(s.e.s, &spi, key), 0);
+	assert_int_equal(homa_psp_tx_add(atk, &srv, (uint16_t)s.e.port, spi, key, 0), 0);
 	pkt[0] = 0x30, pkt[1] = 0x39;  /* BUSY for an RPC the server does not know */
-	pkt[2] = (uint8_t)(s.port >> 8), pkt[3] = (uint8_t)s.port;
+	pkt[2] = (uint8_t)(s.e.port >> 8), pkt[3] = (uint8_t)s.e.port;
 	pkt[11] = 0x14, pkt[12] = 5 << 4, pkt[27] = 8;
 	memcpy(sealed, pkt, 28);
 	assert_int_equal(homa_psp_seal(atk, &srv, sealed, 28, sizeof(sealed)), 60);
 	memcpy(pkt, sealed, 60);
 	pkt[59] ^= 0x10;                 /* the ICV: auth */
-	send_to(s.port, pkt, 60);
+	send_to(s.e.port, pkt, 60);
 	wait_rejected(&s, 1);
-	send_to(s.port, sealed, 60);     /* accepted */
-	send_to(s.port, sealed, 60);     /* replay */
-	send_to(s.port, sealed, 30);     /* truncated */
+	send_to(s.e.port, sealed, 60);     /* accepted */
+	send_to(s.e.port, sealed, 60);     /* replay */
+	send_to(s.e.port, sealed, 30);     /* truncated */
 	memcpy(pkt, sealed, 60);
 	pkt[7] ^= 0x55;                  /* an SPI never issued */
 	pkt[15] ^= 0x77;
-	send_to(s.port, pkt, 60);
-	send_to(s.port, sealed + 16, 28); /* the clear packet: not PSP */
+	send_to(s.e.port, pkt, 60);
+	send_to(s.e.port, sealed + 16, 28); /* the clear packet: not PSP */
 	wait_rejected(&s, 5);
 	resp = scrape(&s, &text);
 	assert_int_equal(rejected(text, &s, "auth"), 1);
@@ -246,7 +230,7 @@ static void encrypt_obs__drops_scraped(void **state)
 	assert_non_null(strstr(out, "# changes over the last"));
 	for (int r = 0; r < HOMA_PSP_REJ_REASONS; r++) {
 		snprintf(line, sizeof(line),
-			 "homa_psp_rejected_packets_total{endpoint=\"%d\",reason=\"%s\"}", s.port,
+			 "homa_psp_rejected_packets_total{endpoint=\"%d\",reason=\"%s\"}", s.e.port,
 			 homa_psp_reject_name(r));
 		if (r == HOMA_PSP_REJ_AUTH || r == HOMA_PSP_REJ_REPLAY ||
 		    r == HOMA_PSP_REJ_TRUNCATED || r == HOMA_PSP_REJ_UNKNOWN_SPI ||
@@ -259,7 +243,7 @@ static void encrypt_obs__drops_scraped(void **state)
 	snprintf(args, sizeof(args), "/tmp/homa-encobs-%d.st", (int)getpid());
 	unlink(args);
 	homa_psp_free(atk);
-	assert_int_equal(crypto_rpc(c.s, s.port, 200000), 0);
+	assert_int_equal(crypto_rpc(c.e.s, s.e.port, 200000), 0);
 	ep_close(&c);
 	ep_close(&s);
 }
@@ -285,11 +269,11 @@ static void port_path(const char *path)
 
 	ep_open(&s, true, rt_free_tcp_port(), pp);
 	ep_open(&c, false, 0, pp);
-	crypto_associate(c.s, s.s, s.port);
-	crypto_associate(s.s, c.s, c.port);
-	assert_int_equal(crypto_rpc(c.s, s.port, 5000), 0);
+	crypto_associate(c.e.s, s.e.s, s.e.port);
+	crypto_associate(s.e.s, c.e.s, c.e.port);
+	assert_int_equal(crypto_rpc(c.e.s, s.e.port, 5000), 0);
 	clear[0] = 40000 >> 8, clear[1] = 40000 & 0xff;  /* common header: to the server */
-	clear[2] = (uint8_t)(s.port >> 8), clear[3] = (uint8_t)s.port;
+	clear[2] = (uint8_t)(s.e.port >> 8), clear[3] = (uint8_t)s.e.port;
 	send_to(pp, clear, sizeof(clear));
 	send_to(pp, clear, sizeof(clear));
 	for (int i = 0; i < 300 && v < 2; i++) {

@@ -57,16 +57,8 @@
 /** The PSP port of the run. */
 static uint16_t psp_port;
 
-/** An encrypted socket and, for servers, its echo thread. */
-struct ep {
-	homa_socket *s;
-	int port;
-	pthread_t thread;
-	bool server;
-};
-
 /** Sockets open now, closed by close_all() when a test fails half-way. */
-static struct ep *open_eps[8];
+static struct crypto_echo *open_eps[8];
 
 /** now_ns() - CLOCK_MONOTONIC in ns. */
 static uint64_t now_ns(void)
@@ -77,17 +69,12 @@ static uint64_t now_ns(void)
 	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
 }
 
-/** serve() - Thread body: crypto_echo_loop() on the socket of @arg. */
-static void *serve(void *arg)
-{
-	return crypto_echo_loop(((struct ep *)arg)->s);
-}
-
 /**
  * ep_open_at() - Open an encrypted socket on @host (127.0.0.1 or ::1)
- * sending to @udp_port. Return: as homa_open().
+ * sending to @udp_port; a @server answers as an echo server. Return: as
+ * homa_open().
  */
-static int ep_open_at(struct ep *e, bool server, uint16_t udp_port, const char *host)
+static int ep_open_at(struct crypto_echo *e, bool server, uint16_t udp_port, const char *host)
 {
 	struct homa_encrypt_opts eo;
 	struct homa_open_opts o;
@@ -96,37 +83,30 @@ static int ep_open_at(struct ep *e, bool server, uint16_t udp_port, const char *
 
 	crypto_opts_init(&o, &eo, &st, host, server);
 	eo.udp_port = udp_port;
-	memset(e, 0, sizeof(*e));
-	err = homa_open(&e->s, &o);
+	err = crypto_ep_open(e, &o, server);
 	if (err)
 		return err;
-	e->port = homa_local_port(e->s);
-	e->server = server;
 	for (int i = 0; i < 8; i++)
 		if (!open_eps[i]) {
 			open_eps[i] = e;
 			break;
 		}
-	if (server)
-		assert_int_equal(pthread_create(&e->thread, NULL, serve, e), 0);
 	return 0;
 }
 
 /** ep_open() - ep_open_at() on 127.0.0.1. */
-static int ep_open(struct ep *e, bool server, uint16_t udp_port)
+static int ep_open(struct crypto_echo *e, bool server, uint16_t udp_port)
 {
 	return ep_open_at(e, server, udp_port, "127.0.0.1");
 }
 
-/** ep_close() - Close @e and join its thread. */
-static void ep_close(struct ep *e, bool server)
+/** ep_close() - Close @e and join its echo thread. */
+static void ep_close(struct crypto_echo *e)
 {
 	for (int i = 0; i < 8; i++)
 		if (open_eps[i] == e)
 			open_eps[i] = NULL;
-	homa_close(e->s);
-	if (server)
-		pthread_join(e->thread, NULL);
+	crypto_echo_stop(e);
 }
 
 /**
@@ -138,7 +118,7 @@ static int close_all(void **state)
 	(void)state;
 	for (int i = 0; i < 8; i++)
 		if (open_eps[i])
-			ep_close(open_eps[i], open_eps[i]->server);
+			ep_close(open_eps[i]);
 	return 0;
 }
 
@@ -152,7 +132,7 @@ static struct homa_psp_host_stats host(void)
 }
 
 /** psp() - @e's PSP counters. */
-static struct homa_psp_stats psp(struct ep *e)
+static struct homa_psp_stats psp(struct crypto_echo *e)
 {
 	struct homa_psp_stats st;
 
@@ -192,7 +172,7 @@ static void tell(const char *who, homa_socket *s)
  */
 static void psp_host__two_sockets_share(void **state)
 {
-	static struct ep s1, s2, c;  /* static: close_all() closes them after a failure */
+	static struct crypto_echo s1, s2, c;  /* static: close_all() closes them after a failure */
 	struct homa_psp_host_stats h0, h;
 	uint64_t opened;
 
@@ -223,9 +203,9 @@ static void psp_host__two_sockets_share(void **state)
 			break;
 	}
 	assert_true(h.forwarded - h0.forwarded >= opened);
-	ep_close(&c, false);
-	ep_close(&s2, true);
-	ep_close(&s1, true);
+	ep_close(&c);
+	ep_close(&s2);
+	ep_close(&s1);
 	assert_int_equal(homa_encrypt_host_stats(&h), HOMA_ENOTSUP);
 }
 
@@ -245,7 +225,7 @@ struct seen {
 };
 
 /** wait_for() - Wait (up to 20 s) until @done(@e) holds. Return: whether it did. */
-static bool wait_for(struct ep *e, bool (*done)(struct ep *, const struct seen *),
+static bool wait_for(struct crypto_echo *e, bool (*done)(struct crypto_echo *, const struct seen *),
 		     const struct seen *base)
 {
 	uint64_t until = now_ns() + 20000000000ull;
@@ -256,33 +236,33 @@ static bool wait_for(struct ep *e, bool (*done)(struct ep *, const struct seen *
 }
 
 /** Predicates of wait_for() over the receiver's and the server's counters. */
-static bool one_not_psp(struct ep *e, const struct seen *b)
+static bool one_not_psp(struct crypto_echo *e, const struct seen *b)
 {
 	(void)e;
 	return host().not_psp > b->h.not_psp;
 }
-static bool one_truncated(struct ep *e, const struct seen *b)
+static bool one_truncated(struct crypto_echo *e, const struct seen *b)
 {
 	(void)e;
 	return host().truncated > b->h.truncated;
 }
-static bool one_no_port(struct ep *e, const struct seen *b)
+static bool one_no_port(struct crypto_echo *e, const struct seen *b)
 {
 	(void)e;
 	return host().no_port > b->h.no_port;
 }
-static bool one_opened(struct ep *e, const struct seen *b) { return psp(e).opened > b->s.opened; }
-static bool one_replay(struct ep *e, const struct seen *b)
+static bool one_opened(struct crypto_echo *e, const struct seen *b) { return psp(e).opened > b->s.opened; }
+static bool one_replay(struct crypto_echo *e, const struct seen *b)
 {
 	return psp(e).rejected[HOMA_PSP_REJ_REPLAY] > b->s.rejected[HOMA_PSP_REJ_REPLAY];
 }
-static bool one_unknown(struct ep *e, const struct seen *b)
+static bool one_unknown(struct crypto_echo *e, const struct seen *b)
 {
 	return psp(e).rejected[HOMA_PSP_REJ_UNKNOWN_SPI] > b->s.rejected[HOMA_PSP_REJ_UNKNOWN_SPI];
 }
 
 /** snap() - The counters now. */
-static struct seen snap(struct ep *e)
+static struct seen snap(struct crypto_echo *e)
 {
 	return (struct seen){.h = host(), .s = psp(e)};
 }
@@ -305,7 +285,7 @@ static void psp_host__hostile(void **state)
 	int fd = socket(AF_INET, SOCK_DGRAM, 0), trap = socket(AF_INET, SOCK_DGRAM, 0);
 	uint8_t got[128];
 	homa_psp *a;
-	static struct ep s, c;  /* static: see close_all() */
+	static struct crypto_echo s, c;  /* static: see close_all() */
 	struct seen b;
 	uint32_t spi;
 
@@ -360,8 +340,8 @@ static void psp_host__hostile(void **state)
 	homa_psp_free(a);
 	close(fd);
 	close(trap);
-	ep_close(&c, false);
-	ep_close(&s, true);
+	ep_close(&c);
+	ep_close(&s);
 }
 
 /** send_to6() - Send @len bytes from a fresh IPv6 socket to [::1]:@port. */
@@ -386,7 +366,7 @@ static void send_to6(const uint8_t *p, size_t len, uint16_t port)
  */
 static void psp_host__ipv6(void **state)
 {
-	static struct ep s6, c6, s4, c4;  /* static: see close_all() */
+	static struct crypto_echo s6, c6, s4, c4;  /* static: see close_all() */
 	struct homa_psp_host_stats h0, h;
 	uint64_t opened;
 	struct seen b;
@@ -418,14 +398,14 @@ static void psp_host__ipv6(void **state)
 	b = snap(&s6);
 	send_to6((const uint8_t *)"clear text", 10, psp_port);
 	assert_true(wait_for(&s6, one_not_psp, &b));
-	ep_close(&c4, false);
-	ep_close(&s4, true);
-	ep_close(&c6, false);
-	ep_close(&s6, true);
+	ep_close(&c4);
+	ep_close(&s4);
+	ep_close(&c6);
+	ep_close(&s6);
 }
 
 /** Predicate of wait_for(): the burst's clear and sealed datagrams all seen. */
-static bool burst_done(struct ep *e, const struct seen *b)
+static bool burst_done(struct crypto_echo *e, const struct seen *b)
 {
 	return host().not_psp - b->h.not_psp >= 16 && psp(e).opened - b->s.opened >= 32;
 }
@@ -439,7 +419,7 @@ static bool burst_done(struct ep *e, const struct seen *b)
  */
 static void psp_host__burst(void **state)
 {
-	static struct ep s, c;  /* static: see close_all() */
+	static struct crypto_echo s, c;  /* static: see close_all() */
 	homa_addr srv = homa_addr_ipv4(0x7f000001);
 	int fd = socket(AF_INET, SOCK_DGRAM, 0);
 	uint8_t pkt[28], sealed[100], key[16];
@@ -478,8 +458,8 @@ static void psp_host__burst(void **state)
 	assert_int_equal(crypto_rpc(c.s, s.port, 100), 0);
 	homa_psp_free(a);
 	close(fd);
-	ep_close(&c, false);
-	ep_close(&s, true);
+	ep_close(&c);
+	ep_close(&s);
 }
 
 /** lists() - Does the registration @p (@len bytes) list Homa port @port? */
@@ -533,7 +513,7 @@ static void psp_host__join_announces_at_once(void **state)
 				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
 	struct sockaddr_in any = {.sin_family = AF_INET, .sin_port = htons(psp_port)};
 	int holder = socket(AF_INET, SOCK_DGRAM, 0), marker = socket(AF_INET, SOCK_DGRAM, 0);
-	static struct ep e[3];  /* static: see close_all() */
+	static struct crypto_echo e[3];  /* static: see close_all() */
 	bool ok[3];
 
 	(void)state;
@@ -547,7 +527,7 @@ static void psp_host__join_announces_at_once(void **state)
 			fprintf(stderr, "socket %d (port %d): registered only later\n", i, e[i].port);
 	}
 	for (int i = 2; i >= 0; i--)
-		ep_close(&e[i], false);
+		ep_close(&e[i]);
 	close(marker);
 	close(holder);
 	assert_true(ok[0] && ok[1] && ok[2]);
@@ -561,7 +541,7 @@ struct offer {
 };
 
 /** offer_of() - Issue @e's SPI and key for the other process. */
-static struct offer offer_of(struct ep *e)
+static struct offer offer_of(struct crypto_echo *e)
 {
 	struct offer o = {.port = e->port};
 
@@ -570,7 +550,7 @@ static struct offer offer_of(struct ep *e)
 }
 
 /** take() - Install the other process's offer @o in @e. */
-static void take(struct ep *e, const struct offer *o)
+static void take(struct crypto_echo *e, const struct offer *o)
 {
 	struct sockaddr_storage sa = crypto_dst(o->port);
 
@@ -579,7 +559,7 @@ static void take(struct ep *e, const struct offer *o)
 
 /** What psp_host__two_processes() holds open, for two_processes_end(). */
 static struct {
-	struct ep c;
+	struct crypto_echo c;
 	int to_child, from_child;
 	pid_t pid;
 } P = {.to_child = -1, .from_child = -1};
@@ -594,7 +574,7 @@ static struct {
 static void child(int in, int out)
 {
 	struct offer mine = {0}, theirs;
-	struct ep s;
+	struct crypto_echo s;
 
 	if (ep_open(&s, true, psp_port))
 		_exit(1);
@@ -612,7 +592,7 @@ static void child(int in, int out)
 			_exit(1);
 		}
 	}
-	ep_close(&s, true);
+	ep_close(&s);
 	_exit(0);
 }
 
@@ -621,7 +601,7 @@ static void child(int in, int out)
  * (the server's association is installed both ways before the first
  * packet), run RPCs to @srv_port.
  */
-static void client_round(struct ep *c, int srv_port)
+static void client_round(struct crypto_echo *c, int srv_port)
 {
 	struct offer mine = offer_of(c), srv;
 
@@ -695,17 +675,17 @@ static void psp_host__two_processes(void **state)
 	assert_int_equal(read(P.from_child, &srv, sizeof(srv)), sizeof(srv));
 	client_round(&P.c, srv.port);
 	assert_true(host().forwarded > 0);  /* the requests, to the child's port */
-	ep_close(&P.c, false);  /* our receiver stops; the child takes the port over */
+	ep_close(&P.c);  /* our receiver stops; the child takes the port over */
 	while (!child_holds && now_ns() < until) {
 		usleep(300000);  /* the child tries every 100 ms */
 		assert_int_equal(ep_open(&P.c, false, psp_port), 0);
 		child_holds = host().owner == 0;
 		if (!child_holds)
-			ep_close(&P.c, false);
+			ep_close(&P.c);
 	}
 	assert_true(child_holds);
 	client_round(&P.c, srv.port);  /* the child forwards our responses */
-	ep_close(&P.c, false);
+	ep_close(&P.c);
 	close(P.to_child);
 	P.to_child = -1;
 	assert_int_equal(waitpid(P.pid, &status, 0), P.pid);
@@ -742,7 +722,7 @@ static int two_processes_end(void **state)
  */
 static void unprivileged(void)
 {
-	struct ep e;
+	struct crypto_echo e;
 	int err;
 
 	if (setgid(65534) || setuid(65534) || geteuid() == 0)

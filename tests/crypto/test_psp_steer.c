@@ -38,60 +38,25 @@
 /** The PSP port of the run. */
 static uint16_t psp_port;
 
-/** An encrypted socket and, for servers, its echo thread. */
-struct ep {
-	homa_socket *s;
-	int port;
-	pthread_t thread;
-	bool server, open;
-};
-
 /** Sockets of the current test (closed by close_all() after a failure too). */
-static struct ep eps[5];
+static struct crypto_echo eps[5];
 
-/** serve() - Thread body: crypto_echo_loop() on the socket of @arg. */
-static void *serve(void *arg)
-{
-	return crypto_echo_loop(((struct ep *)arg)->s);
-}
-
-/** ep_open_at() - Open @e on @host (a server with an echo thread if @server) with the PSP port. */
-static int ep_open_at(struct ep *e, bool server, const char *host)
+/** ep_open_at() - Open @e on @host (an echo server if @server) with the PSP port. */
+static int ep_open_at(struct crypto_echo *e, bool server, const char *host)
 {
 	struct homa_encrypt_opts eo;
 	struct homa_open_opts o;
 	struct homa_settings st;
-	int err;
 
 	crypto_opts_init(&o, &eo, &st, host, server);
 	eo.udp_port = psp_port;
-	memset(e, 0, sizeof(*e));
-	err = homa_open(&e->s, &o);
-	if (err)
-		return err;
-	e->port = homa_local_port(e->s);
-	e->server = server;
-	e->open = true;
-	if (server && pthread_create(&e->thread, NULL, serve, e))
-		return HOMA_ENOMEM;
-	return 0;
+	return crypto_ep_open(e, &o, server);
 }
 
 /** ep_open() - ep_open_at() on 127.0.0.1. */
-static int ep_open(struct ep *e, bool server)
+static int ep_open(struct crypto_echo *e, bool server)
 {
 	return ep_open_at(e, server, "127.0.0.1");
-}
-
-/** ep_close() - Close @e and join its thread. */
-static void ep_close(struct ep *e)
-{
-	if (!e->open)
-		return;
-	e->open = false;
-	homa_close(e->s);
-	if (e->server)
-		pthread_join(e->thread, NULL);
 }
 
 /** close_all() - Teardown: close what a test left open; steering back on. */
@@ -99,7 +64,7 @@ static int close_all(void **state)
 {
 	(void)state;
 	for (int i = 0; i < 5; i++)
-		ep_close(&eps[i]);
+		crypto_echo_stop(&eps[i]);
 	unsetenv("HOMA_PSP_STEER");
 	return 0;
 }
@@ -114,7 +79,7 @@ static struct homa_psp_host_stats host(void)
 }
 
 /** opened() - Packets @e opened. */
-static uint64_t opened(struct ep *e)
+static uint64_t opened(struct crypto_echo *e)
 {
 	struct homa_psp_stats st;
 
@@ -123,7 +88,7 @@ static uint64_t opened(struct ep *e)
 }
 
 /** rpcs() - 100 B and 200 kB RPCs from @c to @s; @s opened packets of them. */
-static void rpcs(struct ep *c, struct ep *s)
+static void rpcs(struct crypto_echo *c, struct crypto_echo *s)
 {
 	uint64_t before = opened(s);
 
@@ -133,7 +98,7 @@ static void rpcs(struct ep *c, struct ep *s)
 }
 
 /** pair() - Associate client @c and server @s both ways. */
-static void pair(struct ep *c, struct ep *s)
+static void pair(struct crypto_echo *c, struct crypto_echo *s)
 {
 	crypto_associate(c->s, s->s, s->port);
 	crypto_associate(s->s, c->s, c->port);
@@ -146,7 +111,7 @@ static void pair(struct ep *c, struct ep *s)
  */
 static void psp_steer__no_hop(void **state)
 {
-	struct ep *s1 = &eps[0], *s2 = &eps[1], *c = &eps[2];
+	struct crypto_echo *s1 = &eps[0], *s2 = &eps[1], *c = &eps[2];
 	struct homa_psp_host_stats h;
 
 	(void)state;
@@ -175,7 +140,7 @@ static void psp_steer__no_hop(void **state)
  */
 static void psp_steer__leave(void **state)
 {
-	struct ep *c = &eps[0], *s = &eps[1];
+	struct crypto_echo *c = &eps[0], *s = &eps[1];
 
 	(void)state;
 	for (int i = 1; i <= 3; i++)
@@ -183,7 +148,7 @@ static void psp_steer__leave(void **state)
 	assert_int_equal(ep_open(c, false), 0);
 	for (int i = 1; i <= 3; i++)
 		pair(c, &eps[i]);
-	ep_close(&s[0]);
+	crypto_echo_stop(&s[0]);
 	rpcs(c, &s[1]);
 	rpcs(c, &s[2]);
 	assert_int_equal(ep_open(&eps[4], true), 0);
@@ -203,7 +168,7 @@ static void psp_steer__leave(void **state)
  */
 static void psp_steer__fallback(void **state)
 {
-	struct ep *s = &eps[0], *c = &eps[1];
+	struct crypto_echo *s = &eps[0], *c = &eps[1];
 	struct homa_psp_host_stats h;
 
 	(void)state;
@@ -228,7 +193,7 @@ static void psp_steer__fallback(void **state)
  */
 static void psp_steer__ipv6(void **state)
 {
-	struct ep *s6 = &eps[0], *c6 = &eps[1], *s4 = &eps[2], *c4 = &eps[3];
+	struct crypto_echo *s6 = &eps[0], *c6 = &eps[1], *s4 = &eps[2], *c4 = &eps[3];
 
 	(void)state;
 	assert_int_equal(ep_open_at(s6, true, "::1"), 0);
@@ -286,7 +251,7 @@ static struct homa_psp_host_stats drops_reach(struct homa_psp_host_stats want)
  */
 static void psp_steer__drops_counted(void **state)
 {
-	struct ep *s = &eps[0], *c = &eps[1];
+	struct crypto_echo *s = &eps[0], *c = &eps[1];
 	struct homa_psp_host_stats h0, h, want;
 	uint8_t clear[100] = {0}, psp[100] = {0};
 	uint16_t unknown = 1;
@@ -347,7 +312,7 @@ static void child(int in, int out)
 	struct offer mine = {0}, theirs;
 	struct homa_psp_host_stats h;
 	struct sockaddr_storage sa;
-	struct ep *s = &eps[0];
+	struct crypto_echo *s = &eps[0];
 	char c;
 
 	if (ep_open(s, true) || homa_encrypt_rx_issue(s->s, &mine.spi, mine.key))
@@ -363,7 +328,7 @@ static void child(int in, int out)
 		;
 	if (homa_encrypt_host_stats(&h) || h.steered != 1 || h.forwarded || opened(s) == 0)
 		_exit(1);
-	ep_close(s);
+	crypto_echo_stop(s);
 	_exit(0);
 }
 
@@ -376,7 +341,7 @@ static void psp_steer__two_processes(void **state)
 	int to[2], from[2], status;
 	struct offer srv, mine = {0};
 	struct sockaddr_storage sa;
-	struct ep *c = &eps[0];
+	struct crypto_echo *c = &eps[0];
 	char a[16], b[16], port[16];
 	pid_t pid;
 

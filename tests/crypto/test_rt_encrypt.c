@@ -31,13 +31,6 @@
 /** Folder of the generated certificates. */
 static char certs[64];
 
-/** An encrypted echo server and its thread. */
-struct esrv {
-	homa_socket *s;
-	int port;
-	pthread_t thread;
-};
-
 /** path_in() - "DIR/NAME" in a static buffer of 8 rotating slots. */
 static const char *path_in(const char *dir, const char *name)
 {
@@ -49,26 +42,19 @@ static const char *path_in(const char *dir, const char *name)
 	return buf[i];
 }
 
-/** serve() - Thread body: crypto_echo_loop() on the socket of @arg. */
-static void *serve(void *arg)
-{
-	return crypto_echo_loop(((struct esrv *)arg)->s);
-}
-
 /**
- * eopen_in() - Open an encrypted socket on 127.0.0.1 into @e (a server
- * socket if @server, no thread). @who: "server", "client", "rogue" or
- * NULL (no certificates), whose files are in @dir. @rotate_ns as in
- * homa_encrypt_opts.
+ * eopen_echo() - Open an encrypted socket on 127.0.0.1 into @e (a server
+ * socket if @server, answered by an echo thread if @echo). @who:
+ * "server", "client", "rogue" or NULL (no certificates), whose files are
+ * in @dir. @rotate_ns as in homa_encrypt_opts. Return: as homa_open().
  */
-static int eopen_in(struct esrv *e, bool server, const char *who, uint64_t rotate_ns,
-		    const char *dir)
+static int eopen_echo(struct crypto_echo *e, bool server, bool echo, const char *who,
+		      uint64_t rotate_ns, const char *dir)
 {
 	struct homa_encrypt_opts eo;
 	struct homa_open_opts o;
 	struct homa_settings st;
 	char cert[32], key[32];
-	int err;
 
 	crypto_opts_init(&o, &eo, &st, "127.0.0.1", server);
 	eo.rotate_ns = rotate_ns;
@@ -79,40 +65,30 @@ static int eopen_in(struct esrv *e, bool server, const char *who, uint64_t rotat
 		eo.key_file = path_in(dir, key);
 		eo.ca_file = path_in(dir, "ca.pem");
 	}
-	memset(e, 0, sizeof(*e));
-	err = homa_open(&e->s, &o);
-	if (err)
-		return err;
-	e->port = homa_local_port(e->s);
-	return 0;
+	return crypto_ep_open(e, &o, echo);
+}
+
+/** eopen_in() - eopen_echo() without an echo thread. */
+static int eopen_in(struct crypto_echo *e, bool server, const char *who, uint64_t rotate_ns,
+		    const char *dir)
+{
+	return eopen_echo(e, server, false, who, rotate_ns, dir);
 }
 
 /** eopen_socket() - eopen_in() the generated certificates' folder. */
-static int eopen_socket(struct esrv *e, bool server, const char *who, uint64_t rotate_ns)
+static int eopen_socket(struct crypto_echo *e, bool server, const char *who, uint64_t rotate_ns)
 {
 	return eopen_in(e, server, who, rotate_ns, certs);
 }
 
 /** eopen() - eopen_socket(), and for a @server its echo thread. */
-static int eopen(struct esrv *e, bool server, const char *who, uint64_t rotate_ns)
+static int eopen(struct crypto_echo *e, bool server, const char *who, uint64_t rotate_ns)
 {
-	int err = eopen_socket(e, server, who, rotate_ns);
-
-	if (!err && server)
-		assert_int_equal(pthread_create(&e->thread, NULL, serve, e), 0);
-	return err;
-}
-
-/** eclose() - Close @e and join its thread. */
-static void eclose(struct esrv *e, bool server)
-{
-	homa_close(e->s);
-	if (server)
-		pthread_join(e->thread, NULL);
+	return eopen_echo(e, server, server, who, rotate_ns, certs);
 }
 
 /** stats() - @e's PSP counters. */
-static struct homa_psp_stats stats(struct esrv *e)
+static struct homa_psp_stats stats(struct crypto_echo *e)
 {
 	struct homa_psp_stats st;
 
@@ -137,7 +113,7 @@ static uint64_t rejected_total(const struct homa_psp_stats *st)
  */
 static void encrypt__api_associations(void **state)
 {
-	struct esrv s, c, c2;
+	struct crypto_echo s, c, c2;
 	homa_socket *plain;
 	struct homa_psp_stats st;
 	struct homa_open_opts o;
@@ -157,14 +133,14 @@ static void encrypt__api_associations(void **state)
 	assert_int_equal(crypto_rpc(c2.s, s.port, 100), HOMA_ENOASSOC);
 	assert_int_equal(homa_encrypt_connect(c2.s, (struct sockaddr *)&(struct sockaddr_storage){0}),
 			 HOMA_EINVAL);
-	eclose(&c2, false);
+	crypto_echo_stop(&c2);
 	homa_open_opts_default(&o);
 	o.bind_addr = "127.0.0.1";
 	assert_int_equal(homa_open(&plain, &o), 0);
 	assert_int_equal(homa_encrypt_rx_issue(plain, &spi, key), HOMA_ENOTSUP);
 	homa_close(plain);
-	eclose(&c, false);
-	eclose(&s, true);
+	crypto_echo_stop(&c);
+	crypto_echo_stop(&s);
 }
 
 /**
@@ -178,7 +154,7 @@ static void encrypt__reply_without_association(void **state)
 {
 	struct sockaddr_storage sa;
 	struct homa_message req, resp;
-	struct esrv s, c;
+	struct crypto_echo s, c;
 	uint64_t id;
 
 	assert_int_equal(eopen_socket(&s, true, NULL, 0), 0);
@@ -195,8 +171,8 @@ static void encrypt__reply_without_association(void **state)
 	assert_int_equal(resp.error, 0);
 	assert_int_equal(resp.length, 4);
 	homa_message_release(&resp);
-	eclose(&c, false);
-	eclose(&s, false);
+	crypto_echo_stop(&c);
+	crypto_echo_stop(&s);
 }
 
 /**
@@ -208,7 +184,7 @@ static void encrypt__reply_without_association(void **state)
  */
 static void encrypt__key_exchange(void **state)
 {
-	struct esrv s, bare, c, rogue;
+	struct crypto_echo s, bare, c, rogue;
 	struct homa_psp_stats st;
 
 	assert_int_equal(eopen(&s, true, "server", 0), 0);
@@ -227,13 +203,13 @@ static void encrypt__key_exchange(void **state)
 	for (int i = 0; i < 500 && stats(&s).kx_refused == 0; i++)  /* counted after the close */
 		usleep(10000);
 	assert_int_equal(stats(&s).kx_refused, 1);
-	eclose(&rogue, false);
+	crypto_echo_stop(&rogue);
 	assert_int_equal(eopen(&bare, true, NULL, 0), 0);  /* no service */
 	assert_int_equal(crypto_rpc(c.s, bare.port, 100), HOMA_EHANDSHAKE);
-	eclose(&bare, true);
+	crypto_echo_stop(&bare);
 	assert_int_equal(crypto_rpc(c.s, s.port, 100), 0);
-	eclose(&c, false);
-	eclose(&s, true);
+	crypto_echo_stop(&c);
+	crypto_echo_stop(&s);
 }
 
 /**
@@ -243,7 +219,7 @@ static void encrypt__key_exchange(void **state)
  */
 static void encrypt__rotation_renews(void **state)
 {
-	struct esrv s, c;
+	struct crypto_echo s, c;
 	struct timespec t0, t;
 	struct homa_psp_stats st;
 
@@ -259,8 +235,8 @@ static void encrypt__rotation_renews(void **state)
 	st = stats(&s);
 	assert_true(st.rotations >= 3);
 	assert_int_equal(rejected_total(&st), 0);
-	eclose(&c, false);
-	eclose(&s, true);
+	crypto_echo_stop(&c);
+	crypto_echo_stop(&s);
 }
 
 /** now_ms() - CLOCK_MONOTONIC in ms. */
@@ -283,7 +259,7 @@ static uint64_t now_ms(void)
 static void encrypt__expired_after_failed_renewals(void **state)
 {
 	char dir[128], cmd[512];
-	struct esrv s, c;
+	struct crypto_echo s, c;
 	uint64_t until;
 	int err = 0;
 
@@ -305,8 +281,8 @@ static void encrypt__expired_after_failed_renewals(void **state)
 	snprintf(cmd, sizeof(cmd), "cp %s/ca.pem %s/", certs, dir);
 	assert_int_equal(system(cmd), 0);
 	assert_int_equal(crypto_rpc(c.s, s.port, 100), 0);
-	eclose(&c, false);
-	eclose(&s, true);
+	crypto_echo_stop(&c);
+	crypto_echo_stop(&s);
 }
 
 /** An attacker: a plain UDP socket and the sender's keys. */
@@ -326,7 +302,7 @@ static void send_raw(struct attacker *a, const uint8_t *p, size_t len)
 }
 
 /** wait_rejected() - Wait (up to 20 s) until the server rejected @n packets in all. */
-static void wait_rejected(struct esrv *s, uint64_t n)
+static void wait_rejected(struct crypto_echo *s, uint64_t n)
 {
 	for (int i = 0; i < 2000; i++) {
 		struct homa_psp_stats st = stats(s);
@@ -350,7 +326,7 @@ static void wait_rejected(struct esrv *s, uint64_t n)
  */
 static void encrypt__attacks_on_the_wire(void **state)
 {
-	struct esrv s, c;
+	struct crypto_echo s, c;
 	struct attacker a = {0};
 	uint8_t pkt[100], sealed[100], key[16];
 	struct homa_psp_stats st;
@@ -416,8 +392,8 @@ static void encrypt__attacks_on_the_wire(void **state)
 	assert_int_equal(hs.drops[HOMA_DROP_VERIFY], n);
 	homa_psp_free(a.psp);
 	close(a.fd);
-	eclose(&c, false);
-	eclose(&s, true);
+	crypto_echo_stop(&c);
+	crypto_echo_stop(&s);
 }
 
 /**
@@ -497,7 +473,7 @@ static void zc_release(void *arg)
 static void encrypt__zero_copy_send_not_copied(void **state)
 {
 	enum { N = 250000 };
-	struct esrv s, c;
+	struct crypto_echo s, c;
 	struct homa_message m;
 	struct homa_io_stats io;
 	struct homa_stats st;
@@ -531,8 +507,8 @@ static void encrypt__zero_copy_send_not_copied(void **state)
 		fail_msg("copied %llu bytes of %d sent (retransmitted %llu)",
 			 (unsigned long long)io.tx_copied_bytes, N,
 			 (unsigned long long)st.retransmitted_bytes);
-	eclose(&c, false);
-	eclose(&s, true);
+	crypto_echo_stop(&c);
+	crypto_echo_stop(&s);
 	assert_int_equal(__atomic_load_n(&released, __ATOMIC_SEQ_CST), 1);
 	free(buf);
 	free(back);
