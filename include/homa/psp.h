@@ -231,6 +231,17 @@ HOMA_API int homa_psp_seal_extv(homa_psp *p, const homa_addr *dst, uint8_t *pkt,
 HOMA_API int homa_psp_open(homa_psp *p, uint8_t *pkt, size_t len);
 
 /**
+ * homa_psp_open_view() - homa_psp_open() without moving the Homa packet
+ * back to @pkt: on success it stays where it travelled, at @pkt +
+ * HOMA_PSP_HDR_LEN, and the PSP header is left in place before it, so a
+ * receiver that can take the packet at an offset saves a pass over every
+ * received byte. On failure @pkt's bytes may be changed (as with
+ * homa_psp_open()). Return: as homa_psp_open(), HOMA_EINVAL also for a
+ * NULL @homa; *@homa is set only on success.
+ */
+HOMA_API int homa_psp_open_view(homa_psp *p, uint8_t *pkt, size_t len, uint8_t **homa);
+
+/**
  * homa_psp_hooks() - Engine packet hooks that seal and open with @p
  * (overhead HOMA_PSP_OVERHEAD). @p must outlive their use. With a NULL
  * @p they refuse every packet (HOMA_EINVAL).

@@ -143,16 +143,18 @@ static struct psp_rx *lookup(homa_psp *p, uint32_t spi, int *why)
 	return r;
 }
 
-/** homa_psp_open() - See psp.h. */
-int homa_psp_open(homa_psp *p, uint8_t *pkt, size_t len)
+/**
+ * open_view() - Check and decrypt the sealed packet of @len bytes at @pkt
+ * in place, leaving the Homa packet at @pkt + HOMA_PSP_HDR_LEN.
+ * Return: as homa_psp_open().
+ */
+static int open_view(homa_psp *p, uint8_t *pkt, size_t len)
 {
 	struct psp_hdr h;
 	struct psp_rx *r;
 	size_t clear;
 	int why;
 
-	if (!p || !pkt || len > INT_MAX)
-		return HOMA_EINVAL;
 	if (len < 2 || pkt[0] != HOMA_PSP_NEXT_HDR || pkt[1] != 1)
 		return reject(p, HOMA_PSP_REJ_NOT_PSP);
 	if (len < AAD_LEN + HOMA_PSP_ICV_LEN)
@@ -173,9 +175,34 @@ int homa_psp_open(homa_psp *p, uint8_t *pkt, size_t len)
 			  len - clear - HOMA_PSP_ICV_LEN, pkt + len - HOMA_PSP_ICV_LEN))
 		return reject(p, HOMA_PSP_REJ_AUTH);
 	psp_replay_mark(&r->win, h.iv);
-	memmove(pkt, pkt + HOMA_PSP_HDR_LEN, len - HOMA_PSP_OVERHEAD);
 	p->st.opened++;
 	return (int)(len - HOMA_PSP_OVERHEAD);
+}
+
+/** homa_psp_open() - See psp.h. */
+int homa_psp_open(homa_psp *p, uint8_t *pkt, size_t len)
+{
+	int r;
+
+	if (!p || !pkt || len > INT_MAX)
+		return HOMA_EINVAL;
+	r = open_view(p, pkt, len);
+	if (r >= 0)
+		memmove(pkt, pkt + HOMA_PSP_HDR_LEN, (size_t)r);
+	return r;
+}
+
+/** homa_psp_open_view() - See psp.h. */
+int homa_psp_open_view(homa_psp *p, uint8_t *pkt, size_t len, uint8_t **homa)
+{
+	int r;
+
+	if (!p || !pkt || !homa || len > INT_MAX)
+		return HOMA_EINVAL;
+	r = open_view(p, pkt, len);
+	if (r >= 0)
+		*homa = pkt + HOMA_PSP_HDR_LEN;
+	return r;
 }
 
 /** hook_seal() - The engine's seal_to hook: homa_psp_seal(). */

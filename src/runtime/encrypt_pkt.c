@@ -67,13 +67,19 @@ int homa_rt_enc_open_rx(struct homa_rt *rt, struct homa_io_rx *rx, int n, int *r
 	if (x->rotate_ns)
 		homa_rt_enc_maybe_rotate(x, homa_rt_now());
 	for (int i = 0; i < n; i++) {
-		int r = homa_psp_open(x->psp, rx[i].data, rx[i].len);
+		uint8_t *homa = rx[i].data;
+		/* the engine takes the Homa packet where it travelled, after the
+		 * PSP header: no pass moving every byte back. A buffer the engine
+		 * may keep (a lent XDP frame, given back by its start) is moved. */
+		int r = rx[i].lendable ? homa_psp_open(x->psp, rx[i].data, rx[i].len)
+				       : homa_psp_open_view(x->psp, rx[i].data, rx[i].len, &homa);
 
 		if (r < 0) {  /* counted by PSP, by reason */
 			homa_rt_obs_drop(rt, &rx[i].src, HOMA_INPUT_DROPPED + HOMA_DROP_VERIFY);
 			continue;
 		}
 		rx[kept] = rx[i];
+		rx[kept].data = homa;
 		rx[kept++].len = (size_t)r;
 	}
 	pthread_mutex_unlock(&x->mu);

@@ -266,6 +266,29 @@ static int open_null(void)
 	return homa_psp_open(NULL, pkt, sizeof(pkt)) == HOMA_EINVAL ? one_psp(open_null_of) : 1;
 }
 
+/** open_view_clear_of() - homa_psp_open_view() of cleartext: HOMA_EPROTO, counted, *homa untouched. */
+static int open_view_clear_of(homa_psp *p)
+{
+	struct homa_psp_stats st;
+	uint8_t pkt[100] = {0}, *homa = NULL;
+	int r = homa_psp_open_view(p, pkt, sizeof(pkt), &homa);
+
+	homa_psp_get_stats(p, &st);
+	return st.rejected[HOMA_PSP_REJ_NOT_PSP] == 1 && !homa ? r : 1;
+}
+
+static int open_view_clear(void) { return one_psp(open_view_clear_of); }
+
+/** open_view_null_of() - homa_psp_open_view() without a place for the Homa packet. */
+static int open_view_null_of(homa_psp *p)
+{
+	uint8_t pkt[100] = {0};
+
+	return homa_psp_open_view(p, pkt, sizeof(pkt), NULL);
+}
+
+static int open_view_null(void) { return one_psp(open_view_null_of); }
+
 /** hooks_null() - Hooks of a NULL state: everything they see is refused. */
 static int hooks_null(void)
 {
@@ -395,6 +418,8 @@ static const struct doc_case psp_cases[] = {
 	DOC_CASE(homa_psp_seal_extv, HOMA_EINVAL, seal_extv_bad),
 	DOC_CASE(homa_psp_open, HOMA_EPROTO, open_clear),
 	DOC_CASE(homa_psp_open, HOMA_EINVAL, open_null),
+	DOC_CASE(homa_psp_open_view, HOMA_EPROTO, open_view_clear),
+	DOC_CASE(homa_psp_open_view, HOMA_EINVAL, open_view_null),
 	DOC_ANSWER(homa_psp_hooks, hooks_null),
 	DOC_ANSWER(homa_psp_get_stats, stats_null),
 	DOC_ANSWER(homa_psp_reject_name, reject_name_unknown),
