@@ -352,6 +352,26 @@ HOMA_API void homa_log_emit(struct homa_log_site *site, int level, const char *f
 	__attribute__((format(printf, 5, 6)));
 
 /**
+ * homa_log_admit() - Take a token from call site @site's bucket for a
+ * message at @level from @file:@line, or count the message as suppressed.
+ * HOMA_LOG() asks this first and only formats (evaluates its arguments
+ * and calls homa_log_emit_admitted()) when it returns true, so a
+ * suppressed message costs no formatting. Thread-safe.
+ * Return: true if the message may be emitted; false for a NULL @site.
+ */
+HOMA_API bool homa_log_admit(struct homa_log_site *site, int level, const char *file, int line);
+
+/**
+ * homa_log_emit_admitted() - Format and emit one message for @site,
+ * which homa_log_admit() admitted (takes no token), with "(N similar
+ * messages suppressed)" when some were. Thread-safe. A NULL @site or
+ * @fmt is ignored.
+ */
+HOMA_API void homa_log_emit_admitted(struct homa_log_site *site, int level, const char *file,
+				     int line, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+
+/**
  * homa_log_report_suppressed() - For every call site that suppressed
  * messages and whose limit has lifted, emit "N similar messages
  * suppressed" now (the runtime calls this from its timer). Return: the
@@ -359,13 +379,18 @@ HOMA_API void homa_log_emit(struct homa_log_site *site, int level, const char *f
  */
 HOMA_API int homa_log_report_suppressed(void);
 
-/** HOMA_LOG() - Log at @level with printf arguments, rate-limited per call site. */
+/**
+ * HOMA_LOG() - Log at @level with printf arguments, rate-limited per call
+ * site. The arguments are evaluated only when the level is enabled and
+ * the site's bucket has a token (a suppressed message is only counted).
+ */
 #define HOMA_LOG(level, ...)                                                  \
 	do {                                                                  \
 		static struct homa_log_site homa_log_site_;                   \
-		if (homa_log_enabled(level))                                  \
-			homa_log_emit(&homa_log_site_, level, __FILE__,       \
-				      __LINE__, __VA_ARGS__);                 \
+		if (homa_log_enabled(level) &&                                \
+		    homa_log_admit(&homa_log_site_, level, __FILE__, __LINE__)) \
+			homa_log_emit_admitted(&homa_log_site_, level,        \
+					       __FILE__, __LINE__, __VA_ARGS__); \
 	} while (0)
 
 #define HOMA_LOG_ERROR(...) HOMA_LOG(HOMA_LOG_ERROR, __VA_ARGS__)

@@ -140,34 +140,81 @@ static void deliver(int level, const char *file, int line, const char *msg)
 	fputs(out, stderr);
 }
 
-/** homa_log_emit() - See obs.h. */
-void homa_log_emit(struct homa_log_site *site, int level, const char *file,
-		   int line, const char *fmt, ...)
+/**
+ * admit_locked() - homa_log_admit() with log_lock held. Return: as it.
+ */
+static bool admit_locked(struct homa_log_site *site, int level, const char *file, int line)
 {
-	char msg[LOG_MSG_MAX + 64];
-	size_t n;
-	va_list ap;
-
-	if (!site || !fmt)
-		return;
-	pthread_mutex_lock(&log_lock);
 	site->file = file;
 	site->line = line;
 	site->level = level;
-	if (!take_token(site, now_ns())) {
-		site->suppressed++;
-		pthread_mutex_unlock(&log_lock);
-		return;
-	}
-	va_start(ap, fmt);
+	if (take_token(site, now_ns()))
+		return true;
+	site->suppressed++;
+	return false;
+}
+
+/** homa_log_admit() - See obs.h. */
+bool homa_log_admit(struct homa_log_site *site, int level, const char *file, int line)
+{
+	bool ok;
+
+	if (!site)
+		return false;
+	pthread_mutex_lock(&log_lock);
+	ok = admit_locked(site, level, file, line);
+	pthread_mutex_unlock(&log_lock);
+	return ok;
+}
+
+/**
+ * emit_locked() - Format @fmt with @ap, add the suppressed count, deliver
+ * (caller holds log_lock and has admitted the message).
+ */
+static void emit_locked(struct homa_log_site *site, int level, const char *file, int line,
+			const char *fmt, va_list ap)
+{
+	char msg[LOG_MSG_MAX + 64];
+	size_t n;
+
 	vsnprintf(msg, LOG_MSG_MAX + 1, fmt, ap);
-	va_end(ap);
 	n = strlen(msg);
 	if (site->suppressed)
 		snprintf(msg + n, sizeof(msg) - n, " (%llu similar messages suppressed)",
 			 (unsigned long long)site->suppressed);
 	site->suppressed = 0;
 	deliver(level, file, line, msg);
+}
+
+/** homa_log_emit_admitted() - See obs.h. */
+void homa_log_emit_admitted(struct homa_log_site *site, int level, const char *file,
+			    int line, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!site || !fmt)
+		return;
+	pthread_mutex_lock(&log_lock);
+	va_start(ap, fmt);
+	emit_locked(site, level, file, line, fmt, ap);
+	va_end(ap);
+	pthread_mutex_unlock(&log_lock);
+}
+
+/** homa_log_emit() - See obs.h. */
+void homa_log_emit(struct homa_log_site *site, int level, const char *file,
+		   int line, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!site || !fmt)
+		return;
+	pthread_mutex_lock(&log_lock);
+	if (admit_locked(site, level, file, line)) {
+		va_start(ap, fmt);
+		emit_locked(site, level, file, line, fmt, ap);
+		va_end(ap);
+	}
 	pthread_mutex_unlock(&log_lock);
 }
 

@@ -301,6 +301,25 @@ static int emit_null(void)
 	return sinks;
 }
 
+/** admit_null() - A NULL site is not admitted. */
+static int admit_null(void)
+{
+	return homa_log_admit(NULL, HOMA_LOG_ERROR, "f", 1);
+}
+
+/** emit_admitted_null() - A NULL site or format is ignored (nothing reaches the sink). */
+static int emit_admitted_null(void)
+{
+	static struct homa_log_site site;
+
+	sinks = 0;
+	homa_log_set_sink(count_sink, NULL);
+	homa_log_emit_admitted(NULL, HOMA_LOG_ERROR, "f", 1, "%s", "x");
+	homa_log_emit_admitted(&site, HOMA_LOG_ERROR, "f", 1, NULL);
+	homa_log_set_sink(NULL, NULL);
+	return sinks;
+}
+
 static int report_none(void) { return homa_log_report_suppressed() < 0; }
 static int level_name_bad(void) { return strcmp(homa_log_level_name(-1), "unknown"); }
 
@@ -335,6 +354,8 @@ static const struct doc_case cases[] = {
 	DOC_ANSWER(homa_log_set_clock, clock_restore),
 	DOC_ANSWER(homa_log_enabled, enabled_range),
 	DOC_ANSWER(homa_log_emit, emit_null),
+	DOC_ANSWER(homa_log_admit, admit_null),
+	DOC_ANSWER(homa_log_emit_admitted, emit_admitted_null),
 	DOC_ANSWER(homa_log_report_suppressed, report_none),
 	DOC_ANSWER(homa_log_level_name, level_name_bad),
 };

@@ -111,6 +111,42 @@ static void log__flood_is_rate_limited(void **state)
 	assert_string_equal(seen.msg[11], "bad packet 1002 from 10.0.0.1");
 }
 
+/** Times format_arg() was called. */
+static int formats;
+
+/** format_arg() - An argument whose evaluation the test counts. */
+static const char *format_arg(void)
+{
+	formats++;
+	return "10.0.0.1";
+}
+
+/** log_drop() - One call site whose argument counts its evaluations. */
+static void log_drop(void)
+{
+	HOMA_LOG_WARN("dropped from %s", format_arg());
+}
+
+/**
+ * log__suppressed_not_formatted() - 1000 calls at once at one site: only
+ * the burst's 10 evaluate their arguments (a suppressed message is
+ * counted, not formatted); the count still follows on the next one.
+ */
+static void log__suppressed_not_formatted(void **state)
+{
+	formats = 0;
+	for (int i = 0; i < 1000; i++)
+		log_drop();
+	if (formats != 10)
+		fail_msg("%d of 1000 rate-limited messages formatted (10 emitted)", formats);
+	assert_int_equal(seen.n, 10);
+	fake_now += 1000000000;
+	for (int i = 0; i < 2; i++)
+		log_drop();
+	assert_int_equal(formats, 11);
+	assert_string_equal(seen.msg[10], "dropped from 10.0.0.1 (990 similar messages suppressed)");
+}
+
 /** log__sites_are_independent() - A flood at one site does not silence another. */
 static void log__sites_are_independent(void **state)
 {
@@ -193,6 +229,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup(log__levels_filter, reset),
 		cmocka_unit_test_setup(log__flood_is_rate_limited, reset),
+		cmocka_unit_test_setup(log__suppressed_not_formatted, reset),
 		cmocka_unit_test_setup(log__sites_are_independent, reset),
 		cmocka_unit_test_setup(log__report_suppressed, reset),
 		cmocka_unit_test_setup(log__rate_zero_disables_limit, reset),
