@@ -94,9 +94,10 @@ extern "C" {
  * accepts every older version: it reads only the fields that version
  * had and takes the defaults for the rest (version 1 ends at xdp_raw,
  * version 2 at auto_retry_ms, version 3 at rx_alloc, version 4 at
- * auto_tcp_min_bytes, version 5 at rcvbuf_bytes).
+ * auto_tcp_min_bytes, version 5 at rcvbuf_bytes, version 6 at known_peers,
+ * version 7 at stranger_budget).
  */
-#define HOMA_OPEN_OPTS_VERSION 7
+#define HOMA_OPEN_OPTS_VERSION 8
 
 /** homa_open_opts.known_peers when 0: known peers given a receive queue of their own. */
 #define HOMA_KNOWN_PEERS_DEFAULT 64
@@ -104,6 +105,10 @@ extern "C" {
 #define HOMA_STRANGER_BUDGET_DEFAULT 64
 /** Largest homa_open_opts.stranger_budget. */
 #define HOMA_STRANGER_BUDGET_MAX 1000000
+/** homa_open_opts.stranger_cpu_us when 0: µs of CPU time per ms strangers may cost while known peers are active. */
+#define HOMA_STRANGER_CPU_DEFAULT 100
+/** Largest homa_open_opts.stranger_cpu_us (all of every millisecond). */
+#define HOMA_STRANGER_CPU_MAX 1000
 /** Largest homa_open_opts.known_peers. */
 #define HOMA_KNOWN_PEERS_MAX 1024
 
@@ -303,6 +308,20 @@ struct homa_open_opts {
 	 * Other drivers, and known_peers -1, ignore it.
 	 */
 	int32_t stranger_budget;
+	/* version 8 */
+	/**
+	 * UDP driver with known peers: most µs of CPU time per millisecond
+	 * the receiving thread spends on packets from the port's own queues
+	 * (reading them, the engine's work, the replies they cause; the
+	 * thread's CPU clock around each batch) while a known peer's packets
+	 * were read within the last 10 ms. Counted beside stranger_budget;
+	 * whichever runs out first closes those queues until the millisecond
+	 * ends (docs/HARDENING.md section 6), so packets that cost more each
+	 * are admitted fewer. 0 (the default): HOMA_STRANGER_CPU_DEFAULT;
+	 * -1: no CPU limit; 1..HOMA_STRANGER_CPU_MAX; else homa_open()
+	 * returns HOMA_EINVAL. Other drivers, and known_peers -1, ignore it.
+	 */
+	int32_t stranger_cpu_us;
 };
 
 /** Flags for homa_recv(): which kinds of message to accept. */

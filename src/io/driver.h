@@ -158,6 +158,13 @@ struct homa_driver_config {
 	 * (gate.h); 0: no limit.
 	 */
 	uint32_t stranger_budget;
+	/**
+	 * UDP driver with known peers: ns of the receiving thread's CPU time
+	 * per millisecond that handling the port's own queues' packets may
+	 * take while known peers are active (reported with rx_spent());
+	 * 0: no limit.
+	 */
+	uint64_t stranger_cpu_ns;
 };
 
 struct homa_driver;
@@ -215,6 +222,14 @@ struct homa_driver_ops {
 	 * serialization). Return: buffers lent (0: none, copy as usual).
 	 */
 	int (*tx_bufs)(struct homa_driver *d, uint8_t **out, int n, size_t cap);
+	/**
+	 * rx_spent() - Optional: handling the batch the last recv() returned
+	 * took @ns of the calling thread's CPU time (the engine's work on it
+	 * and the sends it caused). Called, by the thread that calls recv,
+	 * only after a recv() that set rx_metered (UDP: strangers' packets
+	 * while known peers are active, charged to their budget, gate.h).
+	 */
+	void (*rx_spent)(struct homa_driver *d, uint64_t ns);
 	/** tx_unbufs() - Give back @n buffers tx_bufs() lent and send() never took. */
 	void (*tx_unbufs)(struct homa_driver *d, uint8_t *const *bufs, int n);
 	/**
@@ -263,6 +278,12 @@ struct homa_driver {
 	 * reads below the caller's batch says so here; others leave it false).
 	 */
 	bool rx_full;
+	/**
+	 * Set by recv() when the caller is to measure the CPU time it spends
+	 * on the batch returned and report it with rx_spent(); cleared by the
+	 * next recv().
+	 */
+	bool rx_metered;
 	/**
 	 * Zero-copy receive: how the engine gives back the buffers of
 	 * received packets it keeps (see homa_io_rx.lendable), or NULL when

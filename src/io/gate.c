@@ -22,16 +22,17 @@ uint64_t homa_gate_now(void)
 }
 
 /** homa_gate_init() - See gate.h. */
-int homa_gate_init(struct homa_gate *g, uint32_t budget)
+int homa_gate_init(struct homa_gate *g, uint32_t budget, uint64_t cpu_ns)
 {
 	memset(g, 0, sizeof(*g));
 	g->tfd = -1;
-	if (!budget)
+	if (!budget && !cpu_ns)
 		return 0;
 	g->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
 	if (g->tfd < 0)
 		return HOMA_EIO;
 	g->budget = budget;
+	g->cpu_budget_ns = cpu_ns;
 	g->start_ns = homa_gate_now();
 	return 0;
 }
@@ -43,6 +44,7 @@ void homa_gate_free(struct homa_gate *g)
 		close(g->tfd);
 	g->tfd = -1;
 	g->budget = 0;
+	g->cpu_budget_ns = 0;
 }
 
 /** homa_gate_due() - See gate.h. */
@@ -50,10 +52,11 @@ bool homa_gate_due(struct homa_gate *g, uint64_t now)
 {
 	uint64_t v;
 
-	if (!g->budget || now - g->start_ns < HOMA_GATE_NS)
+	if (!homa_gate_on(g) || now - g->start_ns < HOMA_GATE_NS)
 		return false;
 	g->start_ns = now;
 	g->used = 0;
+	g->cpu_used_ns = 0;
 	if (!g->closed)
 		return false;
 	g->closed = false;
@@ -63,21 +66,41 @@ bool homa_gate_due(struct homa_gate *g, uint64_t now)
 	return true;
 }
 
-/** homa_gate_charge() - See gate.h. */
-bool homa_gate_charge(struct homa_gate *g, uint32_t n, uint64_t now)
+/**
+ * close_gate() - Close @g until its interval ends: arm the timer for then.
+ * Return: true (the caller stops reading the port's queues).
+ */
+static bool close_gate(struct homa_gate *g)
 {
 	struct itimerspec its = {0};
 	uint64_t end;
 
-	if (!g->budget || !g->known_ns || now - g->known_ns >= HOMA_GATE_ACTIVE_NS)
-		return false;
-	g->used += n;
-	if (g->used < g->budget)
-		return false;
 	g->closed = true;
 	end = g->start_ns + HOMA_GATE_NS;
 	its.it_value.tv_sec = (time_t)(end / 1000000000ull);
 	its.it_value.tv_nsec = (long)(end % 1000000000ull);
 	timerfd_settime(g->tfd, TFD_TIMER_ABSTIME, &its, NULL);
 	return true;
+}
+
+/** homa_gate_charge() - See gate.h. */
+bool homa_gate_charge(struct homa_gate *g, uint32_t n, uint64_t now)
+{
+	if (!homa_gate_active(g, now))
+		return false;
+	g->used += n;
+	if (!g->budget || g->used < g->budget || g->closed)
+		return false;
+	return close_gate(g);
+}
+
+/** homa_gate_spend() - See gate.h. */
+bool homa_gate_spend(struct homa_gate *g, uint64_t ns, uint64_t now)
+{
+	if (!homa_gate_active(g, now))
+		return false;
+	g->cpu_used_ns += ns;
+	if (!g->cpu_budget_ns || g->cpu_used_ns < g->cpu_budget_ns || g->closed)
+		return false;
+	return close_gate(g);
 }

@@ -9,7 +9,12 @@
  * until the interval ends (a timerfd wakes the waiter then), so excess
  * packets wait in the kernel, which drops them when the queue is full,
  * and a flood of forged packets costs known peers at most the budget's
- * share of the thread. With no known peer active the port's queues are
+ * share of the thread. The budget is counted twice: in packets, and in
+ * the receiving thread's CPU time spent on them (reading, the engine,
+ * the replies; the caller measures and reports it with
+ * homa_gate_spend()); whichever runs out first closes the gate, so
+ * packets that cost more each (replies, long scheduler passes) are
+ * admitted fewer. With no known peer active the port's queues are
  * read without limit (a new client is a stranger until its first RPC
  * completes).
  */
@@ -30,6 +35,8 @@
 struct homa_gate {
 	uint32_t budget;   /**< packets per interval while known peers are active; 0: no limit */
 	uint32_t used;     /**< packets from the port's queues this interval */
+	uint64_t cpu_budget_ns; /**< CPU ns per interval while known peers are active; 0: no limit */
+	uint64_t cpu_used_ns;   /**< CPU ns spent on the port's queues' packets this interval */
 	uint64_t start_ns; /**< this interval's start (CLOCK_MONOTONIC) */
 	uint64_t known_ns; /**< when a known peer's packets were last read (0: never) */
 	int tfd;           /**< timerfd at the end of a closed interval; -1 without a budget */
@@ -37,12 +44,13 @@ struct homa_gate {
 };
 
 /**
- * homa_gate_init() - A gate of @budget packets per interval (0: none,
- * then every other call is a no-op and the gate never closes).
+ * homa_gate_init() - A gate of @budget packets and @cpu_ns ns of CPU time
+ * per interval (0: no limit of that kind; both 0: none, then every other
+ * call is a no-op and the gate never closes).
  * Return: 0, or HOMA_EIO when the kernel refuses the timerfd (@g then has
  * no budget).
  */
-int homa_gate_init(struct homa_gate *g, uint32_t budget);
+int homa_gate_init(struct homa_gate *g, uint32_t budget, uint64_t cpu_ns);
 
 /** homa_gate_free() - Close @g's timerfd. */
 void homa_gate_free(struct homa_gate *g);
@@ -57,6 +65,18 @@ uint64_t homa_gate_now(void);
  */
 bool homa_gate_due(struct homa_gate *g, uint64_t now);
 
+/** homa_gate_on() - Whether @g has a budget (packets or CPU time). */
+static inline bool homa_gate_on(const struct homa_gate *g)
+{
+	return g->budget || g->cpu_budget_ns;
+}
+
+/** homa_gate_active() - Whether known peers are active at @now (the budget applies). */
+static inline bool homa_gate_active(const struct homa_gate *g, uint64_t now)
+{
+	return homa_gate_on(g) && g->known_ns && now - g->known_ns < HOMA_GATE_ACTIVE_NS;
+}
+
 /** homa_gate_known() - A known peer's packets were read at @now. */
 static inline void homa_gate_known(struct homa_gate *g, uint64_t now)
 {
@@ -70,5 +90,13 @@ static inline void homa_gate_known(struct homa_gate *g, uint64_t now)
  * caller stops reading and polling the port's queues.
  */
 bool homa_gate_charge(struct homa_gate *g, uint32_t n, uint64_t now);
+
+/**
+ * homa_gate_spend() - Handling a batch read from the port's queues took
+ * @ns of the receiving thread's CPU time, reported at @now. Return: true
+ * if this closes the gate (known peers active and the CPU budget used
+ * up), as homa_gate_charge(); false if it was closed already.
+ */
+bool homa_gate_spend(struct homa_gate *g, uint64_t ns, uint64_t now);
 
 #endif /* HOMA_IO_GATE_H */

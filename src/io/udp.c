@@ -89,7 +89,7 @@ struct udp_driver {
 	int poll_src[HOMA_DRIVER_POLL_MAX];
 	uint32_t poll_gen;        /**< known.gen when base.rx_poll was built */
 	int poll_known;           /**< known peers' entries in base.rx_poll (after the port's) */
-	struct homa_gate gate;    /**< strangers' budget (gate.budget 0: none) */
+	struct homa_gate gate;    /**< strangers' budget (homa_gate_on() false: none) */
 };
 
 /** poll_src of the gate's timerfd (the last entry of base.rx_poll). */
@@ -387,11 +387,27 @@ static int recv_strangers(struct udp_driver *d, uint64_t now)
 	if (d->gate.closed)
 		return 0;
 	n = recv_port(d);
+	if (n > 0 && d->gate.cpu_budget_ns && homa_gate_active(&d->gate, now))
+		d->base.rx_metered = true;  /* the caller reports its cost: udp_rx_spent() */
 	if (n > 0 && homa_gate_charge(&d->gate, (uint32_t)n, now)) {
 		homa_io_count(&d->base.c.rx_gate_closed, 1);
 		gate_set(d, false);
 	}
 	return n;
+}
+
+/**
+ * udp_rx_spent() - See driver.h: charge @ns to the strangers' CPU budget,
+ * closing the gate when it is used up.
+ */
+static void udp_rx_spent(struct homa_driver *base, uint64_t ns)
+{
+	struct udp_driver *d = (struct udp_driver *)base;
+
+	if (homa_gate_spend(&d->gate, ns, homa_gate_now())) {
+		homa_io_count(&d->base.c.rx_gate_closed, 1);
+		gate_set(d, false);
+	}
 }
 
 /**
@@ -404,7 +420,7 @@ static int recv_strangers(struct udp_driver *d, uint64_t now)
 static int recv_own(struct udp_driver *d)
 {
 	struct homa_known *k = &d->known;
-	uint64_t now = d->gate.budget ? homa_gate_now() : 0;
+	uint64_t now = homa_gate_on(&d->gate) ? homa_gate_now() : 0;
 	int n;
 
 	if (!k->cap)
@@ -452,6 +468,7 @@ static int udp_recv(struct homa_driver *base, struct homa_io_rx **out)
 	int n;
 
 	*out = d->pkts;
+	base->rx_metered = false;
 	if (d->rx2.fd < 0)
 		return recv_own(d);
 	n = recv_side(d, d->rx2_first);
@@ -587,6 +604,7 @@ static const struct homa_driver_ops udp_ops = {
 	.add_rx = udp_add_rx,
 	.steer = udp_steer,
 	.know = udp_know,
+	.rx_spent = udp_rx_spent,
 };
 
 /**
@@ -717,7 +735,7 @@ static int open_known(struct udp_driver *d, const struct homa_driver_config *cfg
 
 /**
  * open_gate() - The strangers' budget (gate.h) of cfg->stranger_budget
- * packets per interval, with its timerfd in the driver's epoll set; only
+ * packets and cfg->stranger_cpu_ns of CPU time per interval, with its timerfd in the driver's epoll set; only
  * with known peers. Where the kernel refuses, no budget (logged).
  */
 static void open_gate(struct udp_driver *d, const struct homa_driver_config *cfg)
@@ -725,9 +743,10 @@ static void open_gate(struct udp_driver *d, const struct homa_driver_config *cfg
 	struct epoll_event ev = {.events = EPOLLIN, .data.u32 = HOMA_GATE_TAG};
 
 	d->gate.tfd = -1;
-	if (!cfg->stranger_budget || !d->known.cap || d->base.fd == d->fds[0])
+	if ((!cfg->stranger_budget && !cfg->stranger_cpu_ns) || !d->known.cap ||
+	    d->base.fd == d->fds[0])
 		return;
-	if (homa_gate_init(&d->gate, cfg->stranger_budget) ||
+	if (homa_gate_init(&d->gate, cfg->stranger_budget, cfg->stranger_cpu_ns) ||
 	    epoll_ctl(d->base.fd, EPOLL_CTL_ADD, d->gate.tfd, &ev) < 0) {
 		HOMA_LOG_WARN("UDP driver port %u: no strangers' budget (%s)", d->base.port,
 			      strerror(errno));

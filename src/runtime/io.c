@@ -198,6 +198,9 @@ int homa_rt_input(struct homa_rt *rt, uint64_t *last)
 	for (int round = 0; round < INPUT_ROUNDS; round++) {
 		struct homa_io_rx *rx;
 		int n = rt->drv->ops->recv(rt->drv, &rx);
+		/* strangers' batch under their budget: measure what it costs */
+		uint64_t cpu0 = n > 0 && rt->drv->rx_metered && rt->drv->ops->rx_spent
+				? homa_rt_thread_cpu_ns() : 0;
 
 		if (n <= 0)
 			break;
@@ -233,6 +236,8 @@ int homa_rt_input(struct homa_rt *rt, uint64_t *last)
 		bool mine = poller_served();
 		homa_rt_unlock(rt);
 		homa_rt_flush(rt);
+		if (cpu0)
+			rt->drv->ops->rx_spent(rt->drv, homa_rt_thread_cpu_ns() - cpu0);
 		total += got;
 		if (mine)
 			break;  /* hand the message over before reading more */

@@ -221,6 +221,12 @@ int homa_rt_key_engine(homa_engine *e);
 uint64_t homa_rt_now(void);
 /** Clock readings (homa_rt_now()) this thread took: a test's measure of a path's cost. */
 extern __thread uint64_t homa_rt_clock_reads;
+/**
+ * homa_rt_thread_cpu_ns() - The calling thread's CPU time in ns
+ * (CLOCK_THREAD_CPUTIME_ID: a system call, so only for metered batches,
+ * homa_driver.rx_metered); 0 if the clock cannot be read.
+ */
+uint64_t homa_rt_thread_cpu_ns(void);
 /** homa_rt_deadline() - Absolute time @timeout_ns from now (-1: UINT64_MAX). */
 uint64_t homa_rt_deadline(int64_t timeout_ns);
 /**
@@ -380,6 +386,8 @@ void homa_rt_timers(struct homa_rt *rt, uint64_t now);
  * homa_engine_defer_copies()), then its ICMP unreachable reports; flush.
  * Reads up to INPUT_ROUNDS batches, fewer when a batch was not full
  * (drv->rx_full) or when it handed the calling poller its message.
+ * A batch the driver marks rx_metered (strangers' packets under their
+ * budget) has its handling's CPU time reported back with rx_spent().
  * Sets *@last to the time of its last clock reading (unchanged when it
  * received nothing). Return: packets.
  */

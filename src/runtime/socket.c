@@ -63,7 +63,8 @@ static int check_opts(const struct homa_open_opts *o, const struct homa_settings
 	    (o->auto_tcp_min_bytes && o->transport != HOMA_TRANSPORT_AUTO) ||
 	    (o->rcvbuf_bytes && (o->rcvbuf_bytes < 4096 || o->rcvbuf_bytes > (1u << 30))) ||
 	    o->known_peers < -1 || o->known_peers > HOMA_KNOWN_PEERS_MAX ||
-	    o->stranger_budget < -1 || o->stranger_budget > HOMA_STRANGER_BUDGET_MAX)
+	    o->stranger_budget < -1 || o->stranger_budget > HOMA_STRANGER_BUDGET_MAX ||
+	    o->stranger_cpu_us < -1 || o->stranger_cpu_us > HOMA_STRANGER_CPU_MAX)
 		return HOMA_EINVAL;
 	if (homa_settings_validate(st, NULL) || st->mtu > MAX_MTU)
 		return HOMA_EINVAL;
@@ -155,7 +156,10 @@ static int rt_setup(struct homa_rt *rt, const struct homa_open_opts *o,
 									 : HOMA_KNOWN_PEERS_DEFAULT,
 					 .stranger_budget = o->stranger_budget < 0 ? 0
 							    : o->stranger_budget ? (uint32_t)o->stranger_budget
-										 : HOMA_STRANGER_BUDGET_DEFAULT};
+										 : HOMA_STRANGER_BUDGET_DEFAULT,
+					 .stranger_cpu_ns = o->stranger_cpu_us < 0 ? 0
+							    : 1000ull * (uint64_t)(o->stranger_cpu_us ? o->stranger_cpu_us
+										      : HOMA_STRANGER_CPU_DEFAULT)};
 	int err = bind_address(o, &cfg);
 
 	if (err)
@@ -214,7 +218,8 @@ static const struct homa_open_opts *full_opts(const struct homa_open_opts *opts,
 			   : opts->version == 3 ? offsetof(struct homa_open_opts, auto_tcp_min_bytes)
 			   : opts->version == 4 ? offsetof(struct homa_open_opts, rcvbuf_bytes)
 			   : opts->version == 5 ? offsetof(struct homa_open_opts, known_peers)
-						: offsetof(struct homa_open_opts, stranger_budget));
+			   : opts->version == 6 ? offsetof(struct homa_open_opts, stranger_budget)
+						: offsetof(struct homa_open_opts, stranger_cpu_us));
 	return full;
 }
 

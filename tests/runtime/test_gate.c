@@ -8,12 +8,18 @@
  * nothing is lost.
  */
 #define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -134,6 +140,189 @@ static void udp_recv__strangers_within_budget(void **state)
 	homa_driver_close(b);
 }
 
+/** now_us() - CLOCK_MONOTONIC in µs. */
+static int64_t now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/**
+ * udp_recv__strangers_cpu_budget() - With no packet budget and a CPU
+ * budget of 1 ms per ms: beside an active known peer a strangers' batch
+ * is marked rx_metered, and reporting its cost as 2 ms (rx_spent())
+ * closes the gate: no strangers' packet is read or polled for the rest
+ * of the interval, the known peer's still are; the next interval opens
+ * it again and nothing is lost. Without a known peer no batch is metered.
+ */
+static void udp_recv__strangers_cpu_budget(void **state)
+{
+	struct homa_driver_config cs = cfg_of(0, 0), cb = cfg_of(4, 0);
+	struct homa_driver *s, *k, *b;
+	struct homa_io_rx *rx;
+	int got_s = 0, got_k = 0, n;
+	int64_t t0;
+
+	(void)state;
+	cb.stranger_cpu_ns = 1000000;
+	assert_int_equal(homa_driver_open(HOMA_IO_UDP, &cs, &s), 0);
+	assert_int_equal(homa_driver_open(HOMA_IO_UDP, &cs, &k), 0);
+	assert_int_equal(homa_driver_open(HOMA_IO_UDP, &cb, &b), 0);
+	assert_non_null(b->ops->rx_spent);
+	b->ops->know(b, &k->local, k->port);
+	assert_int_equal(b->ops->recv(b, &rx), 0);  /* admits k */
+	send_n(s, b, 4, 'S');
+	usleep(20000);
+	n = b->ops->recv(b, &rx);  /* no known peer active yet: not metered */
+	assert_int_equal(n, 4);
+	assert_false(b->rx_metered);
+	send_n(k, b, 1, 'K');
+	send_n(s, b, 4 * BATCH, 'S');
+	usleep(20000);
+	assert_int_equal(b->ops->recv(b, &rx), 1);  /* the known peer first */
+	assert_int_equal(rx[0].data[0], 'K');
+	assert_false(b->rx_metered);
+	n = b->ops->recv(b, &rx);
+	assert_int_equal(n, BATCH);
+	assert_true(b->rx_metered);
+	t0 = now_us();
+	b->ops->rx_spent(b, 2000000);
+	assert_int_equal(b->c.rx_gate_closed, 1);
+	send_n(k, b, 1, 'K');  /* loopback: queued before send returns */
+	assert_int_equal(b->ops->recv(b, &rx), 1);
+	assert_int_equal(rx[0].data[0], 'K');
+	n = b->ops->recv(b, &rx);
+	/* the interval is 1 ms: later, the gate opens again (descheduled) */
+	if (n != 0 && now_us() - t0 < 1000)
+		fail_msg("%d strangers' packets read after their CPU budget was spent", n);
+	got_s = n;
+	for (int64_t end = test_now_ms() + 5000; got_s < 3 * BATCH && test_now_ms() < end;)
+		rx_wake(b, 100, &got_s, &got_k);
+	assert_int_equal(got_s, 3 * BATCH);
+	assert_int_equal(got_k, 0);
+	homa_driver_close(s);
+	homa_driver_close(k);
+	homa_driver_close(b);
+}
+
+/** A thread sending 100-byte junk datagrams to a port until told to stop. */
+struct junk {
+	uint16_t port;
+	_Atomic int stop;
+	pthread_t thread;
+};
+
+/** junk_main() - Send junk to 127.0.0.1:@arg->port, 32 per call, until stopped. */
+static void *junk_main(void *arg)
+{
+	struct junk *j = arg;
+	struct sockaddr_in to = {.sin_family = AF_INET, .sin_port = htons(j->port),
+				 .sin_addr.s_addr = htonl(0x7f000001u)};
+	static uint8_t pkt[100];
+	struct mmsghdr m[32];
+	struct iovec iov = {pkt, sizeof(pkt)};
+	int fd = socket(AF_INET, SOCK_DGRAM, 0);
+
+	memset(m, 0, sizeof(m));
+	for (int i = 0; i < 32; i++) {
+		m[i].msg_hdr.msg_name = &to;
+		m[i].msg_hdr.msg_namelen = sizeof(to);
+		m[i].msg_hdr.msg_iov = &iov;
+		m[i].msg_hdr.msg_iovlen = 1;
+	}
+	while (fd >= 0 && !atomic_load(&j->stop)) {
+		if (sendmmsg(fd, m, 32, MSG_DONTWAIT) < 32)
+			usleep(100);
+	}
+	if (fd >= 0)
+		close(fd);
+	return NULL;
+}
+
+/** serve_main() - Answer the requests of test_server @arg until its socket closes. */
+static void *serve_main(void *arg)
+{
+	struct test_server *ts = arg;
+
+	test_serve_forever(ts->s, &ts->served, &ts->errors);
+	return NULL;
+}
+
+/** rpc() - One @len-byte RPC from @c to @dst. Return: 0 or the error. */
+static int rpc(homa_socket *c, const struct sockaddr_storage *dst, const void *req, size_t len)
+{
+	struct homa_message m;
+	uint64_t id;
+	int err = homa_request_buf(c, (const struct sockaddr *)dst, req, len, 0, &id);
+
+	if (!err)
+		err = homa_recv(c, HOMA_RECV_RESPONSE, id, 5000000000ll, &m);
+	if (!err)
+		homa_message_release(&m);
+	return err;
+}
+
+/**
+ * gate_closed_during_junk() - A server with stranger_budget
+ * HOMA_STRANGER_BUDGET_MAX (the packet count never closes the gate) and
+ * stranger_cpu_us @cpu_us answers a client (a known peer after its first
+ * RPC) for 300 ms while a thread sends junk to the server's port.
+ * Return: the server's homa_io_stats.rx_gate_closed.
+ */
+static uint64_t gate_closed_during_junk(int32_t cpu_us)
+{
+	struct homa_open_opts o;
+	struct test_server ts = {0};
+	struct homa_io_stats io;
+	struct sockaddr_storage dst;
+	struct junk j = {0};
+	homa_socket *c;
+	uint8_t req[100] = {0};
+	int64_t end;
+
+	homa_open_opts_default(&o);
+	o.bind_addr = "127.0.0.1";
+	o.server = 1;
+	o.stranger_budget = HOMA_STRANGER_BUDGET_MAX;
+	o.stranger_cpu_us = cpu_us;
+	assert_int_equal(homa_open(&ts.s, &o), 0);
+	ts.port = (int)homa_local_port(ts.s);
+	ts.nthreads = 1;
+	assert_int_equal(pthread_create(&ts.threads[0], NULL, serve_main, &ts), 0);
+	assert_int_equal(test_open(&c, HOMA_DRIVER_UDP, HOMA_MODE_THREADED, false, 0, NULL), 0);
+	dst = test_dst(ts.port);
+	assert_int_equal(rpc(c, &dst, req, sizeof(req)), 0);  /* now a known peer */
+	j.port = (uint16_t)ts.port;
+	assert_int_equal(pthread_create(&j.thread, NULL, junk_main, &j), 0);
+	for (end = test_now_ms() + 300; test_now_ms() < end;)
+		assert_int_equal(rpc(c, &dst, req, sizeof(req)), 0);
+	atomic_store(&j.stop, 1);
+	pthread_join(j.thread, NULL);
+	assert_int_equal(homa_io_stats(ts.s, &io), 0);
+	homa_close(c);
+	test_server_stop(&ts);
+	return io.rx_gate_closed;
+}
+
+/**
+ * homa_rt_input__reports_strangers_cpu() - The runtime measures the CPU
+ * time of each strangers' batch and reports it (rx_spent()): with a CPU
+ * budget of 1 µs per ms the gate closes during a junk flood beside a
+ * busy known peer, although the packet budget never runs out; with no
+ * CPU limit (-1) it never closes.
+ */
+static void homa_rt_input__reports_strangers_cpu(void **state)
+{
+	uint64_t with = gate_closed_during_junk(1), without = gate_closed_during_junk(-1);
+
+	(void)state;
+	if (!with || without)
+		fail_msg("gate closed %llu times with a CPU budget of 1 us/ms, %llu without",
+			 (unsigned long long)with, (unsigned long long)without);
+}
+
 /**
  * homa_open__stranger_budget_range() - homa_open_opts.stranger_budget:
  * -1 (no limit), 0 (default) and HOMA_STRANGER_BUDGET_MAX open; -2 and
@@ -169,11 +358,49 @@ static void homa_open__stranger_budget_range(void **state)
 	homa_close(c);
 }
 
+/**
+ * homa_open__stranger_cpu_range() - homa_open_opts.stranger_cpu_us: -1
+ * (no limit), 0 (default), 1 and HOMA_STRANGER_CPU_MAX open; -2 and one
+ * past the maximum are HOMA_EINVAL; a version 7 struct (before the
+ * field) opens with the default.
+ */
+static void homa_open__stranger_cpu_range(void **state)
+{
+	static const int32_t ok[] = {-1, 0, 1, HOMA_STRANGER_CPU_MAX};
+	static const int32_t bad[] = {-2, HOMA_STRANGER_CPU_MAX + 1};
+	struct homa_open_opts o;
+	homa_socket *c;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		homa_open_opts_default(&o);
+		o.bind_addr = "127.0.0.1";
+		o.stranger_cpu_us = ok[i];
+		assert_int_equal(homa_open(&c, &o), 0);
+		homa_close(c);
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		homa_open_opts_default(&o);
+		o.bind_addr = "127.0.0.1";
+		o.stranger_cpu_us = bad[i];
+		assert_int_equal(homa_open(&c, &o), HOMA_EINVAL);
+	}
+	homa_open_opts_default(&o);
+	o.bind_addr = "127.0.0.1";
+	o.version = 7;
+	o.stranger_cpu_us = -2;  /* not read: past a version 7 struct */
+	assert_int_equal(homa_open(&c, &o), 0);
+	homa_close(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(udp_recv__strangers_within_budget),
+		cmocka_unit_test(udp_recv__strangers_cpu_budget),
+		cmocka_unit_test(homa_rt_input__reports_strangers_cpu),
 		cmocka_unit_test(homa_open__stranger_budget_range),
+		cmocka_unit_test(homa_open__stranger_cpu_range),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

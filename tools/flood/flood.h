@@ -34,6 +34,7 @@ struct flood_opts {
 	double rate;      /**< flood packets per second (0: as fast as one core sends) */
 	uint32_t rcvbuf;  /**< both sockets' homa_open_opts.rcvbuf_bytes (0: the library's) */
 	int32_t stranger_budget; /**< both sockets' homa_open_opts.stranger_budget (0: the library's) */
+	int32_t stranger_cpu_us; /**< both sockets' homa_open_opts.stranger_cpu_us (0: the library's) */
 	int data_only;    /**< forge only DATA packets, all aimed at the server */
 };
 
@@ -69,6 +70,7 @@ struct flood_arm {
 	uint64_t client_rx;        /**< packets the client's engine took in */
 	uint64_t kernel_drops;     /**< UDP receive-buffer drops (all sockets) */
 	uint64_t drops[HOMA_DROP_REASONS]; /**< packets the server's engine dropped, by reason */
+	uint64_t sent[HOMA_PKT_TYPES];     /**< packets both engines sent, by type - HOMA_PKT_FIRST */
 	int ncpus;
 };
 

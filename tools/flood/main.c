@@ -22,7 +22,8 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: homa-flood [--seconds S] [--rounds N] [--size BYTES] [--ports N]\n"
 		"                  [--hosts N] [--threads N] [--timeout-ms MS]\n"
-		"                  [--rate PPS] [--rcvbuf BYTES] [--stranger-budget N] [--data-only]\n"
+		"                  [--rate PPS] [--rcvbuf BYTES] [--stranger-budget N]\n"
+		"                  [--stranger-cpu US] [--data-only]\n"
 		"  100 B RPCs between two Homa sockets on loopback, without and with a flood of\n"
 		"  forged packets from many ports at full speed; prints both arms side by side.\n"
 		"  --seconds S   length of each arm in each round (default 2)\n"
@@ -38,6 +39,9 @@ static void usage(FILE *f)
 		"  --stranger-budget N  both sockets' homa_open_opts.stranger_budget: strangers'\n"
 		"                packets per ms while known peers are active, -1 (no limit) or\n"
 		"                1-1000000 (default 0: the library's, 64)\n"
+		"  --stranger-cpu US  both sockets' homa_open_opts.stranger_cpu_us: µs of CPU\n"
+		"                time per ms strangers may cost while known peers are active,\n"
+		"                -1 (no limit) or 1-1000 (default 0: the library's, 100)\n"
 		"  --data-only   forge only DATA packets, all aimed at the server\n"
 		"Exit status: 0 if every RPC completed, 1 if one failed or hung, 2 bad usage.\n",
 		FLOOD_MAX_PORTS, FLOOD_MAX_THREADS);
@@ -65,6 +69,7 @@ static int parse(int argc, char **argv, struct flood_opts *o)
 		{"timeout-ms", required_argument, NULL, 'T'}, {"rate", required_argument, NULL, 'R'},
 		{"rcvbuf", required_argument, NULL, 'B'}, {"data-only", no_argument, NULL, 'D'},
 		{"stranger-budget", required_argument, NULL, 'S'},
+		{"stranger-cpu", required_argument, NULL, 'C'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0}};
 	double v;
@@ -76,11 +81,11 @@ static int parse(int argc, char **argv, struct flood_opts *o)
 		const char *what = c == 's' ? "--seconds" : c == 'r' ? "--rounds" : c == 'b' ? "--size"
 				 : c == 'p' ? "--ports" : c == 'H' ? "--hosts" : c == 'T' ? "--timeout-ms"
 				 : c == 'R' ? "--rate" : c == 'B' ? "--rcvbuf" : c == 'S' ? "--stranger-budget"
-				 : "--threads";
+				 : c == 'C' ? "--stranger-cpu" : "--threads";
 		double hi = c == 's' ? 3600 : c == 'r' ? 1000 : c == 'b' ? 1000000
 			  : c == 'p' ? FLOOD_MAX_PORTS : c == 'H' ? 200 : c == 'T' ? 60000
 			  : c == 'R' ? 1e9 : c == 'B' ? 1073741824 : c == 'S' ? 1000000
-			  : FLOOD_MAX_THREADS;
+			  : c == 'C' ? 1000 : FLOOD_MAX_THREADS;
 
 		if (c == 'h')
 			return 1;
@@ -90,7 +95,7 @@ static int parse(int argc, char **argv, struct flood_opts *o)
 			o->data_only = 1;
 			continue;
 		}
-		if (parse_num(optarg, c == 's' ? 0.01 : c == 'b' || c == 'R' || c == 'B' ? 0 : c == 'S' ? -1 : 1,
+		if (parse_num(optarg, c == 's' ? 0.01 : c == 'b' || c == 'R' || c == 'B' ? 0 : c == 'S' || c == 'C' ? -1 : 1,
 			      hi, &v) ||
 		    (c == 'B' && v > 0 && v < 4096)) {
 			fprintf(stderr, "homa-flood: %s %s: not a number in range\n", what, optarg);
@@ -114,6 +119,8 @@ static int parse(int argc, char **argv, struct flood_opts *o)
 			o->rcvbuf = (uint32_t)v;
 		else if (c == 'S')
 			o->stranger_budget = (int32_t)v;
+		else if (c == 'C')
+			o->stranger_cpu_us = (int32_t)v;
 		else
 			o->threads = (int)v;
 	}
@@ -129,7 +136,7 @@ struct snap {
 	double wall_us, proc_us, flood_us;
 	struct homa_host_cpu host;
 	uint64_t flood_sent, server_rx, client_rx, kdrops;
-	struct homa_stats st;
+	struct homa_stats st, cst; /**< the server's and the client's engine */
 };
 
 /** take() - Snapshot everything @arm measures; @a is the running flood or NULL. */
@@ -147,6 +154,7 @@ static void take(struct snap *s, homa_socket *server, homa_socket *client, struc
 	homa_host_cpu_snap(&s->host);
 	s->proc_us = (double)homa_cpu_now_us(HOMA_CPU_PROCESS);
 	homa_socket_stats(server, &s->st);
+	homa_socket_stats(client, &s->cst);
 	if (!homa_io_stats(server, &io))
 		s->server_rx = io.rx_packets;
 	if (!homa_io_stats(client, &io))
@@ -169,6 +177,9 @@ static void add(struct flood_arm *arm, const struct snap *s0, const struct snap 
 	arm->kernel_drops += s1->kdrops - s0->kdrops;
 	for (int r = 0; r < HOMA_DROP_REASONS; r++)
 		arm->drops[r] += s1->st.drops[r] - s0->st.drops[r];
+	for (int t = 0; t < HOMA_PKT_TYPES; t++)
+		arm->sent[t] += s1->st.pkts_sent[t] - s0->st.pkts_sent[t] + s1->cst.pkts_sent[t] -
+				s0->cst.pkts_sent[t];
 }
 
 /** wait_ms() - How long an RPC may go without an outcome: its timeout plus 5 s. */

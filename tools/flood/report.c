@@ -9,6 +9,7 @@
 
 #include "flood.h"
 #include "homa/errors.h"
+#include "homa/wire.h"
 #include "util/latency.h"
 
 /** per() - @x / @n, or 0 when @n is 0. */
@@ -59,6 +60,17 @@ static void print_drops(const char *name, const struct flood_arm *a)
 	printf("\n");
 }
 
+/** print_sent() - The packets both engines sent during @a by type, on one line. */
+static void print_sent(const char *name, const struct flood_arm *a)
+{
+	printf("sent by server and client (%s):", name);
+	for (int t = 0; t < HOMA_PKT_TYPES; t++)
+		if (a->sent[t])
+			printf(" %s %llu", homa_wire_type_name((uint8_t)(HOMA_PKT_FIRST + t)),
+			       (unsigned long long)a->sent[t]);
+	printf("\n");
+}
+
 /**
  * print_forged_cost() - The victim's CPU per forged packet its sockets
  * took in: the flooded arm's CPU (without the flooding thread) minus what
@@ -101,6 +113,9 @@ int flood_report(const struct flood_opts *o, struct flood_arm *quiet, struct flo
 	if (o->stranger_budget)
 		printf("strangers' budget: %d packets per ms (stranger_budget; -1: no limit)\n",
 		       o->stranger_budget);
+	if (o->stranger_cpu_us)
+		printf("strangers' CPU budget: %d us per ms (stranger_cpu_us; -1: no limit)\n",
+		       o->stranger_cpu_us);
 	if (o->rate > 0)
 		printf("flood: one thread, paced to %.0f packets/s", o->rate);
 	else
@@ -115,6 +130,8 @@ int flood_report(const struct flood_opts *o, struct flood_arm *quiet, struct flo
 	print_arm("flood", loud, &l);
 	print_drops("unloaded", quiet);
 	print_drops("flood", loud);
+	print_sent("unloaded", quiet);
+	print_sent("flood", loud);
 	printf("failed: RPCs sent that ended in an error (t_out of them HOMA_ETIMEDOUT); refused: "
 	       "sends refused at once (HOMA_EPEERDEAD) while the port counts as dead after a "
 	       "timeout, no RPC\n");

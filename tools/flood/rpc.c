@@ -37,6 +37,7 @@ int flood_open(homa_socket **s, int server, const struct flood_opts *fo)
 	o.settings = &st;
 	o.rcvbuf_bytes = fo->rcvbuf;
 	o.stranger_budget = fo->stranger_budget;
+	o.stranger_cpu_us = fo->stranger_cpu_us;
 	return homa_open(s, &o);
 }
 
