@@ -22,6 +22,18 @@
 # communication per step 16.4 ms without the NIC limit, 23.3 ms with it;
 # Homa's 23.1 and 25.2).
 #
+# A Homa host is one process (TB_COLL_HOST=one, the default): the
+# device's socket is also the host's server (--serve-port) and sends the
+# host's background (--bg-peer), so one engine paces everything the host
+# sends, shortest message first, as the Linux module does for all the
+# sockets of a host. With TB_COLL_HOST=apart the server, the device and
+# the background client are three processes, three engines each pacing
+# at the full link rate into the one NIC queue: the background's 2 MB
+# messages then take about half the link from a step's messages whenever
+# they run (the step's last all-to-all message was in flight 65.5 ms P50
+# beside 50% background against 50.7 ms alone). TCP's hosts are always
+# the three processes: the kernel is one stack per host already.
+#
 # TB_COLL_MODE picks the length: quick (the default) runs 30 steps after 2
 # warm-up, all-reduce beside background 10 after 1 (its TCP steps last
 # seconds); full runs 100 after 5 in every case. TB_COLL_STEPS and
@@ -38,6 +50,7 @@
 : "${TB_COLL_BG_MSG:=2M}"
 : "${TB_COLL_RT:=10}"
 : "${TB_COLL_NIC:=on}"
+: "${TB_COLL_HOST:=one}"
 
 COLL_BOARD=""
 COLL_GATE=""
@@ -49,7 +62,7 @@ COLL_NIC_SHAPED=()
 coll_bg_start() {
   local arm=$1 dir=$2 pct=$3 i n=$TB_HOSTS b gbps flags
   b=$(bench_bin)
-  flags=$(arm_flags "$arm")
+  flags=$(arm_flags "${arm%%+*}")
   gbps=$(awk -v m="$TB_RATE_MBIT" -v f="$pct" 'BEGIN { printf "%.6g", m * f / 100 / 1000 }')
   for ((i = 0; i < n; i++)); do
     # shellcheck disable=SC2086
@@ -76,22 +89,37 @@ coll_steps() {
 
 # Starts device I of pattern P, STEPS steps after WARM warm-up; rank 0
 # writes DIR/device.json, every device its messages to DIR/msgs-hI.txt. B is homa-bench, FLAGS the arm's
-# flags and ALL every device's server: computed once per arm by the caller,
+# flags (and HOST, if given, the host's own: coll_host_flags) and ALL every device's server: computed once per arm by the caller,
 # since on a loaded machine each subshell here delayed the next device's
 # start (eight took over a minute). The device opens its transport and
 # waits for COLL_GATE before its first step.
 coll_device_start() {
-  local i=$1 dir=$2 p=$3 steps=$4 warm=$5 b=$6 flags=$7 all=$8
+  local i=$1 dir=$2 p=$3 steps=$4 warm=$5 b=$6 flags=$7 all=$8 host=${9:-}
   local js=""
   ((i == 0)) && js="--json $dir/device.json"
   # shellcheck disable=SC2086
   ip netns exec "$(tb_host_ns "$i")" nice -n "$TB_NICE" taskset -c "$TB_HOST_CPUS" \
-    ${HOST_RT[@]+"${HOST_RT[@]}"} "$b" device $flags --pattern "$p" --servers "$all" --rank "$i" \
+    ${HOST_RT[@]+"${HOST_RT[@]}"} "$b" device $flags $host --pattern "$p" --servers "$all" --rank "$i" \
     --sync "$COLL_BOARD" --start-file "$COLL_GATE" --steps "$steps" --warmup-steps "$warm" \
     --compute-us "$TB_COLL_COMPUTE_US" --msg-bytes "$TB_COLL_MSG" --lookups "$TB_COLL_LOOKUPS" \
     --step-timeout 60 --seed $((i + 1)) --msg-log "$dir/msgs-h$i.txt" $js \
     --quiet >"$dir/device-h$i.log" 2>&1 &
   BG_PIDS+=($!)
+}
+
+# Prints the flags that make device I of ARM its whole host (TB_COLL_HOST=one,
+# the homa arm only; the arm homa+apart is Homa with the host's three
+# processes, to run both host models side by side in one run): it serves on the arm's port and, with PCT > 0, sends the
+# host's background (TB_COLL_BG_MSG messages to host I + N/2 at PCT percent
+# of the link, as coll_bg_start's client would). Nothing otherwise.
+coll_host_flags() {
+  local arm=$1 i=$2 pct=$3 gbps
+  [[ $TB_COLL_HOST == one && $arm == homa ]] || return 0
+  printf -- '--serve-port %s' "$(arm_port "$arm")"
+  ((pct > 0)) || return 0
+  gbps=$(awk -v m="$TB_RATE_MBIT" -v f="$pct" 'BEGIN { printf "%.6g", m * f / 100 / 1000 }')
+  printf -- ' --bg-peer %d --bg-gbps %s --bg-bytes %s' $(((i + TB_HOSTS / 2) % TB_HOSTS)) "$gbps" \
+    "$TB_COLL_BG_MSG"
 }
 
 # Appends "PHASE SECONDS" to DIR/phases.txt: seconds since the previous
@@ -125,7 +153,9 @@ coll_arm() {
   : >"$ad/phases.txt"
   log "collective $p, background ${pct}%: arm $arm, $steps steps after $warm warm-up"
   qwatch_spawn "$ad/queues.json"
-  servers_start "$base" "$ad" $(seq 0 $((TB_HOSTS - 1)))
+  local one=0
+  [[ -n $(coll_host_flags "$arm" 0 0) ]] && one=1
+  ((one)) || servers_start "$base" "$ad" $(seq 0 $((TB_HOSTS - 1)))
   coll_phase "$ad" servers
   COLL_BOARD=$(mktemp /dev/shm/homa-coll.XXXXXX)
   COLL_GATE="$COLL_BOARD.go"
@@ -133,13 +163,19 @@ coll_arm() {
   rm -f "$COLL_GATE"
   local b flags all
   b=$(bench_bin)
-  flags=$(arm_flags "$arm")
-  all=$(server_list "$arm" $(seq 0 $((TB_HOSTS - 1))))
+  flags=$(arm_flags "$base")
+  all=$(server_list "$base" $(seq 0 $((TB_HOSTS - 1))))
   for ((i = 0; i < TB_HOSTS; i++)); do
-    coll_device_start "$i" "$ad" "$p" "$steps" "$warm" "$b" "$flags" "$all"
+    coll_device_start "$i" "$ad" "$p" "$steps" "$warm" "$b" "$flags" "$all" \
+      "$(coll_host_flags "$arm" "$i" "$pct")"
   done
   coll_phase "$ad" devices-started
-  ((pct > 0)) && coll_bg_start "$arm" "$ad" "$pct" && coll_phase "$ad" background
+  # one process per host: the devices send the background from their start;
+  # give it the 2 s coll_bg_start gives its clients before the first step
+  if ((pct > 0)); then
+    if ((one)); then sleep 2; else coll_bg_start "$base" "$ad" "$pct"; fi
+    coll_phase "$ad" background
+  fi
   qwatch_wait "$ad/queues.json"
   coll_phase "$ad" qwatch-ready
   : >"$COLL_GATE"
@@ -209,6 +245,7 @@ exp_collective() {
   IFS=, read -ra CNICS <<<"$TB_COLL_NIC"
   ((TB_HOSTS >= 3)) || die "collective needs at least 3 hosts"
   [[ $TB_COLL_RT =~ ^[0-9]+$ ]] && ((TB_COLL_RT <= 99)) || die "TB_COLL_RT must be a priority 0..99"
+  [[ $TB_COLL_HOST =~ ^(one|apart)$ ]] || die "TB_COLL_HOST must be one or apart, not '$TB_COLL_HOST'"
   ((${#CNICS[@]} > 0)) || die "TB_COLL_NIC must be prio, on or off, not ''"
   for nic in "${CNICS[@]}"; do coll_nic_check "$nic"; done
   ((${#CNICS[@]} > 1)) || coll_nic_shape "${CNICS[0]}"

@@ -373,6 +373,17 @@ static void coll_device_run__rejects_bad_settings(void **state)
 	assert_int_equal(coll_device_run(&fake_ops, &cfg, &d, &s), HOMA_EINVAL);
 	assert_int_equal(atomic_load(&s.b->failed), 1);
 	coll_sync_close(&s);
+	/* background to itself, to no device, or of messages under 8 B */
+	const uint32_t bad[3][2] = { { 0, 1000 }, { 2, 1000 }, { 1, 4 } };
+	for (int k = 0; k < 3; k++) {
+		d = (struct coll_device){ .pattern = COLL_ALLTOALL, .rank = 0, .steps = 1,
+					  .msg_bytes = 100, .step_timeout_s = 1, .bg_gbps = 1,
+					  .bg_peer = bad[k][0], .bg_bytes = bad[k][1] };
+		assert_int_equal(coll_sync_open(&s, NULL, 2, 1), 0);
+		assert_int_equal(coll_device_run(&fake_ops, &cfg, &d, &s), HOMA_EINVAL);
+		assert_int_equal(atomic_load(&s.b->failed), 1);
+		coll_sync_close(&s);
+	}
 	assert_int_equal(coll_sync_open(&s, NULL, 1, 1), HOMA_EINVAL);
 	assert_int_equal(coll_sync_open(&s, NULL, 2, 0), HOMA_EINVAL);
 }

@@ -40,16 +40,21 @@ awk 'NR == 1 && $1 == "first" && $2 < 0.2 { ok++ } NR == 2 && $1 == "second" && 
 # keep busy yet) and wait for the gate file, which appears only after the
 # background started; the board and the gate are gone afterwards. Every
 # host process runs SCHED_FIFO at TB_COLL_RT (chrt), or normally with 0.
-coll_order() { # RT: prints the order of coll_arm's steps with TB_COLL_RT=RT
-  TB_HOSTS=3 TB_COLL_MODE=quick TB_COLL_RT=$1 bash -c "set -u
+# With TB_COLL_HOST=one (the default) a Homa host is its device alone: no
+# server or background process starts, the device serves on Homa's port
+# and sends the host's background to the host half the ring away; TCP
+# arms and the arm homa+apart keep their three processes per host.
+coll_order() { # RT [HOST [ARM]]: prints the order of coll_arm's steps with TB_COLL_RT=RT
+  TB_HOSTS=3 TB_RATE_MBIT=20 TB_COLL_MODE=quick TB_COLL_RT=$1 TB_COLL_HOST=${2:-apart} bash -c "set -u
   source '$src/scripts/testbed.d/bench.sh'; source '$src/scripts/testbed.d/collective.sh'
   log() { :; }; qwatch_spawn() { :; }; qwatch_wait() { :; }; qwatch_stop() { :; }
   bench_bin() { echo b; }; arm_flags() { :; }; server_list() { :; }
   servers_start() { host_rt; echo servers \${HOST_RT[*]}; }; servers_stop() { :; }; bulk_stop() { :; }
-  coll_device_start() { [[ -e \${COLL_GATE:-/nonexistent} ]] && echo device-gate-open || echo device \${HOST_RT[*]}; }
+  coll_device_start() { [[ -e \${COLL_GATE:-/nonexistent} ]] && echo device-gate-open || echo device \${HOST_RT[*]}\${9:+ \$9}; }
+  sleep() { echo sleep \$1; }
   coll_bg_start() { [[ -e \${COLL_GATE:-/nonexistent} ]] && echo background-gate-open || echo background; }
   wait_bg() { [[ -e \${COLL_GATE:-/nonexistent} ]] && echo gate >&3; echo \$COLL_BOARD \${COLL_GATE:-} >'$tmp/files'; }
-  coll_arm homa '$tmp' lookups 50 3>&1"
+  coll_arm ${3:-homa} '$tmp' lookups 50 3>&1"
 }
 order=$(coll_order 10)
 want=$'servers chrt -f 10\ndevice chrt -f 10\ndevice chrt -f 10\ndevice chrt -f 10\nbackground\ngate'
@@ -61,6 +66,19 @@ done
 order=$(coll_order 0)
 [[ $order == $'servers\ndevice\ndevice\ndevice\nbackground\ngate' ]] \
   || { echo "FAIL: with TB_COLL_RT=0 coll_arm's order is '${order//$'\n'/ / }'"; exit 1; }
+order=$(coll_order 10 one)
+want=$'device chrt -f 10 --serve-port 4000 --bg-peer 1 --bg-gbps 0.01 --bg-bytes 2M
+device chrt -f 10 --serve-port 4000 --bg-peer 2 --bg-gbps 0.01 --bg-bytes 2M
+device chrt -f 10 --serve-port 4000 --bg-peer 0 --bg-gbps 0.01 --bg-bytes 2M\nsleep 2\ngate'
+[[ $order == "$want" ]] || { echo "FAIL: TB_COLL_HOST=one: coll_arm's order is '${order//$'\n'/ / }'"; exit 1; }
+for arm in homa+apart tcp-bbr; do
+  order=$(coll_order 0 one $arm)
+  [[ $order == $'servers\ndevice\ndevice\ndevice\nbackground\ngate' ]] \
+    || { echo "FAIL: TB_COLL_HOST=one, arm $arm: coll_arm's order is '${order//$'\n'/ / }'"; exit 1; }
+done
+got=$(TB_COLL_HOST=both bash -c "source '$src/scripts/testbed.d/collective.sh'; die() { echo \"die: \$*\"; exit 0; }
+  TB_HOSTS=3 TB_ARMS=homa exp_collective" 2>&1)
+[[ $got == "die: TB_COLL_HOST must be one or apart, not 'both'" ]] || { echo "FAIL: TB_COLL_HOST=both: '$got'"; exit 1; }
 # exp_collective: every host's NIC is shaped at the link rate before the
 # first arm (a root qdisc left by a killed run replaced), with one FIFO by
 # default (on) or the eight DSCP priority queues (prio), and unshaped
@@ -163,4 +181,4 @@ if kill -0 $s1 2>/dev/null || kill -0 $s2 2>/dev/null; then
   kill $s1 $s2 2>/dev/null
   echo "FAIL: on_exit left the run's processes running"; exit 1
 fi
-echo "tb_python, coll_phase, coll_arm, exp_collective NIC shaping (one mode and a list), tb_shape_nic_prio, homa_window_flags, on_exit: ok"
+echo "tb_python, coll_phase, coll_arm (both host models), exp_collective NIC shaping (one mode and a list), tb_shape_nic_prio, homa_window_flags, on_exit: ok"

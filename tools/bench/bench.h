@@ -109,6 +109,10 @@ struct bench_opts {
 	int devices;            /**< compare: devices (default 4) */
 	double background_gbps; /**< compare: background bulk load (default 1; 0: none) */
 	double step_timeout_s;  /**< longest wait for any barrier or step (default 30) */
+	uint16_t serve_port;    /**< device, Homa: its socket is also the host's server on this port (0: no) */
+	int bg_peer;            /**< device, Homa: background to this device's server (-1: none) */
+	double bg_gbps;         /**< device: the background's average load */
+	uint32_t bg_bytes;      /**< device: the background's message size (default 2 MB) */
 };
 
 /** One RPC that finished (successfully or not). */
@@ -134,6 +138,13 @@ struct bench_tr_cfg {
 	uint16_t metrics_port; /**< Homa: /metrics port of the client socket (0: none) */
 	const char *certs;  /**< encrypted arms: certificate folder (tls.h); NULL: clear text */
 	uint16_t psp_port;  /**< encrypted Homa: the host PSP port sealed packets go to (0: none) */
+	/**
+	 * Homa: open the client socket as a server socket on this port that
+	 * also answers requests (a thread of the client's process, as
+	 * `homa-bench server` does), so one engine carries everything the
+	 * process's host sends (0: a client socket only).
+	 */
+	uint16_t serve_port;
 };
 
 /**

@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "coll_bg.h"
 #include "collective.h"
 #include "report.h"
 #include "homa/errors.h"
@@ -67,6 +68,7 @@ struct dev_run {
 	struct coll_msg_rec *recs; /**< finished messages, written at the end; owned */
 	size_t nrecs, reccap;
 	bool log_full;         /**< a record could not be kept (out of memory) */
+	struct coll_bg bg;     /**< the background it sends (d->bg_gbps > 0) */
 };
 
 /** sleep_until() - The compute phase: sleep until @t_ns (CLOCK_MONOTONIC). */
@@ -158,6 +160,8 @@ static int send_group(struct dev_run *r, uint64_t *last_ns)
 		if (got < 0)
 			return got;
 		for (int i = 0; i < got; i++) {
+			if (done[i].tag & COLL_BG_TAG)
+				continue;  /* background: no step waits for it */
 			if (done[i].err && retry(r, &done[i], done[i].err)) {
 				r->failed_tag = done[i].tag;
 				return done[i].err;
@@ -336,10 +340,34 @@ static int write_log(struct dev_run *r)
 		snprintf(who, sizeof(who), "# device %u", r->d->rank);
 		bench_proto_print(r->log, who, &p);
 	}
+	if (r->d->bg_gbps > 0)
+		fprintf(r->log, "# device %u: background to device %u: %llu messages of %u B "
+			"started, %llu refused\n", r->d->rank, r->d->bg_peer,
+			(unsigned long long)atomic_load(&r->bg.started), r->d->bg_bytes,
+			(unsigned long long)atomic_load(&r->bg.refused));
 	int bad = ferror(r->log);
 	bad |= fclose(r->log) != 0;
 	r->log = NULL;
 	return bad ? HOMA_EIO : 0;
+}
+
+/**
+ * start_bg() - Start the device's background (none without d->bg_gbps),
+ * from the moment its transport is open. Return: 0 or coll_bg_start()'s error.
+ */
+static int start_bg(struct dev_run *r)
+{
+	const struct coll_device *d = r->d;
+
+	if (!(d->bg_gbps > 0))
+		return 0;
+	r->bg.ops = r->ops;
+	r->bg.ctx = r->ctx;
+	r->bg.peer = d->bg_peer;
+	r->bg.bytes = d->bg_bytes;
+	r->bg.gbps = d->bg_gbps;
+	r->bg.seed = d->seed * 7919u + d->rank + 101;
+	return coll_bg_start(&r->bg);
 }
 
 int coll_device_run(const struct bench_client_ops *ops, const struct bench_tr_cfg *cfg,
@@ -349,7 +377,9 @@ int coll_device_run(const struct bench_client_ops *ops, const struct bench_tr_cf
 
 	if (cfg->nservers != r.ndev || d->rank >= r.ndev || d->steps > s->b->nsteps ||
 	    d->steps == 0 || (d->pattern == COLL_LOOKUPS && d->lookups == 0) ||
-	    (unsigned)d->pattern >= COLL_PATTERNS || d->msg_bytes < BENCH_MIN_MSG) {
+	    (unsigned)d->pattern >= COLL_PATTERNS || d->msg_bytes < BENCH_MIN_MSG ||
+	    (d->bg_gbps > 0 && (d->bg_peer >= r.ndev || d->bg_peer == d->rank ||
+				d->bg_bytes < BENCH_MIN_MSG))) {
 		coll_sync_fail(s);
 		return HOMA_EINVAL;
 	}
@@ -367,7 +397,10 @@ int coll_device_run(const struct bench_client_ops *ops, const struct bench_tr_cf
 	if (rc == 0)
 		rc = ops->open(&r.ctx, cfg);
 	if (rc == 0) {
-		rc = steps(&r);
+		rc = start_bg(&r);
+		if (rc == 0)
+			rc = steps(&r);
+		coll_bg_stop(&r.bg);
 		if (rc)
 			report_failure(&r, rc);
 		if (r.log) {

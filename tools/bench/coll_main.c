@@ -20,6 +20,8 @@ static struct coll_device device_of(const struct bench_opts *o)
 		.step_timeout_s = o->step_timeout_s, .seed = o->seed,
 		.join_timeout_s = COLL_JOIN_TIMEOUTS * o->step_timeout_s,
 		.start_file = o->start_file, .msg_log = o->msg_log,
+		.bg_gbps = o->bg_peer >= 0 ? o->bg_gbps : 0, .bg_peer = (uint32_t)o->bg_peer,
+		.bg_bytes = o->bg_bytes,
 	};
 	return d;
 }
@@ -71,8 +73,18 @@ int bench_device_main(const struct bench_opts *o)
 		fprintf(stderr, "homa-bench device: --sync FILE, --servers and --pattern are required\n");
 		return HOMA_EINVAL;
 	}
+	if ((o->serve_port || o->bg_peer >= 0 || o->bg_gbps > 0) &&
+	    o->transport != BENCH_TR_HOMA) {
+		fprintf(stderr, "homa-bench device: --serve-port and --bg-* need --transport homa\n");
+		return HOMA_EINVAL;
+	}
+	if ((o->bg_peer >= 0) != (o->bg_gbps > 0)) {
+		fprintf(stderr, "homa-bench device: --bg-peer and --bg-gbps go together\n");
+		return HOMA_EINVAL;
+	}
 	if (coll_tr_cfg(o, o->servers, &cfg))
 		return HOMA_EINVAL;
+	cfg.serve_port = o->serve_port;
 	int rc = coll_sync_open(&s, o->sync, (uint32_t)cfg.nservers, d.steps);
 	if (rc) {
 		fprintf(stderr, "homa-bench device: board %s: %s\n", o->sync, homa_strerror(rc));

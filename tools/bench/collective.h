@@ -66,6 +66,17 @@ struct coll_device {
 	 * HOMA_EINVAL before any step.
 	 */
 	const char *msg_log;
+	/**
+	 * Background bulk traffic this device sends through its own transport
+	 * (coll_bg.h), beside its steps: bg_gbps on average (0: none) of
+	 * bg_bytes messages to the server of device bg_peer (not this one),
+	 * from the transport's opening to the end of the last step; its
+	 * answers count in no step. The transport must take start() from two
+	 * threads at once (Homa).
+	 */
+	double bg_gbps;
+	uint32_t bg_peer;
+	uint32_t bg_bytes;
 	uint64_t seed;
 };
 

@@ -2,6 +2,7 @@
 /* Helpers shared by the arms: addresses, payload buffer, transport names. */
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,15 +12,22 @@
 
 volatile int bench_stop;
 
+/** The shared zero payload (bench_payload()), allocated once. */
+static void *zeros;
+
+/** zeros_alloc() - calloc of this size maps zero pages: no memory until written. */
+static void zeros_alloc(void)
+{
+	zeros = calloc(1, BENCH_MAX_MSG);
+}
+
 const void *bench_payload(size_t len)
 {
-	/* calloc of this size maps zero pages: it costs no memory until written. */
-	static void *zeros;
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
 
 	if (len > BENCH_MAX_MSG)
 		return NULL;
-	if (!zeros)
-		zeros = calloc(1, BENCH_MAX_MSG);
+	pthread_once(&once, zeros_alloc);  /* a device's step and background threads both ask */
 	return zeros;
 }
 

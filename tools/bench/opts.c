@@ -180,7 +180,12 @@ static const char usage[] =
 "          transport, then wait, within 10 step timeouts, until FILE exists before\n"
 "          the first step: the testbed starts its background traffic meanwhile),\n"
 "          --msg-log FILE (every message of every step: when it started and was\n"
-"          through, from the end of the device's compute phase; the socket's counters)\n"
+"          through, from the end of the device's compute phase; the socket's counters),\n"
+"          with Homa: --serve-port P (the device's socket is also its host's server\n"
+"          on port P: one engine sends the host's messages, answers and background,\n"
+"          as the Linux module is one transport per host), --bg-peer R --bg-gbps G\n"
+"          [--bg-bytes SIZE] (background from the device's socket: SIZE messages,\n"
+"          default 2M, open loop at G Gbit/s on average, to device R's server)\n"
 "\n"
 "Output: latency P50/P99/P99.9 in microseconds, per size bucket too; slowdown\n"
 "(time / unloaded best time for that size); goodput in Gbps of payload; RPCs/s;\n"
@@ -220,6 +225,8 @@ void bench_opts_default(struct bench_opts *o)
 	o->compute_us = 1000;
 	o->msg_bytes = 65536;
 	o->lookups = 16;
+	o->bg_peer = -1;
+	o->bg_bytes = 2u << 20;
 	o->devices = 4;
 	o->background_gbps = 1;
 	o->step_timeout_s = 30;
@@ -306,6 +313,14 @@ static int set_num(struct bench_opts *o, const char *f, const char *v)
 		o->response = sz < BENCH_MIN_MSG ? BENCH_MIN_MSG : sz;
 		return 1;
 	}
+	if (!strcmp(f, "--bg-bytes")) {
+		if (homa_parse_size(v, &sz) || sz < BENCH_MIN_MSG || sz > BENCH_MAX_MSG) {
+			fprintf(stderr, "homa-bench: --bg-bytes wants a size from 8 B to 64 MiB\n");
+			return HOMA_EINVAL;
+		}
+		o->bg_bytes = sz;
+		return 1;
+	}
 	if (!strcmp(f, "--msg-bytes")) {
 		if (homa_parse_size(v, &sz) || sz < BENCH_MIN_MSG || sz > BENCH_MAX_MSG) {
 			fprintf(stderr, "homa-bench: --msg-bytes wants a size from 8 B to 64 MiB\n");
@@ -334,7 +349,8 @@ static int set_num(struct bench_opts *o, const char *f, const char *v)
 		{ "--homa-offload", 0, 1 }, { "--homa-spin", 0, 1 },
 		{ "--homa-rcvbuf", 0, 1073741824 }, { "--homa-max-overcommit", 1, 64 },
 		{ "--homa-short-window", 0, 1e9 },
-		{ "--homa-copy", 0, 1 },
+		{ "--homa-copy", 0, 1 }, { "--serve-port", 1, 65535 },
+		{ "--bg-peer", 0, COLL_MAX_DEVICES - 1 }, { "--bg-gbps", 1e-6, 1e4 },
 	};
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
 		if (strcmp(f, t[i].f))
@@ -382,7 +398,10 @@ static int set_num(struct bench_opts *o, const char *f, const char *v)
 		case 37: o->homa.rcvbuf = (uint32_t)d; break;
 		case 38: o->homa.overcommit = (uint32_t)d; break;
 		case 39: o->homa.short_window = (int64_t)d; break;
-		default: o->homa.copy = d > 0.5; break;
+		case 40: o->homa.copy = d > 0.5; break;
+		case 41: o->serve_port = (uint16_t)d; break;
+		case 42: o->bg_peer = (int)d; break;
+		default: o->bg_gbps = d; break;
 		}
 		return 1;
 	}
@@ -426,7 +445,7 @@ static const char *const valued[] = {
 	"warmup-steps", "compute-us", "lookups", "devices", "background-gbps", "step-timeout",
 	"certs", "homa-transport", "start-file", "psp-port", "homa-offload",
 	"homa-spin", "homa-rcvbuf", "msg-log", "homa-max-overcommit", "homa-short-window",
-	"homa-copy",
+	"homa-copy", "serve-port", "bg-peer", "bg-gbps", "bg-bytes",
 };
 
 #define N_VALUED (sizeof(valued) / sizeof(valued[0]))

@@ -27,7 +27,18 @@
 struct homa_client {
 	homa_socket *s;
 	const struct bench_tr_cfg *cfg;
+	pthread_t serve;  /**< the thread answering requests (cfg->serve_port) */
+	bool serving;     /**< it was started: join it after closing */
 };
+
+static void *homa_serve(void *arg);
+
+/*
+ * serve_spin: the server's threads spin on homa_recv() (--homa-spin 1);
+ * serve_copy: they reply with homa_reply_buf() (--homa-copy 1). Both set
+ * before the threads start.
+ */
+static bool serve_spin, serve_copy;
 
 /** Homa socket parameters shared by client and server. */
 struct homa_arm_cfg {
@@ -165,7 +176,11 @@ static int open_socket(homa_socket **s, const struct homa_arm_cfg *a, bool serve
 	return rc;
 }
 
-/** homa_client_open() - One client socket for all servers. */
+/**
+ * homa_client_open() - One client socket for all servers; with
+ * cfg->serve_port a server socket on that port, whose requests a thread
+ * of this process answers while the client sends (HOMA_ENOMEM: no thread).
+ */
 static int homa_client_open(void **ctx, const struct bench_tr_cfg *cfg)
 {
 	struct homa_client *c = calloc(1, sizeof(*c));
@@ -177,10 +192,21 @@ static int homa_client_open(void **ctx, const struct bench_tr_cfg *cfg)
 	struct homa_arm_cfg a = { cfg->driver, cfg->polled, cfg->homa, cfg->pcap,
 				  cfg->metrics_port, cfg->ifname, cfg->certs,
 				  cfg->homa_transport, cfg->psp_port };
-	int rc = open_socket(&c->s, &a, false, v6 ? "::" : "0.0.0.0", 0);
+	int rc = open_socket(&c->s, &a, cfg->serve_port != 0, v6 ? "::" : "0.0.0.0",
+			     cfg->serve_port);
 	if (rc) {
 		free(c);
 		return rc;
+	}
+	if (cfg->serve_port) {
+		serve_spin = cfg->homa.spin;
+		serve_copy = cfg->homa.copy;
+		if (pthread_create(&c->serve, NULL, homa_serve, c->s)) {
+			homa_close(c->s);
+			free(c);
+			return HOMA_ENOMEM;
+		}
+		c->serving = true;
 	}
 	*ctx = c;
 	return 0;
@@ -308,13 +334,15 @@ static void homa_client_proto(void *ctx, struct bench_proto *out)
 	proto_of(((struct homa_client *)ctx)->s, out);
 }
 
-/** homa_client_close() - Close the socket. */
+/** homa_client_close() - Close the socket (its serving thread then ends: joined). */
 static void homa_client_close(void *ctx)
 {
 	struct homa_client *c = ctx;
 
 	count_copies(NULL);
 	homa_close(c->s);
+	if (c->serving)
+		pthread_join(c->serve, NULL);
 	free(c);
 }
 
@@ -327,11 +355,6 @@ const struct bench_client_ops bench_homa_client = {
 	.close = homa_client_close,
 };
 
-/** The server's threads spin on homa_recv() (--homa-spin 1); set before they start. */
-static bool serve_spin;
-
-/** The server's threads reply with homa_reply_buf() (--homa-copy 1); set before they start. */
-static bool serve_copy;
 
 /** homa_serve() - Thread body: answer requests until bench_stop. */
 static void *homa_serve(void *arg)
