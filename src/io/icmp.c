@@ -18,6 +18,7 @@
 #include <sys/socket.h>
 
 #include "batch.h"
+#include "homa/psp.h"
 #include "driver.h"
 #include "icmp.h"
 
@@ -65,8 +66,22 @@ static const struct sock_extended_err *ee_of(struct msghdr *h)
 }
 
 /**
+ * ours() - Whether the @len quoted bytes at @q are a packet from @port:
+ * a Homa packet whose common header names it, or one sealed in PSP
+ * (encrypted sockets: the PSP header, then the clear common header).
+ */
+static bool ours(const uint8_t *q, size_t len, uint16_t port)
+{
+	if (len >= HOMA_COMMON_LEN && (uint16_t)((q[0] << 8) | q[1]) == port)
+		return true;
+	return len >= HOMA_PSP_HDR_LEN + HOMA_COMMON_LEN && q[0] == HOMA_PSP_NEXT_HDR && q[1] == 1 &&
+	       (uint16_t)((q[HOMA_PSP_HDR_LEN] << 8) | q[HOMA_PSP_HDR_LEN + 1]) == port;
+}
+
+/**
  * take_one() - Read one report from @fd's error queue into @out.
- * Return: 1 if it is an unreachable report quoting a packet from @port,
+ * Return: 1 if it is an unreachable report quoting a packet from @port
+ * (ours()),
  * 0 if it was something else (discarded), -1 if the queue is empty.
  */
 static int take_one(int fd, uint16_t port, struct homa_io_unreach *out)
@@ -90,8 +105,7 @@ static int take_one(int fd, uint16_t port, struct homa_io_unreach *out)
 	ee = ee_of(&h);
 	out->len = (size_t)n;
 	out->kind = ee ? homa_io_icmp_kind(ee->ee_origin, ee->ee_type, ee->ee_code) : 0;
-	if (!out->kind || out->len < HOMA_COMMON_LEN ||
-	    (uint16_t)((out->quoted[0] << 8) | out->quoted[1]) != port ||
+	if (!out->kind || !ours(out->quoted, out->len, port) ||
 	    homa_io_addr_from_sockaddr((struct sockaddr *)&name, &out->dst, NULL) < 0)
 		return 0;
 	return 1;

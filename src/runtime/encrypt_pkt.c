@@ -10,6 +10,8 @@
  * and AES-GCM of one batch, so application threads keep using the engine
  * meanwhile.
  */
+#include <string.h>
+
 #include "enc.h"
 
 /** homa_rt_enc_seal() - See rt.h. */
@@ -85,4 +87,14 @@ int homa_rt_enc_open_rx(struct homa_rt *rt, struct homa_io_rx *rx, int n, int *r
 	pthread_mutex_unlock(&x->mu);
 	*rejected = n - kept;
 	return kept;
+}
+
+/** homa_rt_enc_unquote() - See rt.h. */
+void homa_rt_enc_unquote(const struct homa_rt *rt, struct homa_io_unreach *u)
+{
+	if (!rt->enc || u->len < HOMA_PSP_HDR_LEN || u->len > sizeof(u->quoted) ||
+	    u->quoted[0] != HOMA_PSP_NEXT_HDR || u->quoted[1] != 1)
+		return;
+	u->len -= HOMA_PSP_HDR_LEN;
+	memmove(u->quoted, u->quoted + HOMA_PSP_HDR_LEN, u->len);
 }

@@ -155,8 +155,10 @@ static void input_unreach(struct homa_rt *rt)
 	homa_rt_lock(rt);
 	uint64_t now = homa_rt_now();
 
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < n; i++) {
+		homa_rt_enc_unquote(rt, &u[i]);  /* a sealed packet: PSP header first */
 		homa_engine_unreachable(rt->engine, &u[i].dst, u[i].kind, u[i].quoted, u[i].len, now);
+	}
 	homa_rt_collect(rt);
 	homa_rt_unlock(rt);
 	homa_rt_flush(rt);

@@ -631,6 +631,13 @@ int homa_rt_enc_can_reply(struct homa_rt *rt, uint64_t id);
 int homa_rt_enc_seal(struct homa_rt *rt, struct homa_io_tx *pkts, const struct homa_iov *more,
 		     int n);
 /**
+ * homa_rt_enc_unquote() - For an encrypted socket, point report @u at the
+ * Homa packet it quotes: a sealed packet starts with the PSP header, so
+ * its 16 bytes are dropped and the engine finds the (clear) common header
+ * first. Quotes that are not PSP, and clear sockets, are left alone.
+ */
+void homa_rt_enc_unquote(const struct homa_rt *rt, struct homa_io_unreach *u);
+/**
  * homa_rt_enc_open_rx() - Without rt->lock: authenticate and decrypt the
  * @n received packets of @rx in place (rotating the master keys first
  * if their time has come); rejected ones are left out, counted in the

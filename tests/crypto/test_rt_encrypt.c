@@ -176,6 +176,48 @@ static void encrypt__reply_without_association(void **state)
 }
 
 /**
+ * encrypt__closed_port_ends_with_enoserver() - A sealed request to a port
+ * whose socket closed ends with HOMA_ENOSERVER within 5 s, long before
+ * the 10 s RPC timeout: the ICMP port unreachable quotes the sealed
+ * packet, PSP header first, and the runtime hands the engine the clear
+ * common header behind it. Without that the report is ignored and the
+ * RPC ends with HOMA_ETIMEDOUT after 10 s.
+ */
+static void encrypt__closed_port_ends_with_enoserver(void **state)
+{
+	static const uint8_t msg[100];
+	struct homa_encrypt_opts eo;
+	struct homa_open_opts o;
+	struct homa_settings st;
+	struct crypto_echo c, gone;
+	struct sockaddr_storage sa;
+	struct timespec t0, t;
+	struct homa_message m;
+	uint64_t id = 0;
+	int rc;
+
+	(void)state;
+	crypto_opts_init(&o, &eo, &st, "127.0.0.1", false);
+	st.timeout_ticks = (uint32_t)(10000000000ull / st.tick_ns);
+	assert_int_equal(crypto_ep_open(&c, &o, false), 0);
+	assert_int_equal(eopen_socket(&gone, true, NULL, 0), 0);
+	crypto_associate(c.s, gone.s, gone.port);
+	crypto_echo_stop(&gone);  /* its UDP port is closed now */
+	sa = crypto_dst(gone.port);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	assert_int_equal(homa_request_buf(c.s, (struct sockaddr *)&sa, msg, sizeof(msg), 0, &id),
+			 0);
+	rc = homa_recv(c.s, HOMA_RECV_RESPONSE, id, 30000000000ll, &m);
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	print_message("sealed request to a closed port: %s after %.0f ms\n", homa_strerror(rc),
+		      (double)(t.tv_sec - t0.tv_sec) * 1e3 + (double)(t.tv_nsec - t0.tv_nsec) / 1e6);
+	assert_int_equal(rc, HOMA_ENOSERVER);
+	assert_true(t.tv_sec - t0.tv_sec < 5);
+	assert_true(stats(&c).sealed >= 1);
+	crypto_echo_stop(&c);
+}
+
+/**
  * encrypt__key_exchange() - With certificates, a client's first send asks
  * the server's TLS service for keys (once; later sends reuse them); a
  * client whose certificate the CA did not sign gets HOMA_ECERT; asking a
@@ -540,6 +582,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(encrypt__api_associations),
 		cmocka_unit_test(encrypt__reply_without_association),
+		cmocka_unit_test(encrypt__closed_port_ends_with_enoserver),
 		cmocka_unit_test(encrypt__key_exchange),
 		cmocka_unit_test(encrypt__rotation_renews),
 		cmocka_unit_test(encrypt__expired_after_failed_renewals),
