@@ -65,7 +65,9 @@ HOMA_API char *homa_addr_format(const homa_addr *a, char *buf, size_t cap);
 
 /**
  * Optional allocation hooks. All engine memory goes through them; when
- * alloc is NULL, malloc/free are used. alloc returns NULL on failure; the
+ * alloc is NULL, malloc/free are used. Freed RPC records, event nodes and
+ * RPC groups are kept for reuse (up to 64 of each) and given back to free
+ * at homa_engine_free(). alloc returns NULL on failure; the
  * engine then returns HOMA_ENOMEM or drops the packet (counted as
  * HOMA_DROP_MEMORY) and carries on.
  */

@@ -117,6 +117,9 @@ void homa_engine_free(homa_engine *e)
 		homa_table_destroy(e, &e->pports);
 	homa_ctl_free(e);
 	homa_done_free(e);
+	homa_cache_drain(e, &e->rpc_cache, sizeof(struct homa_rpc));
+	homa_cache_drain(e, &e->ev_cache, sizeof(struct homa_ev_node));
+	homa_cache_drain(e, &e->pport_cache, sizeof(struct homa_pport));
 	homa_mem_free(e, e, sizeof(*e));
 }
 
@@ -710,7 +713,7 @@ int homa_engine_next_event(homa_engine *e, struct homa_event *ev)
 	homa_list_del(&n->link);
 	e->nevents--;
 	*ev = n->ev;
-	homa_mem_free(e, n, sizeof(*n));
+	homa_cache_put(e, &e->ev_cache, n, sizeof(*n));
 	return checked(e, 1);
 }
 

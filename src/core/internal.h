@@ -25,6 +25,15 @@
 /** Initial (and least) ring size of the finished-RPC memory (see done.c). */
 #define HOMA_DONE_MIN 4096
 
+/** Records of each kind a struct homa_cache keeps for reuse (cache.c). */
+#define HOMA_CACHE_MAX 64
+
+/** A free list of one kind of small record (cache.c). */
+struct homa_cache {
+	void *head;     /**< first kept record; each starts with the next's address */
+	uint32_t count; /**< records kept */
+};
+
 /** Watermark slots of the finished-RPC memory (see done.c). */
 #define HOMA_DONE_MARKS 256
 
@@ -348,6 +357,10 @@ struct homa_engine {
 	 * needs memory and an event can never be lost.
 	 */
 	struct homa_link spare_events;
+	struct homa_cache rpc_cache;   /**< freed homa_rpc records (cache.c) */
+	struct homa_cache ev_cache;    /**< freed homa_ev_node records */
+	struct homa_cache pport_cache; /**< freed homa_pport records */
+	uint64_t cache_reused;         /**< records the caches handed out again */
 
 	/* control packet ring */
 	struct homa_ctl *ctl;
@@ -429,6 +442,11 @@ struct homa_engine {
 void *homa_hook_alloc(const struct homa_alloc *a, size_t size);
 void homa_hook_free(const struct homa_alloc *a, void *p, size_t size);
 void *homa_mem_alloc(homa_engine *e, size_t size);
+/* cache.c */
+void *homa_cache_get(homa_engine *e, struct homa_cache *c, size_t size);
+void homa_cache_put(homa_engine *e, struct homa_cache *c, void *p, size_t size);
+void homa_cache_drain(homa_engine *e, struct homa_cache *c, size_t size);
+/* mem.c */
 void *homa_mem_zalloc(homa_engine *e, size_t size);
 void homa_mem_free(homa_engine *e, void *p, size_t size);
 struct homa_msg *homa_msg_new(homa_engine *e, uint32_t length);

@@ -10,6 +10,7 @@
  * peer chooses its ports).
  */
 #include <stddef.h>
+#include <string.h>
 
 #include "internal.h"
 
@@ -55,9 +56,10 @@ int homa_pport_add(homa_engine *e, struct homa_rpc *rpc)
 	if (!g) {
 		uint32_t b;
 
-		g = homa_mem_zalloc(e, sizeof(*g));
+		g = homa_cache_get(e, &e->pport_cache, sizeof(*g));
 		if (!g)
 			return HOMA_ENOMEM;
+		memset(g, 0, sizeof(*g));
 		g->peer = rpc->peer;
 		g->port = rpc->dport;
 		g->key = key;
@@ -92,5 +94,5 @@ void homa_pport_del(homa_engine *e, struct homa_rpc *rpc)
 	*pp = g->hash_next;
 	e->pports.count--;
 	homa_list_del(&g->peer_link);
-	homa_mem_free(e, g, sizeof(*g));
+	homa_cache_put(e, &e->pport_cache, g, sizeof(*g));
 }

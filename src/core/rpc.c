@@ -121,15 +121,17 @@ struct homa_rpc *homa_rpc_new_key(homa_engine *e, uint32_t key, uint64_t id,
 	if (e->rpcs.count >= e->s.max_rpcs ||
 	    e->rx_buffered + sizeof(*r) > e->s.max_rx_buffered)
 		return NULL;
-	r = homa_mem_zalloc(e, sizeof(*r));
-	n = r ? homa_mem_alloc(e, sizeof(*n)) : NULL;
+	r = homa_cache_get(e, &e->rpc_cache, sizeof(*r));
+	n = r ? homa_cache_get(e, &e->ev_cache, sizeof(*n)) : NULL;
+	if (r)
+		memset(r, 0, sizeof(*r));
 	if (n) {
 		r->peer = peer;
 		r->dport = dport;
 	}
 	if (!n || homa_pport_add(e, r)) {
-		homa_mem_free(e, n, sizeof(*n));
-		homa_mem_free(e, r, sizeof(*r));
+		homa_cache_put(e, &e->ev_cache, n, sizeof(*n));
+		homa_cache_put(e, &e->rpc_cache, r, sizeof(*r));
 		return NULL;
 	}
 	homa_list_add_tail(&e->spare_events, &n->link);
@@ -206,8 +208,8 @@ void homa_rpc_free(homa_engine *e, struct homa_rpc *rpc)
 		peer->client_rpcs--;
 	e->rx_buffered -= sizeof(*rpc);
 	if (rpc->ev_reserved)
-		homa_mem_free(e, take_spare(e), sizeof(struct homa_ev_node));
-	homa_mem_free(e, rpc, sizeof(*rpc));
+		homa_cache_put(e, &e->ev_cache, take_spare(e), sizeof(struct homa_ev_node));
+	homa_cache_put(e, &e->rpc_cache, rpc, sizeof(*rpc));
 	homa_peer_put(e, peer);
 }
 
@@ -217,7 +219,7 @@ void homa_rpc_free(homa_engine *e, struct homa_rpc *rpc)
  */
 int homa_event_push(homa_engine *e, const struct homa_event *ev)
 {
-	struct homa_ev_node *n = homa_mem_alloc(e, sizeof(*n));
+	struct homa_ev_node *n = homa_cache_get(e, &e->ev_cache, sizeof(*n));
 
 	if (!n)
 		return HOMA_ENOMEM;
