@@ -157,6 +157,27 @@ bool th_check_pattern(const homa_msg *m, uint32_t seed)
 	return ok;
 }
 
+/** th_echo_rpc() - See harness.h. */
+bool th_echo_rpc(struct th_pair *p, uint32_t seed)
+{
+	uint8_t buf[100];
+	struct homa_iov iov = {buf, sizeof(buf)};
+	struct homa_event ev;
+	uint64_t id = 0;
+	bool ok;
+
+	th_pattern(buf, sizeof(buf), seed);
+	if (homa_engine_send_request(p->e[0], &p->addr[1], p->port[1], &iov, 1, seed, p->now, &id))
+		return false;
+	th_pair_run(p, 50000000);
+	if (homa_engine_next_event(p->e[0], &ev) != 1)
+		return false;
+	ok = ev.type == HOMA_EV_RESPONSE && ev.id == id && th_check_pattern(ev.msg, seed);
+	if (ev.msg)
+		homa_engine_msg_release(p->e[0], ev.msg);
+	return ok;
+}
+
 /** th_take() - See harness.h. */
 int th_take(homa_engine *e, uint64_t now, struct th_pkt *p)
 {

@@ -50,6 +50,15 @@ void th_pattern(uint8_t *buf, size_t len, uint32_t seed);
 /** th_check_pattern() - True if message @m holds th_pattern(len, seed). */
 bool th_check_pattern(const homa_msg *m, uint32_t seed);
 
+/**
+ * th_echo_rpc() - One 100-byte request of th_pattern(@seed) from the
+ * client of @p (whose server echoes: p->echo) and its response: the pair
+ * runs until quiet (at most 50 ms), the response is taken, checked and
+ * released. Return: true if the next client event is that RPC's
+ * response with the request's bytes.
+ */
+bool th_echo_rpc(struct th_pair *p, uint32_t seed);
+
 
 /* ---- N endpoints and single-packet helpers (used by the module tests) ---- */
 

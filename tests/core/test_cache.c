@@ -59,25 +59,6 @@ static void pair_with_hooks(struct th_pair *p, struct counter *c, struct homa_al
 	p->echo = true;
 }
 
-/** echo_rpc() - One 100-byte echo RPC over @p, its response taken and released. */
-static void echo_rpc(struct th_pair *p, uint32_t seed)
-{
-	uint8_t buf[100];
-	struct homa_iov iov = {buf, sizeof(buf)};
-	struct homa_event ev;
-	uint64_t id = 0;
-
-	th_pattern(buf, sizeof(buf), seed);
-	assert_int_equal(homa_engine_send_request(p->e[0], &p->addr[1], p->port[1], &iov, 1,
-						  seed, p->now, &id), 0);
-	th_pair_run(p, 50000000);
-	assert_int_equal(homa_engine_next_event(p->e[0], &ev), 1);
-	assert_int_equal(ev.type, HOMA_EV_RESPONSE);
-	assert_int_equal(ev.id, id);
-	assert_true(th_check_pattern(ev.msg, seed));
-	homa_engine_msg_release(p->e[0], ev.msg);
-}
-
 /**
  * cache__allocs_per_small_rpc() - After the first RPC, a 100-byte echo RPC
  * allocates through the hooks only its four messages (request and reply,
@@ -95,10 +76,10 @@ static void cache__allocs_per_small_rpc(void **state)
 
 	(void)state;
 	pair_with_hooks(&p, &c, &a);
-	echo_rpc(&p, 1);
+	assert_true(th_echo_rpc(&p, 1));
 	before = c.allocs;
 	for (int i = 0; i < n; i++)
-		echo_rpc(&p, 2 + (uint32_t)i);
+		assert_true(th_echo_rpc(&p, 2 + (uint32_t)i));
 	print_message("hook allocations per RPC: %.2f\n", (double)(c.allocs - before) / n);
 	assert_true(c.allocs - before <= 8 * (uint64_t)n);
 	assert_true(p.e[0]->cache_reused >= 2 * (uint64_t)n);

@@ -135,25 +135,6 @@ static void siphash__key_and_input_matter(void **state)
 	assert_true(homa_siphash(&a, m, 1) != homa_siphash(&a, m, 2));
 }
 
-/** echo_rpc() - One 100-byte echo RPC over @p, its response taken and released. */
-static void echo_rpc(struct th_pair *p, uint32_t seed)
-{
-	uint8_t buf[100];
-	struct homa_iov iov = {buf, sizeof(buf)};
-	struct homa_event ev;
-	uint64_t id = 0;
-
-	th_pattern(buf, sizeof(buf), seed);
-	assert_int_equal(homa_engine_send_request(p->e[0], &p->addr[1], p->port[1], &iov, 1,
-						  seed, p->now, &id), 0);
-	th_pair_run(p, 50000000);
-	assert_int_equal(homa_engine_next_event(p->e[0], &ev), 1);
-	assert_int_equal(ev.type, HOMA_EV_RESPONSE);
-	assert_int_equal(ev.id, id);
-	assert_true(th_check_pattern(ev.msg, seed));
-	homa_engine_msg_release(p->e[0], ev.msg);
-}
-
 /**
  * hashes__per_small_rpc() - A 100-byte echo RPC costs both engines
  * together at most 8 keyed hashes (per side: the RPC table key and the
@@ -170,10 +151,10 @@ static void hashes__per_small_rpc(void **state)
 	(void)state;
 	th_pair_init(&p, NULL);
 	p.echo = true;
-	echo_rpc(&p, 1); /* peers and cutoffs on both sides */
+	assert_true(th_echo_rpc(&p, 1)); /* peers and cutoffs on both sides */
 	before = homa_hash_calls;
 	for (int i = 0; i < n; i++)
-		echo_rpc(&p, 2 + (uint32_t)i);
+		assert_true(th_echo_rpc(&p, 2 + (uint32_t)i));
 	print_message("keyed hashes per RPC: %.2f\n", (double)(homa_hash_calls - before) / n);
 	assert_true(homa_hash_calls - before <= 8 * (uint64_t)n);
 	th_pair_free(&p);

@@ -324,6 +324,44 @@ static void homa_rt_input__reports_strangers_cpu(void **state)
 }
 
 /**
+ * open_field() - homa_open() on 127.0.0.1 of default options whose
+ * int32_t field at byte @off is @v and whose version is @version (0:
+ * the current one). Return: homa_open()'s result; the socket is closed.
+ */
+static int open_field(size_t off, int32_t v, uint32_t version)
+{
+	struct homa_open_opts o;
+	homa_socket *c;
+	int err;
+
+	homa_open_opts_default(&o);
+	o.bind_addr = "127.0.0.1";
+	if (version)
+		o.version = version;
+	memcpy((char *)&o + off, &v, sizeof(v));
+	err = homa_open(&c, &o);
+	if (!err)
+		homa_close(c);
+	return err;
+}
+
+/**
+ * check_range() - The int32_t option at byte @off opens with each of the
+ * @nok values @ok, is HOMA_EINVAL with each of the @nbad values @bad, and
+ * is not read in a struct of @before, the version before the field (-2
+ * there opens with the default).
+ */
+static void check_range(size_t off, const int32_t *ok, size_t nok, const int32_t *bad,
+			size_t nbad, uint32_t before)
+{
+	for (size_t i = 0; i < nok; i++)
+		assert_int_equal(open_field(off, ok[i], 0), 0);
+	for (size_t i = 0; i < nbad; i++)
+		assert_int_equal(open_field(off, bad[i], 0), HOMA_EINVAL);
+	assert_int_equal(open_field(off, -2, before), 0);
+}
+
+/**
  * homa_open__stranger_budget_range() - homa_open_opts.stranger_budget:
  * -1 (no limit), 0 (default) and HOMA_STRANGER_BUDGET_MAX open; -2 and
  * one past the maximum are HOMA_EINVAL; an options struct of version 6
@@ -333,29 +371,9 @@ static void homa_open__stranger_budget_range(void **state)
 {
 	static const int32_t ok[] = {-1, 0, 1, HOMA_STRANGER_BUDGET_MAX};
 	static const int32_t bad[] = {-2, HOMA_STRANGER_BUDGET_MAX + 1};
-	struct homa_open_opts o;
-	homa_socket *c;
 
 	(void)state;
-	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
-		homa_open_opts_default(&o);
-		o.bind_addr = "127.0.0.1";
-		o.stranger_budget = ok[i];
-		assert_int_equal(homa_open(&c, &o), 0);
-		homa_close(c);
-	}
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		homa_open_opts_default(&o);
-		o.bind_addr = "127.0.0.1";
-		o.stranger_budget = bad[i];
-		assert_int_equal(homa_open(&c, &o), HOMA_EINVAL);
-	}
-	homa_open_opts_default(&o);
-	o.bind_addr = "127.0.0.1";
-	o.version = 6;
-	o.stranger_budget = -2;  /* not read: past a version 6 struct */
-	assert_int_equal(homa_open(&c, &o), 0);
-	homa_close(c);
+	check_range(offsetof(struct homa_open_opts, stranger_budget), ok, 4, bad, 2, 6);
 }
 
 /**
@@ -368,29 +386,9 @@ static void homa_open__stranger_cpu_range(void **state)
 {
 	static const int32_t ok[] = {-1, 0, 1, HOMA_STRANGER_CPU_MAX};
 	static const int32_t bad[] = {-2, HOMA_STRANGER_CPU_MAX + 1};
-	struct homa_open_opts o;
-	homa_socket *c;
 
 	(void)state;
-	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
-		homa_open_opts_default(&o);
-		o.bind_addr = "127.0.0.1";
-		o.stranger_cpu_us = ok[i];
-		assert_int_equal(homa_open(&c, &o), 0);
-		homa_close(c);
-	}
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		homa_open_opts_default(&o);
-		o.bind_addr = "127.0.0.1";
-		o.stranger_cpu_us = bad[i];
-		assert_int_equal(homa_open(&c, &o), HOMA_EINVAL);
-	}
-	homa_open_opts_default(&o);
-	o.bind_addr = "127.0.0.1";
-	o.version = 7;
-	o.stranger_cpu_us = -2;  /* not read: past a version 7 struct */
-	assert_int_equal(homa_open(&c, &o), 0);
-	homa_close(c);
+	check_range(offsetof(struct homa_open_opts, stranger_cpu_us), ok, 4, bad, 2, 7);
 }
 
 int main(void)
