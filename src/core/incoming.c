@@ -263,6 +263,7 @@ void homa_announce_arriving(homa_engine *e)
 static int handle_data(homa_engine *e, const homa_addr *src, const struct homa_pkt *pkt)
 {
 	struct homa_rpc *rpc;
+	uint32_t before;
 	int drop, added;
 
 	if (pkt->u.data.ack.client_id)
@@ -276,9 +277,15 @@ static int handle_data(homa_engine *e, const homa_addr *src, const struct homa_p
 	/* pkt->u.data.incoming was read once, when the message was created
 	 * (message_start()): what we have granted is ours to decide, and a
 	 * sender claiming more must not push the budget past max_incoming */
+	before = rpc->in.received;
 	added = homa_msgin_add(e, rpc, pkt->u.data.offset, pkt->u.data.payload, pkt->u.data.payload_len);
-	if (added < 0)
+	if (added < 0) {
+		/* bytes stored before a failure count as received (msgin.c):
+		 * they leave the grant accounting's outstanding share too */
+		if (rpc->in.received > before)
+			homa_grant_received(e, rpc, rpc->in.received - before);
 		return HOMA_DROP(HOMA_DROP_MEMORY);
+	}
 	if ((uint32_t)added < pkt->u.data.payload_len)
 		e->st.duplicate_bytes += pkt->u.data.payload_len - (uint32_t)added;
 	homa_cutoffs_check_peer(e, rpc->peer, pkt->sport, pkt->u.data.cutoff_version, rpc->id);
