@@ -389,6 +389,71 @@ static void homa_msgin_add__enomem_keeps_holes_exact(void **state)
 }
 
 /**
+ * data_in() - Hand @e a DATA packet of a @len-byte request (client id 2,
+ * 10.0.0.2:4000 to port 4001, @unsched bytes unscheduled) holding bytes
+ * [@off, @off+@n) of @src. Return: homa_engine_input()'s result.
+ */
+static int data_in(homa_engine *e, const uint8_t *src, uint32_t len, uint32_t unsched,
+		   uint32_t off, uint32_t n)
+{
+	homa_addr from = homa_addr_ipv4(0x0a000002);
+	uint8_t buf[2048];
+	struct homa_pkt k;
+	int blen;
+
+	memset(&k, 0, sizeof(k));
+	k.type = HOMA_PKT_DATA;
+	k.sport = 4000;
+	k.dport = 4001;
+	k.sender_id = 2;
+	k.u.data.message_length = len;
+	k.u.data.incoming = unsched;
+	k.u.data.offset = off;
+	k.u.data.payload = src + off;
+	k.u.data.payload_len = n;
+	blen = homa_wire_encode(&k, buf, sizeof(buf));
+	assert_true(blen > 0);
+	return homa_engine_input(e, &from, buf, (size_t)blen, 0);
+}
+
+/**
+ * handle_data__enomem_keeps_grant_share() - A DATA packet fills 400 bytes
+ * of a hole and then needs a new chunk, which cannot be had: the 400
+ * bytes count as received and leave the message's grant share too
+ * (counted == granted - received), checked here and by the engine's
+ * invariant checker after the input.
+ */
+static void handle_data__enomem_keeps_grant_share(void **state)
+{
+	struct homa_alloc hooks = {flaky_alloc, flaky_free, &flaky};
+	homa_addr me = homa_addr_ipv4(0x0a000001), peer = homa_addr_ipv4(0x0a000002);
+	uint32_t len = 2 * HOMA_CHUNK + 1000, unsched = HOMA_CHUNK + 2000;
+	uint8_t *src = malloc(len);
+	struct homa_msgin *in;
+	struct homa_rpc *rpc;
+	homa_engine *e;
+
+	(void)state;
+	th_pattern(src, len, 7);
+	flaky.fail_next = false;
+	assert_int_equal(homa_engine_new(&e, NULL, &me, 4001, &hooks, 0), 0);
+	homa_engine_set_server(e, true);
+	assert_int_equal(data_in(e, src, len, unsched, 0, 100), 0);
+	assert_int_equal(data_in(e, src, len, unsched, HOMA_CHUNK - 600, 100), 0);
+	rpc = homa_rpc_find(e, 3, &peer, 4000);
+	assert_non_null(rpc);
+	in = &rpc->in;
+	assert_true(homa_list_linked(&in->grant_link));
+	assert_int_equal(in->received, 200);
+	flaky.fail_next = true; /* chunk 1, after [HOMA_CHUNK-1000, HOMA_CHUNK-600) filled */
+	assert_true(data_in(e, src, len, unsched, HOMA_CHUNK - 1000, 1300) > 0);
+	assert_int_equal(in->received, 600);
+	assert_int_equal(in->counted, in->granted - in->received);
+	homa_engine_free(e);
+	free(src);
+}
+
+/**
  * handle_data__duplicate_bytes_counted() - Through the engine: duplicated
  * DATA of a request is counted in stats.duplicate_bytes, before and after
  * the request completes, and the request is delivered once, bit-exact.
@@ -517,6 +582,7 @@ int main(void)
 		cmocka_unit_test(homa_msgin_add__rx_budget),
 		cmocka_unit_test(homa_msgin_add__enomem_keeps_holes_exact),
 		cmocka_unit_test(handle_data__duplicate_bytes_counted),
+		cmocka_unit_test(handle_data__enomem_keeps_grant_share),
 		cmocka_unit_test(homa_engine_rx_progress__contiguous_prefix),
 		cmocka_unit_test(homa_msgin_init__whole_packet_window),
 	};
