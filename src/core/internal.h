@@ -193,6 +193,7 @@ struct homa_rpc {
 	bool ev_reserved;         /**< owns one node of engine.spare_events for its event */
 	bool announced;           /**< server: HOMA_EV_REQUEST_BEGIN was queued for it */
 	bool partial;             /**< server: counted in peer.partial_in (request partly received) */
+	bool retry_due;           /**< client: a tick found retry_expired() (timer.c); the next one fails it */
 	uint16_t probes;          /**< RESEND/NEED_ACK probes sent since we last heard of it */
 	uint16_t restarts;        /**< client: restarts after RPC_UNKNOWN (settings.max_restarts) */
 	uint16_t start_resends;   /**< client: RESENDs for the response's start since the last (re)start */

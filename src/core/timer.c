@@ -153,6 +153,30 @@ static bool retry_expired(const homa_engine *e, const struct homa_rpc *rpc)
 	return homa_is_client_id(rpc->id) && e->now - heard >= limit;
 }
 
+/**
+ * retry_due() - Apply retry_expired() to @rpc: the first tick that finds
+ * it only stops the RPC's probes (no RESEND past the bound) and marks it;
+ * the next tick that still finds it fails the RPC with HOMA_ETIMEDOUT.
+ * A process that was not scheduled for the bound runs one tick when it
+ * resumes, before it reads the packets that waited meanwhile: failing the
+ * RPC in that tick lost a response that sat in the socket (homa-flood at
+ * load 12 with 20 ms timeouts: the client's thread stalled 80-104 ms).
+ * The runtime reads input between two ticks, so the second tick knows.
+ * Return: true if @rpc is past the bound (nothing else to do this tick).
+ */
+static bool retry_due(homa_engine *e, struct homa_rpc *rpc)
+{
+	if (!retry_expired(e, rpc)) {
+		rpc->retry_due = false;
+		return false;
+	}
+	if (rpc->retry_due)
+		timeout(e, rpc);
+	else
+		rpc->retry_due = true;
+	return true;
+}
+
 /** check_rpc() - Per-tick work for one RPC. Return: true if it was rotated to the tail. */
 static bool check_rpc(homa_engine *e, struct homa_rpc *rpc)
 {
@@ -164,12 +188,13 @@ static bool check_rpc(homa_engine *e, struct homa_rpc *rpc)
 		return false;
 	}
 	rpc->silent_ticks++;
-	if (retry_expired(e, rpc) ||
-	    (rpc->silent_ticks >= e->s.timeout_ticks &&
-	     (e->tick - peer->heard_tick >= e->s.timeout_ticks || unanswered(e, rpc)))) {
+	if (rpc->silent_ticks >= e->s.timeout_ticks &&
+	    (e->tick - peer->heard_tick >= e->s.timeout_ticks || unanswered(e, rpc))) {
 		timeout(e, rpc);
 		return false;
 	}
+	if (retry_due(e, rpc))
+		return false;
 	if (homa_evict_stale(e, rpc))
 		return false; /* memory pressure: freed rather than asked again */
 	/* after the silence count: our own START_MSG repeat is not a sign of life */

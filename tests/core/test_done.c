@@ -438,6 +438,56 @@ static void done__client_never_retries_past_its_bound(void **state)
 	duo_free(&d);
 }
 
+/**
+ * done__paused_client_takes_waiting_reply() - A client paused longer than
+ * HOMA_CLIENT_RETRY_TIMEOUTS timeouts while its response waited in its
+ * socket: the tick it runs on resuming comes before it reads that
+ * response, which must still complete the RPC (request run once), not
+ * HOMA_ETIMEDOUT. The second tick past the bound fails it as before.
+ */
+static void done__paused_client_takes_waiting_reply(void **state)
+{
+	static struct th_pkt held[4];
+	struct homa_event ev;
+	struct th_pkt k;
+	int n = 0, got = 0, err = 0;
+	struct duo d;
+	uint64_t id;
+
+	(void)state;
+	duo_init(&d);
+	id = call(&d);
+	while (th_take(d.p.e[0], d.now, &k) > 0)
+		homa_engine_input(d.p.e[1], &d.p.addr[0], k.buf, (size_t)k.len, d.now);
+	serve_all(&d);
+	while (n < 4 && th_take(d.p.e[1], d.now, &held[n]) > 0)
+		n++;  /* the response, waiting in the client's socket */
+	assert_true(n > 0);
+	d.now += 2000000000ull;  /* the client's thread was not scheduled for 2 s */
+	homa_engine_on_timer(d.p.e[0], d.now);
+	for (int i = 0; i < n; i++)
+		homa_engine_input(d.p.e[0], &d.p.addr[1], held[i].buf, (size_t)held[i].len, d.now);
+	while (homa_engine_next_event(d.p.e[0], &ev)) {
+		got += ev.id == id && ev.type == HOMA_EV_RESPONSE;
+		err = ev.type == HOMA_EV_ERROR ? ev.error : err;
+		homa_engine_msg_release(d.p.e[0], ev.msg);
+	}
+	assert_int_equal(err, 0);
+	assert_int_equal(got, 1);
+	assert_int_equal(d.requests, 1);
+	/* a second RPC, silent past the bound for two ticks, still times out */
+	id = call(&d);
+	while (th_take(d.p.e[0], d.now, &k) > 0)
+		;
+	d.now += 2000000000ull;
+	homa_engine_on_timer(d.p.e[0], d.now);
+	assert_int_equal(client_error(&d, id), 0);
+	d.now += 1000000;
+	homa_engine_on_timer(d.p.e[0], d.now);
+	assert_int_equal(client_error(&d, id), HOMA_ETIMEDOUT);
+	duo_free(&d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -449,6 +499,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(done__hashes_only_what_it_must, setup, teardown),
 		cmocka_unit_test(done__retry_after_others_finished_is_refused),
 		cmocka_unit_test(done__client_never_retries_past_its_bound),
+		cmocka_unit_test(done__paused_client_takes_waiting_reply),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
