@@ -720,11 +720,14 @@ int homa_engine_next_event(homa_engine *e, struct homa_event *ev)
 /** homa_engine_msg_release() - See engine.h. NULL is ignored. */
 void homa_engine_msg_release(homa_engine *e, homa_msg *m)
 {
+	uint64_t charged;
+
 	if (!e || !m)
 		return;
-	e->rx_buffered -= m->charged;
+	charged = m->charged;
+	e->rx_buffered -= charged;
 	homa_msg_free(e, m);
-	homa_grant_check(e);
+	homa_grant_released(e, charged);
 	homa_check(e);
 }
 

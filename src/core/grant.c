@@ -328,6 +328,43 @@ static bool has_room(const homa_engine *e, const struct homa_msgin *in)
 }
 
 /**
+ * room_deficit() - rx bytes that must be freed before has_room() holds
+ * for @in (0 if it holds): a release frees them one for one, both from
+ * the pressure and from the headroom (a delivered message is not among
+ * the evictable requests).
+ */
+static uint64_t room_deficit(const homa_engine *e, const struct homa_msgin *in)
+{
+	uint64_t want = left(in) < e->s.max_incoming ? left(in) : e->s.max_incoming;
+	uint64_t pressure = e->rx_buffered + e->s.max_incoming, room;
+
+	if (pressure <= e->s.max_rx_buffered)
+		return 0;
+	room = homa_evict_headroom(e, left(in));
+	if (room >= want)
+		return 0;
+	pressure -= e->s.max_rx_buffered;
+	return want - room < pressure ? want - room : pressure;
+}
+
+/**
+ * homa_grant_released() - The application released a delivered message
+ * of @bytes rx bytes. A pass runs only once the bytes released since the
+ * latest pass reach the smallest room_deficit() that pass met: a release
+ * changes nothing else a pass looks at. Honest short messages released
+ * under a flood ran a pass each over up to max_peer_partial_msgs forged
+ * partial messages per host (half of homa_grant_check()'s 12% of the
+ * victim's samples under homa-flood). The module's algorithm runs its
+ * pass on every release.
+ */
+void homa_grant_released(homa_engine *e, uint64_t bytes)
+{
+	e->grant_room_freed += bytes;
+	if (e->grant_module || e->grant_room_freed >= e->grant_room_need)
+		homa_grant_check(e);
+}
+
+/**
  * head_extra() - How far beyond max_incoming the shortest message may be
  * granted: one window for each of up to max_overcommit displaced messages
  * still draining theirs. One window only still leaves a new shortest
@@ -438,6 +475,8 @@ void homa_grant_check(homa_engine *e)
 	uint64_t gen = ++e->grant_gen;
 	struct homa_link *pos;
 
+	e->grant_room_need = UINT64_MAX;
+	e->grant_room_freed = 0;
 	if (e->grant_module) {
 		homa_grant_check_module(e);
 		return;
@@ -447,6 +486,7 @@ void homa_grant_check(homa_engine *e)
 	for (pos = e->grantable.next; pos != &e->grantable && n < e->s.max_overcommit; pos = pos->next) {
 		struct homa_rpc *r = homa_container_of(pos, struct homa_rpc, in.grant_link);
 
+		e->grant_visits++;
 		if (r->in.counted_unsched)
 			unsched += peer_unsched(e, r, gen);
 		if (r->peer->grant_gen == gen)
@@ -477,8 +517,12 @@ void homa_grant_check(homa_engine *e)
 		 * granted bytes in flight (any message, the shortest too) */
 		if (!in->outstanding && chosen[i]->peer->grant_outstanding >= HOMA_PEER_OUTSTANDING)
 			continue;
-		if (!has_room(e, in))
+		if (!has_room(e, in)) {
+			uint64_t need = room_deficit(e, in);
+
+			e->grant_room_need = need < e->grant_room_need ? need : e->grant_room_need;
 			continue;
+		}
 		used = e->total_incoming - e->unsched_incoming + ahead[i] - moved;
 		used = used > silent ? used - silent : 0;
 		if (i == 0) /* the head's budget is larger (see above) */

@@ -386,6 +386,14 @@ struct homa_engine {
 	uint64_t fifo_grant_credit;
 	bool grant_module;           /**< grant as the Linux module does (grant_module.c) */
 	uint64_t fifo_grant_ns;      /**< grant_module: time of the next FIFO grant */
+	/**
+	 * rx bytes that releases must free before a pass can grant to a message
+	 * the latest pass refused for want of room (has_room()); UINT64_MAX:
+	 * it refused none; 0: not known yet (grant.c, homa_grant_released())
+	 */
+	uint64_t grant_room_need;
+	uint64_t grant_room_freed;   /**< rx bytes released since the latest pass */
+	uint64_t grant_visits;       /**< grantable entries grant passes walked (their cost, for tests) */
 	uint64_t unreach_visits;     /**< RPCs homa_unreach() examined (its cost, for tests) */
 	uint32_t partial_in;         /**< server RPCs partly received, all peers (settings.max_partial_msgs) */
 
@@ -571,6 +579,7 @@ void homa_grant_add(homa_engine *e, struct homa_rpc *rpc);
 void homa_grant_remove(homa_engine *e, struct homa_rpc *rpc);
 void homa_grant_received(homa_engine *e, struct homa_rpc *rpc, uint32_t newbytes);
 void homa_grant_check(homa_engine *e);
+void homa_grant_released(homa_engine *e, uint64_t bytes);
 uint32_t homa_grant_step(const homa_engine *e);
 uint32_t homa_grant_window(const homa_engine *e);
 void homa_grant_recount(homa_engine *e, struct homa_msgin *in);

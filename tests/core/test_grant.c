@@ -1045,6 +1045,107 @@ static void homa_grant_add__forged_messages_stay_few(void **state)
 	th_net_free(&n);
 }
 
+/** forge_partial() - Deliver to the server @count first packets (1000 bytes) of long requests from node @c. */
+static void forge_partial(struct th_net *n, char c, uint32_t count)
+{
+	static const uint8_t junk[1000];
+	int a = th_net_node(n, c), srv = th_net_node(n, 's'), len;
+	uint8_t buf[1600];
+
+	for (uint32_t i = 0; i < count; i++) {
+		struct homa_pkt k;
+
+		memset(&k, 0, sizeof(k));
+		k.type = HOMA_PKT_DATA;
+		k.sport = n->port[a];
+		k.dport = n->port[srv];
+		k.sender_id = 100000 + 2 * (uint64_t)i;
+		k.u.data.message_length = 100000 + (i * 7919u) % 900000;
+		k.u.data.payload = junk;
+		k.u.data.payload_len = sizeof(junk);
+		len = homa_wire_encode(&k, buf, sizeof(buf));
+		assert_true(len > 0);
+		homa_engine_input(n->e[srv], &n->addr[a], buf, (size_t)len, n->now);
+	}
+}
+
+/**
+ * homa_grant_check__short_messages_skip_the_pass() - Node 'a' holds 64
+ * forged partial requests in the grantable list; node 'b' sends 20
+ * one-packet (100 B) requests, each completed and released by the server.
+ * Neither the completion of a message that was never scheduled nor a
+ * release while no message waits for room runs a grant pass: the passes
+ * walk no entry (each walked all 64 of 'a': 2560 for the 20).
+ */
+static void homa_grant_check__short_messages_skip_the_pass(void **state)
+{
+	struct homa_settings s = settings(10000);
+	homa_engine *srv;
+	struct th_net n;
+	uint64_t before;
+	char order[32];
+
+	(void)state;
+	th_net_init(&n, "sab", &s);
+	srv = n.e[th_net_node(&n, 's')];
+	serve(&n);
+	forge_partial(&n, 'a', HOMA_PEER_PARTIAL_MSGS);
+	th_net_move(&n, th_net_node(&n, 's'), 100000);
+	before = srv->grant_visits;
+	for (int i = 0; i < 20; i++) {
+		send(&n, 'b', 100);
+		hop(&n, 'b');
+		drain_requests(&n, order, sizeof(order));
+		assert_string_equal(order, "b");
+	}
+	assert_int_equal(srv->grant_visits - before, 0);
+	/* a scheduled message's arrival still runs its pass */
+	send(&n, 'b', 50000);
+	hop(&n, 'b');
+	assert_true(srv->grant_visits > before);
+	assert_int_equal(th_count(n.log, "s>b GRANT"), 1);
+	th_net_free(&n);
+}
+
+/**
+ * homa_grant_check__release_gives_room() - Node 'b''s delivered 60 kB
+ * request, held by the application, leaves the rx budget (130 kB) too
+ * short for node 'a''s 60 kB message, which gets no GRANT; releasing it
+ * runs the pass that grants to 'a' at once (not at the next tick).
+ */
+static void homa_grant_check__release_gives_room(void **state)
+{
+	struct homa_settings s = settings(10000);
+	struct homa_event ev;
+	homa_msg *held = NULL;
+	homa_engine *srv;
+	struct th_net n;
+
+	(void)state;
+	s.max_incoming = 40000;
+	s.max_rx_buffered = 130000;
+	th_net_init(&n, "sab", &s);
+	srv = n.e[th_net_node(&n, 's')];
+	serve(&n);
+	send(&n, 'b', 60000);
+	th_net_run(&n, 5000000);
+	while (homa_engine_next_event(srv, &ev)) {
+		assert_null(held);
+		held = ev.msg;
+	}
+	assert_non_null(held);
+	th_net_clear_log(&n);
+	send(&n, 'a', 60000);
+	th_net_move(&n, th_net_node(&n, 'a'), 100);
+	th_net_move(&n, th_net_node(&n, 's'), 100);
+	assert_int_equal(th_count(n.log, "s>a GRANT"), 0);
+	assert_true(srv->grant_room_need > 0 && srv->grant_room_need != UINT64_MAX);
+	homa_engine_msg_release(srv, held);
+	th_net_move(&n, th_net_node(&n, 's'), 100);
+	assert_int_equal(th_count(n.log, "s>a GRANT"), 1);
+	th_net_free(&n);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1068,6 +1169,8 @@ int main(void)
 		cmocka_unit_test(homa_grant_check__incoming_claims_raise_nothing),
 		cmocka_unit_test(homa_grant_check__no_short_tail),
 		cmocka_unit_test(homa_grant_add__forged_messages_stay_few),
+		cmocka_unit_test(homa_grant_check__short_messages_skip_the_pass),
+		cmocka_unit_test(homa_grant_check__release_gives_room),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
