@@ -155,13 +155,23 @@ void homa_ctl_grant(homa_engine *e, struct homa_rpc *rpc, uint32_t offset, uint8
  */
 void homa_ctl_resend(homa_engine *e, struct homa_rpc *rpc, uint32_t offset, uint32_t length)
 {
+	homa_ctl_resend_at(e, rpc, offset, length, ctl_prio(e));
+}
+
+/**
+ * homa_ctl_resend_at() - See internal.h. The data asked for still comes
+ * back at the highest priority; only the RESEND travels at @prio.
+ */
+void homa_ctl_resend_at(homa_engine *e, struct homa_rpc *rpc, uint32_t offset, uint32_t length,
+			uint8_t prio)
+{
 	struct homa_pkt pkt;
 
 	start_pkt(&pkt, rpc, HOMA_PKT_RESEND);
 	pkt.u.resend.offset = offset;
 	pkt.u.resend.length = length;
 	pkt.u.resend.priority = ctl_prio(e);
-	homa_ctl_send(e, &pkt, &rpc->peer->addr, ctl_prio(e));
+	homa_ctl_send(e, &pkt, &rpc->peer->addr, prio);
 	e->st.resends_sent++;
 }
 

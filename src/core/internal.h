@@ -160,6 +160,7 @@ struct homa_msgout {
 	uint32_t resend_end;
 	uint8_t resend_priority;
 	uint8_t sched_priority;   /**< from the latest GRANT */
+	uint8_t data_priority;    /**< of its latest DATA packet sent (timer.c: probe()) */
 	bool start_pending;       /**< a START_MSG must be sent */
 	bool start_sent;          /**< START_MSG mode for this message */
 	bool seal_refused;        /**< the seal hook refused its latest packet (outgoing.c) */
@@ -624,6 +625,9 @@ uint64_t homa_ctl_send(homa_engine *e, struct homa_pkt *pkt, const homa_addr *ds
 void homa_ctl_simple(homa_engine *e, struct homa_rpc *rpc, uint8_t type);
 void homa_ctl_grant(homa_engine *e, struct homa_rpc *rpc, uint32_t offset, uint8_t priority);
 void homa_ctl_resend(homa_engine *e, struct homa_rpc *rpc, uint32_t offset, uint32_t length);
+/** homa_ctl_resend_at() - homa_ctl_resend(), the packet itself sent at @prio. */
+void homa_ctl_resend_at(homa_engine *e, struct homa_rpc *rpc, uint32_t offset, uint32_t length,
+			uint8_t prio);
 void homa_ctl_reply_unknown(homa_engine *e, const homa_addr *src, const struct homa_pkt *pkt, struct homa_peer *p);
 int homa_ctl_output(homa_engine *e, uint64_t now, uint8_t *buf, size_t cap, struct homa_tx *tx);
 void homa_ctl_free(homa_engine *e);

@@ -454,6 +454,8 @@ int homa_output_data(homa_engine *e, uint64_t now, uint8_t *buf, size_t cap,
 		wire = (size_t)len;
 	}
 	commit(e, rpc, &pkt, payload_len);
+	if (pkt.type == HOMA_PKT_DATA)
+		rpc->out.data_priority = prio;
 	homa_tx_update(e, rpc);
 	after_send(rpc);
 	homa_pacer_account(e, now, wire);

@@ -89,7 +89,15 @@ static bool probe(homa_engine *e, struct homa_rpc *rpc)
 	if (!rpc->in.msg) {
 		if (!homa_is_client_id(rpc->id))
 			return false;
-		homa_ctl_resend(e, rpc, 0, e->s.unsched_bytes);
+		/* nothing of the response yet: the probe travels at the priority
+		 * of the request's latest DATA packet, so it queues behind that
+		 * data (a switch's queue of that priority, a receiver's queue of
+		 * bulk packets) rather than overtaking it: a server that met the
+		 * RESEND before the request would answer RPC_UNKNOWN, and the
+		 * request would be sent again whole */
+		homa_ctl_resend_at(e, rpc, 0, e->s.unsched_bytes,
+				   rpc->out.msg ? rpc->out.data_priority
+						: (uint8_t)(e->s.num_priorities - 1));
 		if (rpc->start_resends < UINT16_MAX)
 			rpc->start_resends++;
 		count_probe(rpc);

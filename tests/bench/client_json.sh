@@ -42,6 +42,8 @@ if [ "$tr" = homa ]; then
   kill -INT $srv; wait $srv || true
   grep -Eq '^homa-bench server: homa counters: data_pkts_sent=[1-9][0-9]* data_pkts_received=[1-9]' \
     "$dir/server.log" || { echo "no server counters"; cat "$dir/server.log"; exit 1; }
+  grep -Eq '^homa-bench server: restarts=[0-9]+ drops:' "$dir/server.log" ||
+    { echo "no server drops line"; cat "$dir/server.log"; exit 1; }
 else
   jq -e 'has("homa_counters") | not' "$dir/out.json" > /dev/null ||
     { echo "homa_counters on a TCP arm"; exit 1; }

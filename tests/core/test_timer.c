@@ -706,6 +706,55 @@ static void homa_engine_wake_by__tick_may_wait_half(void **state)
 	homa_engine_free(e);
 }
 
+/**
+ * prio_of_last() - The priority (" pN") of the last packet in @log whose
+ * entry starts with @what ("c>s DATA"); -1 if there is none.
+ */
+static int prio_of_last(const char *log, const char *what)
+{
+	const char *at = NULL, *end, *pr = NULL;
+
+	for (const char *f = strstr(log, what); f; f = strstr(f + 1, what))
+		at = f;
+	if (!at)
+		return -1;
+	end = strchr(at, ';');
+	if (!end)
+		end = at + strlen(at);
+	for (const char *f = strstr(at, " p"); f && f < end; f = strstr(f + 1, " p"))
+		pr = f;
+	return pr ? pr[2] - '0' : -1;
+}
+
+/**
+ * probe__response_resend_follows_request() - A client that heard nothing
+ * of the response asks for it at the priority of its request's DATA, not
+ * above it: a RESEND that overtook the request (a receiver reads its
+ * queue of high-priority packets first) drew RPC_UNKNOWN, and the client
+ * sent the whole request again. A server holding the request answers it
+ * (BUSY).
+ */
+static void probe__response_resend_follows_request(void **state)
+{
+	struct homa_stats st;
+	struct th_pair p;
+	struct crash c;
+	int data;
+
+	(void)state;
+	setup(&p, &c, NULL);
+	p.logging = true;
+	send(&p, 30000);
+	th_pair_run(&p, 12 * TICK);
+	data = prio_of_last(p.log, "c>s DATA");
+	assert_true(data >= 0 && data < 7);  /* below the control packets' */
+	assert_int_equal(prio_of_last(p.log, "c>s RESEND"), data);
+	assert_non_null(strstr(p.log, "s>c BUSY"));
+	homa_engine_stats(p.e[0], &st);
+	assert_int_equal(st.rpc_restarts, 0);
+	th_pair_free(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -725,6 +774,7 @@ int main(void)
 		cmocka_unit_test(homa_timer_tick__dead_process_live_host_reply_awaiting_grants),
 		cmocka_unit_test(homa_engine_abort__server_abort_fails_client),
 		cmocka_unit_test(handle_unknown__unflagged_restarts),
+		cmocka_unit_test(probe__response_resend_follows_request),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -328,10 +328,39 @@ static void proto_of(homa_socket *s, struct bench_proto *out)
 		out->dropped += st.drops[t];
 }
 
+/**
+ * print_drops() - On stderr as @who: socket @s's nonzero drop counters by
+ * reason, and with encryption its PSP counters and rejections by reason.
+ */
+static void print_drops(homa_socket *s, const char *who)
+{
+	struct homa_stats st;
+	struct homa_psp_stats ps;
+
+	if (homa_socket_stats(s, &st))
+		return;
+	fprintf(stderr, "%s: restarts=%llu drops:", who, (unsigned long long)st.rpc_restarts);
+	for (int t = 0; t < HOMA_DROP_REASONS; t++)
+		if (st.drops[t])
+			fprintf(stderr, " %s=%llu", homa_drop_reason_name(t),
+				(unsigned long long)st.drops[t]);
+	if (!homa_encrypt_stats(s, &ps)) {
+		fprintf(stderr, " psp: sealed=%llu opened=%llu seal_errors=%llu",
+			(unsigned long long)ps.sealed, (unsigned long long)ps.opened,
+			(unsigned long long)(ps.seal_errors + ps.seal_no_assoc));
+		for (int r = 0; r < HOMA_PSP_REJ_REASONS; r++)
+			if (ps.rejected[r])
+				fprintf(stderr, " %s=%llu", homa_psp_reject_name(r),
+					(unsigned long long)ps.rejected[r]);
+	}
+	fprintf(stderr, "\n");
+}
+
 /** homa_client_proto() - The engine's counters of the client socket. */
 static void homa_client_proto(void *ctx, struct bench_proto *out)
 {
 	proto_of(((struct homa_client *)ctx)->s, out);
+	print_drops(((struct homa_client *)ctx)->s, "homa-bench client");
 }
 
 /** homa_client_close() - Close the socket (its serving thread then ends: joined). */
@@ -411,6 +440,7 @@ int bench_homa_server(const struct bench_opts *o)
 
 	proto_of(s, &p);
 	bench_proto_print(stderr, "homa-bench server", &p);
+	print_drops(s, "homa-bench server");
 	count_copies(NULL);
 	homa_close(s);
 	return 0;
