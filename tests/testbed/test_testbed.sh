@@ -11,10 +11,17 @@
 #                                          (Homa over AF_XDP on the hosts'
 #                                          veths) beside TCP; skipped (77)
 #                                          without AF_XDP in the kernel
+#   test_testbed.sh homa_psp SRC BUILD     the same with the encrypted arms:
+#                                          homa-psp (PSP, key exchange over
+#                                          TLS between the hosts' namespaces
+#                                          with certificates the run
+#                                          generates) beside tcp-cubic-tls
+#                                          (HOMA_TESTBED_HOMA=0 skips it)
+# HOMA_TESTBED_PREFIX names the namespaces (default c<pid>).
 set -euo pipefail
 
 mode=$1 src=$2 build=$3
-prefix="c$$"
+prefix=${HOMA_TESTBED_PREFIX:-c$$}
 prefix=${prefix:0:8}
 out=$(mktemp -d /tmp/testbed-ci.XXXXXX)
 tb=("$src/scripts/testbed" --prefix "$prefix" --build "$build" --out "$out")
@@ -144,6 +151,19 @@ case "$mode" in
       --arms homa-xdp,tcp-cubic --workloads w4 --loads 80 run ci
     f=$(ls "$out"/ci/*/run.json)
     python3 "$src/tests/testbed/check_ci.py" "$f" homa-xdp
+    ;;
+  homa_psp)
+    if [[ ${HOMA_TESTBED_HOMA:-1} == 0 ]]; then
+      echo "skipped: HOMA_TESTBED_HOMA=0"
+      exit 77
+    fi
+    # every Homa RPC needs the key exchange between two hosts' namespaces
+    # (TLS 1.3, mutual authentication with the run's certificates)
+    TB_CALIB_COUNT=30 "${tb[@]}" --hosts 3 --rate 50 --nic off --duration 6 --warmup 0.5 \
+      --arms homa-psp,tcp-cubic-tls --workloads w4 --loads 80 run ci
+    f=$(ls "$out"/ci/*/run.json)
+    [[ -s $out/certs/ca.pem ]] || fail "the run generated no certificates"
+    python3 "$src/tests/testbed/check_ci.py" "$f" homa-psp
     ;;
   *)
     fail "unknown mode $mode"
