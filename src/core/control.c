@@ -176,13 +176,43 @@ void homa_ctl_resend_at(homa_engine *e, struct homa_rpc *rpc, uint32_t offset, u
 }
 
 /**
+ * homa_ctl_stranger_ok() - May one more reply go to @p now? Always for a
+ * proven peer (a whole message came from it, or we started an RPC to
+ * it); to strangers at most HOMA_STRANGER_REPLIES per tick_ns of engine
+ * time, all strangers together, so that a flood from many addresses
+ * draws a bounded number of replies (homa-flood from 8 addresses drew
+ * about 20 per millisecond: RESEND, RPC_UNKNOWN, CUTOFFS). A genuine
+ * newcomer's recovery waits for the budget under such a flood; it asks
+ * again at its next RESEND. Counts a refusal in engine.stranger_refused.
+ * Return: true if the caller may send it (and it is counted).
+ */
+bool homa_ctl_stranger_ok(homa_engine *e, const struct homa_peer *p)
+{
+	uint64_t w = e->now / e->s.tick_ns;
+
+	if (p->proven)
+		return true;
+	if (w != e->stranger_window) {
+		e->stranger_window = w;
+		e->stranger_replies = 0;
+	}
+	if (e->stranger_replies >= HOMA_STRANGER_REPLIES) {
+		e->stranger_refused++;
+		return false;
+	}
+	e->stranger_replies++;
+	return true;
+}
+
+/**
  * homa_ctl_reply_unknown() - Answer a packet about an RPC we do not have
  * with RPC_UNKNOWN, with HOMA_EXT_FINISHED if it is a server RPC we
  * finished, or HOMA_EXT_NOSERVER if it is a request and this endpoint does
  * not serve (so a client of ours gives up rather than restarting it; the
  * bits are in the window field, which a module client ignores).
- * Limited to a few per peer per tick so that forged packets cannot turn
- * this endpoint into an amplifier.
+ * Limited to a few per peer per tick, and to strangers by
+ * homa_ctl_stranger_ok(), so that forged packets cannot turn this
+ * endpoint into an amplifier.
  */
 void homa_ctl_reply_unknown(homa_engine *e, const homa_addr *src, const struct homa_pkt *in,
 			    struct homa_peer *p)
@@ -193,7 +223,7 @@ void homa_ctl_reply_unknown(homa_engine *e, const homa_addr *src, const struct h
 		p->unknown_tick = e->tick;
 		p->unknown_sent = 0;
 	}
-	if (p->unknown_sent >= 4) {
+	if (p->unknown_sent >= 4 || !homa_ctl_stranger_ok(e, p)) {
 		e->st.unknown_replies_suppressed++;
 		return;
 	}

@@ -114,7 +114,7 @@ void homa_cutoffs_maybe_update(homa_engine *e)
  * homa_cutoffs_check_peer() - A DATA packet of RPC @id (our local id) from
  * @p (port @dport) was sent with cutoff @version: if stale, send our
  * cutoffs (at most once per tick per peer, so a lost CUTOFFS is repeated
- * but never flooded). The CUTOFFS carries @id, as the module's do: the
+ * but never flooded; to strangers within homa_ctl_stranger_ok()). The CUTOFFS carries @id, as the module's do: the
  * module finds the destination socket from the id (a client id routes to
  * its client socket), and keeps cutoffs as int, so no value exceeds
  * HOMA_CUTOFF_WIRE_MAX.
@@ -128,6 +128,8 @@ void homa_cutoffs_check_peer(homa_engine *e, struct homa_peer *p, uint16_t dport
 	if (version == e->cutoff_version)
 		return;
 	if (p->cutoffs_sent_version == e->cutoff_version && p->cutoffs_sent_tick == e->tick)
+		return;
+	if (!homa_ctl_stranger_ok(e, p))
 		return;
 	memset(&pkt, 0, sizeof(pkt));
 	pkt.type = HOMA_PKT_CUTOFFS;

@@ -379,6 +379,7 @@ static int start_request(homa_engine *e, const homa_addr *dst, uint16_t dport,
 	rpc->start_ns = now;
 	rpc->state = RPC_OUTGOING;
 	peer->client_rpcs++;
+	peer->proven = true;
 	if (attach_message(e, rpc, m, e->s.unsched_bytes)) {
 		homa_rpc_free(e, rpc);
 		return HOMA_ENOMEM;

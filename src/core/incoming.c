@@ -176,6 +176,7 @@ static void message_complete(homa_engine *e, struct homa_rpc *rpc)
 
 	homa_grant_remove(e, rpc);
 	homa_evict_untrack(e, rpc);
+	rpc->peer->proven = true; /* no longer a stranger (homa_ctl_stranger_ok()) */
 	memset(&ev, 0, sizeof(ev));
 	ev.id = rpc->handle;
 	ev.cookie = rpc->cookie;
@@ -554,8 +555,11 @@ static int handle_need_ack(homa_engine *e, const homa_addr *src, const struct ho
 	if (!peer)
 		return HOMA_DROP(HOMA_DROP_MEMORY);
 	/* owed acks leave in ACK packets of five, when the list fills or at the
-	 * next tick: a flood of forged NEED_ACKs draws fewer bytes than it sends */
-	homa_peer_add_ack(e, peer, id, pkt->sport);
+	 * next tick: a flood of forged NEED_ACKs draws fewer bytes than it
+	 * sends; a stranger's (we never started an RPC to it) within the
+	 * strangers' replies (its server asks again if it matters) */
+	if (homa_ctl_stranger_ok(e, peer))
+		homa_peer_add_ack(e, peer, id, pkt->sport);
 	homa_peer_put(e, peer);
 	return 0;
 }

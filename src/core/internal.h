@@ -43,6 +43,13 @@ struct homa_cache {
  * later than that; servers remember finished RPCs one timeout longer.
  */
 #define HOMA_CLIENT_RETRY_TIMEOUTS 4
+/**
+ * Replies per tick (tick_ns of engine time), all peers together, to
+ * strangers: peers no whole message came from and to which we started no
+ * RPC (homa_peer.proven). RPC_UNKNOWN, CUTOFFS and the timer's RESENDs for
+ * their requests count (homa_ctl_stranger_ok()).
+ */
+#define HOMA_STRANGER_REPLIES 8
 /** Ports per peer host remembered as timed out (see peer.c). */
 #define HOMA_PEER_DEAD_PORTS 4
 /** Ports per peer remembered as serving (homa_peer_port_serves()). */
@@ -254,6 +261,7 @@ struct homa_peer {
 	uint64_t rx_ns;           /**< same, but 0 until a packet really came (homa_engine_peer_heard()) */
 	uint64_t unknown_tick;    /**< tick of our latest RPC_UNKNOWN to it */
 	uint32_t unknown_sent;    /**< RPC_UNKNOWNs sent during unknown_tick */
+	bool proven;              /**< a whole message came from it, or we started an RPC to it */
 	/**
 	 * ports of this host that timed out: new RPCs to them fail before
 	 * until, in engine time (ns): it expires even when no tick runs, as
@@ -396,6 +404,9 @@ struct homa_engine {
 	uint64_t grant_room_freed;   /**< rx bytes released since the latest pass */
 	uint64_t grant_visits;       /**< grantable entries grant passes walked (their cost, for tests) */
 	uint64_t unreach_visits;     /**< RPCs homa_unreach() examined (its cost, for tests) */
+	uint64_t stranger_window;    /**< engine time / tick_ns of the strangers' reply count */
+	uint32_t stranger_replies;   /**< replies to strangers in that window (HOMA_STRANGER_REPLIES) */
+	uint64_t stranger_refused;   /**< replies to strangers left out (for tests) */
 	uint32_t partial_in;         /**< server RPCs partly received, all peers (settings.max_partial_msgs) */
 
 	/* timer */
@@ -629,6 +640,7 @@ void homa_ctl_resend(homa_engine *e, struct homa_rpc *rpc, uint32_t offset, uint
 void homa_ctl_resend_at(homa_engine *e, struct homa_rpc *rpc, uint32_t offset, uint32_t length,
 			uint8_t prio);
 void homa_ctl_reply_unknown(homa_engine *e, const homa_addr *src, const struct homa_pkt *pkt, struct homa_peer *p);
+bool homa_ctl_stranger_ok(homa_engine *e, const struct homa_peer *p);
 int homa_ctl_output(homa_engine *e, uint64_t now, uint8_t *buf, size_t cap, struct homa_tx *tx);
 void homa_ctl_free(homa_engine *e);
 int homa_seal(homa_engine *e, const homa_addr *dst, uint8_t *buf, size_t hdr, size_t len,

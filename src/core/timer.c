@@ -214,6 +214,12 @@ static bool check_rpc(homa_engine *e, struct homa_rpc *rpc)
 	if (peer->resend_tick == e->tick)
 		return false; /* this peer already got its RESEND this tick */
 	rpc->resend_at = rpc->silent_ticks + e->s.resend_interval;
+	if (!homa_ctl_stranger_ok(e, peer)) {
+		/* a stranger's request, strangers' replies spent: the turn
+		 * counts as an unanswered probe, so it still times out */
+		count_probe(rpc);
+		return false;
+	}
 	if (!probe(e, rpc))
 		return false;
 	peer->resend_tick = e->tick;

@@ -322,11 +322,116 @@ static void homa_ctl_reply_unknown__rate_limited(void **state)
 	th_pair_free(&p);
 }
 
+/** forged_data_from() - A first DATA packet (1000 of 5000 bytes, cutoff version 0) from @src. */
+static void forged_data_from(struct th_pair *p, const homa_addr *src, uint64_t id)
+{
+	struct homa_pkt k = data(true, id, 5000, 0, 1000);
+	uint8_t buf[1200];
+	int len = homa_wire_encode(&k, buf, sizeof(buf));
+
+	assert_true(len > 0);
+	homa_engine_input(p->e[1], src, buf, (size_t)len, p->now);
+}
+
+/** replies_of() - Packets of @type the server emits now. */
+static int replies_of(struct th_pair *p, uint8_t type)
+{
+	struct th_pkt k;
+	int n = 0;
+
+	while (th_take(p->e[1], p->now, &k) > 0)
+		n += k.ok && k.k.type == type;
+	return n;
+}
+
 /**
- * homa_ctl_send__queue_cap() - With max_control_queue 16, thirty forged
- * RESENDs from thirty hosts in one tick queue at most 16 RPC_UNKNOWN
- * replies (the rest are dropped: every control packet is repeated by a
- * timer if it matters); the engine stays usable.
+ * homa_ctl_stranger_ok__bounds_replies() - Thirty strangers (no whole
+ * message came from them, we started no RPC to them) each send a RESEND
+ * for an unknown RPC within one tick: HOMA_STRANGER_REPLIES RPC_UNKNOWNs
+ * answer them (30 before the budget: 4 per host was the only limit). The
+ * genuine client, once an RPC of it completed, still gets its
+ * RPC_UNKNOWN in the same tick. Forged first DATA packets with stale
+ * cutoffs from thirty more strangers draw HOMA_STRANGER_REPLIES CUTOFFS in
+ * the next tick (30 before). A tick later strangers get replies again.
+ */
+static void homa_ctl_stranger_ok__bounds_replies(void **state)
+{
+	struct th_pair p;
+	uint32_t i;
+
+	(void)state;
+	th_pair_init(&p, NULL);
+	p.logging = false;
+	p.echo = true;
+	assert_true(th_echo_rpc(&p, 7));
+	replies_of(&p, 0);
+	for (i = 0; i < 30; i++) {
+		homa_addr forger = homa_addr_ipv4(0x0b000000 + i);
+
+		resend_from(&p, &forger, 2 + 2 * i);
+	}
+	assert_int_equal(resend_from(&p, &p.addr[0], 1000000),
+			 HOMA_INPUT_DROPPED + HOMA_DROP_UNKNOWN_RPC);
+	assert_int_equal(replies_of(&p, HOMA_PKT_RPC_UNKNOWN), HOMA_STRANGER_REPLIES + 1);
+	assert_int_equal(p.e[1]->stranger_refused, 30 - HOMA_STRANGER_REPLIES);
+	p.now += 1000000;
+	for (i = 0; i < 30; i++) {
+		homa_addr forger = homa_addr_ipv4(0x0c000000 + i);
+
+		forged_data_from(&p, &forger, 2);
+	}
+	assert_int_equal(replies_of(&p, HOMA_PKT_CUTOFFS), HOMA_STRANGER_REPLIES);
+	p.now += 1000000;
+	for (i = 0; i < 3; i++) {
+		homa_addr forger = homa_addr_ipv4(0x0d000000 + i);
+
+		resend_from(&p, &forger, 2);
+	}
+	assert_int_equal(replies_of(&p, HOMA_PKT_RPC_UNKNOWN), 3);
+	th_pair_free(&p);
+}
+
+/**
+ * handle_need_ack__strangers_within_budget() - Thirty strangers each send
+ * a NEED_ACK for an RPC we never had, within one tick: at the next tick
+ * HOMA_STRANGER_REPLIES ACKs leave (30 before the budget: one per host).
+ */
+static void handle_need_ack__strangers_within_budget(void **state)
+{
+	struct th_pair p;
+	uint32_t i;
+
+	(void)state;
+	th_pair_init(&p, NULL);
+	p.logging = false;
+	for (i = 0; i < 30; i++) {
+		homa_addr forger = homa_addr_ipv4(0x0b000000 + i);
+		struct homa_pkt k = base(HOMA_PKT_NEED_ACK, false, 3 + 2 * (uint64_t)i);
+		uint8_t buf[64];
+		int len = homa_wire_encode(&k, buf, sizeof(buf));
+
+		homa_engine_input(p.e[0], &forger, buf, (size_t)len, p.now);
+	}
+	p.now += 1000000;
+	homa_engine_on_timer(p.e[0], p.now);
+	{
+		struct th_pkt k;
+		int acks = 0;
+
+		while (th_take(p.e[0], p.now, &k) > 0)
+			acks += k.ok && k.k.type == HOMA_PKT_ACK;
+		assert_int_equal(acks, HOMA_STRANGER_REPLIES);
+	}
+	th_pair_free(&p);
+}
+
+/**
+ * homa_ctl_send__queue_cap() - With max_control_queue 16, thirty
+ * RESENDs for unknown RPCs from thirty hosts in one tick queue at most 16
+ * RPC_UNKNOWN replies (the rest are dropped: every control packet is
+ * repeated by a timer if it matters); the engine stays usable. The server
+ * started an RPC to each host first, so none is a stranger (the
+ * strangers' budget would stop the replies before the queue fills).
  */
 static void homa_ctl_send__queue_cap(void **state)
 {
@@ -338,6 +443,15 @@ static void homa_ctl_send__queue_cap(void **state)
 	homa_settings_default(&s);
 	s.max_control_queue = 16;
 	th_pair_init(&p, &s);
+	for (i = 0; i < 30; i++) {
+		homa_addr host = homa_addr_ipv4(0x0b000000 + i);
+		uint8_t b = 1;
+		struct homa_iov iov = {&b, 1};
+		uint64_t id;
+
+		assert_int_equal(homa_engine_send_request(p.e[1], &host, 4000, &iov, 1, 0, p.now,
+							  &id), 0);
+	}
 	for (i = 0; i < 30; i++) {
 		homa_addr forger = homa_addr_ipv4(0x0b000000 + i);
 
@@ -1127,6 +1241,8 @@ int main(void)
 		cmocka_unit_test(peer_limit__setting),
 		cmocka_unit_test(homa_ctl_reply_unknown__rate_limited),
 		cmocka_unit_test(homa_ctl_send__queue_cap),
+		cmocka_unit_test(homa_ctl_stranger_ok__bounds_replies),
+		cmocka_unit_test(handle_need_ack__strangers_within_budget),
 		cmocka_unit_test(homa_engine_input__mutation_fuzz),
 		cmocka_unit_test(homa_engine_input__mutation_fuzz_start_msg),
 		cmocka_unit_test(restart__ours_restarts_for_a_timeout),
