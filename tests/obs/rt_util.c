@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -53,6 +54,13 @@ static void *serve(void *arg)
 	return NULL;
 }
 
+/** rt_settings() - See rt_util.h. */
+void rt_settings(struct homa_settings *st)
+{
+	homa_settings_default(st);
+	st->timeout_ticks = RT_TIMEOUT_TICKS;
+}
+
 /** rt_server_start() - See rt_util.h. */
 int rt_server_start(struct rt_server *srv, struct homa_open_opts *o)
 {
@@ -63,11 +71,14 @@ int rt_server_start(struct rt_server *srv, struct homa_open_opts *o)
 		o->bind_addr = "127.0.0.1";
 	o->server = true;
 	err = homa_open(&srv->s, o);
-	if (err)
+	if (err) {
+		srv->s = NULL;
 		return err;
+	}
 	srv->port = (uint16_t)homa_local_port(srv->s);
 	if (pthread_create(&srv->thread, NULL, serve, srv)) {
 		homa_close(srv->s);
+		srv->s = NULL;
 		return HOMA_EIO;
 	}
 	return 0;
@@ -76,8 +87,11 @@ int rt_server_start(struct rt_server *srv, struct homa_open_opts *o)
 /** rt_server_stop() - See rt_util.h. */
 void rt_server_stop(struct rt_server *srv)
 {
+	if (!srv->s)
+		return;
 	homa_close(srv->s);
 	pthread_join(srv->thread, NULL);
+	srv->s = NULL;
 }
 
 /** check_response() - True if @m holds @len bytes of the server's pattern. */
@@ -147,21 +161,34 @@ static uint64_t sent_total(homa_socket *s)
 	return t;
 }
 
+/** now_ms() - The monotonic clock in milliseconds. */
+static int64_t now_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
 /** rt_quiesce() - See rt_util.h. */
 int rt_quiesce(homa_socket *a, homa_socket *b, int max_ms)
 {
-	uint64_t last = UINT64_MAX;
-	int quiet = 0, waited;
+	int64_t start = now_ms(), since = start, t;
+	uint64_t last = sent_total(a) + sent_total(b);
 
-	for (waited = 0; waited < max_ms; waited += 20) {
-		uint64_t now = sent_total(a) + sent_total(b);
+	do {
+		uint64_t sent;
 
-		quiet = now == last ? quiet + 20 : 0;
-		if (quiet >= 100)
-			return 0;
-		last = now;
 		usleep(20000);
-	}
+		t = now_ms();
+		sent = sent_total(a) + sent_total(b);
+		if (sent != last) {
+			last = sent;
+			since = t;
+		} else if (t - since >= 100) {
+			return 0;
+		}
+	} while (t - start < max_ms);
 	return -1;
 }
 

@@ -13,13 +13,27 @@
 
 #include "homa/homa.h"
 
+/**
+ * RPC timeout of the sockets these tests open: 3 s of silence (3000 ticks
+ * of 1 ms). The tests check captures and counters, not timing, and a
+ * loaded CI machine (ASan, load 15) can starve a thread for longer than
+ * the default 100 ms.
+ */
+#define RT_TIMEOUT_TICKS 3000
+
 /** A server socket answering every request on its own thread. */
 struct rt_server {
-	homa_socket *s;
+	homa_socket *s;              /**< NULL when not running */
 	pthread_t thread;
 	uint16_t port;
 	int served;
 };
+
+/**
+ * rt_settings() - @st as homa_settings_default() with the RPC timeout of
+ * RT_TIMEOUT_TICKS; for homa_open_opts.settings (copied by homa_open()).
+ */
+void rt_settings(struct homa_settings *st);
 
 /**
  * rt_server_start() - Open a server on @o->bind_addr (127.0.0.1 if NULL)
@@ -29,7 +43,12 @@ struct rt_server {
  */
 int rt_server_start(struct rt_server *srv, struct homa_open_opts *o);
 
-/** rt_server_stop() - Close the socket and join the thread. */
+/**
+ * rt_server_stop() - Close the socket and join the thread; then
+ * srv->served is final. Does nothing if @srv is not running (never
+ * started, start failed, or already stopped), so a test's teardown can
+ * call it after a failed check left the server running.
+ */
 void rt_server_stop(struct rt_server *srv);
 
 /**
@@ -44,8 +63,9 @@ int rt_rpc_addr(homa_socket *c, const char *addr, uint16_t server_port, size_t r
 		size_t resp_len);
 
 /**
- * rt_quiesce() - Wait (at most @max_ms) until neither socket's engine
- * counters of packets sent change for 100 ms. Return: 0 or -1 (never quiet).
+ * rt_quiesce() - Wait (at most @max_ms of wall time) until neither
+ * socket's engine counters of packets sent change for 100 ms of wall time.
+ * Return: 0 or -1 (never quiet).
  */
 int rt_quiesce(homa_socket *a, homa_socket *b, int max_ms);
 

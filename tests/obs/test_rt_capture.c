@@ -241,20 +241,30 @@ static void scrape_client(uint16_t mport, struct run *r)
 	free(t);
 }
 
+/*
+ * The sockets of the running case, static so that a failed check (which
+ * leaves the case at once) leaves nothing on a dead stack: the teardown
+ * closes the client and stops the server, joining its thread, before the
+ * next case starts.
+ */
+static struct rt_server srv;
+static homa_socket *client;
+
 /** run_traffic() - Server and client on @addr with capture on; RPCs; stats; close. */
 static void run_traffic(int driver, const char *addr, const char *cpath,
 			const char *spath, struct run *r)
 {
 	struct homa_open_opts so, co;
-	struct rt_server srv;
-	homa_socket *c;
+	struct homa_settings st;
 	size_t k;
 	int err;
 
+	rt_settings(&st);
 	homa_open_opts_default(&so);
 	so.driver = driver;
 	so.bind_addr = addr;
 	so.pcap_path = spath;
+	so.settings = &st;
 	err = rt_server_start(&srv, &so);
 	if (err == HOMA_EPERM)
 		skip();
@@ -263,18 +273,36 @@ static void run_traffic(int driver, const char *addr, const char *cpath,
 	co.driver = driver;
 	co.bind_addr = addr;
 	co.pcap_path = cpath;
+	co.settings = &st;
 	co.metrics_port = rt_free_tcp_port();
-	assert_int_equal(homa_open(&c, &co), 0);
-	r->cport = (uint16_t)homa_local_port(c);
+	assert_int_equal(homa_open(&client, &co), 0);
+	r->cport = (uint16_t)homa_local_port(client);
 	r->sport = srv.port;
 	for (k = 0; k < NRPC; k++)
-		assert_int_equal(rt_rpc_addr(c, addr, srv.port, sizes[k][0], sizes[k][1]), 0);
-	assert_int_equal(rt_quiesce(c, srv.s, 10000), 0);
-	assert_int_equal(homa_socket_stats(c, &r->cst), 0);
+		assert_int_equal(rt_rpc_addr(client, addr, srv.port, sizes[k][0], sizes[k][1]), 0);
+	assert_int_equal(rt_quiesce(client, srv.s, 10000), 0);
+	assert_int_equal(homa_socket_stats(client, &r->cst), 0);
 	scrape_client(co.metrics_port, r);
-	assert_int_equal(homa_close(c), 0);
+	err = homa_close(client);
+	client = NULL;
+	assert_int_equal(err, 0);
 	rt_server_stop(&srv);
 	assert_int_equal(srv.served, (int)NRPC);
+}
+
+/**
+ * stop_sockets() - Per-case teardown: close the client and stop the
+ * server (joining its thread) if a failed check left them open.
+ * Return: 0.
+ */
+static int stop_sockets(void **state)
+{
+	(void)state;
+	if (client)
+		homa_close(client);
+	client = NULL;
+	rt_server_stop(&srv);
+	return 0;
 }
 
 /** pkt_cmp() - qsort order of struct pkt: every field. */
@@ -415,10 +443,10 @@ static void rt_capture__raw_driver_ipv6(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(rt_capture__udp_driver),
-		cmocka_unit_test(rt_capture__udp_driver_ipv6),
-		cmocka_unit_test(rt_capture__raw_driver),
-		cmocka_unit_test(rt_capture__raw_driver_ipv6),
+		cmocka_unit_test_teardown(rt_capture__udp_driver, stop_sockets),
+		cmocka_unit_test_teardown(rt_capture__udp_driver_ipv6, stop_sockets),
+		cmocka_unit_test_teardown(rt_capture__raw_driver, stop_sockets),
+		cmocka_unit_test_teardown(rt_capture__raw_driver_ipv6, stop_sockets),
 	};
 
 	return cmocka_run_group_tests(tests, tmpdir_setup, tmpdir_teardown);
