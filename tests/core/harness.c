@@ -186,6 +186,31 @@ int th_take(homa_engine *e, uint64_t now, struct th_pkt *p)
 	return p->len;
 }
 
+/** th_data_in() - See harness.h. */
+int th_data_in(homa_engine *e, const homa_addr *src, const struct th_data *d, uint64_t now)
+{
+	uint8_t buf[2048];
+	struct homa_pkt k;
+	int len;
+
+	memset(&k, 0, sizeof(k));
+	k.type = HOMA_PKT_DATA;
+	k.sport = d->sport;
+	k.dport = d->dport;
+	k.sender_id = d->sender_id;
+	k.u.data.message_length = d->length;
+	k.u.data.incoming = d->incoming;
+	k.u.data.offset = d->offset;
+	k.u.data.payload = d->payload;
+	k.u.data.payload_len = d->payload_len;
+	len = homa_wire_encode(&k, buf, sizeof(buf));
+	if (len <= 0) {
+		fprintf(stderr, "th_data_in: DATA of %u bytes does not encode\n", d->payload_len);
+		abort();
+	}
+	return homa_engine_input(e, src, buf, (size_t)len, now);
+}
+
 /** th_describe() - See harness.h. */
 char *th_describe(const uint8_t *buf, size_t len, uint8_t prio, bool with_id,
 		  char *out, size_t cap)

@@ -82,6 +82,24 @@ struct th_pkt {
  */
 int th_take(homa_engine *e, uint64_t now, struct th_pkt *p);
 
+/** What th_data_in() puts in a forged DATA packet (other fields 0). */
+struct th_data {
+	uint16_t sport, dport;
+	uint64_t sender_id;       /**< the sender's RPC id (even: a request) */
+	uint32_t length;          /**< message_length */
+	uint32_t incoming;        /**< unscheduled bytes (0: none announced) */
+	uint32_t offset;          /**< of the payload in the message */
+	const uint8_t *payload;   /**< caller-owned; at most 2000 bytes */
+	uint32_t payload_len;
+};
+
+/**
+ * th_data_in() - Encode @d as a DATA packet (asserts it encodes) and
+ * hand it to @e as received from @src at @now.
+ * Return: homa_engine_input()'s result.
+ */
+int th_data_in(homa_engine *e, const homa_addr *src, const struct th_data *d, uint64_t now);
+
 /**
  * th_describe() - Write one packet as text: "DATA 1416@0 p4" (" rx" for a
  * retransmission, " incast" for the incast flag), "GRANT 11416 g2 p7"

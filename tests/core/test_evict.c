@@ -34,22 +34,10 @@ static uint8_t payload[1400];
 static int forge(homa_engine *e, const homa_addr *src, uint16_t sport, uint64_t id,
 		 uint32_t len, uint64_t now)
 {
-	static uint8_t buf[2048];
-	struct homa_pkt p;
-	int n;
+	struct th_data d = {.sport = sport, .dport = 4001, .sender_id = id & ~1ull, .length = len,
+			    .incoming = 40000, .payload = payload, .payload_len = sizeof(payload)};
 
-	memset(&p, 0, sizeof(p));
-	p.type = HOMA_PKT_DATA;
-	p.sport = sport;
-	p.dport = 4001;
-	p.sender_id = id & ~1ull;
-	p.u.data.message_length = len;
-	p.u.data.incoming = 40000;
-	p.u.data.payload = payload;
-	p.u.data.payload_len = sizeof(payload);
-	n = homa_wire_encode(&p, buf, sizeof(buf));
-	assert_true(n > 0);
-	return homa_engine_input(e, src, buf, (size_t)n, now);
+	return th_data_in(e, src, &d, now);
 }
 
 /* ---- module level: one server engine, packets forged by hand ---- */
@@ -129,22 +117,11 @@ static void homa_evict_room__responses_never_evicted(void **state)
 	assert_int_equal(homa_engine_send_request(e, &srv, 4001, &iov, 1, 0, 1, &id), 0);
 	/* the response: 64 MiB, bytes at the start of four chunks */
 	for (off = 0; off < 4 * HOMA_CHUNK; off += HOMA_CHUNK) {
-		static uint8_t buf[2048];
-		struct homa_pkt p;
-		int n;
+		struct th_data d = {.sport = 4001, .dport = 4001, .sender_id = id | 1,
+				    .length = 64 * MIB, .incoming = 64 * MIB, .offset = off,
+				    .payload = payload, .payload_len = sizeof(payload)};
 
-		memset(&p, 0, sizeof(p));
-		p.type = HOMA_PKT_DATA;
-		p.sport = 4001;
-		p.dport = 4001;
-		p.sender_id = id | 1;
-		p.u.data.message_length = 64 * MIB;
-		p.u.data.incoming = 64 * MIB;
-		p.u.data.offset = off;
-		p.u.data.payload = payload;
-		p.u.data.payload_len = sizeof(payload);
-		n = homa_wire_encode(&p, buf, sizeof(buf));
-		homa_engine_input(e, &srv, buf, (size_t)n, 1);
+		th_data_in(e, &srv, &d, 1);
 	}
 	homa_engine_stats(e, &st);
 	assert_true(st.rx_buffered_bytes + HOMA_CHUNK > 256 * 1024);

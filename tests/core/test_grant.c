@@ -489,28 +489,18 @@ static void homa_grant_check__fifo_waits_for_its_bytes(void **state)
 static void homa_grant_check__stalled_message_does_not_block_its_peer(void **state)
 {
 	static uint8_t junk[1416], req[150000];
+	static const struct th_data junk_data = {.sport = 4999, .dport = 4001, .sender_id = 2,
+						 .length = 100000, .incoming = 40000,
+						 .payload = junk, .payload_len = sizeof(junk)};
 	struct homa_iov iov = {req, sizeof(req)};
 	struct homa_event ev;
-	struct homa_pkt k;
 	struct th_pair p;
-	uint8_t buf[1500];
 	uint64_t id;
-	int len;
 
 	th_pair_init(&p, NULL);
 	p.echo = true;
 	p.logging = false;
-	memset(&k, 0, sizeof(k));
-	k.type = HOMA_PKT_DATA;
-	k.sport = 4999;
-	k.dport = 4001;
-	k.sender_id = 2;
-	k.u.data.message_length = 100000;
-	k.u.data.incoming = 40000;
-	k.u.data.payload = junk;
-	k.u.data.payload_len = sizeof(junk);
-	len = homa_wire_encode(&k, buf, sizeof(buf));
-	assert_int_equal(homa_engine_input(p.e[1], &p.addr[0], buf, (size_t)len, 0), 0);
+	assert_int_equal(th_data_in(p.e[1], &p.addr[0], &junk_data, 0), 0);
 	th_pattern(req, sizeof(req), 5);
 	assert_int_equal(homa_engine_send_request(p.e[0], &p.addr[1], p.port[1], &iov, 1, 0, 0, &id), 0);
 	while (!homa_engine_next_event(p.e[0], &ev) && p.now < 500000000)
@@ -1008,9 +998,8 @@ static void homa_grant_add__forged_messages_stay_few(void **state)
 {
 	static const uint8_t junk[1000];
 	struct homa_settings s = settings(10000);
-	int a, len, listed = 0;
+	int a, listed = 0;
 	struct homa_link *pos;
-	uint8_t buf[1600];
 	homa_engine *srv;
 	struct th_net n;
 
@@ -1020,19 +1009,12 @@ static void homa_grant_add__forged_messages_stay_few(void **state)
 	a = th_net_node(&n, 'a');
 	serve(&n);
 	for (uint32_t i = 0; i < 2000; i++) {
-		struct homa_pkt k;
+		struct th_data d = {.sport = n.port[a], .dport = n.port[th_net_node(&n, 's')],
+				    .sender_id = 100000 + 2 * (uint64_t)i,
+				    .length = 100000 + (i * 7919u) % 900000, .payload = junk,
+				    .payload_len = sizeof(junk)};
 
-		memset(&k, 0, sizeof(k));
-		k.type = HOMA_PKT_DATA;
-		k.sport = n.port[a];
-		k.dport = n.port[th_net_node(&n, 's')];
-		k.sender_id = 100000 + 2 * (uint64_t)i;
-		k.u.data.message_length = 100000 + (i * 7919u) % 900000;
-		k.u.data.payload = junk;
-		k.u.data.payload_len = sizeof(junk);
-		len = homa_wire_encode(&k, buf, sizeof(buf));
-		assert_true(len > 0);
-		homa_engine_input(srv, &n.addr[a], buf, (size_t)len, n.now);
+		th_data_in(srv, &n.addr[a], &d, n.now);
 	}
 	for (pos = srv->grantable.next; pos != &srv->grantable; pos = pos->next)
 		listed++;

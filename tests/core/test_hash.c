@@ -45,22 +45,10 @@ static uint64_t colliding_id(uint64_t j)
 static int forge_request(homa_engine *s, const homa_addr *src, uint16_t sport, uint64_t cid)
 {
 	static const uint8_t byte = 1;
-	struct homa_pkt k;
-	uint8_t buf[256];
-	int len;
+	struct th_data d = {.sport = sport, .dport = homa_engine_port(s), .sender_id = cid,
+			    .length = 1, .incoming = 1, .payload = &byte, .payload_len = 1};
 
-	memset(&k, 0, sizeof(k));
-	k.type = HOMA_PKT_DATA;
-	k.sport = sport;
-	k.dport = homa_engine_port(s);
-	k.sender_id = cid;
-	k.u.data.message_length = 1;
-	k.u.data.incoming = 1;
-	k.u.data.payload = &byte;
-	k.u.data.payload_len = 1;
-	len = homa_wire_encode(&k, buf, sizeof(buf));
-	assert_true(len > 0);
-	return homa_engine_input(s, src, buf, (size_t)len, 0);
+	return th_data_in(s, src, &d, 0);
 }
 
 /** longest_chain() - Most RPCs in one bucket of @e's RPC table. */

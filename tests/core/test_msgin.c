@@ -397,23 +397,11 @@ static int data_in(homa_engine *e, const uint8_t *src, uint32_t len, uint32_t un
 		   uint32_t off, uint32_t n)
 {
 	homa_addr from = homa_addr_ipv4(0x0a000002);
-	uint8_t buf[2048];
-	struct homa_pkt k;
-	int blen;
+	struct th_data d = {.sport = 4000, .dport = 4001, .sender_id = 2, .length = len,
+			    .incoming = unsched, .offset = off, .payload = src + off,
+			    .payload_len = n};
 
-	memset(&k, 0, sizeof(k));
-	k.type = HOMA_PKT_DATA;
-	k.sport = 4000;
-	k.dport = 4001;
-	k.sender_id = 2;
-	k.u.data.message_length = len;
-	k.u.data.incoming = unsched;
-	k.u.data.offset = off;
-	k.u.data.payload = src + off;
-	k.u.data.payload_len = n;
-	blen = homa_wire_encode(&k, buf, sizeof(buf));
-	assert_true(blen > 0);
-	return homa_engine_input(e, &from, buf, (size_t)blen, 0);
+	return th_data_in(e, &from, &d, 0);
 }
 
 /**

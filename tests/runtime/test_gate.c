@@ -25,6 +25,7 @@
 #include <cmocka.h>
 
 #include "driver.h"
+#include "drv_cfg.h"
 #include "helpers.h"
 #include "homa/homa.h"
 
@@ -40,13 +41,8 @@
 /** cfg_of() - A driver config on 127.0.0.1, port 0, @known peers, @budget, no offloads. */
 static struct homa_driver_config cfg_of(uint32_t known, uint32_t budget)
 {
-	struct homa_driver_config c;
+	struct homa_driver_config c = test_drv_cfg("127.0.0.1", BATCH, false, 0, known);
 
-	memset(&c, 0, sizeof(c));
-	assert_int_equal(homa_sockaddr_parse("127.0.0.1", 0, &c.bind, &c.bind_len), 0);
-	c.batch = BATCH;
-	c.max_packet = 1500;
-	c.known_peers = known;
 	c.stranger_budget = budget;
 	return c;
 }

@@ -25,6 +25,7 @@
 #include <cmocka.h>
 
 #include "driver.h"
+#include "drv_cfg.h"
 #include "helpers.h"
 #include "homa/homa.h"
 
@@ -38,16 +39,7 @@
 /** cfg_at() - A driver config bound to numeric @addr, port 0, @known peers, steering at @fast. */
 static struct homa_driver_config cfg_at(const char *addr, uint32_t known, uint8_t fast)
 {
-	struct homa_driver_config c;
-
-	memset(&c, 0, sizeof(c));
-	assert_int_equal(homa_sockaddr_parse(addr, 0, &c.bind, &c.bind_len), 0);
-	c.batch = BATCH;
-	c.max_packet = 1500;
-	c.offload = true;
-	c.rx_fast_prio = fast;
-	c.known_peers = known;
-	return c;
+	return test_drv_cfg(addr, BATCH, true, fast, known);
 }
 
 /** cfg_of() - cfg_at() on 127.0.0.1. */

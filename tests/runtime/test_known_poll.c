@@ -19,6 +19,7 @@
 #include <cmocka.h>
 
 #include "driver.h"
+#include "drv_cfg.h"
 #include "helpers.h"
 #include "homa/homa.h"
 
@@ -30,16 +31,7 @@
 /** cfg_of() - A driver config on 127.0.0.1, port 0, @known peers, steering at @fast. */
 static struct homa_driver_config cfg_of(uint32_t known, uint8_t fast)
 {
-	struct homa_driver_config c;
-
-	memset(&c, 0, sizeof(c));
-	assert_int_equal(homa_sockaddr_parse("127.0.0.1", 0, &c.bind, &c.bind_len), 0);
-	c.batch = BATCH;
-	c.max_packet = 1500;
-	c.offload = true;
-	c.rx_fast_prio = fast;
-	c.known_peers = known;
-	return c;
+	return test_drv_cfg("127.0.0.1", BATCH, true, fast, known);
 }
 
 /** send_one() - One 100-byte packet from @a to @b at priority @prio. */

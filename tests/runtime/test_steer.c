@@ -22,6 +22,7 @@
 #include <cmocka.h>
 
 #include "driver.h"
+#include "drv_cfg.h"
 #include "helpers.h"
 
 /** Low-priority packets queued ahead of the high-priority ones. */
@@ -32,15 +33,7 @@
 /** cfg_of() - A driver config bound to numeric @addr, port 0, small batches. */
 static struct homa_driver_config cfg_of(const char *addr, bool offload, uint8_t fast)
 {
-	struct homa_driver_config c;
-
-	memset(&c, 0, sizeof(c));
-	assert_int_equal(homa_sockaddr_parse(addr, 0, &c.bind, &c.bind_len), 0);
-	c.batch = 16;
-	c.max_packet = 1500;
-	c.offload = offload;
-	c.rx_fast_prio = fast;
-	return c;
+	return test_drv_cfg(addr, 16, offload, fast, 0);
 }
 
 /**
