@@ -27,41 +27,52 @@
 #define NDEV 3u
 #define STEPS 5u
 
-/** free_port() - A UDP port of 127.0.0.1 nothing is bound to right now. */
-static uint16_t free_port(void)
-{
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	socklen_t len = sizeof(a);
-	int fd = socket(AF_INET, SOCK_DGRAM, 0);
+/** Exit status of a device whose socket could not bind its port. */
+#define PORT_TAKEN 3
+/** Runs of the devices, each on new ports, before a taken port fails the test. */
+#define ATTEMPTS 5
 
-	assert_true(fd >= 0);
-	assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
-	assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &len), 0);
-	close(fd);
-	return ntohs(a.sin_port);
+/**
+ * free_ports() - @n distinct UDP ports of 127.0.0.1 nothing is bound to
+ * right now (all held while choosing, so no two are the same). Another
+ * process may still bind one before a device does: see run_devices().
+ */
+static void free_ports(uint16_t *port, uint32_t n)
+{
+	int fd[NDEV];
+
+	for (uint32_t i = 0; i < n; i++) {
+		struct sockaddr_in a = { .sin_family = AF_INET,
+					 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+		socklen_t len = sizeof(a);
+
+		fd[i] = socket(AF_INET, SOCK_DGRAM, 0);
+		assert_true(fd[i] >= 0);
+		assert_int_equal(bind(fd[i], (struct sockaddr *)&a, sizeof(a)), 0);
+		assert_int_equal(getsockname(fd[i], (struct sockaddr *)&a, &len), 0);
+		port[i] = ntohs(a.sin_port);
+	}
+	for (uint32_t i = 0; i < n; i++)
+		close(fd[i]);
 }
 
 /**
- * Three Homa devices whose sockets serve (no server process exists): every
- * all-to-all step completes, so each socket answered the others' requests;
- * each device's background (20 KB messages to its ring neighbour) was
- * started, and its answers counted in no step: each message log holds
- * exactly the step messages.
+ * run_devices() - Run the NDEV devices of the test, each in a child
+ * process serving on its port of @port, logging its messages to @path,
+ * recording on board @s. Return: true if every device finished (asserts
+ * each exited 0), false if a device's port was taken before it could
+ * bind it (exit PORT_TAKEN; the others then fail on the board too).
  */
-static void device__serves_and_sends_background(void **state)
+static bool run_devices(const uint16_t *port, char path[][64], struct coll_sync *s)
 {
-	char list[128] = "", path[NDEV][64];
-	uint16_t port[NDEV];
+	char list[128] = "";
+	bool taken = false;
 	pid_t pid[NDEV];
-	struct coll_sync s;
+	int st[NDEV];
 
-	for (uint32_t i = 0; i < NDEV; i++) {
-		port[i] = free_port();
+	for (uint32_t i = 0; i < NDEV; i++)
 		snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s127.0.0.1:%u",
 			 i ? "," : "", port[i]);
-		snprintf(path[i], sizeof(path[i]), "/tmp/coll-bg-%d-%u", (int)getpid(), i);
-	}
-	assert_int_equal(coll_sync_open(&s, NULL, NDEV, STEPS), 0);
 	for (uint32_t i = 0; i < NDEV; i++) {
 		pid[i] = fork();
 		assert_true(pid[i] >= 0);
@@ -74,18 +85,59 @@ static void device__serves_and_sends_background(void **state)
 				.seed = 1, .msg_log = path[i], .bg_gbps = 0.01,
 				.bg_peer = (i + 1) % NDEV, .bg_bytes = 20000,
 			};
+			int rc;
+
 			bench_opts_default(&o);
 			if (coll_tr_cfg(&o, list, &cfg))
 				_exit(2);
 			cfg.serve_port = port[i];
-			_exit(coll_device_run(&bench_homa_client, &cfg, &d, &s) ? 1 : 0);
+			rc = coll_device_run(&bench_homa_client, &cfg, &d, s);
+			_exit(rc == HOMA_EADDRINUSE ? PORT_TAKEN : rc ? 1 : 0);
 		}
 	}
 	for (uint32_t i = 0; i < NDEV; i++) {
-		int st;
-		assert_int_equal(waitpid(pid[i], &st, 0), pid[i]);
-		assert_true(WIFEXITED(st));
-		assert_int_equal(WEXITSTATUS(st), 0);
+		assert_int_equal(waitpid(pid[i], &st[i], 0), pid[i]);
+		assert_true(WIFEXITED(st[i]));
+		taken |= WEXITSTATUS(st[i]) == PORT_TAKEN;
+	}
+	for (uint32_t i = 0; i < NDEV && taken; i++)
+		unlink(path[i]);
+	for (uint32_t i = 0; i < NDEV && !taken; i++)
+		assert_int_equal(WEXITSTATUS(st[i]), 0);
+	return !taken;
+}
+
+/**
+ * Three Homa devices whose sockets serve (no server process exists): every
+ * all-to-all step completes, so each socket answered the others' requests;
+ * each device's background (20 KB messages to its ring neighbour) was
+ * started, and its answers counted in no step: each message log holds
+ * exactly the step messages. The ports are chosen free and bound by the
+ * devices later: a port another process took meanwhile makes the run
+ * start again on new ports.
+ */
+static void device__serves_and_sends_background(void **state)
+{
+	char path[NDEV][64];
+	uint16_t port[NDEV];
+	struct coll_sync s;
+	int attempt = 0;
+
+	(void)state;
+	for (uint32_t i = 0; i < NDEV; i++)
+		snprintf(path[i], sizeof(path[i]), "/tmp/coll-bg-%d-%u", (int)getpid(), i);
+	for (;;) {
+		bool done;
+
+		free_ports(port, NDEV);
+		assert_int_equal(coll_sync_open(&s, NULL, NDEV, STEPS), 0);
+		done = run_devices(port, path, &s);
+		if (done)
+			break;
+		coll_sync_close(&s);
+		if (++attempt == ATTEMPTS)
+			fail_msg("a device's port was taken in each of %d runs", ATTEMPTS);
+		print_message("coll_bg: a port was taken before its device bound it; again\n");
 	}
 	assert_int_equal(atomic_load(&s.b->done), NDEV);
 	for (uint32_t i = 0; i < NDEV; i++) {
