@@ -785,8 +785,9 @@ struct homa_send_opts {
 	 */
 	int hint;
 	/**
-	 * Requests: what the RPC needs (HOMA_SEND_* flags, default 0), which
-	 * each transport maps to what it can do; homa_reply_opts() ignores it.
+	 * What the RPC needs (HOMA_SEND_* flags, default 0), which each
+	 * transport maps to what it can do. homa_reply_opts() takes only
+	 * HOMA_SEND_MORE and ignores the others.
 	 */
 	uint32_t flags;
 };
@@ -799,6 +800,25 @@ struct homa_send_opts {
  * receivers already grant short messages first and at higher priorities.
  */
 #define HOMA_SEND_LATENCY 0x1u
+
+/**
+ * homa_send_opts.flags: more sends follow at once (as MSG_MORE). The
+ * message is attached to its RPC, but its packets stay in the socket, to
+ * leave with the next ones in one system call, until the first of: the
+ * socket's next send without this flag (which sends them all), a
+ * homa_recv() on the socket that finds no message ready (before it
+ * waits), homa_poll(), homa_abort(), homa_close(), packets arriving for
+ * the socket, and the socket's own thread stepping in (polled mode:
+ * homa_settings.resend_ticks ticks after the last application call;
+ * threaded mode: its next timer tick). A server loop that replies with
+ * it sends the responses to the requests that were waiting together, in
+ * one system call, as a TCP server writes a batch of responses with one
+ * writev(); a response still waits while the server handles the next
+ * waiting request, so a handler that takes long should reply without
+ * it. Requests and responses carried by TCP are written at once whatever
+ * it says.
+ */
+#define HOMA_SEND_MORE 0x2u
 
 /** Smallest homa_send_opts.size accepted (the fields up to @arg; @hint takes its default). */
 #define HOMA_SEND_OPTS_SIZE_MIN ((uint32_t)offsetof(struct homa_send_opts, hint))
@@ -829,7 +849,8 @@ HOMA_API int homa_request_opts(homa_socket *s, const struct sockaddr *dst,
  * @o: options (read only); NULL means homa_send_opts_default().
  * Writes no output argument.
  * Return: as homa_reply_iov(); HOMA_EINVAL also for a bad @o->size or
- * @o->timeout_ns; HOMA_EAGAIN and HOMA_ETIME follow @o->timeout_ns.
+ * @o->timeout_ns or an unknown @o->flags bit; HOMA_EAGAIN and HOMA_ETIME
+ * follow @o->timeout_ns.
  */
 HOMA_API int homa_reply_opts(homa_socket *s, uint64_t id, const struct homa_iov *iov,
 			     int iovcnt, const struct homa_send_opts *o);

@@ -117,6 +117,19 @@ static struct rt_item *take(struct homa_rt *rt, int flags, uint64_t id)
 	return item ? item : homa_rt_take(rt, flags, id);
 }
 
+/**
+ * uncork_take() - No message is ready: send what HOMA_SEND_MORE sends
+ * left in the engine (homa_rt_uncork(), without rt->lock), then take()
+ * again. Called and returns with rt->lock held.
+ */
+static struct rt_item *uncork_take(struct homa_rt *rt, int flags, uint64_t id)
+{
+	homa_rt_unlock(rt);
+	homa_rt_uncork(rt);
+	homa_rt_lock(rt);
+	return rt->closing ? NULL : take(rt, flags, id);
+}
+
 /** homa_recv() - See homa.h. */
 int homa_recv(homa_socket *s, int flags, uint64_t id, int64_t timeout_ns,
 	      struct homa_message *out)
@@ -146,6 +159,8 @@ int homa_recv(homa_socket *s, int flags, uint64_t id, int64_t timeout_ns,
 	}
 	if (!err) {
 		item = take(rt, flags, id);
+		if (!item && atomic_load(&rt->tx_corked))
+			item = uncork_take(rt, flags, id);
 		if (!item && timeout_ns == 0 && rt->mode == HOMA_MODE_POLLED &&
 		    homa_rt_poll_locked(rt, homa_rt_now()))
 			item = take(rt, flags, id);
@@ -181,6 +196,7 @@ int homa_poll(homa_socket *s, int64_t timeout_ns)
 		homa_rt_put(rt);
 		return HOMA_EINVAL;
 	}
+	homa_rt_uncork(rt);
 	homa_rt_lock(rt);
 	if (!rt->closing)
 		homa_rt_poll_turn(rt, homa_rt_deadline(timeout_ns));

@@ -130,6 +130,7 @@ struct homa_rt {
 	uint32_t tx_held_first;     /**< tx_pkts[first .. first + held) wait for room in */
 	uint32_t tx_held;           /**< the kernel's send buffer (tx.c) */
 	_Atomic bool tx_blocked;    /**< tx_held > 0: the waiter also waits for POLLOUT */
+	_Atomic bool tx_corked;     /**< a HOMA_SEND_MORE send left its packets in the engine (tx.c) */
 	_Atomic uint64_t tx_deferred; /**< packets ever held back that way */
 
 	/* receive (the I/O thread or poller) */
@@ -363,6 +364,20 @@ void homa_rt_flush(struct homa_rt *rt);
  * rt->lock held.
  */
 void homa_rt_flush_share(struct homa_rt *rt);
+/**
+ * homa_rt_send_out() - After a send attached its message: with @more
+ * (HOMA_SEND_MORE) leave its packets in the engine and note it in
+ * rt->tx_corked, for homa_rt_uncork() or any flush; else
+ * homa_rt_flush_share(), which sends them with the earlier ones. Call
+ * without rt->lock held.
+ */
+void homa_rt_send_out(struct homa_rt *rt, bool more);
+/**
+ * homa_rt_uncork() - Send the packets HOMA_SEND_MORE sends left in the
+ * engine, if any (homa_recv(), homa_poll()): one atomic read when none.
+ * Call without rt->lock held.
+ */
+void homa_rt_uncork(struct homa_rt *rt);
 /**
  * homa_rt_flush_wait() - Like homa_rt_flush(), but if another thread is
  * sending, wait for it and then send what is left, so that afterwards

@@ -190,7 +190,7 @@ static int start_request(homa_socket *s, const struct sockaddr *dst,
 			homa_rt_zc_attached(z);
 		}
 		homa_rt_unlock(rt);
-		homa_rt_flush_share(rt);
+		homa_rt_send_out(rt, o->flags & HOMA_SEND_MORE);
 	}
 	homa_msg_discard(&rt->chunk_alloc, msg);
 	if (err == HOMA_EPEERDEAD && hint != HOMA_HINT_HOMA && homa_tp_homa_dead(rt, &addr, port))
@@ -237,9 +237,13 @@ int homa_request_buf(homa_socket *s, const struct sockaddr *dst, const void *buf
 	return homa_request_iov(s, dst, &iov, 1, cookie, id);
 }
 
-/** send_reply() - homa_reply_iov(), or with @zc homa_reply_zc(); @timeout_ns as start_request(). */
+/**
+ * send_reply() - homa_reply_iov(), or with @zc homa_reply_zc(); @timeout_ns
+ * as start_request(); with @more (HOMA_SEND_MORE) the packets wait for the
+ * next flush (homa_rt_send_out()).
+ */
 static int send_reply(homa_socket *s, uint64_t id, const struct homa_iov *iov, int iovcnt,
-		      const struct zc_req *zc, int64_t timeout_ns)
+		      const struct zc_req *zc, int64_t timeout_ns, bool more)
 {
 	struct homa_rt *rt = s ? homa_rt_get(s) : NULL;
 	struct rt_zc *z = NULL;
@@ -267,7 +271,7 @@ static int send_reply(homa_socket *s, uint64_t id, const struct homa_iov *iov, i
 			homa_rt_zc_attached(z);
 		}
 		homa_rt_unlock(rt);
-		homa_rt_flush_share(rt);
+		homa_rt_send_out(rt, more);
 	}
 	homa_msg_discard(&rt->chunk_alloc, msg);
 	homa_rt_put(rt);
@@ -278,7 +282,7 @@ static int send_reply(homa_socket *s, uint64_t id, const struct homa_iov *iov, i
 int homa_reply_iov(homa_socket *s, uint64_t id, const struct homa_iov *iov,
 		   int iovcnt)
 {
-	return send_reply(s, id, iov, iovcnt, NULL, HOMA_SEND_TIMEOUT_SOCKET);
+	return send_reply(s, id, iov, iovcnt, NULL, HOMA_SEND_TIMEOUT_SOCKET, false);
 }
 
 /** homa_reply_zc() - See homa.h. */
@@ -289,7 +293,7 @@ int homa_reply_zc(homa_socket *s, uint64_t id, const struct homa_iov *iov, int i
 
 	if (!release)
 		return HOMA_EINVAL;
-	return send_reply(s, id, iov, iovcnt, &zc, HOMA_SEND_TIMEOUT_SOCKET);
+	return send_reply(s, id, iov, iovcnt, &zc, HOMA_SEND_TIMEOUT_SOCKET, false);
 }
 
 /** homa_reply_buf() - See homa.h. */
@@ -330,7 +334,7 @@ static int import_opts(const struct homa_send_opts *o, struct homa_send_opts *ou
 		memcpy(out, o, o->size);
 	if ((out->timeout_ns < -1 && out->timeout_ns != HOMA_SEND_TIMEOUT_SOCKET) ||
 	    out->hint < HOMA_HINT_NONE || out->hint > HOMA_HINT_TCP ||
-	    (out->flags & ~HOMA_SEND_LATENCY))
+	    (out->flags & ~(HOMA_SEND_LATENCY | HOMA_SEND_MORE)))
 		return HOMA_EINVAL;
 	zc->release = out->release;
 	zc->arg = out->arg;
@@ -360,7 +364,8 @@ int homa_reply_opts(homa_socket *s, uint64_t id, const struct homa_iov *iov, int
 	struct zc_req zc;
 	int err = import_opts(o, &v, &zc, &zcp);
 
-	return err ? err : send_reply(s, id, iov, iovcnt, zcp, v.timeout_ns);
+	return err ? err : send_reply(s, id, iov, iovcnt, zcp, v.timeout_ns,
+				      v.flags & HOMA_SEND_MORE);
 }
 
 /*

@@ -17,6 +17,10 @@
  * messages (sealing reads it there, homa_rt_enc_seal()); the engine keeps
  * every such message freed meanwhile until unref() says the batch is sent.
  *
+ * A send with HOMA_SEND_MORE sends nothing (tx_corked notes that): its
+ * packets leave with the next flush, so a batch of replies goes to the
+ * kernel in one system call (homa_rt_send_out(), homa_rt_uncork()).
+ *
  * A thread that attached a message (homa_rt_flush_share()) sends at most
  * one batch itself and hands whatever is left to the thread that drives
  * I/O: otherwise grants arriving while it sends (each leaves a note) keep
@@ -290,6 +294,7 @@ void homa_rt_flush_share(struct homa_rt *rt)
 	uint64_t deadline;
 	bool more;
 
+	atomic_store(&rt->tx_corked, false);  /* what they left goes out now */
 	atomic_store(&rt->tx_pending, 1);
 	if (pthread_mutex_trylock(&rt->tx_lock) != 0)
 		return;  /* the thread sending sees the note */
@@ -300,4 +305,21 @@ void homa_rt_flush_share(struct homa_rt *rt)
 		hand_off(rt);
 	else
 		after_send(rt, deadline);
+}
+
+/** homa_rt_send_out() - See rt.h. */
+void homa_rt_send_out(struct homa_rt *rt, bool more)
+{
+	if (more)
+		atomic_store(&rt->tx_corked, true);
+	else
+		homa_rt_flush_share(rt);
+}
+
+/** homa_rt_uncork() - See rt.h. */
+void homa_rt_uncork(struct homa_rt *rt)
+{
+	if (atomic_load_explicit(&rt->tx_corked, memory_order_relaxed) &&
+	    atomic_exchange(&rt->tx_corked, false))
+		homa_rt_flush(rt);
 }

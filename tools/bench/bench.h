@@ -51,6 +51,7 @@ struct bench_homa_knobs {
 	uint32_t overcommit;    /**< max_overcommit: messages granted at once (0: engine default) */
 	int64_t short_window;   /**< grant_short_window (-1: engine default, off; 0: off) */
 	bool copy;              /**< send with the copying calls, not zero copy (--homa-copy 1) */
+	bool no_more;           /**< the server replies without HOMA_SEND_MORE (--homa-more 0) */
 };
 
 /** Every option of every mode (see bench_usage()). */

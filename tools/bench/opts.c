@@ -48,6 +48,10 @@ static const char usage[] =
 "  --homa-copy 0|1           1: the Homa arm sends requests and responses with the\n"
 "                            copying calls (homa_send_request(), homa_reply_buf())\n"
 "                            instead of zero copy (0, the default)\n"
+"  --homa-more 0|1           1 (the default): the Homa server replies with\n"
+"                            HOMA_SEND_MORE, so the responses to the requests that\n"
+"                            were waiting leave in one system call (as the TCP\n"
+"                            server's one writev() per batch); 0: each on its own\n"
 "  --homa-rcvbuf B           UDP and raw drivers: the kernel receive buffer each Homa\n"
 "                            socket asks for, homa_open_opts.rcvbuf_bytes (default 0:\n"
 "                            the library's, 1 MiB)\n"
@@ -350,7 +354,8 @@ static int set_num(struct bench_opts *o, const char *f, const char *v)
 		{ "--homa-rcvbuf", 0, 1073741824 }, { "--homa-max-overcommit", 1, 64 },
 		{ "--homa-short-window", 0, 1e9 },
 		{ "--homa-copy", 0, 1 }, { "--serve-port", 1, 65535 },
-		{ "--bg-peer", 0, COLL_MAX_DEVICES - 1 }, { "--bg-gbps", 1e-6, 1e4 },
+		{ "--bg-peer", 0, COLL_MAX_DEVICES - 1 }, { "--homa-more", 0, 1 },
+		{ "--bg-gbps", 1e-6, 1e4 },
 	};
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
 		if (strcmp(f, t[i].f))
@@ -401,6 +406,7 @@ static int set_num(struct bench_opts *o, const char *f, const char *v)
 		case 40: o->homa.copy = d > 0.5; break;
 		case 41: o->serve_port = (uint16_t)d; break;
 		case 42: o->bg_peer = (int)d; break;
+		case 43: o->homa.no_more = d < 0.5; break;
 		default: o->bg_gbps = d; break;
 		}
 		return 1;
@@ -445,7 +451,7 @@ static const char *const valued[] = {
 	"warmup-steps", "compute-us", "lookups", "devices", "background-gbps", "step-timeout",
 	"certs", "homa-transport", "start-file", "psp-port", "homa-offload",
 	"homa-spin", "homa-rcvbuf", "msg-log", "homa-max-overcommit", "homa-short-window",
-	"homa-copy", "serve-port", "bg-peer", "bg-gbps", "bg-bytes",
+	"homa-copy", "serve-port", "bg-peer", "bg-gbps", "bg-bytes", "homa-more",
 };
 
 #define N_VALUED (sizeof(valued) / sizeof(valued[0]))

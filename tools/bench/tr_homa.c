@@ -35,10 +35,11 @@ static void *homa_serve(void *arg);
 
 /*
  * serve_spin: the server's threads spin on homa_recv() (--homa-spin 1);
- * serve_copy: they reply with homa_reply_buf() (--homa-copy 1). Both set
- * before the threads start.
+ * serve_copy: they reply with homa_reply_buf() (--homa-copy 1); serve_more:
+ * with HOMA_SEND_MORE (unless --homa-more 0). All set before the threads
+ * start.
  */
-static bool serve_spin, serve_copy;
+static bool serve_spin, serve_copy, serve_more = true;
 
 /** Homa socket parameters shared by client and server. */
 struct homa_arm_cfg {
@@ -201,6 +202,7 @@ static int homa_client_open(void **ctx, const struct bench_tr_cfg *cfg)
 	if (cfg->serve_port) {
 		serve_spin = cfg->homa.spin;
 		serve_copy = cfg->homa.copy;
+		serve_more = !cfg->homa.no_more;
 		if (pthread_create(&c->serve, NULL, homa_serve, c->s)) {
 			homa_close(c->s);
 			free(c);
@@ -268,8 +270,15 @@ static int homa_client_start(void *ctx, size_t server, uint32_t req, uint32_t re
 		free(hdr);
 		return rc;
 	}
-	rc = homa_send_request_zc(c->s, (const struct sockaddr *)&c->cfg->servers[server], iov,
-				  req > 2 * sizeof(*hdr) ? 2 : 1, tag, zc_free, hdr, &id);
+	struct homa_send_opts so;
+
+	homa_send_opts_default(&so);
+	so.cookie = tag;
+	so.release = zc_free;
+	so.arg = hdr;
+	so.flags = c->cfg->homa.no_more ? 0 : HOMA_SEND_MORE;  /* sent by the next homa_recv() */
+	rc = homa_request_opts(c->s, (const struct sockaddr *)&c->cfg->servers[server], iov,
+			       req > 2 * sizeof(*hdr) ? 2 : 1, &so, &id);
 	if (rc)
 		free(hdr);
 	return rc;
@@ -405,8 +414,12 @@ static void *homa_serve(void *arg)
 		if (be32toh(hdr[1]) != HOMA_BENCH_MAGIC || resp < 1 || resp > BENCH_MAX_MSG)
 			resp = BENCH_MIN_MSG;
 		struct homa_iov iov = { bench_payload(resp), resp };
-		rc = serve_copy ? homa_reply_buf(s, m.id, iov.base, resp)
-				: homa_reply_zc(s, m.id, &iov, 1, zc_none, NULL);
+		struct homa_send_opts so;
+
+		homa_send_opts_default(&so);
+		so.flags = serve_more ? HOMA_SEND_MORE : 0;  /* sent by the next homa_recv() */
+		so.release = serve_copy ? NULL : zc_none;
+		rc = homa_reply_opts(s, m.id, &iov, 1, &so);
 		homa_message_release(&m);
 		if (rc == 0)
 			bench_ctl_count_rpc();
@@ -430,6 +443,7 @@ int bench_homa_server(const struct bench_opts *o)
 	bench_ctl_ready();
 	serve_spin = o->homa.spin;
 	serve_copy = o->homa.copy;
+	serve_more = !o->homa.no_more;
 	for (int i = 1; i < n && i < 64; i++)
 		if (pthread_create(&th[started], NULL, homa_serve, s) == 0)
 			started++;
