@@ -43,7 +43,7 @@ static void sent(homa_socket *s, uint64_t *calls, uint64_t *pkts)
 
 /**
  * slow_settings() - Defaults, but the standby thread steps in and
- * clients ask for missing data only after 500 ms (resend_ticks), so on a
+ * clients ask for missing data only after 2 s (resend_ticks), so on a
  * slow machine (sanitizers) no other thread sends while a test counts.
  */
 static const struct homa_settings *slow_settings(void)
@@ -51,8 +51,8 @@ static const struct homa_settings *slow_settings(void)
 	static struct homa_settings st;
 
 	homa_settings_default(&st);
-	st.resend_ticks = st.resend_interval = 500;
-	st.timeout_ticks = 20 * 500;
+	st.resend_ticks = st.resend_interval = 2000;
+	st.timeout_ticks = 20 * 2000;
 	return &st;
 }
 
@@ -208,7 +208,8 @@ static void send_more__request_goes_with_wait(void **state)
 /**
  * left_alone() - A reply with HOMA_SEND_MORE after which the server's
  * application makes no call at all still reaches the client: the
- * socket's own thread sends it (standby or I/O thread: here after 500 ms).
+ * socket's own thread sends it (polled: the standby thread, here after 2 s;
+ * threaded: the I/O thread, at its next tick).
  */
 static void left_alone(int mode)
 {
