@@ -33,6 +33,7 @@ struct tcp_client {
 	size_t ndone, cap_done;
 	int err;                  /**< first connection failure */
 	void *tls;                /**< TLS context (--encrypt), or NULL */
+	bool batch;               /**< requests wait for the next wait() (--homa-more 1) */
 };
 
 /** tcp_tune() - TCP_NODELAY and the congestion control on @fd. Return: 0 or HOMA_EINVAL. */
@@ -102,6 +103,7 @@ static int tcp_client_open(void **ctx, const struct bench_tr_cfg *cfg)
 	if (!c)
 		return HOMA_ENOMEM;
 	c->per = cfg->conns > 0 ? (size_t)cfg->conns : 1;
+	c->batch = !cfg->homa.no_more;
 	c->nconns = cfg->nservers * c->per;
 	c->conns = calloc(c->nconns, sizeof(*c->conns));
 	c->ep = epoll_create1(EPOLL_CLOEXEC);
@@ -143,7 +145,12 @@ static void set_out(int ep, struct frame_conn *fc, int on)
 	fc->epoll_out = on;
 }
 
-/** tcp_client_start() - Queue a request on the least busy connection. */
+/**
+ * tcp_client_start() - Queue a request on the least busy connection. With
+ * batching (the default, --homa-more 1) the next tcp_client_wait() writes
+ * it; otherwise it is written now. Return: 0, HOMA_ENOMEM, HOMA_EIO or the
+ * connections' first failure.
+ */
 static int tcp_client_start(void *ctx, size_t server, uint32_t req, uint32_t resp, uint64_t tag)
 {
 	struct tcp_client *c = ctx;
@@ -158,10 +165,32 @@ static int tcp_client_start(void *ctx, size_t server, uint32_t req, uint32_t res
 	if (rc)
 		return rc;
 	best->inflight++;
+	if (c->batch)
+		return 0; /* written with the others by the next tcp_client_wait() */
 	rc = frame_flush(best);
 	if (rc < 0)
 		return rc;
 	set_out(c->ep, best, rc == 1);
+	return 0;
+}
+
+/**
+ * flush_queued() - Write what tcp_client_start() queued on every connection
+ * that is not already waiting for EPOLLOUT: one writev() per connection for
+ * all the requests started since the last wait, as the TCP server writes
+ * the responses to one read's requests. Return: 0 or HOMA_EIO.
+ */
+static int flush_queued(struct tcp_client *c)
+{
+	for (size_t i = 0; i < c->nconns; i++) {
+		struct frame_conn *fc = &c->conns[i];
+		if (fc->qlen == 0 || fc->epoll_out)
+			continue;
+		int rc = frame_flush(fc);
+		if (rc < 0)
+			return rc;
+		set_out(c->ep, fc, rc == 1);
+	}
 	return 0;
 }
 
@@ -185,12 +214,19 @@ static void on_response(void *arg, struct frame_conn *fc, uint32_t len, uint32_t
 	fc->inflight--;
 }
 
-/** tcp_client_wait() - Run epoll until a response arrives or @deadline_ns. */
+/**
+ * tcp_client_wait() - Write the requests queued since the last call (with
+ * batching), then run epoll until a response arrives or @deadline_ns. Fills
+ * @out with up to @max completions. Return: their number, or the
+ * connections' first failure when none completed.
+ */
 static int tcp_client_wait(void *ctx, uint64_t deadline_ns, struct bench_done *out, int max)
 {
 	struct tcp_client *c = ctx;
 	struct epoll_event evs[64];
 
+	if (c->batch && !c->err)
+		c->err = flush_queued(c);
 	while (c->ndone == 0 && !c->err) {
 		uint64_t now = bench_now_ns();
 		int64_t left = deadline_ns > now ? (int64_t)(deadline_ns - now) : 0;
