@@ -369,14 +369,17 @@ static void print_drops(homa_socket *s, const char *who)
 static void homa_client_proto(void *ctx, struct bench_proto *out)
 {
 	proto_of(((struct homa_client *)ctx)->s, out);
-	print_drops(((struct homa_client *)ctx)->s, "homa-bench client");
 }
 
-/** homa_client_close() - Close the socket (its serving thread then ends: joined). */
+/**
+ * homa_client_close() - Print the socket's drops (print_drops()), close it
+ * (its serving thread then ends: joined) and free @ctx.
+ */
 static void homa_client_close(void *ctx)
 {
 	struct homa_client *c = ctx;
 
+	print_drops(c->s, "homa-bench client");
 	count_copies(NULL);
 	homa_close(c->s);
 	if (c->serving)
