@@ -44,9 +44,12 @@ void homa_rt_lock_init(struct homa_rt *rt)
 	pthread_mutexattr_destroy(&a);
 }
 
-/** homa_rt_lock() - See rt.h. */
+__thread uint64_t homa_rt_lock_takes;
+
+/** homa_rt_lock() - See rt.h. Counts the take in homa_rt_lock_takes. */
 void homa_rt_lock(struct homa_rt *rt)
 {
+	homa_rt_lock_takes++;
 	pthread_mutex_lock(&rt->lock);
 }
 

@@ -34,7 +34,7 @@ static void free_item(struct homa_rt *rt, struct rt_item *item)
 {
 	if (item->ev.msg)
 		homa_engine_msg_release(rt->engine, item->ev.msg);
-	free(item);
+	homa_rt_item_put(rt, item);
 }
 
 /** homa_rt_partial_complete() - See rt.h. */

@@ -148,20 +148,73 @@ void homa_rt_export_ready(struct homa_rt *rt)
 		set_ready_fd(rt, true);
 }
 
+/**
+ * Freed items a socket keeps (homa_rt_item_put()): enough for the
+ * messages of a full receive batch and a burst of replies, so a steady
+ * stream of RPCs allocates none.
+ */
+#define RT_ITEM_CACHE 64
+
+__thread uint64_t homa_rt_item_mallocs;
+
+/** homa_rt_item_get() - See rt.h. Called with rt->lock held. */
+struct rt_item *homa_rt_item_get(struct homa_rt *rt)
+{
+	struct rt_item *item = rt->item_cache;
+
+	if (item) {
+		rt->item_cache = item->next;
+		rt->nitem_cache--;
+	} else {
+		item = malloc(sizeof(*item));
+		if (!item)
+			return NULL;
+		homa_rt_item_mallocs++;
+	}
+	*item = (struct rt_item){0};
+	return item;
+}
+
+/** homa_rt_item_put() - See rt.h. Called with rt->lock held. */
+void homa_rt_item_put(struct homa_rt *rt, struct rt_item *item)
+{
+	if (!item)
+		return;
+	if (rt->nitem_cache >= RT_ITEM_CACHE) {
+		free(item);
+		return;
+	}
+	item->next = rt->item_cache;
+	rt->item_cache = item;
+	rt->nitem_cache++;
+}
+
+/** homa_rt_item_cache_free() - See rt.h. */
+void homa_rt_item_cache_free(struct homa_rt *rt)
+{
+	while (rt->item_cache) {
+		struct rt_item *item = rt->item_cache;
+
+		rt->item_cache = item->next;
+		free(item);
+	}
+	rt->nitem_cache = 0;
+}
+
 /** homa_rt_collect() - See rt.h. Events that cannot be stored are released. */
 void homa_rt_collect(struct homa_rt *rt)
 {
 	struct homa_event ev;
 
 	while (homa_engine_next_event(rt->engine, &ev) == 1) {
-		struct rt_item *item = malloc(sizeof(*item));
+		struct rt_item *item = homa_rt_item_get(rt);
 
 		if (!item) {
 			if (ev.msg)
 				homa_engine_msg_release(rt->engine, ev.msg);
 			continue;
 		}
-		*item = (struct rt_item){.ev = ev};  /* tcp false: the engine's */
+		item->ev = ev;  /* tcp false: the engine's */
 		if ((ev.type == HOMA_EV_REQUEST || ev.type == HOMA_EV_RESPONSE) &&
 		    rt->drv && rt->drv->ops->know)
 			rt->drv->ops->know(rt->drv, &ev.peer, ev.peer_port);
@@ -244,7 +297,7 @@ void homa_rt_drop_queue(struct homa_rt *rt)
 			rt->head[l] = it->next;
 			if (it->ev.msg)
 				homa_engine_msg_release(rt->engine, it->ev.msg);
-			free(it);
+			homa_rt_item_put(rt, it);
 		}
 		rt->tail[l] = NULL;
 	}

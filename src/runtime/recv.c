@@ -41,7 +41,7 @@ static void drop_item(struct homa_rt *rt, struct rt_item *item)
 {
 	if (item->ev.msg)
 		homa_engine_msg_release(rt->engine, item->ev.msg);
-	free(item);
+	homa_rt_item_put(rt, item);
 }
 
 /**
@@ -177,7 +177,7 @@ int homa_recv(homa_socket *s, int flags, uint64_t id, int64_t timeout_ns,
 		if (item->ev.type == HOMA_EV_RESPONSE || item->ev.type == HOMA_EV_ERROR)
 			homa_rt_idset_del(&rt->ids, item->ev.id);
 		err = fill_message(rt, s, item, out);
-		free(item);
+		homa_rt_item_put(rt, item);
 	}
 	homa_rt_unlock(rt);
 	homa_rt_put(rt);

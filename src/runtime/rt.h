@@ -168,6 +168,8 @@ struct homa_rt {
 	struct rt_zc *zc_done;      /**< zero-copy sends released, to notify after unlock (zc.c; under lock) */
 	bool tx_refs;               /**< the transmit batch points into borrowed buffers: zc_done
 				         waits until it is sent (tx.c; under lock) */
+	struct rt_item *item_cache; /**< freed items kept for reuse (queue.c; under lock) */
+	uint32_t nitem_cache;
 };
 
 /* lock.c */
@@ -200,6 +202,8 @@ extern __thread struct rt_waiter *homa_rt_poll_self;
  * (before releasing the lock by other means, e.g. a condition wait).
  */
 void homa_rt_wake_now(struct homa_rt *rt);
+/** Times this thread took rt->lock (homa_rt_lock()): a test's measure of a path's cost. */
+extern __thread uint64_t homa_rt_lock_takes;
 /** homa_rt_lock_init() - Initialise rt->lock as an adaptive mutex. */
 void homa_rt_lock_init(struct homa_rt *rt);
 
@@ -290,6 +294,23 @@ void homa_rt_idset_free(struct rt_idset *s);
  * queued, starting with those queued already. Called with rt->lock held.
  */
 void homa_rt_export_ready(struct homa_rt *rt);
+
+/**
+ * homa_rt_item_get() - A zeroed item from the socket's cache of freed
+ * items, or a new one (malloc; counted in homa_rt_item_mallocs); NULL if
+ * memory is out. The caller owns it.
+ */
+struct rt_item *homa_rt_item_get(struct homa_rt *rt);
+/**
+ * homa_rt_item_put() - Done with @item (its message already released or
+ * handed on): keep it for homa_rt_item_get(), or free it beyond the
+ * cache's bound. NULL is ignored.
+ */
+void homa_rt_item_put(struct homa_rt *rt, struct rt_item *item);
+/** homa_rt_item_cache_free() - Free the cached items (closing; lock not needed). */
+void homa_rt_item_cache_free(struct homa_rt *rt);
+/** Items this thread allocated with malloc (homa_rt_item_get()): a test's measure of a path's cost. */
+extern __thread uint64_t homa_rt_item_mallocs;
 
 /** homa_rt_collect() - Move every pending engine event to a waiter or the queue. */
 void homa_rt_collect(struct homa_rt *rt);

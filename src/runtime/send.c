@@ -420,7 +420,7 @@ static int abort_locked(struct homa_rt *rt, uint64_t id)
 			homa_engine_msg_release(rt->engine, item->ev.msg);
 		if (item->ev.type == HOMA_EV_REQUEST && homa_tp_abort(rt->tp, id))
 			homa_engine_abort(rt->engine, id, homa_rt_now());
-		free(item);
+		homa_rt_item_put(rt, item);
 	} else if (homa_tp_abort(rt->tp, id)) {
 		err = homa_engine_abort(rt->engine, id, homa_rt_now());
 	}

@@ -108,6 +108,7 @@ static void rt_free(struct homa_rt *rt)
 		homa_engine_free(rt->engine);
 		homa_rt_zc_notify(homa_rt_zc_take(rt)); /* every zero-copy send ends here at the latest */
 	}
+	homa_rt_item_cache_free(rt);
 	homa_rt_pool_drain(&rt->pool);
 	homa_driver_close(rt->drv);
 	if (rt->ready_exported) {

@@ -172,7 +172,8 @@ static uint64_t wake_by(struct homa_rt *rt)
 }
 
 /**
- * send_all() - Send held packets, then drain and send until the engine
+ * send_all() - Clear rt->tx_corked (the drain that follows takes every
+ * packet HOMA_SEND_MORE sends left), send held packets, then drain and send until the engine
  * has nothing more to send now, the send buffer is full or @max batches
  * went out (*@more then says the engine may have more). Called with
  * rt->tx_lock held; never waits. Return: when the engine wants a wake-up
@@ -184,6 +185,10 @@ static uint64_t send_all(struct homa_rt *rt, uint32_t max, bool *more)
 	bool refs = rt->tx_held > 0;  /* held packets may point into borrowed buffers */
 	int n;
 
+	/* whatever HOMA_SEND_MORE sends left in the engine goes now: any
+	   flush sends them, so none may leave the note set (release and
+	   homa_recv() would take it as packets still held) */
+	atomic_store(&rt->tx_corked, false);
 	*more = true;
 	if (rt->tx_held && !send_held(rt))
 		return wake_by(rt);
@@ -294,7 +299,6 @@ void homa_rt_flush_share(struct homa_rt *rt)
 	uint64_t deadline;
 	bool more;
 
-	atomic_store(&rt->tx_corked, false);  /* what they left goes out now */
 	atomic_store(&rt->tx_pending, 1);
 	if (pthread_mutex_trylock(&rt->tx_lock) != 0)
 		return;  /* the thread sending sees the note */

@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "helpers.h"
+#include "rt.h"
 
 /** Requests of a batch. */
 #define N 16
@@ -236,6 +237,39 @@ static void send_more__left_alone_threaded(void **state)
 	left_alone(HOMA_MODE_THREADED);
 }
 
+/**
+ * send_more__any_flush_clears_note() - A reply with HOMA_SEND_MORE that
+ * another call's flush sent (homa_abort() sends what the engine holds)
+ * leaves no note that packets are held: otherwise every later release
+ * skips its flush and every homa_recv() that finds nothing ready flushes
+ * once more for nothing. (The old code cleared the note only when a
+ * send without the flag went out: still set here.)
+ */
+static void send_more__any_flush_clears_note(void **state)
+{
+	uint64_t c0, p0, c1, p1;
+	struct homa_rt *rt;
+	struct pair p;
+
+	(void)state;
+	open_pair(&p, HOMA_MODE_POLLED, 2);
+	sent(p.srv, &c0, &p0);
+	assert_int_equal(reply(&p, 0, HOMA_SEND_MORE), 0);
+	rt = homa_rt_get(p.srv);
+	assert_non_null(rt);
+	assert_true(atomic_load(&rt->tx_corked));
+	homa_abort(p.srv, 2);  /* an id it does not know: only the flush matters */
+	sent(p.srv, &c1, &p1);
+	assert_int_equal(p1 - p0, 1);
+	assert_false(atomic_load(&rt->tx_corked));
+	homa_rt_put(rt);
+	assert_int_equal(reply(&p, 1, 0), 0);
+	homa_message_release(&p.req[0]);
+	homa_message_release(&p.req[1]);
+	collect(&p, 2);
+	close_pair(&p);
+}
+
 /** send_more__unknown_flag_refused() - A flag bit this library does not know: HOMA_EINVAL. */
 static void send_more__unknown_flag_refused(void **state)
 {
@@ -258,6 +292,7 @@ int main(void)
 		cmocka_unit_test(send_more__request_goes_with_wait),
 		cmocka_unit_test(send_more__left_alone_polled),
 		cmocka_unit_test(send_more__left_alone_threaded),
+		cmocka_unit_test(send_more__any_flush_clears_note),
 		cmocka_unit_test(send_more__unknown_flag_refused),
 	};
 

@@ -1,0 +1,164 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file test_cost.c
+ * Per-RPC work of the runtime that the profile of a 100 B RPC shows:
+ * allocations of delivery records (queue.c, homa_rt_item_get(): a
+ * socket reuses the records it freed) and takes of the socket lock
+ * (lock.c). Counted by the runtime per thread (homa_rt_item_mallocs,
+ * homa_rt_lock_takes), so the counts are the same on a loaded machine.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "helpers.h"
+#include "rt.h"
+
+/** RPCs the counts are taken over. */
+#define RPCS 200
+
+/** Longest wait for a message that must come (a loaded machine is slow). */
+#define WAIT_NS 30000000000LL
+
+/**
+ * Most lock takes per 100 B RPC, client and server in one thread (each
+ * side's send, receive, poll, flushes and release).
+ */
+#define MAX_LOCKS_PER_RPC 30
+
+/**
+ * one_rpc() - A 100 B request from @cli to @srv and its 100 B reply, all
+ * in the calling thread (both sockets polled).
+ */
+static void one_rpc(homa_socket *cli, homa_socket *srv, const struct sockaddr_storage *dst)
+{
+	uint8_t buf[100];
+	struct homa_message m;
+	uint64_t cid;
+
+	memset(buf, 7, sizeof(buf));
+	assert_int_equal(homa_send(cli, (const struct sockaddr *)dst, buf, sizeof(buf), 0, &cid), 0);
+	assert_int_equal(homa_recv(srv, HOMA_RECV_REQUEST, 0, WAIT_NS, &m), 0);
+	assert_int_equal(homa_reply_buf(srv, m.id, buf, sizeof(buf)), 0);
+	assert_int_equal(homa_message_release(&m), 0);
+	assert_int_equal(homa_recv(cli, HOMA_RECV_RESPONSE, cid, WAIT_NS, &m), 0);
+	assert_int_equal(m.length, sizeof(buf));
+	assert_int_equal(homa_message_release(&m), 0);
+}
+
+/** open_pair() - A polled server and client on loopback, warmed up. */
+static void open_pair(homa_socket **cli, homa_socket **srv, struct sockaddr_storage *dst)
+{
+	assert_int_equal(test_open(srv, HOMA_DRIVER_UDP, HOMA_MODE_POLLED, true, 0, NULL), 0);
+	assert_int_equal(test_open(cli, HOMA_DRIVER_UDP, HOMA_MODE_POLLED, false, 0, NULL), 0);
+	*dst = test_dst(homa_local_port(*srv));
+	for (int i = 0; i < 20; i++)  /* warm-up: peers known, buffers grown */
+		one_rpc(*cli, *srv, dst);
+}
+
+/**
+ * cost__items_reused() - After a warm-up, RPCs allocate no delivery
+ * record: each request and response reuses one its socket freed (two
+ * malloc() per RPC when every record is freed).
+ */
+static void cost__items_reused(void **state)
+{
+	homa_socket *cli, *srv;
+	struct sockaddr_storage dst;
+	uint64_t before;
+
+	(void)state;
+	open_pair(&cli, &srv, &dst);
+	before = homa_rt_item_mallocs;
+	for (int i = 0; i < RPCS; i++)
+		one_rpc(cli, srv, &dst);
+	print_message("item mallocs in %d RPCs: %llu\n", RPCS,
+		      (unsigned long long)(homa_rt_item_mallocs - before));
+	assert_int_equal(homa_rt_item_mallocs - before, 0);
+	homa_close(cli);
+	homa_close(srv);
+}
+
+/**
+ * cost__burst_items_bounded() - A burst of 64 requests queued at once
+ * needs 64 records; afterwards the cache holds at most its bound and a
+ * second burst allocates none beyond the first's.
+ */
+static void cost__burst_items_bounded(void **state)
+{
+	homa_socket *cli, *srv;
+	struct sockaddr_storage dst;
+	struct homa_message m[64];
+	uint8_t buf[100] = {0};
+	uint64_t id, before = 0;
+
+	(void)state;
+	open_pair(&cli, &srv, &dst);
+	for (int round = 0; round < 2; round++) {
+		if (round == 1)
+			before = homa_rt_item_mallocs;
+		for (int i = 0; i < 64; i++)
+			assert_int_equal(homa_send(cli, (const struct sockaddr *)&dst, buf,
+						   sizeof(buf), 0, &id), 0);
+		for (int i = 0; i < 64; i++)
+			assert_int_equal(homa_recv(srv, HOMA_RECV_REQUEST, 0, WAIT_NS, &m[i]), 0);
+		for (int i = 0; i < 64; i++) {
+			assert_int_equal(homa_reply_buf(srv, m[i].id, buf, sizeof(buf)), 0);
+			assert_int_equal(homa_message_release(&m[i]), 0);
+		}
+		for (int i = 0; i < 64; i++) {
+			assert_int_equal(homa_recv(cli, HOMA_RECV_RESPONSE, 0, WAIT_NS, &m[i]), 0);
+			assert_int_equal(homa_message_release(&m[i]), 0);
+		}
+	}
+	assert_int_equal(homa_rt_item_mallocs - before, 0);
+	struct homa_rt *rt = homa_rt_get(srv);
+
+	assert_non_null(rt);
+	homa_rt_lock(rt);
+	assert_true(rt->nitem_cache <= 64);
+	assert_true(rt->nitem_cache > 0);
+	homa_rt_unlock(rt);
+	homa_rt_put(rt);
+	homa_close(cli);
+	homa_close(srv);
+}
+
+/**
+ * cost__lock_takes_per_rpc() - A polled client and server in one thread
+ * take the socket lock at most MAX_LOCKS_PER_RPC times per 100 B RPC.
+ */
+static void cost__lock_takes_per_rpc(void **state)
+{
+	homa_socket *cli, *srv;
+	struct sockaddr_storage dst;
+	uint64_t before;
+	double per_rpc;
+
+	(void)state;
+	open_pair(&cli, &srv, &dst);
+	before = homa_rt_lock_takes;
+	for (int i = 0; i < RPCS; i++)
+		one_rpc(cli, srv, &dst);
+	per_rpc = (double)(homa_rt_lock_takes - before) / RPCS;
+	print_message("lock takes per RPC (client and server): %.2f\n", per_rpc);
+	assert_true(per_rpc <= MAX_LOCKS_PER_RPC);
+	homa_close(cli);
+	homa_close(srv);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(cost__items_reused),
+		cmocka_unit_test(cost__burst_items_bounded),
+		cmocka_unit_test(cost__lock_takes_per_rpc),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
