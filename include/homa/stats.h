@@ -54,6 +54,7 @@ struct homa_stats {
 	uint64_t rpcs_aborted;                /**< by the application */
 	uint64_t rpcs_timed_out;
 	uint64_t rpc_restarts;                /**< client restarts after RPC_UNKNOWN */
+	uint64_t requests_resent;             /**< short requests sent again after an unanswered RESEND */
 	uint64_t resends_sent;
 	uint64_t resends_received;
 	uint64_t retransmitted_bytes;

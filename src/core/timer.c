@@ -62,6 +62,33 @@ static void count_probe(struct homa_rpc *rpc)
 }
 
 /**
+ * resend_short_request() - Client @rpc's last probe went unanswered and
+ * nothing of its response came: if its request went out whole without
+ * grants (all of it unscheduled), queue it again (as a retransmission at
+ * its DATA priority) beside the RESEND. A server that lost the request
+ * answers a RESEND with RPC_UNKNOWN, but a newcomer is a stranger to it
+ * and strangers' replies are capped (homa_ctl_stranger_ok()): under a
+ * flood that spends them early in every tick the answer never came and
+ * the RPC timed out. The request itself needs no reply; arriving whole,
+ * it makes the client a known peer. A server that holds the request
+ * drops the copy (a duplicate), and one that finished it drops it too
+ * (done.c): at most once still holds.
+ */
+static void resend_short_request(homa_engine *e, struct homa_rpc *rpc)
+{
+	struct homa_msgout *out = &rpc->out;
+
+	if (!out->msg || !out->length || out->unsched < out->length ||
+	    out->next_xmit < out->length)
+		return;
+	out->resend_start = 0;
+	out->resend_end = out->length;
+	out->resend_priority = out->data_priority;
+	e->st.requests_resent++;
+	homa_tx_update(e, rpc);
+}
+
+/**
  * probe() - Ask @rpc's peer for what we miss: the first hole of the
  * incoming message, or (client, nothing received yet) the response's start;
  * a server with a fully sent reply asks for an ack, one whose reply waits
@@ -100,6 +127,8 @@ static bool probe(homa_engine *e, struct homa_rpc *rpc)
 						: (uint8_t)(e->s.num_priorities - 1));
 		if (rpc->start_resends < UINT16_MAX)
 			rpc->start_resends++;
+		if (rpc->probes)
+			resend_short_request(e, rpc);
 		count_probe(rpc);
 		return true;
 	}

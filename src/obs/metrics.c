@@ -32,6 +32,7 @@ static const struct scalar_def scalars[] = {
 	C("rpcs_aborted_total", rpcs_aborted, "RPCs aborted by the application."),
 	C("rpcs_timed_out_total", rpcs_timed_out, "RPCs aborted because the peer stopped answering."),
 	C("rpc_restarts_total", rpc_restarts, "Client RPCs restarted after RPC_UNKNOWN."),
+	C("requests_resent_total", requests_resent, "Short requests sent again after an unanswered RESEND."),
 	C("resends_sent_total", resends_sent, "RESEND packets sent."),
 	C("resends_received_total", resends_received, "RESEND packets received and answered."),
 	C("retransmitted_bytes_total", retransmitted_bytes, "Data bytes sent again."),

@@ -391,6 +391,79 @@ static void homa_ctl_stranger_ok__bounds_replies(void **state)
 	th_pair_free(&p);
 }
 
+/** Context of drop_first_request(): whether the request's first DATA was dropped. */
+struct first_drop {
+	bool done;
+};
+
+/** drop_first_request() - th_filter: drop the client's first DATA packet (a lost request). */
+static bool drop_first_request(void *ctx, int from, const uint8_t *pkt, size_t len, uint64_t n)
+{
+	struct first_drop *d = ctx;
+	struct homa_pkt k;
+
+	(void)n;
+	if (d->done || from != 0 || homa_wire_decode(pkt, len, &k) || k.type != HOMA_PKT_DATA)
+		return false;
+	d->done = true;
+	return true;
+}
+
+/**
+ * stranger_ok__newcomer_under_flood() - A new client's first request is
+ * lost while strangers spend the server's HOMA_STRANGER_REPLIES at the
+ * start of every tick (nine forged RESENDs from nine hosts each
+ * millisecond): the server has no reply left for the newcomer's RESENDs,
+ * so RPC_UNKNOWN never came and the RPC timed out (HOMA_ETIMEDOUT after
+ * timeout_ticks). The client sends its short request again beside its
+ * RESEND once a probe went unanswered; the whole request makes it a
+ * known peer and the response comes within a few resend intervals.
+ */
+static void stranger_ok__newcomer_under_flood(void **state)
+{
+	struct first_drop fd = {false};
+	struct homa_stats st;
+	uint8_t buf[100];
+	struct homa_iov iov = {buf, sizeof(buf)};
+	struct homa_event ev;
+	struct th_pair p;
+	uint64_t id = 0, ms, got = 0;
+	int n = 0;
+
+	(void)state;
+	th_pair_init(&p, NULL);
+	p.logging = false;
+	p.echo = true;
+	p.filter = drop_first_request;
+	p.filter_ctx = &fd;
+	th_pattern(buf, sizeof(buf), 5);
+	assert_int_equal(homa_engine_send_request(p.e[0], &p.addr[1], p.port[1], &iov, 1, 5,
+						  p.now, &id), 0);
+	for (ms = 0; ms < 400 && !n; ms++) {
+		p.now = ms * 1000000;
+		for (uint32_t i = 0; i < HOMA_STRANGER_REPLIES + 1; i++) {
+			homa_addr forger = homa_addr_ipv4(0x0b000000 + i);
+
+			resend_from(&p, &forger, 2 + 2 * (ms * 16 + i));
+		}
+		th_pair_run(&p, 999999);
+		n = homa_engine_next_event(p.e[0], &ev);
+		got = ms;
+	}
+	assert_true(fd.done);
+	assert_int_equal(n, 1);
+	assert_int_equal(ev.error, 0); /* HOMA_ETIMEDOUT at 100 ms before */
+	assert_int_equal(ev.type, HOMA_EV_RESPONSE);
+	assert_true(th_check_pattern(ev.msg, 5));
+	homa_engine_msg_release(p.e[0], ev.msg);
+	/* first probe after resend_ticks, the request again at the next */
+	assert_true(got <= 3 * p.e[0]->s.resend_ticks + p.e[0]->s.resend_interval);
+	assert_true(p.e[1]->stranger_refused > 0);
+	homa_engine_stats(p.e[0], &st);
+	assert_true(st.requests_resent >= 1);
+	th_pair_free(&p);
+}
+
 /**
  * handle_need_ack__strangers_within_budget() - Thirty strangers each send
  * a NEED_ACK for an RPC we never had, within one tick: at the next tick
@@ -1243,6 +1316,7 @@ int main(void)
 		cmocka_unit_test(homa_ctl_send__queue_cap),
 		cmocka_unit_test(homa_ctl_stranger_ok__bounds_replies),
 		cmocka_unit_test(handle_need_ack__strangers_within_budget),
+		cmocka_unit_test(stranger_ok__newcomer_under_flood),
 		cmocka_unit_test(homa_engine_input__mutation_fuzz),
 		cmocka_unit_test(homa_engine_input__mutation_fuzz_start_msg),
 		cmocka_unit_test(restart__ours_restarts_for_a_timeout),
