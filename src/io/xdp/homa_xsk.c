@@ -159,9 +159,12 @@ static void reap(struct homa_xsk_umem *u)
 		uint64_t a = *xsk_ring_cons__comp_addr(&u->comp, idx + i);
 		uint32_t f = frame_of(a);
 
-		/* a send frame on a send ring comes back once; anything else is ignored */
+		/* a send frame on a send ring comes back once; anything else is ignored.
+		 * Acquire: pairs with homa_xsk_tx_post()'s release, so that the
+		 * poster's last use of the frame comes before its next taker's
+		 * (the kernel orders them too, but no race checker sees that) */
 		if (f >= HOMA_XSK_RING && f < HOMA_XSK_FRAMES &&
-		    __atomic_load_n(&sh->owner[f], __ATOMIC_RELAXED) &&
+		    __atomic_load_n(&sh->owner[f], __ATOMIC_ACQUIRE) &&
 		    sh->n_tx_free < HOMA_XSK_RING) {
 			set_owner(u, a, 0);
 			sh->tx_free[sh->n_tx_free++] = (uint64_t)f * HOMA_XSK_FRAME;
@@ -223,6 +226,8 @@ static void lock_umem(struct homa_xsk_umem *u)
 {
 	struct homa_xsk_shm *sh = u->seg.sh;
 	bool repair = homa_xsk_seg_lock(&u->seg);
+
+	u->locks++;
 
 	u->fill.cached_prod = __atomic_load_n(u->fill.producer, __ATOMIC_RELAXED);
 	u->fill.cached_cons = __atomic_load_n(u->fill.consumer, __ATOMIC_ACQUIRE) + u->fill.size;
@@ -416,19 +421,48 @@ int homa_xsk_fd(const struct homa_xsk *x)
 	return x->fd;
 }
 
-/** homa_xsk_refill() - See homa_xsk.h. */
-int homa_xsk_refill(struct homa_xsk *x)
+/**
+ * post_back() - Put the @n kept frames @addrs (any address inside each)
+ * back on the fill ring of @u. The caller holds the lock.
+ */
+static void post_back(struct homa_xsk_umem *u, const uint64_t *addrs, uint32_t n)
+{
+	uint64_t frames[64];
+
+	for (uint32_t done = 0; done < n;) {
+		uint32_t m = n - done < 64 ? n - done : 64;
+
+		for (uint32_t i = 0; i < m; i++)
+			frames[i] = addrs[done + i] & ~(uint64_t)(HOMA_XSK_FRAME - 1);
+		post_fill(u, frames, m);
+		done += m;
+	}
+}
+
+/** homa_xsk_recycle() - See homa_xsk.h. */
+int homa_xsk_recycle(struct homa_xsk *x, const uint64_t *back, uint32_t n)
 {
 	bool sweep = __atomic_add_fetch(&x->u->sweep, 1, __ATOMIC_RELAXED) % SWEEP_EVERY == 0;
+	uint32_t mine;
 
-	if (!x->n_held && !sweep)
-		return wake_fill(x);
-	lock_umem(x->u);
-	if (sweep)
-		reclaim_dead(x->u);
-	post_fill(x->u, x->held, x->n_held);
-	unlock_umem(x->u);
-	x->n_held = 0;
+	if (x->n_held || n || sweep) {
+		lock_umem(x->u);
+		if (sweep)
+			reclaim_dead(x->u);
+		post_fill(x->u, x->held, x->n_held);
+		post_back(x->u, back, n);
+		unlock_umem(x->u);
+		x->n_held = 0;
+	}
+	mine = n < x->n_kept ? n : x->n_kept;  /* only frames this socket kept */
+	x->n_kept -= mine;
+	if (x->kept_new != mine) {  /* one update of the UMEM's count per call */
+		if (x->kept_new > mine)
+			__atomic_add_fetch(&x->u->n_kept, x->kept_new - mine, __ATOMIC_RELAXED);
+		else
+			__atomic_sub_fetch(&x->u->n_kept, mine - x->kept_new, __ATOMIC_RELAXED);
+	}
+	x->kept_new = 0;
 	return wake_fill(x);
 }
 
@@ -437,33 +471,9 @@ void homa_xsk_keep(struct homa_xsk *x, uint32_t slot)
 {
 	if (slot < x->n_held && x->held[slot] != HOMA_XSK_KEPT) {
 		x->held[slot] = HOMA_XSK_KEPT;
-		__atomic_add_fetch(&x->u->n_kept, 1, __ATOMIC_RELAXED);
+		x->kept_new++;
 		x->n_kept++;
 	}
-}
-
-/** homa_xsk_give_back() - See homa_xsk.h. */
-int homa_xsk_give_back(struct homa_xsk *x, const uint64_t *addrs, uint32_t n)
-{
-	uint64_t frames[64];
-	uint32_t done = 0;
-
-	if (!n)
-		return 0;
-	lock_umem(x->u);
-	while (done < n) {
-		uint32_t m = n - done < 64 ? n - done : 64;
-
-		for (uint32_t i = 0; i < m; i++)
-			frames[i] = addrs[done + i] & ~(uint64_t)(HOMA_XSK_FRAME - 1);
-		post_fill(x->u, frames, m);
-		done += m;
-	}
-	unlock_umem(x->u);
-	n = n < x->n_kept ? n : x->n_kept;  /* only frames this socket kept */
-	x->n_kept -= n;
-	__atomic_sub_fetch(&x->u->n_kept, n, __ATOMIC_RELAXED);
-	return wake_fill(x);
 }
 
 /** homa_xsk_peek() - See homa_xsk.h. */
@@ -547,8 +557,12 @@ int homa_xsk_tx_post(struct homa_xsk *x, uint32_t n, const uint64_t *addrs,
 		d->addr = addrs[i];
 		d->len = lens[i];
 		d->options = 0;
-		/* before the kernel can see it: a frame is never both taken back and completed */
-		set_owner(x->u, addrs[i], (uint16_t)(me(x->u) | HOMA_XSK_POSTED));
+		/* before the kernel can see it: a frame is never both taken back and
+		 * completed; release: the frame's bytes were written and read
+		 * before (see reap()) */
+		if (frame_of(addrs[i]) < HOMA_XSK_FRAMES)
+			__atomic_store_n(&x->u->seg.sh->owner[frame_of(addrs[i])],
+					 (uint16_t)(me(x->u) | HOMA_XSK_POSTED), __ATOMIC_RELEASE);
 	}
 	xsk_ring_prod__submit(&x->tx, n);
 	/* copy mode sends at most a few dozen descriptors per kick (EAGAIN: more left) */

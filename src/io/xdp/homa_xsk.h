@@ -49,6 +49,7 @@ struct homa_xsk_umem {
 	bool zerocopy;              /**< bound in zero-copy mode */
 	uint32_t n_kept;            /**< receive frames kept by messages (homa_xsk_keep()) */
 	uint32_t sweep;             /**< refills since the last look for dead processes */
+	uint64_t locks;             /**< times this process took the segment's lock (under it) */
 };
 /** One socket on a shared UMEM, and its rings; see the threading rule in driver.h. */
 struct homa_xsk {
@@ -63,6 +64,7 @@ struct homa_xsk {
 	uint64_t *held;             /**< receive frames lent to the caller (HOMA_XSK_KEPT: kept longer) */
 	uint32_t n_held, held_cap;
 	uint32_t n_kept;            /**< of them kept by messages (u->n_kept counts all sockets') */
+	uint32_t kept_new;          /**< kept since the last homa_xsk_recycle() (not yet in u->n_kept) */
 };
 
 /**
@@ -91,32 +93,32 @@ void homa_xsk_close(struct homa_xsk *x, struct homa_xsk_umem **u);
 int homa_xsk_fd(const struct homa_xsk *x);
 
 /**
- * homa_xsk_refill() - Give the frames lent by the last homa_xsk_peek()
- * back to the fill ring (waking the kernel if it asks for it).
+ * homa_xsk_recycle() - Before the next homa_xsk_peek(): give the frames
+ * lent by the last peek (except those homa_xsk_keep() kept) and the @n
+ * kept frames @back that messages released (any address inside each, in
+ * this socket's receive area) back to the fill ring, under one lock of
+ * the shared UMEM (none when there is nothing to give back and no sweep
+ * for dead processes is due), then wake the kernel if it asks for fill
+ * ring entries.
  * Return: system calls made (0 or 1).
  */
-int homa_xsk_refill(struct homa_xsk *x);
+int homa_xsk_recycle(struct homa_xsk *x, const uint64_t *back, uint32_t n);
 
 /**
  * homa_xsk_peek() - Take up to @max received frames: @addrs[i] and
  * @lens[i] give their data (see homa_xsk_data()). They stay lent until
- * the next homa_xsk_refill(); frame i is in held[] slot n_held - n + i
+ * the next homa_xsk_recycle(); frame i is in held[] slot n_held - n + i
  * after the call. Return: frames taken (n).
  */
 uint32_t homa_xsk_peek(struct homa_xsk *x, uint32_t max, uint64_t *addrs, uint32_t *lens);
 
 /**
  * homa_xsk_keep() - Keep the frame of held[] slot @slot out of the next
- * homa_xsk_refill(): a message holds it until homa_xsk_give_back().
+ * homa_xsk_recycle(): a message holds it until it is given back there.
+ * The UMEM's count of kept frames (u->n_kept) is brought up to date once
+ * per homa_xsk_recycle(), not per frame.
  */
 void homa_xsk_keep(struct homa_xsk *x, uint32_t slot);
-
-/**
- * homa_xsk_give_back() - Put @n kept frames (any address inside each, in
- * this socket's receive area) back on the fill ring.
- * Return: system calls made (0 or 1).
- */
-int homa_xsk_give_back(struct homa_xsk *x, const uint64_t *addrs, uint32_t n);
 
 /** homa_xsk_owns() - True if @p points into @x's receive frames. */
 static inline bool homa_xsk_owns(const struct homa_xsk *x, const uint8_t *p)

@@ -63,11 +63,13 @@ struct xdp_driver {
 	uint32_t *rx_slot;           /**< max_rx: held[] slot of each packet's frame */
 	uint32_t *rx_queue;          /**< max_rx: its queue */
 	int last_n;                  /**< packets the last recv() returned */
-	pthread_mutex_t ret_lock;    /**< guards ret and n_ret */
+	pthread_mutex_t ret_lock;    /**< guards ret and ret_queue; n_ret written under it */
 	uint64_t *ret;               /**< nq * HOMA_XSK_RING: frames given back, as area offsets */
 	uint32_t *ret_queue;         /**< and their queues */
-	uint32_t n_ret;
-	uint64_t *ret_take;          /**< recv()'s copy of one queue's given-back frames */
+	uint32_t n_ret;              /**< read atomically without the lock (is any there?) */
+	uint64_t *ret_take;          /**< nq * HOMA_XSK_RING: recv()'s copy of ret */
+	uint32_t *ret_take_queue;    /**< and of ret_queue */
+	uint64_t *ret_mine;          /**< several queues: one queue's frames of ret_take */
 };
 
 /**
@@ -76,6 +78,13 @@ struct xdp_driver {
  * the engine copy instead of starving the kernel of frames.
  */
 #define XDP_KEEP_MAX (HOMA_XSK_RING / 2)
+
+/**
+ * Fewest packets one recv() takes from a queue's receive ring (and one
+ * send posts): more than the runtime's default batch, since copy mode
+ * hands over one frame per packet where the UDP driver's GRO gives 64.
+ */
+#define XDP_BATCH_MIN 64
 
 /** now_ns() - CLOCK_MONOTONIC in ns (route cache ages). */
 static uint64_t now_ns(void)
@@ -136,7 +145,8 @@ static void xdp_release(void *ctx, uint8_t *buf)
 		pthread_mutex_lock(&d->ret_lock);
 		if (d->n_ret < d->nq * HOMA_XSK_RING) { /* always: each frame once */
 			d->ret[d->n_ret] = (uint64_t)(buf - d->q[i].u->area);
-			d->ret_queue[d->n_ret++] = i;
+			d->ret_queue[d->n_ret] = i;
+			__atomic_store_n(&d->n_ret, d->n_ret + 1, __ATOMIC_RELEASE);
 		}
 		pthread_mutex_unlock(&d->ret_lock);
 		return;
@@ -144,10 +154,12 @@ static void xdp_release(void *ctx, uint8_t *buf)
 }
 
 /**
- * keep_and_return() - Before a recv(): keep the frames of the last batch
- * the engine kept, and put the frames given back since on the fill rings.
+ * keep_and_take_back() - Before a recv(): keep the frames of the last
+ * batch the engine kept, and move the frames given back since
+ * (xdp_release()) to d->ret_take / d->ret_take_queue (one lock, none when
+ * none were given back). Return: frames moved.
  */
-static void keep_and_return(struct xdp_driver *d)
+static uint32_t keep_and_take_back(struct xdp_driver *d)
 {
 	uint32_t n;
 
@@ -155,22 +167,32 @@ static void keep_and_return(struct xdp_driver *d)
 		if (d->pkts[k].kept)
 			homa_xsk_keep(&d->q[d->rx_queue[k]], d->rx_slot[k]);
 	d->last_n = 0;
-	for (uint32_t qi = 0; qi < d->nq; qi++) {
-		pthread_mutex_lock(&d->ret_lock);
-		n = 0;
-		for (uint32_t j = 0; j < d->n_ret;) {
-			if (d->ret_queue[j] == qi) {
-				d->ret_take[n++] = d->ret[j];
-				d->ret[j] = d->ret[--d->n_ret];
-				d->ret_queue[j] = d->ret_queue[d->n_ret];
-			} else {
-				j++;
-			}
-		}
-		pthread_mutex_unlock(&d->ret_lock);
-		homa_io_count(&d->base.c.rx_calls, (uint64_t)homa_xsk_give_back(&d->q[qi],
-										d->ret_take, n));
-	}
+	if (!__atomic_load_n(&d->n_ret, __ATOMIC_ACQUIRE))
+		return 0;
+	pthread_mutex_lock(&d->ret_lock);
+	n = d->n_ret;
+	memcpy(d->ret_take, d->ret, n * sizeof(*d->ret));
+	memcpy(d->ret_take_queue, d->ret_queue, n * sizeof(*d->ret_queue));
+	__atomic_store_n(&d->n_ret, 0, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&d->ret_lock);
+	return n;
+}
+
+/**
+ * recycle_queue() - Put queue @qi's frames lent by the last recv() and
+ * its frames among the @n given back (d->ret_take) on its fill ring, in
+ * one call (one lock). Return: system calls made.
+ */
+static int recycle_queue(struct xdp_driver *d, uint32_t qi, uint32_t n)
+{
+	uint32_t m = 0;
+
+	if (d->nq == 1)
+		return homa_xsk_recycle(&d->q[0], d->ret_take, n);
+	for (uint32_t j = 0; j < n; j++)
+		if (d->ret_take_queue[j] == qi)
+			d->ret_mine[m++] = d->ret_take[j];
+	return homa_xsk_recycle(&d->q[qi], d->ret_mine, m);
 }
 
 /** kept_frames() - Receive frames messages hold now, over all queues. */
@@ -187,14 +209,14 @@ static uint64_t kept_frames(const struct xdp_driver *d)
 static int xdp_recv(struct homa_driver *base, struct homa_io_rx **out)
 {
 	struct xdp_driver *d = (struct xdp_driver *)base;
+	uint32_t back = keep_and_take_back(d);
 	int k = 0;
 
-	keep_and_return(d);
 	for (uint32_t i = 0; i < d->nq; i++) {
 		struct homa_xsk *x = &d->q[i];
 		uint32_t n;
 
-		homa_io_count(&base->c.rx_calls, (uint64_t)homa_xsk_refill(x));
+		homa_io_count(&base->c.rx_calls, (uint64_t)recycle_queue(d, i, back));
 		n = homa_xsk_peek(x, d->batch, d->addrs, d->lens);
 		k = take_frames(d, i, n, k);
 	}
@@ -206,15 +228,16 @@ static int xdp_recv(struct homa_driver *base, struct homa_io_rx **out)
 }
 
 /**
- * path_to() - The path of packet @p, or NULL (counted: a family the bind
- * excludes, no route through the interface, or no neighbour yet, in which
- * case the kernel is resolving it).
+ * path_to() - The path of packet @p at time @now (ns), or NULL (counted: a
+ * family the bind excludes, no route through the interface, or no
+ * neighbour yet, in which case the kernel is resolving it).
  */
-static const struct homa_xdp_path *path_to(struct xdp_driver *d, const struct homa_io_tx *p)
+static const struct homa_xdp_path *path_to(struct xdp_driver *d, const struct homa_io_tx *p,
+					   uint64_t now)
 {
 	int err = HOMA_ENOTSUP;
 	const struct homa_xdp_path *path = homa_xdp_route_get(&d->route, &p->dst, p->dport,
-							      now_ns(), &err);
+							      now, &err);
 
 	if (!path)
 		homa_io_count(err == HOMA_EAGAIN ? &d->base.c.xdp_unresolved : &d->base.c.tx_errors, 1);
@@ -222,13 +245,14 @@ static const struct homa_xdp_path *path_to(struct xdp_driver *d, const struct ho
 }
 
 /**
- * sendable() - Whether packet @p can go out now: its path (*@path) is
- * known and it fits a frame (else counted and dropped; Homa resends).
+ * sendable() - Whether packet @p can go out at time @now: its path
+ * (*@path) is known and it fits a frame (else counted and dropped; Homa
+ * resends).
  */
-static bool sendable(struct xdp_driver *d, const struct homa_io_tx *p,
+static bool sendable(struct xdp_driver *d, const struct homa_io_tx *p, uint64_t now,
 		     const struct homa_xdp_path **path)
 {
-	*path = path_to(d, p);
+	*path = path_to(d, p, now);
 	if (!*path)
 		return false;
 	if (homa_xdp_frame_len(p, (*path)->v6, d->raw) > HOMA_XSK_MAX_FRAME) {
@@ -269,7 +293,7 @@ static int send_batch(struct xdp_driver *d, const struct homa_io_tx *pkts, int n
 	struct homa_io_counters *c = &d->base.c;
 	struct homa_xsk *x = &d->q[0];
 	uint32_t need = 0, got = 0, next = 0, used = 0;
-	uint64_t addr;
+	uint64_t addr, now = now_ns();  /* one clock read per batch (route cache ages) */
 	int i;
 
 	for (i = 0; i < n; i++)
@@ -286,7 +310,7 @@ static int send_batch(struct xdp_driver *d, const struct homa_io_tx *pkts, int n
 			homa_io_count(&c->xdp_tx_ring_full, 1);
 			break;
 		}
-		if (!sendable(d, &pkts[i], &path)) {
+		if (!sendable(d, &pkts[i], now, &path)) {
 			if (lent)  /* dropped: the lent frame is free again */
 				homa_xsk_tx_untake(x, &addr, 1);
 			continue;
@@ -409,6 +433,8 @@ static void xdp_close(struct homa_driver *base)
 	free(d->ret);
 	free(d->ret_queue);
 	free(d->ret_take);
+	free(d->ret_take_queue);
+	free(d->ret_mine);
 	pthread_mutex_destroy(&d->ret_lock);
 	free(d);
 }
@@ -489,7 +515,7 @@ int homa_xdp_open(const struct homa_driver_config *cfg, struct homa_driver **out
 	d->lend.ctx = d;
 	d->raw = cfg->xdp_raw;
 	d->room = homa_xdp_hlen(cfg->bind.ss_family == AF_INET6, d->raw);
-	d->batch = cfg->batch;
+	d->batch = cfg->batch > XDP_BATCH_MIN ? cfg->batch : XDP_BATCH_MIN;
 	err = homa_xdp_link_check(cfg, &link);
 	if (!err) {
 		snprintf(d->ifname, sizeof(d->ifname), "%s", cfg->ifname);
@@ -510,10 +536,13 @@ int homa_xdp_open(const struct homa_driver_config *cfg, struct homa_driver **out
 		d->rx_queue = calloc(d->base.max_rx, sizeof(*d->rx_queue));
 		d->ret = calloc((size_t)d->nq * HOMA_XSK_RING, sizeof(*d->ret));
 		d->ret_queue = calloc((size_t)d->nq * HOMA_XSK_RING, sizeof(*d->ret_queue));
-		d->ret_take = calloc(HOMA_XSK_RING, sizeof(*d->ret_take));
+		d->ret_take = calloc((size_t)d->nq * HOMA_XSK_RING, sizeof(*d->ret_take));
+		d->ret_take_queue = calloc((size_t)d->nq * HOMA_XSK_RING,
+					   sizeof(*d->ret_take_queue));
+		d->ret_mine = calloc((size_t)d->nq * HOMA_XSK_RING, sizeof(*d->ret_mine));
 		err = d->pkts && d->addrs && d->lens && d->tx_addrs && d->tx_lens && d->tx_take &&
-		      d->rx_slot &&
-		      d->rx_queue && d->ret && d->ret_queue && d->ret_take ? 0 : HOMA_ENOMEM;
+		      d->rx_slot && d->rx_queue && d->ret && d->ret_queue && d->ret_take &&
+		      d->ret_take_queue && d->ret_mine ? 0 : HOMA_ENOMEM;
 	}
 	if (!err)
 		err = homa_xdp_route_open(&d->route, link.ifindex, link.mac, &cfg->bind,
@@ -528,4 +557,15 @@ int homa_xdp_open(const struct homa_driver_config *cfg, struct homa_driver **out
 	d->base.lend = &d->lend;
 	*out = &d->base;
 	return 0;
+}
+
+/** homa_xdp_umem_locks() - See xdp_drv.h. */
+uint64_t homa_xdp_umem_locks(const struct homa_driver *base)
+{
+	const struct xdp_driver *d = (const struct xdp_driver *)base;
+	uint64_t n = 0;
+
+	for (uint32_t i = 0; i < d->nq; i++)
+		n += d->q[i].u->locks;
+	return n;
 }

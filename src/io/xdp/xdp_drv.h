@@ -44,4 +44,13 @@ int homa_xdp_link_check(const struct homa_driver_config *cfg, struct homa_xdp_li
  */
 int homa_xdp_errno(const char *what, const char *ifname, int e);
 
+/**
+ * homa_xdp_umem_locks() - Times the XDP driver @drv (opened by
+ * homa_xdp_open()) took the shared UMEM lock of its queues, counting
+ * those the process's other sockets on the same queues took (for tests:
+ * the lock operations per received or sent batch). Call it from the
+ * thread that drives @drv.
+ */
+uint64_t homa_xdp_umem_locks(const struct homa_driver *drv);
+
 #endif /* HOMA_IO_XDP_DRV_H */
