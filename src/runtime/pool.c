@@ -3,6 +3,7 @@
  * @file pool.c
  * The chunk cache behind the engine's allocation hooks (see pool.h).
  */
+#include <malloc.h>
 #include <stdbool.h>
 #include <stdlib.h>
 
@@ -26,17 +27,72 @@
 #define POOL_POISON(b) ASAN_POISON_MEMORY_REGION((char *)(b) + sizeof(void *), \
 						 RT_POOL_BLOCK - sizeof(void *))
 #define POOL_UNPOISON(b) ASAN_UNPOISON_MEMORY_REGION((b), RT_POOL_BLOCK)
+#define SMALL_POISON(b) ASAN_POISON_MEMORY_REGION((char *)(b) + sizeof(void *), \
+						  RT_POOL_SMALL - sizeof(void *))
+#define SMALL_UNPOISON(b) ASAN_UNPOISON_MEMORY_REGION((b), RT_POOL_SMALL)
 #else
 #define POOL_POISON(b) ((void)(b))
 #define POOL_UNPOISON(b) ((void)(b))
+#define SMALL_POISON(b) ((void)(b))
+#define SMALL_UNPOISON(b) ((void)(b))
 #endif
 
-/** pool_alloc() - Allocation hook: a cached block if @size is a chunk, else malloc. */
+/** small_alloc() - A cached small block, or a new one of RT_POOL_SMALL bytes. */
+static void *small_alloc(struct rt_pool *p)
+{
+	void *b;
+
+	pthread_mutex_lock(&p->lock);
+	b = p->small;
+	if (b) {
+		p->small = *(void **)b;
+		p->nsmall--;
+		SMALL_UNPOISON(b);
+	} else {
+		p->small_mallocs++;
+	}
+	pthread_mutex_unlock(&p->lock);
+	return b ? b : malloc(RT_POOL_SMALL);
+}
+
+/**
+ * small_free() - Cache small block @b while under the bound, else free
+ * it. A block with less room than RT_POOL_SMALL came from malloc() at
+ * its own size, not from small_alloc() (a message another allocator
+ * built, e.g. a TCP message the engine releases): freed, never cached.
+ */
+static void small_free(struct rt_pool *p, void *b)
+{
+	bool cached;
+
+	if (malloc_usable_size(b) < RT_POOL_SMALL) {
+		free(b);
+		return;
+	}
+	pthread_mutex_lock(&p->lock);
+	cached = p->nsmall < RT_POOL_SMALL_MAX;
+	if (cached) {
+		*(void **)b = p->small;
+		p->small = b;
+		p->nsmall++;
+		SMALL_POISON(b);
+	}
+	pthread_mutex_unlock(&p->lock);
+	if (!cached)
+		free(b);
+}
+
+/**
+ * pool_alloc() - Allocation hook: a cached block if @size is a chunk or
+ * small (at most RT_POOL_SMALL: allocated at that size), else malloc.
+ */
 static void *pool_alloc(void *ctx, size_t size)
 {
 	struct rt_pool *p = ctx;
 	void *b = NULL;
 
+	if (size && size <= RT_POOL_SMALL)
+		return small_alloc(p);
 	if (size == RT_POOL_BLOCK) {
 		pthread_mutex_lock(&p->lock);
 		b = p->head;
@@ -51,12 +107,16 @@ static void *pool_alloc(void *ctx, size_t size)
 	return b ? b : malloc(size);
 }
 
-/** pool_free() - Free hook: cache a chunk while under the bound, else free. */
+/** pool_free() - Free hook: cache a chunk or small block while under its bound, else free. */
 static void pool_free(void *ctx, void *ptr, size_t size)
 {
 	struct rt_pool *p = ctx;
 	bool cached = false;
 
+	if (ptr && size && size <= RT_POOL_SMALL) {
+		small_free(p, ptr);
+		return;
+	}
 	if (size == RT_POOL_BLOCK && ptr) {
 		pthread_mutex_lock(&p->lock);
 		cached = p->count < p->max;
@@ -79,6 +139,9 @@ void homa_rt_pool_init(struct rt_pool *p, size_t max_bytes, struct homa_alloc *h
 	p->head = NULL;
 	p->count = 0;
 	p->reused = 0;
+	p->small = NULL;
+	p->nsmall = 0;
+	p->small_mallocs = 0;
 	p->max = max_bytes / RT_POOL_BLOCK;
 	hooks->alloc = pool_alloc;
 	hooks->free = pool_free;
@@ -108,5 +171,13 @@ void homa_rt_pool_drain(struct rt_pool *p)
 		free(b);
 	}
 	p->count = 0;
+	while (p->small) {
+		void *b = p->small;
+
+		p->small = *(void **)b;
+		SMALL_UNPOISON(b);
+		free(b);
+	}
+	p->nsmall = 0;
 	pthread_mutex_unlock(&p->lock);
 }

@@ -32,6 +32,17 @@
 /** Default bound on cached bytes per socket. */
 #define RT_POOL_MAX_BYTES ((size_t)32 << 20)
 
+/**
+ * Blocks of at most this many bytes (a small message's record and its
+ * one chunk: a 100 B RPC's four messages take eight) are all allocated
+ * at this size and cached too, so a steady stream of small RPCs calls
+ * malloc() for none of them.
+ */
+#define RT_POOL_SMALL ((size_t)256)
+
+/** Most small blocks cached per socket (RT_POOL_SMALL bytes each). */
+#define RT_POOL_SMALL_MAX 1024
+
 /** Freed chunks kept for reuse (a LIFO list linked through each block's first bytes). */
 struct rt_pool {
 	pthread_mutex_t lock; /**< guards the fields below (innermost) */
@@ -39,6 +50,9 @@ struct rt_pool {
 	size_t count;     /**< blocks cached */
 	size_t max;       /**< most blocks to cache */
 	size_t reused;    /**< allocations served from the cache */
+	void *small;      /**< cached small blocks (RT_POOL_SMALL bytes), same linking */
+	size_t nsmall;
+	size_t small_mallocs; /**< small blocks ever taken from malloc() (tests) */
 };
 
 /**

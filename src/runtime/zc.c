@@ -53,7 +53,7 @@ int homa_rt_zc_build(struct homa_rt *rt, const struct homa_iov *iov, int iovcnt,
 	if (!z)
 		return HOMA_ENOMEM;
 	*z = (struct rt_zc){ .rt = rt, .release = release, .arg = arg };
-	err = homa_msg_build_ref(NULL, iov, iovcnt, zc_done, z, msg);
+	err = homa_msg_build_ref(&rt->chunk_alloc, iov, iovcnt, zc_done, z, msg);
 	if (err) {
 		free(z);
 		return err;

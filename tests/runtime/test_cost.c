@@ -3,9 +3,11 @@
  * @file test_cost.c
  * Per-RPC work of the runtime that the profile of a 100 B RPC shows:
  * allocations of delivery records (queue.c, homa_rt_item_get(): a
- * socket reuses the records it freed) and takes of the socket lock
- * (lock.c). Counted by the runtime per thread (homa_rt_item_mallocs,
- * homa_rt_lock_takes), so the counts are the same on a loaded machine.
+ * socket reuses the records it freed) and of small messages' records and
+ * chunks (pool.c: the chunk cache keeps small blocks too), and takes of
+ * the socket lock (lock.c). Counted by the runtime (homa_rt_item_mallocs
+ * and homa_rt_lock_takes per thread, rt_pool.small_mallocs per socket),
+ * so the counts are the same on a loaded machine.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -84,6 +86,46 @@ static void cost__items_reused(void **state)
 	homa_close(srv);
 }
 
+/** small_mallocs() - Small blocks socket @s took from malloc() so far. */
+static size_t small_mallocs(homa_socket *s)
+{
+	struct homa_rt *rt = homa_rt_get(s);
+	size_t n;
+
+	assert_non_null(rt);
+	pthread_mutex_lock(&rt->pool.lock);
+	n = rt->pool.small_mallocs;
+	pthread_mutex_unlock(&rt->pool.lock);
+	homa_rt_put(rt);
+	return n;
+}
+
+/**
+ * cost__message_records_reused() - After a warm-up, 100 B RPCs take no
+ * small block from malloc(): each message's record and chunk (sent and
+ * received, on both sides) reuse blocks their socket freed (about eight
+ * malloc() per RPC when every block is freed).
+ */
+static void cost__message_records_reused(void **state)
+{
+	homa_socket *cli, *srv;
+	struct sockaddr_storage dst;
+	size_t c0, s0;
+
+	(void)state;
+	open_pair(&cli, &srv, &dst);
+	c0 = small_mallocs(cli);
+	s0 = small_mallocs(srv);
+	for (int i = 0; i < RPCS; i++)
+		one_rpc(cli, srv, &dst);
+	print_message("small mallocs in %d RPCs: client %zu, server %zu\n", RPCS,
+		      small_mallocs(cli) - c0, small_mallocs(srv) - s0);
+	assert_int_equal(small_mallocs(cli) - c0, 0);
+	assert_int_equal(small_mallocs(srv) - s0, 0);
+	homa_close(cli);
+	homa_close(srv);
+}
+
 /**
  * cost__burst_items_bounded() - A burst of 64 requests queued at once
  * needs 64 records; afterwards the cache holds at most its bound and a
@@ -157,6 +199,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(cost__items_reused),
 		cmocka_unit_test(cost__burst_items_bounded),
+		cmocka_unit_test(cost__message_records_reused),
 		cmocka_unit_test(cost__lock_takes_per_rpc),
 	};
 

@@ -122,6 +122,48 @@ static void pool__other_sizes_pass_through(void **state)
 }
 
 /**
+ * pool__small_blocks_reused() - Blocks of at most RT_POOL_SMALL bytes
+ * (message records, small messages' chunks) of any size are cached and
+ * handed out again for any small size; the cache keeps its bound and
+ * drains.
+ */
+static void pool__small_blocks_reused(void **state)
+{
+	static void *blk[RT_POOL_SMALL_MAX + 8];
+	struct rt_pool p;
+	struct homa_alloc h;
+	void *a, *b;
+
+	(void)state;
+	homa_rt_pool_init(&p, 4 * RT_POOL_BLOCK, &h);
+	a = h.alloc(h.ctx, 100);
+	assert_non_null(a);
+	memset(a, 1, RT_POOL_SMALL);  /* every small block has RT_POOL_SMALL bytes */
+	h.free(h.ctx, a, 100);
+	assert_int_equal(p.nsmall, 1);
+	b = h.alloc(h.ctx, 200);
+	assert_ptr_equal(a, b);
+	assert_int_equal(p.nsmall, 0);
+	assert_int_equal(p.small_mallocs, 1);
+	h.free(h.ctx, b, 200);
+	for (size_t i = 0; i < RT_POOL_SMALL_MAX + 8; i++)
+		blk[i] = h.alloc(h.ctx, 1 + i % RT_POOL_SMALL);
+	for (size_t i = 0; i < RT_POOL_SMALL_MAX + 8; i++)
+		h.free(h.ctx, blk[i], 1 + i % RT_POOL_SMALL);
+	assert_int_equal(p.nsmall, RT_POOL_SMALL_MAX);
+	assert_int_equal(p.count, 0);
+	homa_rt_pool_drain(&p);
+	/* a smaller block from malloc() (another allocator's message) is never cached */
+	a = malloc(100);
+	assert_non_null(a);
+	h.free(h.ctx, a, 100);
+	assert_int_equal(p.nsmall, 0);
+	homa_rt_pool_drain(&p);
+	assert_int_equal(p.nsmall, 0);
+	assert_null(p.small);
+}
+
+/**
  * pool__engine_messages_reuse_chunks() - An engine built on the pool
  * stores a second message in the chunks the first one freed.
  */
@@ -217,6 +259,7 @@ int main(void)
 		cmocka_unit_test(pool__cached_chunk_is_poisoned),
 		cmocka_unit_test(pool__bound_is_kept),
 		cmocka_unit_test(pool__other_sizes_pass_through),
+		cmocka_unit_test(pool__small_blocks_reused),
 		cmocka_unit_test(pool__engine_messages_reuse_chunks),
 		cmocka_unit_test(pool__sent_messages_reuse_chunks),
 	};
