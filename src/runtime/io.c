@@ -192,6 +192,72 @@ static bool poller_served(void)
 	return w && (w->item || w->ready);
 }
 
+/**
+ * Bytes of an encrypted socket's received batch opened before they are
+ * handed to the engine (rx_chunk_end()): a batch of 1500-byte packets is
+ * one chunk, each 64 KB packet its own, so the engine answers the first
+ * (GRANTs, a completed message) while the later ones wait to be opened.
+ */
+#define OPEN_CHUNK (48u * 1024)
+
+/**
+ * rx_chunk_end() - The end of the chunk of @rx's @n packets that starts
+ * at @i: the whole batch on clear sockets; on encrypted ones, packets
+ * until they hold OPEN_CHUNK bytes (at least one).
+ */
+static int rx_chunk_end(const struct homa_rt *rt, const struct homa_io_rx *rx, int i, int n)
+{
+	size_t bytes = 0;
+
+	if (!rt->enc)
+		return n;
+	while (i < n && bytes < OPEN_CHUNK)
+		bytes += rx[i++].len;
+	return i;
+}
+
+/**
+ * input_chunk() - Open the @n received packets at @rx (encrypted sockets),
+ * hand them to the engine under rt->lock, do the payload copies it listed
+ * and send what it answered. *@last: the time they were handed over.
+ * Return: whether the application thread running this receive as the
+ * poller has been served (poller_served()).
+ */
+static bool input_chunk(struct homa_rt *rt, struct homa_io_rx *rx, int n, uint64_t *last)
+{
+	int rejected;
+	bool mine;
+
+	n = homa_rt_enc_open_rx(rt, rx, n, &rejected);
+	homa_rt_obs_rx(rt, rx, n);
+	homa_rt_rx_order(rx, n, rt->rx_order);
+	homa_rt_lock(rt);
+	uint64_t now = homa_rt_now();
+
+	*last = now;
+	homa_engine_count_drop(rt->engine, HOMA_DROP_VERIFY, (uint64_t)rejected);
+	rt->rx_ncopies = 0;
+	homa_engine_defer_copies(rt->engine, rt->rx_copies, rt->rx_copies_cap, &rt->rx_ncopies);
+	for (int k = 0; k < n; k++) {
+		struct homa_io_rx *p = &rx[rt->rx_order[k]];
+		int r;
+
+		if (rt->rx_copies_cap - rt->rx_ncopies < RX_COPIES_ROOM)
+			copy_midway(rt);
+		r = input_one(rt, p, now);
+
+		if (r >= HOMA_INPUT_DROPPED)
+			homa_rt_obs_drop(rt, &p->src, r);
+	}
+	homa_engine_defer_copies(rt->engine, NULL, 0, NULL);
+	copy_listed(rt);
+	homa_rt_collect(rt);
+	mine = poller_served();
+	homa_rt_unlock(rt);
+	homa_rt_flush(rt);
+	return mine;
+}
+
 /** homa_rt_input() - See rt.h. */
 int homa_rt_input(struct homa_rt *rt, uint64_t *last)
 {
@@ -203,47 +269,24 @@ int homa_rt_input(struct homa_rt *rt, uint64_t *last)
 		/* strangers' batch under their budget: measure what it costs */
 		uint64_t cpu0 = n > 0 && rt->drv->rx_metered && rt->drv->ops->rx_spent
 				? homa_rt_thread_cpu_ns() : 0;
+		bool mine = false;
 
 		if (n <= 0)
 			break;
 		if ((uint32_t)n > rt->drv->max_rx)
 			n = (int)rt->drv->max_rx;  /* the driver's contract; never trusted blindly */
-		int got = n, rejected;
+		for (int i = 0; i < n;) {
+			int e = rx_chunk_end(rt, rx, i, n);
 
-		n = homa_rt_enc_open_rx(rt, rx, n, &rejected);
-		homa_rt_obs_rx(rt, rx, n);
-		homa_rt_rx_order(rx, n, rt->rx_order);
-		homa_rt_lock(rt);
-		uint64_t now = homa_rt_now();
-
-		*last = now;
-		homa_engine_count_drop(rt->engine, HOMA_DROP_VERIFY, (uint64_t)rejected);
-		rt->rx_ncopies = 0;
-		homa_engine_defer_copies(rt->engine, rt->rx_copies, rt->rx_copies_cap,
-					 &rt->rx_ncopies);
-		for (int k = 0; k < n; k++) {
-			struct homa_io_rx *p = &rx[rt->rx_order[k]];
-			int r;
-
-			if (rt->rx_copies_cap - rt->rx_ncopies < RX_COPIES_ROOM)
-				copy_midway(rt);
-			r = input_one(rt, p, now);
-
-			if (r >= HOMA_INPUT_DROPPED)
-				homa_rt_obs_drop(rt, &p->src, r);
+			mine |= input_chunk(rt, rx + i, e - i, last);
+			i = e;
 		}
-		homa_engine_defer_copies(rt->engine, NULL, 0, NULL);
-		copy_listed(rt);
-		homa_rt_collect(rt);
-		bool mine = poller_served();
-		homa_rt_unlock(rt);
-		homa_rt_flush(rt);
 		if (cpu0)
 			rt->drv->ops->rx_spent(rt->drv, homa_rt_thread_cpu_ns() - cpu0);
-		total += got;
+		total += n;
 		if (mine)
 			break;  /* hand the message over before reading more */
-		if (got < (int)rt->batch && !rt->drv->rx_full)
+		if (n < (int)rt->batch && !rt->drv->rx_full)
 			break;  /* the socket queue is most likely empty now */
 	}
 	rt->drv->rx_polled = false;  /* the wait's readiness is used up */

@@ -1,0 +1,350 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file test_enc_pipeline.c
+ * Sealing overlaps sending on encrypted sockets (tx.c, seal_send()), real
+ * stack (UDP on loopback, 64 KB packets as homa-bench's loopback profile
+ * sends them): the first packet of a large message is handed to the
+ * kernel right after it is sealed, before the later packets of its batch
+ * are, so the receiver opens it while the sender seals the next; and
+ * the receiver hands a batch of such packets to the engine one at a time
+ * as each is opened (io.c, input_chunk()), so its GRANTs go out before
+ * the rest of the batch is opened. This file interposes sendmmsg() and
+ * recvmmsg() (-Wl,--wrap) and reads the PSP counters as packets pass.
+ */
+#define _GNU_SOURCE
+#include <netinet/in.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+
+#include <cmocka.h>
+
+#include "homa/encrypt.h"
+#include "homa/homa.h"
+#include "rt_helpers.h"
+
+/** Request and response bytes: 5 packets of 64 KB. */
+#define LEN 300000u
+/** Packets of LEN bytes at an MTU of 65000 (Homa and PSP headers inside). */
+#define PKTS 5u
+/** Datagrams longer than this carry the request's DATA (4 of its 5 carry 64 KB). */
+#define BIG_PKT 60000u
+
+/** The second test's message: 17 packets, most of them granted. */
+#define BIG_LEN (1u << 20)
+/** Packets the wrapped recvmmsg() gathers into one batch for the server. */
+#define GATHER 4
+
+int __real_sendmmsg(int fd, struct mmsghdr *msgs, unsigned int vlen, int flags);
+int __real_recvmmsg(int fd, struct mmsghdr *msgs, unsigned int vlen, int flags,
+		    struct timespec *timeout);
+
+/** What the wrapper saw of the client's sends to the server (w_lock). */
+static pthread_mutex_t w_lock = PTHREAD_MUTEX_INITIALIZER;
+static homa_socket *w_client;      /**< whose sealed counter is read */
+static uint16_t w_port;            /**< the server's port (network order) */
+static int w_calls;                /**< sendmmsg() calls with DATA to w_port */
+static uint64_t w_sealed_first;    /**< w_client's sealed count at the first one */
+static uint64_t w_sealed_last;     /**< ... and at the last one (sealed by then) */
+/* the second test (receive side), also under w_lock */
+static homa_socket *g_server;      /**< whose batches are gathered; NULL: off */
+static int g_fd = -1;              /**< its UDP socket (found by port) */
+static uint16_t g_port;            /**< its port (network order) */
+static uint16_t g_client_port;     /**< where its GRANTs go (network order) */
+static pthread_t g_thread;         /**< the thread that read the current batch */
+static uint64_t g_batch_end;       /**< opened count once the current batch is opened */
+static bool g_in_batch;            /**< a gathered batch is being handed over */
+static int g_batches;              /**< batches of at least 2 datagrams gathered */
+static int g_early;                /**< control packets sent by that thread before
+				    *   the last packet of its batch was opened */
+
+/**
+ * data_to_server() - Whether any of @vlen messages at @msgs is a full
+ * DATA packet to w_port (more than BIG_PKT bytes: not a control packet).
+ */
+static bool data_to_server(const struct mmsghdr *msgs, unsigned int vlen)
+{
+	for (unsigned int i = 0; i < vlen; i++) {
+		const struct msghdr *h = &msgs[i].msg_hdr;
+		const struct sockaddr_in *sa = h->msg_name;
+		size_t len = 0;
+
+		for (size_t k = 0; k < h->msg_iovlen; k++)
+			len += h->msg_iov[k].iov_len;
+		if (sa && sa->sin_family == AF_INET && sa->sin_port == w_port && len > BIG_PKT)
+			return true;
+	}
+	return false;
+}
+
+/** opened_count() - @s's PSP opened counter (0 if it cannot be read). */
+static uint64_t opened_count(homa_socket *s)
+{
+	struct homa_psp_stats st;
+
+	return homa_encrypt_stats(s, &st) == 0 ? st.opened : 0;
+}
+
+/**
+ * ctl_to_client() - Whether any of @vlen messages at @msgs is a control
+ * packet (at most 200 bytes) to g_client_port.
+ */
+static bool ctl_to_client(const struct mmsghdr *msgs, unsigned int vlen)
+{
+	for (unsigned int i = 0; i < vlen; i++) {
+		const struct msghdr *h = &msgs[i].msg_hdr;
+		const struct sockaddr_in *sa = h->msg_name;
+		size_t len = 0;
+
+		for (size_t k = 0; k < h->msg_iovlen; k++)
+			len += h->msg_iov[k].iov_len;
+		if (sa && sa->sin_family == AF_INET && sa->sin_port == g_client_port && len <= 200)
+			return true;
+	}
+	return false;
+}
+
+/**
+ * note_ctl() - Under w_lock: a control packet to the client leaves; count
+ * it in g_early if the thread handing over a gathered batch sends it
+ * before the batch's last packet is opened.
+ */
+static void note_ctl(const struct mmsghdr *msgs, unsigned int vlen)
+{
+	if (g_server && g_in_batch && pthread_equal(g_thread, pthread_self()) &&
+	    ctl_to_client(msgs, vlen) && opened_count(g_server) < g_batch_end)
+		g_early++;
+}
+
+/** is_server_fd() - Under w_lock: whether @fd is g_server's UDP socket. */
+static bool is_server_fd(int fd)
+{
+	struct sockaddr_in sa;
+	socklen_t l = sizeof(sa);
+
+	if (fd == g_fd)
+		return true;
+	if (getsockname(fd, (struct sockaddr *)&sa, &l) == 0 && sa.sin_family == AF_INET &&
+	    sa.sin_port == g_port) {
+		g_fd = fd;
+		return true;
+	}
+	return false;
+}
+
+/**
+ * __wrap_recvmmsg() - recvmmsg() that, for the server's socket while the
+ * second test runs, waits up to 20 ms for GATHER datagrams before it
+ * returns, so that one batch holds several packets of 64 KB, and notes
+ * how many packets will have been opened once that batch is.
+ * Return: as recvmmsg().
+ */
+int __wrap_recvmmsg(int fd, struct mmsghdr *msgs, unsigned int vlen, int flags,
+		    struct timespec *timeout)
+{
+	int n = __real_recvmmsg(fd, msgs, vlen, flags, timeout);
+
+	pthread_mutex_lock(&w_lock);
+	g_in_batch = false;
+	if (g_server && n > 0 && is_server_fd(fd)) {
+		for (int i = 0; i < 200 && n < GATHER && (unsigned int)n < vlen; i++) {
+			struct timespec ts = {0, 100000};
+			int m = __real_recvmmsg(fd, msgs + n, vlen - (unsigned int)n,
+						MSG_DONTWAIT, NULL);
+
+			if (m > 0)
+				n += m;
+			else
+				nanosleep(&ts, NULL);
+		}
+		g_batch_end = opened_count(g_server) + (uint64_t)n;
+		g_thread = pthread_self();
+		g_in_batch = true;
+		g_batches += n >= 2;
+	}
+	pthread_mutex_unlock(&w_lock);
+	return n;
+}
+
+/**
+ * __wrap_sendmmsg() - sendmmsg() that records, for calls carrying a
+ * full DATA packet to the server, the client's PSP sealed count at that moment
+ * (the sending thread holds no PSP lock while it sends).
+ * Return: as sendmmsg().
+ */
+int __wrap_sendmmsg(int fd, struct mmsghdr *msgs, unsigned int vlen, int flags)
+{
+	pthread_mutex_lock(&w_lock);
+	note_ctl(msgs, vlen);
+	if (w_client && data_to_server(msgs, vlen)) {
+		struct homa_psp_stats st;
+
+		if (homa_encrypt_stats(w_client, &st) == 0) {
+			if (!w_calls++)
+				w_sealed_first = st.sealed;
+			w_sealed_last = st.sealed;
+		}
+	}
+	pthread_mutex_unlock(&w_lock);
+	return __real_sendmmsg(fd, msgs, vlen, flags);
+}
+
+/** released() - homa_release_fn of zc_rpc(): count the release in @arg. */
+static void released(void *arg)
+{
+	(*(int *)arg)++;
+}
+
+/**
+ * zc_rpc() - One RPC of @len patterned bytes from @c to @port sent with
+ * homa_request_zc() (as homa-bench sends: the whole request is ready at
+ * once, so one drain takes all its packets); the echo must match.
+ * Return: 0 or the RPC's error (HOMA_EPROTO: a wrong echo).
+ */
+static int zc_rpc(homa_socket *c, int port, size_t len)
+{
+	static uint8_t out[BIG_LEN], in[BIG_LEN];
+	struct sockaddr_storage sa = crypto_dst(port);
+	struct homa_iov iov = {out, len};
+	struct homa_message m;
+	int rel = 0, err;
+	uint64_t id;
+
+	if (len > BIG_LEN)
+		return HOMA_EINVAL;
+	for (size_t i = 0; i < len; i++)
+		out[i] = (uint8_t)(i * 131 + (i >> 9) + len);
+	err = homa_request_zc(c, (struct sockaddr *)&sa, &iov, 1, 0, released, &rel, &id);
+	if (err)
+		return err;
+	err = homa_recv(c, HOMA_RECV_RESPONSE, id, 30000000000ll, &m);
+	if (err)
+		return err;
+	err = m.error;
+	if (!err && (m.length != len || homa_message_copy(&m, 0, in, len) != len ||
+		     memcmp(in, out, len)))
+		err = HOMA_EPROTO;
+	homa_message_release(&m);
+	return err;
+}
+
+/**
+ * open_lo() - An encrypted socket on 127.0.0.1 with homa-bench's loopback
+ * profile (64 KB packets, no pacing to speak of), @unsched unscheduled
+ * bytes (the profile's: 600000) and GRANTs that move a window by one
+ * packet, an echo server if @server.
+ */
+static void open_lo(struct crypto_echo *e, bool server, uint32_t unsched)
+{
+	struct homa_encrypt_opts eo;
+	struct homa_open_opts o;
+	struct homa_settings st;
+
+	crypto_opts_init(&o, &eo, &st, "127.0.0.1", server);
+	st.mtu = 65000;
+	st.unsched_bytes = unsched;
+	st.grant_step = 60000;  /* a GRANT for every packet received: one packet */
+	st.link_mbps = 400000;
+	assert_int_equal(crypto_ep_open(e, &o, server), 0);
+}
+
+/**
+ * enc_pipeline__first_packet_leaves_before_last_sealed() - A 300 KB
+ * zero-copy request (5 packets, all unscheduled, one transmit batch): each
+ * of its 4 full DATA packets goes to the kernel in a call of its own, the
+ * first one before the last one is sealed. Sealing the whole batch before
+ * sending any of it (the receiver then opens nothing until the sender
+ * sealed everything) fails the first check. The echo comes back intact.
+ */
+static void enc_pipeline__first_packet_leaves_before_last_sealed(void **state)
+{
+	struct crypto_echo c, srv;
+	struct homa_psp_stats before;
+
+	(void)state;
+	open_lo(&srv, true, 600000);
+	open_lo(&c, false, 600000);
+	crypto_associate(c.s, srv.s, srv.port);
+	crypto_associate(srv.s, c.s, c.port);
+	assert_int_equal(crypto_rpc(c.s, srv.port, 1000), 0);  /* both sides warm */
+	assert_int_equal(homa_encrypt_stats(c.s, &before), 0);
+	pthread_mutex_lock(&w_lock);
+	w_client = c.s;
+	w_port = htons((uint16_t)srv.port);
+	w_calls = 0;
+	pthread_mutex_unlock(&w_lock);
+
+	assert_int_equal(zc_rpc(c.s, srv.port, LEN), 0);
+
+	pthread_mutex_lock(&w_lock);
+	w_client = NULL;
+	pthread_mutex_unlock(&w_lock);
+	print_message("sendmmsg calls to the server %d, sealed at the first %llu, at the last %llu\n", w_calls,
+		      (unsigned long long)(w_sealed_first - before.sealed),
+		      (unsigned long long)(w_sealed_last - before.sealed));
+	assert_true(w_calls >= (int)PKTS - 1);  /* each 64 KB packet in its own call */
+	assert_true(w_sealed_first < w_sealed_last);
+	assert_true(w_sealed_last - before.sealed >= PKTS - 1);
+	crypto_echo_stop(&c);
+	crypto_echo_stop(&srv);
+}
+
+/**
+ * enc_pipeline__grants_before_batch_opened() - A 1 MB request sent with
+ * one packet unscheduled, so the server grants the rest: batches of
+ * GATHER packets of 64 KB reach the server at once (the wrapped
+ * recvmmsg() gathers them), and it sends GRANTs while later packets of
+ * the batch still wait to be opened. Opening a whole batch before the
+ * engine sees any of it (its GRANTs then wait for the batch's last
+ * AES-GCM pass) leaves g_early at 0. The echo comes back intact.
+ */
+static void enc_pipeline__grants_before_batch_opened(void **state)
+{
+	struct crypto_echo c, srv;
+	int batches, early;
+
+	(void)state;
+	open_lo(&srv, true, 600000);
+	open_lo(&c, false, 60000);
+	crypto_associate(c.s, srv.s, srv.port);
+	crypto_associate(srv.s, c.s, c.port);
+	assert_int_equal(crypto_rpc(c.s, srv.port, 1000), 0);  /* both sides warm */
+	pthread_mutex_lock(&w_lock);
+	g_port = htons((uint16_t)srv.port);
+	g_client_port = htons((uint16_t)c.port);
+	g_fd = -1;
+	g_batches = g_early = 0;
+	g_server = srv.s;
+	pthread_mutex_unlock(&w_lock);
+
+	assert_int_equal(zc_rpc(c.s, srv.port, BIG_LEN), 0);
+
+	pthread_mutex_lock(&w_lock);
+	g_server = NULL;
+	g_in_batch = false;
+	batches = g_batches;
+	early = g_early;
+	pthread_mutex_unlock(&w_lock);
+	print_message("gathered batches %d, control packets sent before a batch was opened %d\n",
+		      batches, early);
+	assert_true(batches >= 1);
+	assert_true(early >= 1);
+	crypto_echo_stop(&c);
+	crypto_echo_stop(&srv);
+}
+
+/** main() - Run the tests. */
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(enc_pipeline__first_packet_leaves_before_last_sealed),
+		cmocka_unit_test(enc_pipeline__grants_before_batch_opened),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
