@@ -42,10 +42,17 @@ void psp_hdr_write(const struct psp_hdr *h, uint8_t *out);
 int psp_hdr_read(const uint8_t *in, struct psp_hdr *h);
 
 /* aead.c */
-/** A key installed in an AES-GCM context, for one direction. */
+/**
+ * A key installed in an AES-GCM context, for one direction. The nonce
+ * (SPI || IV) is handed to OpenSSL's GCM provider as a fixed part and an
+ * invocation field (aead.c), not through EVP_CipherInit_ex() per packet.
+ */
 struct psp_aead {
 	EVP_CIPHER_CTX *ctx;
 	bool encrypt;
+	bool fixed_set;      /**< the provider holds @fixed (and, sealing, the next nonce) */
+	uint8_t fixed[4];    /**< the nonce's first 4 bytes (the SPI) the provider holds */
+	uint64_t nonce_inits; /**< nonces set through EVP_CipherInit_ex() (re-syncs) */
 };
 /**
  * psp_aead_init() - Create @a's context with @key for @version (@encrypt:
