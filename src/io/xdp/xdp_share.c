@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "homa/errors.h"
@@ -41,7 +42,8 @@ struct port_key {
 /** One interface the process's XDP drivers use. */
 struct homa_xdp_iface {
 	struct homa_xdp_iface *next;
-	int ifindex;
+	int ifindex;                           /**< in network namespace netns */
+	uint64_t netns;                        /**< the namespace's inode (netns_id()) */
 	uint32_t users;                        /**< drivers open on it */
 	struct bpf_object *obj;
 	int link_fd;                           /**< the attached program (detached on close) */
@@ -52,6 +54,19 @@ struct homa_xdp_iface {
 
 static pthread_mutex_t ifaces_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct homa_xdp_iface *ifaces;       /**< guarded by ifaces_lock */
+
+/**
+ * netns_id() - The network namespace of the calling thread (its inode
+ * number; 0 if /proc is not there). Interface indexes are per namespace:
+ * a process whose threads open drivers in several namespaces (setns())
+ * may meet the same index twice.
+ */
+static uint64_t netns_id(void)
+{
+	struct stat st;
+
+	return stat("/proc/thread-self/ns/net", &st) ? 0 : (uint64_t)st.st_ino;
+}
 
 /** free_iface() - Detach the program of @f and free it (no sockets left). */
 static void free_iface(struct homa_xdp_iface *f)
@@ -297,17 +312,19 @@ int homa_xdp_share_open(const struct homa_xdp_share_req *r, struct homa_xsk *q,
 			struct homa_xdp_iface **out)
 {
 	struct homa_xdp_iface *f;
+	uint64_t ns = netns_id();
 	uint32_t i = 0;
 	int err = 0;
 
 	if (r->nq > MAX_QUEUES)
 		return HOMA_EINVAL;
 	pthread_mutex_lock(&ifaces_lock);
-	for (f = ifaces; f && f->ifindex != r->ifindex; f = f->next)
+	for (f = ifaces; f && (f->ifindex != r->ifindex || f->netns != ns); f = f->next)
 		;
 	if (!f) {
 		err = new_iface(r->ifname, r->ifindex, &f);
 		if (!err) {
+			f->netns = ns;
 			f->next = ifaces;
 			ifaces = f;
 		}
