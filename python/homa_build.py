@@ -87,6 +87,7 @@ struct sockaddr_storage { unsigned short ss_family; ...; };
 #define HOMA_RECV_REQUEST ...
 #define HOMA_RECV_RESPONSE ...
 #define HOMA_OPEN_OPTS_VERSION ...
+#define HOMA_SEND_MORE ...
 enum homa_driver_kind { HOMA_DRIVER_UDP, HOMA_DRIVER_RAW, HOMA_DRIVER_XDP, ... };
 enum homa_mode { HOMA_MODE_THREADED, HOMA_MODE_POLLED, ... };
 enum homa_transport { HOMA_TRANSPORT_HOMA, HOMA_TRANSPORT_TCP, HOMA_TRANSPORT_AUTO, ... };
@@ -147,6 +148,12 @@ int homa_message_release(struct homa_message *m);
 int64_t homa_recv_partial(homa_socket *s, uint64_t id, size_t offset, void *buf, size_t cap,
                           size_t *available);
 int homa_reply(homa_socket *s, uint64_t id, const struct homa_iov *iov, int iovcnt);
+struct homa_send_opts { uint32_t size; int64_t timeout_ns; uint64_t cookie; uint32_t flags; ...; };
+void homa_send_opts_default(struct homa_send_opts *o);
+int homa_request_opts(homa_socket *s, const struct sockaddr *dst, const struct homa_iov *iov,
+                      int iovcnt, const struct homa_send_opts *o, uint64_t *id);
+int homa_reply_opts(homa_socket *s, uint64_t id, const struct homa_iov *iov, int iovcnt,
+                    const struct homa_send_opts *o);
 int homa_reply_buf(homa_socket *s, uint64_t id, const void *buf, size_t len);
 int homa_abort(homa_socket *s, uint64_t id);
 int homa_fd(homa_socket *s);

@@ -214,16 +214,27 @@ class Request(Message):
         super().__init__(sock, msg)
         self._sock = sock
 
-    def reply(self, data: Data) -> None:
+    def reply(self, data: Data, more: bool = False) -> None:
         """Send the response (homa_reply()); @data is copied before the
-        call returns. Raises NotFoundError (the client went away),
-        StateError (answered already), MessageTooLongError, ShutdownError,
-        WouldBlockError / CallTimeoutError (no buffer space in time)."""
-        self._sock.reply(self.id, data)
+        call returns. With @more (HOMA_SEND_MORE) its packets wait to
+        leave in one system call with the next replies (Socket.reply()).
+        Raises NotFoundError (the client went away), StateError (answered
+        already), MessageTooLongError, ShutdownError, WouldBlockError /
+        CallTimeoutError (no buffer space in time)."""
+        self._sock.reply(self.id, data, more)
 
     def abort(self) -> None:
         """Forget the request without replying (homa_abort())."""
         self._sock.abort(self.id)
+
+
+def _more_opts(cookie: int = 0) -> Any:
+    """struct homa_send_opts with HOMA_SEND_MORE (and @cookie) set."""
+    o = ffi.new("struct homa_send_opts *")
+    lib.homa_send_opts_default(o)
+    o.cookie = cookie
+    o.flags = lib.HOMA_SEND_MORE
+    return o
 
 
 def _iov(data: Data) -> Tuple[Any, int, List[Any]]:
@@ -454,18 +465,26 @@ class Socket:
 
     # -- client -------------------------------------------------------
 
-    def send_request(self, addr: Address, data: Data, cookie: int = 0) -> int:
+    def send_request(self, addr: Address, data: Data, cookie: int = 0,
+                     more: bool = False) -> int:
         """Start a client RPC (homa_send_request()) to the server at
         @addr = (host, port) and return its id (even). @data (any buffer,
         or a sequence of buffers sent as one message) is copied before the
-        call returns. Raises InvalidArgumentError, NotSupportedError,
-        MessageTooLongError, WouldBlockError / CallTimeoutError (no buffer
-        space within send_timeout), PeerDeadError, ShutdownError,
-        OutOfMemoryError."""
+        call returns. With @more (HOMA_SEND_MORE, homa_request_opts())
+        more sends follow at once: the request's packets wait and leave
+        with the next ones in one system call, at the next send without
+        @more or the next receive that finds nothing ready (<homa/homa.h>
+        lists every event that sends them). Raises InvalidArgumentError,
+        NotSupportedError, MessageTooLongError, WouldBlockError /
+        CallTimeoutError (no buffer space within send_timeout),
+        PeerDeadError, ShutdownError, OutOfMemoryError."""
         h = self._handle()
         sa = self._sockaddr(addr)
         idp = ffi.new("uint64_t *")
-        if isinstance(data, (list, tuple)):
+        if more:
+            iov, n, keep = _iov(data)
+            check(lib.homa_request_opts(h, sa, iov, n, _more_opts(cookie), idp))
+        elif isinstance(data, (list, tuple)):
             iov, n, keep = _iov(data)
             check(lib.homa_send_request(h, sa, iov, n, cookie, idp))
         else:
@@ -550,11 +569,18 @@ class Socket:
         ShutdownError."""
         return Request(self, self._recv(lib.HOMA_RECV_REQUEST, 0, timeout))
 
-    def reply(self, id: int, data: Data) -> None:
+    def reply(self, id: int, data: Data, more: bool = False) -> None:
         """Send the response to request @id (homa_reply()); see
-        Request.reply()."""
+        Request.reply(). With @more (HOMA_SEND_MORE, homa_reply_opts())
+        its packets wait for the next reply without @more or this
+        socket's next receive that finds nothing ready, and leave with
+        the others in one system call: a server answering the requests
+        that were waiting replies to all but the last with it."""
         h = self._handle()
-        if isinstance(data, (list, tuple)):
+        if more:
+            iov, n, keep = _iov(data)
+            check(lib.homa_reply_opts(h, id, iov, n, _more_opts()))
+        elif isinstance(data, (list, tuple)):
             iov, n, keep = _iov(data)
             check(lib.homa_reply(h, id, iov, n))
         else:

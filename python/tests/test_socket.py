@@ -73,6 +73,44 @@ def test_zero_length(client, server):
     assert len(client.recv_response(rpc, timeout=10)) == 0
 
 
+def test_send_more_batches():
+    """HOMA_SEND_MORE: replies sent with more=True leave nothing until a
+    reply without it, which sends all of them in one system call
+    (io_stats tx_calls); requests with more=True go with the next send
+    without it. Every response arrives with its bytes. Polled sockets
+    whose own thread steps in only after 2 s, so nothing else sends
+    while the test counts."""
+    slow = {"resend_ticks": 2000, "resend_interval": 2000, "timeout_ticks": 40000}
+    n = 6
+    with homa.Socket(server=True, bind_addr=LOCAL, mode="polled", settings=slow) as server, \
+            homa.Socket(bind_addr=LOCAL, mode="polled", settings=slow) as client:
+        before = client.io_stats()
+        ids = [client.send_request((LOCAL, server.port), b"q%d" % i, cookie=i,
+                                   more=i < n - 1) for i in range(n)]
+        after = client.io_stats()
+        assert after["tx_calls"] - before["tx_calls"] == 1
+        assert after["tx_packets"] - before["tx_packets"] == n
+        reqs = [server.recv_request(timeout=10) for _ in range(n)]
+        before = server.io_stats()
+        for r in reqs[:-1]:
+            r.reply(b"r" + bytes(r.data), more=True)
+        mid = server.io_stats()
+        assert mid["tx_calls"] == before["tx_calls"]
+        assert mid["tx_packets"] == before["tx_packets"]
+        reqs[-1].reply(b"r" + bytes(reqs[-1].data))
+        after = server.io_stats()
+        assert after["tx_calls"] - before["tx_calls"] == 1
+        assert after["tx_packets"] - before["tx_packets"] == n
+        for r in reqs:
+            r.release()
+        got = {}
+        for _ in range(n):
+            m = client.recv_response(timeout=10)
+            got[m.id] = bytes(m.data)
+            m.release()
+        assert got == {ids[i]: b"rq%d" % i for i in range(n)}
+
+
 def _segment_address(msg, offset=0):
     p = ffi.new("const void **")
     lib.homa_message_segment(msg._pin.msg, offset, p)
