@@ -310,10 +310,12 @@ struct homa_open_opts {
 	int32_t stranger_budget;
 	/* version 8 */
 	/**
-	 * UDP driver with known peers: most µs of CPU time per millisecond
-	 * the receiving thread spends on packets from the port's own queues
-	 * (reading them, the engine's work, the replies they cause; the
-	 * thread's CPU clock around each batch) while a known peer's packets
+	 * UDP driver with known peers: most µs per millisecond the receiving
+	 * thread spends on packets from the port's own queues (the receive
+	 * call that reads them, the engine's work, the replies they cause;
+	 * the monotonic clock from before that receive call to the end of the
+	 * batch, so time the thread waited for its CPU counts too) while a
+	 * known peer's packets
 	 * were read within the last 10 ms. Counted beside stranger_budget;
 	 * whichever runs out first closes those queues until the millisecond
 	 * ends (docs/HARDENING.md section 6), so packets that cost more each

@@ -223,9 +223,10 @@ struct homa_driver_ops {
 	 */
 	int (*tx_bufs)(struct homa_driver *d, uint8_t **out, int n, size_t cap);
 	/**
-	 * rx_spent() - Optional: handling the batch the last recv() returned
-	 * took @ns of the calling thread's CPU time (the engine's work on it
-	 * and the sends it caused). Called, by the thread that calls recv,
+	 * rx_spent() - Optional: the batch the last recv() returned took @ns
+	 * of the calling thread's time, CLOCK_MONOTONIC from rx_t0 to the end
+	 * of the caller's work on it (the receive call, the engine's work,
+	 * the sends it caused). Called, by the thread that calls recv,
 	 * only after a recv() that set rx_metered (UDP: strangers' packets
 	 * while known peers are active, charged to their budget, gate.h).
 	 */
@@ -284,6 +285,13 @@ struct homa_driver {
 	 * next recv().
 	 */
 	bool rx_metered;
+	/**
+	 * Set by recv() with rx_metered: CLOCK_MONOTONIC (ns) when it began,
+	 * before the receive call that read the batch, so that the time the
+	 * caller reports with rx_spent() covers that call too (the kernel's
+	 * copy and free of every packet).
+	 */
+	uint64_t rx_t0;
 	/**
 	 * Zero-copy receive: how the engine gives back the buffers of
 	 * received packets it keeps (see homa_io_rx.lendable), or NULL when

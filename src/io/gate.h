@@ -10,9 +10,11 @@
  * packets wait in the kernel, which drops them when the queue is full,
  * and a flood of forged packets costs known peers at most the budget's
  * share of the thread. The budget is counted twice: in packets, and in
- * the receiving thread's CPU time spent on them (reading, the engine,
- * the replies; the caller measures and reports it with
- * homa_gate_spend()); whichever runs out first closes the gate, so
+ * the receiving thread's time spent on them (the receive call, the
+ * engine, the replies; CLOCK_MONOTONIC from before the receive call to
+ * the end of the batch, measured without a system call; time the thread
+ * lost to others on its CPU counts too, so a busy machine admits fewer;
+ * the caller reports it with homa_gate_spend()); whichever runs out first closes the gate, so
  * packets that cost more each (replies, long scheduler passes) are
  * admitted fewer. With no known peer active the port's queues are
  * read without limit (a new client is a stranger until its first RPC
@@ -93,7 +95,7 @@ bool homa_gate_charge(struct homa_gate *g, uint32_t n, uint64_t now);
 
 /**
  * homa_gate_spend() - Handling a batch read from the port's queues took
- * @ns of the receiving thread's CPU time, reported at @now. Return: true
+ * @ns of the receiving thread's time, reported at @now. Return: true
  * if this closes the gate (known peers active and the CPU budget used
  * up), as homa_gate_charge(); false if it was closed already.
  */

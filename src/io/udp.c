@@ -378,7 +378,10 @@ static int recv_known(struct udp_driver *d)
 /**
  * recv_strangers() - recv_port() unless the strangers' gate is closed;
  * charge what it read to their budget at @now, closing the gate when it
- * is used up. Return: as recv_from().
+ * is used up. A batch under the time budget is metered from @now, read
+ * before the receive call (rx_t0): the kernel's work on each packet,
+ * copied out and freed in that call, is part of what strangers cost.
+ * Return: as recv_from().
  */
 static int recv_strangers(struct udp_driver *d, uint64_t now)
 {
@@ -387,8 +390,10 @@ static int recv_strangers(struct udp_driver *d, uint64_t now)
 	if (d->gate.closed)
 		return 0;
 	n = recv_port(d);
-	if (n > 0 && d->gate.cpu_budget_ns && homa_gate_active(&d->gate, now))
+	if (n > 0 && d->gate.cpu_budget_ns && homa_gate_active(&d->gate, now)) {
 		d->base.rx_metered = true;  /* the caller reports its cost: udp_rx_spent() */
+		d->base.rx_t0 = now;        /* read before the receive call */
+	}
 	if (n > 0 && homa_gate_charge(&d->gate, (uint32_t)n, now)) {
 		homa_io_count(&d->base.c.rx_gate_closed, 1);
 		gate_set(d, false);
@@ -469,6 +474,7 @@ static int udp_recv(struct homa_driver *base, struct homa_io_rx **out)
 
 	*out = d->pkts;
 	base->rx_metered = false;
+	base->rx_t0 = 0;
 	if (d->rx2.fd < 0)
 		return recv_own(d);
 	n = recv_side(d, d->rx2_first);

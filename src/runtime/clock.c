@@ -26,16 +26,6 @@ uint64_t homa_rt_now(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/** homa_rt_thread_cpu_ns() - See rt.h. */
-uint64_t homa_rt_thread_cpu_ns(void)
-{
-	struct timespec ts;
-
-	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts))
-		return 0;
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /** homa_rt_deadline() - See rt.h. Negative timeouts mean "never" (no clock read). */
 uint64_t homa_rt_deadline(int64_t timeout_ns)
 {

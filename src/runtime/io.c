@@ -266,9 +266,10 @@ int homa_rt_input(struct homa_rt *rt, uint64_t *last)
 	for (int round = 0; round < INPUT_ROUNDS; round++) {
 		struct homa_io_rx *rx;
 		int n = rt->drv->ops->recv(rt->drv, &rx);
-		/* strangers' batch under their budget: measure what it costs */
-		uint64_t cpu0 = n > 0 && rt->drv->rx_metered && rt->drv->ops->rx_spent
-				? homa_rt_thread_cpu_ns() : 0;
+		/* strangers' batch under their budget: what it costs, from
+		 * before the receive call (the driver's clock reading) */
+		uint64_t t0 = n > 0 && rt->drv->rx_metered && rt->drv->ops->rx_spent
+			      ? rt->drv->rx_t0 : 0;
 		bool mine = false;
 
 		if (n <= 0)
@@ -281,8 +282,11 @@ int homa_rt_input(struct homa_rt *rt, uint64_t *last)
 			mine |= input_chunk(rt, rx + i, e - i, last);
 			i = e;
 		}
-		if (cpu0)
-			rt->drv->ops->rx_spent(rt->drv, homa_rt_thread_cpu_ns() - cpu0);
+		if (t0) {
+			uint64_t t1 = homa_rt_now();
+
+			rt->drv->ops->rx_spent(rt->drv, t1 > t0 ? t1 - t0 : 0);
+		}
 		total += n;
 		if (mine)
 			break;  /* hand the message over before reading more */

@@ -226,12 +226,6 @@ int homa_rt_key_engine(homa_engine *e);
 uint64_t homa_rt_now(void);
 /** Clock readings (homa_rt_now()) this thread took: a test's measure of a path's cost. */
 extern __thread uint64_t homa_rt_clock_reads;
-/**
- * homa_rt_thread_cpu_ns() - The calling thread's CPU time in ns
- * (CLOCK_THREAD_CPUTIME_ID: a system call, so only for metered batches,
- * homa_driver.rx_metered); 0 if the clock cannot be read.
- */
-uint64_t homa_rt_thread_cpu_ns(void);
 /** homa_rt_deadline() - Absolute time @timeout_ns from now (-1: UINT64_MAX). */
 uint64_t homa_rt_deadline(int64_t timeout_ns);
 /**

@@ -145,10 +145,21 @@ static int64_t now_us(void)
 	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
+/** mono_ns() - CLOCK_MONOTONIC in ns (the gate's clock). */
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 /**
  * udp_recv__strangers_cpu_budget() - With no packet budget and a CPU
  * budget of 1 ms per ms: beside an active known peer a strangers' batch
- * is marked rx_metered, and reporting its cost as 2 ms (rx_spent())
+ * is marked rx_metered, its measure starting before the receive call
+ * (rx_t0: the clock read before recv() reads it), and
+ * reporting its cost as 2 ms (rx_spent())
  * closes the gate: no strangers' packet is read or polled for the rest
  * of the interval, the known peer's still are; the next interval opens
  * it again and nothing is lost. Without a known peer no batch is metered.
@@ -159,6 +170,7 @@ static void udp_recv__strangers_cpu_budget(void **state)
 	struct homa_driver *s, *k, *b;
 	struct homa_io_rx *rx;
 	int got_s = 0, got_k = 0, n;
+	uint64_t c0, c1;
 	int64_t t0;
 
 	(void)state;
@@ -180,9 +192,21 @@ static void udp_recv__strangers_cpu_budget(void **state)
 	assert_int_equal(b->ops->recv(b, &rx), 1);  /* the known peer first */
 	assert_int_equal(rx[0].data[0], 'K');
 	assert_false(b->rx_metered);
+	assert_int_equal(b->rx_t0, 0);
+	c0 = mono_ns();
 	n = b->ops->recv(b, &rx);
+	c1 = mono_ns();
 	assert_int_equal(n, BATCH);
 	assert_true(b->rx_metered);
+	/* metered from before the receive call: its cost is the strangers' */
+	if (!b->rx_t0 || b->rx_t0 < c0 || b->rx_t0 > c1)
+		fail_msg("rx_t0 %llu not within [%llu, %llu]", (unsigned long long)b->rx_t0,
+			 (unsigned long long)c0, (unsigned long long)c1);
+	/* the read of BATCH packets outweighs what comes before it (gate
+	 * checks, a look at the known peer's empty queue) */
+	if (c1 - b->rx_t0 < b->rx_t0 - c0)
+		fail_msg("the receive call is not metered: %llu ns after rx_t0, %llu before",
+			 (unsigned long long)(c1 - b->rx_t0), (unsigned long long)(b->rx_t0 - c0));
 	t0 = now_us();
 	b->ops->rx_spent(b, 2000000);
 	assert_int_equal(b->c.rx_gate_closed, 1);
