@@ -33,7 +33,6 @@
  * for the socket to become writable and then sends them.
  */
 #include <stdint.h>
-#include <string.h>
 #include <unistd.h>
 
 #include "rt.h"
@@ -43,14 +42,6 @@
 
 /** Buffers asked of the driver at a time (homa_driver_ops.tx_bufs). */
 #define LEND_CHUNK 16
-
-/**
- * Bytes of an encrypted socket's batch sealed before they are handed to
- * the driver (seal_send()): a batch of 32 packets of 1500 bytes still goes
- * out in one system call, a 64 KB packet goes out alone as soon as it is
- * sealed, so the receiver opens it while the next one is being sealed.
- */
-#define SEAL_CHUNK (48u * 1024)
 
 /**
  * tx_buf() - The buffer packet @n of the batch is built in: a send buffer
@@ -181,64 +172,6 @@ static uint64_t wake_by(struct homa_rt *rt)
 }
 
 /**
- * chunk_end() - The end of the chunk of the batch's @n packets that starts
- * at packet @i: packets are added until they hold SEAL_CHUNK bytes (at
- * least one packet). Called with rt->tx_lock held.
- */
-static int chunk_end(const struct homa_rt *rt, int i, int n)
-{
-	size_t bytes = 0;
-
-	while (i < n && bytes < SEAL_CHUNK) {
-		bytes += rt->tx_pkts[i].len + rt->tx_pkts[i].ext_len + rt->tx_ext2[i].len;
-		i++;
-	}
-	return i;
-}
-
-/**
- * seal_send() - Encrypted socket: seal the batch's @n packets and hand
- * them to the driver a chunk at a time (chunk_end()), each chunk right
- * after it is sealed, so the first packets of a large message are on
- * their way (and being opened) while the later ones are sealed. Packets
- * that cannot be sealed are left out (homa_rt_enc_seal()) and the sealed
- * ones moved to the front of rt->tx_pkts; if the driver takes only part
- * of a chunk (send buffer full), the rest of the batch is sealed too, so
- * that every packet held for send_held() is sealed. Called with
- * rt->tx_lock held, without rt->lock.
- * Return: packets the driver took; *@kept: packets sealed (the batch's
- * length from now on).
- */
-static int seal_send(struct homa_rt *rt, int n, int *kept)
-{
-	struct homa_io_tx *pkts = rt->tx_pkts;
-	int w = 0, i = 0;
-
-	while (i < n) {
-		int e = chunk_end(rt, i, n);
-		int k = homa_rt_enc_seal(rt, pkts + i, rt->tx_ext2 + i, e - i);
-		int took;
-
-		if (w != i)
-			memmove(pkts + w, pkts + i, (size_t)k * sizeof(*pkts));
-		i = e;
-		if (!k)
-			continue;
-		took = rt->drv->ops->send(rt->drv, pkts + w, k);
-		w += k;
-		if (took >= 0 && took < k) {  /* send buffer full: hold the rest, sealed */
-			int rest = i < n ? homa_rt_enc_seal(rt, pkts + i, rt->tx_ext2 + i, n - i) : 0;
-
-			memmove(pkts + w, pkts + i, (size_t)rest * sizeof(*pkts));
-			*kept = w + rest;
-			return w - k + took;
-		}
-	}
-	*kept = w;
-	return w;  /* a failed socket (took < 0) dropped them, as for clear sockets */
-}
-
-/**
  * send_all() - Clear rt->tx_corked (the drain that follows takes every
  * packet HOMA_SEND_MORE sends left), send held packets, then drain and send until the engine
  * has nothing more to send now, the send buffer is full or @max batches
@@ -269,12 +202,8 @@ static uint64_t send_all(struct homa_rt *rt, uint32_t max, bool *more)
 			int took, m;
 
 			homa_rt_obs_tx(rt, rt->tx_pkts, n);
-			if (rt->enc) {
-				took = seal_send(rt, n, &m);
-			} else {
-				m = n;
-				took = rt->drv->ops->send(rt->drv, rt->tx_pkts, m);
-			}
+			m = homa_rt_enc_seal(rt, rt->tx_pkts, rt->tx_ext2, n);
+			took = m ? rt->drv->ops->send(rt->drv, rt->tx_pkts, m) : 0;
 			if (took >= 0 && took < m) {
 				hold(rt, took, m);
 				return deadline;  /* tx_refs stays until the held packets go */
