@@ -216,3 +216,29 @@ bool test_wait_asleep(pid_t tid, int sec)
 	}
 	return false;
 }
+
+/** test_polled_rpc() - See helpers.h. */
+int test_polled_rpc(homa_socket *cli, homa_socket *srv, const struct sockaddr_storage *dst)
+{
+	const int64_t wait_ns = 30000000000LL;
+	uint8_t buf[100];
+	struct homa_message m;
+	uint64_t cid;
+	int err;
+
+	memset(buf, 7, sizeof(buf));
+	err = homa_send(cli, (const struct sockaddr *)dst, buf, sizeof(buf), 0, &cid);
+	if (!err)
+		err = homa_recv(srv, HOMA_RECV_REQUEST, 0, wait_ns, &m);
+	if (err)
+		return err;
+	err = homa_reply_buf(srv, m.id, buf, sizeof(buf));
+	homa_message_release(&m);
+	if (!err)
+		err = homa_recv(cli, HOMA_RECV_RESPONSE, cid, wait_ns, &m);
+	if (err)
+		return err;
+	err = m.error ? m.error : m.length == sizeof(buf) ? 0 : HOMA_EPROTO;
+	homa_message_release(&m);
+	return err;
+}

@@ -101,4 +101,14 @@ pid_t test_tid(void);
  */
 bool test_wait_asleep(pid_t tid, int sec);
 
+/**
+ * test_polled_rpc() - A 100 B request from @cli to @srv and its 100 B
+ * reply, all in the calling thread (both sockets polled): the client
+ * sends, the server's homa_recv() polls the request in and replies, the
+ * client's homa_recv() polls the response in; each wait is bounded by
+ * 30 s. The messages are released. Return: 0, the first failing call's
+ * HOMA_E* code, or HOMA_EPROTO if the response is not 100 bytes.
+ */
+int test_polled_rpc(homa_socket *cli, homa_socket *srv, const struct sockaddr_storage *dst);
+
 #endif /* HOMA_TEST_RT_HELPERS_H */

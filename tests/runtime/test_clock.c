@@ -26,28 +26,6 @@
 #define MAX_READS_PER_RPC 16
 
 /**
- * one_rpc() - A 100 B request from @cli to @srv and its 100 B reply, all
- * in the calling thread (both sockets polled): the client sends, the
- * server's homa_recv() polls the request in, replies, and the client's
- * homa_recv() polls the response in.
- */
-static void one_rpc(homa_socket *cli, homa_socket *srv, const struct sockaddr_storage *dst)
-{
-	uint8_t buf[100];
-	struct homa_message m;
-	uint64_t cid;
-
-	memset(buf, 7, sizeof(buf));
-	assert_int_equal(homa_send(cli, (const struct sockaddr *)dst, buf, sizeof(buf), 0, &cid), 0);
-	assert_int_equal(homa_recv(srv, HOMA_RECV_REQUEST, 0, 30000000000LL, &m), 0);
-	assert_int_equal(homa_reply_buf(srv, m.id, buf, sizeof(buf)), 0);
-	assert_int_equal(homa_message_release(&m), 0);
-	assert_int_equal(homa_recv(cli, HOMA_RECV_RESPONSE, cid, 30000000000LL, &m), 0);
-	assert_int_equal(m.length, sizeof(buf));
-	assert_int_equal(homa_message_release(&m), 0);
-}
-
-/**
  * rpc__clock_reads_per_rpc() - A polled client and server in one thread
  * take at most MAX_READS_PER_RPC clock readings per 100 B RPC (16 for
  * both sides: the send, the receive's poll and its flushes, each passing
@@ -67,10 +45,10 @@ static void rpc__clock_reads_per_rpc(void **state)
 	assert_int_equal(test_open(&cli, HOMA_DRIVER_UDP, HOMA_MODE_POLLED, false, 0, NULL), 0);
 	dst = test_dst(homa_local_port(srv));
 	for (int i = 0; i < 20; i++)  /* warm-up: peers known, buffers grown */
-		one_rpc(cli, srv, &dst);
+		assert_int_equal(test_polled_rpc(cli, srv, &dst), 0);
 	before = homa_rt_clock_reads;
 	for (int i = 0; i < RPCS; i++)
-		one_rpc(cli, srv, &dst);
+		assert_int_equal(test_polled_rpc(cli, srv, &dst), 0);
 	per_rpc = (double)(homa_rt_clock_reads - before) / RPCS;
 	print_message("clock readings per RPC (client and server): %.2f\n", per_rpc);
 	assert_true(per_rpc <= MAX_READS_PER_RPC);

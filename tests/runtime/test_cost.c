@@ -33,26 +33,6 @@
  */
 #define MAX_LOCKS_PER_RPC 30
 
-/**
- * one_rpc() - A 100 B request from @cli to @srv and its 100 B reply, all
- * in the calling thread (both sockets polled).
- */
-static void one_rpc(homa_socket *cli, homa_socket *srv, const struct sockaddr_storage *dst)
-{
-	uint8_t buf[100];
-	struct homa_message m;
-	uint64_t cid;
-
-	memset(buf, 7, sizeof(buf));
-	assert_int_equal(homa_send(cli, (const struct sockaddr *)dst, buf, sizeof(buf), 0, &cid), 0);
-	assert_int_equal(homa_recv(srv, HOMA_RECV_REQUEST, 0, WAIT_NS, &m), 0);
-	assert_int_equal(homa_reply_buf(srv, m.id, buf, sizeof(buf)), 0);
-	assert_int_equal(homa_message_release(&m), 0);
-	assert_int_equal(homa_recv(cli, HOMA_RECV_RESPONSE, cid, WAIT_NS, &m), 0);
-	assert_int_equal(m.length, sizeof(buf));
-	assert_int_equal(homa_message_release(&m), 0);
-}
-
 /** open_pair() - A polled server and client on loopback, warmed up. */
 static void open_pair(homa_socket **cli, homa_socket **srv, struct sockaddr_storage *dst)
 {
@@ -60,7 +40,7 @@ static void open_pair(homa_socket **cli, homa_socket **srv, struct sockaddr_stor
 	assert_int_equal(test_open(cli, HOMA_DRIVER_UDP, HOMA_MODE_POLLED, false, 0, NULL), 0);
 	*dst = test_dst(homa_local_port(*srv));
 	for (int i = 0; i < 20; i++)  /* warm-up: peers known, buffers grown */
-		one_rpc(*cli, *srv, dst);
+		assert_int_equal(test_polled_rpc(*cli, *srv, dst), 0);
 }
 
 /**
@@ -78,7 +58,7 @@ static void cost__items_reused(void **state)
 	open_pair(&cli, &srv, &dst);
 	before = homa_rt_item_mallocs;
 	for (int i = 0; i < RPCS; i++)
-		one_rpc(cli, srv, &dst);
+		assert_int_equal(test_polled_rpc(cli, srv, &dst), 0);
 	print_message("item mallocs in %d RPCs: %llu\n", RPCS,
 		      (unsigned long long)(homa_rt_item_mallocs - before));
 	assert_int_equal(homa_rt_item_mallocs - before, 0);
@@ -117,7 +97,7 @@ static void cost__message_records_reused(void **state)
 	c0 = small_mallocs(cli);
 	s0 = small_mallocs(srv);
 	for (int i = 0; i < RPCS; i++)
-		one_rpc(cli, srv, &dst);
+		assert_int_equal(test_polled_rpc(cli, srv, &dst), 0);
 	print_message("small mallocs in %d RPCs: client %zu, server %zu\n", RPCS,
 		      small_mallocs(cli) - c0, small_mallocs(srv) - s0);
 	assert_int_equal(small_mallocs(cli) - c0, 0);
@@ -186,7 +166,7 @@ static void cost__lock_takes_per_rpc(void **state)
 	open_pair(&cli, &srv, &dst);
 	before = homa_rt_lock_takes;
 	for (int i = 0; i < RPCS; i++)
-		one_rpc(cli, srv, &dst);
+		assert_int_equal(test_polled_rpc(cli, srv, &dst), 0);
 	per_rpc = (double)(homa_rt_lock_takes - before) / RPCS;
 	print_message("lock takes per RPC (client and server): %.2f\n", per_rpc);
 	assert_true(per_rpc <= MAX_LOCKS_PER_RPC);
