@@ -32,6 +32,15 @@ int crypto_rpc(homa_socket *c, int port, size_t len);
 int crypto_rpc_at(homa_socket *c, const char *host, int port, size_t len);
 
 /**
+ * crypto_await_echo() - Wait up to 30 s on @c for the response of RPC @id
+ * and compare it with the @len bytes the caller sent from @out (the
+ * caller owns @out; the response is released here).
+ * Return: 0, HOMA_EPROTO (wrong length or bytes), or the error of the
+ * wait or of the RPC.
+ */
+int crypto_await_echo(homa_socket *c, uint64_t id, const uint8_t *out, size_t len);
+
+/**
  * crypto_associate() - @from learns an SPI and key of @to (whose port is
  * @to_port) through the API; fails the test on any error.
  */

@@ -163,10 +163,9 @@ static void released(void *arg)
  */
 static int zc_rpc(homa_socket *c, int port, size_t len)
 {
-	static uint8_t out[BIG_LEN], in[BIG_LEN];
+	static uint8_t out[BIG_LEN];
 	struct sockaddr_storage sa = crypto_dst(port);
 	struct homa_iov iov = {out, len};
-	struct homa_message m;
 	int rel = 0, err;
 	uint64_t id;
 
@@ -177,15 +176,7 @@ static int zc_rpc(homa_socket *c, int port, size_t len)
 	err = homa_request_zc(c, (struct sockaddr *)&sa, &iov, 1, 0, released, &rel, &id);
 	if (err)
 		return err;
-	err = homa_recv(c, HOMA_RECV_RESPONSE, id, 30000000000ll, &m);
-	if (err)
-		return err;
-	err = m.error;
-	if (!err && (m.length != len || homa_message_copy(&m, 0, in, len) != len ||
-		     memcmp(in, out, len)))
-		err = HOMA_EPROTO;
-	homa_message_release(&m);
-	return err;
+	return crypto_await_echo(c, id, out, len);
 }
 
 /**
