@@ -78,50 +78,82 @@ static bool ours(const uint8_t *q, size_t len, uint16_t port)
 	       (uint16_t)((q[HOMA_PSP_HDR_LEN] << 8) | q[HOMA_PSP_HDR_LEN + 1]) == port;
 }
 
-/**
- * take_one() - Read one report from @fd's error queue into @out.
- * Return: 1 if it is an unreachable report quoting a packet from @port
- * (ours()),
- * 0 if it was something else (discarded), -1 if the queue is empty.
- */
-static int take_one(int fd, uint16_t port, struct homa_io_unreach *out)
-{
+/** Reports read from the error queue per recvmmsg() call. */
+#define ICMP_BATCH 16
+
+/** Where one report of a batch lands: its control data, address and quote. */
+struct icmp_slot {
 	union {
 		char buf[CMSG_SPACE(sizeof(struct sock_extended_err) + sizeof(struct sockaddr_in6))];
 		struct cmsghdr align;
 	} ctl;
 	struct sockaddr_storage name;
-	struct iovec iov = {out->quoted, sizeof(out->quoted)};
-	struct msghdr h = {.msg_name = &name, .msg_namelen = sizeof(name), .msg_iov = &iov,
-			   .msg_iovlen = 1, .msg_control = ctl.buf, .msg_controllen = sizeof(ctl.buf)};
-	const struct sock_extended_err *ee;
-	ssize_t n;
+	uint8_t quoted[sizeof(((struct homa_io_unreach *)0)->quoted)];
+};
 
-	do
-		n = recvmsg(fd, &h, MSG_ERRQUEUE | MSG_DONTWAIT);
-	while (n < 0 && errno == EINTR);
-	if (n < 0)
-		return -1;
-	ee = ee_of(&h);
-	out->len = (size_t)n;
+/**
+ * keep() - Fill @out from report @h of @len quoted bytes in @slot.
+ * Return: true if it is an unreachable report quoting a packet from
+ * @port (ours()); false if it was something else (to be discarded).
+ */
+static bool keep(struct msghdr *h, struct icmp_slot *slot, size_t len, uint16_t port,
+		 struct homa_io_unreach *out)
+{
+	const struct sock_extended_err *ee = ee_of(h);
+
 	out->kind = ee ? homa_io_icmp_kind(ee->ee_origin, ee->ee_type, ee->ee_code) : 0;
-	if (!out->kind || !ours(out->quoted, out->len, port) ||
-	    homa_io_addr_from_sockaddr((struct sockaddr *)&name, &out->dst, NULL) < 0)
-		return 0;
-	return 1;
+	if (!out->kind || !ours(slot->quoted, len, port) ||
+	    homa_io_addr_from_sockaddr((struct sockaddr *)&slot->name, &out->dst, NULL) < 0)
+		return false;
+	out->len = len;
+	memcpy(out->quoted, slot->quoted, len);
+	return true;
+}
+
+/**
+ * take_batch() - Read up to ICMP_BATCH reports from @fd's error queue
+ * with one recvmmsg(); keep in @out those that are ours (keep()), while
+ * *@kept < @max, increasing *@kept; the others are dropped.
+ * Return: reports read; fewer than ICMP_BATCH means the queue is empty.
+ */
+static int take_batch(int fd, uint16_t port, struct homa_io_unreach *out, int max, int *kept)
+{
+	struct icmp_slot slot[ICMP_BATCH];
+	struct mmsghdr mm[ICMP_BATCH];
+	struct iovec iov[ICMP_BATCH];
+	int n;
+
+	for (int i = 0; i < ICMP_BATCH; i++) {
+		iov[i] = (struct iovec){slot[i].quoted, sizeof(slot[i].quoted)};
+		mm[i].msg_hdr = (struct msghdr){.msg_name = &slot[i].name,
+						.msg_namelen = sizeof(slot[i].name),
+						.msg_iov = &iov[i], .msg_iovlen = 1,
+						.msg_control = slot[i].ctl.buf,
+						.msg_controllen = sizeof(slot[i].ctl.buf)};
+		mm[i].msg_len = 0;
+	}
+	do
+		n = recvmmsg(fd, mm, ICMP_BATCH, MSG_ERRQUEUE | MSG_DONTWAIT, NULL);
+	while (n < 0 && errno == EINTR);
+	for (int i = 0; i < n; i++) {
+		size_t len = mm[i].msg_len < sizeof(slot[i].quoted) ? mm[i].msg_len
+								     : sizeof(slot[i].quoted);
+
+		if (*kept < max && keep(&mm[i].msg_hdr, &slot[i], len, port, &out[*kept]))
+			(*kept)++;
+	}
+	return n < 0 ? 0 : n;
 }
 
 /** homa_io_icmp_drain() - See icmp.h. */
 int homa_io_icmp_drain(int fd, uint16_t port, struct homa_io_unreach *out, int max)
 {
-	struct homa_io_unreach spare;
-	int k = 0, r;
+	int k = 0;
 
 	/* the whole queue is read (reports past @max are dropped): poll()
 	 * reports POLLERR while anything is left in it */
-	while ((r = take_one(fd, port, k < max ? &out[k] : &spare)) >= 0)
-		if (r && k < max)
-			k++;
+	while (take_batch(fd, port, out, max, &k) == ICMP_BATCH)
+		;
 	return k;
 }
 
