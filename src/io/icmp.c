@@ -81,12 +81,17 @@ static bool ours(const uint8_t *q, size_t len, uint16_t port)
 /** Reports read from the error queue per recvmmsg() call. */
 #define ICMP_BATCH 16
 
+/**
+ * Room for one report's control data: at least CMSG_SPACE() of the
+ * extended error and the offender's address (CMSG_SPACE() is not an
+ * integer constant expression for every compiler).
+ */
+#define ICMP_CTL_LEN (sizeof(struct cmsghdr) + sizeof(struct sock_extended_err) + \
+		      sizeof(struct sockaddr_in6) + 2 * sizeof(size_t))
+
 /** Where one report of a batch lands: its control data, address and quote. */
 struct icmp_slot {
-	union {
-		char buf[CMSG_SPACE(sizeof(struct sock_extended_err) + sizeof(struct sockaddr_in6))];
-		struct cmsghdr align;
-	} ctl;
+	_Alignas(struct cmsghdr) char ctl[ICMP_CTL_LEN];
 	struct sockaddr_storage name;
 	uint8_t quoted[sizeof(((struct homa_io_unreach *)0)->quoted)];
 };
@@ -128,8 +133,8 @@ static int take_batch(int fd, uint16_t port, struct homa_io_unreach *out, int ma
 		mm[i].msg_hdr = (struct msghdr){.msg_name = &slot[i].name,
 						.msg_namelen = sizeof(slot[i].name),
 						.msg_iov = &iov[i], .msg_iovlen = 1,
-						.msg_control = slot[i].ctl.buf,
-						.msg_controllen = sizeof(slot[i].ctl.buf)};
+						.msg_control = slot[i].ctl,
+						.msg_controllen = sizeof(slot[i].ctl)};
 		mm[i].msg_len = 0;
 	}
 	do
