@@ -7,10 +7,10 @@
 # packets). tshark decodes both captures with tools/wireshark/homa.lua;
 # the DATA packets of the two runs (first transmissions) must be the same
 # set of IP and UDP headers and Homa bytes, except for what differs by
-# design: RPC ids (clock-seeded), the acks a packet carries (timing), the
-# retransmissions (timing), the IP id and the checksum values (they
-# cover the ids). IP ids must follow Linux's rule for both drivers: no id
-# repeats between the packets of one source and destination (both
+# design: RPC ids (clock-seeded), the acks a packet carries (timing), its
+# cutoff version (timing), the retransmissions (timing), the IP id and
+# the checksum values (they cover the ids). IP ids must follow Linux's
+# rule for both drivers: no id repeats between the packets of one source and destination (both
 # drivers: a counter per destination). The XDP driver's IP and UDP
 # checksums must be valid; the UDP driver's cannot be checked here (veth
 # leaves them to offload).
@@ -110,6 +110,9 @@ for line in open(sys.argv[1]):
         sys.exit(1)
     p[20:28] = bytes(8)   # sender RPC id
     p[36:46] = bytes(10)  # the ack it carries (which RPC: timing)
+    p[46:48] = bytes(2)   # its cutoff version (whether the CUTOFFS of
+                          # the server had come: timing; a request restarted
+                          # after they came is otherwise a new record)
     if p[48]:
         p[48] = 0             # a retransmission: its Homa bytes only
         print("R", p.hex(), f[5], f[9])
@@ -191,6 +194,19 @@ def load(path):
         else:
             first.add(" ".join(f[:-2]))
     return first, resent
+def nearest(rec, others):
+    """The byte offsets where the closest of @others (same headers and
+    Homa length) differs from @rec's Homa bytes, or None."""
+    a = bytes.fromhex(rec.split()[-1])
+    best = None
+    for o in others:
+        b = bytes.fromhex(o.split()[-1])
+        if o.split()[:-1] != rec.split()[:-1] or len(b) != len(a):
+            continue
+        diff = [i for i in range(len(a)) if a[i] != b[i]]
+        if best is None or len(diff) < len(best):
+            best = diff
+    return best
 (uf, ur), (xf, xr) = load(sys.argv[1]), load(sys.argv[2])
 bad = excused = 0
 for mine, theirs, resent, who in ((uf, xf, ur, "XDP"), (xf, uf, xr, "UDP")):
@@ -199,7 +215,11 @@ for mine, theirs, resent, who in ((uf, xf, ur, "XDP"), (xf, uf, xr, "UDP")):
             excused += 1
             continue
         bad += 1
-        print("xdp_capture: only the %s driver sent %s" % (who, rec[:150]))
+        print("xdp_capture: only the %s driver sent %s" % (who, rec))
+        near = nearest(rec, mine)
+        if near:
+            print("xdp_capture:   nearest of the other run differs at Homa bytes %s"
+                  % near)
 same = len(uf & xf)
 print("xdp_capture: %d first transmissions the same, %d only resent in one run, %d differ"
       % (same, excused, bad))
