@@ -24,18 +24,46 @@
  * a write into a chunk the engine freed (or a read of it) is reported as
  * the use-after-free it is, not hidden by the cache.
  */
-#define POOL_POISON(b) ASAN_POISON_MEMORY_REGION((char *)(b) + sizeof(void *), \
-						 RT_POOL_BLOCK - sizeof(void *))
-#define POOL_UNPOISON(b) ASAN_UNPOISON_MEMORY_REGION((b), RT_POOL_BLOCK)
-#define SMALL_POISON(b) ASAN_POISON_MEMORY_REGION((char *)(b) + sizeof(void *), \
-						  RT_POOL_SMALL - sizeof(void *))
-#define SMALL_UNPOISON(b) ASAN_UNPOISON_MEMORY_REGION((b), RT_POOL_SMALL)
+#define POOL_POISON(b, size) ASAN_POISON_MEMORY_REGION((char *)(b) + sizeof(void *), \
+						       (size) - sizeof(void *))
+#define POOL_UNPOISON(b, size) ASAN_UNPOISON_MEMORY_REGION((b), (size))
 #else
-#define POOL_POISON(b) ((void)(b))
-#define POOL_UNPOISON(b) ((void)(b))
-#define SMALL_POISON(b) ((void)(b))
-#define SMALL_UNPOISON(b) ((void)(b))
+#define POOL_POISON(b, size) ((void)(b), (void)(size))
+#define POOL_UNPOISON(b, size) ((void)(b), (void)(size))
 #endif
+
+/**
+ * list_pop() - With the pool's lock held: take the first block of the
+ * cached list @head (*@n counts its blocks of @size bytes), unpoisoned.
+ * Return: the block, or NULL if the list is empty.
+ */
+static void *list_pop(void **head, size_t *n, size_t size)
+{
+	void *b = *head;
+
+	if (b) {
+		*head = *(void **)b;
+		(*n)--;
+		POOL_UNPOISON(b, size);
+	}
+	return b;
+}
+
+/**
+ * list_push() - With the pool's lock held: cache block @b of @size bytes
+ * on list @head while it holds fewer than @max (*@n), poisoned past its
+ * link word. Return: true if cached; false if the caller must free it.
+ */
+static bool list_push(void **head, size_t *n, size_t max, void *b, size_t size)
+{
+	if (*n >= max)
+		return false;
+	*(void **)b = *head;
+	*head = b;
+	(*n)++;
+	POOL_POISON(b, size);
+	return true;
+}
 
 /** small_alloc() - A cached small block, or a new one of RT_POOL_SMALL bytes. */
 static void *small_alloc(struct rt_pool *p)
@@ -43,14 +71,9 @@ static void *small_alloc(struct rt_pool *p)
 	void *b;
 
 	pthread_mutex_lock(&p->lock);
-	b = p->small;
-	if (b) {
-		p->small = *(void **)b;
-		p->nsmall--;
-		SMALL_UNPOISON(b);
-	} else {
+	b = list_pop(&p->small, &p->nsmall, RT_POOL_SMALL);
+	if (!b)
 		p->small_mallocs++;
-	}
 	pthread_mutex_unlock(&p->lock);
 	return b ? b : malloc(RT_POOL_SMALL);
 }
@@ -70,13 +93,7 @@ static void small_free(struct rt_pool *p, void *b)
 		return;
 	}
 	pthread_mutex_lock(&p->lock);
-	cached = p->nsmall < RT_POOL_SMALL_MAX;
-	if (cached) {
-		*(void **)b = p->small;
-		p->small = b;
-		p->nsmall++;
-		SMALL_POISON(b);
-	}
+	cached = list_push(&p->small, &p->nsmall, RT_POOL_SMALL_MAX, b, RT_POOL_SMALL);
 	pthread_mutex_unlock(&p->lock);
 	if (!cached)
 		free(b);
@@ -95,13 +112,9 @@ static void *pool_alloc(void *ctx, size_t size)
 		return small_alloc(p);
 	if (size == RT_POOL_BLOCK) {
 		pthread_mutex_lock(&p->lock);
-		b = p->head;
-		if (b) {
-			p->head = *(void **)b;
-			p->count--;
+		b = list_pop(&p->head, &p->count, RT_POOL_BLOCK);
+		if (b)
 			p->reused++;
-			POOL_UNPOISON(b);
-		}
 		pthread_mutex_unlock(&p->lock);
 	}
 	return b ? b : malloc(size);
@@ -119,13 +132,7 @@ static void pool_free(void *ctx, void *ptr, size_t size)
 	}
 	if (size == RT_POOL_BLOCK && ptr) {
 		pthread_mutex_lock(&p->lock);
-		cached = p->count < p->max;
-		if (cached) {
-			*(void **)ptr = p->head;
-			p->head = ptr;
-			p->count++;
-			POOL_POISON(ptr);
-		}
+		cached = list_push(&p->head, &p->count, p->max, ptr, RT_POOL_BLOCK);
 		pthread_mutex_unlock(&p->lock);
 	}
 	if (!cached)
@@ -162,22 +169,12 @@ void homa_rt_pool_stats(struct rt_pool *p, size_t *count, size_t *reused)
 /** homa_rt_pool_drain() - See pool.h. */
 void homa_rt_pool_drain(struct rt_pool *p)
 {
+	void *b;
+
 	pthread_mutex_lock(&p->lock);
-	while (p->head) {
-		void *b = p->head;
-
-		p->head = *(void **)b;
-		POOL_UNPOISON(b);
+	while ((b = list_pop(&p->head, &p->count, RT_POOL_BLOCK)))
 		free(b);
-	}
-	p->count = 0;
-	while (p->small) {
-		void *b = p->small;
-
-		p->small = *(void **)b;
-		SMALL_UNPOISON(b);
+	while ((b = list_pop(&p->small, &p->nsmall, RT_POOL_SMALL)))
 		free(b);
-	}
-	p->nsmall = 0;
 	pthread_mutex_unlock(&p->lock);
 }
