@@ -925,6 +925,9 @@ HOMA_API int homa_fd(homa_socket *s);
  * homa_poll() - Polled mode: move packets and run timers.
  * @timeout_ns: how long to wait for the first packet (0 = just drain
  *	what is there, -1 = until something arrives; below -1: HOMA_EINVAL).
+ *	Protocol timers run meanwhile; the wait ends early only when packets
+ *	(or a TCP connection's data) arrived, a message became ready or the
+ *	socket closed.
  * One thread at a time drives I/O. While the standby thread does (the
  * application was away), the call takes the role over from it at once;
  * while another application thread does, the call waits for its turn

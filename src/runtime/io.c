@@ -431,6 +431,7 @@ uint64_t homa_rt_poll_step(struct homa_rt *rt, uint64_t now, uint64_t until)
 
 	homa_rt_timers(rt, now);
 	got = wait_packets(rt, engine_wake(rt, until), until);
+	rt->poll_input = got != 0;
 	if (got & WAIT_PACKETS)
 		homa_rt_input(rt, &after);
 	if (got & WAIT_TCP)

@@ -109,6 +109,7 @@ struct homa_rt {
 	int space_waiters;
 	bool poller_active;         /**< polled mode: a thread drives I/O */
 	bool standby_active;        /**< polled mode: that thread is the standby (standby.c) */
+	bool poll_input;            /**< the poller's last homa_rt_poll_step() read packets or TCP */
 	uint64_t app_poll_ns;       /**< polled mode: last time an application thread drove I/O */
 	uint64_t standby_ns;        /**< absence after which the standby (threaded: I/O) thread steps in */
 	pthread_cond_t standby_cond; /**< the standby or I/O thread naps here while applications drive */
@@ -560,7 +561,9 @@ bool homa_rt_poll_locked(struct homa_rt *rt, uint64_t until);
  * another thread holds the poller role wait for it (interrupting the
  * standby thread, which hands the role over at once) instead of
  * returning; gives up waiting when messages are ready, the socket
- * closes or @until passes.
+ * closes or @until passes. A turn whose wait ended with nothing read (a
+ * wake-up left by homa_abort() or by the standby's hand-over, a timer)
+ * is followed by another: homa_poll() returns once something arrived.
  */
 void homa_rt_poll_turn(struct homa_rt *rt, uint64_t until);
 

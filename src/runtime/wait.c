@@ -163,10 +163,13 @@ void homa_rt_poll_turn(struct homa_rt *rt, uint64_t until)
 		if (!rt->poller_active) {
 			homa_rt_run_poller(rt, until, true);
 			homa_rt_pass_poller(rt);
-			return;
+			if (rt->poll_input)
+				return;
 		}
 		if (rt->nready > 0 || homa_rt_now() >= until)
 			return;
+		if (!rt->poller_active)
+			continue;  /* woken with nothing read: poll again */
 		rt->role_waiters++;
 		timed_wait(rt, &rt->role_cond, until);
 		rt->role_waiters--;

@@ -85,6 +85,42 @@ static void homa_poll__waits_while_the_standby_polled(void **state)
 	homa_close(srv);
 }
 
+/**
+ * homa_poll__kick_is_not_an_arrival() - homa_poll() with -1 waits until
+ * a packet arrives even when the socket's wake-up was left set by an
+ * earlier call (here homa_abort(), which interrupts a poller; the
+ * standby thread handing the role over leaves the same). The old code
+ * returned 0 at once, with nothing arrived.
+ */
+static void homa_poll__kick_is_not_an_arrival(void **state)
+{
+	homa_socket *srv, *cli;
+	struct later l = {.delay_us = 200000, .buf = "k", .len = 1};
+	struct homa_message m;
+	pthread_t t;
+	uint64_t t0;
+	int n;
+
+	(void)state;
+	assert_int_equal(api_open(&srv, HOMA_MODE_POLLED, true, NULL), 0);
+	assert_int_equal(api_open(&cli, HOMA_MODE_THREADED, false, NULL), 0);
+	assert_int_equal(homa_abort(srv, 2), HOMA_ENOTFOUND);
+	l.cli = cli;
+	l.dst = api_dst(srv);
+	assert_int_equal(pthread_create(&t, NULL, send_later, &l), 0);
+	t0 = api_now_ns();
+	n = homa_poll(srv, -1);
+	t0 = api_now_ns() - t0;
+	pthread_join(t, NULL);
+	assert_int_equal(l.err, 0);
+	if (n != 1)
+		fail_msg("homa_poll(-1) returned %d after %llu us", n, (unsigned long long)(t0 / 1000));
+	assert_int_equal(homa_recv(srv, HOMA_RECV_REQUEST, 0, 0, &m), 0);
+	homa_message_release(&m);
+	homa_close(cli);
+	homa_close(srv);
+}
+
 /** A server thread that answers one request after a delay. */
 struct slow_server {
 	homa_socket *s;
@@ -521,6 +557,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(homa_poll__waits_while_the_standby_polled),
+		cmocka_unit_test(homa_poll__kick_is_not_an_arrival),
 		cmocka_unit_test(homa_recv_partial_wait__client_waits_for_the_response),
 		cmocka_unit_test(homa_recv_partial_wait__server_reads_a_request_as_it_arrives),
 		cmocka_unit_test(homa_recv__partial_flag_takes_complete_requests_too),
