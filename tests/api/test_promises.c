@@ -49,6 +49,35 @@ static void *send_later(void *arg)
 }
 
 /**
+ * poll_for_request() - homa_poll(@srv, -1) while another thread sends a
+ * 1-byte request from @cli to @srv @delay_us later; then take the request.
+ * Return: what homa_poll() returned (the test fails if the send did, or if
+ * the request is not there after it).
+ */
+static int poll_for_request(homa_socket *srv, homa_socket *cli, useconds_t delay_us)
+{
+	struct later l = {.cli = cli, .dst = api_dst(srv), .delay_us = delay_us,
+			  .buf = "p", .len = 1};
+	struct homa_message m;
+	pthread_t t;
+	uint64_t t0;
+	int n;
+
+	assert_int_equal(pthread_create(&t, NULL, send_later, &l), 0);
+	t0 = api_now_ns();
+	n = homa_poll(srv, -1);
+	t0 = api_now_ns() - t0;
+	pthread_join(t, NULL);
+	assert_int_equal(l.err, 0);
+	if (n != 1)
+		print_message("homa_poll(-1) returned %d after %llu us\n", n,
+			      (unsigned long long)(t0 / 1000));
+	assert_int_equal(homa_recv(srv, HOMA_RECV_REQUEST, 0, 0, &m), 0);
+	homa_message_release(&m);
+	return n;
+}
+
+/**
  * homa_poll__waits_while_the_standby_polled() - A polled socket whose
  * application was away (the standby thread drives it): homa_poll() with
  * a timeout waits that long for packets, and with -1 until one arrives,
@@ -57,11 +86,7 @@ static void *send_later(void *arg)
 static void homa_poll__waits_while_the_standby_polled(void **state)
 {
 	homa_socket *srv, *cli;
-	struct later l = {.delay_us = 300000, .buf = "p", .len = 1};
-	struct homa_message m;
-	pthread_t t;
 	uint64_t t0;
-	int n;
 
 	(void)state;
 	assert_int_equal(api_open(&srv, HOMA_MODE_POLLED, true, NULL), 0);
@@ -72,15 +97,7 @@ static void homa_poll__waits_while_the_standby_polled(void **state)
 	assert_true(api_now_ns() - t0 >= 150000000);
 
 	usleep(50000);
-	l.cli = cli;
-	l.dst = api_dst(srv);
-	assert_int_equal(pthread_create(&t, NULL, send_later, &l), 0);
-	n = homa_poll(srv, -1);
-	pthread_join(t, NULL);
-	assert_int_equal(l.err, 0);
-	assert_int_equal(n, 1);
-	assert_int_equal(homa_recv(srv, HOMA_RECV_REQUEST, 0, 0, &m), 0);
-	homa_message_release(&m);
+	assert_int_equal(poll_for_request(srv, cli, 300000), 1);
 	homa_close(cli);
 	homa_close(srv);
 }
@@ -95,28 +112,12 @@ static void homa_poll__waits_while_the_standby_polled(void **state)
 static void homa_poll__kick_is_not_an_arrival(void **state)
 {
 	homa_socket *srv, *cli;
-	struct later l = {.delay_us = 200000, .buf = "k", .len = 1};
-	struct homa_message m;
-	pthread_t t;
-	uint64_t t0;
-	int n;
 
 	(void)state;
 	assert_int_equal(api_open(&srv, HOMA_MODE_POLLED, true, NULL), 0);
 	assert_int_equal(api_open(&cli, HOMA_MODE_THREADED, false, NULL), 0);
 	assert_int_equal(homa_abort(srv, 2), HOMA_ENOTFOUND);
-	l.cli = cli;
-	l.dst = api_dst(srv);
-	assert_int_equal(pthread_create(&t, NULL, send_later, &l), 0);
-	t0 = api_now_ns();
-	n = homa_poll(srv, -1);
-	t0 = api_now_ns() - t0;
-	pthread_join(t, NULL);
-	assert_int_equal(l.err, 0);
-	if (n != 1)
-		fail_msg("homa_poll(-1) returned %d after %llu us", n, (unsigned long long)(t0 / 1000));
-	assert_int_equal(homa_recv(srv, HOMA_RECV_REQUEST, 0, 0, &m), 0);
-	homa_message_release(&m);
+	assert_int_equal(poll_for_request(srv, cli, 200000), 1);
 	homa_close(cli);
 	homa_close(srv);
 }

@@ -64,13 +64,6 @@
 #define GSO_SEGS (65507 / PAYLOAD)
 /** UDP port of the udp modes. */
 #define PORT 5001
-/** UDP_SEGMENT / UDP_GRO option numbers (linux/udp.h), if libc lacks them. */
-#ifndef UDP_SEGMENT
-#define UDP_SEGMENT 103
-#endif
-#ifndef UDP_GRO
-#define UDP_GRO 104
-#endif
 
 /** An AF_XDP socket with its UMEM and rings. */
 struct xsk {
