@@ -13,7 +13,7 @@
  * Invariants:
  * - tables: rpcs.count == handles.count == length of all_rpcs; every RPC
  *   is found again by its id and by its handle; nevents == length of
- *   events; ctl_count <= ctl_cap; done_count <= done_cap;
+ *   events; ctl_count <= ctl_cap; done_unindexed <= done_count <= done_cap;
  * - messages: received <= length, recv_end <= length, the send cursor
  *   within the message, granted <= length on both sides;
  * - grant accounting: total_incoming == sum of the grantable messages'
@@ -139,6 +139,8 @@ static const char *check_lists(const homa_engine *e)
 		return "control ring: more packets than slots";
 	if (e->done_count > e->done_cap)
 		return "finished-RPC memory: more entries than slots";
+	if (e->done_unindexed > e->done_count)
+		return "finished-RPC memory: more entries to index than entries";
 	return NULL;
 }
 

@@ -19,10 +19,23 @@
  * watermark fails the same way. Slots are shared by hash, which only adds
  * such errors, never a second run.
  *
- * Entries are 64-bit keyed fingerprints of (client id, client address,
- * client port) with their finish time, in a FIFO ring, plus an
+ * Entries are 64-bit fingerprints of (client id, client address, client
+ * port) with their finish time, in a FIFO ring in finish order, plus an
  * open-addressing index over the fingerprints (linear probing, at most
- * half full, backward-shift deletion) for a constant-time lookup.
+ * half full, backward-shift deletion) for a constant-time lookup. The
+ * fingerprint mixes the client's keyed hash (homa_done_client(), the same
+ * hash as its RPC group's key) with the id by a bijection, so two ids of
+ * one client never share a fingerprint.
+ *
+ * The common case touches only hot memory. Each watermark slot also keeps
+ * the highest id of its clients in the ring: a request above it (a
+ * client's ids grow) is new without a look at the index. The index is
+ * brought up to date only by a lookup that cannot be answered so (the
+ * ring's newest entries are added then), so finishing an RPC writes the
+ * ring's next entry and forgetting one reads its oldest: both sequential.
+ * A lookup that must search adds at most the entries finished since the
+ * last such lookup, so the index work is never more than one insert and
+ * one removal per finished RPC (engine.done_probes counts it for tests).
  */
 #include <string.h>
 
@@ -36,13 +49,37 @@ struct homa_done_ent {
 	uint32_t mark; /**< its client's slot in engine.done_marks */
 };
 
-/** homa_done_fingerprint() - Non-zero keyed 64-bit hash of server RPC @id from @addr:@port. */
+/**
+ * homa_done_client() - The keyed hash of client @addr:@port that its
+ * finished RPCs' fingerprints and its watermark slot are made from (the
+ * one hash a lookup makes; its low 32 bits are the RPC group's key).
+ */
+uint64_t homa_done_client(const homa_engine *e, const homa_addr *addr, uint16_t port)
+{
+	return homa_hash_rpc(e, 0, addr, port);
+}
+
+/**
+ * homa_done_fp() - Non-zero fingerprint of server RPC @id of the client
+ * whose homa_done_client() hash is @h: a bijective mix of @h and @id.
+ */
+uint64_t homa_done_fp(uint64_t h, uint64_t id)
+{
+	uint64_t x = h ^ (id * 0x9e3779b97f4a7c15ull);
+
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdull;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ull;
+	x ^= x >> 33;
+	return x ? x : 1;
+}
+
+/** homa_done_fingerprint() - homa_done_fp() of server RPC @id from @addr:@port (one hash). */
 uint64_t homa_done_fingerprint(const homa_engine *e, uint64_t id, const homa_addr *addr,
 			       uint16_t port)
 {
-	uint64_t h = homa_hash_rpc(e, id, addr, port);
-
-	return h ? h : 1;
+	return homa_done_fp(homa_done_client(e, addr, port), id);
 }
 
 /** mask() - Index slots minus one (the index has twice the ring's slots). */
@@ -62,8 +99,11 @@ static void index_insert(homa_engine *e, uint64_t f)
 {
 	uint32_t i = home(e, f);
 
-	while (e->done_index[i])
+	while (e->done_index[i]) {
+		e->done_probes++;
 		i = (i + 1) & mask(e);
+	}
+	e->done_probes++;
 	e->done_index[i] = f;
 }
 
@@ -82,13 +122,16 @@ static void index_remove(homa_engine *e, uint64_t f)
 	uint64_t *ix = e->done_index;
 	uint32_t i = home(e, f), j;
 
+	e->done_probes++;
 	while (ix[i] != f) {
 		if (!ix[i])
 			return;
 		i = (i + 1) & mask(e);
+		e->done_probes++;
 	}
 	for (j = i;;) {
 		j = (j + 1) & mask(e);
+		e->done_probes++;
 		if (!ix[j])
 			break;
 		if (between(i, home(e, ix[j]), j))
@@ -132,8 +175,8 @@ int homa_done_init(homa_engine *e)
 	e->done_cap = 0;
 	e->done_head = 0;
 	e->done_count = 0;
+	e->done_unindexed = 0;
 	memset(e->done_marks, 0, sizeof(e->done_marks));
-	e->done_mark_t = 0;
 	if (!e->s.max_done_rpcs)
 		return 0;
 	e->done_cap = HOMA_DONE_MIN;
@@ -196,8 +239,7 @@ static bool grow(homa_engine *e)
 	e->done_index = ix;
 	e->done_cap = cap;
 	e->done_head = n;
-	for (uint32_t i = 0; i < n; i++)
-		index_insert(e, ring[i].f);
+	e->done_unindexed = n; /* the next lookup that searches indexes them */
 	return true;
 }
 
@@ -208,7 +250,7 @@ static bool grow(homa_engine *e)
  */
 static uint32_t mark_slot(const homa_engine *e, const homa_addr *addr, uint16_t port)
 {
-	return (uint32_t)homa_hash_rpc(e, 0, addr, port) % HOMA_DONE_MARKS;
+	return (uint32_t)homa_done_client(e, addr, port) % HOMA_DONE_MARKS;
 }
 
 /**
@@ -223,16 +265,6 @@ static uint32_t rpc_mark_slot(const homa_engine *e, const struct homa_rpc *rpc)
 }
 
 /**
- * marks_live() - True if some watermark may still be inside the horizon:
- * the newest one raised is (engine time only moves forward, so every
- * older one is at least as old).
- */
-static bool marks_live(const homa_engine *e)
-{
-	return e->done_mark_t && e->now - e->done_mark_t < homa_done_horizon_ns(e);
-}
-
-/**
  * forget_oldest() - Drop the oldest entry to make room. One still inside
  * the horizon raises its client's watermark (see the file comment).
  */
@@ -242,15 +274,21 @@ static void forget_oldest(homa_engine *e)
 	struct homa_done_mark *m = &e->done_marks[old->mark];
 	uint64_t horizon = homa_done_horizon_ns(e);
 
-	index_remove(e, old->f);
+	if (e->done_count > e->done_unindexed)
+		index_remove(e, old->f);
+	else
+		e->done_unindexed--;
 	e->done_count--;
-	if (e->now - old->t >= horizon)
-		return;
-	e->done_forced_out++;
-	if (!m->t || e->now - m->t >= horizon || old->id > m->max_id)
-		m->max_id = old->id;
-	m->t = e->now ? e->now : 1;
-	e->done_mark_t = m->t;
+	m->count--;
+	if (e->now - old->t < horizon) {
+		e->done_forced_out++;
+		if (!m->t || e->now - m->t >= horizon || old->id > m->max_id)
+			m->max_id = old->id;
+		m->t = e->now ? e->now : 1;
+	}
+	/* none of the slot's clients left: only a live watermark bounds it */
+	if (!m->count)
+		m->max_added = m->t && e->now - m->t < horizon ? m->max_id : 0;
 }
 
 /**
@@ -262,6 +300,7 @@ static void forget_oldest(homa_engine *e)
 void homa_done_add(homa_engine *e, const struct homa_rpc *rpc)
 {
 	struct homa_done_ent *ent;
+	struct homa_done_mark *m;
 
 	if (!e->done_cap)
 		return;
@@ -269,46 +308,68 @@ void homa_done_add(homa_engine *e, const struct homa_rpc *rpc)
 	    (e->now - e->done[e->done_head].t >= homa_done_horizon_ns(e) || !grow(e)))
 		forget_oldest(e);
 	ent = &e->done[e->done_head];
-	ent->f = rpc->done_f ? rpc->done_f
-			     : homa_done_fingerprint(e, rpc->id, &rpc->peer->addr, rpc->dport);
+	if (rpc->done_f) {
+		ent->f = rpc->done_f;
+		ent->mark = rpc_mark_slot(e, rpc);
+	} else {
+		uint64_t h = homa_done_client(e, &rpc->peer->addr, rpc->dport);
+
+		ent->f = homa_done_fp(h, rpc->id);
+		ent->mark = (uint32_t)h % HOMA_DONE_MARKS;
+	}
 	ent->t = e->now;
 	ent->id = rpc->id;
-	ent->mark = rpc_mark_slot(e, rpc);
-	index_insert(e, ent->f);
+	m = &e->done_marks[ent->mark];
+	m->count++;
+	if (rpc->id > m->max_added)
+		m->max_added = rpc->id;
+	e->done_unindexed++;
 	e->done_count++;
 	e->done_head = (e->done_head + 1) % e->done_cap;
 }
 
-/**
- * homa_done_seen_fp() - homa_done_seen() for a caller that already made
- * the fingerprint @f (homa_done_fingerprint()) of @id from @addr:@port.
- * Hashes again only while some watermark is live.
- */
-bool homa_done_seen_fp(const homa_engine *e, uint64_t f, uint64_t id, const homa_addr *addr,
-		       uint16_t port)
+/** index_newest() - Add the ring's unindexed newest entries to the index. */
+static void index_newest(homa_engine *e)
 {
-	const struct homa_done_mark *m;
+	uint32_t i = (e->done_head + e->done_cap - e->done_unindexed) % e->done_cap;
 
-	if (!e->done_cap)
+	for (; e->done_unindexed; e->done_unindexed--, i = (i + 1) % e->done_cap)
+		index_insert(e, e->done[i].f);
+}
+
+/**
+ * homa_done_seen_h() - homa_done_seen() for a caller that already made
+ * the client's hash @h (homa_done_client()). Hashes nothing; searches the
+ * index only for an id at or below the highest one its watermark slot
+ * holds (the rare case: a client's ids grow).
+ */
+bool homa_done_seen_h(homa_engine *e, uint64_t h, uint64_t id)
+{
+	const struct homa_done_mark *m = &e->done_marks[(uint32_t)h % HOMA_DONE_MARKS];
+	uint64_t f;
+
+	if (!e->done_cap || id > m->max_added)
 		return false;
-	for (uint32_t i = home(e, f); e->done_index[i]; i = (i + 1) & mask(e))
+	index_newest(e);
+	f = homa_done_fp(h, id);
+	for (uint32_t i = home(e, f);; i = (i + 1) & mask(e)) {
+		e->done_probes++;
+		if (!e->done_index[i])
+			break;
 		if (e->done_index[i] == f)
 			return true;
-	if (!marks_live(e))
-		return false;
-	m = &e->done_marks[mark_slot(e, addr, port)];
+	}
 	return m->t && e->now - m->t < homa_done_horizon_ns(e) && id <= m->max_id;
 }
 
 /**
  * homa_done_seen() - True if server RPC @id from @addr:@port may have
  * finished: it is remembered, or it lies at or below its client's live
- * watermark (the cap forced out a newer RPC of that client). One hash,
- * two while a watermark is live.
+ * watermark (the cap forced out a newer RPC of that client). One hash.
  */
-bool homa_done_seen(const homa_engine *e, uint64_t id, const homa_addr *addr, uint16_t port)
+bool homa_done_seen(homa_engine *e, uint64_t id, const homa_addr *addr, uint16_t port)
 {
 	if (!e->done_cap)
 		return false;
-	return homa_done_seen_fp(e, homa_done_fingerprint(e, id, addr, port), id, addr, port);
+	return homa_done_seen_h(e, homa_done_client(e, addr, port), id);
 }

@@ -60,7 +60,7 @@ static struct homa_rpc *new_server_rpc(homa_engine *e, const homa_addr *src,
 {
 	struct homa_peer *peer;
 	struct homa_rpc *rpc;
-	uint64_t done_f;
+	uint64_t done_f = 0, h;
 
 	if (!e->server) {
 		*drop = HOMA_DROP(HOMA_DROP_NOT_SERVER);
@@ -69,10 +69,17 @@ static struct homa_rpc *new_server_rpc(homa_engine *e, const homa_addr *src,
 	*drop = partial_limit(e, src, pkt, length);
 	if (*drop)
 		return NULL;
-	done_f = e->done_cap ? homa_done_fingerprint(e, pkt->sender_id ^ 1, src, pkt->sport) : 0;
-	if (homa_done_seen_fp(e, done_f, pkt->sender_id ^ 1, src, pkt->sport)) {
-		*drop = HOMA_DROP(HOMA_DROP_COMPLETED);
-		return NULL;
+	if (e->done_cap) {
+		/* the client's hash, kept in its RPC group if it has one */
+		struct homa_peer *known = homa_peer_find(e, src);
+		struct homa_pport *g = known ? homa_pport_near(known, pkt->sport) : NULL;
+
+		h = g ? g->h : homa_done_client(e, src, pkt->sport);
+		if (homa_done_seen_h(e, h, pkt->sender_id ^ 1)) {
+			*drop = HOMA_DROP(HOMA_DROP_COMPLETED);
+			return NULL;
+		}
+		done_f = homa_done_fp(h, pkt->sender_id ^ 1);
 	}
 	if (homa_rpc_find_host_key(e, key, pkt->sender_id ^ 1, src)) {
 		/* ids are unique per host: the same id from another port of it */

@@ -34,6 +34,9 @@ struct homa_cache {
 	uint32_t count; /**< records kept */
 };
 
+/** Groups of a peer that homa_pport_near() looks at before it gives up (pport.c). */
+#define HOMA_PPORT_NEAR 4
+
 /** Watermark slots of the finished-RPC memory (see done.c). */
 #define HOMA_DONE_MARKS 256
 
@@ -232,7 +235,8 @@ struct homa_rpc {
 struct homa_pport {
 	struct homa_pport *hash_next; /**< chain in engine.pports */
 	struct homa_peer *peer;
-	uint32_t key;                 /**< keyed hash of (peer address, port), as made by pport.c */
+	uint64_t h;                   /**< keyed hash of (peer address, port): homa_done_client() */
+	uint32_t key;                 /**< its low 32 bits, the table's key */
 	uint16_t port;
 	struct homa_link rpcs;        /**< homa_rpc.port_link; never empty while the group lives */
 	struct homa_link peer_link;   /**< peer.ports */
@@ -312,6 +316,8 @@ struct homa_hash_key {
 struct homa_done_mark {
 	uint64_t max_id;
 	uint64_t t;               /**< when (0: never) */
+	uint64_t max_added;       /**< highest id of these clients in the ring (or its watermark) */
+	uint32_t count;           /**< entries of these clients in the ring */
 };
 
 struct homa_done_ent;
@@ -425,9 +431,10 @@ struct homa_engine {
 	uint32_t done_cap;
 	uint32_t done_head;          /**< next ring slot to write */
 	uint32_t done_count;         /**< entries in the ring */
+	uint32_t done_unindexed;     /**< newest entries not yet in the index (added on a slow lookup) */
+	uint64_t done_probes;        /**< index slots read or written (for tests) */
 	uint64_t done_forced_out;    /**< entries the cap forced out inside the horizon */
 	struct homa_done_mark done_marks[HOMA_DONE_MARKS];
-	uint64_t done_mark_t;        /**< when the newest watermark was raised (0: never) */
 
 	struct homa_hash_key hash_key; /**< keys every table hash (hash.c) */
 
@@ -509,6 +516,12 @@ struct homa_peer *homa_peer_find(homa_engine *e, const homa_addr *addr);
 /** homa_pport_find() - The group of RPCs with @peer and @port, or NULL. */
 struct homa_pport *homa_pport_find(homa_engine *e, const struct homa_peer *peer, uint16_t port);
 /**
+ * homa_pport_near() - The group of @peer:@port if it is among the first
+ * HOMA_PPORT_NEAR groups of @peer (no hash made), else NULL (it may still
+ * exist: homa_pport_find() hashes).
+ */
+struct homa_pport *homa_pport_near(const struct homa_peer *peer, uint16_t port);
+/**
  * homa_pport_add() - Put new @rpc in the group of its peer and dport,
  * creating the group. Return: 0 or HOMA_ENOMEM (@rpc is in no group).
  */
@@ -549,9 +562,10 @@ int homa_rpc_event(homa_engine *e, struct homa_rpc *rpc, const struct homa_event
 int homa_done_init(homa_engine *e);
 void homa_done_free(homa_engine *e);
 void homa_done_add(homa_engine *e, const struct homa_rpc *rpc);
-bool homa_done_seen(const homa_engine *e, uint64_t id, const homa_addr *addr, uint16_t port);
-bool homa_done_seen_fp(const homa_engine *e, uint64_t f, uint64_t id, const homa_addr *addr,
-		       uint16_t port);
+bool homa_done_seen(homa_engine *e, uint64_t id, const homa_addr *addr, uint16_t port);
+bool homa_done_seen_h(homa_engine *e, uint64_t h, uint64_t id);
+uint64_t homa_done_client(const homa_engine *e, const homa_addr *addr, uint16_t port);
+uint64_t homa_done_fp(uint64_t h, uint64_t id);
 uint64_t homa_done_fingerprint(const homa_engine *e, uint64_t id, const homa_addr *addr,
 			       uint16_t port);
 uint64_t homa_done_horizon_ns(const homa_engine *e);

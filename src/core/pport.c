@@ -14,10 +14,10 @@
 
 #include "internal.h"
 
-/** pport_key() - Keyed hash of (@addr, @port). */
-static uint32_t pport_key(const homa_engine *e, const homa_addr *addr, uint16_t port)
+/** pport_key() - Keyed hash of (@addr, @port): homa_done_client(), the group's h. */
+static uint64_t pport_key(const homa_engine *e, const homa_addr *addr, uint16_t port)
 {
-	return (uint32_t)homa_hash_rpc(e, 0, addr, port);
+	return homa_hash_rpc(e, 0, addr, port);
 }
 
 /** pport_hash() - Table hash of a group element (its key, made once). */
@@ -41,20 +41,39 @@ static struct homa_pport *find_key(homa_engine *e, const struct homa_peer *peer,
 /** homa_pport_find() - See internal.h. */
 struct homa_pport *homa_pport_find(homa_engine *e, const struct homa_peer *peer, uint16_t port)
 {
-	return find_key(e, peer, port, pport_key(e, &peer->addr, port));
+	return find_key(e, peer, port, (uint32_t)pport_key(e, &peer->addr, port));
+}
+
+/** homa_pport_near() - See internal.h. */
+struct homa_pport *homa_pport_near(const struct homa_peer *peer, uint16_t port)
+{
+	struct homa_link *l = peer->ports.next;
+
+	for (int n = 0; n < HOMA_PPORT_NEAR && l != &peer->ports; n++, l = l->next) {
+		struct homa_pport *g = homa_container_of(l, struct homa_pport, peer_link);
+
+		if (g->port == port)
+			return g;
+	}
+	return NULL;
 }
 
 /**
  * homa_pport_add() - See internal.h. The group's key is hashed once, here
- * when the group is made, and kept in it for the table and homa_pport_del().
+ * when the group is made, and kept in it for the table and homa_pport_del();
+ * a group among its peer's first few is found without a hash.
  */
 int homa_pport_add(homa_engine *e, struct homa_rpc *rpc)
 {
-	uint32_t key = pport_key(e, &rpc->peer->addr, rpc->dport);
-	struct homa_pport *g = find_key(e, rpc->peer, rpc->dport, key);
+	struct homa_pport *g = homa_pport_near(rpc->peer, rpc->dport);
+	uint64_t h = 0;
 
 	if (!g) {
-		uint32_t b;
+		h = pport_key(e, &rpc->peer->addr, rpc->dport);
+		g = find_key(e, rpc->peer, rpc->dport, (uint32_t)h);
+	}
+	if (!g) {
+		uint32_t b, key = (uint32_t)h;
 
 		g = homa_cache_get(e, &e->pport_cache, sizeof(*g));
 		if (!g)
@@ -62,6 +81,7 @@ int homa_pport_add(homa_engine *e, struct homa_rpc *rpc)
 		memset(g, 0, sizeof(*g));
 		g->peer = rpc->peer;
 		g->port = rpc->dport;
+		g->h = h;
 		g->key = key;
 		homa_list_init(&g->rpcs);
 		homa_list_add_tail(&rpc->peer->ports, &g->peer_link);

@@ -155,6 +155,11 @@ static void check__each_corruption_is_named(void **state)
 	expect_broken(s, "event queue");
 	s->nevents--;
 
+	was = s->done_unindexed;
+	s->done_unindexed = s->done_count + 1;
+	expect_broken(s, "to index");
+	s->done_unindexed = was;
+
 	assert_null(homa_check_engine(s));
 	th_pair_free(&p);
 }

@@ -188,8 +188,8 @@ static void done__watermark_of_grouped_rpcs(void **state)
 }
 
 /**
- * done__hashes_only_what_it_must() - A lookup makes one keyed hash while no
- * watermark is live and two while one is; a real RPC's finish makes none
+ * done__hashes_only_what_it_must() - A lookup makes one keyed hash, also
+ * while a watermark is live; a real RPC's finish makes none
  * when it carries its fingerprint (the request's lookup made it) and one
  * when it does not; it takes its watermark slot from its RPC group.
  */
@@ -219,7 +219,7 @@ static void done__hashes_only_what_it_must(void **state)
 	assert_true(seen(f, 9000, 40000));
 	assert_true(seen(f, 9002, 40000));
 
-	/* a live watermark costs lookups their second hash */
+	/* a live watermark costs lookups no second hash */
 	s.max_done_rpcs = HOMA_DONE_MIN;
 	assert_int_equal(homa_engine_set_settings(f->e, &s), 0);
 	for (uint64_t i = 0; i < HOMA_DONE_MIN; i++)
@@ -227,12 +227,155 @@ static void done__hashes_only_what_it_must(void **state)
 	assert_true(f->e->done_forced_out > 0);
 	h = homa_hash_calls;
 	assert_false(seen(f, 90000, 40000));
+	assert_int_equal(homa_hash_calls - h, 1);
+	assert_true(seen(f, 20000, 40001));
 	assert_int_equal(homa_hash_calls - h, 2);
-	/* past the horizon it is dead again */
+	/* past the horizon it is dead */
 	f->e->now += homa_done_horizon_ns(f->e);
 	h = homa_hash_calls;
 	assert_false(seen(f, 90000, 40000));
 	assert_int_equal(homa_hash_calls - h, 1);
+}
+
+/** indexed() - Fingerprints in the index now (its non-empty slots). */
+static uint32_t indexed(const struct fix *f)
+{
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < 2 * f->e->done_cap; i++)
+		n += f->e->done_index[i] != 0;
+	return n;
+}
+
+/**
+ * done__growing_ids_touch_no_index() - A client whose ids grow, each
+ * request looked up when it arrives and remembered when it finishes, over
+ * three initial rings and past the horizon (old entries forgotten): no
+ * index slot is read or written, and every answer is right.
+ */
+static void done__growing_ids_touch_no_index(void **state)
+{
+	struct fix *f = *state;
+	const uint64_t n = 3 * HOMA_DONE_MIN, step = homa_done_horizon_ns(f->e) / HOMA_DONE_MIN;
+	uint64_t p0 = f->e->done_probes;
+
+	f->e->now = 1000;
+	for (uint64_t i = 0; i < n; i++) {
+		f->e->now += step;
+		assert_false(seen(f, 100 + 2 * i, 40000));
+		assert_false(seen(f, 100 + 2 * i, 40001));
+		finish(f, 100 + 2 * i, 40000);
+	}
+	assert_int_equal(f->e->done_probes - p0, 0);
+	assert_true(homa_done_count(f->e) < n); /* the oldest were forgotten */
+	assert_true(seen(f, 100 + 2 * (n - 1), 40000));
+	assert_false(seen(f, 100, 40000));
+}
+
+/**
+ * done__search_indexes_each_entry_once() - A lookup at or below a
+ * client's newest finished id searches: it first indexes the entries
+ * finished since the last search, so searching after every finish costs
+ * a few slots each, not the whole ring; entries forgotten indexed or not
+ * leave the index holding exactly the indexed ones.
+ */
+static void done__search_indexes_each_entry_once(void **state)
+{
+	struct fix *f = *state;
+	uint64_t horizon = homa_done_horizon_ns(f->e), p0;
+	const uint64_t n = HOMA_DONE_MIN;
+
+	f->e->now = 1000;
+	for (uint64_t i = 0; i < n; i++)
+		finish(f, 2 * i, 40000);
+	p0 = f->e->done_probes;
+	assert_true(seen(f, 0, 40000));
+	assert_false(seen(f, 1, 40000)); /* never finished, below the newest */
+	assert_true(f->e->done_probes - p0 >= n);
+	assert_int_equal(indexed(f), n);
+	/* one search after each finish: each entry indexed once */
+	p0 = f->e->done_probes;
+	for (uint64_t i = 0; i < n / 2; i++) {
+		finish(f, 100000 + 2 * i, 40000);
+		assert_true(seen(f, 2 * i, 40000));
+	}
+	assert_true(f->e->done_probes - p0 < 8 * n);
+	assert_int_equal(indexed(f), n + n / 2);
+	/* past the horizon the ring makes room from its oldest, indexed or not */
+	f->e->now = 1000 + horizon;
+	for (uint64_t i = 0; i < n; i++)
+		finish(f, 200000 + 2 * i, 40000);
+	assert_int_equal(homa_done_capacity(f->e), 2 * n);
+	assert_int_equal(indexed(f), homa_done_count(f->e) - f->e->done_unindexed);
+	for (uint64_t i = 0; i < n; i++)
+		assert_true(seen(f, 200000 + 2 * i, 40000));
+	assert_int_equal(indexed(f), homa_done_count(f->e));
+}
+
+/**
+ * done__restarted_client_searches() - A client whose ids start again
+ * lower (a restart on the same port) is searched, not waved through: its
+ * old finished ids are still refused, new ones are not; once all of its
+ * slot's entries are forgotten, its ids are new again without a search.
+ */
+static void done__restarted_client_searches(void **state)
+{
+	struct fix *f = *state;
+	uint16_t other = 40001;
+	uint64_t p0;
+
+	/* another client in another watermark slot */
+	while ((uint32_t)homa_done_client(f->e, &f->peer.addr, other) % HOMA_DONE_MARKS ==
+	       (uint32_t)homa_done_client(f->e, &f->peer.addr, 40000) % HOMA_DONE_MARKS)
+		other++;
+	f->e->now = 1000;
+	for (uint64_t i = 0; i < 100; i++)
+		finish(f, 5000 + 2 * i, 40000);
+	assert_true(seen(f, 5000, 40000));
+	assert_false(seen(f, 2, 40000));
+	finish(f, 2, 40000);
+	assert_true(seen(f, 2, 40000));
+	assert_false(seen(f, 4, 40000));
+	/* all forgotten: a full ring of another client's RPCs past the horizon */
+	f->e->now += homa_done_horizon_ns(f->e);
+	for (uint64_t i = 0; i < HOMA_DONE_MIN; i++)
+		finish(f, 2 * i, other);
+	assert_int_equal(homa_done_capacity(f->e), HOMA_DONE_MIN);
+	p0 = f->e->done_probes;
+	assert_false(seen(f, 4, 40000));
+	assert_false(seen(f, 5000, 40000));
+	assert_int_equal(f->e->done_probes - p0, 0);
+}
+
+/**
+ * done__group_keeps_the_client_hash() - An RPC group keeps its client's
+ * full hash (the one fingerprints and watermark slots are made from), and
+ * a new RPC joins a group of its peer's first few without hashing again.
+ */
+static void done__group_keeps_the_client_hash(void **state)
+{
+	struct fix *f = *state;
+	struct homa_peer *peer = homa_peer_get(f->e, &f->peer.addr);
+	struct homa_rpc *a, *b;
+	uint32_t key;
+	uint64_t h;
+
+	assert_non_null(peer);
+	homa_peer_get(f->e, &f->peer.addr); /* one reference per RPC */
+	a = homa_rpc_new(f->e, 7001, peer, 40000);
+	assert_non_null(a);
+	assert_true(a->pport->h == homa_done_client(f->e, &f->peer.addr, 40000));
+	assert_int_equal(a->pport->key, (uint32_t)a->pport->h);
+	assert_ptr_equal(homa_pport_near(peer, 40000), a->pport);
+	assert_null(homa_pport_near(peer, 40001));
+	key = homa_rpc_key(f->e, 7003, &f->peer.addr);
+	h = homa_hash_calls;
+	b = homa_rpc_new_key(f->e, key, 7003, peer, 40000);
+	assert_non_null(b);
+	assert_int_equal(homa_hash_calls - h, 0);
+	assert_ptr_equal(b->pport, a->pport);
+	homa_rpc_free(f->e, a);
+	homa_rpc_free(f->e, b);
 }
 
 /** Two engines and a clock for the end-to-end cases below. */
@@ -497,6 +640,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(done__cap_turns_duplicates_into_errors, setup, teardown),
 		cmocka_unit_test_setup_teardown(done__watermark_of_grouped_rpcs, setup, teardown),
 		cmocka_unit_test_setup_teardown(done__hashes_only_what_it_must, setup, teardown),
+		cmocka_unit_test_setup_teardown(done__growing_ids_touch_no_index, setup, teardown),
+		cmocka_unit_test_setup_teardown(done__search_indexes_each_entry_once, setup, teardown),
+		cmocka_unit_test_setup_teardown(done__restarted_client_searches, setup, teardown),
+		cmocka_unit_test_setup_teardown(done__group_keeps_the_client_hash, setup, teardown),
 		cmocka_unit_test(done__retry_after_others_finished_is_refused),
 		cmocka_unit_test(done__client_never_retries_past_its_bound),
 		cmocka_unit_test(done__paused_client_takes_waiting_reply),
