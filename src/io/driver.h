@@ -117,6 +117,7 @@ struct homa_io_counters {
 	uint64_t rx_known_refused;  /**< peers named known left on the port's queues (cap, kernel) */
 	uint64_t rx_empty;          /**< receive calls that found their socket empty (UDP) */
 	uint64_t rx_scans;          /**< epoll_wait() calls asking which receive queue has packets */
+	uint64_t rx_repolls;        /**< poll() calls after a full batch asking which listed sockets have packets now */
 	uint64_t rx_gate_closed;    /**< intervals in which strangers used up their budget (gate.h) */
 	uint64_t rx_yields;         /**< CPU yields after a metered strangers' batch (runtime io.c) */
 };

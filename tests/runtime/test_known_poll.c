@@ -132,10 +132,65 @@ static void udp_recv__idle_sockets_not_read(void **state)
 	}
 }
 
+/** send_len() - One @len-byte packet (at most 1000) from @a to @b at priority @prio. */
+static void send_len(struct homa_driver *a, struct homa_driver *b, size_t len, uint8_t prio)
+{
+	static uint8_t pkt[1000];
+	struct homa_io_tx tx = {.data = pkt, .len = len, .dst = homa_addr_ipv4(0x7f000001u),
+				.dport = b->port, .priority = prio};
+
+	assert_int_equal(a->ops->send(a, &tx, 1), 1);
+}
+
+/**
+ * udp_recv__other_peer_read_between_full_batches() - After a wait that
+ * found only a bulk peer's socket readable, a packet another known peer
+ * sends while the receiver reads full batches of the bulk peer's (without
+ * waiting again, as the runtime's receive rounds do) is read by the next
+ * recv(): a full batch uses up the wait's readiness. Fails on the old
+ * driver, which read the bulk peer's next batch (and the one after) and
+ * the other peer's packet only after the bulk peer's queue ran dry.
+ */
+static void udp_recv__other_peer_read_between_full_batches(void **state)
+{
+	struct homa_driver_config cs = cfg_of(0, 0), cb = cfg_of(4, 5);
+	struct homa_driver *bulk, *look, *b;
+	struct homa_io_rx *rx;
+	int n, got = 0;
+
+	(void)state;
+	assert_int_equal(homa_driver_open(HOMA_IO_UDP, &cs, &bulk), 0);
+	assert_int_equal(homa_driver_open(HOMA_IO_UDP, &cs, &look), 0);
+	assert_int_equal(homa_driver_open(HOMA_IO_UDP, &cb, &b), 0);
+	b->ops->know(b, &bulk->local, bulk->port);
+	b->ops->know(b, &look->local, look->port);
+	assert_int_equal(b->ops->recv(b, &rx), 0);  /* admits both */
+	assert_int_equal(b->c.rx_known_peers, 2);
+	for (int i = 0; i < 3 * BATCH; i++)
+		send_len(bulk, b, 1000, 0);
+	usleep(20000);
+	assert_true(wait_rx(b));
+	assert_int_equal(b->ops->recv(b, &rx), BATCH);
+	assert_int_equal(rx[0].len, 1000);
+	send_len(look, b, 300, 0);
+	usleep(20000);
+	n = b->ops->recv(b, &rx);
+	assert_true(n > 0);
+	for (int i = 0; i < n; i++)
+		if (rx[i].len == 300)
+			got = i + 1;
+	if (got == 0)
+		fail_msg("the next read returned %d of the bulk peer's packets, not the other peer's", n);
+	homa_driver_close(bulk);
+	homa_driver_close(look);
+	homa_driver_close(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(udp_recv__idle_sockets_not_read),
+		cmocka_unit_test(udp_recv__other_peer_read_between_full_batches),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -24,6 +24,7 @@
 #include "driver.h"
 #include "drv_cfg.h"
 #include "helpers.h"
+#include "steer.h"
 
 /** Low-priority packets queued ahead of the high-priority ones. */
 #define AHEAD 200
@@ -138,6 +139,65 @@ static void udp_recv__high_priority_overtakes_queue(void **state)
 }
 
 /**
+ * wait_like_runtime() - What the runtime's waiter does (io.c
+ * wait_packets()): poll @b's listed sockets one by one and hand their
+ * revents back, so that recv() reads only those found readable.
+ */
+static void wait_like_runtime(struct homa_driver *b)
+{
+	struct pollfd p[HOMA_DRIVER_POLL_MAX];
+	int n = b->n_rx_poll;
+
+	assert_true(n >= 2);
+	memcpy(p, b->rx_poll, (size_t)n * sizeof(p[0]));
+	assert_true(poll(p, (nfds_t)n, 1000) > 0);
+	for (int i = 0; i < n; i++)
+		b->rx_poll[i].revents = p[i].revents;
+	b->rx_polled = true;
+}
+
+/**
+ * udp_recv__fast_queue_read_between_full_batches() - After a wait that
+ * found only low-priority packets, a high-priority packet that arrives
+ * while the caller reads full batches of them (without waiting again, as
+ * the runtime's receive rounds do) is read by the next recv(), not after
+ * the low-priority queue runs dry. Fails without read_entry()'s repoll(): the
+ * next read returns another 16 low-priority packets.
+ */
+static void udp_recv__fast_queue_read_between_full_batches(void **state)
+{
+	struct homa_driver_config ca = cfg_of("127.0.0.1", false, 0), cb = cfg_of("127.0.0.1", false, 5);
+	homa_addr v4 = homa_addr_ipv4(INADDR_LOOPBACK);
+	struct homa_driver *a, *b;
+	struct homa_io_rx *rx;
+	int n, first_hi;
+
+	(void)state;
+	assert_int_equal(homa_driver_open(HOMA_IO_UDP, &ca, &a), 0);
+	assert_int_equal(homa_driver_open(HOMA_IO_UDP, &cb, &b), 0);
+	send_run(a, b, &v4, 64, 0, 'L');
+	usleep(20000);
+	wait_like_runtime(b);
+	assert_int_equal(b->rx_poll[HOMA_STEER_FAST].revents & POLLIN, 0);
+	n = b->ops->recv(b, &rx);
+	assert_int_equal(n, 16);
+	assert_true(b->rx_full);
+	send_run(a, b, &v4, 1, 6, 'H');  /* arrives while the batches are read */
+	usleep(20000);
+	n = b->ops->recv(b, &rx);
+	if (n != 1 || rx[0].data[4] != 'H')
+		fail_msg("read %d packets (first '%c') before the high-priority one", n,
+			 n > 0 ? rx[0].data[4] : '-');
+	n = b->ops->recv(b, &rx);  /* the fast queue is empty again: low priority */
+	assert_int_equal(n, 16);
+	assert_int_equal(rx[0].data[4], 'L');
+	assert_int_equal(read_until(b, 32, &first_hi), 32);
+	assert_int_equal(b->c.rx_fast_packets, 1);
+	homa_driver_close(a);
+	homa_driver_close(b);
+}
+
+/**
  * udp_steer__new_levels() - steer() moves the threshold: at 1, a
  * priority-2 packet overtakes 50 at priority 0; at 3 it does not.
  */
@@ -225,6 +285,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(udp_recv__high_priority_overtakes_queue),
+		cmocka_unit_test(udp_recv__fast_queue_read_between_full_batches),
 		cmocka_unit_test(udp_steer__new_levels),
 		cmocka_unit_test(udp_open__steered_port_stays_exclusive),
 		cmocka_unit_test(homa_open__two_receive_queues),
