@@ -414,7 +414,6 @@ struct homa_io_stats {
 	uint64_t rx_known_packets;  /**< packets read from known peers' queues */
 	uint64_t rx_known_refused;  /**< peers left on the port's queues (all slots busy, kernel refused) */
 	uint64_t rx_gate_closed;    /**< milliseconds in which strangers used up their budget (homa_open_opts.stranger_budget) */
-	uint64_t rx_yields;         /**< times the receiving thread yielded the CPU after a strangers' batch read while known peers were active */
 };
 
 /** Counters of the transport layer for one socket (homa_transport_stats()). */

@@ -119,7 +119,6 @@ struct homa_io_counters {
 	uint64_t rx_scans;          /**< epoll_wait() calls asking which receive queue has packets */
 	uint64_t rx_repolls;        /**< poll() calls after a full batch asking which listed sockets have packets now */
 	uint64_t rx_gate_closed;    /**< intervals in which strangers used up their budget (gate.h) */
-	uint64_t rx_yields;         /**< CPU yields after a metered strangers' batch (runtime io.c) */
 };
 
 /**

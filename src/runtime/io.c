@@ -7,7 +7,6 @@
  */
 #define _GNU_SOURCE
 #include <poll.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -259,23 +258,6 @@ static bool input_chunk(struct homa_rt *rt, struct homa_io_rx *rx, int n, uint64
 	return mine;
 }
 
-/**
- * give_way() - After a batch of strangers' packets handled while known
- * peers are active (the driver metered it): yield the CPU to any thread
- * that waits for it on this core, then go on. A flood keeps the reading
- * thread busy batch after batch without sleeping, and the scheduler lets
- * a running thread finish its slice before a woken one runs: a thread
- * woken by an honest RPC (a known peer's, or another socket's in this
- * process) waited behind the whole run of strangers' batches, which set
- * the honest tail under homa-flood. With nothing else runnable the call
- * returns at once. No lock is held here. Counted in rx_yields.
- */
-static void give_way(struct homa_rt *rt)
-{
-	sched_yield();
-	homa_io_count(&rt->drv->c.rx_yields, 1);
-}
-
 /** homa_rt_input() - See rt.h. */
 int homa_rt_input(struct homa_rt *rt, uint64_t *last)
 {
@@ -304,7 +286,6 @@ int homa_rt_input(struct homa_rt *rt, uint64_t *last)
 			uint64_t t1 = homa_rt_now();
 
 			rt->drv->ops->rx_spent(rt->drv, t1 > t0 ? t1 - t0 : 0);
-			give_way(rt);
 		}
 		total += n;
 		if (mine)

@@ -134,7 +134,6 @@ static const struct {
 	IO_COUNTER(rx_known_packets, "UDP driver: packets read from known peers' queues."),
 	IO_COUNTER(rx_known_refused, "UDP driver: known peers left on the port's queues (slots busy, kernel refused)."),
 	IO_COUNTER(rx_gate_closed, "UDP driver: milliseconds in which strangers used up their budget (stranger_budget)."),
-	IO_COUNTER(rx_yields, "UDP driver: CPU yields after a strangers' batch read while known peers were active."),
 };
 
 /* every value snapshot() writes fits the exporter's room (5: homa_tp_metrics()) */

@@ -480,7 +480,6 @@ static void xdp_stats(const struct homa_io_counters *c, struct homa_io_stats *ou
 	out->rx_fast_packets = homa_io_counter(&c->rx_fast_packets);
 	out->rx_known_peers = homa_io_counter(&c->rx_known_peers);
 	out->rx_gate_closed = homa_io_counter(&c->rx_gate_closed);
-	out->rx_yields = homa_io_counter(&c->rx_yields);
 	out->rx_known_packets = homa_io_counter(&c->rx_known_packets);
 	out->rx_known_refused = homa_io_counter(&c->rx_known_refused);
 }

@@ -5,9 +5,7 @@
  * known peer is active, the port's queues (strangers) give the receiving
  * thread at most the budget per millisecond, the rest waiting in the
  * kernel; once no known peer is active they are read without limit, and
- * nothing is lost. After each strangers' batch read beside an active
- * known peer the receiving thread yields the CPU (sched_yield(), wrapped
- * here to count the calls).
+ * nothing is lost.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -15,7 +13,6 @@
 #include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
-#include <stdbool.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -31,18 +28,6 @@
 #include "drv_cfg.h"
 #include "helpers.h"
 #include "homa/homa.h"
-
-/** Calls of sched_yield() in this process, counted by the wrapper below. */
-static _Atomic uint64_t yields;
-
-int __real_sched_yield(void);
-
-/** __wrap_sched_yield() - sched_yield(), counted. */
-int __wrap_sched_yield(void)
-{
-	atomic_fetch_add(&yields, 1);
-	return __real_sched_yield();
-}
 
 /** Packets per receive. */
 #define BATCH 16
@@ -300,15 +285,17 @@ static int rpc(homa_socket *c, const struct sockaddr_storage *dst, const void *r
 }
 
 /**
- * serve_beside_junk() - A server with stranger_budget @budget and
+ * gate_closed_during_junk() - A server with stranger_budget
+ * HOMA_STRANGER_BUDGET_MAX (the packet count never closes the gate) and
  * stranger_cpu_us @cpu_us answers a client (a known peer after its first
- * RPC) for 300 ms while a thread sends junk to the server's port (none
- * if !@junk). Fills *@io with the server's counters at the end.
+ * RPC) for 300 ms while a thread sends junk to the server's port.
+ * Return: the server's homa_io_stats.rx_gate_closed.
  */
-static void serve_beside_junk(int32_t budget, int32_t cpu_us, bool junk, struct homa_io_stats *io)
+static uint64_t gate_closed_during_junk(int32_t cpu_us)
 {
 	struct homa_open_opts o;
 	struct test_server ts = {0};
+	struct homa_io_stats io;
 	struct sockaddr_storage dst;
 	struct junk j = {0};
 	homa_socket *c;
@@ -318,7 +305,7 @@ static void serve_beside_junk(int32_t budget, int32_t cpu_us, bool junk, struct 
 	homa_open_opts_default(&o);
 	o.bind_addr = "127.0.0.1";
 	o.server = 1;
-	o.stranger_budget = budget;
+	o.stranger_budget = HOMA_STRANGER_BUDGET_MAX;
 	o.stranger_cpu_us = cpu_us;
 	assert_int_equal(homa_open(&ts.s, &o), 0);
 	ts.port = (int)homa_local_port(ts.s);
@@ -328,56 +315,15 @@ static void serve_beside_junk(int32_t budget, int32_t cpu_us, bool junk, struct 
 	dst = test_dst(ts.port);
 	assert_int_equal(rpc(c, &dst, req, sizeof(req)), 0);  /* now a known peer */
 	j.port = (uint16_t)ts.port;
-	if (junk)
-		assert_int_equal(pthread_create(&j.thread, NULL, junk_main, &j), 0);
+	assert_int_equal(pthread_create(&j.thread, NULL, junk_main, &j), 0);
 	for (end = test_now_ms() + 300; test_now_ms() < end;)
 		assert_int_equal(rpc(c, &dst, req, sizeof(req)), 0);
 	atomic_store(&j.stop, 1);
-	if (junk)
-		pthread_join(j.thread, NULL);
-	assert_int_equal(homa_io_stats(ts.s, io), 0);
+	pthread_join(j.thread, NULL);
+	assert_int_equal(homa_io_stats(ts.s, &io), 0);
 	homa_close(c);
 	test_server_stop(&ts);
-}
-
-/**
- * gate_closed_during_junk() - serve_beside_junk() with stranger_budget
- * HOMA_STRANGER_BUDGET_MAX (the packet count never closes the gate) and
- * stranger_cpu_us @cpu_us. Return: the server's rx_gate_closed.
- */
-static uint64_t gate_closed_during_junk(int32_t cpu_us)
-{
-	struct homa_io_stats io;
-
-	serve_beside_junk(HOMA_STRANGER_BUDGET_MAX, cpu_us, true, &io);
 	return io.rx_gate_closed;
-}
-
-/**
- * homa_rt_input__yields_after_strangers() - With the default budgets, a
- * server answering a busy known peer beside a junk flood yields the CPU
- * after strangers' batches (so a thread woken by an honest RPC on its
- * core runs before the next batch): sched_yield() is called and counted
- * in rx_yields, once per yield. With the same RPCs and no junk there is
- * no strangers' batch and no yield.
- */
-static void homa_rt_input__yields_after_strangers(void **state)
-{
-	struct homa_io_stats io;
-	uint64_t y0 = atomic_load(&yields), flood, quiet;
-
-	(void)state;
-	serve_beside_junk(0, 0, true, &io);
-	flood = atomic_load(&yields) - y0;
-	if (!flood || io.rx_yields == 0 || io.rx_yields > flood)
-		fail_msg("beside junk: %llu sched_yield() calls, rx_yields %llu",
-			 (unsigned long long)flood, (unsigned long long)io.rx_yields);
-	y0 = atomic_load(&yields);
-	serve_beside_junk(0, 0, false, &io);
-	quiet = atomic_load(&yields) - y0;
-	if (quiet || io.rx_yields)
-		fail_msg("no junk: %llu sched_yield() calls, rx_yields %llu",
-			 (unsigned long long)quiet, (unsigned long long)io.rx_yields);
 }
 
 /**
@@ -471,7 +417,6 @@ int main(void)
 		cmocka_unit_test(udp_recv__strangers_within_budget),
 		cmocka_unit_test(udp_recv__strangers_cpu_budget),
 		cmocka_unit_test(homa_rt_input__reports_strangers_cpu),
-		cmocka_unit_test(homa_rt_input__yields_after_strangers),
 		cmocka_unit_test(homa_open__stranger_budget_range),
 		cmocka_unit_test(homa_open__stranger_cpu_range),
 	};
