@@ -74,6 +74,8 @@ static void *small_alloc(struct rt_pool *p)
 	b = list_pop(&p->small, &p->nsmall, RT_POOL_SMALL);
 	if (!b)
 		p->small_mallocs++;
+	else
+		p->small_reused++;
 	pthread_mutex_unlock(&p->lock);
 	return b ? b : malloc(RT_POOL_SMALL);
 }
@@ -149,6 +151,7 @@ void homa_rt_pool_init(struct rt_pool *p, size_t max_bytes, struct homa_alloc *h
 	p->small = NULL;
 	p->nsmall = 0;
 	p->small_mallocs = 0;
+	p->small_reused = 0;
 	p->max = max_bytes / RT_POOL_BLOCK;
 	hooks->alloc = pool_alloc;
 	hooks->free = pool_free;

@@ -53,6 +53,7 @@ struct rt_pool {
 	void *small;      /**< cached small blocks (RT_POOL_SMALL bytes), same linking */
 	size_t nsmall;
 	size_t small_mallocs; /**< small blocks ever taken from malloc() (tests) */
+	size_t small_reused;  /**< small blocks served from the cache (tests) */
 };
 
 /**

@@ -7,9 +7,9 @@
  * the library reads them no more. The engine frees a message under
  * rt->lock; the record then joins rt->zc_done and the release functions
  * run after the lock is dropped (homa_rt_unlock()), or when the socket
- * is freed (homa_close()).
+ * is freed (homa_close()). Records come from the socket's chunk cache
+ * (pool.c keeps small blocks), not from malloc() per message.
  */
-#include <stdlib.h>
 
 #include "rt.h"
 
@@ -22,6 +22,14 @@ struct rt_zc {
 	bool attached;   /**< the engine holds the message: report its release */
 };
 
+/** zc_free() - Return record @z to its socket's chunk cache. */
+static void zc_free(struct rt_zc *z)
+{
+	struct homa_alloc *a = &z->rt->chunk_alloc;
+
+	a->free(a->ctx, z, sizeof(*z));
+}
+
 /**
  * zc_done() - The message of @ctx was freed. Attached: queue the notice
  * (the engine runs under rt->lock, or alone while the socket is freed).
@@ -33,7 +41,7 @@ static void zc_done(void *ctx)
 	struct rt_zc *z = ctx;
 
 	if (!z->attached) {
-		free(z);
+		zc_free(z);
 		return;
 	}
 	z->next = z->rt->zc_done;
@@ -49,13 +57,13 @@ int homa_rt_zc_build(struct homa_rt *rt, const struct homa_iov *iov, int iovcnt,
 
 	if (!release)
 		return HOMA_EINVAL;
-	z = calloc(1, sizeof(*z));
+	z = rt->chunk_alloc.alloc(rt->chunk_alloc.ctx, sizeof(*z));
 	if (!z)
 		return HOMA_ENOMEM;
 	*z = (struct rt_zc){ .rt = rt, .release = release, .arg = arg };
 	err = homa_msg_build_ref(&rt->chunk_alloc, iov, iovcnt, zc_done, z, msg);
 	if (err) {
-		free(z);
+		zc_free(z);
 		return err;
 	}
 	*out = z;
@@ -85,7 +93,7 @@ void homa_rt_zc_notify(struct rt_zc *list)
 		struct rt_zc *next = list->next;
 
 		list->release(list->arg);
-		free(list);
+		zc_free(list);
 		list = next;
 	}
 }

@@ -4,9 +4,10 @@
  * Per-RPC work of the runtime that the profile of a 100 B RPC shows:
  * allocations of delivery records (queue.c, homa_rt_item_get(): a
  * socket reuses the records it freed) and of small messages' records and
- * chunks (pool.c: the chunk cache keeps small blocks too), and takes of
- * the socket lock (lock.c). Counted by the runtime (homa_rt_item_mallocs
- * and homa_rt_lock_takes per thread, rt_pool.small_mallocs per socket),
+ * chunks and zero-copy sends' release records (pool.c: the chunk cache
+ * keeps small blocks too), and takes of the socket lock (lock.c). Counted
+ * by the runtime (homa_rt_item_mallocs and homa_rt_lock_takes per thread,
+ * rt_pool.small_mallocs and small_reused per socket),
  * so the counts are the same on a loaded machine.
  */
 #include <setjmp.h>
@@ -106,6 +107,86 @@ static void cost__message_records_reused(void **state)
 	homa_close(srv);
 }
 
+/** pool_reused() - Small blocks socket @s's chunk cache served from its cache so far. */
+static size_t pool_reused(homa_socket *s)
+{
+	struct homa_rt *rt = homa_rt_get(s);
+	size_t n;
+
+	assert_non_null(rt);
+	pthread_mutex_lock(&rt->pool.lock);
+	n = rt->pool.small_reused;
+	pthread_mutex_unlock(&rt->pool.lock);
+	homa_rt_put(rt);
+	return n;
+}
+
+/** count_release() - homa_release_fn: count a release in *@arg. */
+static void count_release(void *arg)
+{
+	__atomic_fetch_add((int *)arg, 1, __ATOMIC_RELAXED);
+}
+
+/**
+ * zc_rpc() - One 100 B RPC with a zero-copy request and a zero-copy
+ * response (as homa-bench sends them), both counted in *@released.
+ */
+static void zc_rpc(homa_socket *cli, homa_socket *srv, const struct sockaddr_storage *dst,
+		   int *released)
+{
+	static uint8_t buf[100];
+	struct homa_iov iov = {buf, sizeof(buf)};
+	struct homa_message m;
+	uint64_t cid;
+
+	assert_int_equal(homa_request_zc(cli, (const struct sockaddr *)dst, &iov, 1, 0,
+					 count_release, released, &cid), 0);
+	assert_int_equal(homa_recv(srv, HOMA_RECV_REQUEST, 0, WAIT_NS, &m), 0);
+	assert_int_equal(homa_reply_zc(srv, m.id, &iov, 1, count_release, released), 0);
+	assert_int_equal(homa_message_release(&m), 0);
+	assert_int_equal(homa_recv(cli, HOMA_RECV_RESPONSE, cid, WAIT_NS, &m), 0);
+	assert_int_equal(m.error, 0);
+	assert_int_equal(homa_message_release(&m), 0);
+}
+
+/**
+ * cost__zero_copy_records_reused() - A zero-copy message's release record
+ * comes from its socket's cache: after a warm-up, zero-copy RPCs take no
+ * small block from malloc(), and each side's cache serves four blocks per
+ * RPC (the sent message's record and release record, the received
+ * message's record and chunk; three when the release record came from
+ * calloc()). Every release is reported.
+ */
+static void cost__zero_copy_records_reused(void **state)
+{
+	homa_socket *cli, *srv;
+	struct sockaddr_storage dst;
+	size_t c0, s0, cr0, sr0;
+	int released = 0;
+
+	(void)state;
+	open_pair(&cli, &srv, &dst);
+	for (int i = 0; i < 20; i++)
+		zc_rpc(cli, srv, &dst, &released);
+	c0 = small_mallocs(cli);
+	s0 = small_mallocs(srv);
+	cr0 = pool_reused(cli);
+	sr0 = pool_reused(srv);
+	for (int i = 0; i < RPCS; i++)
+		zc_rpc(cli, srv, &dst, &released);
+	print_message("zero-copy RPCs: small mallocs client %zu server %zu, reuses per RPC "
+		      "client %.2f server %.2f\n",
+		      small_mallocs(cli) - c0, small_mallocs(srv) - s0,
+		      (double)(pool_reused(cli) - cr0) / RPCS, (double)(pool_reused(srv) - sr0) / RPCS);
+	assert_int_equal(small_mallocs(cli) - c0, 0);
+	assert_int_equal(small_mallocs(srv) - s0, 0);
+	assert_true(pool_reused(cli) - cr0 >= 4 * RPCS);
+	assert_true(pool_reused(srv) - sr0 >= 4 * RPCS);
+	homa_close(cli);
+	homa_close(srv);
+	assert_int_equal(released, 2 * (20 + RPCS));
+}
+
 /**
  * cost__burst_items_bounded() - A burst of 64 requests queued at once
  * needs 64 records; afterwards the cache holds at most its bound and a
@@ -180,6 +261,7 @@ int main(void)
 		cmocka_unit_test(cost__items_reused),
 		cmocka_unit_test(cost__burst_items_bounded),
 		cmocka_unit_test(cost__message_records_reused),
+		cmocka_unit_test(cost__zero_copy_records_reused),
 		cmocka_unit_test(cost__lock_takes_per_rpc),
 	};
 
