@@ -10,7 +10,10 @@
 # one datagram per packet through the kernel, as the XDP driver's copy
 # mode sends one frame per packet. Both drivers also run busy-polling
 # (homa_xdp_spin, homa_udp_spin: --homa-spin 1, client and server call
-# homa_recv() with a zero timeout in a loop instead of sleeping). Writes
+# homa_recv() with a zero timeout in a loop instead of sleeping), and
+# busy-polling with a bound (homa_xdp_spin_bounded, homa_udp_spin_bounded:
+# --homa-spin-us 50, each wait polls at most 50 us, yielding the CPU
+# between looks, then sleeps). Writes
 # BUILD/bench-xdp.json and prints the table with ratios to the UDP driver.
 #   scripts/bench-xdp.sh [BUILD_DIR] [SECONDS]
 # Needs root (exit 77 otherwise). The namespaces are removed on exit.
@@ -54,6 +57,8 @@ arm homa_udp homa udp
 arm homa_udp_no_offload homa udp "--homa-offload 0"
 arm homa_xdp_spin homa xdp "--homa-spin 1"
 arm homa_udp_spin homa udp "--homa-spin 1"
+arm homa_xdp_spin_bounded homa xdp "--homa-spin 1 --homa-spin-us 50"
+arm homa_udp_spin_bounded homa udp "--homa-spin 1 --homa-spin-us 50"
 arm tcp tcp udp
 jq -n --arg mode "$mode" \
 	--slurpfile xr "$tmp/homa_xdp.rtt.json" --slurpfile xs "$tmp/homa_xdp.stream.json" \
@@ -62,6 +67,10 @@ jq -n --arg mode "$mode" \
 	--slurpfile ns "$tmp/homa_udp_no_offload.stream.json" \
 	--slurpfile xsr "$tmp/homa_xdp_spin.rtt.json" --slurpfile xss "$tmp/homa_xdp_spin.stream.json" \
 	--slurpfile usr "$tmp/homa_udp_spin.rtt.json" --slurpfile uss "$tmp/homa_udp_spin.stream.json" \
+	--slurpfile xbr "$tmp/homa_xdp_spin_bounded.rtt.json" \
+	--slurpfile xbs "$tmp/homa_xdp_spin_bounded.stream.json" \
+	--slurpfile ubr "$tmp/homa_udp_spin_bounded.rtt.json" \
+	--slurpfile ubs "$tmp/homa_udp_spin_bounded.stream.json" \
 	--slurpfile tr "$tmp/tcp.rtt.json" --slurpfile ts "$tmp/tcp.stream.json" '
 	def pick(r; s): first(r[0] | .. | objects | select(has("host_cpu_us_per_rpc"))) as $r
 		| first(s[0] | .. | objects | select(has("gbps") and has("p50_us"))) as $s
@@ -73,6 +82,7 @@ jq -n --arg mode "$mode" \
 		   stream_rusage_cpu_us_per_msg: $s.cpu_us_per_rpc};
 	{homa_xdp: pick($xr; $xs), homa_udp: pick($ur; $us), homa_udp_no_offload: pick($nr; $ns),
 	 homa_xdp_spin: pick($xsr; $xss), homa_udp_spin: pick($usr; $uss),
+	 homa_xdp_spin_bounded: pick($xbr; $xbs), homa_udp_spin_bounded: pick($ubr; $ubs),
 	 tcp: pick($tr; $ts), xdp_mode: $mode}' >"$out"
 echo "bench-xdp: $out (veth, AF_XDP $mode mode, ${secs} s per figure, $(nproc) CPUs, load $(cut -d' ' -f1 /proc/loadavg))"
 jq -r 'def r2: if type == "number" then (. * 100 | round / 100) else "-" end;
@@ -84,8 +94,11 @@ jq -r 'def r2: if type == "number" then (. * 100 | round / 100) else "-" end;
 	 "stream_host_cpu/msg", "stream_rusage_cpu/msg"],
 	row("homa_xdp"; .homa_xdp), row("homa_udp"; .homa_udp),
 	row("homa_udp_no_offload"; .homa_udp_no_offload), row("homa_xdp_spin"; .homa_xdp_spin),
-	row("homa_udp_spin"; .homa_udp_spin), row("tcp"; .tcp),
+	row("homa_udp_spin"; .homa_udp_spin), row("homa_xdp_spin_bounded"; .homa_xdp_spin_bounded),
+	row("homa_udp_spin_bounded"; .homa_udp_spin_bounded), row("tcp"; .tcp),
 	((["xdp/udp", .homa_xdp, .homa_udp], ["xdp/udp_no_offload", .homa_xdp, .homa_udp_no_offload],
-	  ["xdp_spin/udp_spin", .homa_xdp_spin, .homa_udp_spin])
+	  ["xdp_spin/udp_spin", .homa_xdp_spin, .homa_udp_spin],
+	  ["xdp_spin_bounded/udp_spin_bounded", .homa_xdp_spin_bounded, .homa_udp_spin_bounded],
+	  ["xdp/tcp", .homa_xdp, .tcp], ["xdp_spin_bounded/tcp", .homa_xdp_spin_bounded, .tcp])
 		| .[1] as $x | .[2] as $u | [.[0]] + [fields as $f | ratio($x[$f]; $u[$f]) | r2])
 	| @tsv' "$out" | column -t

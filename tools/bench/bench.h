@@ -47,6 +47,7 @@ struct bench_homa_knobs {
 	uint32_t resend_ticks;  /**< resend_ticks and resend_interval (0: engine default) */
 	bool no_offload;        /**< UDP driver without UDP_SEGMENT / UDP_GRO (--homa-offload 0) */
 	bool spin;              /**< wait by polling homa_recv() with a zero timeout (--homa-spin 1) */
+	uint64_t spin_ns;       /**< with spin: poll at most this long per wait, then sleep (0: no bound) */
 	uint32_t rcvbuf;        /**< homa_open_opts.rcvbuf_bytes (0: the library's) */
 	uint32_t overcommit;    /**< max_overcommit: messages granted at once (0: engine default) */
 	int64_t short_window;   /**< grant_short_window (-1: engine default, off; 0: off) */

@@ -45,6 +45,9 @@ static const char usage[] =
 "                            has them (1, the default) or one datagram per packet (0)\n"
 "  --homa-spin 0|1           1: wait for RPCs by calling homa_recv() with a zero timeout\n"
 "                            in a loop (busy polling, with --polled) instead of sleeping\n"
+"  --homa-spin-us US         with --homa-spin 1: poll at most US microseconds per wait,\n"
+"                            then sleep in homa_recv() until a message (default 0:\n"
+"                            poll without bound)\n"
 "  --homa-copy 0|1           1: the Homa arm sends requests and responses with the\n"
 "                            copying calls (homa_send_request(), homa_reply_buf())\n"
 "                            instead of zero copy (0, the default)\n"
@@ -357,7 +360,7 @@ static int set_num(struct bench_opts *o, const char *f, const char *v)
 		{ "--homa-short-window", 0, 1e9 },
 		{ "--homa-copy", 0, 1 }, { "--serve-port", 1, 65535 },
 		{ "--bg-peer", 0, COLL_MAX_DEVICES - 1 }, { "--homa-more", 0, 1 },
-		{ "--bg-gbps", 1e-6, 1e4 },
+		{ "--bg-gbps", 1e-6, 1e4 }, { "--homa-spin-us", 0, 1e7 },
 	};
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
 		if (strcmp(f, t[i].f))
@@ -409,7 +412,8 @@ static int set_num(struct bench_opts *o, const char *f, const char *v)
 		case 41: o->serve_port = (uint16_t)d; break;
 		case 42: o->bg_peer = (int)d; break;
 		case 43: o->homa.no_more = d < 0.5; break;
-		default: o->bg_gbps = d; break;
+		case 44: o->bg_gbps = d; break;
+		default: o->homa.spin_ns = (uint64_t)(d * 1000); break;
 		}
 		return 1;
 	}
@@ -454,6 +458,7 @@ static const char *const valued[] = {
 	"certs", "homa-transport", "start-file", "psp-port", "homa-offload",
 	"homa-spin", "homa-rcvbuf", "msg-log", "homa-max-overcommit", "homa-short-window",
 	"homa-copy", "serve-port", "bg-peer", "bg-gbps", "bg-bytes", "homa-more",
+	"homa-spin-us",
 };
 
 #define N_VALUED (sizeof(valued) / sizeof(valued[0]))

@@ -8,6 +8,7 @@
 #include <endian.h>
 #include <netinet/in.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,12 +35,15 @@ struct homa_client {
 static void *homa_serve(void *arg);
 
 /*
- * serve_spin: the server's threads spin on homa_recv() (--homa-spin 1);
+ * serve_spin: the server's threads spin on homa_recv() (--homa-spin 1); when
+ * serve_spin_ns is not 0 (--homa-spin-us), for at most that long after their
+ * last request, yielding the CPU between looks, and then sleep in it;
  * serve_copy: they reply with homa_reply_buf() (--homa-copy 1); serve_more:
  * with HOMA_SEND_MORE (unless --homa-more 0). All set before the threads
  * start.
  */
 static bool serve_spin, serve_copy, serve_more = true;
+static uint64_t serve_spin_ns;
 
 /** Homa socket parameters shared by client and server. */
 struct homa_arm_cfg {
@@ -201,6 +205,7 @@ static int homa_client_open(void **ctx, const struct bench_tr_cfg *cfg)
 	}
 	if (cfg->serve_port) {
 		serve_spin = cfg->homa.spin;
+		serve_spin_ns = cfg->homa.spin_ns;
 		serve_copy = cfg->homa.copy;
 		serve_more = !cfg->homa.no_more;
 		if (pthread_create(&c->serve, NULL, homa_serve, c->s)) {
@@ -284,22 +289,34 @@ static int homa_client_start(void *ctx, size_t server, uint32_t req, uint32_t re
 	return rc;
 }
 
-/** homa_client_wait() - homa_recv() responses until @deadline_ns. */
+/**
+ * homa_client_wait() - homa_recv() responses until @deadline_ns. With
+ * --homa-spin 1 it polls (zero timeouts) instead of sleeping; with
+ * --homa-spin-us it polls at most that long, calling sched_yield() between
+ * empty looks so that a peer sharing the CPU runs, and then sleeps.
+ */
 static int homa_client_wait(void *ctx, uint64_t deadline_ns, struct bench_done *out, int max)
 {
 	struct homa_client *c = ctx;
 	int got = 0;
+	uint64_t spin_until = UINT64_MAX;
 
+	if (c->cfg->homa.spin && c->cfg->homa.spin_ns)
+		spin_until = bench_now_ns() + c->cfg->homa.spin_ns;
 	while (got < max) {
 		struct homa_message m;
 		int64_t timeout = 0;
 		uint64_t now = bench_now_ns();
-		if (got == 0 && !c->cfg->homa.spin)
+		bool spin = c->cfg->homa.spin && now < spin_until;
+		if (got == 0 && !spin)
 			timeout = deadline_ns > now ? (int64_t)(deadline_ns - now) : 0;
 		int rc = homa_recv(c->s, HOMA_RECV_RESPONSE, 0, timeout, &m);
-		if ((rc == HOMA_EAGAIN || rc == HOMA_ETIME) && got == 0 && c->cfg->homa.spin &&
-		    now < deadline_ns && !bench_stop)
+		if ((rc == HOMA_EAGAIN || rc == HOMA_ETIME) && got == 0 && spin &&
+		    now < deadline_ns && !bench_stop) {
+			if (c->cfg->homa.spin_ns)
+				sched_yield();  /* --homa-spin-us: let a runnable peer have the CPU */
 			continue;  /* --homa-spin: poll again without sleeping */
+		}
 		if (rc == HOMA_EAGAIN || rc == HOMA_ETIME)
 			break;
 		if (rc == 0) {
@@ -401,13 +418,21 @@ const struct bench_client_ops bench_homa_client = {
 static void *homa_serve(void *arg)
 {
 	homa_socket *s = arg;
+	uint64_t idle_since = bench_now_ns();
 
 	while (!bench_stop) {
 		struct homa_message m;
 		uint32_t hdr[2] = { 0, 0 };
-		int rc = homa_recv(s, HOMA_RECV_REQUEST, 0, serve_spin ? 0 : 100000000, &m);
-		if (rc == HOMA_EAGAIN || rc == HOMA_ETIME)
+		bool spin = serve_spin &&
+			    (!serve_spin_ns || bench_now_ns() - idle_since < serve_spin_ns);
+		int rc = homa_recv(s, HOMA_RECV_REQUEST, 0, spin ? 0 : 100000000, &m);
+		if (rc == HOMA_EAGAIN || rc == HOMA_ETIME) {
+			if (spin && serve_spin_ns)
+				sched_yield();  /* --homa-spin-us: let a runnable peer have the CPU */
 			continue;
+		}
+		if (serve_spin_ns)
+			idle_since = bench_now_ns();
 		if (rc == HOMA_ESHUTDOWN)
 			break;
 		if (rc)
@@ -445,6 +470,7 @@ int bench_homa_server(const struct bench_opts *o)
 		return rc;
 	bench_ctl_ready();
 	serve_spin = o->homa.spin;
+	serve_spin_ns = o->homa.spin_ns;
 	serve_copy = o->homa.copy;
 	serve_more = !o->homa.no_more;
 	for (int i = 1; i < n && i < 64; i++)
