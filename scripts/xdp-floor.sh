@@ -8,10 +8,13 @@
 #            driver's default)
 #   xsk      AF_XDP copy mode both ends, 64 frames per batch (as the XDP
 #            driver on veth)
-# Per arm: packets received per second, both processes' CPU per received
-# packet (getrusage: user, system) and the machine's busy CPU per received
-# packet (wall time x CPUs minus /proc/stat idle and iowait, softirq
-# included). Then the ratios xsk/udp and xsk/udp_gso. Writes
+# Per arm: packets sent and received per second of sending, CPU per packet as the
+# sender's getrusage per packet sent plus the receiver's per packet
+# received (a receiver that cannot keep up drops packets the sender paid
+# for: they count on the sender's side only), split into user and system,
+# and the machine's busy CPU per received packet (wall time x CPUs minus
+# /proc/stat idle and iowait, softirq and drops included). Then the
+# ratios xsk/udp and xsk/udp_gso. Writes
 # BUILD/xdp-floor.json.
 #   scripts/xdp-floor.sh [BUILD_DIR] [SECONDS]
 # Needs root and AF_XDP on veth (exit 77 otherwise). The namespaces are
@@ -49,14 +52,18 @@ arm() {
 	ip netns exec "$a" "$floor" $tx >"$tmp/$name.tx"
 	wait "$rpid"
 	i1=$(idle_ticks); w1=$(now_us)
-	cat "$tmp/$name.rx" "$tmp/$name.tx" | awk -v n="$name" -v wall=$((w1 - w0)) \
+	cat "$tmp/$name.rx" "$tmp/$name.tx" | awk -v n="$name" -v secs="$secs" -v wall=$((w1 - w0)) \
 		-v idle=$(((i1 - i0) * 10000)) -v ncpu="$ncpu" '
-		/packets/ { u += $7; s += $9; if ($1 ~ /rx$/) { got = $3; pps = $5 } }
+		/packets/ { if ($1 ~ /rx$/) { got = $3; ru = $7; rs = $9 }
+			    else { sent = $3; tu = $7; ts = $9 } }
 		END {
-			if (got == 0) { printf "xdp-floor: %s received nothing\n", n > "/dev/stderr"; exit 1 }
+			if (got == 0 || sent == 0) { printf "xdp-floor: %s moved nothing\n", n > "/dev/stderr"; exit 1 }
 			busy = wall * ncpu - idle; if (busy < 0) busy = 0
-			printf "{\"arm\":\"%s\",\"pps\":%.0f,\"user_us_per_pkt\":%.3f,\"sys_us_per_pkt\":%.3f,", n, pps, u / got, s / got
-			printf "\"cpu_us_per_pkt\":%.3f,\"busy_us_per_pkt\":%.3f}\n", (u + s) / got, busy / got
+			u = tu / sent + ru / got; s = ts / sent + rs / got
+			printf "{\"arm\":\"%s\",\"pps\":%.0f,\"sent_pps\":%.0f,", n, got / secs, sent / secs
+			printf "\"tx_us_per_pkt\":%.3f,\"rx_us_per_pkt\":%.3f,", (tu + ts) / sent, (ru + rs) / got
+			printf "\"user_us_per_pkt\":%.3f,\"sys_us_per_pkt\":%.3f,", u, s
+			printf "\"cpu_us_per_pkt\":%.3f,\"busy_us_per_pkt\":%.3f}\n", u + s, busy / got
 		}' >"$tmp/$name.json"
 }
 arm udp "udp-rx fb0 $((secs + 1))" "udp-tx fa0 $secs 10.235.0.2"
@@ -67,6 +74,6 @@ if ! ip netns exec "$b" "$floor" xsk-rx fb0 0.1 >/dev/null 2>"$tmp/xsk.err"; the
 fi
 arm xsk "xsk-rx fb0 $((secs + 1))" "xsk-tx fa0 $secs $amac $bmac 10.235.0.1 10.235.0.2"
 jq -s '{arms: ., secs: '"$secs"'}' "$tmp/udp.json" "$tmp/udp_gso.json" "$tmp/xsk.json" >"$out"
-jq -r '.arms[] | "\(.arm): \(.pps) packets/s; CPU per packet \(.cpu_us_per_pkt) us (user \(.user_us_per_pkt), system \(.sys_us_per_pkt)), busy \(.busy_us_per_pkt) us"' "$out"
+jq -r '.arms[] | "\(.arm): \(.pps) of \(.sent_pps) packets/s received; CPU per packet \(.cpu_us_per_pkt) us (sender \(.tx_us_per_pkt) per packet sent, receiver \(.rx_us_per_pkt) per packet received; user \(.user_us_per_pkt), system \(.sys_us_per_pkt)), busy \(.busy_us_per_pkt) us per packet received"' "$out"
 jq -r '.arms as $a | ($a[] | select(.arm == "xsk")) as $x | $a[] | select(.arm != "xsk") |
 	"xsk/\(.arm): CPU per packet \($x.cpu_us_per_pkt / .cpu_us_per_pkt * 100 | round / 100)x (getrusage), \(if .busy_us_per_pkt > 0 then $x.busy_us_per_pkt / .busy_us_per_pkt * 100 | round / 100 else 0 end)x (busy)"' "$out"
