@@ -67,15 +67,18 @@ static void cost__items_reused(void **state)
 	homa_close(srv);
 }
 
-/** small_mallocs() - Small blocks socket @s took from malloc() so far. */
-static size_t small_mallocs(homa_socket *s)
+/**
+ * pool_small() - Small blocks socket @s's chunk cache took from malloc()
+ * so far (@reused false), or served from its cache (@reused true).
+ */
+static size_t pool_small(homa_socket *s, bool reused)
 {
 	struct homa_rt *rt = homa_rt_get(s);
 	size_t n;
 
 	assert_non_null(rt);
 	pthread_mutex_lock(&rt->pool.lock);
-	n = rt->pool.small_mallocs;
+	n = reused ? rt->pool.small_reused : rt->pool.small_mallocs;
 	pthread_mutex_unlock(&rt->pool.lock);
 	homa_rt_put(rt);
 	return n;
@@ -95,30 +98,16 @@ static void cost__message_records_reused(void **state)
 
 	(void)state;
 	open_pair(&cli, &srv, &dst);
-	c0 = small_mallocs(cli);
-	s0 = small_mallocs(srv);
+	c0 = pool_small(cli, false);
+	s0 = pool_small(srv, false);
 	for (int i = 0; i < RPCS; i++)
 		assert_int_equal(test_polled_rpc(cli, srv, &dst), 0);
 	print_message("small mallocs in %d RPCs: client %zu, server %zu\n", RPCS,
-		      small_mallocs(cli) - c0, small_mallocs(srv) - s0);
-	assert_int_equal(small_mallocs(cli) - c0, 0);
-	assert_int_equal(small_mallocs(srv) - s0, 0);
+		      pool_small(cli, false) - c0, pool_small(srv, false) - s0);
+	assert_int_equal(pool_small(cli, false) - c0, 0);
+	assert_int_equal(pool_small(srv, false) - s0, 0);
 	homa_close(cli);
 	homa_close(srv);
-}
-
-/** pool_reused() - Small blocks socket @s's chunk cache served from its cache so far. */
-static size_t pool_reused(homa_socket *s)
-{
-	struct homa_rt *rt = homa_rt_get(s);
-	size_t n;
-
-	assert_non_null(rt);
-	pthread_mutex_lock(&rt->pool.lock);
-	n = rt->pool.small_reused;
-	pthread_mutex_unlock(&rt->pool.lock);
-	homa_rt_put(rt);
-	return n;
 }
 
 /** count_release() - homa_release_fn: count a release in *@arg. */
@@ -168,20 +157,20 @@ static void cost__zero_copy_records_reused(void **state)
 	open_pair(&cli, &srv, &dst);
 	for (int i = 0; i < 20; i++)
 		zc_rpc(cli, srv, &dst, &released);
-	c0 = small_mallocs(cli);
-	s0 = small_mallocs(srv);
-	cr0 = pool_reused(cli);
-	sr0 = pool_reused(srv);
+	c0 = pool_small(cli, false);
+	s0 = pool_small(srv, false);
+	cr0 = pool_small(cli, true);
+	sr0 = pool_small(srv, true);
 	for (int i = 0; i < RPCS; i++)
 		zc_rpc(cli, srv, &dst, &released);
 	print_message("zero-copy RPCs: small mallocs client %zu server %zu, reuses per RPC "
 		      "client %.2f server %.2f\n",
-		      small_mallocs(cli) - c0, small_mallocs(srv) - s0,
-		      (double)(pool_reused(cli) - cr0) / RPCS, (double)(pool_reused(srv) - sr0) / RPCS);
-	assert_int_equal(small_mallocs(cli) - c0, 0);
-	assert_int_equal(small_mallocs(srv) - s0, 0);
-	assert_true(pool_reused(cli) - cr0 >= 4 * RPCS);
-	assert_true(pool_reused(srv) - sr0 >= 4 * RPCS);
+		      pool_small(cli, false) - c0, pool_small(srv, false) - s0,
+		      (double)(pool_small(cli, true) - cr0) / RPCS, (double)(pool_small(srv, true) - sr0) / RPCS);
+	assert_int_equal(pool_small(cli, false) - c0, 0);
+	assert_int_equal(pool_small(srv, false) - s0, 0);
+	assert_true(pool_small(cli, true) - cr0 >= 4 * RPCS);
+	assert_true(pool_small(srv, true) - sr0 >= 4 * RPCS);
 	homa_close(cli);
 	homa_close(srv);
 	assert_int_equal(released, 2 * (20 + RPCS));
