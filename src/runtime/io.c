@@ -43,16 +43,29 @@
  */
 #define RT_BLOCKED_NS 1000000
 
-/** homa_rt_timers() - See rt.h. */
-void homa_rt_timers(struct homa_rt *rt, uint64_t now)
+/**
+ * homa_rt_timers() - See rt.h. The wake-up time is read in the same hold
+ * as the timers ran (ticks may wait for a packet wake-up:
+ * homa_engine_wake_by()).
+ */
+uint64_t homa_rt_timers(struct homa_rt *rt, uint64_t now, uint64_t limit)
 {
+	uint64_t d;
+
 	homa_rt_lock(rt);
 	if (now >= homa_engine_next_deadline(rt->engine)) {
 		homa_engine_on_timer(rt->engine, now);
 		homa_rt_collect(rt);
 	}
+	if (homa_rt_tx_work(rt)) {
+		homa_rt_unlock(rt);
+		homa_rt_flush_wait(rt);
+		homa_rt_lock(rt);
+	}
+	d = homa_engine_wake_by(rt->engine);
+	atomic_store(&rt->wake_at, d < limit ? d : limit);
 	homa_rt_unlock(rt);
-	homa_rt_flush_wait(rt);
+	return d;
 }
 
 /**
@@ -253,8 +266,7 @@ static bool input_chunk(struct homa_rt *rt, struct homa_io_rx *rx, int n, uint64
 	copy_listed(rt);
 	homa_rt_collect(rt);
 	mine = poller_served();
-	homa_rt_unlock(rt);
-	homa_rt_flush(rt);
+	homa_rt_unlock_flush(rt);
 	return mine;
 }
 
@@ -406,31 +418,13 @@ static int wait_packets(struct homa_rt *rt, uint64_t engine_by, uint64_t caller_
 	       (p[3].revents & POLLIN ? WAIT_TCP : 0);
 }
 
-/**
- * engine_wake() - When the waiter must wake at the latest for the engine:
- * homa_engine_wake_by() (ticks may wait for a packet wake-up). Publishes
- * the earlier of it and the caller's @limit in rt->wake_at, so senders
- * know when to kick. Return: the engine's time.
- */
-static uint64_t engine_wake(struct homa_rt *rt, uint64_t limit)
-{
-	uint64_t d;
-
-	homa_rt_lock(rt);
-	d = homa_engine_wake_by(rt->engine);
-	atomic_store(&rt->wake_at, d < limit ? d : limit);
-	homa_rt_unlock(rt);
-	return d;
-}
-
 /** homa_rt_poll_step() - See rt.h. */
 uint64_t homa_rt_poll_step(struct homa_rt *rt, uint64_t now, uint64_t until)
 {
 	uint64_t after = 0;
 	int got;
 
-	homa_rt_timers(rt, now);
-	got = wait_packets(rt, engine_wake(rt, until), until);
+	got = wait_packets(rt, homa_rt_timers(rt, now, until), until);
 	rt->poll_input = got != 0;
 	if (got & WAIT_PACKETS)
 		homa_rt_input(rt, &after);

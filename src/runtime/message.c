@@ -62,9 +62,10 @@ int homa_message_release(struct homa_message *m)
 		if (rt->space_waiters)
 			pthread_cond_broadcast(&rt->space_cond);
 	}
-	homa_rt_unlock(rt);
 	if (ok && !atomic_load(&rt->tx_corked))
-		homa_rt_flush(rt);  /* corked: what it freed leaves with the HOMA_SEND_MORE sends */
+		homa_rt_unlock_flush(rt);
+	else
+		homa_rt_unlock(rt);  /* corked: what it freed leaves with the HOMA_SEND_MORE sends */
 	homa_rt_put(rt);
 	m->priv[1] = NULL;
 	return ok ? 0 : HOMA_EALREADY;

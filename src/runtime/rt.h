@@ -371,6 +371,18 @@ size_t homa_rt_partial_length(struct homa_rt *rt, uint64_t id);
  */
 void homa_rt_flush(struct homa_rt *rt);
 /**
+ * homa_rt_tx_work() - Whether a flush would have anything to do: the
+ * engine has output, packets wait for room in the send buffer, or
+ * HOMA_SEND_MORE sends are corked. Call with rt->lock held.
+ */
+bool homa_rt_tx_work(const struct homa_rt *rt);
+/**
+ * homa_rt_unlock_flush() - Release rt->lock (held by the caller), then
+ * homa_rt_flush(), without taking rt->lock again when the flush would
+ * have nothing to send (homa_rt_tx_work()).
+ */
+void homa_rt_unlock_flush(struct homa_rt *rt);
+/**
  * homa_rt_flush_share() - After attaching a message (a send or reply):
  * send at most one batch of the engine's output from the calling thread,
  * then hand what is left to the thread that drives I/O (a waiting poller
@@ -408,9 +420,13 @@ void homa_rt_kick(struct homa_rt *rt);
 /* io.c */
 /**
  * homa_rt_timers() - Run the engine timers due at @now (a clock reading
- * the caller just took); deliver events; flush.
+ * the caller just took); deliver events; flush (waiting for a thread that
+ * is sending, homa_rt_flush_wait()). Publishes in rt->wake_at the earlier
+ * of the engine's wake-up time and @limit, so senders know when to kick.
+ * One take of rt->lock when there is nothing to send.
+ * Return: the engine's wake-up time (homa_engine_wake_by()).
  */
-void homa_rt_timers(struct homa_rt *rt, uint64_t now);
+uint64_t homa_rt_timers(struct homa_rt *rt, uint64_t now, uint64_t limit);
 /**
  * homa_rt_input() - Receive and process what the driver has, each batch
  * highest priority first (payload copied into messages through

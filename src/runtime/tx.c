@@ -258,6 +258,34 @@ void homa_rt_flush(struct homa_rt *rt)
 		after_send(rt, deadline);
 }
 
+/** homa_rt_tx_work() - See rt.h. */
+bool homa_rt_tx_work(const struct homa_rt *rt)
+{
+	return homa_engine_has_output(rt->engine) || atomic_load(&rt->tx_blocked) ||
+	       atomic_load(&rt->tx_corked);
+}
+
+/**
+ * homa_rt_unlock_flush() - See rt.h. With no work for a flush (most
+ * releases and received batches that complete a message answer nothing)
+ * the flush's own take of rt->lock is skipped: the engine's deadline is
+ * read in this hold and the I/O thread kicked (or homa_fd()'s timer
+ * re-armed) as after a flush.
+ */
+void homa_rt_unlock_flush(struct homa_rt *rt)
+{
+	uint64_t deadline;
+
+	if (homa_rt_tx_work(rt)) {
+		homa_rt_unlock(rt);
+		homa_rt_flush(rt);
+		return;
+	}
+	deadline = homa_engine_wake_by(rt->engine);
+	homa_rt_unlock(rt);
+	after_send(rt, deadline);
+}
+
 /** homa_rt_flush_wait() - See rt.h. */
 void homa_rt_flush_wait(struct homa_rt *rt)
 {
