@@ -393,13 +393,14 @@ void homa_rt_unlock_flush(struct homa_rt *rt);
  */
 void homa_rt_flush_share(struct homa_rt *rt);
 /**
- * homa_rt_send_out() - After a send attached its message: with @more
- * (HOMA_SEND_MORE) leave its packets in the engine and note it in
- * rt->tx_corked, for homa_rt_uncork() or any flush; else
- * homa_rt_flush_share(), which sends them with the earlier ones. Call
- * without rt->lock held.
+ * homa_rt_unlock_send_out() - After a send attached its message, with
+ * rt->lock still held: with @more (HOMA_SEND_MORE) leave its packets in
+ * the engine, note it in rt->tx_corked (for homa_rt_uncork() or any
+ * flush) and release rt->lock; else homa_rt_flush_share(), which sends
+ * them with the earlier ones, its first batch drained in the caller's
+ * hold of rt->lock, which it releases.
  */
-void homa_rt_send_out(struct homa_rt *rt, bool more);
+void homa_rt_unlock_send_out(struct homa_rt *rt, bool more);
 /**
  * homa_rt_uncork() - Send the packets HOMA_SEND_MORE sends left in the
  * engine, if any (homa_recv(), homa_poll()): one atomic read when none.

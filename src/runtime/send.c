@@ -189,8 +189,7 @@ static int start_request(homa_socket *s, const struct sockaddr *dst,
 		} else if (!err) {
 			homa_rt_zc_attached(z);
 		}
-		homa_rt_unlock(rt);
-		homa_rt_send_out(rt, o->flags & HOMA_SEND_MORE);
+		homa_rt_unlock_send_out(rt, o->flags & HOMA_SEND_MORE);
 	}
 	homa_msg_discard(&rt->chunk_alloc, msg);
 	if (err == HOMA_EPEERDEAD && hint != HOMA_HINT_HOMA && homa_tp_homa_dead(rt, &addr, port))
@@ -240,7 +239,7 @@ int homa_request_buf(homa_socket *s, const struct sockaddr *dst, const void *buf
 /**
  * send_reply() - homa_reply_iov(), or with @zc homa_reply_zc(); @timeout_ns
  * as start_request(); with @more (HOMA_SEND_MORE) the packets wait for the
- * next flush (homa_rt_send_out()).
+ * next flush (homa_rt_unlock_send_out()).
  */
 static int send_reply(homa_socket *s, uint64_t id, const struct homa_iov *iov, int iovcnt,
 		      const struct zc_req *zc, int64_t timeout_ns, bool more)
@@ -270,8 +269,7 @@ static int send_reply(homa_socket *s, uint64_t id, const struct homa_iov *iov, i
 			homa_rt_partial_end(rt, id);
 			homa_rt_zc_attached(z);
 		}
-		homa_rt_unlock(rt);
-		homa_rt_send_out(rt, more);
+		homa_rt_unlock_send_out(rt, more);
 	}
 	homa_msg_discard(&rt->chunk_alloc, msg);
 	homa_rt_put(rt);

@@ -19,7 +19,7 @@
  *
  * A send with HOMA_SEND_MORE sends nothing (tx_corked notes that): its
  * packets leave with the next flush, so a batch of replies goes to the
- * kernel in one system call (homa_rt_send_out(), homa_rt_uncork()).
+ * kernel in one system call (homa_rt_unlock_send_out(), homa_rt_uncork()).
  *
  * A thread that attached a message (homa_rt_flush_share()) sends at most
  * one batch itself and hands whatever is left to the thread that drives
@@ -176,10 +176,12 @@ static uint64_t wake_by(struct homa_rt *rt)
  * packet HOMA_SEND_MORE sends left), send held packets, then drain and send until the engine
  * has nothing more to send now, the send buffer is full or @max batches
  * went out (*@more then says the engine may have more). Called with
- * rt->tx_lock held; never waits. Return: when the engine wants a wake-up
+ * rt->tx_lock held, and with rt->lock too if @locked (the first drain is
+ * then done in the caller's hold, which it ends); returns without
+ * rt->lock; never waits. Return: when the engine wants a wake-up
  * at the latest (homa_engine_wake_by()).
  */
-static uint64_t send_all(struct homa_rt *rt, uint32_t max, bool *more)
+static uint64_t send_all(struct homa_rt *rt, uint32_t max, bool *more, bool locked)
 {
 	uint64_t deadline = UINT64_MAX;
 	bool refs = rt->tx_held > 0;  /* held packets may point into borrowed buffers */
@@ -190,10 +192,17 @@ static uint64_t send_all(struct homa_rt *rt, uint32_t max, bool *more)
 	   homa_recv() would take it as packets still held) */
 	atomic_store(&rt->tx_corked, false);
 	*more = true;
-	if (rt->tx_held && !send_held(rt))
-		return wake_by(rt);
+	if (rt->tx_held) {
+		if (locked)
+			homa_rt_unlock(rt);
+		locked = false;
+		if (!send_held(rt))
+			return wake_by(rt);
+	}
 	do {
-		homa_rt_lock(rt);
+		if (!locked)
+			homa_rt_lock(rt);
+		locked = false;  /* the caller's hold covers the first drain only */
 		n = take_output(rt);
 		refs |= rt->tx_refs;
 		deadline = homa_engine_wake_by(rt->engine);
@@ -249,7 +258,7 @@ void homa_rt_flush(struct homa_rt *rt)
 		if (pthread_mutex_trylock(&rt->tx_lock) != 0)
 			break;
 		while (atomic_exchange(&rt->tx_pending, 0)) {
-			deadline = send_all(rt, UINT32_MAX, &more);
+			deadline = send_all(rt, UINT32_MAX, &more, false);
 			sent = true;
 		}
 		pthread_mutex_unlock(&rt->tx_lock);
@@ -294,7 +303,7 @@ void homa_rt_flush_wait(struct homa_rt *rt)
 	atomic_store(&rt->tx_pending, 1);
 	pthread_mutex_lock(&rt->tx_lock);
 	while (atomic_exchange(&rt->tx_pending, 0))
-		send_all(rt, UINT32_MAX, &more);
+		send_all(rt, UINT32_MAX, &more, false);
 	pthread_mutex_unlock(&rt->tx_lock);
 	/* a note left after the loop: its writer could not get the lock */
 	if (atomic_load(&rt->tx_pending))
@@ -321,17 +330,25 @@ static void hand_off(struct homa_rt *rt)
 		homa_rt_arm_timer(rt);  /* an epoll loop on homa_fd() wakes to poll */
 }
 
-/** homa_rt_flush_share() - See rt.h. */
-void homa_rt_flush_share(struct homa_rt *rt)
+/**
+ * flush_share() - homa_rt_flush_share(); with @locked called with rt->lock
+ * held, which it releases: the first batch is drained in that hold
+ * (send_all()). Trying tx_lock while holding rt->lock cannot deadlock
+ * (a sender holding tx_lock waits for rt->lock, never the other way).
+ */
+static void flush_share(struct homa_rt *rt, bool locked)
 {
 	uint64_t deadline;
 	bool more;
 
 	atomic_store(&rt->tx_pending, 1);
-	if (pthread_mutex_trylock(&rt->tx_lock) != 0)
+	if (pthread_mutex_trylock(&rt->tx_lock) != 0) {
+		if (locked)
+			homa_rt_unlock(rt);
 		return;  /* the thread sending sees the note */
+	}
 	atomic_store(&rt->tx_pending, 0);
-	deadline = send_all(rt, SHARE_BATCHES, &more);
+	deadline = send_all(rt, SHARE_BATCHES, &more, locked);
 	pthread_mutex_unlock(&rt->tx_lock);
 	if (more || atomic_load(&rt->tx_pending) || atomic_load(&rt->tx_blocked))
 		hand_off(rt);
@@ -339,13 +356,21 @@ void homa_rt_flush_share(struct homa_rt *rt)
 		after_send(rt, deadline);
 }
 
-/** homa_rt_send_out() - See rt.h. */
-void homa_rt_send_out(struct homa_rt *rt, bool more)
+/** homa_rt_flush_share() - See rt.h. */
+void homa_rt_flush_share(struct homa_rt *rt)
 {
-	if (more)
-		atomic_store(&rt->tx_corked, true);
-	else
-		homa_rt_flush_share(rt);
+	flush_share(rt, false);
+}
+
+/** homa_rt_unlock_send_out() - See rt.h. */
+void homa_rt_unlock_send_out(struct homa_rt *rt, bool more)
+{
+	if (!more) {
+		flush_share(rt, true);
+		return;
+	}
+	atomic_store(&rt->tx_corked, true);
+	homa_rt_unlock(rt);
 }
 
 /** homa_rt_uncork() - See rt.h. */

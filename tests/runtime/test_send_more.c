@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /**
  * @file test_send_more.c
- * HOMA_SEND_MORE (src/runtime/tx.c, homa_rt_send_out()): a send with it
+ * HOMA_SEND_MORE (src/runtime/tx.c, homa_rt_unlock_send_out()): a send with it
  * leaves its packets in the socket, and the next send without it, a
  * homa_recv() that finds no message ready, or the socket's own thread
  * sends them, so replies to a batch of requests leave in one system call
