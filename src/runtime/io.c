@@ -52,7 +52,6 @@ uint64_t homa_rt_timers(struct homa_rt *rt, uint64_t now, uint64_t limit)
 {
 	uint64_t d;
 
-	homa_rt_lock(rt);
 	if (now >= homa_engine_next_deadline(rt->engine)) {
 		homa_engine_on_timer(rt->engine, now);
 		homa_rt_collect(rt);
@@ -433,7 +432,10 @@ uint64_t homa_rt_poll_step(struct homa_rt *rt, uint64_t now, uint64_t until)
 	atomic_store(&rt->wake_at, 0);
 	if (rt->timer_fd >= 0)
 		homa_rt_arm_timer(rt);
-	return after ? after : homa_rt_now();
+	if (!after)
+		after = homa_rt_now();
+	homa_rt_lock(rt);
+	return after;
 }
 
 /** homa_rt_arm_timer() - See rt.h. Rearms only when the deadline moved. */

@@ -420,11 +420,12 @@ void homa_rt_kick(struct homa_rt *rt);
 
 /* io.c */
 /**
- * homa_rt_timers() - Run the engine timers due at @now (a clock reading
+ * homa_rt_timers() - With rt->lock held (by the caller, who passes the
+ * poller's hold on), run the engine timers due at @now (a clock reading
  * the caller just took); deliver events; flush (waiting for a thread that
  * is sending, homa_rt_flush_wait()). Publishes in rt->wake_at the earlier
  * of the engine's wake-up time and @limit, so senders know when to kick.
- * One take of rt->lock when there is nothing to send.
+ * Returns without rt->lock, which it takes again only to flush.
  * Return: the engine's wake-up time (homa_engine_wake_by()).
  */
 uint64_t homa_rt_timers(struct homa_rt *rt, uint64_t now, uint64_t limit);
@@ -458,10 +459,11 @@ int homa_rt_input_init(struct homa_rt *rt);
  * homa_rt_poll_step() - The poller's turn: timers, then wait up to @until
  * (an absolute time; bounded by the engine's next deadline) for packets
  * and process them, and read the TCP connections too when the caller
- * holds the transport's reader role (rt->poll_tp_fd). Call without
- * rt->lock held. @now is a clock reading the caller just took (for the
- * timers). Return: a clock reading taken after the wait (the receive's,
- * when packets came), for the caller's bookkeeping.
+ * holds the transport's reader role (rt->poll_tp_fd). Call with
+ * rt->lock held: the timers run in that hold, which ends before the wait;
+ * returns with rt->lock held again. @now is a clock reading the caller
+ * just took (for the timers). Return: a clock reading taken after the
+ * wait (the receive's, when packets came), for the caller's bookkeeping.
  */
 uint64_t homa_rt_poll_step(struct homa_rt *rt, uint64_t now, uint64_t until);
 /**

@@ -58,9 +58,7 @@ void homa_rt_run_poller(struct homa_rt *rt, uint64_t until, bool app)
 	rt->standby_active = !app;
 	if (app)
 		rt->app_poll_ns = now;
-	homa_rt_unlock(rt);
-	now = homa_rt_poll_step(rt, now, until);
-	homa_rt_lock(rt);
+	now = homa_rt_poll_step(rt, now, until);  /* its timers run in this hold */
 	if (app)
 		rt->app_poll_ns = now;
 	rt->poller_active = rt->standby_active = false;
