@@ -48,22 +48,26 @@
  * as the timers ran (ticks may wait for a packet wake-up:
  * homa_engine_wake_by()).
  */
-uint64_t homa_rt_timers(struct homa_rt *rt, uint64_t now, uint64_t limit)
+uint64_t homa_rt_timers(struct homa_rt *rt, uint64_t *now, uint64_t limit)
 {
+	bool worked = *now >= homa_engine_next_deadline(rt->engine);
 	uint64_t d;
 
-	if (now >= homa_engine_next_deadline(rt->engine)) {
-		homa_engine_on_timer(rt->engine, now);
+	if (worked) {
+		homa_engine_on_timer(rt->engine, *now);
 		homa_rt_collect(rt);
 	}
 	if (homa_rt_tx_work(rt)) {
 		homa_rt_unlock(rt);
 		homa_rt_flush_wait(rt);
 		homa_rt_lock(rt);
+		worked = true;
 	}
 	d = homa_engine_wake_by(rt->engine);
 	atomic_store(&rt->wake_at, d < limit ? d : limit);
 	homa_rt_unlock(rt);
+	if (worked)
+		*now = homa_rt_now();
 	return d;
 }
 
@@ -362,10 +366,13 @@ static void drain_fd(int fd)
  * lists its receiving sockets (rx_poll) has them polled one by one in
  * place of its fd, and gets their revents back (rx_polled) so that its
  * recv() reads only those with packets.
+ * @now is a clock reading the caller just took (homa_rt_timers() passes
+ * the poller's on when it did no work).
  * Return: WAIT_PACKETS if packets (or ICMP reports) are waiting, plus
  * WAIT_TCP if a TCP connection is readable.
  */
-static int wait_packets(struct homa_rt *rt, uint64_t engine_by, uint64_t caller_by)
+static int wait_packets(struct homa_rt *rt, uint64_t now, uint64_t engine_by,
+			uint64_t caller_by)
 {
 	bool blocked = atomic_load(&rt->tx_blocked);
 	bool apart = rt->drv->tx_fd != rt->drv->fd;  /* receives on an epoll set */
@@ -377,7 +384,7 @@ static int wait_packets(struct homa_rt *rt, uint64_t engine_by, uint64_t caller_
 			      {.fd = rt->poll_tp_fd, .events = POLLIN},
 			      {.fd = rt->drv->rx_fd2, .events = POLLIN},
 			      {.fd = blocked && apart ? rt->drv->tx_fd : -1, .events = POLLOUT}};
-	uint64_t now = homa_rt_now(), first;
+	uint64_t first;
 	struct timespec ts = {0, 0};
 	bool timed = true;
 
@@ -423,7 +430,9 @@ uint64_t homa_rt_poll_step(struct homa_rt *rt, uint64_t now, uint64_t until)
 	uint64_t after = 0;
 	int got;
 
-	got = wait_packets(rt, homa_rt_timers(rt, now, until), until);
+	uint64_t engine_by = homa_rt_timers(rt, &now, until);
+
+	got = wait_packets(rt, now, engine_by, until);
 	rt->poll_input = got != 0;
 	if (got & WAIT_PACKETS)
 		homa_rt_input(rt, &after);

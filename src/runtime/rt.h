@@ -421,14 +421,16 @@ void homa_rt_kick(struct homa_rt *rt);
 /* io.c */
 /**
  * homa_rt_timers() - With rt->lock held (by the caller, who passes the
- * poller's hold on), run the engine timers due at @now (a clock reading
+ * poller's hold on), run the engine timers due at *@now (a clock reading
  * the caller just took); deliver events; flush (waiting for a thread that
  * is sending, homa_rt_flush_wait()). Publishes in rt->wake_at the earlier
  * of the engine's wake-up time and @limit, so senders know when to kick.
- * Returns without rt->lock, which it takes again only to flush.
+ * Returns without rt->lock, which it takes again only to flush. *@now is
+ * read again only if timers ran or output was sent (else it still is the
+ * time: nothing was done since).
  * Return: the engine's wake-up time (homa_engine_wake_by()).
  */
-uint64_t homa_rt_timers(struct homa_rt *rt, uint64_t now, uint64_t limit);
+uint64_t homa_rt_timers(struct homa_rt *rt, uint64_t *now, uint64_t limit);
 /**
  * homa_rt_input() - Receive and process what the driver has, each batch
  * highest priority first (payload copied into messages through
