@@ -607,8 +607,9 @@ HOMA_API bool homa_engine_want_output(const homa_engine *e, uint64_t now);
 /**
  * homa_engine_has_output() - False when a homa_engine_output() call,
  * whatever its time, could neither return a packet nor change the engine:
- * no control packet waits, no message has data queued and the pacer waits
- * for no deadline. A host can then skip the output call and the clock
+ * no control packet waits, no grant decision is pending (input defers the
+ * grant pass to the next output: one pass per receive batch), no message
+ * has data queued and the pacer waits for no deadline. A host can then skip the output call and the clock
  * reading it needs. True otherwise (even if the pacer holds the data back
  * until later: ask homa_engine_want_output() with a time for that); false
  * for a NULL @e.

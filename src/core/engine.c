@@ -595,6 +595,7 @@ static int output(homa_engine *e, uint64_t now, uint8_t *buf, size_t cap, struct
 	if (!e || !buf || !tx)
 		return HOMA_EINVAL;
 	now = clock_in(e, now);
+	homa_grant_flush(e);
 	homa_pacer_note_call(e, now);
 	r = homa_ctl_output(e, now, buf, cap, tx);
 	if (r)
@@ -634,14 +635,15 @@ int homa_engine_output_ref(homa_engine *e, uint64_t now, uint8_t *buf, size_t ca
 }
 
 /**
- * deadline() - Now (0) if control packets wait, else the earlier of the
+ * deadline() - Now (0) if control packets or a deferred grant pass
+ * (homa_grant_defer()) wait, else the earlier of the
  * pacer's deadline and the next tick plus @tick_leeway; UINT64_MAX if none.
  */
 static uint64_t deadline(const homa_engine *e, uint64_t tick_leeway)
 {
 	uint64_t d = homa_pacer_deadline(e), t = e->next_tick_ns;
 
-	if (e->ctl_count)
+	if (e->ctl_count || e->grant_pending)
 		return 0;
 	if (t != UINT64_MAX)
 		t += tick_leeway;
@@ -663,13 +665,14 @@ uint64_t homa_engine_wake_by(const homa_engine *e)
 /** homa_engine_has_output() - See engine.h. */
 bool homa_engine_has_output(const homa_engine *e)
 {
-	return e && (e->ctl_count || !homa_list_empty(&e->tx_list) || e->pacer_due_ns);
+	return e && (e->ctl_count || e->grant_pending || !homa_list_empty(&e->tx_list) ||
+		     e->pacer_due_ns);
 }
 
 /** homa_engine_want_output() - See engine.h. */
 bool homa_engine_want_output(const homa_engine *e, uint64_t now)
 {
-	return e && (e->ctl_count || homa_pacer_deadline(e) <= now);
+	return e && (e->ctl_count || e->grant_pending || homa_pacer_deadline(e) <= now);
 }
 
 /** idle() - True if no RPC or owed ack needs the timer. */
@@ -686,7 +689,7 @@ void homa_engine_on_timer(homa_engine *e, uint64_t now)
 	now = clock_in(e, now);
 	if (now < e->next_tick_ns)
 		return;
-	homa_timer_tick(e);
+	homa_timer_tick(e); /* its grant pass also runs a deferred one */
 	e->next_tick_ns += e->s.tick_ns;
 	if (e->next_tick_ns <= now)
 		e->next_tick_ns = now + e->s.tick_ns;

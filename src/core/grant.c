@@ -348,6 +348,31 @@ static uint64_t room_deficit(const homa_engine *e, const struct homa_msgin *in)
 }
 
 /**
+ * homa_grant_defer() - Input changed what a grant pass would decide (a
+ * scheduled message's bytes arrived, or it completed): ask for one pass,
+ * run by homa_grant_flush() before the engine's next output or tick. A
+ * receive batch of N such packets then runs one pass, not N: under a
+ * flood every forged scheduled DATA packet ran a pass over the forged
+ * partial messages, and only the last pass of a batch decides the GRANTs
+ * that go out (earlier ones were merged away). Owns nothing; no errors.
+ */
+void homa_grant_defer(homa_engine *e)
+{
+	e->grant_pending = true;
+}
+
+/**
+ * homa_grant_flush() - Run the pass homa_grant_defer() asked for, if
+ * no pass ran since. Called by the engine's output and timer entry
+ * points, so no GRANT leaves later than it did with a pass per packet.
+ */
+void homa_grant_flush(homa_engine *e)
+{
+	if (e->grant_pending)
+		homa_grant_check(e);
+}
+
+/**
  * homa_grant_released() - The application released a delivered message
  * of @bytes rx bytes. A pass runs only once the bytes released since the
  * latest pass reach the smallest room_deficit() that pass met: a release
@@ -475,6 +500,7 @@ void homa_grant_check(homa_engine *e)
 	uint64_t gen = ++e->grant_gen;
 	struct homa_link *pos;
 
+	e->grant_pending = false;
 	e->grant_room_need = UINT64_MAX;
 	e->grant_room_freed = 0;
 	if (e->grant_module) {

@@ -218,7 +218,7 @@ static void message_complete(homa_engine *e, struct homa_rpc *rpc)
 	/* a message that was never scheduled leaves the grant budget as it
 	 * was: no pass (under a flood it walked the forged partial messages) */
 	if (scheduled || e->grant_module)
-		homa_grant_check(e);
+		homa_grant_defer(e);
 	else if (freed)
 		homa_grant_released(e, freed);
 }
@@ -313,7 +313,7 @@ static int handle_data(homa_engine *e, const homa_addr *src, const struct homa_p
 	if (added)
 		announce(e, rpc);
 	if (rpc->in.scheduled && added)
-		homa_grant_check(e);
+		homa_grant_defer(e); /* one pass per input batch, before output */
 	return 0;
 }
 

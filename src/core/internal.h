@@ -397,7 +397,12 @@ struct homa_engine {
 	uint32_t outstanding_msgs;   /**< messages with explicitly granted bytes in flight */
 	struct homa_link outstanding; /**< those messages (msgin.out_link), oldest first */
 	uint64_t rx_link_ns;         /**< link time of every packet received so far */
-	uint64_t grant_gen;
+	uint64_t grant_gen;          /**< grant passes run (each one's generation) */
+	/**
+	 * input asked for a grant pass (homa_grant_defer()); it runs once,
+	 * before the next output or tick (homa_grant_flush())
+	 */
+	bool grant_pending;
 	uint64_t fifo_grant_credit;
 	bool grant_module;           /**< grant as the Linux module does (grant_module.c) */
 	uint64_t fifo_grant_ns;      /**< grant_module: time of the next FIFO grant */
@@ -605,6 +610,8 @@ void homa_grant_add(homa_engine *e, struct homa_rpc *rpc);
 void homa_grant_remove(homa_engine *e, struct homa_rpc *rpc);
 void homa_grant_received(homa_engine *e, struct homa_rpc *rpc, uint32_t newbytes);
 void homa_grant_check(homa_engine *e);
+void homa_grant_defer(homa_engine *e);
+void homa_grant_flush(homa_engine *e);
 void homa_grant_released(homa_engine *e, uint64_t bytes);
 uint32_t homa_grant_step(const homa_engine *e);
 uint32_t homa_grant_window(const homa_engine *e);
