@@ -42,7 +42,7 @@ struct homa_settings {
 	uint32_t fifo_grant_increment; /**< bytes per FIFO grant (0 = unsched_bytes, one window,
 					*   as the Linux module's equal defaults; was 50000) */
 	uint32_t pacer_fifo_fraction;  /**< per mille of pacer output to the oldest message (50) */
-	uint32_t max_nic_queue_ns;     /**< NIC backlog limit (5000; never below two full packets of link
+	uint32_t max_nic_queue_ns;     /**< NIC backlog limit (5000; never below four full packets of link
 					*   time); the pacer refills the backlog when one packet is left */
 	uint32_t num_priorities;       /**< levels used, 1..8 (8) */
 	/**

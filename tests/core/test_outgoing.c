@@ -100,7 +100,7 @@ static void homa_engine_has_output__idle_queued_sent(void **state)
 	assert_false(homa_engine_has_output(e));
 	request(e, 100000, 0);
 	assert_true(homa_engine_has_output(e));
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < 5; i++)  /* the four-packet bound's first burst */
 		assert_int_equal(next_data(e, 0, &k), 100000);
 	assert_int_equal(th_take(e, 0, &k), 0);
 	assert_false(homa_engine_want_output(e, 0));
@@ -120,10 +120,10 @@ static void homa_engine_has_output__idle_queued_sent(void **state)
 /**
  * homa_engine_output__pacer_holds_nic_queue() - At 1 Gbps a full packet
  * takes 12304 ns on the wire (1472 + 66 bytes of framing), so the backlog
- * bound is two packets (24608 ns), above max_nic_queue_ns = 5000. The
- * first three packets go at once (each is sent while the backlog is at
- * most the bound). The pacer then wants to be called when one packet is
- * left (3 * 12304 - 12304 ns), and that call sends two more; output
+ * bound is its floor of four packets (49216 ns), above max_nic_queue_ns =
+ * 5000. The first five packets go at once (each is sent while the backlog
+ * is at most the bound). The pacer then wants to be called when one packet
+ * is left (5 * 12304 - 12304 ns), and that call sends four more; output
  * before 12304 ns, when the backlog first drops to the bound, returns 0.
  */
 static void homa_engine_output__pacer_holds_nic_queue(void **state)
@@ -138,26 +138,26 @@ static void homa_engine_output__pacer_holds_nic_queue(void **state)
 	e = engine(&s);
 	request(e, 100000, 0);
 	assert_true(homa_engine_want_output(e, 0));
-	for (int i = 0; i < 3; i++) {
+	for (int i = 0; i < 5; i++) {
 		assert_int_equal(next_data(e, 0, &k), 100000);
 		assert_int_equal(k.len, 1472);
 		assert_int_equal(k.k.u.data.offset, (uint32_t)i * 1416);
 	}
 	assert_int_equal(th_take(e, 0, &k), 0);
 	assert_false(homa_engine_want_output(e, 0));
-	assert_int_equal(homa_engine_next_deadline(e), 2 * 12304);
+	assert_int_equal(homa_engine_next_deadline(e), 4 * 12304);
 	assert_int_equal(th_take(e, 12303, &k), 0);
-	assert_false(homa_engine_want_output(e, 2 * 12304 - 1));
-	assert_true(homa_engine_want_output(e, 2 * 12304));
-	for (int i = 3; i < 5; i++) {
-		assert_int_equal(next_data(e, 2 * 12304, &k), 100000);
+	assert_false(homa_engine_want_output(e, 4 * 12304 - 1));
+	assert_true(homa_engine_want_output(e, 4 * 12304));
+	for (int i = 5; i < 9; i++) {
+		assert_int_equal(next_data(e, 4 * 12304, &k), 100000);
 		assert_int_equal(k.k.u.data.offset, (uint32_t)i * 1416);
 	}
-	assert_int_equal(th_take(e, 2 * 12304, &k), 0);
-	assert_int_equal(homa_engine_next_deadline(e), 4 * 12304);
+	assert_int_equal(th_take(e, 4 * 12304, &k), 0);
+	assert_int_equal(homa_engine_next_deadline(e), 8 * 12304);
 	homa_engine_stats(e, &st);
 	assert_true(st.pacer_throttled_ns > 0);
-	assert_int_equal(st.pkts_sent[0], 5);
+	assert_int_equal(st.pkts_sent[0], 9);
 	homa_engine_free(e);
 }
 

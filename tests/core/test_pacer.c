@@ -3,9 +3,9 @@
  * @file test_pacer.c
  * The pacer's slack for late output calls (src/core/pacer.c). At 50 Mbit/s
  * a full packet (1472 + 66 framing bytes) takes 246080 ns, so the backlog
- * bound is two packets (492160 ns) and the pacer wants to be called when
- * one packet is left. The first output burst of a long message is three
- * packets and leaves the pacer waiting for 492160 ns.
+ * bound is its floor of four packets (984320 ns) and the pacer wants to be
+ * called when one packet is left. The first output burst of a long message
+ * is five packets and leaves the pacer waiting for 984320 ns.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -20,7 +20,7 @@
 #include "internal.h"
 
 #define PKT_NS 246080ull
-#define FIRST_DUE (2 * PKT_NS)
+#define FIRST_DUE (4 * PKT_NS)
 
 static uint8_t big[400000];
 
@@ -46,7 +46,7 @@ static homa_engine *slow_engine_q(uint32_t max_slack, uint32_t nicq_ns)
 	return e;
 }
 
-/** slow_engine() - slow_engine_q() with the default bound (two packets at 50 Mbit/s). */
+/** slow_engine() - slow_engine_q() with the default bound (four packets at 50 Mbit/s). */
 static homa_engine *slow_engine(uint32_t max_slack)
 {
 	struct homa_settings s;
@@ -81,24 +81,24 @@ static uint64_t slack_of(homa_engine *e)
 /**
  * homa_pacer_note_call__late_call_sends_more() - A call 1 ms after the
  * deadline finds the link idle. With slack the pacer learns the lateness:
- * this call fills the bound plus 1 ms (7 packets: 6 x 246080 <= 1492160)
+ * this call fills the bound plus 1 ms (9 packets: 8 x 246080 <= 1984320)
  * and the next deadline comes 1 ms earlier than the backlog mark. With
- * max_pacer_slack_ns = 0 the same call sends the two-packet bound only.
+ * max_pacer_slack_ns = 0 the same call fills the four-packet bound only.
  */
 static void homa_pacer_note_call__late_call_sends_more(void **state)
 {
 	homa_engine *on = slow_engine(1000000), *off = slow_engine(0);
 	uint64_t late = FIRST_DUE + 1000000;
 
-	assert_int_equal(burst(on, 0), 3);
-	assert_int_equal(burst(off, 0), 3);
+	assert_int_equal(burst(on, 0), 5);
+	assert_int_equal(burst(off, 0), 5);
 	assert_int_equal(homa_pacer_deadline(on), FIRST_DUE);
-	assert_int_equal(burst(on, late), 7);
-	assert_int_equal(burst(off, late), 3);
+	assert_int_equal(burst(on, late), 9);
+	assert_int_equal(burst(off, late), 5);
 	assert_int_equal(slack_of(on), 1000000);
 	assert_int_equal(slack_of(off), 0);
-	assert_int_equal(homa_pacer_deadline(on), late + 7 * PKT_NS - PKT_NS - 1000000);
-	assert_int_equal(homa_pacer_deadline(off), late + 3 * PKT_NS - PKT_NS);
+	assert_int_equal(homa_pacer_deadline(on), late + 9 * PKT_NS - PKT_NS - 1000000);
+	assert_int_equal(homa_pacer_deadline(off), late + 5 * PKT_NS - PKT_NS);
 	homa_engine_free(on);
 	homa_engine_free(off);
 }
@@ -131,7 +131,8 @@ static void homa_pacer_note_call__on_time_calls_decay(void **state)
 /**
  * homa_pacer_note_call__capped_and_early_calls_ignored() - Calls before
  * the deadline learn nothing: before the backlog is within the bound
- * (246080 ns) nothing goes, after it one packet does. A call 5 ms late
+ * (246080 ns) nothing goes, 1 ns before the deadline three packets do
+ * (the fourth would take the backlog past the bound). A call 5 ms late
  * raises the slack to max_pacer_slack_ns (300 us) and no further.
  */
 static void homa_pacer_note_call__capped_and_early_calls_ignored(void **state)
@@ -140,7 +141,7 @@ static void homa_pacer_note_call__capped_and_early_calls_ignored(void **state)
 
 	burst(e, 0);
 	assert_int_equal(burst(e, PKT_NS - 1), 0);
-	assert_int_equal(burst(e, FIRST_DUE - 1), 1);
+	assert_int_equal(burst(e, FIRST_DUE - 1), 3);
 	assert_int_equal(slack_of(e), 0);
 	assert_true(burst(e, FIRST_DUE + 5000000) > 3);
 	assert_int_equal(slack_of(e), 300000);
@@ -171,6 +172,28 @@ static void homa_pacer_configure__long_bound_refills_several(void **state)
 	homa_engine_free(e);
 }
 
+/**
+ * homa_pacer_configure__slow_link_floor_sends_four() - At 50 Mbit/s with
+ * the default max_nic_queue_ns (5 us, a fiftieth of a packet) the bound is
+ * the floor of four packets: after the first burst of five, each call at
+ * the deadline sends four packets, so a process pacing a long message
+ * wakes once per four packets of link time.
+ */
+static void homa_pacer_configure__slow_link_floor_sends_four(void **state)
+{
+	homa_engine *e = slow_engine(0);
+	uint64_t due = FIRST_DUE;
+	int i;
+
+	assert_int_equal(burst(e, 0), 5);
+	for (i = 0; i < 4; i++) {
+		assert_int_equal(homa_pacer_deadline(e), due);
+		assert_int_equal(burst(e, due), 4);
+		due += 4 * PKT_NS;
+	}
+	homa_engine_free(e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -178,6 +201,7 @@ int main(void)
 		cmocka_unit_test(homa_pacer_note_call__on_time_calls_decay),
 		cmocka_unit_test(homa_pacer_note_call__capped_and_early_calls_ignored),
 		cmocka_unit_test(homa_pacer_configure__long_bound_refills_several),
+		cmocka_unit_test(homa_pacer_configure__slow_link_floor_sends_four),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -69,7 +69,7 @@ static const char usage[] =
 "                            one tick after a short message started arriving (default:\n"
 "                            engine's, 0 = off)\n"
 "  --homa-nic-queue-us U     most link time Homa's pacer queues in the NIC ahead of\n"
-"                            the link (default: engine's, 5 us, never below two full\n"
+"                            the link (default: engine's, 5 us, never below four full\n"
 "                            packets); the pacer refills the queue when one packet is\n"
 "                            left, so on a slow link a longer queue means fewer,\n"
 "                            larger sends, and a new message may wait behind it\n"
