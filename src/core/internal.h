@@ -242,8 +242,24 @@ struct homa_pport {
 	struct homa_link peer_link;   /**< peer.ports */
 };
 
-/** Acks waiting to be sent to one peer (client side). */
-#define HOMA_PEER_ACKS HOMA_MAX_ACKS
+/**
+ * Acks waiting to be sent to one peer (client side). Each request's
+ * first DATA packet carries one and the tick sends the rest, so a list
+ * longer than an ACK packet's HOMA_MAX_ACKS (the Linux module's length)
+ * lets a client that finishes many RPCs at once (a received batch of
+ * responses) hand their acks to the requests it sends next instead of
+ * an ACK packet per five.
+ */
+#define HOMA_PEER_ACKS 32
+
+/**
+ * Acks a client owes one peer, allocated at the first (homa_peer_add_ack()):
+ * a peer this engine never was a client of (every stranger) costs no room.
+ */
+struct homa_peer_acks {
+	uint64_t ids[HOMA_PEER_ACKS];   /**< completed client RPC ids to ack */
+	uint16_t ports[HOMA_PEER_ACKS]; /**< their server ports */
+};
 
 /** What an endpoint knows about another host. */
 struct homa_peer {
@@ -286,8 +302,7 @@ struct homa_peer {
 	uint32_t grant_outstanding; /**< its messages with explicitly granted bytes in flight (grant.c) */
 	uint32_t unsched_pass;    /**< unscheduled claims of its messages counted in grant pass unsched_gen */
 	uint64_t unsched_gen;
-	uint64_t ack_ids[HOMA_PEER_ACKS];   /**< completed client RPC ids to ack */
-	uint16_t ack_ports[HOMA_PEER_ACKS]; /**< their server ports */
+	struct homa_peer_acks *acks; /**< acks owed to it: NULL until the first (client side) */
 	uint16_t num_acks;
 	bool ours;                /**< it sent our extension marker (HOMA_EXT_MARK) */
 };

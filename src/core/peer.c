@@ -81,6 +81,7 @@ static void peer_unlink_free(homa_engine *e, struct homa_peer *p)
 		pp = &(*pp)->hash_next;
 	*pp = p->hash_next;
 	e->peers.count--;
+	homa_mem_free(e, p->acks, sizeof(*p->acks));
 	homa_mem_free(e, p, sizeof(*p));
 }
 
@@ -232,6 +233,37 @@ static void send_acks(homa_engine *e, struct homa_peer *p, uint16_t server_port)
 }
 
 /**
+ * send_one_ack() - Send an ACK packet to @server_port of @p carrying only
+ * the ack of @client_id (no memory for @p's ack list).
+ */
+static void send_one_ack(homa_engine *e, struct homa_peer *p, uint64_t client_id,
+			 uint16_t server_port)
+{
+	struct homa_pkt pkt;
+
+	memset(&pkt, 0, sizeof(pkt));
+	pkt.type = HOMA_PKT_ACK;
+	pkt.sport = e->port;
+	pkt.dport = server_port;
+	pkt.u.ack.num_acks = 1;
+	pkt.u.ack.acks[0].client_id = client_id;
+	pkt.u.ack.acks[0].server_port = server_port;
+	pkt.sender_id = client_id;
+	homa_ctl_send(e, &pkt, &p->addr, (uint8_t)(e->s.num_priorities - 1));
+}
+
+/**
+ * ack_list() - @p's ack list, allocated if it has none yet (NULL if memory
+ * ran out).
+ */
+static struct homa_peer_acks *ack_list(homa_engine *e, struct homa_peer *p)
+{
+	if (!p->acks)
+		p->acks = homa_mem_zalloc(e, sizeof(*p->acks));
+	return p->acks;
+}
+
+/**
  * homa_peer_add_ack() - Remember that client RPC @client_id to
  * @server_port is complete, so the server can free it. An ack owed to a
  * host not known to be ours goes to the engine's shared pool, if it has
@@ -243,10 +275,14 @@ void homa_peer_add_ack(homa_engine *e, struct homa_peer *p, uint64_t client_id,
 {
 	if (pooled(e, p) && e->ack_pool.put(e->ack_pool.ctx, &p->addr, client_id, server_port))
 		return;
+	if (!ack_list(e, p)) {
+		send_one_ack(e, p, client_id, server_port);
+		return;
+	}
 	if (p->num_acks == HOMA_PEER_ACKS)
-		send_acks(e, p, p->ack_ports[0]);
-	p->ack_ids[p->num_acks] = client_id;
-	p->ack_ports[p->num_acks] = server_port;
+		send_acks(e, p, p->acks->ports[0]);
+	p->acks->ids[p->num_acks] = client_id;
+	p->acks->ports[p->num_acks] = server_port;
 	p->num_acks++;
 }
 
@@ -268,13 +304,13 @@ bool homa_peer_take_ack(const homa_engine *e, struct homa_peer *p, uint16_t serv
 	uint32_t i, rest;
 
 	for (i = 0; i < p->num_acks; i++) {
-		if (!any_port && p->ack_ports[i] != server_port)
+		if (!any_port && p->acks->ports[i] != server_port)
 			continue;
-		out->client_id = p->ack_ids[i];
-		out->server_port = p->ack_ports[i];
+		out->client_id = p->acks->ids[i];
+		out->server_port = p->acks->ports[i];
 		rest = p->num_acks - i - 1;
-		memmove(&p->ack_ids[i], &p->ack_ids[i + 1], rest * sizeof(p->ack_ids[0]));
-		memmove(&p->ack_ports[i], &p->ack_ports[i + 1], rest * sizeof(p->ack_ports[0]));
+		memmove(&p->acks->ids[i], &p->acks->ids[i + 1], rest * sizeof(p->acks->ids[0]));
+		memmove(&p->acks->ports[i], &p->acks->ports[i + 1], rest * sizeof(p->acks->ports[0]));
 		p->num_acks--;
 		return true;
 	}
@@ -289,11 +325,15 @@ void homa_peer_flush_acks(homa_engine *e, struct homa_peer *p)
 	uint16_t port;
 
 	while (p->num_acks)
-		send_acks(e, p, p->ack_ports[0]);
+		send_acks(e, p, p->acks->ports[0]);
 	/* the pool's: each ACK packet goes to the first one's port and takes the others along */
 	while (pooled(e, p) && e->ack_pool.take(e->ack_pool.ctx, &p->addr, &id, &port)) {
-		p->ack_ids[0] = id;
-		p->ack_ports[0] = port;
+		if (!ack_list(e, p)) {
+			send_one_ack(e, p, id, port);
+			continue;
+		}
+		p->acks->ids[0] = id;
+		p->acks->ports[0] = port;
 		p->num_acks = 1;
 		send_acks(e, p, port);
 	}
@@ -333,6 +373,7 @@ void homa_peers_free_all(homa_engine *e)
 		while (p) {
 			struct homa_peer *next = p->hash_next;
 
+			homa_mem_free(e, p->acks, sizeof(*p->acks));
 			homa_mem_free(e, p, sizeof(*p));
 			p = next;
 		}

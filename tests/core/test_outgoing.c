@@ -555,6 +555,73 @@ static void fill_data__piggybacked_ack(void **state)
 }
 
 /**
+ * move_echo() - Move packets between the pair without running timers
+ * (which would send ACKs), the server answering every request with 10
+ * bytes as it completes.
+ */
+static void move_echo(struct th_pair *p)
+{
+	struct th_pkt k;
+
+	while (th_take(p->e[0], p->now, &k) > 0 || th_take(p->e[1], p->now, &k) > 0) {
+		int from = k.tx.dport == 4001 ? 0 : 1;
+		struct homa_event sev;
+
+		homa_engine_input(p->e[1 - from], &p->addr[from], k.buf, (size_t)k.len, p->now);
+		while (homa_engine_next_event(p->e[1], &sev)) {
+			struct homa_iov iov = {big, 10};
+
+			assert_int_equal(homa_engine_send_reply(p->e[1], sev.id, &iov, 1, p->now), 0);
+			homa_engine_msg_release(p->e[1], sev.msg);
+		}
+	}
+}
+
+/** take_responses() - Take and release @n responses the client has. */
+static void take_responses(homa_engine *e, int n)
+{
+	struct homa_event ev;
+
+	for (int i = 0; i < n; i++) {
+		assert_int_equal(homa_engine_next_event(e, &ev), 1);
+		homa_engine_msg_release(e, ev.msg);
+	}
+}
+
+/**
+ * add_ack__held_for_next_requests() - A client that finishes 16 RPCs to
+ * one server port at once keeps all 16 acks for its next requests to
+ * carry (HOMA_PEER_ACKS): no ACK packet goes out before the tick (with
+ * room for 5, as in the Linux module, 3 ACK packets do, one per wake-up
+ * of a client with 32 RPCs in flight), and the next 16 requests' first
+ * DATA packets carry the 16 acks.
+ */
+static void add_ack__held_for_next_requests(void **state)
+{
+	struct homa_stats st;
+	struct th_pair p;
+
+	th_pair_init(&p, NULL);
+	p.echo = true;
+	for (int i = 0; i < 16; i++)
+		request(p.e[0], 100, 0);
+	move_echo(&p);
+	take_responses(p.e[0], 16);
+	homa_engine_stats(p.e[1], &st);
+	assert_int_equal(st.pkts_recv[HOMA_PKT_ACK - HOMA_PKT_FIRST], 0);
+	assert_int_equal(st.active_rpcs, 16); /* finished, waiting for their acks */
+	for (int i = 0; i < 16; i++)
+		request(p.e[0], 100, p.now);
+	move_echo(&p);
+	take_responses(p.e[0], 16);
+	homa_engine_stats(p.e[1], &st);
+	assert_int_equal(st.acks_received, 16);
+	assert_int_equal(st.pkts_recv[HOMA_PKT_ACK - HOMA_PKT_FIRST], 0);
+	assert_int_equal(st.active_rpcs, 16); /* the second 16 */
+	th_pair_free(&p);
+}
+
+/**
  * sent_unsched() - Send a @len-byte request with unsched_bytes 3000 (two
  * 1416-byte packets and 168 bytes of a third) and take every DATA packet
  * it sends without a grant; each must announce @incoming. Return: the
@@ -618,6 +685,7 @@ int main(void)
 		cmocka_unit_test(homa_rpc_new__max_rpcs),
 		cmocka_unit_test(homa_engine_send_request_ref__reads_caller_bytes),
 		cmocka_unit_test(fill_data__piggybacked_ack),
+		cmocka_unit_test(add_ack__held_for_next_requests),
 		cmocka_unit_test(homa_msgout_attach__whole_last_packet),
 	};
 
