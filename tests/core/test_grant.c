@@ -1052,6 +1052,21 @@ static void forge_partial(struct th_net *n, char c, uint32_t count)
 }
 
 /**
+ * forged_server() - Set up @n as nodes 's', 'a' and 'b' with settings @s,
+ * 's' serving, and node 'a' holding HOMA_PEER_PARTIAL_MSGS forged partial
+ * requests in the server's grantable list (all delivered).
+ * Return: the server's engine, owned by @n.
+ */
+static homa_engine *forged_server(struct th_net *n, const struct homa_settings *s)
+{
+	th_net_init(n, "sab", s);
+	serve(n);
+	forge_partial(n, 'a', HOMA_PEER_PARTIAL_MSGS);
+	th_net_move(n, th_net_node(n, 's'), 100000);
+	return n->e[th_net_node(n, 's')];
+}
+
+/**
  * homa_grant_check__short_messages_skip_the_pass() - Node 'a' holds 64
  * forged partial requests in the grantable list; node 'b' sends 20
  * one-packet (100 B) requests, each completed and released by the server.
@@ -1068,11 +1083,7 @@ static void homa_grant_check__short_messages_skip_the_pass(void **state)
 	char order[32];
 
 	(void)state;
-	th_net_init(&n, "sab", &s);
-	srv = n.e[th_net_node(&n, 's')];
-	serve(&n);
-	forge_partial(&n, 'a', HOMA_PEER_PARTIAL_MSGS);
-	th_net_move(&n, th_net_node(&n, 's'), 100000);
+	srv = forged_server(&n, &s);
 	before = srv->grant_visits;
 	for (int i = 0; i < 20; i++) {
 		send(&n, 'b', 100);
@@ -1106,11 +1117,7 @@ static void homa_grant_check__one_pass_per_batch(void **state)
 	char order[8];
 
 	(void)state;
-	th_net_init(&n, "sab", &s);
-	srv = n.e[th_net_node(&n, 's')];
-	serve(&n);
-	forge_partial(&n, 'a', HOMA_PEER_PARTIAL_MSGS);
-	th_net_move(&n, th_net_node(&n, 's'), 100000);
+	srv = forged_server(&n, &s);
 	send(&n, 'b', 100000);
 	gen = srv->grant_gen;
 	assert_int_equal(th_net_move(&n, th_net_node(&n, 'b'), 7), 7);
