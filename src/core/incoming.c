@@ -564,8 +564,10 @@ static int handle_need_ack(homa_engine *e, const homa_addr *src, const struct ho
 	/* owed acks leave in ACK packets of five, when the list fills or at the
 	 * next tick: a flood of forged NEED_ACKs draws fewer bytes than it
 	 * sends; a stranger's (we never started an RPC to it) within the
-	 * strangers' replies (its server asks again if it matters) */
-	if (homa_ctl_stranger_ok(e, peer))
+	 * strangers' replies (its server asks again if it matters); an ack
+	 * already owed is not added twice (the copy would ride a request in
+	 * place of a newer ack) */
+	if (!homa_peer_owes_ack(peer, id) && homa_ctl_stranger_ok(e, peer))
 		homa_peer_add_ack(e, peer, id, pkt->sport);
 	homa_peer_put(e, peer);
 	return 0;

@@ -551,6 +551,7 @@ void homa_pport_del(homa_engine *e, struct homa_rpc *rpc);
 struct homa_peer *homa_peer_get(homa_engine *e, const homa_addr *addr);
 void homa_peer_put(homa_engine *e, struct homa_peer *p);
 void homa_peer_add_ack(homa_engine *e, struct homa_peer *p, uint64_t client_id, uint16_t server_port);
+bool homa_peer_owes_ack(const struct homa_peer *p, uint64_t client_id);
 bool homa_peer_take_ack(const homa_engine *e, struct homa_peer *p, uint16_t server_port,
 			struct homa_ack *out);
 void homa_peers_free_all(homa_engine *e);

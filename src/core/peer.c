@@ -287,6 +287,20 @@ void homa_peer_add_ack(homa_engine *e, struct homa_peer *p, uint64_t client_id,
 }
 
 /**
+ * homa_peer_owes_ack() - Whether @p's own ack list already holds the ack
+ * of client RPC @client_id (a NEED_ACK that crossed it: it leaves with
+ * the next request or tick). The engine's shared pool is not searched.
+ * Reads only; no errors.
+ */
+bool homa_peer_owes_ack(const struct homa_peer *p, uint64_t client_id)
+{
+	for (uint32_t i = 0; i < p->num_acks; i++)
+		if (p->acks->ids[i] == client_id)
+			return true;
+	return false;
+}
+
+/**
  * homa_peer_take_ack() - Remove the oldest ack @p is owed that may ride
  * on a packet to @server_port of that host. A Linux module host (a peer
  * not known to be ours in module-compatible mode) keeps one ack list per

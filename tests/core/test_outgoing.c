@@ -622,6 +622,64 @@ static void add_ack__held_for_next_requests(void **state)
 }
 
 /**
+ * need_ack() - Hand @p's client a NEED_ACK from the server for its RPC
+ * @id (the server's reply was done and no ack came back yet).
+ */
+static void need_ack(struct th_pair *p, uint64_t id)
+{
+	struct homa_pkt k;
+	uint8_t buf[64];
+	int len;
+
+	memset(&k, 0, sizeof(k));
+	k.type = HOMA_PKT_NEED_ACK;
+	k.sport = 4001;
+	k.dport = homa_engine_port(p->e[0]);
+	k.sender_id = id ^ 1;
+	len = homa_wire_encode(&k, buf, sizeof(buf));
+	assert_true(len > 0);
+	homa_engine_input(p->e[0], &p->addr[1], buf, (size_t)len, p->now);
+}
+
+/**
+ * handle_need_ack__owed_once() - A NEED_ACK for an RPC whose ack the
+ * client already owes (its next request has not left yet) adds no second
+ * copy: the two next requests carry the two owed acks and none is left
+ * behind. With a copy, the copy took a slot and rode a later request
+ * in place of a newer ack, so the server kept that request's finished
+ * reply one request (or until the client's tick) longer.
+ */
+static void handle_need_ack__owed_once(void **state)
+{
+	struct homa_peer *peer;
+	struct homa_stats st;
+	struct th_pair p;
+	uint64_t id;
+
+	(void)state;
+	th_pair_init(&p, NULL);
+	p.echo = true;
+	id = request(p.e[0], 100, 0);
+	request(p.e[0], 100, 0);
+	move_echo(&p);
+	take_responses(p.e[0], 2);
+	peer = homa_peer_find(p.e[0], &p.addr[1]);
+	assert_non_null(peer);
+	assert_int_equal(peer->num_acks, 2);
+	need_ack(&p, id);
+	assert_int_equal(peer->num_acks, 2);
+	request(p.e[0], 100, p.now);
+	request(p.e[0], 100, p.now);
+	move_echo(&p);
+	take_responses(p.e[0], 2);
+	homa_engine_stats(p.e[1], &st);
+	assert_int_equal(st.acks_received, 2);
+	assert_int_equal(st.active_rpcs, 2); /* the second two, finished */
+	assert_int_equal(peer->num_acks, 2); /* their acks, nothing older */
+	th_pair_free(&p);
+}
+
+/**
  * sent_unsched() - Send a @len-byte request with unsched_bytes 3000 (two
  * 1416-byte packets and 168 bytes of a third) and take every DATA packet
  * it sends without a grant; each must announce @incoming. Return: the
@@ -686,6 +744,7 @@ int main(void)
 		cmocka_unit_test(homa_engine_send_request_ref__reads_caller_bytes),
 		cmocka_unit_test(fill_data__piggybacked_ack),
 		cmocka_unit_test(add_ack__held_for_next_requests),
+		cmocka_unit_test(handle_need_ack__owed_once),
 		cmocka_unit_test(homa_msgout_attach__whole_last_packet),
 	};
 
