@@ -579,17 +579,20 @@ HOMA_API int homa_engine_output_ref(homa_engine *e, uint64_t now, uint8_t *buf, 
 HOMA_API void homa_engine_output_sent(homa_engine *e);
 
 /**
- * homa_engine_next_deadline() - When the engine next needs a call: the
- * next timer tick, or the time the pacer allows more DATA out.
+ * homa_engine_next_deadline() - When the engine next needs a call: now
+ * (0) while control packets or a grant pass that input deferred wait for
+ * homa_engine_output(), else the earlier of the next timer tick and the
+ * time the pacer allows more DATA out.
  * Return: absolute ns; UINT64_MAX if nothing is pending (or @e is NULL).
  */
 HOMA_API uint64_t homa_engine_next_deadline(const homa_engine *e);
 
 /**
  * homa_engine_wake_by() - The latest time a sleeping host should wake up:
- * exactly when control packets or the pacer need it, but up to half a
- * tick after the timer tick is due. Ticks only count silence, so a tick
- * run late delays RESENDs and timeouts by at most half a tick; a host that
+ * exactly when control packets, a deferred grant pass (both: now) or the
+ * pacer need it, but up to half a tick after the timer tick is due.
+ * Ticks only count silence, so a tick run late delays RESENDs and
+ * timeouts by at most half a tick; a host that
  * wakes for packets in between runs the tick then (homa_engine_on_timer()
  * once homa_engine_next_deadline() has passed), so a busy endpoint does
  * not also wake once per tick for the timer alone. Sleep until this;
@@ -600,7 +603,9 @@ HOMA_API uint64_t homa_engine_wake_by(const homa_engine *e);
 
 /**
  * homa_engine_want_output() - True if homa_engine_output() has something
- * now (false for a NULL @e).
+ * to do at @now: control packets wait, a grant pass input deferred is to
+ * run (it may queue GRANTs), or the pacer lets DATA out (false for a NULL
+ * @e).
  */
 HOMA_API bool homa_engine_want_output(const homa_engine *e, uint64_t now);
 
@@ -609,10 +614,10 @@ HOMA_API bool homa_engine_want_output(const homa_engine *e, uint64_t now);
  * whatever its time, could neither return a packet nor change the engine:
  * no control packet waits, no grant decision is pending (input defers the
  * grant pass to the next output: one pass per receive batch), no message
- * has data queued and the pacer waits for no deadline. A host can then skip the output call and the clock
- * reading it needs. True otherwise (even if the pacer holds the data back
- * until later: ask homa_engine_want_output() with a time for that); false
- * for a NULL @e.
+ * has data queued and the pacer waits for no deadline. A host can then
+ * skip the output call and the clock reading it needs. True otherwise
+ * (even if the pacer holds the data back until later: ask
+ * homa_engine_want_output() with a time for that); false for a NULL @e.
  */
 HOMA_API bool homa_engine_has_output(const homa_engine *e);
 
@@ -751,8 +756,9 @@ HOMA_API void homa_engine_stats(const homa_engine *e, struct homa_stats *out);
 
 /**
  * homa_engine_state_sizes() - Bytes of engine state per RPC and per peer,
- * excluding message buffers (for documentation and tests). NULL
- * pointers are skipped.
+ * excluding message buffers and the list of owed acks a client allocates
+ * for a server at its first finished RPC there (for documentation and
+ * tests). NULL pointers are skipped.
  */
 HOMA_API void homa_engine_state_sizes(size_t *per_rpc, size_t *per_peer);
 
