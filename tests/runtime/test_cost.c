@@ -41,11 +41,29 @@
  */
 #define MAX_LOCKS_PER_RPC 11
 
+/**
+ * Ticks before a RESEND, a NEED_ACK or the standby thread (polled mode:
+ * resend_ticks) steps in: longer than any test here runs on a loaded
+ * machine, so the counts come from the test thread's own calls alone.
+ * With the defaults a test thread descheduled for 2 ms let the client's
+ * standby thread send an owed ack in an ACK packet the server read after
+ * the next request, or let the server ask with NEED_ACK for an ack that
+ * was on its way; either way the server held one more finished reply and
+ * took two more small blocks from malloc().
+ */
+#define QUIET_TICKS 2000
+
 /** open_pair() - A polled server and client on loopback, warmed up. */
 static void open_pair(homa_socket **cli, homa_socket **srv, struct sockaddr_storage *dst)
 {
-	assert_int_equal(test_open(srv, HOMA_DRIVER_UDP, HOMA_MODE_POLLED, true, 0, NULL), 0);
-	assert_int_equal(test_open(cli, HOMA_DRIVER_UDP, HOMA_MODE_POLLED, false, 0, NULL), 0);
+	struct homa_settings st;
+
+	homa_settings_default(&st);
+	st.timeout_ticks = TEST_TIMEOUT_TICKS;
+	st.resend_ticks = QUIET_TICKS;
+	st.request_ack_ticks = QUIET_TICKS;
+	assert_int_equal(test_open(srv, HOMA_DRIVER_UDP, HOMA_MODE_POLLED, true, 0, &st), 0);
+	assert_int_equal(test_open(cli, HOMA_DRIVER_UDP, HOMA_MODE_POLLED, false, 0, &st), 0);
 	*dst = test_dst(homa_local_port(*srv));
 	for (int i = 0; i < 20; i++)  /* warm-up: peers known, buffers grown */
 		assert_int_equal(test_polled_rpc(*cli, *srv, dst), 0);
