@@ -45,11 +45,13 @@
  * Ticks before a RESEND, a NEED_ACK or the standby thread (polled mode:
  * resend_ticks) steps in: longer than any test here runs on a loaded
  * machine, so the counts come from the test thread's own calls alone.
- * With the defaults a test thread descheduled for 2 ms let the client's
- * standby thread send an owed ack in an ACK packet the server read after
- * the next request, or let the server ask with NEED_ACK for an ack that
- * was on its way; either way the server held one more finished reply and
- * took two more small blocks from malloc().
+ * With the defaults (resend_ticks 5, request_ack_ticks 2, 1 ms ticks) a
+ * test thread descheduled for a few milliseconds let the standby thread
+ * run a socket's timers (an owed ack could leave in an ACK packet the
+ * server read after the next request) or let the server ask with
+ * NEED_ACK for an ack that was on its way; the server then held one more
+ * finished reply while building the next (two more small blocks from
+ * malloc()), and the lock and record counts moved with it.
  */
 #define QUIET_TICKS 2000
 
