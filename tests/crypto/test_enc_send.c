@@ -23,6 +23,7 @@
 
 #include "fault_wrap.h"
 #include "homa/encrypt.h"
+#include "homa/engine.h"
 #include "homa/homa.h"
 #include "rt_helpers.h"
 
@@ -86,9 +87,17 @@ static int echo(homa_socket *c, int port, uint8_t *out, uint8_t *in, size_t len)
 	return err;
 }
 
-/** copied() - @s's tx_copied_bytes and retransmitted_bytes. */
-static void copied(homa_socket *s, uint64_t *tx, uint64_t *retx)
+/**
+ * copied() - @s's tx_copied_bytes and retransmitted_bytes, and the most
+ * bytes its sends may copy in short pieces (under HOMA_REF_MIN_CHUNK,
+ * which are copied, not lent) while @srv granted: one piece per GRANT
+ * and one at the message's end.
+ */
+static void copied(homa_socket *s, homa_socket *srv, uint64_t *tx, uint64_t *retx,
+		   uint64_t *shorts)
 {
+	struct homa_stats sst;
+
 	struct homa_io_stats io;
 	struct homa_stats st;
 
@@ -96,6 +105,8 @@ static void copied(homa_socket *s, uint64_t *tx, uint64_t *retx)
 	assert_int_equal(homa_socket_stats(s, &st), 0);
 	*tx = io.tx_copied_bytes;
 	*retx = st.retransmitted_bytes;
+	assert_int_equal(homa_socket_stats(srv, &sst), 0);
+	*shorts = (HOMA_REF_MIN_CHUNK - 1) * (sst.grants_sent + 1);
 }
 
 /**
@@ -104,14 +115,16 @@ static void copied(homa_socket *s, uint64_t *tx, uint64_t *retx)
  * the clear socket's does at most: the client's tx_copied_bytes stays
  * within the clear socket's and within N plus the retransmitted bytes
  * (packets that span two 64 KiB chunks of the message are sealed from
- * both pieces). Sealing into the packet after copying the payload there
- * (the old code) copies 2 N.
+ * both pieces) plus short pieces: a payload under HOMA_REF_MIN_CHUNK is
+ * copied, and one can end at each grant's offset (the server's
+ * grants_sent) and at the message's end. Sealing into the packet after
+ * copying the payload there (the old code) copies 2 N.
  */
 static void enc_send__ordinary_send_copied_once(void **state)
 {
 	enum { N = 250000 };
 	uint8_t *out = malloc(N), *in = malloc(N);
-	uint64_t tx[2], retx[2];
+	uint64_t tx[2], retx[2], shorts[2];
 
 	(void)state;
 	assert_non_null(out);
@@ -123,21 +136,22 @@ static void enc_send__ordinary_send_copied_once(void **state)
 
 		open_pair(enc, &c, &srv);
 		assert_int_equal(echo(c, srv.port, out, in, N), 0);
-		copied(c, &tx[enc], &retx[enc]);
+		copied(c, srv.s, &tx[enc], &retx[enc], &shorts[enc]);
 		homa_close(c);
 		crypto_echo_stop(&srv);
 	}
-	print_message("tx copied: clear %llu, encrypted %llu of %d (retransmitted %llu)\n",
+	print_message("tx copied: clear %llu, encrypted %llu of %d (retransmitted %llu, short pieces at most %llu)\n",
 		      (unsigned long long)tx[0], (unsigned long long)tx[1], N,
-		      (unsigned long long)retx[1]);
-	if (tx[1] > N + retx[1])
-		fail_msg("encrypted send copied %llu bytes of %d (retransmitted %llu)",
-			 (unsigned long long)tx[1], N, (unsigned long long)retx[1]);
+		      (unsigned long long)retx[1], (unsigned long long)shorts[1]);
+	free(out);
+	free(in);
+	if (tx[1] > N + retx[1] + shorts[1])
+		fail_msg("encrypted send copied %llu bytes of %d (retransmitted %llu, short pieces at most %llu)",
+			 (unsigned long long)tx[1], N, (unsigned long long)retx[1],
+			 (unsigned long long)shorts[1]);
 	if (tx[1] > tx[0] + retx[1])
 		fail_msg("encrypted send copied %llu, clear %llu", (unsigned long long)tx[1],
 			 (unsigned long long)tx[0]);
-	free(out);
-	free(in);
 }
 
 /**
@@ -153,7 +167,7 @@ static void enc_send__echo_sizes_with_loss(void **state)
 	uint8_t *out = malloc(BIG), *in = malloc(BIG);
 	struct hd_fault_counts fc;
 	struct crypto_echo srv;
-	uint64_t tx, retx;
+	uint64_t tx, retx, shorts;
 	homa_socket *c;
 
 	(void)state;
@@ -170,7 +184,7 @@ static void enc_send__echo_sizes_with_loss(void **state)
 	}
 	hd_faults_set(0, 0, 0, 1);
 	hd_faults_counts(&fc, 1);
-	copied(c, &tx, &retx);
+	copied(c, srv.s, &tx, &retx, &shorts);
 	print_message("dropped %llu of %llu datagrams; client retransmitted %llu bytes\n",
 		      (unsigned long long)fc.dropped, (unsigned long long)fc.seen,
 		      (unsigned long long)retx);
