@@ -300,7 +300,10 @@ struct homa_open_opts {
 	 * are neither read nor polled until the millisecond ends: the excess
 	 * waits in the kernel, which drops it when the queue is full, so a
 	 * flood of forged packets costs known peers at most this share of
-	 * the thread (counted in homa_io_stats.rx_gate_closed). With no
+	 * the thread (counted in homa_io_stats.rx_gate_closed). In a
+	 * millisecond that follows one where they ran out, those queues are
+	 * read once, when it begins, in full batches up to the budget, and
+	 * closed for the rest of it once a read drains them. With no
 	 * known peer active strangers are read without limit, so a new
 	 * client's first RPC still gets through. 0 (the default):
 	 * HOMA_STRANGER_BUDGET_DEFAULT; -1: no limit;
@@ -413,7 +416,7 @@ struct homa_io_stats {
 	uint64_t rx_known_peers;    /**< gauge: known peers with a queue of their own */
 	uint64_t rx_known_packets;  /**< packets read from known peers' queues */
 	uint64_t rx_known_refused;  /**< peers left on the port's queues (all slots busy, kernel refused) */
-	uint64_t rx_gate_closed;    /**< milliseconds in which strangers used up their budget (homa_open_opts.stranger_budget) */
+	uint64_t rx_gate_closed;    /**< milliseconds in which the port's queues closed early: strangers used up their budget (homa_open_opts.stranger_budget), or drained them in a millisecond after one where they did */
 };
 
 /** Counters of the transport layer for one socket (homa_transport_stats()). */

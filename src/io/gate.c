@@ -54,15 +54,17 @@ bool homa_gate_due(struct homa_gate *g, uint64_t now)
 
 	if (!homa_gate_on(g) || now - g->start_ns < HOMA_GATE_NS)
 		return false;
+	g->flood = g->ran_out && now - g->start_ns < HOMA_GATE_ACTIVE_NS;
+	g->ran_out = false;
 	g->start_ns = now;
 	g->used = 0;
 	g->cpu_used_ns = 0;
 	if (!g->closed)
 		return false;
 	g->closed = false;
-	if (read(g->tfd, &v, sizeof(v)) < 0)  /* fired or not: disarmed below */
-		v = 0;
-	timerfd_settime(g->tfd, 0, &(struct itimerspec){0}, NULL);
+	/* mostly the timer woke the caller: drained, a one-shot timer is off */
+	if (read(g->tfd, &v, sizeof(v)) < 0)
+		timerfd_settime(g->tfd, 0, &(struct itimerspec){0}, NULL);
 	return true;
 }
 
@@ -84,14 +86,19 @@ static bool close_gate(struct homa_gate *g)
 }
 
 /** homa_gate_charge() - See gate.h. */
-bool homa_gate_charge(struct homa_gate *g, uint32_t n, uint64_t now)
+bool homa_gate_charge(struct homa_gate *g, uint32_t n, bool more, uint64_t now)
 {
 	if (!homa_gate_active(g, now))
 		return false;
 	g->used += n;
-	if (!g->budget || g->used < g->budget || g->closed)
+	if (g->closed)
 		return false;
-	return close_gate(g);
+	if (g->budget && g->used >= g->budget) {
+		g->ran_out = true;
+		return close_gate(g);
+	}
+	/* a flood: the queue is drained for now; the rest waits for the next interval */
+	return g->flood && !more ? close_gate(g) : false;
 }
 
 /** homa_gate_spend() - See gate.h. */
@@ -102,5 +109,6 @@ bool homa_gate_spend(struct homa_gate *g, uint64_t ns, uint64_t now)
 	g->cpu_used_ns += ns;
 	if (!g->cpu_budget_ns || g->cpu_used_ns < g->cpu_budget_ns || g->closed)
 		return false;
+	g->ran_out = true;
 	return close_gate(g);
 }

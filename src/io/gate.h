@@ -19,6 +19,12 @@
  * admitted fewer. With no known peer active the port's queues are
  * read without limit (a new client is a stranger until its first RPC
  * completes).
+ *
+ * Under a flood (the interval before this one used up a budget, and this
+ * one began within HOMA_GATE_ACTIVE_NS of its start) the gate also closes after a read that did
+ * not fill a batch (the queue is drained for now): the strangers' packets
+ * are read once per interval, when it opens, in full batches back to
+ * back, and the thread is not woken for each few that arrive meanwhile.
  */
 #ifndef HOMA_IO_GATE_H
 #define HOMA_IO_GATE_H
@@ -43,6 +49,8 @@ struct homa_gate {
 	uint64_t known_ns; /**< when a known peer's packets were last read (0: never) */
 	int tfd;           /**< timerfd at the end of a closed interval; -1 without a budget */
 	bool closed;       /**< the port's queues wait for the next interval */
+	bool ran_out;      /**< this interval used up a budget (packets or CPU time) */
+	bool flood;        /**< the interval before this one ran out, and this one followed it */
 };
 
 /**
@@ -61,9 +69,11 @@ void homa_gate_free(struct homa_gate *g);
 uint64_t homa_gate_now(void);
 
 /**
- * homa_gate_due() - At @now: start a new interval if this one is over.
- * Return: true if the gate was closed and opens now (its timer drained):
- * the caller reads and polls the port's queues again.
+ * homa_gate_due() - At @now: start a new interval if this one is over;
+ * it is a flood interval (homa_gate.flood) if the one that ends ran out
+ * of a budget and began less than HOMA_GATE_ACTIVE_NS ago. Return: true if the
+ * gate was closed and opens now (its timer drained, and disarmed if it
+ * had not fired yet): the caller reads and polls the port's queues again.
  */
 bool homa_gate_due(struct homa_gate *g, uint64_t now);
 
@@ -87,11 +97,14 @@ static inline void homa_gate_known(struct homa_gate *g, uint64_t now)
 
 /**
  * homa_gate_charge() - @n packets were read from the port's queues at
- * @now. Return: true if this closes the gate (known peers active and the
- * budget used up): the timer is armed for the interval's end and the
- * caller stops reading and polling the port's queues.
+ * @now; @more: more may wait (the read filled its batch, or another of
+ * the port's queues has packets). Return:
+ * true if this closes the gate (known peers active, and the budget used
+ * up, or a flood interval and nothing more waiting): the timer is
+ * armed for the interval's end and the caller stops reading and polling
+ * the port's queues.
  */
-bool homa_gate_charge(struct homa_gate *g, uint32_t n, uint64_t now);
+bool homa_gate_charge(struct homa_gate *g, uint32_t n, bool more, uint64_t now);
 
 /**
  * homa_gate_spend() - Handling a batch read from the port's queues took

@@ -27,7 +27,8 @@
  * without an epoll_wait() or an empty receive per wake-up.
  *
  * With a config's stranger_budget, the port's queues get at most that many
- * packets per millisecond while known peers are active (gate.h).
+ * packets per millisecond while known peers are active, and under a flood
+ * are read once per millisecond, in full batches (gate.h).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -298,7 +299,10 @@ static void build_poll(struct udp_driver *d)
 /**
  * gate_set() - Poll the port's queues (@open) or leave them be until the
  * gate opens (gate.h): in the polled list and in the epoll set (which
- * homa_fd() users and callers without the list wait on).
+ * homa_fd() users and callers without the list wait on). Opening in a
+ * flood interval counts the queues as readable in the list (what the
+ * flood sent while they were closed waits there), so the wake-up that
+ * opens the gate reads them without a further wait.
  */
 static void gate_set(struct udp_driver *d, bool open)
 {
@@ -310,7 +314,7 @@ static void gate_set(struct udp_driver *d, bool open)
 		epoll_ctl(b->fd, EPOLL_CTL_MOD, d->fds[q], &ev);
 		if (q < b->n_rx_poll && d->poll_src[q] == -1 - q) {
 			b->rx_poll[q].fd = open ? d->fds[q] : -1;
-			b->rx_poll[q].revents = 0;
+			b->rx_poll[q].revents = open && d->gate.flood ? POLLIN : 0;
 		}
 	}
 }
@@ -408,6 +412,22 @@ static int recv_known(struct udp_driver *d)
 }
 
 /**
+ * port_more() - After a read from the port's queues: whether one of them
+ * may have more packets (the read filled its batch, or a queue the read
+ * did not drain was reported readable; always without polled()).
+ */
+static bool port_more(const struct udp_driver *d)
+{
+	if (d->base.rx_full)
+		return true;
+	for (int q = 0; q < d->nq; q++) {
+		if (may_read(d, q))
+			return true;
+	}
+	return false;
+}
+
+/**
  * recv_strangers() - recv_port() unless the strangers' gate is closed;
  * charge what it read to their budget at @now, closing the gate when it
  * is used up. A batch under the time budget is metered from @now, read
@@ -426,7 +446,7 @@ static int recv_strangers(struct udp_driver *d, uint64_t now)
 		d->base.rx_metered = true;  /* the caller reports its cost: udp_rx_spent() */
 		d->base.rx_t0 = now;        /* read before the receive call */
 	}
-	if (n > 0 && homa_gate_charge(&d->gate, (uint32_t)n, now)) {
+	if (n > 0 && homa_gate_charge(&d->gate, (uint32_t)n, port_more(d), now)) {
 		homa_io_count(&d->base.c.rx_gate_closed, 1);
 		gate_set(d, false);
 	}

@@ -133,7 +133,7 @@ static const struct {
 	IO_COUNTER(rx_known_peers, "UDP driver: known peers with a kernel receive queue of their own."),
 	IO_COUNTER(rx_known_packets, "UDP driver: packets read from known peers' queues."),
 	IO_COUNTER(rx_known_refused, "UDP driver: known peers left on the port's queues (slots busy, kernel refused)."),
-	IO_COUNTER(rx_gate_closed, "UDP driver: milliseconds in which strangers used up their budget (stranger_budget)."),
+	IO_COUNTER(rx_gate_closed, "UDP driver: milliseconds in which the port's queues closed early: strangers used up their budget (stranger_budget), or drained them in a millisecond after one where they did."),
 };
 
 /* every value snapshot() writes fits the exporter's room (5: homa_tp_metrics()) */
