@@ -191,6 +191,22 @@ struct homa_driver_ops {
 	 */
 	int (*recv)(struct homa_driver *d, struct homa_io_rx **out);
 	/**
+	 * recv_urgent() - Optional (UDP): receive, without blocking, what
+	 * waits in the queues that hold short messages and control packets
+	 * (the high-priority queue, unless a strangers' budget is on:
+	 * gate.h; known peers whose latest batch was all of its priorities)
+	 * into buffers of its own, so that the packets the last recv()
+	 * returned stay valid (until the next recv() or close()), and a
+	 * caller still working through a batch of bulk data can serve a
+	 * short message that arrived meanwhile. Called by the thread that
+	 * calls recv.
+	 * @out: receives an array of packets owned by the driver, valid until
+	 *	the next recv_urgent(), recv() or close().
+	 * Return: number of packets (0 if none; never more than max_rx), or
+	 * HOMA_EIO.
+	 */
+	int (*recv_urgent)(struct homa_driver *d, struct homa_io_rx **out);
+	/**
 	 * unreach() - Optional: take up to @max reports that packets of ours
 	 * could not be delivered, quoting a packet from our port, into @out.
 	 * Called by the thread that calls recv (same serialization), after it.

@@ -221,6 +221,7 @@ static void admit_one(struct homa_known *k, const homa_addr *addr, uint16_t port
 	p->rx = k->proto;
 	p->rx.fd = p->fd;
 	p->rx.error = 0;
+	p->urgent = false;
 	k->n++;
 	k->gen++;
 }

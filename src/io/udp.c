@@ -35,6 +35,7 @@
 #include <netinet/in.h>
 #include <netinet/udp.h>
 #include <poll.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -79,6 +80,7 @@ struct udp_driver {
 	int fds[2];                 /**< the port's sockets; fds[1] is -1 with one queue */
 	int nq;                     /**< the port's receive queues: 1 or 2 */
 	int fast_turns;             /**< fast-queue receives since the other's turn */
+	_Atomic uint8_t fast_prio;  /**< lowest of the fast queue's priorities (0: none; steer()) */
 	bool repoll_due;            /**< the latest polled read filled a batch (read_entry()) */
 	struct homa_io_receiver rx2;  /**< add_rx()'s socket (rx2.fd -1: none) */
 	bool rx2_first;               /**< recv() reads rx2 before rx */
@@ -86,6 +88,10 @@ struct udp_driver {
 	size_t buf;                   /**< bytes per receive buffer */
 	struct homa_io_rx *pkts;  /**< what recv() returns */
 	size_t max_pkts;
+	/** recv_urgent()'s receiver on the fast queue, buffers of its own (made on first use) */
+	struct homa_io_receiver urgent;
+	struct homa_io_rx *urgent_pkts;  /**< what recv_urgent() returns */
+	size_t urgent_max;               /**< urgent_pkts' room (0: not made yet) */
 	struct homa_known known;  /**< known peers' sockets (known.cap 0: none) */
 	/** base.rx_poll[i]'s socket: -1 - q for the port's queue q, else a known slot */
 	int poll_src[HOMA_DRIVER_POLL_MAX];
@@ -153,12 +159,13 @@ static size_t gro_size(struct msghdr *h, size_t len)
 }
 
 /**
- * recv_from() - Receive a batch from @rx; split UDP_GRO super-packets
- * into Homa packets using the segment size the kernel reports; read each
- * datagram's priority from its TOS / traffic class. Return: packets in
- * d->pkts, or HOMA_EIO.
+ * recv_into() - Receive a batch from @rx into @pkts (room for @max); split
+ * UDP_GRO super-packets into Homa packets using the segment size the
+ * kernel reports; read each datagram's priority from its TOS / traffic
+ * class. Return: packets in @pkts, or HOMA_EIO.
  */
-static int recv_from(struct udp_driver *d, struct homa_io_receiver *rx)
+static int recv_into(struct udp_driver *d, struct homa_io_receiver *rx,
+		     struct homa_io_rx *pkts, size_t max)
 {
 	struct homa_driver *base = &d->base;
 	int n = homa_io_receiver_recv(rx);
@@ -185,18 +192,24 @@ static int recv_from(struct udp_driver *d, struct homa_io_receiver *rx)
 			homa_io_count(&base->c.rx_gro_batches, 1);
 		/* GRO only coalesces datagrams with the same TOS */
 		prio = homa_io_cmsg_priority(h);
-		for (size_t off = 0; off < len && k < d->max_pkts; off += seg) {
-			d->pkts[k].data = buf + off;
-			d->pkts[k].len = len - off < seg ? len - off : seg;
-			d->pkts[k].src = src;
-			d->pkts[k].priority = prio;
-			homa_io_count(&base->c.rx_bytes, d->pkts[k].len);
+		for (size_t off = 0; off < len && k < max; off += seg) {
+			pkts[k].data = buf + off;
+			pkts[k].len = len - off < seg ? len - off : seg;
+			pkts[k].src = src;
+			pkts[k].priority = prio;
+			homa_io_count(&base->c.rx_bytes, pkts[k].len);
 			homa_io_count(&base->c.rx_prio[prio], 1);
 			k++;
 		}
 	}
 	homa_io_count(&base->c.rx_packets, k);
 	return (int)k;
+}
+
+/** recv_from() - recv_into() d->pkts, what recv() returns. */
+static int recv_from(struct udp_driver *d, struct homa_io_receiver *rx)
+{
+	return recv_into(d, rx, d->pkts, d->max_pkts);
 }
 
 /** polled() - True when the waiter's ppoll() said which sockets are readable (rx_poll). */
@@ -349,13 +362,30 @@ static int recv_port(struct udp_driver *d)
 	return n;
 }
 
-/** got_known() - Count @n packets read from known peer @p (n > 0: it keeps its slot). */
-static void got_known(struct udp_driver *d, struct homa_known_peer *p, int n)
+/**
+ * got_known_at() - Count @n packets read from known peer @p into @pkts (n >
+ * 0: it keeps its slot) and note whether they were all of the fast
+ * queue's priorities (p->urgent: recv_urgent() reads such a peer).
+ */
+static void got_known_at(struct udp_driver *d, struct homa_known_peer *p,
+			 const struct homa_io_rx *pkts, int n)
 {
+	uint8_t fast = atomic_load_explicit(&d->fast_prio, memory_order_relaxed);
+	bool high = fast > 0;
+
 	if (n <= 0)
 		return;
 	homa_known_touch(p);
 	homa_io_count(&d->base.c.rx_known_packets, (uint64_t)n);
+	for (int i = 0; i < n && high; i++)
+		high = pkts[i].priority >= fast;
+	p->urgent = high;
+}
+
+/** got_known() - got_known_at() for a batch read into d->pkts (recv()'s). */
+static void got_known(struct udp_driver *d, struct homa_known_peer *p, int n)
+{
+	got_known_at(d, p, d->pkts, n);
 }
 
 /**
@@ -546,6 +576,115 @@ static int udp_recv(struct homa_driver *base, struct homa_io_rx **out)
 	return n;
 }
 
+/** Datagrams recv_urgent() reads at a time: short messages and control packets. */
+#define URGENT_BATCH 8
+/** Sockets recv_urgent() asks at most: the fast queue and urgent known peers. */
+#define URGENT_SOCKETS 8
+
+/**
+ * make_urgent() - recv_urgent()'s receiver, with buffers of its own (the
+ * size of the others: a coalesced super-packet fits), made on the first
+ * call; its fd is set before each read. Return: 0 or HOMA_ENOMEM.
+ */
+static int make_urgent(struct udp_driver *d)
+{
+	size_t max = (size_t)URGENT_BATCH * (d->base.gro ? HOMA_IO_GSO_MAX_SEGS : 1);
+
+	if (d->urgent_max)
+		return 0;
+	if (max > d->max_pkts)
+		max = d->max_pkts;  /* never more than max_rx */
+	d->urgent_pkts = calloc(max, sizeof(*d->urgent_pkts));
+	if (!d->urgent_pkts || homa_io_receiver_init(&d->urgent, -1, URGENT_BATCH, d->buf)) {
+		free(d->urgent_pkts);
+		d->urgent_pkts = NULL;
+		return HOMA_ENOMEM;
+	}
+	d->urgent_max = max;
+	return 0;
+}
+
+/**
+ * urgent_sockets() - The sockets recv_urgent() asks, into @p (room for
+ * URGENT_SOCKETS) with their known-peer slot in @slot (-1: the port's
+ * fast queue, read only while no strangers' budget is on: gate.h): the
+ * fast queue, then the known peers whose latest batch was all of its
+ * priorities. Return: how many.
+ */
+static int urgent_sockets(const struct udp_driver *d, struct pollfd *p, int *slot)
+{
+	int n = 0;
+
+	if (d->nq == 2 && !homa_gate_on(&d->gate)) {
+		slot[n] = -1;
+		p[n++] = (struct pollfd){.fd = d->fds[HOMA_STEER_FAST], .events = POLLIN};
+	}
+	for (uint32_t i = 0; i < d->known.cap && d->known.n && n < URGENT_SOCKETS; i++) {
+		const struct homa_known_peer *k = &d->known.peers[i];
+
+		if (k->fd < 0 || !k->urgent)
+			continue;
+		slot[n] = (int)i;
+		p[n++] = (struct pollfd){.fd = k->fd, .events = POLLIN};
+	}
+	return n;
+}
+
+/**
+ * read_urgent() - Read socket @fd (known-peer slot @slot, -1: the fast
+ * queue) into make_urgent()'s buffers, leaving recv()'s batch flag
+ * (rx_full) as it was and a socket error for unreach(). Return: as
+ * recv_into().
+ */
+static int read_urgent(struct udp_driver *d, int fd, int slot)
+{
+	bool full = d->base.rx_full;
+	int n;
+
+	d->urgent.fd = fd;
+	n = recv_into(d, &d->urgent, d->urgent_pkts, d->urgent_max);
+	d->base.rx_full = full;
+	if (d->urgent.error && !d->rx[HOMA_STEER_FAST].error)
+		d->rx[HOMA_STEER_FAST].error = d->urgent.error;  /* for unreach() */
+	d->urgent.error = 0;
+	if (slot >= 0)
+		got_known_at(d, &d->known.peers[slot], d->urgent_pkts, n);
+	else if (n > 0)
+		homa_io_count(&d->base.c.rx_fast_packets, (uint64_t)n);
+	return n;
+}
+
+/**
+ * udp_recv_urgent() - See driver.h. Asks the fast queue and the known
+ * peers that sent only short messages and control packets lately
+ * (urgent_sockets()) in one poll() and reads the first that has
+ * packets into buffers of its own; recv()'s batch and readiness are
+ * left as they were (a socket drained here reads empty once in recv()).
+ */
+static int udp_recv_urgent(struct homa_driver *base, struct homa_io_rx **out)
+{
+	struct udp_driver *d = (struct udp_driver *)base;
+	struct pollfd p[URGENT_SOCKETS];
+	int slot[URGENT_SOCKETS];
+	int m = urgent_sockets(d, p, slot);
+
+	*out = d->urgent_pkts;
+	if (!m || make_urgent(d) || poll(p, (nfds_t)m, 0) <= 0)
+		return 0;
+	for (int i = 0; i < m; i++) {
+		int n;
+
+		if (!(p[i].revents & (POLLIN | POLLERR)))
+			continue;
+		n = read_urgent(d, p[i].fd, slot[i]);
+		if (n != 0) {
+			*out = d->urgent_pkts;
+			return n;
+		}
+	}
+	return 0;
+}
+
 /** udp_add_rx() - See driver.h: rx2 on @fd, with the driver's buffers and options. */
 static int udp_add_rx(struct homa_driver *base, int fd)
 {
@@ -644,6 +783,9 @@ static void udp_close(struct homa_driver *base)
 	}
 	homa_io_sender_free(&d->tx);
 	homa_io_receiver_free(&d->rx[0]);  /* rx[1] shares its buffers */
+	if (d->urgent_max)
+		homa_io_receiver_free(&d->urgent);
+	free(d->urgent_pkts);
 	free(d->pkts);
 	free(d);
 }
@@ -653,6 +795,8 @@ static int udp_steer(struct homa_driver *base, uint8_t fast_prio)
 {
 	struct udp_driver *d = (struct udp_driver *)base;
 
+	if (fast_prio >= 1 && fast_prio <= 7)
+		atomic_store_explicit(&d->fast_prio, fast_prio, memory_order_relaxed);
 	if (d->nq == 1 || fast_prio < 1 || fast_prio > 7)
 		return HOMA_ENOTSUP;
 	return homa_steer_attach(d->fds[0], fast_prio) ? HOMA_EIO : 0;
@@ -662,6 +806,7 @@ static const struct homa_driver_ops udp_ops = {
 	.name = "udp",
 	.send = udp_send,
 	.recv = udp_recv,
+	.recv_urgent = udp_recv_urgent,
 	.unreach = udp_unreach_all,
 	.close = udp_close,
 	.add_rx = udp_add_rx,
@@ -836,6 +981,7 @@ int homa_udp_open(const struct homa_driver_config *cfg, struct homa_driver **out
 	d->base.fd = d->base.tx_fd = d->fds[0] = fd;
 	d->fds[1] = -1;
 	d->nq = 1;
+	d->fast_prio = cfg->rx_fast_prio <= 7 ? cfg->rx_fast_prio : 0;
 	d->base.rx_fd2 = -1;
 	d->rx2.fd = -1;
 	d->base.family = cfg->bind.ss_family;

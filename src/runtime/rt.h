@@ -139,6 +139,16 @@ struct homa_rt {
 	struct homa_rx_copy *rx_copies; /**< a batch's payload copies, done outside rt->lock (io.c) */
 	uint32_t rx_copies_cap;
 	uint32_t rx_ncopies;
+	/**
+	 * Packets of a received batch not yet opened nor handed to the
+	 * engine: an encrypted socket's poller that was handed its message
+	 * mid-batch leaves the rest here (in the driver's buffers, valid
+	 * until its next recv()) for the next homa_rt_input(), which takes
+	 * them before receiving more. Only the thread in the poller role
+	 * touches them.
+	 */
+	struct homa_io_rx *rx_rest;
+	int rx_rest_n;
 
 	/* I/O thread / poller */
 	pthread_t thread;
@@ -437,6 +447,12 @@ uint64_t homa_rt_timers(struct homa_rt *rt, uint64_t *now, uint64_t limit);
  * homa_engine_defer_copies()), then its ICMP unreachable reports; flush.
  * Reads up to INPUT_ROUNDS batches, fewer when a batch was not full
  * (drv->rx_full) or when it handed the calling poller its message.
+ * An encrypted socket opens a batch a chunk at a time and, where the
+ * driver can (recv_urgent), reads its queues of short messages between
+ * chunks, so a short message that arrives while bulk data is opened is
+ * handed over first; a poller handed its message mid-batch stops there
+ * and leaves the rest (rx_rest) for its next call, which takes it
+ * before anything else.
  * A batch the driver marks rx_metered (strangers' packets under their
  * budget) has its handling's CPU time reported back with rx_spent().
  * Sets *@last to the time of its last clock reading (unchanged when it

@@ -1,0 +1,323 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file test_enc_urgent.c
+ * A short request overtakes bulk data being opened, real stack (UDP on
+ * loopback, 64 KB packets as homa-bench's loopback profile sends them,
+ * the default receive queues: both clients are known peers of the
+ * server, each with a socket of its own): an encrypted server that reads
+ * a batch of bulk packets opens it a chunk at a time and, between
+ * chunks, reads the queues of short messages (io.c, input_batch(); the
+ * UDP driver's recv_urgent(): the high-priority queue, and known peers
+ * that sent only short messages lately), so a lookup that arrives while
+ * the batch is opened is answered before the rest of the batch is. This file interposes sendmmsg() and recvmmsg()
+ * (-Wl,--wrap) and reads the server's PSP counters as packets pass.
+ */
+#define _GNU_SOURCE
+#include <netinet/in.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+
+#include <cmocka.h>
+
+#include "homa/encrypt.h"
+#include "homa/homa.h"
+#include "rt_helpers.h"
+
+/** The bulk request's bytes: 17 packets of 64 KB, 9 of them unscheduled. */
+#define BIG_LEN (1u << 20)
+/** Bulk datagrams the wrapped recvmmsg() gathers into one batch for the server. */
+#define GATHER 8
+/** The lookup's bytes (request and echoed response). */
+#define LOOKUP_LEN 100
+/** A datagram at least this long is bulk data (64 KB packets). */
+#define BULK_DGRAM 60000
+/** A datagram to the lookup client at least this long is its response (not control). */
+#define RESPONSE_DGRAM 150
+
+int __real_sendmmsg(int fd, struct mmsghdr *msgs, unsigned int vlen, int flags);
+int __real_recvmmsg(int fd, struct mmsghdr *msgs, unsigned int vlen, int flags,
+		    struct timespec *timeout);
+
+/** What the wrappers saw and do (w_lock). */
+static pthread_mutex_t w_lock = PTHREAD_MUTEX_INITIALIZER;
+static homa_socket *g_server;      /**< whose batches are gathered; NULL: off */
+static homa_socket *g_lookup;      /**< the client that sends the lookup */
+static uint16_t g_port;            /**< the server's port (network order) */
+static uint16_t g_lookup_port;     /**< the lookup client's port (network order) */
+static bool g_armed;               /**< the next gathered batch sends the lookup */
+static int g_batches;              /**< batches of GATHER bulk datagrams gathered */
+static uint64_t g_batch_end;       /**< server's opened count once that batch is opened */
+static bool g_sent;                /**< the lookup was sent */
+static uint64_t g_lookup_id;       /**< its RPC id */
+static uint64_t g_resp_opened;     /**< server's opened count when the response left
+				    *   (UINT64_MAX: not yet) */
+static uint8_t g_lookup_out[LOOKUP_LEN];
+
+/** opened_count() - @s's PSP opened counter (0 if it cannot be read). */
+static uint64_t opened_count(homa_socket *s)
+{
+	struct homa_psp_stats st;
+
+	return homa_encrypt_stats(s, &st) == 0 ? st.opened : 0;
+}
+
+/** local_port() - The local port of @fd (network order), 0 if it has none. */
+static uint16_t local_port(int fd)
+{
+	struct sockaddr_in sa;
+	socklen_t l = sizeof(sa);
+
+	if (getsockname(fd, (struct sockaddr *)&sa, &l) || sa.sin_family != AF_INET)
+		return 0;
+	return sa.sin_port;
+}
+
+/**
+ * gather() - Under w_lock: add to the @n datagrams read on @fd into @msgs
+ * (room for @vlen) until GATHER are there or 20 ms passed. Return: count.
+ */
+static int gather(int fd, struct mmsghdr *msgs, unsigned int vlen, int n)
+{
+	for (int i = 0; i < 200 && n < GATHER && (unsigned int)n < vlen; i++) {
+		struct timespec ts = {0, 100000};
+		int m = __real_recvmmsg(fd, msgs + n, vlen - (unsigned int)n, MSG_DONTWAIT, NULL);
+
+		if (m > 0)
+			n += m;
+		else
+			nanosleep(&ts, NULL);
+	}
+	return n;
+}
+
+/**
+ * send_lookup() - Send the lookup request from g_lookup to the server (not
+ * under w_lock: the client's send passes __wrap_sendmmsg()), then give
+ * loopback 2 ms to queue it in the server's high-priority queue.
+ */
+static void send_lookup(void)
+{
+	struct sockaddr_storage sa = crypto_dst(ntohs(g_port));
+	struct timespec ts = {0, 2000000};
+	uint64_t id = 0;
+	int err;
+
+	for (int i = 0; i < LOOKUP_LEN; i++)
+		g_lookup_out[i] = (uint8_t)(i * 7 + 1);
+	err = homa_send(g_lookup, (struct sockaddr *)&sa, g_lookup_out, LOOKUP_LEN, 0, &id);
+	pthread_mutex_lock(&w_lock);
+	g_lookup_id = id;
+	g_sent = err == 0;
+	pthread_mutex_unlock(&w_lock);
+	nanosleep(&ts, NULL);
+}
+
+/**
+ * __wrap_recvmmsg() - recvmmsg() that, while armed, for a read of bulk
+ * datagrams on the server's port (its low-priority queue) waits up to 20
+ * ms for GATHER of them, notes the opened count the server will have
+ * once they are opened, and sends the lookup before returning them: the
+ * lookup then waits in the high-priority queue while the batch is opened.
+ * Return: as recvmmsg().
+ */
+int __wrap_recvmmsg(int fd, struct mmsghdr *msgs, unsigned int vlen, int flags,
+		    struct timespec *timeout)
+{
+	int n = __real_recvmmsg(fd, msgs, vlen, flags, timeout);
+	bool send = false;
+
+	pthread_mutex_lock(&w_lock);
+	if (g_armed && g_server && n > 0 && msgs[0].msg_len >= BULK_DGRAM &&
+	    local_port(fd) == g_port) {
+		n = gather(fd, msgs, vlen, n);
+		if (n >= GATHER) {
+			g_armed = false;
+			g_batches++;
+			g_batch_end = opened_count(g_server) + (uint64_t)n;
+			g_resp_opened = UINT64_MAX;
+			send = true;
+		}
+	}
+	pthread_mutex_unlock(&w_lock);
+	if (send)
+		send_lookup();
+	return n;
+}
+
+/** response_to_lookup() - Whether one of @vlen messages is a response-sized datagram to the lookup client. */
+static bool response_to_lookup(const struct mmsghdr *msgs, unsigned int vlen)
+{
+	for (unsigned int i = 0; i < vlen; i++) {
+		const struct msghdr *h = &msgs[i].msg_hdr;
+		const struct sockaddr_in *sa = h->msg_name;
+		size_t len = 0;
+
+		for (size_t k = 0; k < h->msg_iovlen; k++)
+			len += h->msg_iov[k].iov_len;
+		if (sa && sa->sin_family == AF_INET && sa->sin_port == g_lookup_port &&
+		    len >= RESPONSE_DGRAM)
+			return true;
+	}
+	return false;
+}
+
+/**
+ * __wrap_sendmmsg() - sendmmsg() that notes the server's opened count when
+ * the lookup's response leaves (the first after the lookup was sent).
+ * Return: as sendmmsg().
+ */
+int __wrap_sendmmsg(int fd, struct mmsghdr *msgs, unsigned int vlen, int flags)
+{
+	pthread_mutex_lock(&w_lock);
+	if (g_server && g_sent && g_resp_opened == UINT64_MAX && response_to_lookup(msgs, vlen))
+		g_resp_opened = opened_count(g_server);
+	pthread_mutex_unlock(&w_lock);
+	return __real_sendmmsg(fd, msgs, vlen, flags);
+}
+
+/** released() - homa_release_fn of bulk_rpc(): count the release in @arg. */
+static void released(void *arg)
+{
+	(*(int *)arg)++;
+}
+
+/**
+ * bulk_rpc() - One RPC of BIG_LEN patterned bytes from @c to @port sent
+ * with homa_request_zc() (as homa-bench sends); the echo must match.
+ * Return: 0 or the RPC's error (HOMA_EPROTO: a wrong echo).
+ */
+static int bulk_rpc(homa_socket *c, int port)
+{
+	static uint8_t out[BIG_LEN];
+	struct sockaddr_storage sa = crypto_dst(port);
+	struct homa_iov iov = {out, BIG_LEN};
+	int rel = 0, err;
+	uint64_t id;
+
+	for (size_t i = 0; i < BIG_LEN; i++)
+		out[i] = (uint8_t)(i * 131 + (i >> 9));
+	err = homa_request_zc(c, (struct sockaddr *)&sa, &iov, 1, 0, released, &rel, &id);
+	if (err)
+		return err;
+	return crypto_await_echo(c, id, out, BIG_LEN);
+}
+
+/**
+ * open_lo() - An encrypted socket on 127.0.0.1 with homa-bench's loopback
+ * profile (64 KB packets, 600000 unscheduled bytes, no pacing to speak
+ * of), an echo server if @server; default priorities, so a 1 MB
+ * message's packets wait in the low-priority queue and a 100 B one's in
+ * the high-priority queue.
+ */
+static void open_lo(struct crypto_echo *e, bool server)
+{
+	struct homa_encrypt_opts eo;
+	struct homa_open_opts o;
+	struct homa_settings st;
+
+	crypto_opts_init(&o, &eo, &st, "127.0.0.1", server);
+	st.mtu = 65000;
+	st.unsched_bytes = 600000;
+	st.link_mbps = 400000;
+	assert_int_equal(crypto_ep_open(e, &o, server), 0);
+}
+
+/**
+ * one_round() - A bulk RPC during which the lookup is sent (once a batch of
+ * GATHER bulk datagrams was read), then the lookup's echo. Return: whether
+ * the lookup's response left before the batch was opened whole; *@sent
+ * whether the lookup was sent at all.
+ */
+static bool one_round(struct crypto_echo *c, struct crypto_echo *srv, struct crypto_echo *l,
+		      bool *sent)
+{
+	uint64_t id, end, at;
+
+	pthread_mutex_lock(&w_lock);
+	g_sent = false;
+	g_armed = true;
+	pthread_mutex_unlock(&w_lock);
+	assert_int_equal(bulk_rpc(c->s, srv->port), 0);
+	pthread_mutex_lock(&w_lock);
+	g_armed = false;
+	*sent = g_sent;
+	id = g_lookup_id;
+	pthread_mutex_unlock(&w_lock);
+	if (!*sent)
+		return false;
+	assert_int_equal(crypto_await_echo(l->s, id, g_lookup_out, LOOKUP_LEN), 0);
+	pthread_mutex_lock(&w_lock);
+	end = g_batch_end;
+	at = g_resp_opened;
+	pthread_mutex_unlock(&w_lock);
+	print_message("batch opened at %llu, lookup answered at %llu\n",
+		      (unsigned long long)end, (unsigned long long)at);
+	return at < end;
+}
+
+/**
+ * enc_urgent__lookup_answered_before_batch_opened() - While the server
+ * opens a batch of GATHER bulk packets of 64 KB (one 1 MB request), a
+ * 100 B lookup arrives in its high-priority queue: the server reads it
+ * between chunks and answers it while packets of the batch still wait
+ * to be opened (in one of up to 5 rounds: on a loaded machine another
+ * thread may step in). Opening the whole batch before reading again
+ * answers the lookup only after the batch's last AES-GCM pass. Both
+ * RPCs' echoes come back intact.
+ */
+static void enc_urgent__lookup_answered_before_batch_opened(void **state)
+{
+	struct crypto_echo c, srv, l;
+	int sent_rounds = 0, early = 0;
+
+	(void)state;
+	open_lo(&srv, true);
+	open_lo(&c, false);
+	open_lo(&l, false);
+	crypto_associate(c.s, srv.s, srv.port);
+	crypto_associate(l.s, srv.s, srv.port);
+	crypto_associate(srv.s, c.s, c.port);
+	crypto_associate(srv.s, l.s, l.port);
+	assert_int_equal(crypto_rpc(c.s, srv.port, 1000), 0);  /* all warm */
+	assert_int_equal(crypto_rpc(l.s, srv.port, LOOKUP_LEN), 0);
+	pthread_mutex_lock(&w_lock);
+	g_port = htons((uint16_t)srv.port);
+	g_lookup_port = htons((uint16_t)l.port);
+	g_lookup = l.s;
+	g_batches = 0;
+	g_server = srv.s;
+	pthread_mutex_unlock(&w_lock);
+
+	for (int r = 0; r < 5 && !early; r++) {
+		bool sent;
+
+		early += one_round(&c, &srv, &l, &sent);
+		sent_rounds += sent;
+	}
+
+	pthread_mutex_lock(&w_lock);
+	g_server = NULL;
+	pthread_mutex_unlock(&w_lock);
+	print_message("rounds with a lookup sent %d, answered early %d\n", sent_rounds, early);
+	assert_true(sent_rounds >= 1);
+	assert_true(early >= 1);
+	crypto_echo_stop(&c);
+	crypto_echo_stop(&l);
+	crypto_echo_stop(&srv);
+}
+
+/** main() - Run the tests. */
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(enc_urgent__lookup_answered_before_batch_opened),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
