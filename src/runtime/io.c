@@ -394,14 +394,16 @@ int homa_rt_input(struct homa_rt *rt, uint64_t *last)
 /**
  * arm_wait() - Point rt->wait_tfd at the absolute time @until (UINT64_MAX:
  * disarm) unless it already is. Programming a timer is costly (on a
- * virtual machine it leaves the guest), and a near deadline is mostly the
- * pacer's or the next tick's, the same across many waits, so a timerfd
- * armed only when the deadline moves replaces a timeout on every ppoll().
+ * virtual machine it leaves the guest), and the engine's deadline is
+ * mostly its next tick, the same across many waits, so a timerfd armed
+ * only when the deadline moves replaces a timeout on every ppoll().
  * (Keeping an earlier timer instead of moving it later was measured: it
  * trades each timerfd_settime() for an early wake-up, ppoll() plus
- * read(), and cost a server more system calls per RPC than it saved.)
- * Counts each programming in homa_rt_timer_arms. Only the thread in the
- * waiting role calls this.
+ * read(), and cost a server more system calls per RPC than it saved.
+ * So was the tick on ppoll()'s own timeout: it saves the 0.05
+ * timerfd_settime() per 100 B RPC but arms and cancels a kernel timer
+ * at every sleep, and cost more CPU and latency per RPC than it saved.)
+ * Only the thread in the waiting role calls this.
  */
 static void arm_wait(struct homa_rt *rt, uint64_t until)
 {
@@ -412,62 +414,7 @@ static void arm_wait(struct homa_rt *rt, uint64_t until)
 	rt->wait_armed = until;
 	if (until != UINT64_MAX)
 		its.it_value = homa_rt_timespec(until ? until : 1);
-	homa_rt_timer_arms++;
 	timerfd_settime(rt->wait_tfd, TFD_TIMER_ABSTIME, &its, NULL);
-}
-
-__thread uint64_t homa_rt_timer_arms;
-
-/**
- * Share of a sleep the kernel may add to a ppoll() timeout (its timer
- * slack, prctl(PR_SET_TIMERSLACK): 50 us for an ordinary thread, 1 ns for
- * the runtime's own threads) for the engine's deadline to ride on that
- * timeout: 1/WAIT_SLACK_SHARE of the sleep.
- */
-#define WAIT_SLACK_SHARE 8
-
-/**
- * thread_slack() - The calling thread's timer slack in ns, asked of the
- * kernel once per thread (the runtime's threads set theirs before they
- * first wait).
- */
-static uint64_t thread_slack(void)
-{
-	static __thread int64_t slack = -1;
-
-	if (slack < 0) {
-		int r = prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0);
-
-		slack = r < 0 ? 50000 : r;
-	}
-	return (uint64_t)slack;
-}
-
-/**
- * wait_timeout() - How the wait of wait_packets() ends in time: the
- * absolute time ppoll()'s own timeout is for (UINT64_MAX: none), with
- * wait_tfd armed for the engine's @engine_by only when that timeout
- * cannot carry it. A deadline far enough away that the kernel's timer
- * slack is a small share of the sleep (WAIT_SLACK_SHARE: the ticks,
- * woken by with half a tick's leeway, at least 500 us ahead; any deadline
- * of a runtime thread) rides on the timeout, which costs no system call;
- * a nearer one (the pacer's, microseconds apart, on an application
- * thread with the default slack) needs the exact timerfd, programmed
- * only when it moves (arm_wait()). @caller_by always rides on the
- * timeout.
- */
-static uint64_t wait_timeout(struct homa_rt *rt, uint64_t now, uint64_t engine_by,
-			     uint64_t caller_by)
-{
-	if (engine_by == UINT64_MAX ||
-	    thread_slack() <= (engine_by - now) / WAIT_SLACK_SHARE) {
-		if (rt->wait_armed <= now)
-			rt->wait_armed = UINT64_MAX;  /* expired: left unpolled, reset when next armed */
-		arm_wait(rt, UINT64_MAX);  /* a no-op unless a nearer one is still ahead */
-		return engine_by < caller_by ? engine_by : caller_by;
-	}
-	arm_wait(rt, engine_by);
-	return caller_by < engine_by ? caller_by : UINT64_MAX;
 }
 
 /** drain_fd() - Read and discard an eventfd's or timerfd's count. */
@@ -486,13 +433,13 @@ static void drain_fd(int fd)
 
 /**
  * wait_packets() - Sleep until a packet arrives, the kick eventfd fires,
- * the engine's absolute deadline @engine_by passes or the caller's
- * absolute @caller_by passes (an open-loop client's next send time, say):
- * both through ppoll()'s own timeout, or the engine's through wait_tfd
- * when it is near (wait_timeout()). A deadline in the past or within
- * RT_SPIN_NS only checks, without a system call where the driver can
- * tell (ops->pending: a caller spinning on homa_recv() with a zero
- * timeout over the XDP driver reads its rings).
+ * the engine's absolute deadline @engine_by passes (through wait_tfd) or
+ * the caller's absolute @caller_by passes (through ppoll's own timeout:
+ * it moves with every call, e.g. an open-loop client's next send time,
+ * so a timerfd for it would cost a timerfd_settime() and a read() per
+ * call). A deadline in the past or within RT_SPIN_NS only checks, without
+ * a system call where the driver can tell (ops->pending: a caller spinning
+ * on homa_recv() with a zero timeout over the XDP driver reads its rings).
  * An application poller of a socket with a transport layer also watches
  * the TCP connections (rt->poll_tp_fd; ppoll() skips it when -1). Room
  * in the send buffer is watched on the driver's tx_fd, which differs from
@@ -514,12 +461,13 @@ static int wait_packets(struct homa_rt *rt, uint64_t now, uint64_t engine_by,
 	struct pollfd p[6 + HOMA_DRIVER_POLL_MAX] = {{.fd = nd ? -1 : rt->drv->fd,
 			       .events = POLLIN | (blocked && !apart ? POLLOUT : 0)},
 			      {.fd = rt->kick_fd, .events = POLLIN},
-			      {.fd = -1, .events = POLLIN},
+			      {.fd = rt->wait_tfd, .events = POLLIN},
 			      {.fd = rt->poll_tp_fd, .events = POLLIN},
 			      {.fd = rt->drv->rx_fd2, .events = POLLIN},
 			      {.fd = blocked && apart ? rt->drv->tx_fd : -1, .events = POLLOUT}};
-	uint64_t first, until = now;
+	uint64_t first;
 	struct timespec ts = {0, 0};
+	bool timed = true;
 
 	if (blocked && engine_by < now + RT_BLOCKED_NS)
 		engine_by = now + RT_BLOCKED_NS;
@@ -528,16 +476,16 @@ static int wait_packets(struct homa_rt *rt, uint64_t now, uint64_t engine_by,
 		return rt->drv->ops->pending(rt->drv) ? WAIT_PACKETS : 0;  /* no system call */
 
 	if (first > now + RT_SPIN_NS) {
-		until = wait_timeout(rt, now, engine_by, caller_by);
-		if (until != UINT64_MAX) {
-			ts.tv_sec = (time_t)((until - now) / 1000000000u);
-			ts.tv_nsec = (long)((until - now) % 1000000000u);
+		arm_wait(rt, engine_by);
+		if (caller_by < engine_by) {
+			ts.tv_sec = (time_t)((caller_by - now) / 1000000000u);
+			ts.tv_nsec = (long)((caller_by - now) % 1000000000u);
+		} else {
+			timed = false;
 		}
 	}
-	if (rt->wait_armed != UINT64_MAX)
-		p[2].fd = rt->wait_tfd;
 	memcpy(p + 6, rt->drv->rx_poll, (size_t)nd * sizeof(p[0]));
-	if (ppoll(p, (nfds_t)(6 + nd), until != UINT64_MAX ? &ts : NULL, NULL) <= 0)
+	if (ppoll(p, (nfds_t)(6 + nd), timed ? &ts : NULL, NULL) <= 0)
 		return 0;
 	bool drv_in = p[0].revents & (POLLIN | POLLERR);
 

@@ -154,7 +154,7 @@ struct homa_rt {
 	pthread_t thread;
 	bool thread_started;
 	int kick_fd;                /**< eventfd that interrupts a wait */
-	int wait_tfd;               /**< timerfd ending the I/O wait at a near engine deadline (owned by the waiter) */
+	int wait_tfd;               /**< timerfd ending the I/O wait (owned by the waiter) */
 	uint64_t wait_armed;        /**< absolute time wait_tfd is armed for (UINT64_MAX: off) */
 	_Atomic uint64_t wake_at;   /**< when the waiting I/O thread wakes */
 	int poll_epfd;              /**< polled mode homa_fd(): epoll set, or -1 */
@@ -493,11 +493,6 @@ int homa_rt_spawn(struct homa_rt *rt, void *(*fn)(void *));
 int homa_rt_thread_start(struct homa_rt *rt);
 /** homa_rt_thread_stop() - Stop and join the I/O thread (if started). */
 void homa_rt_thread_stop(struct homa_rt *rt);
-/**
- * Times this thread programmed the I/O wait's timerfd (rt->wait_tfd): a
- * test's measure of a path's system calls.
- */
-extern __thread uint64_t homa_rt_timer_arms;
 /** homa_rt_arm_timer() - Polled mode: point timer_fd at the engine deadline. */
 void homa_rt_arm_timer(struct homa_rt *rt);
 

@@ -307,35 +307,6 @@ static void cost__lock_takes_per_rpc(void **state)
 	homa_close(srv);
 }
 
-/**
- * cost__wait_timer_arms() - A polled client and server in one thread
- * never program the wait's timerfd (homa_rt_timer_arms): the engine's
- * only deadlines here are its ticks (woken by with half a tick's leeway,
- * at least 500 us ahead), which ride on ppoll()'s own timeout; the
- * timerfd is for deadlines too near for the thread's timer slack (the
- * pacer's). Fails when each wait points the timerfd at the engine's
- * deadline whenever that moves (0.05 programmings per RPC, one per
- * tick).
- */
-static void cost__wait_timer_arms(void **state)
-{
-	homa_socket *cli, *srv;
-	struct sockaddr_storage dst;
-	uint64_t before;
-	double per_rpc;
-
-	(void)state;
-	open_pair(&cli, &srv, &dst);
-	before = homa_rt_timer_arms;
-	for (int i = 0; i < RPCS; i++)
-		assert_int_equal(test_polled_rpc(cli, srv, &dst), 0);
-	per_rpc = (double)(homa_rt_timer_arms - before) / RPCS;
-	print_message("wait timer programmings per RPC (client and server): %.3f\n", per_rpc);
-	assert_true(homa_rt_timer_arms == before);
-	homa_close(cli);
-	homa_close(srv);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -344,7 +315,6 @@ int main(void)
 		cmocka_unit_test(cost__message_records_reused),
 		cmocka_unit_test(cost__zero_copy_records_reused),
 		cmocka_unit_test(cost__lock_takes_per_rpc),
-		cmocka_unit_test(cost__wait_timer_arms),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
