@@ -157,15 +157,18 @@ grep -qx "tc class add dev eth0 parent 1: classid 1:1 htb rate 20mbit ceil 20mbi
 # homa_window_flags: Homa's unscheduled bytes are whole DATA packets (1416
 # bytes of data at MTU 1500), so a message a little longer than the window
 # does not wait a grant round trip for a piece of its last packet: 1500 us
-# at 20 Mbit/s (3750 bytes) gives three packets.
+# at 20 Mbit/s (3750 bytes) gives three packets. A GRANT adds the whole
+# window (the grant step is the unscheduled bytes).
 win() { TB_RATE_MBIT=$1 TB_HOMA_UNSCHED_US=$2 TB_HOMA_INCOMING_US=16000 TB_MTU=1500 bash -c "
   source '$src/scripts/testbed.d/bench.sh'; homa_window_flags"; }
 got=$(win 20 1500)
-[[ $got == "--homa-unsched-bytes 4248 --homa-max-incoming 40000" ]] || { echo "FAIL: homa_window_flags gave '$got'"; exit 1; }
+[[ $got == "--homa-unsched-bytes 4248 --homa-grant-step 4248 --homa-max-incoming 40000" ]] || { echo "FAIL: homa_window_flags gave '$got'"; exit 1; }
 got=$(win 20 100)
-[[ $got == "--homa-unsched-bytes 2832 --homa-max-incoming 40000" ]] || { echo "FAIL: homa_window_flags (short) gave '$got'"; exit 1; }
+[[ $got == "--homa-unsched-bytes 2832 --homa-grant-step 2832 --homa-max-incoming 40000" ]] || { echo "FAIL: homa_window_flags (short) gave '$got'"; exit 1; }
 got=$(win 1000 1500)
-[[ $got == "--homa-unsched-bytes 188328 --homa-max-incoming 2000000" ]] || { echo "FAIL: homa_window_flags (1 Gbit/s) gave '$got'"; exit 1; }
+[[ $got == "--homa-unsched-bytes 188328 --homa-grant-step 188328 --homa-max-incoming 2000000" ]] || { echo "FAIL: homa_window_flags (1 Gbit/s) gave '$got'"; exit 1; }
+got=$(win 20 0)
+[[ $got == "--homa-max-incoming 40000" ]] || { echo "FAIL: homa_window_flags (engine's window) gave '$got'"; exit 1; }
 # on_exit: a server and a device left running by a failed run end with it,
 # and on a testbed left up the NIC shaping of a collective run is removed.
 sleep 60 & s1=$!
