@@ -633,19 +633,23 @@ static int urgent_sockets(const struct udp_driver *d, struct pollfd *p, int *slo
 /**
  * read_urgent() - Read socket @fd (known-peer slot @slot, -1: the fast
  * queue) into make_urgent()'s buffers, leaving recv()'s batch flag
- * (rx_full) as it was and a socket error for unreach(). Return: as
- * recv_into().
+ * (rx_full) as it was. A socket error the read took is noted on that
+ * socket's own receiver (the known peer's, or the fast queue's), where
+ * unreach() looks for it before draining that socket's error queue.
+ * Return: as recv_into().
  */
 static int read_urgent(struct udp_driver *d, int fd, int slot)
 {
+	struct homa_io_receiver *own = slot >= 0 ? &d->known.peers[slot].rx
+						 : &d->rx[HOMA_STEER_FAST];
 	bool full = d->base.rx_full;
 	int n;
 
 	d->urgent.fd = fd;
 	n = recv_into(d, &d->urgent, d->urgent_pkts, d->urgent_max);
 	d->base.rx_full = full;
-	if (d->urgent.error && !d->rx[HOMA_STEER_FAST].error)
-		d->rx[HOMA_STEER_FAST].error = d->urgent.error;  /* for unreach() */
+	if (d->urgent.error && !own->error)
+		own->error = d->urgent.error;  /* for unreach() */
 	d->urgent.error = 0;
 	if (slot >= 0)
 		got_known_at(d, &d->known.peers[slot], d->urgent_pkts, n);

@@ -6,7 +6,9 @@
  * priority; strangers still get a bounded turn while a known peer keeps
  * sending; a full table keeps its active peers; where the kernel refuses
  * the peer's socket (no descriptors left) the peer stays on the port's
- * queues and loses nothing; a library socket learns its peer from an RPC.
+ * queues and loses nothing; a library socket learns its peer from an RPC;
+ * an ICMP report filed on a known peer's socket is handed out by unreach()
+ * also when recv_urgent() was the read that saw the socket's error.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -349,6 +351,65 @@ static void homa_open__rpc_makes_peers_known(void **state)
 	assert_int_equal(open_client(&c, -2), HOMA_EINVAL);
 }
 
+/**
+ * send_one() - Send one PKT_LEN-byte packet from @a to @dst port @port at
+ * priority 7, its first two bytes @a's port as a Homa header's source
+ * port (an ICMP report quoting it counts as ours).
+ */
+static void send_one(struct homa_driver *a, const homa_addr *dst, uint16_t port)
+{
+	static uint8_t pkt[PKT_LEN];
+	struct homa_io_tx tx = {.data = pkt, .len = sizeof(pkt), .dst = *dst, .dport = port,
+				.priority = 7};
+
+	pkt[0] = (uint8_t)(a->port >> 8);
+	pkt[1] = (uint8_t)a->port;
+	assert_int_equal(a->ops->send(a, &tx, 1), 1);
+}
+
+/**
+ * udp_recv_urgent__keeps_known_peers_unreach_report() - A known peer that
+ * sent only short packets (priority 7, the fast queue's: recv_urgent()
+ * asks its socket) closes its port; a packet to it comes back as an ICMP
+ * port unreachable, filed on the peer's own socket. recv_urgent() is the
+ * first to see the socket's error: the report is still handed out by
+ * unreach(), so the engine learns of it and the socket's error queue is
+ * drained (left there, it would keep the socket readable as POLLERR).
+ */
+static void udp_recv_urgent__keeps_known_peers_unreach_report(void **state)
+{
+	struct homa_driver_config cs = cfg_of(0, 0), cb = cfg_of(4, 5);
+	struct homa_driver *k, *b;
+	struct homa_io_unreach u[4];
+	struct homa_io_rx *rx;
+	homa_addr kaddr;
+	uint16_t kport;
+	int first, reports = 0;
+
+	(void)state;
+	assert_int_equal(homa_driver_open(HOMA_IO_UDP, &cs, &k), 0);
+	assert_int_equal(homa_driver_open(HOMA_IO_UDP, &cb, &b), 0);
+	assert_non_null(b->ops->recv_urgent);
+	know(b, k);
+	assert_int_equal(b->c.rx_known_peers, 1);
+	send_run(k, b, 1, 'H');  /* priority 7 only: the peer counts as urgent */
+	assert_int_equal(read_until(b, 1, 'H', &first), 1);
+	kaddr = k->local;
+	kport = k->port;
+	homa_driver_close(k);
+	send_one(b, &kaddr, kport);
+	for (int64_t end = test_now_ms() + 2000; !reports && test_now_ms() < end;) {
+		usleep(1000);
+		assert_true(b->ops->recv_urgent(b, &rx) >= 0);
+		reports = b->ops->unreach(b, u, 4);
+	}
+	if (reports != 1)
+		fail_msg("unreach() handed out %d reports after recv_urgent() read the "
+			 "known peer's socket error (expected 1)", reports);
+	assert_int_equal(u[0].kind, HOMA_UNREACH_PORT);
+	homa_driver_close(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -357,6 +418,7 @@ int main(void)
 		cmocka_unit_test(udp_recv__strangers_get_a_turn),
 		cmocka_unit_test(udp_know__full_table_keeps_active_peers),
 		cmocka_unit_test(udp_know__kernel_refuses_socket),
+		cmocka_unit_test(udp_recv_urgent__keeps_known_peers_unreach_report),
 		cmocka_unit_test(homa_open__rpc_makes_peers_known),
 	};
 
