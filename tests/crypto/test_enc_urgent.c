@@ -33,6 +33,8 @@
 #define BIG_LEN (1u << 20)
 /** Bulk datagrams the wrapped recvmmsg() gathers into one batch for the server. */
 #define GATHER 8
+/** Bulk RPCs tried, each with one lookup, until a lookup is answered early. */
+#define ROUNDS 20
 /** The lookup's bytes (request and echoed response). */
 #define LOOKUP_LEN 100
 /** A datagram at least this long is bulk data (64 KB packets). */
@@ -266,8 +268,8 @@ static bool one_round(struct crypto_echo *c, struct crypto_echo *srv, struct cry
  * opens a batch of GATHER bulk packets of 64 KB (one 1 MB request), a
  * 100 B lookup arrives in its high-priority queue: the server reads it
  * between chunks and answers it while packets of the batch still wait
- * to be opened (in one of up to 5 rounds: on a loaded machine another
- * thread may step in). Opening the whole batch before reading again
+ * to be opened (in one of up to ROUNDS rounds: on a loaded machine
+ * another thread may step in, or the batch may not gather in time). Opening the whole batch before reading again
  * answers the lookup only after the batch's last AES-GCM pass. Both
  * RPCs' echoes come back intact.
  */
@@ -294,7 +296,7 @@ static void enc_urgent__lookup_answered_before_batch_opened(void **state)
 	g_server = srv.s;
 	pthread_mutex_unlock(&w_lock);
 
-	for (int r = 0; r < 5 && !early; r++) {
+	for (int r = 0; r < ROUNDS && !early; r++) {
 		bool sent;
 
 		early += one_round(&c, &srv, &l, &sent);
