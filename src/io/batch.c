@@ -302,7 +302,12 @@ void homa_io_receiver_free(struct homa_io_receiver *r)
 	memset(r, 0, sizeof(*r));
 }
 
-/** homa_io_receiver_recv() - See batch.h. */
+/**
+ * homa_io_receiver_recv() - See batch.h. A call refused with a pending
+ * ICMP report (ECONNREFUSED) read nothing but took the report's socket
+ * error; the datagrams behind it are read by one more call at once, so
+ * the caller does not take a report for an empty queue and wait again.
+ */
 int homa_io_receiver_recv(struct homa_io_receiver *r)
 {
 	for (uint32_t i = 0; i < r->batch; i++) {
@@ -318,7 +323,7 @@ int homa_io_receiver_recv(struct homa_io_receiver *r)
 		h->msg_controllen = HOMA_IO_RX_CTL;
 		h->msg_flags = 0;
 	}
-	for (;;) {
+	for (bool retried = false;;) {
 		int n = recvmmsg(r->fd, r->msgs, r->batch, MSG_DONTWAIT, NULL);
 
 		if (n >= 0)
@@ -328,7 +333,12 @@ int homa_io_receiver_recv(struct homa_io_receiver *r)
 		if (errno == EAGAIN || errno == EWOULDBLOCK)
 			return 0;
 		r->error = errno;
-		return errno == ECONNREFUSED ? 0 : HOMA_EIO;
+		if (errno != ECONNREFUSED)
+			return HOMA_EIO;
+		if (retried)
+			return 0;
+		/* the call took the pending error, not the datagrams behind it */
+		retried = true;
 	}
 }
 

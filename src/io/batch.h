@@ -93,9 +93,11 @@ void homa_io_receiver_free(struct homa_io_receiver *r);
  * homa_io_receiver_recv() - One non-blocking recvmmsg() into all buffers.
  * Afterwards msgs[i].msg_len, names[i] and the control data describe
  * datagram i. A pending socket error (an ICMP report) is recorded in
- * r->error.
- * Return: datagrams received (0 if none waiting, or after a pending
- * ECONNREFUSED), or HOMA_EIO (another socket error).
+ * r->error, and the receive is made once more (the refused call took
+ * the error, not the datagrams waiting behind it).
+ * Return: datagrams received (0 if none waiting, or if the second call
+ * was refused by a further ECONNREFUSED too), or HOMA_EIO (another
+ * socket error).
  */
 int homa_io_receiver_recv(struct homa_io_receiver *r);
 

@@ -18,6 +18,7 @@
 #define HOMA_IO_DRIVER_H
 
 #include <poll.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -329,6 +330,15 @@ struct homa_driver {
 	struct pollfd rx_poll[HOMA_DRIVER_POLL_MAX];
 	int n_rx_poll;
 	bool rx_polled;
+	/**
+	 * Set by the runtime (any thread) once something besides its own
+	 * wait watches fd (homa_fd() in polled mode puts it in an epoll set
+	 * of its own). While it is clear and n_rx_poll > 0 nobody waits on
+	 * fd, and a driver whose fd is an epoll set of its sockets may let
+	 * that set's interest lag behind what it polls (UDP: the strangers'
+	 * gate, gate.h, then costs no epoll_ctl() per interval).
+	 */
+	_Atomic bool fd_watched;
 	struct homa_io_counters c;
 };
 

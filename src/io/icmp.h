@@ -28,7 +28,7 @@ int homa_io_icmp_kind(int origin, int type, int code);
 /**
  * homa_io_icmp_drain() - Empty @fd's error queue (one recvmmsg() per 16
  * reports); keep in @out (at most
- * @max >= 1 entries; the rest are read and dropped) each unreachable
+ * @max >= 0 entries; the rest are read and dropped) each unreachable
  * report quoting at least a Homa common header sent from @port.
  * Return: reports kept.
  */

@@ -29,6 +29,11 @@
  * With a config's stranger_budget, the port's queues get at most that many
  * packets per millisecond while known peers are active, and under a flood
  * are read once per millisecond, in full batches (gate.h).
+ *
+ * ICMP reports (replies to strangers often go to closed ports) are read
+ * from a polled socket's error queue before its packets when the wait
+ * reported POLLERR on it: that also clears the socket error that would
+ * refuse the read, and no other socket's queue is read for it.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -67,6 +72,9 @@
  */
 #define FAST_TURNS 4
 
+/** ICMP reports a wait's POLLERR reads ahead of udp_unreach() (drain_reported()). */
+#define UDP_HELD 8
+
 /** A UDP driver. */
 struct udp_driver {
 	struct homa_driver base;
@@ -98,6 +106,10 @@ struct udp_driver {
 	uint32_t poll_gen;        /**< known.gen when base.rx_poll was built */
 	int poll_known;           /**< known peers' entries in base.rx_poll (after the port's) */
 	struct homa_gate gate;    /**< strangers' budget (homa_gate_on() false: none) */
+	bool ep_open;             /**< the epoll set asks for the port's queues' packets (ep_sync()) */
+	/** reports read from error queues the wait reported (drain_reported()), for unreach() */
+	struct homa_io_unreach held[UDP_HELD];
+	int nheld;
 };
 
 /** poll_src of the gate's timerfd (the last entry of base.rx_poll). */
@@ -250,9 +262,28 @@ static void repoll(struct udp_driver *d)
 }
 
 /**
+ * drain_reported() - Read @rx's socket's error queue, which the wait
+ * reported (POLLERR), keeping up to UDP_HELD reports in d->held for
+ * udp_unreach() (the rest are read and dropped, as udp_unreach() drops
+ * what exceeds its caller's room). The drain also clears the socket
+ * error, so the read that follows is not refused; @rx's error note
+ * (and the sender's, for the socket it sends on) is void.
+ */
+static void drain_reported(struct udp_driver *d, struct homa_io_receiver *rx)
+{
+	d->nheld += homa_io_icmp_drain(rx->fd, d->base.port, d->held + d->nheld,
+				       UDP_HELD - d->nheld);
+	rx->error = 0;
+	if (rx->fd == d->tx.fd)
+		d->tx.error = 0;
+}
+
+/**
  * read_entry() - recv_from() @rx, the socket of rx_poll entry @i; when
  * polled() and the read did not fill a batch, the socket counts as
- * drained until the next wait. A read that filled a batch has the next
+ * drained until the next wait. An entry the wait reported in error has
+ * its error queue read first (drain_reported()), and is not read at all
+ * when it reported no packets. A read that filled a batch has the next
  * recv() ask all listed sockets again (repoll()): a caller goes on
  * reading full batches without waiting again (up to 8 per wake-up in
  * the runtime, 16 MB of one bulk peer's data on loopback), and a packet
@@ -262,8 +293,18 @@ static void repoll(struct udp_driver *d)
  */
 static int read_entry(struct udp_driver *d, int i, struct homa_io_receiver *rx)
 {
-	int n = recv_from(d, rx);
+	short ev = polled(d) ? d->base.rx_poll[i].revents : 0;
+	int n;
 
+	if (ev & POLLERR) {
+		drain_reported(d, rx);
+		d->base.rx_poll[i].revents = ev & ~POLLERR;
+		if (!(ev & POLLIN)) {
+			d->base.rx_poll[i].revents = 0;
+			return 0;
+		}
+	}
+	n = recv_from(d, rx);
 	if (!polled(d))
 		return n;
 	if (n <= 0 || !d->base.rx_full)
@@ -310,21 +351,44 @@ static void build_poll(struct udp_driver *d)
 }
 
 /**
+ * ep_sync() - Make the epoll set (the driver's fd) ask for the port's
+ * queues' packets while the gate is open and not while it is closed,
+ * if anyone waits on the set: callers without the polled list, and
+ * homa_fd() users (base.fd_watched). Otherwise the set is left as it
+ * is, two epoll_ctl() calls saved at each close and open of the gate,
+ * and brought in line when a waiter appears (build_poll() empties the
+ * list, or fd_watched is set): recv_own() calls this each time.
+ */
+static void ep_sync(struct udp_driver *d)
+{
+	struct homa_driver *b = &d->base;
+	bool open = !d->gate.closed;
+
+	if (d->ep_open == open ||
+	    (b->n_rx_poll > 0 && !atomic_load_explicit(&b->fd_watched, memory_order_relaxed)))
+		return;
+	for (int q = 0; q < d->nq; q++) {
+		struct epoll_event ev = {.events = open ? EPOLLIN : 0, .data.u32 = (uint32_t)q};
+
+		epoll_ctl(b->fd, EPOLL_CTL_MOD, d->fds[q], &ev);
+	}
+	d->ep_open = open;
+}
+
+/**
  * gate_set() - Poll the port's queues (@open) or leave them be until the
- * gate opens (gate.h): in the polled list and in the epoll set (which
- * homa_fd() users and callers without the list wait on). Opening in a
- * flood interval counts the queues as readable in the list (what the
- * flood sent while they were closed waits there), so the wake-up that
- * opens the gate reads them without a further wait.
+ * gate opens (gate.h): in the polled list, and in the epoll set when
+ * someone waits on it (ep_sync()). Opening in a flood interval counts
+ * the queues as readable in the list (what the flood sent while they
+ * were closed waits there), so the wake-up that opens the gate reads
+ * them without a further wait.
  */
 static void gate_set(struct udp_driver *d, bool open)
 {
 	struct homa_driver *b = &d->base;
 
+	ep_sync(d);
 	for (int q = 0; q < d->nq; q++) {
-		struct epoll_event ev = {.events = open ? EPOLLIN : 0, .data.u32 = (uint32_t)q};
-
-		epoll_ctl(b->fd, EPOLL_CTL_MOD, d->fds[q], &ev);
 		if (q < b->n_rx_poll && d->poll_src[q] == -1 - q) {
 			b->rx_poll[q].fd = open ? d->fds[q] : -1;
 			b->rx_poll[q].revents = open && d->gate.flood ? POLLIN : 0;
@@ -517,6 +581,8 @@ static int recv_own(struct udp_driver *d)
 		build_poll(d);
 	if (homa_gate_due(&d->gate, now))
 		gate_set(d, true);
+	else if (homa_gate_on(&d->gate))
+		ep_sync(d);  /* a waiter on the epoll set may have come */
 	if (k->n && k->turns < HOMA_KNOWN_TURNS) {
 		n = recv_known(d);
 		if (n > 0) {
@@ -725,13 +791,51 @@ static int udp_send(struct homa_driver *base, const struct homa_io_tx *pkts, int
 }
 
 /**
- * udp_unreach() - Take the ICMP unreachable reports about our packets,
- * once a receive or send saw the socket error that announces them. See
- * driver.h.
+ * take_held() - Move up to @max of the reports drain_reported() read
+ * (oldest first) to @out. Return: how many.
  */
-static int udp_unreach(struct homa_driver *base, struct homa_io_unreach *out, int max)
+static int take_held(struct udp_driver *d, struct homa_io_unreach *out, int max)
 {
-	struct udp_driver *d = (struct udp_driver *)base;
+	int n = d->nheld < max ? d->nheld : max;
+
+	if (n <= 0)
+		return 0;
+	memcpy(out, d->held, (size_t)n * sizeof(*out));
+	memmove(d->held, d->held + n, (size_t)(d->nheld - n) * sizeof(*out));
+	d->nheld -= n;
+	return n;
+}
+
+/**
+ * unreach_noted() - With the polled list, whose waits report each
+ * socket's error queue (POLLERR): drain the queue of each of the port's
+ * sockets on which a receive or send took the socket error (a report
+ * that came after the wait), and no other. Return: reports kept in
+ * @out (at most @max).
+ */
+static int unreach_noted(struct udp_driver *d, struct homa_io_unreach *out, int max)
+{
+	int n = 0;
+
+	if (max < 1)
+		return 0;
+	if (d->rx[0].error || d->tx.error)
+		n = homa_io_icmp_take(&d->rx[0], &d->tx, d->base.port, out, max);
+	if (d->nq == 2 && d->rx[1].error && n < max) {
+		d->rx[1].error = 0;
+		n += homa_io_icmp_drain(d->fds[1], d->base.port, out + n, max - n);
+	}
+	return n;
+}
+
+/**
+ * unreach_any() - Without the polled list: once a receive or send on
+ * either of the port's sockets took the socket error that announces
+ * ICMP reports, drain both sockets' error queues. Return: reports kept
+ * in @out (at most @max).
+ */
+static int unreach_any(struct udp_driver *d, struct homa_io_unreach *out, int max)
+{
 	bool other = d->nq == 2 && d->rx[1].error;
 	int n;
 
@@ -741,10 +845,27 @@ static int udp_unreach(struct homa_driver *base, struct homa_io_unreach *out, in
 	if ((!d->rx[0].error && !d->tx.error) || max < 1)
 		return 0;
 	d->rx[1].error = 0;
-	n = homa_io_icmp_take(&d->rx[0], &d->tx, base->port, out, max);
+	n = homa_io_icmp_take(&d->rx[0], &d->tx, d->base.port, out, max);
 	if (d->nq == 2 && n < max)
-		n += homa_io_icmp_drain(d->fds[1], base->port, out + n, max - n);
+		n += homa_io_icmp_drain(d->fds[1], d->base.port, out + n, max - n);
 	return n;
+}
+
+/**
+ * udp_unreach() - Take the ICMP unreachable reports about our packets:
+ * those read when a wait reported a polled socket in error
+ * (drain_reported()), then those whose socket error a receive or send
+ * took (unreach_noted() with the polled list, unreach_any() without).
+ * See driver.h.
+ */
+static int udp_unreach(struct homa_driver *base, struct homa_io_unreach *out, int max)
+{
+	struct udp_driver *d = (struct udp_driver *)base;
+	int n = take_held(d, out, max);
+
+	if (base->n_rx_poll > 0)
+		return n + unreach_noted(d, out + n, max - n);
+	return n + unreach_any(d, out + n, max - n);
 }
 
 /**
@@ -982,6 +1103,7 @@ int homa_udp_open(const struct homa_driver_config *cfg, struct homa_driver **out
 		return fd;
 	}
 	d->base.ops = &udp_ops;
+	d->ep_open = true;
 	d->base.fd = d->base.tx_fd = d->fds[0] = fd;
 	d->fds[1] = -1;
 	d->nq = 1;

@@ -351,7 +351,8 @@ int homa_local_port(homa_socket *s)
 
 /**
  * polled_fd() - Polled mode: create (once) the epoll set of the driver
- * socket, the ready eventfd and a timerfd at the engine's deadline.
+ * socket, the ready eventfd and a timerfd at the engine's deadline, and
+ * tell the driver that its fd is watched (homa_driver.fd_watched).
  * Called with rt->lock held. Return: the epoll fd or HOMA_EIO (nothing
  * kept: neither descriptor stays open).
  */
@@ -377,6 +378,7 @@ static int polled_fd(struct homa_rt *rt)
 		return HOMA_EIO;
 	}
 	rt->timer_armed = 0;
+	atomic_store(&rt->drv->fd_watched, true);  /* the driver keeps fd's readiness exact */
 	return rt->poll_epfd;
 }
 

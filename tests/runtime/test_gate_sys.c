@@ -1,0 +1,307 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file test_gate_sys.c
+ * System calls the UDP driver (src/io/udp.c, batch.c) makes for strangers:
+ * the strangers' gate (gate.h) closing and opening costs no epoll_ctl()
+ * while nobody but the polled list's waiter waits on the driver's epoll
+ * set, and keeps that set exact once someone does (homa_fd() users); an
+ * ICMP report about a reply to a stranger costs one read of the error
+ * queue of the socket it was filed on, read before that socket's packets,
+ * which a pending report no longer holds back. The binary links with
+ * -Wl,--wrap=epoll_ctl,--wrap=recvmmsg to count those calls.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "driver.h"
+#include "drv_cfg.h"
+#include "helpers.h"
+#include "homa/wire.h"
+
+/** Packets per receive. */
+#define BATCH 16
+/** Strangers' packets per millisecond in the test. */
+#define BUDGET 8
+/** Strangers' packets queued at the start. */
+#define STRANGERS 1000
+/** Milliseconds the known peer keeps sending. */
+#define ACTIVE_MS 10
+
+/** epoll_ctl(EPOLL_CTL_MOD) calls, counted by __wrap_epoll_ctl(). */
+static int mods;
+/** recvmmsg() calls on an error queue (MSG_ERRQUEUE). */
+static int errq_reads;
+/** recvmmsg() calls refused with ECONNREFUSED (a pending ICMP report). */
+static int refused;
+
+int __real_epoll_ctl(int ep, int op, int fd, struct epoll_event *ev);
+int __real_recvmmsg(int fd, struct mmsghdr *v, unsigned int n, int flags, struct timespec *t);
+
+/** __wrap_epoll_ctl() - epoll_ctl(), EPOLL_CTL_MOD calls counted. */
+int __wrap_epoll_ctl(int ep, int op, int fd, struct epoll_event *ev)
+{
+	if (op == EPOLL_CTL_MOD)
+		mods++;
+	return __real_epoll_ctl(ep, op, fd, ev);
+}
+
+/** __wrap_recvmmsg() - recvmmsg(), error-queue reads and refusals counted. */
+int __wrap_recvmmsg(int fd, struct mmsghdr *v, unsigned int n, int flags, struct timespec *t)
+{
+	int r = __real_recvmmsg(fd, v, n, flags, t);
+
+	if (flags & MSG_ERRQUEUE)
+		errq_reads++;
+	else if (r < 0 && errno == ECONNREFUSED)
+		refused++;
+	return r;
+}
+
+/** cfg_of() - A driver config on 127.0.0.1: @fast queue (0: one queue), @known peers, @budget. */
+static struct homa_driver_config cfg_of(uint8_t fast, uint32_t known, uint32_t budget)
+{
+	struct homa_driver_config c = test_drv_cfg("127.0.0.1", BATCH, false, fast, known);
+
+	c.stranger_budget = budget;
+	return c;
+}
+
+/** send_n() - @n 100-byte packets from @a to @b, byte 0 = @mark. */
+static void send_n(struct homa_driver *a, struct homa_driver *b, int n, uint8_t mark)
+{
+	static uint8_t pkt[100];
+	struct homa_io_tx tx[BATCH];
+
+	pkt[0] = mark;
+	for (int i = 0; i < BATCH; i++)
+		tx[i] = (struct homa_io_tx){.data = pkt, .len = sizeof(pkt),
+			.dst = homa_addr_ipv4(0x7f000001u), .dport = b->port};
+	for (int sent = 0; sent < n;) {
+		int k = n - sent < BATCH ? n - sent : BATCH;
+
+		assert_int_equal(a->ops->send(a, tx, k), k);
+		sent += k;
+	}
+}
+
+/**
+ * wait_list() - The runtime's wait: ppoll() the driver's rx_poll list for
+ * up to @ms ms and hand the revents back (rx_polled). Return: poll()'s.
+ */
+static int wait_list(struct homa_driver *b, int ms)
+{
+	struct pollfd p[HOMA_DRIVER_POLL_MAX];
+	int n = b->n_rx_poll, r;
+
+	assert_true(n > 0);
+	memcpy(p, b->rx_poll, (size_t)n * sizeof(p[0]));
+	r = poll(p, (nfds_t)n, ms);
+	for (int i = 0; i < n && r > 0; i++)
+		b->rx_poll[i].revents = p[i].revents;
+	b->rx_polled = r > 0;
+	return r;
+}
+
+/**
+ * rx_wake() - One wake-up of the runtime's waiter (up to @ms ms):
+ * wait_list(), then receive while batches come back full.
+ */
+static void rx_wake(struct homa_driver *b, int ms)
+{
+	struct homa_io_rx *rx;
+	int n;
+
+	if (wait_list(b, ms) <= 0)
+		return;
+	do {
+		n = b->ops->recv(b, &rx);
+		assert_true(n >= 0);
+	} while (n >= BATCH);
+	b->rx_polled = false;
+}
+
+/**
+ * port_queues_ready() - Whether the driver's epoll set reports one of the
+ * port's queues (epoll data 0 or 1) readable now.
+ */
+static bool port_queues_ready(struct homa_driver *b)
+{
+	struct epoll_event ev[HOMA_DRIVER_POLL_MAX + 2];
+	int n = epoll_wait(b->fd, ev, HOMA_DRIVER_POLL_MAX + 2, 0);
+
+	for (int i = 0; i < n; i++)
+		if (ev[i].data.u32 < 2)
+			return true;
+	return false;
+}
+
+/**
+ * udp_recv__gate_cycles_without_epoll_ctl() - Two queues, a known peer
+ * sending one packet per wake-up and STRANGERS waiting: the gate closes
+ * and opens again and again, and while only the polled list's waiter
+ * waits no epoll_ctl() is made. Once the epoll set is watched
+ * (fd_watched), it does not report the port's queues while the gate is
+ * closed, and does once it is open again (the known peer silent),
+ * strangers' packets waiting in both cases.
+ */
+static void udp_recv__gate_cycles_without_epoll_ctl(void **state)
+{
+	struct homa_driver_config cs = cfg_of(0, 0, 0), cb = cfg_of(5, 4, BUDGET);
+	struct homa_driver *s, *k, *b;
+	struct homa_io_rx *rx;
+	int closed_seen = 0;
+	int64_t t0;
+
+	(void)state;
+	assert_int_equal(homa_driver_open(HOMA_IO_UDP, &cs, &s), 0);
+	assert_int_equal(homa_driver_open(HOMA_IO_UDP, &cs, &k), 0);
+	assert_int_equal(homa_driver_open(HOMA_IO_UDP, &cb, &b), 0);
+	b->ops->know(b, &k->local, k->port);
+	assert_int_equal(b->ops->recv(b, &rx), 0);  /* admits k */
+	assert_int_equal(b->c.rx_known_peers, 1);
+	send_n(s, b, STRANGERS, 'S');
+	usleep(20000);
+	mods = 0;
+	for (t0 = test_now_ms(); test_now_ms() - t0 < ACTIVE_MS;) {
+		send_n(k, b, 1, 'K');
+		rx_wake(b, 2);
+	}
+	if (b->c.rx_gate_closed < 2 || mods)
+		fail_msg("%d epoll_ctl(MOD) calls for %llu closings of the gate (expected none)",
+			 mods, (unsigned long long)b->c.rx_gate_closed);
+	atomic_store(&b->fd_watched, true);
+	for (t0 = test_now_ms(); test_now_ms() - t0 < 2000 && !closed_seen;) {
+		send_n(s, b, 2 * BATCH, 'S');  /* strangers' packets always wait */
+		send_n(k, b, 1, 'K');
+		rx_wake(b, 2);
+		assert_true(b->ops->recv(b, &rx) >= 0);  /* brings the set in line */
+		if (b->rx_poll[0].fd < 0) {  /* the gate is closed until the next recv() */
+			closed_seen++;
+			assert_false(port_queues_ready(b));
+		}
+	}
+	assert_true(closed_seen > 0);
+	usleep(20000);  /* the known peer is no longer active: the gate opens for good */
+	send_n(s, b, 4 * BATCH, 'S');
+	usleep(20000);
+	assert_int_equal(b->ops->recv(b, &rx), BATCH);
+	assert_true(b->rx_poll[0].fd >= 0);
+	assert_true(port_queues_ready(b));
+	homa_driver_close(s);
+	homa_driver_close(k);
+	homa_driver_close(b);
+}
+
+/**
+ * provoke() - Send a datagram from driver @b to a closed port of
+ * 127.0.0.1 that starts with a Homa common header from @b's port: its
+ * port unreachable report lands in the error queue of one of @b's
+ * sockets, whose socket error it sets.
+ */
+static void provoke(struct homa_driver *b)
+{
+	struct homa_driver_config cs = cfg_of(0, 0, 0);
+	uint8_t pkt[HOMA_COMMON_LEN + 8] = {0};
+	struct homa_driver *gone;
+	struct homa_io_tx tx = {.data = pkt, .len = sizeof(pkt), .dst = homa_addr_ipv4(0x7f000001u)};
+
+	assert_int_equal(homa_driver_open(HOMA_IO_UDP, &cs, &gone), 0);
+	tx.dport = gone->port;
+	homa_driver_close(gone);
+	pkt[0] = (uint8_t)(b->port >> 8);
+	pkt[1] = (uint8_t)b->port;
+	assert_int_equal(b->ops->send(b, &tx, 1), 1);
+	usleep(20000);
+}
+
+/**
+ * homa_io_receiver_recv__reads_past_a_report() - One queue, no polled
+ * list: a report is pending on the socket and 3 strangers' packets wait
+ * behind it; one recv() returns the 3 packets (the refused call took the
+ * report's socket error, not the packets), and unreach() the report.
+ */
+static void homa_io_receiver_recv__reads_past_a_report(void **state)
+{
+	struct homa_driver_config cs = cfg_of(0, 0, 0);
+	struct homa_driver *s, *b;
+	struct homa_io_unreach u[8];
+	struct homa_io_rx *rx;
+
+	(void)state;
+	assert_int_equal(homa_driver_open(HOMA_IO_UDP, &cs, &s), 0);
+	assert_int_equal(homa_driver_open(HOMA_IO_UDP, &cs, &b), 0);
+	provoke(b);
+	send_n(s, b, 3, 'S');
+	usleep(20000);
+	refused = 0;
+	assert_int_equal(b->ops->recv(b, &rx), 3);
+	assert_int_equal(refused, 1);
+	assert_int_equal(b->ops->unreach(b, u, 8), 1);
+	assert_int_equal(u[0].kind, HOMA_UNREACH_PORT);
+	homa_driver_close(s);
+	homa_driver_close(b);
+}
+
+/**
+ * udp_recv__reads_reported_error_queue_first() - Two queues with the
+ * polled list: a report pending on one of the port's sockets, 3
+ * strangers' packets waiting in the other queue or the same one. After
+ * one wait, recv() returns the 3 packets with no receive refused (the
+ * error queue the wait reported in error was read first), unreach()
+ * returns the report, and the error queues were read once in all: only
+ * the reported socket's. The next wait reports nothing.
+ */
+static void udp_recv__reads_reported_error_queue_first(void **state)
+{
+	struct homa_driver_config cs = cfg_of(0, 0, 0), cb = cfg_of(5, 0, 0);
+	struct homa_driver *s, *b;
+	struct homa_io_unreach u[8];
+	struct homa_io_rx *rx;
+	int err_entries = 0;
+
+	(void)state;
+	assert_int_equal(homa_driver_open(HOMA_IO_UDP, &cs, &s), 0);
+	assert_int_equal(homa_driver_open(HOMA_IO_UDP, &cb, &b), 0);
+	assert_int_equal(b->c.rx_queues, 2);
+	provoke(b);
+	send_n(s, b, 3, 'S');
+	usleep(20000);
+	assert_true(wait_list(b, 1000) > 0);
+	for (int i = 0; i < b->n_rx_poll; i++)
+		err_entries += (b->rx_poll[i].revents & POLLERR) != 0;
+	assert_int_equal(err_entries, 1);
+	refused = errq_reads = 0;
+	assert_int_equal(b->ops->recv(b, &rx), 3);
+	b->rx_polled = false;
+	assert_int_equal(b->ops->unreach(b, u, 8), 1);
+	assert_int_equal(u[0].kind, HOMA_UNREACH_PORT);
+	if (refused || errq_reads != 1)
+		fail_msg("%d receives refused, %d error-queue reads for one report (expected 0, 1)",
+			 refused, errq_reads);
+	assert_int_equal(wait_list(b, 0), 0);
+	homa_driver_close(s);
+	homa_driver_close(b);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(udp_recv__gate_cycles_without_epoll_ctl),
+		cmocka_unit_test(homa_io_receiver_recv__reads_past_a_report),
+		cmocka_unit_test(udp_recv__reads_reported_error_queue_first),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
