@@ -807,28 +807,6 @@ static int take_held(struct udp_driver *d, struct homa_io_unreach *out, int max)
 }
 
 /**
- * unreach_noted() - With the polled list, whose waits report each
- * socket's error queue (POLLERR): drain the queue of each of the port's
- * sockets on which a receive or send took the socket error (a report
- * that came after the wait), and no other. Return: reports kept in
- * @out (at most @max).
- */
-static int unreach_noted(struct udp_driver *d, struct homa_io_unreach *out, int max)
-{
-	int n = 0;
-
-	if (max < 1)
-		return 0;
-	if (d->rx[0].error || d->tx.error)
-		n = homa_io_icmp_take(&d->rx[0], &d->tx, d->base.port, out, max);
-	if (d->nq == 2 && d->rx[1].error && n < max) {
-		d->rx[1].error = 0;
-		n += homa_io_icmp_drain(d->fds[1], d->base.port, out + n, max - n);
-	}
-	return n;
-}
-
-/**
  * unreach_any() - Without the polled list: once a receive or send on
  * either of the port's sockets took the socket error that announces
  * ICMP reports, drain both sockets' error queues. Return: reports kept
@@ -852,25 +830,27 @@ static int unreach_any(struct udp_driver *d, struct homa_io_unreach *out, int ma
 }
 
 /**
- * udp_unreach() - Take the ICMP unreachable reports about our packets:
- * those read when a wait reported a polled socket in error
- * (drain_reported()), then those whose socket error a receive or send
- * took (unreach_noted() with the polled list, unreach_any() without).
- * See driver.h.
+ * udp_unreach() - Take the ICMP unreachable reports about our packets
+ * filed on the port's sockets. With the polled list, those read when a
+ * wait reported a socket in error (drain_reported()) and no others: a
+ * report whose socket error a receive or send took after the wait is
+ * still in its socket's error queue, so the next wait reports that
+ * socket in error (POLLERR), and no error queue is read here (replies
+ * to strangers at closed ports bring such reports all the time under a
+ * flood). Without the list, unreach_any(). See driver.h.
  */
 static int udp_unreach(struct homa_driver *base, struct homa_io_unreach *out, int max)
 {
 	struct udp_driver *d = (struct udp_driver *)base;
 	int n = take_held(d, out, max);
 
-	if (base->n_rx_poll > 0)
-		return n + unreach_noted(d, out + n, max - n);
-	return n + unreach_any(d, out + n, max - n);
+	return base->n_rx_poll > 0 ? n : n + unreach_any(d, out + n, max - n);
 }
 
 /**
  * udp_unreach_all() - udp_unreach(), then the reports filed on known
- * peers' sockets (about packets sent to them). See driver.h.
+ * peers' sockets (about packets sent to them) whose socket error a
+ * receive took (recv_urgent()'s too). See driver.h.
  */
 static int udp_unreach_all(struct homa_driver *base, struct homa_io_unreach *out, int max)
 {

@@ -7,7 +7,8 @@
  * set, and keeps that set exact once someone does (homa_fd() users); an
  * ICMP report about a reply to a stranger costs one read of the error
  * queue of the socket it was filed on, read before that socket's packets,
- * which a pending report no longer holds back. The binary links with
+ * which a pending report no longer holds back, and no error queue is read
+ * after the receives (the next wait reports the socket). The binary links with
  * -Wl,--wrap=epoll_ctl,--wrap=recvmmsg to count those calls.
  */
 #define _GNU_SOURCE
@@ -78,8 +79,9 @@ static struct homa_driver_config cfg_of(uint8_t fast, uint32_t known, uint32_t b
 	return c;
 }
 
-/** send_n() - @n 100-byte packets from @a to @b, byte 0 = @mark. */
-static void send_n(struct homa_driver *a, struct homa_driver *b, int n, uint8_t mark)
+/** send_prio() - @n 100-byte packets of priority @prio from @a to @b, byte 0 = @mark. */
+static void send_prio(struct homa_driver *a, struct homa_driver *b, int n, uint8_t mark,
+		      uint8_t prio)
 {
 	static uint8_t pkt[100];
 	struct homa_io_tx tx[BATCH];
@@ -87,13 +89,19 @@ static void send_n(struct homa_driver *a, struct homa_driver *b, int n, uint8_t 
 	pkt[0] = mark;
 	for (int i = 0; i < BATCH; i++)
 		tx[i] = (struct homa_io_tx){.data = pkt, .len = sizeof(pkt),
-			.dst = homa_addr_ipv4(0x7f000001u), .dport = b->port};
+			.dst = homa_addr_ipv4(0x7f000001u), .dport = b->port, .priority = prio};
 	for (int sent = 0; sent < n;) {
 		int k = n - sent < BATCH ? n - sent : BATCH;
 
 		assert_int_equal(a->ops->send(a, tx, k), k);
 		sent += k;
 	}
+}
+
+/** send_n() - @n 100-byte packets of priority 0 from @a to @b, byte 0 = @mark. */
+static void send_n(struct homa_driver *a, struct homa_driver *b, int n, uint8_t mark)
+{
+	send_prio(a, b, n, mark, 0);
 }
 
 /**
@@ -295,12 +303,64 @@ static void udp_recv__reads_reported_error_queue_first(void **state)
 	homa_driver_close(b);
 }
 
+/** recv_all() - recv() until it returns 0. Return: packets received. */
+static int recv_all(struct homa_driver *b)
+{
+	struct homa_io_rx *rx;
+	int n, got = 0;
+
+	while ((n = b->ops->recv(b, &rx)) > 0)
+		got += n;
+	assert_int_equal(n, 0);
+	return got;
+}
+
+/**
+ * udp_unreach__report_after_wait_read_at_next_wait() - Two queues with
+ * the polled list, 3 packets waiting in each: a report that arrives
+ * after the wait refuses one receive (read again at once: all 6 packets
+ * arrive), and unreach() reads no error queue for it; the next wait
+ * reports that socket in error, and the report is read then, in one
+ * read of one error queue.
+ */
+static void udp_unreach__report_after_wait_read_at_next_wait(void **state)
+{
+	struct homa_driver_config cs = cfg_of(0, 0, 0), cb = cfg_of(5, 0, 0);
+	struct homa_driver *s, *b;
+	struct homa_io_unreach u[8];
+
+	(void)state;
+	assert_int_equal(homa_driver_open(HOMA_IO_UDP, &cs, &s), 0);
+	assert_int_equal(homa_driver_open(HOMA_IO_UDP, &cb, &b), 0);
+	send_prio(s, b, 3, 'S', 0);
+	send_prio(s, b, 3, 'S', 6);
+	usleep(20000);
+	assert_true(wait_list(b, 1000) > 0);
+	provoke(b);
+	refused = errq_reads = 0;
+	assert_int_equal(recv_all(b), 6);
+	b->rx_polled = false;
+	assert_int_equal(refused, 1);
+	assert_int_equal(b->ops->unreach(b, u, 8), 0);
+	assert_int_equal(errq_reads, 0);
+	assert_int_equal(wait_list(b, 1000), 1);
+	assert_int_equal(recv_all(b), 0);
+	b->rx_polled = false;
+	assert_int_equal(b->ops->unreach(b, u, 8), 1);
+	assert_int_equal(u[0].kind, HOMA_UNREACH_PORT);
+	assert_int_equal(errq_reads, 1);
+	assert_int_equal(wait_list(b, 0), 0);
+	homa_driver_close(s);
+	homa_driver_close(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(udp_recv__gate_cycles_without_epoll_ctl),
 		cmocka_unit_test(homa_io_receiver_recv__reads_past_a_report),
 		cmocka_unit_test(udp_recv__reads_reported_error_queue_first),
+		cmocka_unit_test(udp_unreach__report_after_wait_read_at_next_wait),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
