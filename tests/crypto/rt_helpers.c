@@ -216,3 +216,52 @@ void crypto_echo_stop(struct crypto_echo *e)
 	e->open = false;
 	e->serving = false;
 }
+
+/** crypto_opened_count() - See rt_helpers.h. */
+uint64_t crypto_opened_count(homa_socket *s)
+{
+	struct homa_psp_stats st;
+
+	return homa_encrypt_stats(s, &st) == 0 ? st.opened : 0;
+}
+
+/** crypto_released() - See rt_helpers.h. */
+void crypto_released(void *arg)
+{
+	(*(int *)arg)++;
+}
+
+/** crypto_zc_rpc() - See rt_helpers.h. */
+int crypto_zc_rpc(homa_socket *c, int port, size_t len)
+{
+	static uint8_t out[CRYPTO_ZC_MAX];
+	struct sockaddr_storage sa = crypto_dst(port);
+	struct homa_iov iov = {out, len};
+	int rel = 0, err;
+	uint64_t id;
+
+	if (len > CRYPTO_ZC_MAX)
+		return HOMA_EINVAL;
+	for (size_t i = 0; i < len; i++)
+		out[i] = (uint8_t)(i * 131 + (i >> 9) + len);
+	err = homa_request_zc(c, (struct sockaddr *)&sa, &iov, 1, 0, crypto_released, &rel, &id);
+	if (err)
+		return err;
+	return crypto_await_echo(c, id, out, len);
+}
+
+/** crypto_open_lo() - See rt_helpers.h. */
+void crypto_open_lo(struct crypto_echo *e, bool server, uint32_t unsched, uint32_t grant_step)
+{
+	struct homa_encrypt_opts eo;
+	struct homa_open_opts o;
+	struct homa_settings st;
+
+	crypto_opts_init(&o, &eo, &st, "127.0.0.1", server);
+	st.mtu = 65000;
+	st.unsched_bytes = unsched;
+	if (grant_step)
+		st.grant_step = grant_step;
+	st.link_mbps = 400000;
+	assert_int_equal(crypto_ep_open(e, &o, server), 0);
+}

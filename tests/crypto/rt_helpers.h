@@ -122,4 +122,38 @@ int crypto_ep_open(struct crypto_echo *e, const struct homa_open_opts *o, bool e
  */
 void crypto_echo_stop(struct crypto_echo *e);
 
+/**
+ * crypto_opened_count() - @s's PSP counter of packets opened (homa_psp_stats.opened),
+ * 0 if it cannot be read (not an encrypted socket, or closed).
+ */
+uint64_t crypto_opened_count(homa_socket *s);
+
+/**
+ * crypto_released() - homa_release_fn that counts its calls in the int at
+ * @arg (the caller's, which must outlive the send's buffers).
+ */
+void crypto_released(void *arg);
+
+/** Longest crypto_zc_rpc() request. */
+#define CRYPTO_ZC_MAX (1u << 20)
+
+/**
+ * crypto_zc_rpc() - One echo RPC of @len (at most CRYPTO_ZC_MAX)
+ * patterned bytes from @c to 127.0.0.1:@port sent with homa_request_zc()
+ * (as homa-bench sends: the whole request is ready at once, so one drain
+ * takes all its packets), waiting up to 30 s; the echo must match.
+ * Return: 0, HOMA_EINVAL (@len too long), HOMA_EPROTO (wrong echo) or
+ * the error of the send or wait. Not thread-safe (a static buffer).
+ */
+int crypto_zc_rpc(homa_socket *c, int port, size_t len);
+
+/**
+ * crypto_open_lo() - Open @e: an encrypted socket on 127.0.0.1 with
+ * homa-bench's loopback profile (64 KB packets, a 400 Gbps link: no
+ * pacing to speak of), @unsched unscheduled bytes (the profile's:
+ * 600000), GRANTs of @grant_step bytes (0: the default), an echo server
+ * if @server (crypto_ep_open()). The test fails if homa_open() does.
+ */
+void crypto_open_lo(struct crypto_echo *e, bool server, uint32_t unsched, uint32_t grant_step);
+
 #endif /* HOMA_TESTS_CRYPTO_RT_HELPERS_H */

@@ -47,14 +47,6 @@ static int g_batches;              /**< batches of at least 2 datagrams gathered
 static int g_early;                /**< control packets sent by that thread before
 				    *   the last packet of its batch was opened */
 
-/** opened_count() - @s's PSP opened counter (0 if it cannot be read). */
-static uint64_t opened_count(homa_socket *s)
-{
-	struct homa_psp_stats st;
-
-	return homa_encrypt_stats(s, &st) == 0 ? st.opened : 0;
-}
-
 /**
  * ctl_to_client() - Whether any of @vlen messages at @msgs is a control
  * packet (at most 200 bytes) to g_client_port.
@@ -82,7 +74,7 @@ static bool ctl_to_client(const struct mmsghdr *msgs, unsigned int vlen)
 static void note_ctl(const struct mmsghdr *msgs, unsigned int vlen)
 {
 	if (g_server && g_in_batch && pthread_equal(g_thread, pthread_self()) &&
-	    ctl_to_client(msgs, vlen) && opened_count(g_server) < g_batch_end)
+	    ctl_to_client(msgs, vlen) && crypto_opened_count(g_server) < g_batch_end)
 		g_early++;
 }
 
@@ -127,7 +119,7 @@ int __wrap_recvmmsg(int fd, struct mmsghdr *msgs, unsigned int vlen, int flags,
 			else
 				nanosleep(&ts, NULL);
 		}
-		g_batch_end = opened_count(g_server) + (uint64_t)n;
+		g_batch_end = crypto_opened_count(g_server) + (uint64_t)n;
 		g_thread = pthread_self();
 		g_in_batch = true;
 		g_batches += n >= 2;
@@ -149,56 +141,6 @@ int __wrap_sendmmsg(int fd, struct mmsghdr *msgs, unsigned int vlen, int flags)
 	return __real_sendmmsg(fd, msgs, vlen, flags);
 }
 
-/** released() - homa_release_fn of zc_rpc(): count the release in @arg. */
-static void released(void *arg)
-{
-	(*(int *)arg)++;
-}
-
-/**
- * zc_rpc() - One RPC of @len patterned bytes from @c to @port sent with
- * homa_request_zc() (as homa-bench sends: the whole request is ready at
- * once, so one drain takes all its packets); the echo must match.
- * Return: 0 or the RPC's error (HOMA_EPROTO: a wrong echo).
- */
-static int zc_rpc(homa_socket *c, int port, size_t len)
-{
-	static uint8_t out[BIG_LEN];
-	struct sockaddr_storage sa = crypto_dst(port);
-	struct homa_iov iov = {out, len};
-	int rel = 0, err;
-	uint64_t id;
-
-	if (len > BIG_LEN)
-		return HOMA_EINVAL;
-	for (size_t i = 0; i < len; i++)
-		out[i] = (uint8_t)(i * 131 + (i >> 9) + len);
-	err = homa_request_zc(c, (struct sockaddr *)&sa, &iov, 1, 0, released, &rel, &id);
-	if (err)
-		return err;
-	return crypto_await_echo(c, id, out, len);
-}
-
-/**
- * open_lo() - An encrypted socket on 127.0.0.1 with homa-bench's loopback
- * profile (64 KB packets, no pacing to speak of), @unsched unscheduled
- * bytes (the profile's: 600000) and GRANTs that move a window by one
- * packet, an echo server if @server.
- */
-static void open_lo(struct crypto_echo *e, bool server, uint32_t unsched)
-{
-	struct homa_encrypt_opts eo;
-	struct homa_open_opts o;
-	struct homa_settings st;
-
-	crypto_opts_init(&o, &eo, &st, "127.0.0.1", server);
-	st.mtu = 65000;
-	st.unsched_bytes = unsched;
-	st.grant_step = 60000;  /* a GRANT for every packet received: one packet */
-	st.link_mbps = 400000;
-	assert_int_equal(crypto_ep_open(e, &o, server), 0);
-}
-
 /**
  * enc_pipeline__grants_before_batch_opened() - 1 MB requests sent with
  * one packet unscheduled, so the server grants the rest: batches of
@@ -215,8 +157,8 @@ static void enc_pipeline__grants_before_batch_opened(void **state)
 	int batches, early;
 
 	(void)state;
-	open_lo(&srv, true, 600000);
-	open_lo(&c, false, 60000);
+	crypto_open_lo(&srv, true, 600000, 60000);  /* a GRANT for every packet */
+	crypto_open_lo(&c, false, 60000, 60000);
 	crypto_associate(c.s, srv.s, srv.port);
 	crypto_associate(srv.s, c.s, c.port);
 	assert_int_equal(crypto_rpc(c.s, srv.port, 1000), 0);  /* both sides warm */
@@ -231,7 +173,7 @@ static void enc_pipeline__grants_before_batch_opened(void **state)
 	/* up to 5 RPCs: on a loaded machine another thread of the server may
 	 * hold its transmit lock and send a GRANT (not counted) */
 	for (int r = 0; r < 5; r++) {
-		assert_int_equal(zc_rpc(c.s, srv.port, BIG_LEN), 0);
+		assert_int_equal(crypto_zc_rpc(c.s, srv.port, BIG_LEN), 0);
 		pthread_mutex_lock(&w_lock);
 		early = g_early;
 		pthread_mutex_unlock(&w_lock);

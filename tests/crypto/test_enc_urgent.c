@@ -61,14 +61,6 @@ static uint64_t g_resp_opened;     /**< server's opened count when the response 
 				    *   (UINT64_MAX: not yet) */
 static uint8_t g_lookup_out[LOOKUP_LEN];
 
-/** opened_count() - @s's PSP opened counter (0 if it cannot be read). */
-static uint64_t opened_count(homa_socket *s)
-{
-	struct homa_psp_stats st;
-
-	return homa_encrypt_stats(s, &st) == 0 ? st.opened : 0;
-}
-
 /** local_port() - The local port of @fd (network order), 0 if it has none. */
 static uint16_t local_port(int fd)
 {
@@ -141,7 +133,7 @@ int __wrap_recvmmsg(int fd, struct mmsghdr *msgs, unsigned int vlen, int flags,
 		if (n >= GATHER) {
 			g_armed = false;
 			g_batches++;
-			g_batch_end = opened_count(g_server) + (uint64_t)n;
+			g_batch_end = crypto_opened_count(g_server) + (uint64_t)n;
 			g_resp_opened = UINT64_MAX;
 			send = true;
 		}
@@ -178,56 +170,9 @@ int __wrap_sendmmsg(int fd, struct mmsghdr *msgs, unsigned int vlen, int flags)
 {
 	pthread_mutex_lock(&w_lock);
 	if (g_server && g_sent && g_resp_opened == UINT64_MAX && response_to_lookup(msgs, vlen))
-		g_resp_opened = opened_count(g_server);
+		g_resp_opened = crypto_opened_count(g_server);
 	pthread_mutex_unlock(&w_lock);
 	return __real_sendmmsg(fd, msgs, vlen, flags);
-}
-
-/** released() - homa_release_fn of bulk_rpc(): count the release in @arg. */
-static void released(void *arg)
-{
-	(*(int *)arg)++;
-}
-
-/**
- * bulk_rpc() - One RPC of BIG_LEN patterned bytes from @c to @port sent
- * with homa_request_zc() (as homa-bench sends); the echo must match.
- * Return: 0 or the RPC's error (HOMA_EPROTO: a wrong echo).
- */
-static int bulk_rpc(homa_socket *c, int port)
-{
-	static uint8_t out[BIG_LEN];
-	struct sockaddr_storage sa = crypto_dst(port);
-	struct homa_iov iov = {out, BIG_LEN};
-	int rel = 0, err;
-	uint64_t id;
-
-	for (size_t i = 0; i < BIG_LEN; i++)
-		out[i] = (uint8_t)(i * 131 + (i >> 9));
-	err = homa_request_zc(c, (struct sockaddr *)&sa, &iov, 1, 0, released, &rel, &id);
-	if (err)
-		return err;
-	return crypto_await_echo(c, id, out, BIG_LEN);
-}
-
-/**
- * open_lo() - An encrypted socket on 127.0.0.1 with homa-bench's loopback
- * profile (64 KB packets, 600000 unscheduled bytes, no pacing to speak
- * of), an echo server if @server; default priorities, so a 1 MB
- * message's packets wait in the low-priority queue and a 100 B one's in
- * the high-priority queue.
- */
-static void open_lo(struct crypto_echo *e, bool server)
-{
-	struct homa_encrypt_opts eo;
-	struct homa_open_opts o;
-	struct homa_settings st;
-
-	crypto_opts_init(&o, &eo, &st, "127.0.0.1", server);
-	st.mtu = 65000;
-	st.unsched_bytes = 600000;
-	st.link_mbps = 400000;
-	assert_int_equal(crypto_ep_open(e, &o, server), 0);
 }
 
 /**
@@ -245,7 +190,7 @@ static bool one_round(struct crypto_echo *c, struct crypto_echo *srv, struct cry
 	g_sent = false;
 	g_armed = true;
 	pthread_mutex_unlock(&w_lock);
-	assert_int_equal(bulk_rpc(c->s, srv->port), 0);
+	assert_int_equal(crypto_zc_rpc(c->s, srv->port, BIG_LEN), 0);
 	pthread_mutex_lock(&w_lock);
 	g_armed = false;
 	*sent = g_sent;
@@ -279,9 +224,11 @@ static void enc_urgent__lookup_answered_before_batch_opened(void **state)
 	int sent_rounds = 0, early = 0;
 
 	(void)state;
-	open_lo(&srv, true);
-	open_lo(&c, false);
-	open_lo(&l, false);
+	/* default priorities: a 1 MB message's packets wait in the server's
+	 * low-priority queue, a 100 B one's in the high-priority queue */
+	crypto_open_lo(&srv, true, 600000, 0);
+	crypto_open_lo(&c, false, 600000, 0);
+	crypto_open_lo(&l, false, 600000, 0);
 	crypto_associate(c.s, srv.s, srv.port);
 	crypto_associate(l.s, srv.s, srv.port);
 	crypto_associate(srv.s, c.s, c.port);
