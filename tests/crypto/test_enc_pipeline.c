@@ -24,6 +24,7 @@
 #include "homa/encrypt.h"
 #include "homa/homa.h"
 #include "rt_helpers.h"
+#include "wrap_helpers.h"
 
 /** The request's bytes: 17 packets of 64 KB, most of them granted. */
 #define BIG_LEN (1u << 20)
@@ -31,8 +32,6 @@
 #define GATHER 4
 
 int __real_sendmmsg(int fd, struct mmsghdr *msgs, unsigned int vlen, int flags);
-int __real_recvmmsg(int fd, struct mmsghdr *msgs, unsigned int vlen, int flags,
-		    struct timespec *timeout);
 
 /** What the wrappers saw (w_lock). */
 static pthread_mutex_t w_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -48,25 +47,6 @@ static int g_early;                /**< control packets sent by that thread befo
 				    *   the last packet of its batch was opened */
 
 /**
- * ctl_to_client() - Whether any of @vlen messages at @msgs is a control
- * packet (at most 200 bytes) to g_client_port.
- */
-static bool ctl_to_client(const struct mmsghdr *msgs, unsigned int vlen)
-{
-	for (unsigned int i = 0; i < vlen; i++) {
-		const struct msghdr *h = &msgs[i].msg_hdr;
-		const struct sockaddr_in *sa = h->msg_name;
-		size_t len = 0;
-
-		for (size_t k = 0; k < h->msg_iovlen; k++)
-			len += h->msg_iov[k].iov_len;
-		if (sa && sa->sin_family == AF_INET && sa->sin_port == g_client_port && len <= 200)
-			return true;
-	}
-	return false;
-}
-
-/**
  * note_ctl() - Under w_lock: a control packet to the client leaves; count
  * it in g_early if the thread handing over a gathered batch sends it
  * before the batch's last packet is opened.
@@ -74,20 +54,17 @@ static bool ctl_to_client(const struct mmsghdr *msgs, unsigned int vlen)
 static void note_ctl(const struct mmsghdr *msgs, unsigned int vlen)
 {
 	if (g_server && g_in_batch && pthread_equal(g_thread, pthread_self()) &&
-	    ctl_to_client(msgs, vlen) && crypto_opened_count(g_server) < g_batch_end)
+	    crypto_sent_to(msgs, vlen, g_client_port, 0, 200) &&
+	    crypto_opened_count(g_server) < g_batch_end)
 		g_early++;
 }
 
 /** is_server_fd() - Under w_lock: whether @fd is g_server's UDP socket. */
 static bool is_server_fd(int fd)
 {
-	struct sockaddr_in sa;
-	socklen_t l = sizeof(sa);
-
 	if (fd == g_fd)
 		return true;
-	if (getsockname(fd, (struct sockaddr *)&sa, &l) == 0 && sa.sin_family == AF_INET &&
-	    sa.sin_port == g_port) {
+	if (crypto_fd_port(fd) == g_port) {
 		g_fd = fd;
 		return true;
 	}
@@ -109,16 +86,7 @@ int __wrap_recvmmsg(int fd, struct mmsghdr *msgs, unsigned int vlen, int flags,
 	pthread_mutex_lock(&w_lock);
 	g_in_batch = false;
 	if (g_server && n > 0 && is_server_fd(fd)) {
-		for (int i = 0; i < 200 && n < GATHER && (unsigned int)n < vlen; i++) {
-			struct timespec ts = {0, 100000};
-			int m = __real_recvmmsg(fd, msgs + n, vlen - (unsigned int)n,
-						MSG_DONTWAIT, NULL);
-
-			if (m > 0)
-				n += m;
-			else
-				nanosleep(&ts, NULL);
-		}
+		n = crypto_gather(fd, msgs, vlen, n, GATHER);
 		g_batch_end = crypto_opened_count(g_server) + (uint64_t)n;
 		g_thread = pthread_self();
 		g_in_batch = true;

@@ -28,6 +28,7 @@
 #include "homa/encrypt.h"
 #include "homa/homa.h"
 #include "rt_helpers.h"
+#include "wrap_helpers.h"
 
 /** The bulk request's bytes: 17 packets of 64 KB, 9 of them unscheduled. */
 #define BIG_LEN (1u << 20)
@@ -43,8 +44,6 @@
 #define RESPONSE_DGRAM 150
 
 int __real_sendmmsg(int fd, struct mmsghdr *msgs, unsigned int vlen, int flags);
-int __real_recvmmsg(int fd, struct mmsghdr *msgs, unsigned int vlen, int flags,
-		    struct timespec *timeout);
 
 /** What the wrappers saw and do (w_lock). */
 static pthread_mutex_t w_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -60,35 +59,6 @@ static uint64_t g_lookup_id;       /**< its RPC id */
 static uint64_t g_resp_opened;     /**< server's opened count when the response left
 				    *   (UINT64_MAX: not yet) */
 static uint8_t g_lookup_out[LOOKUP_LEN];
-
-/** local_port() - The local port of @fd (network order), 0 if it has none. */
-static uint16_t local_port(int fd)
-{
-	struct sockaddr_in sa;
-	socklen_t l = sizeof(sa);
-
-	if (getsockname(fd, (struct sockaddr *)&sa, &l) || sa.sin_family != AF_INET)
-		return 0;
-	return sa.sin_port;
-}
-
-/**
- * gather() - Under w_lock: add to the @n datagrams read on @fd into @msgs
- * (room for @vlen) until GATHER are there or 20 ms passed. Return: count.
- */
-static int gather(int fd, struct mmsghdr *msgs, unsigned int vlen, int n)
-{
-	for (int i = 0; i < 200 && n < GATHER && (unsigned int)n < vlen; i++) {
-		struct timespec ts = {0, 100000};
-		int m = __real_recvmmsg(fd, msgs + n, vlen - (unsigned int)n, MSG_DONTWAIT, NULL);
-
-		if (m > 0)
-			n += m;
-		else
-			nanosleep(&ts, NULL);
-	}
-	return n;
-}
 
 /**
  * send_lookup() - Send the lookup request from g_lookup to the server (not
@@ -128,8 +98,8 @@ int __wrap_recvmmsg(int fd, struct mmsghdr *msgs, unsigned int vlen, int flags,
 
 	pthread_mutex_lock(&w_lock);
 	if (g_armed && g_server && n > 0 && msgs[0].msg_len >= BULK_DGRAM &&
-	    local_port(fd) == g_port) {
-		n = gather(fd, msgs, vlen, n);
+	    crypto_fd_port(fd) == g_port) {
+		n = crypto_gather(fd, msgs, vlen, n, GATHER);
 		if (n >= GATHER) {
 			g_armed = false;
 			g_batches++;
@@ -144,23 +114,6 @@ int __wrap_recvmmsg(int fd, struct mmsghdr *msgs, unsigned int vlen, int flags,
 	return n;
 }
 
-/** response_to_lookup() - Whether one of @vlen messages is a response-sized datagram to the lookup client. */
-static bool response_to_lookup(const struct mmsghdr *msgs, unsigned int vlen)
-{
-	for (unsigned int i = 0; i < vlen; i++) {
-		const struct msghdr *h = &msgs[i].msg_hdr;
-		const struct sockaddr_in *sa = h->msg_name;
-		size_t len = 0;
-
-		for (size_t k = 0; k < h->msg_iovlen; k++)
-			len += h->msg_iov[k].iov_len;
-		if (sa && sa->sin_family == AF_INET && sa->sin_port == g_lookup_port &&
-		    len >= RESPONSE_DGRAM)
-			return true;
-	}
-	return false;
-}
-
 /**
  * __wrap_sendmmsg() - sendmmsg() that notes the server's opened count when
  * the lookup's response leaves (the first after the lookup was sent).
@@ -169,7 +122,8 @@ static bool response_to_lookup(const struct mmsghdr *msgs, unsigned int vlen)
 int __wrap_sendmmsg(int fd, struct mmsghdr *msgs, unsigned int vlen, int flags)
 {
 	pthread_mutex_lock(&w_lock);
-	if (g_server && g_sent && g_resp_opened == UINT64_MAX && response_to_lookup(msgs, vlen))
+	if (g_server && g_sent && g_resp_opened == UINT64_MAX &&
+	    crypto_sent_to(msgs, vlen, g_lookup_port, RESPONSE_DGRAM, SIZE_MAX))
 		g_resp_opened = crypto_opened_count(g_server);
 	pthread_mutex_unlock(&w_lock);
 	return __real_sendmmsg(fd, msgs, vlen, flags);
