@@ -247,6 +247,10 @@ struct homa_driver_ops {
 	 * the sends it caused). Called, by the thread that calls recv,
 	 * only after a recv() that set rx_metered (UDP: strangers' packets
 	 * while known peers are active, charged to their budget, gate.h).
+	 * A caller that handles the batch in parts (an encrypted socket's
+	 * poller served mid-batch leaves the rest for a later call, before
+	 * the next recv()) calls it once per part, each with the time of
+	 * that part only (from the start of its handling to its end).
 	 */
 	void (*rx_spent)(struct homa_driver *d, uint64_t ns);
 	/** tx_unbufs() - Give back @n buffers tx_bufs() lent and send() never took. */

@@ -339,19 +339,46 @@ static bool input_batch(struct homa_rt *rt, struct homa_io_rx *rx, int n, uint64
 }
 
 /**
+ * input_metered() - input_batch() of the @n packets at @rx; with @t0 set
+ * (strangers' packets under their budget, metered from @t0: before the
+ * receive call that read them, or before this call for a batch's rest),
+ * report the calling thread's time on them, up to now, to the driver
+ * (rx_spent()). What the batch leaves in rt->rx_rest is marked metered
+ * with it (rt->rx_rest_metered), so the call that takes the rest reports
+ * its own time on it: every part is charged once, by whoever handles it.
+ * Return: whether the calling poller has been served.
+ */
+static bool input_metered(struct homa_rt *rt, struct homa_io_rx *rx, int n, uint64_t t0,
+			  uint64_t *last)
+{
+	bool mine = input_batch(rt, rx, n, last);
+
+	rt->rx_rest_metered = t0 && rt->rx_rest_n;
+	if (t0) {
+		uint64_t t1 = homa_rt_now();
+
+		rt->drv->ops->rx_spent(rt->drv, t1 > t0 ? t1 - t0 : 0);
+	}
+	return mine;
+}
+
+/**
  * input_rest() - Hand the engine what a poller left of its batch
- * (rt->rx_rest), if anything. Return: packets taken from the rest;
- * *@mine: whether the calling poller has been served.
+ * (rt->rx_rest), if anything, metered as the batch was (input_metered()).
+ * Return: packets taken from the rest; *@mine: whether the calling
+ * poller has been served.
  */
 static int input_rest(struct homa_rt *rt, uint64_t *last, bool *mine)
 {
 	int n = rt->rx_rest_n;
+	uint64_t t0;
 
 	*mine = false;
 	if (!n)
 		return 0;
+	t0 = rt->rx_rest_metered ? homa_rt_now() : 0;
 	rt->rx_rest_n = 0;
-	*mine = input_batch(rt, rt->rx_rest, n, last);
+	*mine = input_metered(rt, rt->rx_rest, n, t0, last);
 	return n - rt->rx_rest_n;
 }
 
@@ -374,12 +401,7 @@ int homa_rt_input(struct homa_rt *rt, uint64_t *last)
 			break;
 		if ((uint32_t)n > rt->drv->max_rx)
 			n = (int)rt->drv->max_rx;  /* the driver's contract; never trusted blindly */
-		mine = input_batch(rt, rx, n, last);
-		if (t0) {
-			uint64_t t1 = homa_rt_now();
-
-			rt->drv->ops->rx_spent(rt->drv, t1 > t0 ? t1 - t0 : 0);
-		}
+		mine = input_metered(rt, rx, n, t0, last);
 		total += n - rt->rx_rest_n;
 		if (mine)
 			break;  /* hand the message over before reading more */

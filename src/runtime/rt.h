@@ -149,6 +149,12 @@ struct homa_rt {
 	 */
 	struct homa_io_rx *rx_rest;
 	int rx_rest_n;
+	/**
+	 * The rest came from a batch the driver marked rx_metered
+	 * (strangers' packets under their budget): whoever takes it
+	 * reports its own time on it with rx_spent() (io.c).
+	 */
+	bool rx_rest_metered;
 
 	/* I/O thread / poller */
 	pthread_t thread;
@@ -454,7 +460,9 @@ uint64_t homa_rt_timers(struct homa_rt *rt, uint64_t *now, uint64_t limit);
  * and leaves the rest (rx_rest) for its next call, which takes it
  * before anything else.
  * A batch the driver marks rx_metered (strangers' packets under their
- * budget) has its handling's CPU time reported back with rx_spent().
+ * budget) has its handling's CPU time reported back with rx_spent();
+ * so has each part of its rest, by the call that takes it (every
+ * strangers' packet's opening and engine work is charged once).
  * Sets *@last to the time of its last clock reading (unchanged when it
  * received nothing). Return: packets.
  */
