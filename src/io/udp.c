@@ -702,6 +702,10 @@ static int urgent_sockets(const struct udp_driver *d, struct pollfd *p, int *slo
  * (rx_full) as it was. A socket error the read took is noted on that
  * socket's own receiver (the known peer's, or the fast queue's), where
  * unreach() looks for it before draining that socket's error queue.
+ * Packets read from a known peer keep known peers active for the
+ * strangers' budget (homa_gate_known()), as recv() does: a known peer
+ * whose lookups are all taken here, between chunks of strangers'
+ * batches, still puts those batches under the budget.
  * Return: as recv_into().
  */
 static int read_urgent(struct udp_driver *d, int fd, int slot)
@@ -717,9 +721,11 @@ static int read_urgent(struct udp_driver *d, int fd, int slot)
 	if (d->urgent.error && !own->error)
 		own->error = d->urgent.error;  /* for unreach() */
 	d->urgent.error = 0;
-	if (slot >= 0)
+	if (slot >= 0) {
 		got_known_at(d, &d->known.peers[slot], d->urgent_pkts, n);
-	else if (n > 0)
+		if (n > 0 && homa_gate_on(&d->gate))
+			homa_gate_known(&d->gate, homa_gate_now());
+	} else if (n > 0)
 		homa_io_count(&d->base.c.rx_fast_packets, (uint64_t)n);
 	return n;
 }
