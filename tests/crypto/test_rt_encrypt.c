@@ -343,6 +343,41 @@ static void send_raw(struct attacker *a, const uint8_t *p, size_t len)
 			 (ssize_t)len);
 }
 
+/**
+ * attacker_open() - @a: a UDP socket aimed at @s's port on 127.0.0.1, and
+ * PSP state holding an SPI and key @s issued (homa_encrypt_rx_issue()).
+ */
+static void attacker_open(struct attacker *a, struct crypto_echo *s)
+{
+	uint8_t key[16];
+	uint32_t spi;
+
+	a->fd = socket(AF_INET, SOCK_DGRAM, 0);
+	assert_true(a->fd >= 0);
+	a->port = s->port;
+	a->to = (struct sockaddr_in){.sin_family = AF_INET, .sin_port = htons((uint16_t)s->port),
+				     .sin_addr.s_addr = htonl(0x7f000001)};
+	a->srv = homa_addr_ipv4(0x7f000001);
+	assert_int_equal(homa_psp_new(&a->psp, 0, NULL), 0);
+	assert_int_equal(homa_encrypt_rx_issue(s->s, &spi, key), 0);
+	assert_int_equal(homa_psp_tx_add(a->psp, &a->srv, (uint16_t)s->port, spi, key, 0), 0);
+}
+
+/**
+ * seal_busy() - Into @out (60 bytes): a BUSY packet for an RPC the
+ * server does not know, sealed with @a's association (a fresh IV each
+ * call); @pkt (at least 28 bytes) receives the clear packet.
+ */
+static void seal_busy(struct attacker *a, uint8_t *pkt, uint8_t *out)
+{
+	memset(pkt, 0, 28);
+	pkt[0] = 0x30, pkt[1] = 0x39;
+	pkt[2] = (uint8_t)(a->port >> 8), pkt[3] = (uint8_t)a->port;
+	pkt[11] = 0x14, pkt[12] = 5 << 4, pkt[27] = 8;
+	memcpy(out, pkt, 28);
+	assert_int_equal(homa_psp_seal(a->psp, &a->srv, out, 28, 60), 60);
+}
+
 /** wait_rejected() - Wait (up to 20 s) until the server rejected @n packets in all. */
 static void wait_rejected(struct crypto_echo *s, uint64_t n)
 {
@@ -370,10 +405,9 @@ static void encrypt__attacks_on_the_wire(void **state)
 {
 	struct crypto_echo s, c;
 	struct attacker a = {0};
-	uint8_t pkt[100], sealed[100], key[16];
+	uint8_t pkt[100], sealed[100];
 	struct homa_psp_stats st;
 	struct homa_stats hs;
-	uint32_t spi;
 	uint64_t n = 0;
 
 	assert_int_equal(eopen(&s, true, NULL, 0), 0);
@@ -381,19 +415,8 @@ static void encrypt__attacks_on_the_wire(void **state)
 	crypto_associate(c.s, s.s, s.port);
 	crypto_associate(s.s, c.s, c.port);
 	assert_int_equal(crypto_rpc(c.s, s.port, 5000), 0);
-	a.fd = socket(AF_INET, SOCK_DGRAM, 0);
-	a.to = (struct sockaddr_in){.sin_family = AF_INET, .sin_port = htons((uint16_t)s.port),
-				    .sin_addr.s_addr = htonl(0x7f000001)};
-	a.srv = homa_addr_ipv4(0x7f000001);
-	assert_int_equal(homa_psp_new(&a.psp, 0, NULL), 0);
-	assert_int_equal(homa_encrypt_rx_issue(s.s, &spi, key), 0);
-	assert_int_equal(homa_psp_tx_add(a.psp, &a.srv, (uint16_t)s.port, spi, key, 0), 0);
-	memset(pkt, 0, sizeof(pkt));  /* BUSY for an RPC the server does not know */
-	pkt[0] = 0x30, pkt[1] = 0x39;
-	pkt[2] = (uint8_t)(s.port >> 8), pkt[3] = (uint8_t)s.port;
-	pkt[11] = 0x14, pkt[12] = 5 << 4, pkt[27] = 8;
-	memcpy(sealed, pkt, 28);
-	assert_int_equal(homa_psp_seal(a.psp, &a.srv, sealed, 28, sizeof(sealed)), 60);
+	attacker_open(&a, &s);
+	seal_busy(&a, pkt, sealed);
 	for (int i = 0; i < 60 * 8; i++) {  /* the original's IV is still fresh */
 		memcpy(pkt, sealed, 60);
 		pkt[i / 8] ^= (uint8_t)(1u << (i % 8));
@@ -432,6 +455,79 @@ static void encrypt__attacks_on_the_wire(void **state)
 	assert_int_equal(rejected_total(&st), n);
 	assert_int_equal(homa_socket_stats(s.s, &hs), 0);  /* the socket counts them too */
 	assert_int_equal(hs.drops[HOMA_DROP_VERIFY], n);
+	homa_psp_free(a.psp);
+	close(a.fd);
+	crypto_echo_stop(&c);
+	crypto_echo_stop(&s);
+}
+
+/** Packets sealed after the one held back: the replay window (2048) and more. */
+#define PAST_WINDOW (HOMA_PSP_REPLAY_WINDOW + 52)
+
+/**
+ * wait_opened() - Wait (up to 20 s) until the server opened at least @n
+ * packets in all (the honest client's late ACKs may count too).
+ */
+static void wait_opened(struct crypto_echo *s, uint64_t n)
+{
+	for (int i = 0; i < 2000 && stats(s).opened < n; i++)
+		usleep(10000);
+	assert_true(stats(s).opened >= n);
+}
+
+/**
+ * encrypt__stale_packets_rejected() - Replays outside the window and an
+ * expired SPI on the real stack. An attacker holding a valid SPI and key
+ * seals a BUSY packet and holds it back while PAST_WINDOW later ones
+ * (each accepted) move the server's replay window past its IV: sent
+ * then, it is rejected as too_old. After two rotations of the server's
+ * master keys a packet sealed with that SPI is rejected as expired_spi.
+ * Nothing else is rejected; an honest client's RPCs complete before,
+ * between, and (a new client, with a fresh SPI) after the rotations.
+ */
+static void encrypt__stale_packets_rejected(void **state)
+{
+	struct crypto_echo s, c;
+	struct attacker a = {0};
+	uint8_t pkt[28], held[60], sealed[60];
+	struct homa_psp_stats st;
+	uint64_t opened;
+
+	(void)state;
+	assert_int_equal(eopen(&s, true, NULL, 0), 0);
+	assert_int_equal(eopen(&c, false, NULL, 0), 0);
+	crypto_associate(c.s, s.s, s.port);
+	crypto_associate(s.s, c.s, c.port);
+	assert_int_equal(crypto_rpc(c.s, s.port, 5000), 0);
+	attacker_open(&a, &s);
+	seal_busy(&a, pkt, held);
+	opened = stats(&s).opened;
+	for (int i = 0; i < PAST_WINDOW; i++) {
+		seal_busy(&a, pkt, sealed);
+		send_raw(&a, sealed, sizeof(sealed));
+		if (i % 100 == 99)
+			wait_opened(&s, opened + (uint64_t)i + 1);  /* within the socket's queue */
+	}
+	wait_opened(&s, opened + PAST_WINDOW);
+	send_raw(&a, held, sizeof(held));
+	wait_rejected(&s, 1);
+	assert_int_equal(stats(&s).rejected[HOMA_PSP_REJ_TOO_OLD], 1);
+	assert_int_equal(crypto_rpc(c.s, s.port, 5000), 0);
+	crypto_echo_stop(&c);  /* its SPI expires too: nothing late of it counts */
+	usleep(50000);
+	assert_int_equal(homa_encrypt_rotate(s.s, NULL), 0);
+	assert_int_equal(homa_encrypt_rotate(s.s, NULL), 0);
+	seal_busy(&a, pkt, sealed);
+	send_raw(&a, sealed, sizeof(sealed));
+	wait_rejected(&s, 2);
+	st = stats(&s);
+	assert_int_equal(st.rejected[HOMA_PSP_REJ_EXPIRED_SPI], 1);
+	assert_int_equal(eopen(&c, false, NULL, 0), 0);
+	crypto_associate(c.s, s.s, s.port);
+	crypto_associate(s.s, c.s, c.port);
+	assert_int_equal(crypto_rpc(c.s, s.port, 5000), 0);
+	st = stats(&s);
+	assert_int_equal(rejected_total(&st), 2);
 	homa_psp_free(a.psp);
 	close(a.fd);
 	crypto_echo_stop(&c);
@@ -587,6 +683,7 @@ int main(void)
 		cmocka_unit_test(encrypt__rotation_renews),
 		cmocka_unit_test(encrypt__expired_after_failed_renewals),
 		cmocka_unit_test(encrypt__attacks_on_the_wire),
+		cmocka_unit_test(encrypt__stale_packets_rejected),
 		cmocka_unit_test(encrypt__cleartext_client_dropped),
 		cmocka_unit_test(encrypt__needs_udp_driver),
 		cmocka_unit_test(encrypt__zero_copy_send_not_copied),
