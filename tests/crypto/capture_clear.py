@@ -9,6 +9,10 @@ decodes as plain Homa (no PSP header, no ciphertext), carries the
 "travelled encrypted" flag (homa.travelled_encrypted, DSCP bit 0), and
 the client's DATA packets hold the request bytes echo_client sends.
 (Clear sockets' captures carry no flag: obs_pcap, obs_rt_capture.)
+As root it also captures the wire (tshark on lo, the server's UDP port)
+during the run: every packet there decodes as PSP over Homa, with an SPI
+and the clear common header's ports, its DATA fields ciphertext, and no
+request bytes anywhere in the capture.
 
   capture_clear.py BUILD_DIR GEN_CERTS TSHARK HOMA_LUA
 """
@@ -52,9 +56,44 @@ def listening(port, tcp):
     return (":%d " % port) in out
 
 
-def run_pair(build, certs, d, encrypt):
-    """echo_server and echo_client with captures; return their pcap paths."""
+def start_wire(tshark, port, d):
+    """As root: tshark capturing lo's UDP port @port into a file in @d, started.
+    Return: (process, path), or (None, None) without root or a capture."""
+    if tshark is None or os.geteuid() != 0:
+        return None, None
+    path = os.path.join(d, "wire.pcap")
+    cap = subprocess.Popen([tshark, "-n", "-q", "-i", "lo", "-f", "udp port %d" % port,
+                            "-w", path], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                           text=True)
+    deadline = time.monotonic() + 20
+    line = ""
+    while "Capturing on" not in line:
+        line = cap.stderr.readline()
+        if (not line and cap.poll() is not None) or time.monotonic() > deadline:
+            cap.kill()
+            cap.wait()
+            return None, None
+    return cap, path
+
+
+def stop_wire(cap):
+    """Stop the capture @cap (tshark writes its file out on SIGINT)."""
+    if cap is None:
+        return
+    time.sleep(0.5)  # the last packets reach the capture
+    cap.send_signal(2)
+    try:
+        cap.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        cap.kill()
+        cap.wait()
+
+
+def run_pair(build, certs, d, encrypt, tshark=None):
+    """echo_server and echo_client with captures; return their pcap paths
+    and the wire capture's (None without one: start_wire())."""
     port = free_port()
+    cap, wire = start_wire(tshark, port, d)
     spcap, cpcap = os.path.join(d, "server.pcap"), os.path.join(d, "client.pcap")
     enc = ["--encrypt", "--certs", certs] if encrypt else []
     srv = subprocess.Popen([os.path.join(build, "echo_server"), "--port", str(port),
@@ -76,7 +115,8 @@ def run_pair(build, certs, d, encrypt):
         if srv.poll() is None:
             srv.kill()
             srv.wait()
-    return spcap, cpcap
+        stop_wire(cap)
+    return spcap, cpcap, wire
 
 
 def dissect(tshark, lua, pcap):
@@ -105,15 +145,42 @@ def check(rows, encrypted, what):
     assert any(w in got for w in want), "%s: no request bytes in clear: %s" % (what, got[:2])
 
 
+WIRE_FIELDS = ["_ws.col.Protocol", "homapsp.spi", "homa.type", "homa.sport", "homa.dport",
+               "homa.message_length", "homapsp.encrypted"]
+
+
+def check_wire(tshark, lua, pcap):
+    """The wire capture @pcap: every packet sealed PSP with its clear common
+    header decoded, DATA fields ciphertext, no request bytes in the file."""
+    rows = dissect_psp.tshark_rows(tshark, lua, pcap, WIRE_FIELDS)
+    assert rows, "empty wire capture"
+    for r in rows:
+        assert r["_ws.col.Protocol"] == "PSP/HOMA", "wire: %s" % r
+        assert r["homapsp.spi"] != "" and r["homa.type"] != "", "wire: %s" % r
+        assert r["homa.sport"] != "" and r["homa.dport"] != "", "wire: %s" % r
+        assert r["homa.message_length"] == "", "wire: DATA fields in clear: %s" % r
+    assert any(r["homa.type"] == "0x10" and r["homapsp.encrypted"] != "" for r in rows), \
+        "wire: no encrypted DATA"
+    with open(pcap, "rb") as f:
+        raw = f.read()
+    for k in range(COUNT):
+        assert request_bytes(k, 64) not in raw, "wire: request %d in clear" % k
+    return len(rows)
+
+
 def main(build, gen, tshark, lua):
     with tempfile.TemporaryDirectory() as d:
         certs = os.path.join(d, "certs")
         subprocess.run([gen, certs], check=True, capture_output=True)
-        spcap, cpcap = run_pair(build, certs, d, True)
+        spcap, cpcap, wire = run_pair(build, certs, d, True, tshark)
         for name, pcap in (("client", cpcap), ("server", spcap)):
             rows = dissect(tshark, lua, pcap)
             check(rows, True, name)
             print("ok: %s capture, %d packets" % (name, len(rows)))
+        if wire is None:
+            print("skip: the wire capture (needs root and a capture on lo)")
+        else:
+            print("ok: wire capture, %d packets sealed" % check_wire(tshark, lua, wire))
 
 
 if __name__ == "__main__":
