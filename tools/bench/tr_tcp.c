@@ -34,6 +34,10 @@ struct tcp_client {
 	int err;                  /**< first connection failure */
 	void *tls;                /**< TLS context (--encrypt), or NULL */
 	bool batch;               /**< requests wait for the next wait() (--homa-more 1) */
+	size_t *order;            /**< batching: connections with requests queued since the
+				       last wait(), in the order of their first such start */
+	size_t norder;
+	bool *listed;             /**< per connection: in @order */
 };
 
 /** tcp_tune() - TCP_NODELAY and the congestion control on @fd. Return: 0 or HOMA_EINVAL. */
@@ -90,6 +94,8 @@ static void tcp_client_close(void *ctx)
 	if (c->ep >= 0)
 		close(c->ep);
 	free(c->conns);
+	free(c->order);
+	free(c->listed);
 	free(c->done);
 	bench_tls_ctx_free(c->tls);
 	free(c);
@@ -106,8 +112,10 @@ static int tcp_client_open(void **ctx, const struct bench_tr_cfg *cfg)
 	c->batch = !cfg->homa.no_more;
 	c->nconns = cfg->nservers * c->per;
 	c->conns = calloc(c->nconns, sizeof(*c->conns));
+	c->order = calloc(c->nconns, sizeof(*c->order));
+	c->listed = calloc(c->nconns, sizeof(*c->listed));
 	c->ep = epoll_create1(EPOLL_CLOEXEC);
-	if (!c->conns || c->ep < 0) {
+	if (!c->conns || !c->order || !c->listed || c->ep < 0) {
 		c->nconns = 0;
 		tcp_client_close(c);
 		return HOMA_ENOMEM;
@@ -148,8 +156,9 @@ static void set_out(int ep, struct frame_conn *fc, int on)
 /**
  * tcp_client_start() - Queue a request on the least busy connection. With
  * batching (the default, --homa-more 1) the next tcp_client_wait() writes
- * it; otherwise it is written now. Return: 0, HOMA_ENOMEM, HOMA_EIO or the
- * connections' first failure.
+ * it, the connections in the order of their first request since the last
+ * wait; otherwise it is written now. Return: 0, HOMA_ENOMEM, HOMA_EIO or
+ * the connections' first failure.
  */
 static int tcp_client_start(void *ctx, size_t server, uint32_t req, uint32_t resp, uint64_t tag)
 {
@@ -165,8 +174,14 @@ static int tcp_client_start(void *ctx, size_t server, uint32_t req, uint32_t res
 	if (rc)
 		return rc;
 	best->inflight++;
-	if (c->batch)
-		return 0; /* written with the others by the next tcp_client_wait() */
+	if (c->batch) { /* written with the others by the next tcp_client_wait() */
+		size_t i = (size_t)(best - c->conns);
+		if (!c->listed[i]) {
+			c->listed[i] = true;
+			c->order[c->norder++] = i;
+		}
+		return 0;
+	}
 	rc = frame_flush(best);
 	if (rc < 0)
 		return rc;
@@ -178,20 +193,31 @@ static int tcp_client_start(void *ctx, size_t server, uint32_t req, uint32_t res
  * flush_queued() - Write what tcp_client_start() queued on every connection
  * that is not already waiting for EPOLLOUT: one writev() per connection for
  * all the requests started since the last wait, as the TCP server writes
- * the responses to one read's requests. Return: 0 or HOMA_EIO.
+ * the responses to one read's requests. The connections go in the order
+ * of their first request since the last wait (c->order, emptied here), so
+ * a caller's send schedule (an all-to-all's shifted destinations) reaches
+ * the network as it was started. Return: 0 or HOMA_EIO (the connections
+ * not reached stay listed for the next call).
  */
 static int flush_queued(struct tcp_client *c)
 {
-	for (size_t i = 0; i < c->nconns; i++) {
-		struct frame_conn *fc = &c->conns[i];
+	size_t k;
+	int rc = 0;
+
+	for (k = 0; k < c->norder && rc == 0; k++) {
+		struct frame_conn *fc = &c->conns[c->order[k]];
+		c->listed[c->order[k]] = false;
 		if (fc->qlen == 0 || fc->epoll_out)
 			continue;
-		int rc = frame_flush(fc);
-		if (rc < 0)
-			return rc;
-		set_out(c->ep, fc, rc == 1);
+		rc = frame_flush(fc);
+		if (rc >= 0) {
+			set_out(c->ep, fc, rc == 1);
+			rc = 0;
+		}
 	}
-	return 0;
+	memmove(c->order, c->order + k, (c->norder - k) * sizeof(*c->order));
+	c->norder -= k;
+	return rc;
 }
 
 /** on_response() - frame_cb: record a finished RPC. */
