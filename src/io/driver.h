@@ -124,9 +124,14 @@ struct homa_io_counters {
 
 /**
  * Most receiving sockets a driver asks its waiter to poll one by one
- * (homa_driver.rx_poll); with more it is polled through its epoll set.
+ * (homa_driver.rx_poll); with more it is polled through its epoll set,
+ * and every wake-up then costs an epoll_wait() asking which socket has
+ * packets. 16: the port's two queues, the strangers' gate timer and 13
+ * known peers. With 8, a host talking to 7 peers (the 8-host testbed:
+ * 10 sockets) made an epoll_wait() on almost every wake-up, about 35
+ * system calls per W4 RPC at 20 Mbit/s (docs/RESULTS.md section 8).
  */
-#define HOMA_DRIVER_POLL_MAX 8
+#define HOMA_DRIVER_POLL_MAX 16
 
 /** What to open. */
 struct homa_driver_config {

@@ -186,11 +186,57 @@ static void udp_recv__other_peer_read_between_full_batches(void **state)
 	homa_driver_close(b);
 }
 
+/** Peers of the testbed's hosts: 8 hosts, each talking to the 7 others. */
+#define PEERS 7
+
+/**
+ * udp_recv__testbed_peers_polled_one_by_one() - A receiver with two
+ * queues and 7 known peers (9 sockets; a testbed host adds its gate's
+ * timer) lists them all for its waiter; each peer sends one packet per
+ * wake-up, and every packet arrives without an epoll_wait(). Fails with
+ * a list of at most 8 sockets: the waiter then polled the epoll set and
+ * every receive asked it which socket had packets.
+ */
+static void udp_recv__testbed_peers_polled_one_by_one(void **state)
+{
+	struct homa_driver_config cs = cfg_of(0, 0), cb = cfg_of(PEERS, 5);
+	struct homa_driver *k[PEERS], *b;
+	struct homa_io_rx *rx;
+	uint64_t scans;
+	int got = 0;
+
+	(void)state;
+	assert_int_equal(homa_driver_open(HOMA_IO_UDP, &cb, &b), 0);
+	for (int i = 0; i < PEERS; i++) {
+		assert_int_equal(homa_driver_open(HOMA_IO_UDP, &cs, &k[i]), 0);
+		b->ops->know(b, &k[i]->local, k[i]->port);
+	}
+	for (int i = 0; i < 4 && b->c.rx_known_peers < PEERS; i++)
+		assert_int_equal(b->ops->recv(b, &rx), 0);  /* admits them, a few per call */
+	assert_int_equal(b->c.rx_known_peers, PEERS);
+	assert_int_equal(b->ops->recv(b, &rx), 0);  /* the list follows the admits */
+	assert_true(b->n_rx_poll >= PEERS + 2);
+	scans = b->c.rx_scans;
+	for (int r = 0; r < ROUNDS / 4; r++) {
+		for (int i = 0; i < PEERS; i++)
+			send_one(k[i], b, (uint8_t)(i % 8));
+		usleep(2000);
+		while (got < (r + 1) * PEERS)
+			got += rx_wake(b);
+	}
+	assert_int_equal(got, ROUNDS / 4 * PEERS);
+	assert_int_equal(b->c.rx_scans, scans);
+	for (int i = 0; i < PEERS; i++)
+		homa_driver_close(k[i]);
+	homa_driver_close(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(udp_recv__idle_sockets_not_read),
 		cmocka_unit_test(udp_recv__other_peer_read_between_full_batches),
+		cmocka_unit_test(udp_recv__testbed_peers_polled_one_by_one),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
