@@ -46,18 +46,24 @@ void homa_rt_lock_init(struct homa_rt *rt)
 
 __thread uint64_t homa_rt_lock_takes;
 
-/** homa_rt_lock() - See rt.h. Counts the take in homa_rt_lock_takes. */
+/**
+ * homa_rt_lock() - See rt.h. Counts the take in homa_rt_lock_takes and
+ * marks this thread as the holder of rt->lock for the socket's chunk
+ * cache (homa_rt_pool_holder: its owner's list of small blocks).
+ */
 void homa_rt_lock(struct homa_rt *rt)
 {
 	homa_rt_lock_takes++;
 	pthread_mutex_lock(&rt->lock);
+	homa_rt_pool_holder = &rt->lock;
 }
 
 /**
  * homa_rt_unlock() - See rt.h. Zero-copy sends the engine released while
  * the lock was held are reported after it is dropped (zc.c), unless the
  * transmit batch still points into borrowed buffers (tx.c reports them
- * once it is sent).
+ * once it is sent). This thread stops being the chunk cache's holder
+ * before the lock is dropped.
  */
 void homa_rt_unlock(struct homa_rt *rt)
 {
@@ -68,6 +74,7 @@ void homa_rt_unlock(struct homa_rt *rt)
 	for (int i = 0; i < n; i++)
 		wake[i] = rt->wake[i];
 	rt->nwake = 0;
+	homa_rt_pool_holder = NULL;
 	pthread_mutex_unlock(&rt->lock);
 	for (int i = 0; i < n; i++)
 		futex_wake(wake[i]);

@@ -16,7 +16,13 @@
  * still reuses the chunks its sent messages freed.
  *
  * Locking: its own mutex, innermost (the engine calls the hooks under
- * rt->lock; senders build messages without it).
+ * rt->lock; senders build messages without it). Small blocks have a
+ * second list, the owner's, that only a thread holding the owner's lock
+ * (homa_rt_pool_set_outer(): the socket's rt->lock) touches, without the
+ * pool's mutex: the engine allocates and frees a 100 B RPC's records and
+ * chunks under rt->lock, so most small blocks come and go without a
+ * mutex of their own. That list trades blocks with the shared one a
+ * batch (RT_POOL_MOVE) at a time, under the mutex.
  */
 #ifndef HOMA_RT_POOL_H
 #define HOMA_RT_POOL_H
@@ -40,8 +46,21 @@
  */
 #define RT_POOL_SMALL ((size_t)256)
 
-/** Most small blocks cached per socket (RT_POOL_SMALL bytes each). */
+/** Most small blocks on a pool's shared list (RT_POOL_SMALL bytes each). */
 #define RT_POOL_SMALL_MAX 1024
+
+/** Most small blocks on the owner's list (on top of RT_POOL_SMALL_MAX). */
+#define RT_POOL_MINE_MAX 64
+
+/** Small blocks moved at once between the owner's list and the shared one. */
+#define RT_POOL_MOVE 32
+
+/**
+ * The mutex this thread holds as a pool's owner lock, or NULL: set by
+ * the runtime when it takes a socket's rt->lock and cleared before it
+ * drops it (lock.c), so the pool knows when its owner's list is safe.
+ */
+extern __thread const pthread_mutex_t *homa_rt_pool_holder;
 
 /** Freed chunks kept for reuse (a LIFO list linked through each block's first bytes). */
 struct rt_pool {
@@ -54,6 +73,13 @@ struct rt_pool {
 	size_t nsmall;
 	size_t small_mallocs; /**< small blocks ever taken from malloc() (tests) */
 	size_t small_reused;  /**< small blocks served from the cache (tests) */
+	size_t lock_takes;    /**< takes of lock by small-block hooks (tests) */
+	/* guarded by *outer, not by lock */
+	const pthread_mutex_t *outer; /**< owner's lock, or NULL: no owner's list */
+	void *mine;           /**< the owner's cached small blocks, same linking */
+	size_t nmine;
+	size_t mine_mallocs;  /**< small blocks taken from malloc() by the owner (tests) */
+	size_t mine_reused;   /**< small blocks the owner's list served (tests) */
 };
 
 /**
@@ -64,15 +90,22 @@ struct rt_pool {
 void homa_rt_pool_init(struct rt_pool *p, size_t max_bytes, struct homa_alloc *hooks);
 
 /**
+ * homa_rt_pool_set_outer() - Give @p an owner's list of small blocks
+ * guarded by @outer (the socket's rt->lock), used by threads that hold
+ * it (homa_rt_pool_holder). Call before any allocation.
+ */
+void homa_rt_pool_set_outer(struct rt_pool *p, const pthread_mutex_t *outer);
+
+/**
  * homa_rt_pool_stats() - The pool's cached blocks in *@count and its
  * reuses in *@reused, read under its lock (either may be NULL).
  */
 void homa_rt_pool_stats(struct rt_pool *p, size_t *count, size_t *reused);
 
 /**
- * homa_rt_pool_drain() - Free every cached block (after the engine that
- * used the pool is freed, and no message built from it is left). The
- * pool stays usable.
+ * homa_rt_pool_drain() - Free every cached block, the owner's list's too
+ * (after the engine that used the pool is freed, and no message built
+ * from it is left: no other thread uses the pool). The pool stays usable.
  */
 void homa_rt_pool_drain(struct rt_pool *p);
 

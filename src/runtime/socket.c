@@ -174,6 +174,7 @@ static int rt_setup(struct homa_rt *rt, const struct homa_open_opts *o,
 
 	homa_driver_settings(rt->drv, st, &eff); /* compat default, IPv6 mtu */
 	homa_rt_pool_init(&rt->pool, RT_POOL_MAX_BYTES, &rt->chunk_alloc);
+	homa_rt_pool_set_outer(&rt->pool, &rt->lock);  /* the engine allocates under it */
 	err = homa_engine_new(&rt->engine, &eff, &rt->drv->local, rt->drv->port,
 			      &rt->chunk_alloc, homa_rt_now());
 	if (err)

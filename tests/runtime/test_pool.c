@@ -2,8 +2,8 @@
 /**
  * @file test_pool.c
  * The runtime's chunk cache (src/runtime/pool.c): reuse, its bound, the
- * pass-through of other sizes, an engine running on it, and a socket's
- * sent messages built from it.
+ * pass-through of other sizes, the owner's list of small blocks, an
+ * engine running on it, and a socket's sent messages built from it.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -164,6 +164,57 @@ static void pool__small_blocks_reused(void **state)
 }
 
 /**
+ * pool__owner_list_without_mutex() - A thread holding the pool's owner
+ * lock (homa_rt_pool_holder) allocates and frees small blocks on the
+ * owner's list without the pool's mutex; an empty list is refilled from
+ * the shared one and a full one spills RT_POOL_MOVE blocks to it, one
+ * mutex take each; a thread not holding it uses the shared list; drain
+ * frees both lists.
+ */
+static void pool__owner_list_without_mutex(void **state)
+{
+	static void *blk[RT_POOL_MINE_MAX + 1];
+	pthread_mutex_t owner = PTHREAD_MUTEX_INITIALIZER;
+	struct rt_pool p;
+	struct homa_alloc h;
+	void *a, *b;
+
+	(void)state;
+	homa_rt_pool_init(&p, 4 * RT_POOL_BLOCK, &h);
+	homa_rt_pool_set_outer(&p, &owner);
+	a = h.alloc(h.ctx, 100);  /* not the holder: shared list, one take */
+	h.free(h.ctx, a, 100);
+	assert_int_equal(p.lock_takes, 2);
+	assert_int_equal(p.nsmall, 1);
+	homa_rt_pool_holder = &owner;
+	b = h.alloc(h.ctx, 100);  /* refill from the shared list: one take */
+	assert_ptr_equal(a, b);
+	assert_int_equal(p.lock_takes, 3);
+	for (int i = 0; i < 100; i++) {  /* then neither alloc nor free takes it */
+		h.free(h.ctx, b, 100);
+		b = h.alloc(h.ctx, 100);
+	}
+	assert_int_equal(p.lock_takes, 3);
+	assert_int_equal(p.mine_reused, 101);
+	blk[0] = b;
+	for (int i = 1; i <= RT_POOL_MINE_MAX; i++)
+		blk[i] = h.alloc(h.ctx, 100);  /* the lists are empty: malloc() */
+	assert_int_equal(p.mine_mallocs, RT_POOL_MINE_MAX);
+	size_t takes = p.lock_takes;
+
+	for (int i = 0; i <= RT_POOL_MINE_MAX; i++)
+		h.free(h.ctx, blk[i], 100);  /* the 65th free spills RT_POOL_MOVE */
+	assert_int_equal(p.lock_takes, takes + 1);
+	assert_int_equal(p.nsmall, RT_POOL_MOVE);
+	assert_int_equal(p.nmine, RT_POOL_MINE_MAX + 1 - RT_POOL_MOVE);
+	homa_rt_pool_holder = NULL;
+	homa_rt_pool_drain(&p);
+	assert_int_equal(p.nmine, 0);
+	assert_null(p.mine);
+	assert_int_equal(p.nsmall, 0);
+}
+
+/**
  * pool__engine_messages_reuse_chunks() - An engine built on the pool
  * stores a second message in the chunks the first one freed.
  */
@@ -260,6 +311,7 @@ int main(void)
 		cmocka_unit_test(pool__bound_is_kept),
 		cmocka_unit_test(pool__other_sizes_pass_through),
 		cmocka_unit_test(pool__small_blocks_reused),
+		cmocka_unit_test(pool__owner_list_without_mutex),
 		cmocka_unit_test(pool__engine_messages_reuse_chunks),
 		cmocka_unit_test(pool__sent_messages_reuse_chunks),
 	};
