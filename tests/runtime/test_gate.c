@@ -26,6 +26,7 @@
 
 #include "driver.h"
 #include "drv_cfg.h"
+#include "gate.h"
 #include "helpers.h"
 #include "homa/homa.h"
 
@@ -162,6 +163,24 @@ static uint64_t mono_ns(void)
 }
 
 /**
+ * recv_sent() - recv() on @b right after a packet was sent to it: on a
+ * loaded machine loopback may queue the datagram after send() returned
+ * (its softirq deferred to ksoftirqd), so an empty receive is made again,
+ * for up to 1 s. Return: the first non-empty recv()'s result, else 0.
+ */
+static int recv_sent(struct homa_driver *b, struct homa_io_rx **rx)
+{
+	int n = 0;
+
+	for (int64_t end = now_us() + 1000000; n == 0 && now_us() < end;) {
+		n = b->ops->recv(b, rx);
+		if (n == 0)
+			usleep(50);
+	}
+	return n;
+}
+
+/**
  * udp_recv__strangers_cpu_budget() - With no packet budget and a CPU
  * budget of 1 ms per ms: beside an active known peer a strangers' batch
  * is marked rx_metered, its measure starting before the receive call
@@ -196,6 +215,9 @@ static void udp_recv__strangers_cpu_budget(void **state)
 	send_n(k, b, 1, 'K');
 	send_n(s, b, 4 * BATCH, 'S');
 	usleep(20000);
+	/* this receive starts the gate's interval (or the next one does):
+	 * the gate closed below opens 1 ms after that start, not after t0 */
+	t0 = now_us();
 	assert_int_equal(b->ops->recv(b, &rx), 1);  /* the known peer first */
 	assert_int_equal(rx[0].data[0], 'K');
 	assert_false(b->rx_metered);
@@ -214,14 +236,20 @@ static void udp_recv__strangers_cpu_budget(void **state)
 	if (c1 - b->rx_t0 < b->rx_t0 - c0)
 		fail_msg("the receive call is not metered: %llu ns after rx_t0, %llu before",
 			 (unsigned long long)(c1 - b->rx_t0), (unsigned long long)(b->rx_t0 - c0));
-	t0 = now_us();
 	b->ops->rx_spent(b, 2000000);
+	if (!b->c.rx_gate_closed && (uint64_t)(now_us() - t0) * 1000 >= HOMA_GATE_ACTIVE_NS) {
+		homa_driver_close(s);
+		homa_driver_close(k);
+		homa_driver_close(b);
+		skip();  /* descheduled so long that the known peer no longer counts as active */
+	}
 	assert_int_equal(b->c.rx_gate_closed, 1);
-	send_n(k, b, 1, 'K');  /* loopback: queued before send returns */
-	assert_int_equal(b->ops->recv(b, &rx), 1);
+	send_n(k, b, 1, 'K');
+	assert_int_equal(recv_sent(b, &rx), 1);
 	assert_int_equal(rx[0].data[0], 'K');
 	n = b->ops->recv(b, &rx);
-	/* the interval is 1 ms: later, the gate opens again (descheduled) */
+	/* the interval is 1 ms from its start: later, the gate opens again
+	 * (descheduled between the start and here) */
 	if (n != 0 && now_us() - t0 < 1000)
 		fail_msg("%d strangers' packets read after their CPU budget was spent", n);
 	got_s = n;
@@ -259,7 +287,7 @@ static bool urgent_then_strangers(bool *metered)
 	b->ops->know(b, &k->local, k->port);
 	assert_int_equal(b->ops->recv(b, &rx), 0);  /* admits k */
 	send_prio(k, b, 1, 'K', 7);
-	assert_int_equal(b->ops->recv(b, &rx), 1);  /* k: all high priority, urgent */
+	assert_int_equal(recv_sent(b, &rx), 1);  /* k: all high priority, urgent */
 	assert_int_equal(rx[0].data[0], 'K');
 	usleep(11000);  /* longer than HOMA_GATE_ACTIVE_NS: known peers inactive */
 	send_prio(k, b, 1, 'K', 7);
@@ -332,8 +360,9 @@ static void spin_until_us(int64_t t)
  * interval A uses up a budget of 2 * BATCH beside a known peer, interval
  * B follows it at once with 3 strangers' packets left, then 5 more come.
  * *@first and *@second: what B's two receives read. Return: whether the
- * timing held (B began 1-9 ms after A, and its second receive ended
- * within 1 ms of its start); if not, the try says nothing.
+ * timing held (A's reads ended within 1 ms of its start, B began 1-9 ms
+ * after A, and its second receive ended within 1 ms of its start); if
+ * not, the try says nothing.
  */
 static bool flood_interval(int *first, int *second)
 {
@@ -358,6 +387,10 @@ static bool flood_interval(int *first, int *second)
 	assert_int_equal(poll_recv(b, &rx), BATCH);
 	assert_int_equal(poll_recv(b, &rx), BATCH);
 	closed = b->c.rx_gate_closed;
+	if (now_us() - a0 >= 1000) {
+		b2 = b0 = a0;  /* descheduled: A may have ended during its reads */
+		goto out;
+	}
 	assert_int_equal(closed, 1);  /* the budget ran out */
 	spin_until_us(a1 + 1050);
 	b0 = now_us();
@@ -365,10 +398,11 @@ static bool flood_interval(int *first, int *second)
 	send_n(s, b, 5, 'S');
 	*second = poll_recv(b, &rx);
 	b2 = now_us();
+out:
 	homa_driver_close(s);
 	homa_driver_close(k);
 	homa_driver_close(b);
-	return b2 - a0 < 9000 && b2 - b0 < 1000;
+	return b2 - a0 < 9000 && b2 - b0 < 1000 && b0 > a0;
 }
 
 /**
