@@ -53,6 +53,7 @@ static uint16_t g_port;            /**< the server's port (network order) */
 static uint16_t g_lookup_port;     /**< the lookup client's port (network order) */
 static bool g_armed;               /**< the next gathered batch sends the lookup */
 static int g_batches;              /**< batches of GATHER bulk datagrams gathered */
+static uint64_t g_batch_start;     /**< server's opened count when that batch was read */
 static uint64_t g_batch_end;       /**< server's opened count once that batch is opened */
 static bool g_sent;                /**< the lookup was sent */
 static uint64_t g_lookup_id;       /**< its RPC id */
@@ -103,7 +104,8 @@ int __wrap_recvmmsg(int fd, struct mmsghdr *msgs, unsigned int vlen, int flags,
 		if (n >= GATHER) {
 			g_armed = false;
 			g_batches++;
-			g_batch_end = crypto_opened_count(g_server) + (uint64_t)n;
+			g_batch_start = crypto_opened_count(g_server);
+			g_batch_end = g_batch_start + (uint64_t)n;
 			g_resp_opened = UINT64_MAX;
 			send = true;
 		}
@@ -131,14 +133,16 @@ int __wrap_sendmmsg(int fd, struct mmsghdr *msgs, unsigned int vlen, int flags)
 
 /**
  * one_round() - A bulk RPC during which the lookup is sent (once a batch of
- * GATHER bulk datagrams was read), then the lookup's echo. Return: whether
- * the lookup's response left before the batch was opened whole; *@sent
- * whether the lookup was sent at all.
+ * GATHER bulk datagrams was read), then the lookup's echo. Return: how
+ * many packets the server opened from reading that batch until the
+ * lookup's response left (the lookup's own packet included); *@sent
+ * whether the lookup was sent at all. The batch's GATHER packets
+ * are opened whole at the return value GATHER + 1.
  */
-static bool one_round(struct crypto_echo *c, struct crypto_echo *srv, struct crypto_echo *l,
-		      bool *sent)
+static uint64_t one_round(struct crypto_echo *c, struct crypto_echo *srv, struct crypto_echo *l,
+			  bool *sent)
 {
-	uint64_t id, end, at;
+	uint64_t id, start, end, at;
 
 	pthread_mutex_lock(&w_lock);
 	g_sent = false;
@@ -151,15 +155,58 @@ static bool one_round(struct crypto_echo *c, struct crypto_echo *srv, struct cry
 	id = g_lookup_id;
 	pthread_mutex_unlock(&w_lock);
 	if (!*sent)
-		return false;
+		return UINT64_MAX;
 	assert_int_equal(crypto_await_echo(l->s, id, g_lookup_out, LOOKUP_LEN), 0);
 	pthread_mutex_lock(&w_lock);
+	start = g_batch_start;
 	end = g_batch_end;
 	at = g_resp_opened;
 	pthread_mutex_unlock(&w_lock);
-	print_message("batch opened at %llu, lookup answered at %llu\n",
-		      (unsigned long long)end, (unsigned long long)at);
-	return at < end;
+	print_message("batch read at %llu, opened at %llu, lookup answered at %llu\n",
+		      (unsigned long long)start, (unsigned long long)end,
+		      (unsigned long long)at);
+	return at >= start ? at - start : 0;
+}
+
+/**
+ * open_three() - The server @srv, the bulk client @c and the lookup
+ * client @l on loopback, associated both ways and warmed up (one RPC
+ * each), with the wrappers pointed at them. Default priorities: a 1 MB
+ * message's packets wait in the server's low-priority queue, a 100 B
+ * one's in the high-priority queue.
+ */
+static void open_three(struct crypto_echo *c, struct crypto_echo *srv, struct crypto_echo *l)
+{
+	crypto_open_lo(srv, true, 600000, 0);
+	crypto_open_lo(c, false, 600000, 0);
+	crypto_open_lo(l, false, 600000, 0);
+	crypto_associate(c->s, srv->s, srv->port);
+	crypto_associate(l->s, srv->s, srv->port);
+	crypto_associate(srv->s, c->s, c->port);
+	crypto_associate(srv->s, l->s, l->port);
+	assert_int_equal(crypto_rpc(c->s, srv->port, 1000), 0);  /* all warm */
+	assert_int_equal(crypto_rpc(l->s, srv->port, LOOKUP_LEN), 0);
+	pthread_mutex_lock(&w_lock);
+	g_port = htons((uint16_t)srv->port);
+	g_lookup_port = htons((uint16_t)l->port);
+	g_lookup = l->s;
+	g_batches = 0;
+	g_server = srv->s;
+	pthread_mutex_unlock(&w_lock);
+}
+
+/**
+ * close_three() - Point the wrappers away from open_three()'s sockets,
+ * then close them.
+ */
+static void close_three(struct crypto_echo *c, struct crypto_echo *srv, struct crypto_echo *l)
+{
+	pthread_mutex_lock(&w_lock);
+	g_server = NULL;
+	pthread_mutex_unlock(&w_lock);
+	crypto_echo_stop(c);
+	crypto_echo_stop(l);
+	crypto_echo_stop(srv);
 }
 
 /**
@@ -178,41 +225,48 @@ static void enc_urgent__lookup_answered_before_batch_opened(void **state)
 	int sent_rounds = 0, early = 0;
 
 	(void)state;
-	/* default priorities: a 1 MB message's packets wait in the server's
-	 * low-priority queue, a 100 B one's in the high-priority queue */
-	crypto_open_lo(&srv, true, 600000, 0);
-	crypto_open_lo(&c, false, 600000, 0);
-	crypto_open_lo(&l, false, 600000, 0);
-	crypto_associate(c.s, srv.s, srv.port);
-	crypto_associate(l.s, srv.s, srv.port);
-	crypto_associate(srv.s, c.s, c.port);
-	crypto_associate(srv.s, l.s, l.port);
-	assert_int_equal(crypto_rpc(c.s, srv.port, 1000), 0);  /* all warm */
-	assert_int_equal(crypto_rpc(l.s, srv.port, LOOKUP_LEN), 0);
-	pthread_mutex_lock(&w_lock);
-	g_port = htons((uint16_t)srv.port);
-	g_lookup_port = htons((uint16_t)l.port);
-	g_lookup = l.s;
-	g_batches = 0;
-	g_server = srv.s;
-	pthread_mutex_unlock(&w_lock);
-
+	open_three(&c, &srv, &l);
 	for (int r = 0; r < ROUNDS && !early; r++) {
 		bool sent;
+		uint64_t at = one_round(&c, &srv, &l, &sent);
 
-		early += one_round(&c, &srv, &l, &sent);
+		early += sent && at < GATHER + 1;
 		sent_rounds += sent;
 	}
-
-	pthread_mutex_lock(&w_lock);
-	g_server = NULL;
-	pthread_mutex_unlock(&w_lock);
 	print_message("rounds with a lookup sent %d, answered early %d\n", sent_rounds, early);
 	assert_true(sent_rounds >= 1);
 	assert_true(early >= 1);
-	crypto_echo_stop(&c);
-	crypto_echo_stop(&l);
-	crypto_echo_stop(&srv);
+	close_three(&c, &srv, &l);
+}
+
+/**
+ * enc_urgent__lookup_read_before_first_chunk() - The lookup reaches the
+ * server's high-priority queue while the server reads a batch of GATHER
+ * bulk packets of 64 KB (512 KB, more than URGENT_EVERY): the server
+ * looks at the queues of short messages before it opens the batch's
+ * first chunk, so the lookup's response leaves with no packet of the
+ * batch opened, only the lookup's own (in one of up to ROUNDS rounds).
+ * Looking first after URGENT_EVERY bytes opened answers it only after
+ * two bulk packets' AES-GCM passes.
+ */
+static void enc_urgent__lookup_read_before_first_chunk(void **state)
+{
+	struct crypto_echo c, srv, l;
+	int sent_rounds = 0, first = 0;
+
+	(void)state;
+	open_three(&c, &srv, &l);
+	for (int r = 0; r < ROUNDS && !first; r++) {
+		bool sent;
+		uint64_t at = one_round(&c, &srv, &l, &sent);
+
+		first += sent && at <= 1;
+		sent_rounds += sent;
+	}
+	print_message("rounds with a lookup sent %d, answered first %d\n", sent_rounds, first);
+	assert_true(sent_rounds >= 1);
+	assert_true(first >= 1);
+	close_three(&c, &srv, &l);
 }
 
 /** main() - Run the tests. */
@@ -220,6 +274,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(enc_urgent__lookup_answered_before_batch_opened),
+		cmocka_unit_test(enc_urgent__lookup_read_before_first_chunk),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
