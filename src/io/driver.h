@@ -200,7 +200,8 @@ struct homa_driver_ops {
 	 * recv_urgent() - Optional (UDP): receive, without blocking, what
 	 * waits in the queues that hold short messages and control packets
 	 * (the high-priority queue, unless a strangers' budget is on:
-	 * gate.h; known peers whose latest batch was all of its priorities)
+	 * gate.h; known peers whose latest batch was all short packets of
+	 * its priorities)
 	 * into buffers of its own, so that the packets the last recv()
 	 * returned stay valid (until the next recv() or close()), and a
 	 * caller still working through a batch of bulk data can serve a

@@ -48,7 +48,7 @@ struct homa_known_peer {
 	uint16_t port;
 	uint64_t last_ns;            /**< admitted or last read from (CLOCK_MONOTONIC) */
 	struct homa_io_receiver rx;  /**< shares the driver's buffers; fd is ours */
-	/** its latest batch was all of the fast queue's priorities (short messages, control) */
+	/** its latest batch was all short packets of the fast queue's priorities (udp.c) */
 	bool urgent;
 };
 

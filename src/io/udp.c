@@ -427,9 +427,21 @@ static int recv_port(struct udp_driver *d)
 }
 
 /**
+ * Longest packet of a short message or a control packet for
+ * got_known_at(): a message that fits one Ethernet frame, with room for
+ * an encrypted socket's PSP header and trailer. On loopback (65000-byte
+ * packets) a bulk message's packets are far longer, even those sent at
+ * the fast queue's priorities (the unscheduled cutoffs give a message of
+ * a few packets the highest level).
+ */
+#define URGENT_PKT_MAX 2048
+
+/**
  * got_known_at() - Count @n packets read from known peer @p into @pkts (n >
- * 0: it keeps its slot) and note whether they were all of the fast
- * queue's priorities (p->urgent: recv_urgent() reads such a peer).
+ * 0: it keeps its slot) and note whether they were all short
+ * (URGENT_PKT_MAX) and of the fast queue's priorities (p->urgent:
+ * recv_urgent() reads such a peer, so it never reads bulk data from a
+ * peer whose latest batch was bulk data).
  */
 static void got_known_at(struct udp_driver *d, struct homa_known_peer *p,
 			 const struct homa_io_rx *pkts, int n)
@@ -442,7 +454,7 @@ static void got_known_at(struct udp_driver *d, struct homa_known_peer *p,
 	homa_known_touch(p);
 	homa_io_count(&d->base.c.rx_known_packets, (uint64_t)n);
 	for (int i = 0; i < n && high; i++)
-		high = pkts[i].priority >= fast;
+		high = pkts[i].priority >= fast && pkts[i].len <= URGENT_PKT_MAX;
 	p->urgent = high;
 }
 
@@ -733,6 +745,7 @@ static int read_urgent(struct udp_driver *d, int fd, int slot)
 /**
  * udp_recv_urgent() - See driver.h. Asks the fast queue and the known
  * peers that sent only short messages and control packets lately
+ * (got_known_at())
  * (urgent_sockets()) in one poll() and reads the first that has
  * packets into buffers of its own; recv()'s batch and readiness are
  * left as they were (a socket drained here reads empty once in recv()).

@@ -410,6 +410,68 @@ static void udp_recv_urgent__keeps_known_peers_unreach_report(void **state)
 	homa_driver_close(b);
 }
 
+/** Bytes of a bulk packet in udp_recv_urgent__skips_peer_that_sent_bulk(). */
+#define BULK_LEN 9000
+
+/** send_len() - One @len-byte packet from @a to @b (127.0.0.1) at priority 7. */
+static void send_len(struct homa_driver *a, struct homa_driver *b, size_t len)
+{
+	static uint8_t pkt[BULK_LEN];
+	struct homa_io_tx tx = {.data = pkt, .len = len, .dst = homa_addr_ipv4(0x7f000001u),
+				.dport = b->port, .priority = 7};
+
+	assert_int_equal(a->ops->send(a, &tx, 1), 1);
+}
+
+/** recv_len() - Receive from @b (1 s at most) until a packet comes; it must be @len bytes. */
+static void recv_len(struct homa_driver *b, size_t len)
+{
+	struct homa_io_rx *rx;
+	int n = 0;
+
+	for (int64_t end = test_now_ms() + 1000; !n && test_now_ms() < end;) {
+		usleep(1000);
+		n = b->ops->recv(b, &rx);
+	}
+	assert_int_equal(n, 1);
+	assert_int_equal(rx[0].len, len);
+}
+
+/**
+ * udp_recv_urgent__skips_peer_that_sent_bulk() - recv_urgent() asks a
+ * known peer's socket only if its latest batch was all short packets of
+ * the fast queue's priorities: after a BULK_LEN-byte packet at priority
+ * 7 (a bulk message's unscheduled packet at the top level: the cutoffs
+ * give short bulk messages the lookups' level) it reads nothing from
+ * that peer (the old rule, priorities alone, read its next bulk packet
+ * between chunks of a batch); after a short packet it does.
+ */
+static void udp_recv_urgent__skips_peer_that_sent_bulk(void **state)
+{
+	struct homa_driver_config cs = cfg_of(0, 0), cb = cfg_of(4, 5);
+	struct homa_driver *k, *b;
+	struct homa_io_rx *rx;
+
+	(void)state;
+	assert_int_equal(homa_driver_open(HOMA_IO_UDP, &cs, &k), 0);
+	assert_int_equal(homa_driver_open(HOMA_IO_UDP, &cb, &b), 0);
+	know(b, k);
+	send_len(k, b, BULK_LEN);
+	recv_len(b, BULK_LEN);
+	send_len(k, b, BULK_LEN);
+	usleep(2000);
+	assert_int_equal(b->ops->recv_urgent(b, &rx), 0);  /* a bulk peer: not asked */
+	recv_len(b, BULK_LEN);
+	send_len(k, b, PKT_LEN);
+	recv_len(b, PKT_LEN);
+	send_len(k, b, PKT_LEN);
+	usleep(2000);
+	assert_int_equal(b->ops->recv_urgent(b, &rx), 1);  /* short packets only: asked */
+	assert_int_equal(rx[0].len, PKT_LEN);
+	homa_driver_close(k);
+	homa_driver_close(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -419,6 +481,7 @@ int main(void)
 		cmocka_unit_test(udp_know__full_table_keeps_active_peers),
 		cmocka_unit_test(udp_know__kernel_refuses_socket),
 		cmocka_unit_test(udp_recv_urgent__keeps_known_peers_unreach_report),
+		cmocka_unit_test(udp_recv_urgent__skips_peer_that_sent_bulk),
 		cmocka_unit_test(homa_open__rpc_makes_peers_known),
 	};
 
