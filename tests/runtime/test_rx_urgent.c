@@ -39,8 +39,12 @@
 #define BULK_DGRAM 60000
 /** Bulk datagrams a server's read must return for the lookup to be sent. */
 #define BULK_MIN 8
-/** Bulk packets the engine may take before the lookup: one chunk (io.c, 250000 B). */
-#define CHUNK_PKTS 4
+/**
+ * Packets of the batch the engine may take before the lookup: one chunk
+ * (io.c, 250000 B: four packets of 65000 B, five if some are shorter).
+ * The old code took the whole batch: BULK_MIN or more.
+ */
+#define CHUNK_PKTS 5
 
 int __real_recvmmsg(int fd, struct mmsghdr *msgs, unsigned int vlen, int flags,
 		    struct timespec *timeout);
@@ -186,13 +190,28 @@ static void warm(homa_socket *c, homa_socket *srv, size_t len)
 	await(c, id);
 }
 
-/** data_pkts() - DATA packets @s's engine has taken in. */
-static uint64_t data_pkts(homa_socket *s)
+/** data_pkts() - DATA packets @s's engine has taken in (@sent false) or sent. */
+static uint64_t data_pkts(homa_socket *s, bool sent)
 {
 	struct homa_stats st;
 
 	assert_int_equal(homa_socket_stats(s, &st), 0);
-	return st.pkts_recv[HOMA_PKT_DATA - HOMA_PKT_FIRST];
+	return sent ? st.pkts_sent[HOMA_PKT_DATA - HOMA_PKT_FIRST]
+		    : st.pkts_recv[HOMA_PKT_DATA - HOMA_PKT_FIRST];
+}
+
+/**
+ * await_sent() - Wait (1 s at most) until @s has sent @n more DATA packets
+ * than @base, then 5 ms more: on a loaded machine the client's thread
+ * may send its unscheduled packets late, and the server's read must find
+ * them all queued.
+ */
+static void await_sent(homa_socket *s, uint64_t base, uint64_t n)
+{
+	for (int64_t end = test_now_ms() + 1000;
+	     data_pkts(s, true) - base < n && test_now_ms() < end;)
+		usleep(1000);
+	usleep(5000);
 }
 
 /**
@@ -211,7 +230,7 @@ static void homa_rt_input__short_request_between_bulk_chunks(void **state)
 	static uint8_t big[BIG_LEN];
 	struct sockaddr_storage dst;
 	homa_socket *srv, *b, *l;
-	uint64_t before, bulk_before, big_id, lookup_id;
+	uint64_t before, sent, bulk_before, big_id, lookup_id;
 	struct homa_message m;
 	int bulk_read, bulk_early;
 
@@ -235,11 +254,12 @@ static void homa_rt_input__short_request_between_bulk_chunks(void **state)
 	g_lookup_id = 0;
 	pthread_mutex_unlock(&w_lock);
 
-	before = data_pkts(srv);
+	before = data_pkts(srv, false);
+	sent = data_pkts(b, true);
 	assert_int_equal(homa_send(b, (struct sockaddr *)&dst, big, sizeof(big), 0, &big_id), 0);
-	usleep(20000);  /* the unscheduled packets wait in B's socket at the server */
+	await_sent(b, sent, BULK_MIN + 1);  /* the unscheduled packets wait at the server */
 	serve_one(srv, LOOKUP_LEN);  /* the lookup first: the bulk request needs grants */
-	bulk_before = data_pkts(srv) - before - 1;
+	bulk_before = data_pkts(srv, false) - before - 1;
 	pthread_mutex_lock(&w_lock);
 	g_lookup = NULL;
 	bulk_read = g_bulk_read;
