@@ -39,10 +39,12 @@ static char *run(uint64_t net_seed)
 	homa_rng_seed(&r, 99);
 	for (i = 0; i < 300; i++) {
 		int c = (int)homa_rng_below(&r, 4);
+		/* one draw per statement: argument order is unspecified in C */
+		uint32_t resp_len = 12 + (uint32_t)homa_rng_below(&r, 60000);
+		uint32_t req_len = 12 + (uint32_t)homa_rng_below(&r, 60000);
 
 		t += 2000;
-		world_rpc_at(&w, t, c, (c + 1) % 4, 12 + (uint32_t)homa_rng_below(&r, 60000),
-			     12 + (uint32_t)homa_rng_below(&r, 60000));
+		world_rpc_at(&w, t, c, (c + 1) % 4, req_len, resp_len);
 	}
 	assert_int_equal(world_run(&w, 10000000000ull), 0);
 	text = homa_sim_trace_render(&w.trace, 0, HOMA_SIM_TRACE_TIME | HOMA_SIM_TRACE_ID);

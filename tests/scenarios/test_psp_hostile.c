@@ -72,18 +72,32 @@ static void count_clear(void *ctx, const struct homa_sim_pkt *pkt, int what, uin
 		c->delivered++;
 }
 
-/** workload() - The honest RPCs: the same for every arm (own generator). */
-static void workload(struct world *w)
+/**
+ * add_rpc() - Schedule one honest RPC of client @c with sizes and start
+ * time drawn from @rng. The draws are separate statements, in a fixed
+ * order: as arguments of one call their order would be unspecified in C
+ * and differ between compilers (gcc and clang), and so would the workload.
+ */
+static void add_rpc(struct world *w, struct homa_rng *rng, int c)
 {
 	static const uint32_t req[] = {100, 100, 1000, 10000, 60000, 300000};
 	static const uint32_t resp[] = {100, 100, 1000, 5000, 100000};
+	uint32_t resp_len = resp[homa_rng_below(rng, 5)];
+	uint32_t req_len = req[homa_rng_below(rng, 6)];
+	uint64_t start = homa_rng_below(rng, WINDOW_NS);
+
+	world_rpc_at(w, start, c, SERVER, req_len, resp_len);
+}
+
+/** workload() - The honest RPCs: the same for every arm (own generator). */
+static void workload(struct world *w)
+{
 	struct homa_rng rng;
 
 	homa_rng_seed(&rng, 42);
 	for (int c = 0; c < CLIENTS; c++)
 		for (int i = 0; i < PER_CLIENT; i++)
-			world_rpc_at(w, homa_rng_below(&rng, WINDOW_NS), c, SERVER,
-				     req[homa_rng_below(&rng, 6)], resp[homa_rng_below(&rng, 5)]);
+			add_rpc(w, &rng, c);
 }
 
 /** cmp_u64() - qsort order. */
