@@ -9,6 +9,7 @@
 
 #include "homa/wire.h"
 #include "sim/hostile.h"
+#include "sim/moves.h"
 #include "util/rng.h"
 
 #define HOGS 4           /**< GRANT_HOG messages kept alive */
@@ -253,17 +254,6 @@ static void (*const moves[HOMA_HOSTILE_MOVES])(struct homa_sim_hostile *, struct
 	move_forge, move_replay, move_restart, move_amplify,
 };
 
-/** pick_move() - One enabled move at random. */
-static int pick_move(struct homa_sim_hostile *h)
-{
-	int m;
-
-	do
-		m = (int)below(h, HOMA_HOSTILE_MOVES);
-	while (!(h->cfg.moves & (1u << m)));
-	return m;
-}
-
 /** hs_output() - Agent op: the next lie, once its time has come. */
 static int hs_output(void *agent, uint64_t now, uint8_t *buf, size_t cap, struct homa_tx *tx)
 {
@@ -276,7 +266,7 @@ static int hs_output(void *agent, uint64_t now, uint8_t *buf, size_t cap, struct
 	h->next_ns = now + h->cfg.interval_ns;
 	memset(&o, 0, sizeof(o));
 	o.prio = (uint8_t)below(h, 8);
-	m = pick_move(h);
+	m = homa_sim_pick_move(&h->rng, h->cfg.moves, HOMA_HOSTILE_MOVES);
 	moves[m](h, &o);
 	if (o.raw) {
 		if (o.raw_len > cap)

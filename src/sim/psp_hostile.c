@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "homa/wire.h"
+#include "sim/moves.h"
 #include "sim/psp_hostile_int.h"
 
 #define W HOMA_PSP_REPLAY_WINDOW
@@ -262,17 +263,6 @@ static int (*const moves[HOMA_PSP_HOSTILE_MOVES])(struct homa_sim_psp_hostile *,
 	move_truncate, move_replay, move_too_old, move_clear,
 };
 
-/** pick_move() - One enabled move at random. */
-static int pick_move(struct homa_sim_psp_hostile *h)
-{
-	int m;
-
-	do
-		m = (int)below(h, HOMA_PSP_HOSTILE_MOVES);
-	while (!(h->cfg.moves & (1u << m)));
-	return m;
-}
-
 /**
  * ph_output() - Agent op: the next attack, once its time has come; a
  * move that cannot play yet (nothing captured) gives way to FORGE, then
@@ -287,7 +277,7 @@ static int ph_output(void *agent, uint64_t now, uint8_t *buf, size_t cap, struct
 	if (now < h->next_ns || (h->cfg.stop_ns && now >= h->cfg.stop_ns))
 		return 0;
 	h->next_ns = now + h->cfg.interval_ns;
-	m = pick_move(h);
+	m = homa_sim_pick_move(&h->rng, h->cfg.moves, HOMA_PSP_HOSTILE_MOVES);
 	n = moves[m](h, &o, now);
 	if (!n)
 		n = moves[m = HOMA_PSP_HOSTILE_FORGE](h, &o, now);
@@ -388,6 +378,18 @@ void homa_sim_psp_hostile_stats(const struct homa_sim_psp_hostile *h,
 				struct homa_sim_psp_hostile_stats *out)
 {
 	*out = h->st;
+}
+
+/** homa_sim_psp_hostile_stolen() - See psp_hostile.h. */
+size_t homa_sim_psp_hostile_stolen(const struct homa_sim_psp_hostile *h,
+				   struct homa_sim_psp_stolen *out, size_t max)
+{
+	size_t n = h->st.stolen < HOMA_SIM_PSP_STOLEN_LOG ? h->st.stolen : HOMA_SIM_PSP_STOLEN_LOG;
+
+	if (n > max)
+		n = max;
+	memcpy(out, h->stolen_log, n * sizeof(*out));
+	return n;
 }
 
 /** homa_sim_psp_hostile_move_name() - See psp_hostile.h. */

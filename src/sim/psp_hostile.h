@@ -4,7 +4,8 @@
  * A hostile peer against encrypted hosts (engines sealing with PSP,
  * include/homa/psp.h) on the simulated network. It sniffs the sealed
  * packets the network delivers, may steal a few on their way (an on-path
- * attacker: the network loses them, the sender resends under a new IV),
+ * attacker: the network loses them, the sender resends under a new IV;
+ * it records whose RPC each belonged to, homa_sim_psp_hostile_stolen()),
  * and sends at a set rate, one move per packet chosen at random among
  * the enabled ones (enum homa_sim_psp_move):
  *
@@ -43,6 +44,7 @@
 #ifndef HOMA_SIM_PSP_HOSTILE_H
 #define HOMA_SIM_PSP_HOSTILE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "homa/psp.h"
@@ -97,6 +99,21 @@ struct homa_sim_psp_hostile_stats {
 	uint64_t received;        /**< packets delivered to it */
 };
 
+/** Stolen packets whose RPC it records (homa_sim_psp_hostile_stolen()). */
+#define HOMA_SIM_PSP_STOLEN_LOG 64
+
+/**
+ * A packet it stole, read from the packet's clear Homa common header (PSP
+ * leaves it unencrypted): whose RPC lost it. The honest hosts recover
+ * such a packet as any lost one, by RESEND.
+ */
+struct homa_sim_psp_stolen {
+	int src, dst;             /**< sender and receiver host ids */
+	uint64_t sender_id;       /**< the header's sender_id: the sender's id of the RPC */
+	uint8_t type;             /**< Homa packet type */
+	uint64_t sent_ns;         /**< when its sender emitted it */
+};
+
 struct homa_sim_psp_hostile;
 
 /** homa_sim_psp_hostile_cfg_default() - All moves but EXPIRED, a packet every 2 us, victim 0. */
@@ -117,6 +134,15 @@ int homa_sim_psp_hostile_add(struct homa_sim_net *net, const struct homa_sim_psp
 /** homa_sim_psp_hostile_stats() - Copy its counters into @out. */
 void homa_sim_psp_hostile_stats(const struct homa_sim_psp_hostile *h,
 				struct homa_sim_psp_hostile_stats *out);
+
+/**
+ * homa_sim_psp_hostile_stolen() - The packets it stole, in the order it
+ * stole them: the first min(@max, HOMA_SIM_PSP_STOLEN_LOG) into @out.
+ * Return: how many it wrote; fewer than stats.stolen if it stole more
+ * than it records.
+ */
+size_t homa_sim_psp_hostile_stolen(const struct homa_sim_psp_hostile *h,
+				   struct homa_sim_psp_stolen *out, size_t max);
 
 /** homa_sim_psp_hostile_move_name() - Short name of @move ("forge", ...), "?" if none. */
 const char *homa_sim_psp_hostile_move_name(int move);

@@ -59,6 +59,7 @@ struct homa_sim_psp_hostile {
 	struct ph_cap old[PH_OLD];
 	uint32_t nold;
 	struct ph_cap stolen[PH_STOLEN];
+	struct homa_sim_psp_stolen stolen_log[HOMA_SIM_PSP_STOLEN_LOG]; /**< whose RPCs lost them */
 	uint64_t to_victim;            /**< sealed packets emitted to the victim */
 	struct ph_cap walk;            /**< packet whose bits FLIP walks */
 	uint64_t walk_bit;

@@ -3,7 +3,8 @@
  * @file psp_hostile_tap.c
  * What the PSP hostile peer (psp_hostile.h) sees on the network: the
  * sealed packets delivered to honest hosts (kept for its moves, and the
- * highest IV of each SPI), the packets it steals, and which of its own
+ * highest IV of each SPI), the packets it steals (and whose RPCs they
+ * belonged to), and which of its own
  * packets the network delivered (counted by the reason each must get).
  */
 #include <string.h>
@@ -137,6 +138,28 @@ static void observe(void *ctx, const struct homa_sim_pkt *pkt, int what, uint64_
 }
 
 /**
+ * log_stolen() - Record whose RPC stolen packet @pkt belonged to, from its
+ * clear common header (type at byte 11, sender_id at bytes 20-27, after
+ * the PSP header); beyond HOMA_SIM_PSP_STOLEN_LOG packets, nothing.
+ */
+static void log_stolen(struct homa_sim_psp_hostile *h, const struct homa_sim_pkt *pkt)
+{
+	const uint8_t *c = pkt->data + HOMA_PSP_HDR_LEN;
+	struct homa_sim_psp_stolen *s;
+
+	if (h->st.stolen >= HOMA_SIM_PSP_STOLEN_LOG)
+		return;
+	s = &h->stolen_log[h->st.stolen];
+	s->src = pkt->src;
+	s->dst = pkt->dst;
+	s->type = c[11];
+	s->sent_ns = pkt->sent_ns;
+	s->sender_id = 0;
+	for (int i = 20; i < 28; i++)
+		s->sender_id = s->sender_id << 8 | c[i];
+}
+
+/**
  * steal() - Packet filter: take every cfg.steal_every-th sealed packet to
  * the victim emitted from cfg.steal_from_ns on off the network (up to
  * cfg.steal_max) and keep it.
@@ -152,6 +175,7 @@ static void steal(void *ctx, const struct homa_sim_pkt *pkt, uint64_t now,
 		return;
 	if (++h->to_victim % h->cfg.steal_every || h->st.stolen >= h->cfg.steal_max)
 		return;
+	log_stolen(h, pkt);
 	capture(&h->stolen[h->st.stolen++ % PH_STOLEN], pkt, true);
 	fate->copies = 0;
 }

@@ -79,17 +79,9 @@ int psp_world_rotate_at(struct psp_world *pw, uint64_t t, int h)
 int psp_world_add_attacker(struct psp_world *pw, const struct homa_sim_psp_hostile_cfg *cfg,
 			   struct homa_sim_psp_hostile **out)
 {
-	struct world *w = pw->w;
-	struct homa_sim_link_cfg link = {w->o.mbps, w->o.delay_ns, w->o.queue_bytes};
-	int id = homa_sim_psp_hostile_add(w->net, cfg, out), rc;
+	int id = homa_sim_psp_hostile_add(pw->w->net, cfg, out);
 
-	if (id < 0)
-		return id;
-	rc = homa_sim_connect_host(w->net, id, 0, &link, &link);
-	if (rc < 0)
-		return rc;
-	homa_sim_host_kick(w->net, id);
-	return id;
+	return id < 0 ? id : world_link(pw->w, id);
 }
 
 /** psp_world_rejected() - See psp_world.h. */

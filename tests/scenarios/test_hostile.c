@@ -29,7 +29,6 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "util/rng.h"
 #include "world.h"
 
 #define CLIENTS 3
@@ -46,33 +45,10 @@ struct arm {
 	uint64_t strangers;
 };
 
-/**
- * add_rpc() - Schedule one honest RPC of client @c with sizes and start
- * time drawn from @rng. The draws are separate statements, in a fixed
- * order: as arguments of one call their order would be unspecified in C
- * and differ between compilers (gcc and clang), and so would the workload.
- */
-static void add_rpc(struct world *w, struct homa_rng *rng, int c)
-{
-	static const uint32_t req[] = {100, 100, 1000, 10000, 60000, 300000};
-	static const uint32_t resp[] = {100, 100, 1000, 5000, 100000};
-	uint32_t resp_len = resp[homa_rng_below(rng, 5)];
-	uint32_t req_len = req[homa_rng_below(rng, 6)];
-	uint64_t start = homa_rng_below(rng, WINDOW_NS);
-
-	world_rpc_at(w, start, c, SERVER, req_len, resp_len);
-}
-
 /** workload() - The honest RPCs: the same for every arm (own generator). */
 static void workload(struct world *w)
 {
-	struct homa_rng rng;
-	int c, i;
-
-	homa_rng_seed(&rng, 42);
-	for (c = 0; c < CLIENTS; c++)
-		for (i = 0; i < PER_CLIENT; i++)
-			add_rpc(w, &rng, c);
+	world_mixed_rpcs(w, CLIENTS, PER_CLIENT, SERVER, WINDOW_NS, 42);
 }
 
 /** cmp_u64() - qsort order. */

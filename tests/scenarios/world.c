@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/rng.h"
 #include "world.h"
 
 #define REQ_HDR 12
@@ -330,20 +331,55 @@ int world_run(struct world *w, uint64_t max_ns)
 	return homa_sim_run_while(w->net, homa_sim_now(w->net) + max_ns, pending, w);
 }
 
-/** world_add_hostile() - See world.h. */
-int world_add_hostile(struct world *w, const struct homa_sim_hostile_cfg *cfg,
-		      struct homa_sim_hostile **out)
+/** world_link() - See world.h. */
+int world_link(struct world *w, int id)
 {
 	struct homa_sim_link_cfg link = {w->o.mbps, w->o.delay_ns, w->o.queue_bytes};
-	int id = homa_sim_hostile_add(w->net, cfg, out), rc;
+	int rc = homa_sim_connect_host(w->net, id, 0, &link, &link);
 
-	if (id < 0)
-		return id;
-	rc = homa_sim_connect_host(w->net, id, 0, &link, &link);
 	if (rc < 0)
 		return rc;
 	homa_sim_host_kick(w->net, id);
 	return id;
+}
+
+/**
+ * mixed_rpc() - Schedule one RPC from @client to @server with sizes and
+ * start time drawn from @rng. One draw per statement, in a fixed order:
+ * as arguments of one call their order would be unspecified in C and
+ * differ between compilers (gcc and clang), and so would the workload.
+ */
+static void mixed_rpc(struct world *w, struct homa_rng *rng, int client, int server,
+		      uint64_t window_ns)
+{
+	static const uint32_t req[] = {100, 100, 1000, 10000, 60000, 300000};
+	static const uint32_t resp[] = {100, 100, 1000, 5000, 100000};
+	uint32_t resp_len = resp[homa_rng_below(rng, 5)];
+	uint32_t req_len = req[homa_rng_below(rng, 6)];
+	uint64_t start = homa_rng_below(rng, window_ns);
+
+	world_rpc_at(w, start, client, server, req_len, resp_len);
+}
+
+/** world_mixed_rpcs() - See world.h. */
+void world_mixed_rpcs(struct world *w, int clients, int per_client, int server,
+		      uint64_t window_ns, uint64_t seed)
+{
+	struct homa_rng rng;
+
+	homa_rng_seed(&rng, seed);
+	for (int c = 0; c < clients; c++)
+		for (int i = 0; i < per_client; i++)
+			mixed_rpc(w, &rng, c, server, window_ns);
+}
+
+/** world_add_hostile() - See world.h. */
+int world_add_hostile(struct world *w, const struct homa_sim_hostile_cfg *cfg,
+		      struct homa_sim_hostile **out)
+{
+	int id = homa_sim_hostile_add(w->net, cfg, out);
+
+	return id < 0 ? id : world_link(w, id);
 }
 
 /** world_engine() - See world.h. */

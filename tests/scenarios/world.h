@@ -103,6 +103,23 @@ size_t world_rpc_at(struct world *w, uint64_t t, int client, int server,
 int world_run(struct world *w, uint64_t max_ns);
 
 /**
+ * world_link() - Link host @id (an agent just added to w->net) to the
+ * world's switch like every host, and kick it so it sends.
+ * Return: @id, or a HOMA_E* error of homa_sim_connect_host().
+ */
+int world_link(struct world *w, int id);
+
+/**
+ * world_mixed_rpcs() - The honest workload of the hostile scenarios:
+ * @per_client RPCs from each of hosts 0 .. @clients - 1 to @server,
+ * started uniformly within @window_ns, requests of 100 B to 300 KB and
+ * responses of 100 B to 100 KB, drawn from a generator seeded with @seed
+ * (the same RPCs for every compiler and every call).
+ */
+void world_mixed_rpcs(struct world *w, int clients, int per_client, int server,
+		      uint64_t window_ns, uint64_t seed);
+
+/**
  * world_add_hostile() - Add a hostile peer (sim/hostile.h) configured by
  * @cfg and link it to the world's switch like every host.
  * Return: its host id, or a HOMA_E* error.

@@ -212,6 +212,39 @@ static void homa_sim_psp_hostile_steal__truncations_fresh(void **state)
 	rig_free(&r);
 }
 
+/**
+ * homa_sim_psp_hostile_stolen__from_clear_header() - A stolen packet is
+ * recorded with its sender, receiver, and the type and sender_id of its
+ * clear common header (bytes 11 and 20-27 after the PSP header); @max
+ * limits what is copied.
+ */
+static void homa_sim_psp_hostile_stolen__from_clear_header(void **state)
+{
+	struct homa_sim_psp_stolen log[2];
+	struct homa_sim_psp_hostile_cfg cfg;
+	uint64_t id = 0;
+	struct rig r;
+
+	(void)state;
+	homa_sim_psp_hostile_cfg_default(&cfg);
+	cfg.moves = 1u << HOMA_PSP_HOSTILE_CLEAR;
+	cfg.stop_ns = 1;
+	cfg.steal_every = 1;
+	cfg.steal_max = 1;
+	rig_run(&r, &cfg);
+	assert_int_equal(r.st.stolen, 1);
+	assert_int_equal(homa_sim_psp_hostile_stolen(r.h, log, 0), 0);
+	assert_int_equal(homa_sim_psp_hostile_stolen(r.h, log, 2), 1);
+	for (int i = 16 + 20; i < 16 + 28; i++)
+		id = id << 8 | r.s.pkt[i];
+	assert_int_equal(log[0].src, 0);
+	assert_int_equal(log[0].dst, 1);
+	assert_int_equal(log[0].type, r.s.pkt[16 + 11]);
+	assert_int_equal(log[0].sender_id, id);
+	assert_int_equal(log[0].sent_ns, 0);
+	rig_free(&r);
+}
+
 /** homa_sim_psp_hostile_clear__decodes() - CLEAR sends Homa requests that must be "not PSP". */
 static void homa_sim_psp_hostile_clear__decodes(void **state)
 {
@@ -240,6 +273,7 @@ int main(void)
 		cmocka_unit_test(homa_sim_psp_hostile_add__bad_cfg),
 		cmocka_unit_test(homa_sim_psp_hostile_flip__every_bit_once),
 		cmocka_unit_test(homa_sim_psp_hostile_steal__truncations_fresh),
+		cmocka_unit_test(homa_sim_psp_hostile_stolen__from_clear_header),
 		cmocka_unit_test(homa_sim_psp_hostile_clear__decodes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
