@@ -341,6 +341,18 @@ struct homa_driver {
 	int n_rx_poll;
 	bool rx_polled;
 	/**
+	 * Set by recv() (UDP with a strangers' gate, gate.h): while it is
+	 * not 0 and n_rx_poll > 0, the waiter that polls rx_poll calls
+	 * recv() again once CLOCK_MONOTONIC reaches it, even if no listed
+	 * socket became readable (the closed gate opens then): it sleeps no
+	 * longer (ppoll()'s timeout) and then calls recv() with rx_polled
+	 * set and the revents it polled (all 0 after a timeout). In place of
+	 * the gate's timerfd, which the driver then leaves unarmed: a waiter
+	 * on fd (fd_watched, or no list) is woken by that timer instead.
+	 * 0: no such time.
+	 */
+	uint64_t rx_wake_ns;
+	/**
 	 * Set by the runtime (any thread) once something besides its own
 	 * wait watches fd (homa_fd() in polled mode puts it in an epoll set
 	 * of its own). While it is clear and n_rx_poll > 0 nobody waits on

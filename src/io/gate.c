@@ -45,6 +45,7 @@ void homa_gate_free(struct homa_gate *g)
 	g->tfd = -1;
 	g->budget = 0;
 	g->cpu_budget_ns = 0;
+	g->armed = false;
 }
 
 /** homa_gate_due() - See gate.h. */
@@ -62,26 +63,37 @@ bool homa_gate_due(struct homa_gate *g, uint64_t now)
 	if (!g->closed)
 		return false;
 	g->closed = false;
+	if (!g->armed)
+		return true;  /* the caller's waiter woke at homa_gate_end() itself */
+	g->armed = false;
 	/* mostly the timer woke the caller: drained, a one-shot timer is off */
 	if (read(g->tfd, &v, sizeof(v)) < 0)
 		timerfd_settime(g->tfd, 0, &(struct itimerspec){0}, NULL);
 	return true;
 }
 
+/** homa_gate_arm() - See gate.h. */
+void homa_gate_arm(struct homa_gate *g)
+{
+	struct itimerspec its = {0};
+	uint64_t end = homa_gate_end(g);
+
+	if (!g->closed || g->armed || g->tfd < 0)
+		return;
+	g->armed = true;
+	its.it_value.tv_sec = (time_t)(end / 1000000000ull);
+	its.it_value.tv_nsec = (long)(end % 1000000000ull);
+	timerfd_settime(g->tfd, TFD_TIMER_ABSTIME, &its, NULL);
+}
+
 /**
- * close_gate() - Close @g until its interval ends: arm the timer for then.
+ * close_gate() - Close @g until its interval ends (homa_gate_end()); the
+ * timer is armed by homa_gate_arm() only if the caller asks for it.
  * Return: true (the caller stops reading the port's queues).
  */
 static bool close_gate(struct homa_gate *g)
 {
-	struct itimerspec its = {0};
-	uint64_t end;
-
 	g->closed = true;
-	end = g->start_ns + HOMA_GATE_NS;
-	its.it_value.tv_sec = (time_t)(end / 1000000000ull);
-	its.it_value.tv_nsec = (long)(end % 1000000000ull);
-	timerfd_settime(g->tfd, TFD_TIMER_ABSTIME, &its, NULL);
 	return true;
 }
 

@@ -6,7 +6,9 @@
  * own queues (strangers, and peers not yet known) give the receiving
  * thread at most a budget of packets per HOMA_GATE_NS interval. Past it
  * the gate closes: the driver stops reading and polling those queues
- * until the interval ends (a timerfd wakes the waiter then), so excess
+ * until the interval ends (the waiter wakes then: by the driver's
+ * rx_wake_ns when only the runtime's polled list waits, else by a
+ * timerfd in the driver's epoll set), so excess
  * packets wait in the kernel, which drops them when the queue is full,
  * and a flood of forged packets costs known peers at most the budget's
  * share of the thread. The budget is counted twice: in packets, and in
@@ -49,6 +51,7 @@ struct homa_gate {
 	uint64_t known_ns; /**< when a known peer's packets were last read (0: never) */
 	int tfd;           /**< timerfd at the end of a closed interval; -1 without a budget */
 	bool closed;       /**< the port's queues wait for the next interval */
+	bool armed;        /**< tfd is armed for this interval's end (homa_gate_arm()) */
 	bool ran_out;      /**< this interval used up a budget (packets or CPU time) */
 	bool flood;        /**< the interval before this one ran out, and this one followed it */
 };
@@ -72,10 +75,28 @@ uint64_t homa_gate_now(void);
  * homa_gate_due() - At @now: start a new interval if this one is over;
  * it is a flood interval (homa_gate.flood) if the one that ends ran out
  * of a budget and began less than HOMA_GATE_ACTIVE_NS ago. Return: true if the
- * gate was closed and opens now (its timer drained, and disarmed if it
- * had not fired yet): the caller reads and polls the port's queues again.
+ * gate was closed and opens now (its timer, if armed, drained, and
+ * disarmed if it had not fired yet; one read() and at most one
+ * timerfd_settime(), none when it was not armed): the caller reads and
+ * polls the port's queues again.
  */
 bool homa_gate_due(struct homa_gate *g, uint64_t now);
+
+/** homa_gate_end() - CLOCK_MONOTONIC ns at which @g's interval ends (a closed gate opens). */
+static inline uint64_t homa_gate_end(const struct homa_gate *g)
+{
+	return g->start_ns + HOMA_GATE_NS;
+}
+
+/**
+ * homa_gate_arm() - Arm @g's timerfd for homa_gate_end() (one
+ * timerfd_settime()) if the gate is closed and the timer is not armed
+ * yet; a no-op otherwise. For waiters that sleep on the timerfd (the
+ * driver's epoll set); a waiter that sleeps with a timeout of its own
+ * until homa_gate_end() needs none. Never fails (a timer the kernel
+ * refuses leaves the gate to the next recv() after the interval).
+ */
+void homa_gate_arm(struct homa_gate *g);
 
 /** homa_gate_on() - Whether @g has a budget (packets or CPU time). */
 static inline bool homa_gate_on(const struct homa_gate *g)
@@ -100,9 +121,10 @@ static inline void homa_gate_known(struct homa_gate *g, uint64_t now)
  * @now; @more: more may wait (the read filled its batch, or another of
  * the port's queues has packets). Return:
  * true if this closes the gate (known peers active, and the budget used
- * up, or a flood interval and nothing more waiting): the timer is
- * armed for the interval's end and the caller stops reading and polling
- * the port's queues.
+ * up, or a flood interval and nothing more waiting) until
+ * homa_gate_end(): the caller stops reading and polling the port's
+ * queues, and makes sure its waiter wakes then (homa_gate_arm(), or a
+ * timeout of its own). No system call.
  */
 bool homa_gate_charge(struct homa_gate *g, uint32_t n, bool more, uint64_t now);
 

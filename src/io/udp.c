@@ -351,6 +351,39 @@ static void build_poll(struct udp_driver *d)
 }
 
 /**
+ * list_only() - True when nobody but the runtime's waiter, polling the
+ * list (base.rx_poll), waits for this driver's packets: nobody waits on
+ * the epoll set (base.fd), so its interest and the gate's timer may lag.
+ */
+static bool list_only(const struct udp_driver *d)
+{
+	const struct homa_driver *b = &d->base;
+
+	return b->n_rx_poll > 0 && !atomic_load_explicit(&b->fd_watched, memory_order_relaxed);
+}
+
+/**
+ * gate_wake() - Make sure the waiter wakes when the closed gate opens
+ * (gate.h): the list's waiter by base.rx_wake_ns (no system call), a
+ * waiter on the epoll set by the gate's timerfd, armed once per closing
+ * (one timerfd_settime()) and only when someone waits there
+ * (list_only() false: homa_fd() users, or no list). Clears rx_wake_ns
+ * while the gate is open. recv_own() calls it on every call, so a waiter
+ * on the set that appears while the gate is closed has the timer armed
+ * at the next recv().
+ */
+static void gate_wake(struct udp_driver *d)
+{
+	if (!d->gate.closed) {
+		d->base.rx_wake_ns = 0;
+		return;
+	}
+	d->base.rx_wake_ns = homa_gate_end(&d->gate);
+	if (!list_only(d))
+		homa_gate_arm(&d->gate);
+}
+
+/**
  * ep_sync() - Make the epoll set (the driver's fd) ask for the port's
  * queues' packets while the gate is open and not while it is closed,
  * if anyone waits on the set: callers without the polled list, and
@@ -364,8 +397,7 @@ static void ep_sync(struct udp_driver *d)
 	struct homa_driver *b = &d->base;
 	bool open = !d->gate.closed;
 
-	if (d->ep_open == open ||
-	    (b->n_rx_poll > 0 && !atomic_load_explicit(&b->fd_watched, memory_order_relaxed)))
+	if (d->ep_open == open || list_only(d))
 		return;
 	for (int q = 0; q < d->nq; q++) {
 		struct epoll_event ev = {.events = open ? EPOLLIN : 0, .data.u32 = (uint32_t)q};
@@ -378,7 +410,8 @@ static void ep_sync(struct udp_driver *d)
 /**
  * gate_set() - Poll the port's queues (@open) or leave them be until the
  * gate opens (gate.h): in the polled list, and in the epoll set when
- * someone waits on it (ep_sync()). Opening in a flood interval counts
+ * someone waits on it (ep_sync()); a closed gate has its waiter woken
+ * when it opens (gate_wake()). Opening in a flood interval counts
  * the queues as readable in the list (what the flood sent while they
  * were closed waits there), so the wake-up that opens the gate reads
  * them without a further wait.
@@ -388,6 +421,7 @@ static void gate_set(struct udp_driver *d, bool open)
 	struct homa_driver *b = &d->base;
 
 	ep_sync(d);
+	gate_wake(d);
 	for (int q = 0; q < d->nq; q++) {
 		if (q < b->n_rx_poll && d->poll_src[q] == -1 - q) {
 			b->rx_poll[q].fd = open ? d->fds[q] : -1;
@@ -593,8 +627,10 @@ static int recv_own(struct udp_driver *d)
 		build_poll(d);
 	if (homa_gate_due(&d->gate, now))
 		gate_set(d, true);
-	else if (homa_gate_on(&d->gate))
+	else if (homa_gate_on(&d->gate)) {
 		ep_sync(d);  /* a waiter on the epoll set may have come */
+		gate_wake(d);
+	}
 	if (k->n && k->turns < HOMA_KNOWN_TURNS) {
 		n = recv_known(d);
 		if (n > 0) {

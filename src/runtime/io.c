@@ -532,6 +532,21 @@ static void drain_fd(int fd)
 #define WAIT_TCP 2
 
 /**
+ * drv_wake_due() - The driver's wake-up time (homa_driver.rx_wake_ns)
+ * passed while no listed socket became readable: hand the list back as
+ * polled, nothing readable, so that recv() does what is due then (the
+ * strangers' gate opens, gate.h) without reading sockets the wait saw
+ * empty. Return: WAIT_PACKETS (the caller calls recv()).
+ */
+static int drv_wake_due(struct homa_driver *drv)
+{
+	for (int i = 0; i < drv->n_rx_poll; i++)
+		drv->rx_poll[i].revents = 0;
+	drv->rx_polled = true;
+	return WAIT_PACKETS;
+}
+
+/**
  * wait_packets() - Sleep until a packet arrives, the kick eventfd fires,
  * the engine's absolute deadline @engine_by passes (through wait_tfd) or
  * the caller's absolute @caller_by passes (through ppoll's own timeout:
@@ -546,11 +561,14 @@ static void drain_fd(int fd)
  * its fd when the driver receives on several sockets. A driver that
  * lists its receiving sockets (rx_poll) has them polled one by one in
  * place of its fd, and gets their revents back (rx_polled) so that its
- * recv() reads only those with packets.
+ * recv() reads only those with packets; it also sleeps no longer than
+ * the driver's rx_wake_ns (ppoll's own timeout), after which recv() is
+ * called (drv_wake_due()) though no socket became readable.
  * @now is a clock reading the caller just took (homa_rt_timers() passes
  * the poller's on when it did no work).
  * Return: WAIT_PACKETS if packets (or ICMP reports) are waiting, plus
- * WAIT_TCP if a TCP connection is readable.
+ * WAIT_TCP if a TCP connection is readable; WAIT_PACKETS also when the
+ * driver's rx_wake_ns passed.
  */
 static int wait_packets(struct homa_rt *rt, uint64_t now, uint64_t engine_by,
 			uint64_t caller_by)
@@ -565,27 +583,33 @@ static int wait_packets(struct homa_rt *rt, uint64_t now, uint64_t engine_by,
 			      {.fd = rt->poll_tp_fd, .events = POLLIN},
 			      {.fd = rt->drv->rx_fd2, .events = POLLIN},
 			      {.fd = blocked && apart ? rt->drv->tx_fd : -1, .events = POLLOUT}};
+	uint64_t drv_by = nd && rt->drv->rx_wake_ns ? rt->drv->rx_wake_ns : UINT64_MAX;
+	uint64_t soon = caller_by < drv_by ? caller_by : drv_by;  /* on ppoll's own timeout */
 	uint64_t first;
 	struct timespec ts = {0, 0};
 	bool timed = true;
+	int r;
 
 	if (blocked && engine_by < now + RT_BLOCKED_NS)
 		engine_by = now + RT_BLOCKED_NS;
-	first = engine_by < caller_by ? engine_by : caller_by;
+	first = engine_by < soon ? engine_by : soon;
 	if (first <= now + RT_SPIN_NS && !blocked && rt->drv->ops->pending)
 		return rt->drv->ops->pending(rt->drv) ? WAIT_PACKETS : 0;  /* no system call */
 
 	if (first > now + RT_SPIN_NS) {
 		arm_wait(rt, engine_by);
-		if (caller_by < engine_by) {
-			ts.tv_sec = (time_t)((caller_by - now) / 1000000000u);
-			ts.tv_nsec = (long)((caller_by - now) % 1000000000u);
+		if (soon < engine_by) {
+			ts.tv_sec = (time_t)((soon - now) / 1000000000u);
+			ts.tv_nsec = (long)((soon - now) % 1000000000u);
 		} else {
 			timed = false;
 		}
 	}
 	memcpy(p + 6, rt->drv->rx_poll, (size_t)nd * sizeof(p[0]));
-	if (ppoll(p, (nfds_t)(6 + nd), timed ? &ts : NULL, NULL) <= 0)
+	r = ppoll(p, (nfds_t)(6 + nd), timed ? &ts : NULL, NULL);
+	if (r == 0 && drv_by != UINT64_MAX && homa_rt_now() >= drv_by)
+		return drv_wake_due(rt->drv);
+	if (r <= 0)
 		return 0;
 	bool drv_in = p[0].revents & (POLLIN | POLLERR);
 

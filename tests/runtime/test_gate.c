@@ -73,23 +73,41 @@ static void send_n(struct homa_driver *a, struct homa_driver *b, int n, uint8_t 
 	send_prio(a, b, n, mark, 0);
 }
 
+/** wake_ms() - CLOCK_MONOTONIC in ms, rounded up from ns. */
+static int64_t wake_ms(uint64_t ns)
+{
+	return (int64_t)((ns + 999999u) / 1000000u);
+}
+
 /**
- * rx_wake() - One wake-up of the runtime's waiter (up to @ms ms): ppoll()
- * the driver's rx_poll list, hand the revents back, receive while batches
- * come back full. Counts the packets marked 'S' in *@s and others in *@k.
+ * rx_wake() - One wake-up of the runtime's waiter (up to @ms ms, no later
+ * than the driver's rx_wake_ns): poll() the driver's rx_poll list, hand
+ * the revents back (all 0 when the driver's wake-up time came first),
+ * receive while batches come back full. Counts the packets marked 'S'
+ * in *@s and others in *@k.
  */
 static void rx_wake(struct homa_driver *b, int ms, int *s, int *k)
 {
 	struct pollfd p[HOMA_DRIVER_POLL_MAX];
-	int n = b->n_rx_poll;
+	int n = b->n_rx_poll, r;
 	struct homa_io_rx *rx;
+	struct timespec ts;
+	int64_t now_ms, by_ms = 0;
 
 	assert_true(n > 0);
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now_ms = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	if (b->rx_wake_ns) {
+		by_ms = wake_ms(b->rx_wake_ns) - now_ms;
+		if (by_ms < ms)
+			ms = by_ms < 0 ? 0 : (int)by_ms;
+	}
 	memcpy(p, b->rx_poll, (size_t)n * sizeof(p[0]));
-	if (poll(p, (nfds_t)n, ms) <= 0)
+	r = poll(p, (nfds_t)n, ms);
+	if (r < 0 || (r == 0 && !b->rx_wake_ns))
 		return;
 	for (int i = 0; i < n; i++)
-		b->rx_poll[i].revents = p[i].revents;
+		b->rx_poll[i].revents = r ? p[i].revents : 0;
 	b->rx_polled = true;
 	do {
 		n = b->ops->recv(b, &rx);

@@ -8,8 +8,11 @@
  * ICMP report about a reply to a stranger costs one read of the error
  * queue of the socket it was filed on, read before that socket's packets,
  * which a pending report no longer holds back, and no error queue is read
- * after the receives (the next wait reports the socket). The binary links with
- * -Wl,--wrap=epoll_ctl,--wrap=recvmmsg to count those calls.
+ * after the receives (the next wait reports the socket); a closed gate
+ * wakes the polled list's waiter by the driver's rx_wake_ns, without a
+ * timerfd_settime(), and arms its timer only for a waiter on the epoll
+ * set. The binary links with -Wl,--wrap=epoll_ctl,--wrap=recvmmsg,
+ * --wrap=timerfd_settime to count those calls.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -22,12 +25,15 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
+#include <sys/timerfd.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
 #include "driver.h"
 #include "drv_cfg.h"
+#include "gate.h"
 #include "helpers.h"
 #include "homa/wire.h"
 
@@ -46,6 +52,8 @@ static int mods;
 static int errq_reads;
 /** recvmmsg() calls refused with ECONNREFUSED (a pending ICMP report). */
 static int refused;
+/** timerfd_settime() calls, counted by __wrap_timerfd_settime(). */
+static int timer_sets;
 
 int __real_epoll_ctl(int ep, int op, int fd, struct epoll_event *ev);
 int __real_recvmmsg(int fd, struct mmsghdr *v, unsigned int n, int flags, struct timespec *t);
@@ -56,6 +64,15 @@ int __wrap_epoll_ctl(int ep, int op, int fd, struct epoll_event *ev)
 	if (op == EPOLL_CTL_MOD)
 		mods++;
 	return __real_epoll_ctl(ep, op, fd, ev);
+}
+
+int __real_timerfd_settime(int fd, int flags, const struct itimerspec *v, struct itimerspec *old);
+
+/** __wrap_timerfd_settime() - timerfd_settime(), calls counted. */
+int __wrap_timerfd_settime(int fd, int flags, const struct itimerspec *v, struct itimerspec *old)
+{
+	timer_sets++;
+	return __real_timerfd_settime(fd, flags, v, old);
 }
 
 /** __wrap_recvmmsg() - recvmmsg(), error-queue reads and refusals counted. */
@@ -212,6 +229,112 @@ static void udp_recv__gate_cycles_without_epoll_ctl(void **state)
 	homa_driver_close(b);
 }
 
+/** mono_ns() - CLOCK_MONOTONIC in ns (the driver's clock). */
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/**
+ * wait_wake() - The runtime's wait on the list while the driver asks to
+ * be called at rx_wake_ns: ppoll() the list until then. Return: ppoll()'s
+ * (0: the time came and nothing was readable; revents are then 0 and
+ * rx_polled is set, as the runtime hands them to recv()).
+ */
+static int wait_wake(struct homa_driver *b)
+{
+	struct pollfd p[HOMA_DRIVER_POLL_MAX];
+	uint64_t now = mono_ns(), by = b->rx_wake_ns;
+	struct timespec ts = {0, 0};
+	int n = b->n_rx_poll, r;
+
+	if (by > now)
+		ts = (struct timespec){(time_t)((by - now) / 1000000000u),
+				       (long)((by - now) % 1000000000u)};
+	memcpy(p, b->rx_poll, (size_t)n * sizeof(p[0]));
+	r = ppoll(p, (nfds_t)n, &ts, NULL);
+	for (int i = 0; i < n; i++)
+		b->rx_poll[i].revents = r > 0 ? p[i].revents : 0;
+	b->rx_polled = true;
+	return r;
+}
+
+/** gate_fired() - Whether the driver's epoll set reports the gate's timer within @ms ms. */
+static bool gate_fired(struct homa_driver *b, int ms)
+{
+	struct epoll_event ev[HOMA_DRIVER_POLL_MAX + 2];
+	int64_t t0 = test_now_ms();
+
+	do {
+		int n = epoll_wait(b->fd, ev, HOMA_DRIVER_POLL_MAX + 2, 1);
+
+		for (int i = 0; i < n; i++)
+			if (ev[i].data.u32 == HOMA_GATE_TAG)
+				return true;
+	} while (test_now_ms() - t0 < ms);
+	return false;
+}
+
+/**
+ * udp_recv__closed_gate_wakes_list_waiter_without_timer() - Two queues,
+ * a known peer and STRANGERS waiting: the first wake-up closes the gate
+ * and sets rx_wake_ns to the interval's end (at most 1 ms ahead), with
+ * no timerfd_settime(); a wait on the list until then sees nothing
+ * readable (the gate's timer is not armed), and the recv() after it
+ * opens the gate and reads strangers' packets; no timerfd_settime() in
+ * all. Once the epoll set is watched (fd_watched), a closing arms the
+ * gate's timer, which wakes a waiter on the set.
+ */
+static void udp_recv__closed_gate_wakes_list_waiter_without_timer(void **state)
+{
+	struct homa_driver_config cs = cfg_of(0, 0, 0), cb = cfg_of(5, 4, BUDGET);
+	struct homa_driver *s, *k, *b;
+	struct homa_io_rx *rx;
+	uint64_t now;
+	int64_t t0;
+
+	(void)state;
+	assert_int_equal(homa_driver_open(HOMA_IO_UDP, &cs, &s), 0);
+	assert_int_equal(homa_driver_open(HOMA_IO_UDP, &cs, &k), 0);
+	assert_int_equal(homa_driver_open(HOMA_IO_UDP, &cb, &b), 0);
+	b->ops->know(b, &k->local, k->port);
+	assert_int_equal(b->ops->recv(b, &rx), 0);  /* admits k */
+	send_n(s, b, STRANGERS, 'S');
+	send_n(k, b, 1, 'K');
+	usleep(20000);
+	timer_sets = 0;
+	rx_wake(b, 1000);  /* the known peer's packet */
+	for (int i = 0; i < 4 && b->rx_poll[0].fd >= 0; i++)
+		assert_true(b->ops->recv(b, &rx) > 0);  /* strangers' until the gate closes */
+	assert_true(b->c.rx_gate_closed >= 1);
+	assert_true(b->rx_poll[0].fd < 0 && b->rx_poll[1].fd < 0);  /* closed */
+	now = mono_ns();
+	if (!b->rx_wake_ns || b->rx_wake_ns > now + 1000000u)
+		fail_msg("rx_wake_ns %llu for a gate closed at most 1 ms before %llu",
+			 (unsigned long long)b->rx_wake_ns, (unsigned long long)now);
+	assert_int_equal(wait_wake(b), 0);  /* no timer fired */
+	assert_true(mono_ns() >= b->rx_wake_ns);
+	assert_true(b->ops->recv(b, &rx) > 0);  /* the gate opened: strangers read */
+	assert_true(b->rx_poll[0].fd >= 0 || b->c.rx_gate_closed >= 2);
+	if (timer_sets)
+		fail_msg("%d timerfd_settime() calls for %llu closings (expected none)",
+			 timer_sets, (unsigned long long)b->c.rx_gate_closed);
+	atomic_store(&b->fd_watched, true);
+	for (t0 = test_now_ms(); test_now_ms() - t0 < 2000 && !timer_sets;) {
+		send_n(k, b, 1, 'K');
+		rx_wake(b, 2);
+	}
+	assert_true(timer_sets > 0);
+	if (b->rx_poll[0].fd < 0)  /* still closed: the armed timer wakes the set's waiter */
+		assert_true(gate_fired(b, 50));
+	homa_driver_close(s);
+	homa_driver_close(k);
+	homa_driver_close(b);
+}
+
 /**
  * provoke() - Send a datagram from driver @b to a closed port of
  * 127.0.0.1 that starts with a Homa common header from @b's port: its
@@ -358,6 +481,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(udp_recv__gate_cycles_without_epoll_ctl),
+		cmocka_unit_test(udp_recv__closed_gate_wakes_list_waiter_without_timer),
 		cmocka_unit_test(homa_io_receiver_recv__reads_past_a_report),
 		cmocka_unit_test(udp_recv__reads_reported_error_queue_first),
 		cmocka_unit_test(udp_unreach__report_after_wait_read_at_next_wait),
