@@ -932,7 +932,10 @@ HOMA_API int homa_fd(homa_socket *s);
  *	(or a TCP connection's data) arrived, a message became ready or the
  *	socket closed.
  * One thread at a time drives I/O. While the standby thread does (the
- * application was away), the call takes the role over from it at once;
+ * application was away), the call interrupts it and takes the role over
+ * at the end of its current step, even with @timeout_ns 0 (as does
+ * homa_recv() with timeout 0 on a polled socket), so an event loop on
+ * homa_fd() finds what made it readable;
  * while another application thread does, the call waits for its turn
  * (returning early once a message is ready), within @timeout_ns.
  * Return: number of messages ready for homa_recv() (>= 0); HOMA_EINVAL

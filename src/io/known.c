@@ -257,11 +257,13 @@ struct homa_known_peer *homa_known_next(struct homa_known *k, bool refill,
 {
 	for (;;) {
 		while (k->iready < k->nready) {
-			uint32_t tag = k->ready[k->iready++].data.u32;
-			uint32_t slot = tag & (HOMA_KNOWN_TAG - 1);
+			const struct epoll_event *ev = &k->ready[k->iready++];
+			uint32_t tag = ev->data.u32, slot = tag & (HOMA_KNOWN_TAG - 1);
 
 			if ((tag & HOMA_KNOWN_TAG) && slot < k->cap && k->peers[slot].fd >= 0)
 				return &k->peers[slot];
+			if (tag < 32 && (ev->events & EPOLLERR))
+				k->port_err |= 1u << tag;  /* a port queue's report */
 		}
 		if (!refill || !k->n)
 			return NULL;

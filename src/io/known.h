@@ -68,6 +68,7 @@ struct homa_known {
 	int turns;                     /**< known batches since the port's queues' turn */
 	uint32_t gen;                  /**< bumped whenever a socket joins or leaves */
 	uint32_t next;                 /**< round-robin start among polled known sockets */
+	uint32_t port_err;             /**< bit q: the set reported port queue q (epoll data q < 32) in error */
 	pthread_mutex_t lock;          /**< guards pend, npend */
 	struct {
 		homa_addr addr;
@@ -109,7 +110,11 @@ void homa_known_admit(struct homa_known *k, struct homa_io_counters *c);
  * homa_known_next() - The next known peer with packets waiting, from the
  * ready list of the last epoll_wait() on the driver's set (made anew,
  * without waiting, when it is used up and @refill; counted in
- * @c->rx_scans). NULL when none.
+ * @c->rx_scans). NULL when none. Entries of the port's own queues
+ * (epoll data below 32) reported in error (EPOLLERR: an ICMP report
+ * waits in the error queue, which the set reports even while the
+ * strangers' gate has the queue asking for nothing) are noted in
+ * k->port_err for the driver to drain (the UDP driver's unreach()).
  */
 struct homa_known_peer *homa_known_next(struct homa_known *k, bool refill,
 					 struct homa_io_counters *c);

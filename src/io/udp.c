@@ -864,13 +864,23 @@ static int take_held(struct udp_driver *d, struct homa_io_unreach *out, int max)
 /**
  * unreach_any() - Without the polled list: once a receive or send on
  * either of the port's sockets took the socket error that announces
- * ICMP reports, drain both sockets' error queues. Return: reports kept
- * in @out (at most @max).
+ * ICMP reports, or the epoll set reported one of them in error
+ * (known.port_err: while the strangers' gate is closed nothing receives
+ * from them, and the set reports the error until the queue is read, so
+ * the waiter would wake at once again and again until the gate opens),
+ * drain both sockets' error queues. Return: reports kept in @out (at
+ * most @max).
  */
 static int unreach_any(struct udp_driver *d, struct homa_io_unreach *out, int max)
 {
-	bool other = d->nq == 2 && d->rx[1].error;
+	bool other;
 	int n;
+
+	for (int q = 0; q < d->nq; q++)
+		if ((d->known.port_err & (1u << q)) && !d->rx[q].error)
+			d->rx[q].error = ECONNREFUSED;
+	d->known.port_err = 0;
+	other = d->nq == 2 && d->rx[1].error;
 
 	/* the kernel files a report under the group's hash: either socket */
 	if (other)

@@ -598,9 +598,13 @@ void homa_rt_run_poller(struct homa_rt *rt, uint64_t until, bool app);
 void homa_rt_pass_poller(struct homa_rt *rt);
 
 /**
- * homa_rt_poll_locked() - Polled mode, rt->lock held: if no other thread
- * is the poller, drive I/O until the absolute @until (bounded by engine
- * deadlines) and hand the role on. Return: true if this thread polled.
+ * homa_rt_poll_locked() - Polled mode, rt->lock held: if no other
+ * application thread is the poller, drive I/O until the absolute @until
+ * (bounded by engine deadlines) and hand the role on. The standby thread,
+ * if it holds the role, is interrupted and waited for (it hands the role
+ * over at the end of its current poll step), whatever @until: a caller
+ * never returns with the packets that woke it left unread for the
+ * standby. Return: true if this thread polled.
  */
 bool homa_rt_poll_locked(struct homa_rt *rt, uint64_t until);
 
@@ -608,7 +612,8 @@ bool homa_rt_poll_locked(struct homa_rt *rt, uint64_t until);
  * homa_rt_poll_turn() - homa_poll()'s wait, rt->lock held: drive I/O
  * until the absolute @until as homa_rt_poll_locked() does, but while
  * another thread holds the poller role wait for it (interrupting the
- * standby thread, which hands the role over at once) instead of
+ * standby thread, which hands the role over at the end of its current
+ * poll step, waited for even when @until has passed) instead of
  * returning; gives up waiting when messages are ready, the socket
  * closes or @until passes. A turn whose wait ended with nothing read (a
  * wake-up left by homa_abort() or by the standby's hand-over, a timer)

@@ -79,7 +79,11 @@ static void nap(struct homa_rt *rt, uint64_t until)
 /**
  * homa_rt_standby_loop() - See rt.h. Polled mode polls in slices of
  * standby_ns; threaded mode's I/O thread polls until a deadline, a packet
- * or an application thread's kick (homa_rt_app_present()).
+ * or an application thread's kick (homa_rt_app_present()). While
+ * application threads wait for the role (rt->role_waiters: homa_poll(),
+ * or a zero-timeout call that interrupted it), it naps, though its
+ * standby_ns may have passed since they kicked it: taking the role again
+ * at once would keep them waiting for good.
  */
 void homa_rt_standby_loop(struct homa_rt *rt)
 {
@@ -90,7 +94,8 @@ void homa_rt_standby_loop(struct homa_rt *rt)
 		uint64_t engine = rt->mode == HOMA_MODE_THREADED ?
 			homa_engine_wake_by(rt->engine) : UINT64_MAX;
 
-		if (rt->poller_active) {
+		if (rt->poller_active || rt->role_waiters) {
+			/* an application thread has the role or is taking it over */
 			nap(rt, now + rt->standby_ns);
 		} else if (now < due && now < engine) {
 			nap(rt, engine < due ? engine : due);

@@ -140,24 +140,57 @@ int homa_rt_wait_space(struct homa_rt *rt, uint64_t until)
 	return rt->closing ? HOMA_ESHUTDOWN : 0;
 }
 
-/** homa_rt_poll_locked() - See rt.h. */
+/**
+ * await_standby() - rt->lock held, after homa_rt_app_present() kicked the
+ * standby thread: while it holds the poller role, wait (on role_cond)
+ * until it hands the role back, which it does at the end of its current
+ * poll step (the kick ends its wait). A polled caller that found the
+ * standby polling used to return at once with nothing read, while the
+ * packets that made homa_fd() readable waited for the standby: an event
+ * loop on homa_fd() woke again at once, thousands of times, and kept
+ * the standby from the CPU it needed. Returns at once when an
+ * application thread holds the role (its caller waits within its own
+ * timeout), or the socket closes. The standby naps while role_waiters
+ * counts this thread (homa_rt_standby_loop()).
+ */
+static void await_standby(struct homa_rt *rt)
+{
+	while (rt->poller_active && rt->standby_active && !rt->closing) {
+		homa_rt_app_present(rt);  /* again: a new step of the standby's */
+		rt->role_waiters++;
+		timed_wait(rt, &rt->role_cond, UINT64_MAX);
+		rt->role_waiters--;
+	}
+}
+
+/**
+ * homa_rt_poll_locked() - See rt.h. The standby thread hands the role
+ * over first when it holds it (await_standby()).
+ */
 bool homa_rt_poll_locked(struct homa_rt *rt, uint64_t until)
 {
 	if (rt->closing)
 		return false;
 	homa_rt_app_present(rt);
-	if (rt->poller_active)
+	await_standby(rt);
+	if (rt->poller_active || rt->closing)
 		return false;
 	homa_rt_run_poller(rt, until, true);
 	homa_rt_pass_poller(rt);
 	return true;
 }
 
-/** homa_rt_poll_turn() - See rt.h. */
+/**
+ * homa_rt_poll_turn() - See rt.h. The standby thread hands the role over
+ * first when it holds it (await_standby()), whatever the timeout.
+ */
 void homa_rt_poll_turn(struct homa_rt *rt, uint64_t until)
 {
 	while (!rt->closing) {
 		homa_rt_app_present(rt);
+		await_standby(rt);
+		if (rt->closing)
+			return;
 		if (!rt->poller_active) {
 			homa_rt_run_poller(rt, until, true);
 			homa_rt_pass_poller(rt);

@@ -11,11 +11,16 @@
  * after the receives (the next wait reports the socket); a closed gate
  * wakes the polled list's waiter by the driver's rx_wake_ns, without a
  * timerfd_settime(), and arms its timer only for a waiter on the epoll
- * set. The binary links with -Wl,--wrap=epoll_ctl,--wrap=recvmmsg,
- * --wrap=timerfd_settime to count those calls.
+ * set. Without the polled list, a report filed while the gate is closed
+ * is read at the first wake-up it causes. The binary links with
+ * -Wl,--wrap=epoll_ctl,--wrap=recvmmsg,--wrap=timerfd_settime to count
+ * those calls, and with --wrap=clock_gettime to hold the gate's clock
+ * still.
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdatomic.h>
+#include <time.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <setjmp.h>
@@ -55,7 +60,34 @@ static int refused;
 /** timerfd_settime() calls, counted by __wrap_timerfd_settime(). */
 static int timer_sets;
 
+/** CLOCK_MONOTONIC as __wrap_clock_gettime() reports it while non-zero (ns). */
+static atomic_ullong frozen_ns;
+
+int __real_clock_gettime(clockid_t clk, struct timespec *ts);
 int __real_epoll_ctl(int ep, int op, int fd, struct epoll_event *ev);
+
+/** __wrap_clock_gettime() - clock_gettime(); CLOCK_MONOTONIC held at frozen_ns if set. */
+int __wrap_clock_gettime(clockid_t clk, struct timespec *ts)
+{
+	unsigned long long f = atomic_load(&frozen_ns);
+
+	if (!f || clk != CLOCK_MONOTONIC)
+		return __real_clock_gettime(clk, ts);
+	ts->tv_sec = (time_t)(f / 1000000000ull);
+	ts->tv_nsec = (long)(f % 1000000000ull);
+	return 0;
+}
+
+/** freeze() - Hold CLOCK_MONOTONIC (for the driver: gate, known peers) at its value now. */
+static void freeze(void)
+{
+	struct timespec ts;
+
+	__real_clock_gettime(CLOCK_MONOTONIC, &ts);
+	atomic_store(&frozen_ns, (unsigned long long)ts.tv_sec * 1000000000ull +
+		     (unsigned long long)ts.tv_nsec);
+}
+
 int __real_recvmmsg(int fd, struct mmsghdr *v, unsigned int n, int flags, struct timespec *t);
 
 /** __wrap_epoll_ctl() - epoll_ctl(), EPOLL_CTL_MOD calls counted. */
@@ -477,6 +509,65 @@ static void udp_unreach__report_after_wait_read_at_next_wait(void **state)
 	homa_driver_close(b);
 }
 
+/** Known peers in udp_unreach__closed_gate_report_without_list(): too many for the list. */
+#define MANY_KNOWN 14
+
+/**
+ * udp_unreach__closed_gate_report_without_list() - Two queues and
+ * MANY_KNOWN known peers (no polled list: the waiter waits on the epoll
+ * set); a known peer's packet and strangers' close the gate (the clock
+ * held still: it stays closed), then a report arrives on one of the
+ * port's queues, which the set reports in error although the gate has
+ * it ask for nothing. The waiter's first wake-up (recv() and unreach(),
+ * as the runtime's input) reads the report, and the set stops reporting
+ * the queue. It used to report it at every wake-up until the gate
+ * opened: nothing read the error queue, and the waiter spun for up to
+ * a millisecond.
+ */
+static void udp_unreach__closed_gate_report_without_list(void **state)
+{
+	struct homa_driver_config cs = cfg_of(0, 0, 0), cb = cfg_of(5, 16, BUDGET);
+	struct homa_driver *s, *k[MANY_KNOWN], *b;
+	struct homa_io_unreach u[8];
+	struct homa_io_rx *rx;
+	int wakes = 0, reports = 0;
+
+	(void)state;
+	assert_int_equal(homa_driver_open(HOMA_IO_UDP, &cs, &s), 0);
+	assert_int_equal(homa_driver_open(HOMA_IO_UDP, &cb, &b), 0);
+	for (int i = 0; i < MANY_KNOWN; i++) {
+		assert_int_equal(homa_driver_open(HOMA_IO_UDP, &cs, &k[i]), 0);
+		b->ops->know(b, &k[i]->local, k[i]->port);
+	}
+	for (int i = 0; i < 20 && b->c.rx_known_peers < MANY_KNOWN; i++)
+		assert_int_equal(b->ops->recv(b, &rx), 0);  /* admits them */
+	assert_int_equal(b->c.rx_known_peers, MANY_KNOWN);
+	assert_int_equal(b->n_rx_poll, 0);
+	send_n(s, b, STRANGERS, 'S');
+	send_n(k[0], b, 1, 'K');
+	usleep(20000);
+	freeze();
+	for (int i = 0; i < 20 && !b->c.rx_gate_closed; i++)
+		assert_true(b->ops->recv(b, &rx) > 0);
+	assert_int_equal(b->c.rx_gate_closed, 1);
+	assert_false(port_queues_ready(b));  /* strangers wait, unreported */
+	provoke(b);
+	while (port_queues_ready(b) && wakes < 100) {
+		wakes++;
+		assert_int_equal(b->ops->recv(b, &rx), 0);
+		reports += b->ops->unreach(b, u, 8);
+	}
+	atomic_store(&frozen_ns, 0);
+	if (wakes != 1 || reports != 1)
+		fail_msg("%d wake-ups with the gate closed, %d reports read (expected 1, 1)",
+			 wakes, reports);
+	assert_int_equal(u[0].kind, HOMA_UNREACH_PORT);
+	homa_driver_close(s);
+	for (int i = 0; i < MANY_KNOWN; i++)
+		homa_driver_close(k[i]);
+	homa_driver_close(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -484,6 +575,7 @@ int main(void)
 		cmocka_unit_test(udp_recv__closed_gate_wakes_list_waiter_without_timer),
 		cmocka_unit_test(homa_io_receiver_recv__reads_past_a_report),
 		cmocka_unit_test(udp_recv__reads_reported_error_queue_first),
+		cmocka_unit_test(udp_unreach__closed_gate_report_without_list),
 		cmocka_unit_test(udp_unreach__report_after_wait_read_at_next_wait),
 	};
 
