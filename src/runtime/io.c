@@ -113,10 +113,9 @@ int homa_rt_input_init(struct homa_rt *rt)
 	uint32_t max_rx = rt->drv->max_rx ? rt->drv->max_rx : 1;
 
 	rt->rx_order = calloc(max_rx, sizeof(*rt->rx_order));
-	rt->rx_sorted = calloc(max_rx, sizeof(*rt->rx_sorted));
 	rt->rx_copies_cap = RX_COPIES_PER_PKT * max_rx + RX_COPIES_ROOM;
 	rt->rx_copies = calloc(rt->rx_copies_cap, sizeof(*rt->rx_copies));
-	return rt->rx_order && rt->rx_sorted && rt->rx_copies ? 0 : HOMA_ENOMEM;
+	return rt->rx_order && rt->rx_copies ? 0 : HOMA_ENOMEM;
 }
 
 /**
@@ -218,78 +217,19 @@ static bool poller_served(void)
 #define OPEN_CHUNK (48u * 1024)
 
 /**
- * Bytes of a received batch an encrypted socket opens between looks at
- * the driver's queues of short messages (input_urgent()): about 30 us of
- * AES-GCM at OpenSSL's speed here, against one poll() per look (and a
- * read when something waits).
- */
-#define URGENT_EVERY (128u * 1024)
-
-/**
- * Bytes of a clear socket's received batch handed to the engine (their
- * payload copied into messages) between looks at the driver's queues of
- * short messages (rx_chunk_end(), input_urgent()): four of loopback's 65000-byte packets,
- * about 40 us of copying and engine work here, against one poll() per
- * look. A batch of short packets (a flood of strangers' 100 B packets, a
- * burst of 100 B RPCs) is far below it and stays whole.
- */
-#define CLEAR_URGENT_EVERY 250000u
-
-/**
- * urgent_every() - Bytes of a batch handed over between looks at the
- * driver's queues of short messages: URGENT_EVERY on encrypted sockets,
- * CLEAR_URGENT_EVERY on clear ones where the driver has such queues
- * (recv_urgent), else SIZE_MAX (never: the batch is one chunk).
- */
-static size_t urgent_every(const struct homa_rt *rt)
-{
-	if (rt->enc)
-		return URGENT_EVERY;
-	return rt->drv->ops->recv_urgent ? CLEAR_URGENT_EVERY : SIZE_MAX;
-}
-
-/**
  * rx_chunk_end() - The end of the chunk of @rx's @n packets that starts
- * at @i: on encrypted sockets, packets until they hold OPEN_CHUNK bytes;
- * on clear ones, until they hold urgent_every() bytes (the whole batch
- * without recv_urgent). At least one packet.
+ * at @i: the whole batch on clear sockets; on encrypted ones, packets
+ * until they hold OPEN_CHUNK bytes (at least one).
  */
 static int rx_chunk_end(const struct homa_rt *rt, const struct homa_io_rx *rx, int i, int n)
 {
-	size_t bytes = 0, chunk = rt->enc ? OPEN_CHUNK : urgent_every(rt);
+	size_t bytes = 0;
 
-	if (chunk == SIZE_MAX)
+	if (!rt->enc)
 		return n;
-	while (i < n && bytes < chunk)
+	while (i < n && bytes < OPEN_CHUNK)
 		bytes += rx[i++].len;
 	return i;
-}
-
-/**
- * sort_batch() - Put a clear batch's @n packets at @rx in the order
- * homa_rt_rx_order() gives (highest priority first, arrival order within
- * a priority), through rt->rx_sorted, when input_batch() will split it
- * (it holds more than urgent_every() bytes): a short message's packet at
- * the batch's end is still handed over in its first chunk, as it was
- * when the batch was one chunk. The entries are the driver's, moved
- * within its array; nothing else is touched. Encrypted batches are
- * opened before they are ordered, a chunk at a time, and are left as
- * they are.
- */
-static void sort_batch(struct homa_rt *rt, struct homa_io_rx *rx, int n)
-{
-	size_t bytes = 0, every = urgent_every(rt);
-
-	if (rt->enc || every == SIZE_MAX)
-		return;
-	for (int i = 0; i < n && bytes <= every; i++)
-		bytes += rx[i].len;
-	if (bytes <= every)
-		return;
-	homa_rt_rx_order(rx, n, rt->rx_order);
-	for (int k = 0; k < n; k++)
-		rt->rx_sorted[k] = rx[rt->rx_order[k]];
-	memcpy(rx, rt->rx_sorted, (size_t)n * sizeof(*rx));
 }
 
 /**
@@ -332,6 +272,14 @@ static bool input_chunk(struct homa_rt *rt, struct homa_io_rx *rx, int n, uint64
 	homa_rt_unlock_flush(rt);
 	return mine;
 }
+
+/**
+ * Bytes of a received batch an encrypted socket opens between looks at
+ * the driver's queues of short messages (input_urgent()): about 30 us of
+ * AES-GCM at OpenSSL's speed here, against one poll() per look (and a
+ * read when something waits).
+ */
+#define URGENT_EVERY (128u * 1024)
 
 /**
  * input_urgent() - Between chunks of a batch, read what waits in the
@@ -378,27 +326,23 @@ static size_t urgent_first(const struct homa_rt *rt, const struct homa_io_rx *rx
 
 /**
  * input_batch() - Hand the @n packets at @rx to the engine a chunk at a
- * time (rx_chunk_end()). Short messages that arrived meanwhile are
- * taken (input_urgent()) every urgent_every() bytes: on an encrypted
- * socket also before the first chunk of a batch of more than
- * URGENT_EVERY bytes (urgent_first()), then between chunks while bulk
- * data is opened; on a clear one between chunks while bulk data is
- * copied into messages (a clear batch that is split is first put in
- * priority order, sort_batch()). A batch below that many bytes is one
- * chunk and costs no look. Once the calling poller has been served, the
- * rest of the batch is left in rt->rx_rest for its next homa_rt_input().
- * Return: whether the poller has been served.
+ * time (rx_chunk_end(): the whole batch on clear sockets). On an
+ * encrypted socket, before the first chunk of a batch of more than
+ * URGENT_EVERY bytes and then every URGENT_EVERY bytes, short messages
+ * that arrived meanwhile are taken (input_urgent(), urgent_first());
+ * once the calling poller has been served, the rest of the batch is left
+ * in rt->rx_rest for its next homa_rt_input(). Return: whether the
+ * poller has been served.
  */
 static bool input_batch(struct homa_rt *rt, struct homa_io_rx *rx, int n, uint64_t *last)
 {
-	size_t since = urgent_first(rt, rx, n), every = urgent_every(rt);
+	size_t since = urgent_first(rt, rx, n);
 	bool mine = false;
 
-	sort_batch(rt, rx, n);
 	for (int i = 0; i < n;) {
 		int e;
 
-		if (since >= every) {
+		if (since >= URGENT_EVERY) {
 			since = 0;
 			mine |= input_urgent(rt, last);
 		}

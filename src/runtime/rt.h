@@ -136,15 +136,13 @@ struct homa_rt {
 
 	/* receive (the I/O thread or poller) */
 	uint32_t *rx_order;         /**< drv->max_rx entries: a batch's processing order (io.c) */
-	/** drv->max_rx entries: a clear batch put in that order before it is split (io.c) */
-	struct homa_io_rx *rx_sorted;
 	struct homa_rx_copy *rx_copies; /**< a batch's payload copies, done outside rt->lock (io.c) */
 	uint32_t rx_copies_cap;
 	uint32_t rx_ncopies;
 	/**
 	 * Packets of a received batch not yet opened nor handed to the
-	 * engine: a poller that was handed its message mid-batch (an
-	 * encrypted batch, or a clear one split by bytes) leaves the rest here (in the driver's buffers, valid
+	 * engine: an encrypted socket's poller that was handed its message
+	 * mid-batch leaves the rest here (in the driver's buffers, valid
 	 * until its next recv()) for the next homa_rt_input(), which takes
 	 * them before receiving more. Only the thread in the poller role
 	 * touches them.
@@ -458,11 +456,9 @@ uint64_t homa_rt_timers(struct homa_rt *rt, uint64_t *now, uint64_t limit);
  * An encrypted socket opens a batch a chunk at a time and, where the
  * driver can (recv_urgent), reads its queues of short messages between
  * chunks, so a short message that arrives while bulk data is opened is
- * handed over first; a clear socket does the same with a batch that
- * holds more than a chunk's bytes of bulk data (put in priority order
- * first), between the chunks whose payload it copies. A poller handed
- * its message mid-batch stops there and leaves the rest (rx_rest) for
- * its next call, which takes it before anything else.
+ * handed over first; a poller handed its message mid-batch stops there
+ * and leaves the rest (rx_rest) for its next call, which takes it
+ * before anything else.
  * A batch the driver marks rx_metered (strangers' packets under their
  * budget) has its handling's CPU time reported back with rx_spent();
  * so has each part of its rest, by the call that takes it (every

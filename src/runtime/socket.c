@@ -128,7 +128,6 @@ static void rt_free(struct homa_rt *rt)
 	free(rt->tx_ext2);
 	free(rt->tx_lent);
 	free(rt->rx_order);
-	free(rt->rx_sorted);
 	free(rt->rx_copies);
 	homa_rt_idset_free(&rt->ids);
 	homa_rt_idset_free(&rt->held);
