@@ -589,8 +589,7 @@ uint64_t homa_rt_poll_step(struct homa_rt *rt, uint64_t now, uint64_t until)
 	if (got & WAIT_TCP)
 		homa_tp_poll_read(rt);
 	atomic_store(&rt->wake_at, 0);
-	if (rt->timer_fd >= 0)
-		homa_rt_arm_timer(rt);
+	homa_rt_arm_timer(rt);
 	if (!after)
 		after = homa_rt_now();
 	homa_rt_lock(rt);
@@ -603,6 +602,8 @@ void homa_rt_arm_timer(struct homa_rt *rt)
 	struct itimerspec its = {0};
 	uint64_t d;
 
+	if (!atomic_load(&rt->timer_on))
+		return;  /* timer_fd is read under the lock only: homa_fd() may make it meanwhile */
 	homa_rt_lock(rt);
 	d = homa_engine_wake_by(rt->engine);
 	if (d == rt->timer_armed) {

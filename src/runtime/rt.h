@@ -167,7 +167,9 @@ struct homa_rt {
 	int poll_tp_fd;             /**< the application poller also watches the TCP
 				         connections (the transport's rx_epfd; set by
 				         homa_rt_wait_item() around its turn), or -1 */
-	int timer_fd;               /**< polled mode: engine deadline, or -1 */
+	int timer_fd;               /**< polled mode: engine deadline, or -1 (under lock) */
+	/** timer_fd exists (set once by homa_fd(), after it): read without lock */
+	_Atomic bool timer_on;
 	uint64_t timer_armed;
 
 	/* capture and metrics (observe.c) */
@@ -501,7 +503,11 @@ int homa_rt_spawn(struct homa_rt *rt, void *(*fn)(void *));
 int homa_rt_thread_start(struct homa_rt *rt);
 /** homa_rt_thread_stop() - Stop and join the I/O thread (if started). */
 void homa_rt_thread_stop(struct homa_rt *rt);
-/** homa_rt_arm_timer() - Polled mode: point timer_fd at the engine deadline. */
+/**
+ * homa_rt_arm_timer() - Polled mode: point timer_fd at the engine
+ * deadline, if homa_fd() made it (timer_on; nothing otherwise). Takes
+ * rt->lock: call it without.
+ */
 void homa_rt_arm_timer(struct homa_rt *rt);
 
 /* standby.c */

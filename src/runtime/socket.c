@@ -379,6 +379,7 @@ static int polled_fd(struct homa_rt *rt)
 		return HOMA_EIO;
 	}
 	rt->timer_armed = 0;
+	atomic_store(&rt->timer_on, true);  /* after timer_fd: unlocked readers see it made */
 	atomic_store(&rt->drv->fd_watched, true);  /* the driver keeps fd's readiness exact */
 	return rt->poll_epfd;
 }

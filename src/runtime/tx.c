@@ -243,7 +243,7 @@ static void after_send(struct homa_rt *rt, uint64_t deadline)
 {
 	if (rt->mode == HOMA_MODE_THREADED && deadline < atomic_load(&rt->wake_at))
 		homa_rt_kick(rt);
-	if (rt->mode == HOMA_MODE_POLLED && rt->timer_fd >= 0)
+	if (rt->mode == HOMA_MODE_POLLED)
 		homa_rt_arm_timer(rt);
 }
 
@@ -326,7 +326,7 @@ static void hand_off(struct homa_rt *rt)
 	else if (rt->mode == HOMA_MODE_THREADED)
 		homa_rt_app_away(rt);
 	homa_rt_unlock(rt);
-	if (rt->mode == HOMA_MODE_POLLED && rt->timer_fd >= 0)
+	if (rt->mode == HOMA_MODE_POLLED)
 		homa_rt_arm_timer(rt);  /* an epoll loop on homa_fd() wakes to poll */
 }
 
