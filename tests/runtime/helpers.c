@@ -4,13 +4,20 @@
  * See helpers.h.
  */
 #include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <cmocka.h>
 
 #include "helpers.h"
 
@@ -155,6 +162,17 @@ int64_t test_now_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &t);
 	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+/** test_watch() - See helpers.h. */
+int test_watch(int fd)
+{
+	struct epoll_event ev = {.events = EPOLLIN};
+	int ep = epoll_create1(0);
+
+	assert_true(ep >= 0);
+	assert_int_equal(epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev), 0);
+	return ep;
 }
 
 /** test_is_root() - See helpers.h. */

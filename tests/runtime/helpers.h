@@ -86,6 +86,12 @@ bool test_is_root(void);
  */
 int64_t test_now_ms(void);
 
+/**
+ * test_watch() - A new epoll set with @fd in it for EPOLLIN (the caller
+ * closes it); fails the running cmocka test if either call fails.
+ */
+int test_watch(int fd);
+
 /** test_sem_wait_s() - sem_timedwait() on @s for @sec seconds. Return: true if posted. */
 bool test_sem_wait_s(sem_t *s, int sec);
 

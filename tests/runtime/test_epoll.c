@@ -19,17 +19,6 @@
 
 #include "helpers.h"
 
-/** watch() - An epoll set with @fd in it for EPOLLIN. */
-static int watch(int fd)
-{
-	struct epoll_event ev = {.events = EPOLLIN};
-	int ep = epoll_create1(0);
-
-	assert_true(ep >= 0);
-	assert_int_equal(epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev), 0);
-	return ep;
-}
-
 /** ready() - Wait up to @ms for @ep; true if an event came. */
 static bool ready(int ep, int ms)
 {
@@ -53,8 +42,8 @@ static void homa_fd__threaded_readable_while_messages_wait(void **state)
 
 	assert_int_equal(test_open(&srv, HOMA_DRIVER_UDP, HOMA_MODE_THREADED, true, 0, NULL), 0);
 	assert_int_equal(test_open(&cli, HOMA_DRIVER_UDP, HOMA_MODE_THREADED, false, 0, NULL), 0);
-	eps = watch(homa_fd(srv));
-	epc = watch(homa_fd(cli));
+	eps = test_watch(homa_fd(srv));
+	epc = test_watch(homa_fd(cli));
 	assert_false(ready(eps, 0));
 	dst = test_dst(homa_local_port(srv));
 	for (int i = 0; i < 3; i++)
@@ -110,7 +99,7 @@ static void homa_fd__readable_for_messages_queued_before_it(void **state)
 		assert_int_equal(homa_socket_stats(srv, &st), 0);
 	} while (st.server_requests_received < 2 && ++waited < 10000);
 	assert_int_equal(st.server_requests_received, 2);
-	ep = watch(homa_fd(srv));
+	ep = test_watch(homa_fd(srv));
 	assert_true(ready(ep, 0));
 	for (int i = 0; i < 2; i++) {
 		assert_int_equal(homa_recv(srv, HOMA_RECV_REQUEST, 0, 0, &m), 0);
@@ -147,7 +136,7 @@ static void homa_fd__polled_wakes_for_homa_poll(void **state)
 	assert_int_equal(test_open(&srv, HOMA_DRIVER_UDP, HOMA_MODE_THREADED, true, 0, NULL), 0);
 	assert_int_equal(test_open(&cli, HOMA_DRIVER_UDP, HOMA_MODE_POLLED, false, 0, NULL), 0);
 	pthread_create(&th, NULL, serve_thread, srv);
-	ep = watch(homa_fd(cli));
+	ep = test_watch(homa_fd(cli));
 	dst = test_dst(homa_local_port(srv));
 	assert_int_equal(homa_send(cli, (struct sockaddr *)&dst, "hello", 5, 0, &id), 0);
 	while (err == HOMA_EAGAIN && wakeups < 1000) {
@@ -206,7 +195,7 @@ static void close_wakes_loop(int mode)
 	pthread_t th;
 
 	assert_int_equal(test_open(&a.s, HOMA_DRIVER_UDP, mode, false, 0, NULL), 0);
-	a.ep = watch(homa_fd(a.s));
+	a.ep = test_watch(homa_fd(a.s));
 	assert_false(ready(a.ep, 0));
 	pthread_create(&th, NULL, loop_thread, &a);
 	usleep(100000); /* let it block in epoll_wait() */

@@ -128,6 +128,24 @@ static struct homa_driver_config cfg_of(uint8_t fast, uint32_t known, uint32_t b
 	return c;
 }
 
+/**
+ * open_trio() - Open a stranger @s and a known peer @k (plain drivers)
+ * and the receiver @b (fast queue, 4 known peers, BUDGET) on 127.0.0.1;
+ * @b knows @k and its first recv() (nothing yet) admits it. The caller
+ * closes all three.
+ */
+static void open_trio(struct homa_driver **s, struct homa_driver **k, struct homa_driver **b)
+{
+	struct homa_driver_config cs = cfg_of(0, 0, 0), cb = cfg_of(5, 4, BUDGET);
+	struct homa_io_rx *rx;
+
+	assert_int_equal(homa_driver_open(HOMA_IO_UDP, &cs, s), 0);
+	assert_int_equal(homa_driver_open(HOMA_IO_UDP, &cs, k), 0);
+	assert_int_equal(homa_driver_open(HOMA_IO_UDP, &cb, b), 0);
+	(*b)->ops->know(*b, &(*k)->local, (*k)->port);
+	assert_int_equal((*b)->ops->recv(*b, &rx), 0);  /* admits k */
+}
+
 /** send_prio() - @n 100-byte packets of priority @prio from @a to @b, byte 0 = @mark. */
 static void send_prio(struct homa_driver *a, struct homa_driver *b, int n, uint8_t mark,
 		      uint8_t prio)
@@ -215,18 +233,13 @@ static bool port_queues_ready(struct homa_driver *b)
  */
 static void udp_recv__gate_cycles_without_epoll_ctl(void **state)
 {
-	struct homa_driver_config cs = cfg_of(0, 0, 0), cb = cfg_of(5, 4, BUDGET);
 	struct homa_driver *s, *k, *b;
 	struct homa_io_rx *rx;
 	int closed_seen = 0;
 	int64_t t0;
 
 	(void)state;
-	assert_int_equal(homa_driver_open(HOMA_IO_UDP, &cs, &s), 0);
-	assert_int_equal(homa_driver_open(HOMA_IO_UDP, &cs, &k), 0);
-	assert_int_equal(homa_driver_open(HOMA_IO_UDP, &cb, &b), 0);
-	b->ops->know(b, &k->local, k->port);
-	assert_int_equal(b->ops->recv(b, &rx), 0);  /* admits k */
+	open_trio(&s, &k, &b);
 	assert_int_equal(b->c.rx_known_peers, 1);
 	send_n(s, b, STRANGERS, 'S');
 	usleep(20000);
@@ -322,18 +335,13 @@ static bool gate_fired(struct homa_driver *b, int ms)
  */
 static void udp_recv__closed_gate_wakes_list_waiter_without_timer(void **state)
 {
-	struct homa_driver_config cs = cfg_of(0, 0, 0), cb = cfg_of(5, 4, BUDGET);
 	struct homa_driver *s, *k, *b;
 	struct homa_io_rx *rx;
 	uint64_t now;
 	int64_t t0;
 
 	(void)state;
-	assert_int_equal(homa_driver_open(HOMA_IO_UDP, &cs, &s), 0);
-	assert_int_equal(homa_driver_open(HOMA_IO_UDP, &cs, &k), 0);
-	assert_int_equal(homa_driver_open(HOMA_IO_UDP, &cb, &b), 0);
-	b->ops->know(b, &k->local, k->port);
-	assert_int_equal(b->ops->recv(b, &rx), 0);  /* admits k */
+	open_trio(&s, &k, &b);
 	send_n(s, b, STRANGERS, 'S');
 	send_n(k, b, 1, 'K');
 	usleep(20000);

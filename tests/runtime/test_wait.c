@@ -97,17 +97,6 @@ static void *serve_thread(void *arg)
 	return NULL;
 }
 
-/** watch() - An epoll set with @fd in it for EPOLLIN. */
-static int watch(int fd)
-{
-	struct epoll_event ev = {.events = EPOLLIN};
-	int ep = epoll_create1(0);
-
-	assert_true(ep >= 0);
-	assert_int_equal(epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev), 0);
-	return ep;
-}
-
 /** Arguments and results of standby_holds_response(). */
 struct held {
 	homa_socket *srv, *cli;
@@ -132,7 +121,7 @@ static void standby_holds_response(struct held *h)
 	assert_int_equal(test_open(&h->srv, HOMA_DRIVER_UDP, HOMA_MODE_THREADED, true, 0, NULL), 0);
 	assert_int_equal(test_open(&h->cli, HOMA_DRIVER_UDP, HOMA_MODE_POLLED, false, 0, NULL), 0);
 	pthread_create(&h->th, NULL, serve_thread, h->srv);
-	h->ep = watch(homa_fd(h->cli));
+	h->ep = test_watch(homa_fd(h->cli));
 	atomic_store(&held_waits, 0);
 	atomic_store(&hold, true);
 	dst = test_dst(homa_local_port(h->srv));
