@@ -175,6 +175,20 @@ int test_watch(int fd)
 	return ep;
 }
 
+/** test_rpc() - See helpers.h. */
+void test_rpc(homa_socket *c, int port)
+{
+	struct sockaddr_storage dst = test_dst(port);
+	struct homa_message m;
+	uint8_t buf[100];
+	uint64_t id;
+
+	memset(buf, 7, sizeof(buf));
+	assert_int_equal(homa_request_buf(c, (struct sockaddr *)&dst, buf, sizeof(buf), 1, &id), 0);
+	assert_int_equal(homa_recv(c, HOMA_RECV_RESPONSE, id, 5000000000ll, &m), 0);
+	homa_message_release(&m);
+}
+
 /** test_is_root() - See helpers.h. */
 bool test_is_root(void)
 {

@@ -92,6 +92,13 @@ int64_t test_now_ms(void);
  */
 int test_watch(int fd);
 
+/**
+ * test_rpc() - One 100-byte RPC from @c to 127.0.0.1:@port, its response
+ * awaited up to 5 s and released; fails the running cmocka test unless
+ * it completes.
+ */
+void test_rpc(homa_socket *c, int port);
+
 /** test_sem_wait_s() - sem_timedwait() on @s for @sec seconds. Return: true if posted. */
 bool test_sem_wait_s(sem_t *s, int sec);
 

@@ -149,20 +149,6 @@ static void *serve_thread(void *arg)
 	return NULL;
 }
 
-/** rpc() - One 100-byte RPC from @c to 127.0.0.1:@port; asserts it completes. */
-static void rpc(homa_socket *c, int port)
-{
-	struct sockaddr_storage dst = test_dst(port);
-	struct homa_message m;
-	uint8_t buf[100];
-	uint64_t id;
-
-	memset(buf, 7, sizeof(buf));
-	assert_int_equal(homa_send(c, (struct sockaddr *)&dst, buf, sizeof(buf), 1, &id), 0);
-	assert_int_equal(homa_recv(c, HOMA_RECV_RESPONSE, id, 5000000000ll, &m), 0);
-	homa_message_release(&m);
-}
-
 /** udp_socket() - A UDP socket bound to 127.0.0.1 (ephemeral port in *@port). */
 static int udp_socket(uint16_t *port)
 {
@@ -249,14 +235,14 @@ static void homa_recv__closed_gate_report_wakes_once(void **state)
 	for (int i = 0; i < CLIENTS; i++) {
 		assert_int_equal(test_open(&cli[i], HOMA_DRIVER_UDP, HOMA_MODE_POLLED, false, 0,
 					   NULL), 0);
-		rpc(cli[i], port);
+		test_rpc(cli[i], port);
 	}
 	/* the last peer is admitted at the server's next receive */
 	assert_true(io_stats_reach(srv, offsetof(struct homa_io_stats, rx_known_peers), CLIENTS));
 	assert_int_equal(homa_io_stats(srv, &io), 0);  /* the clients' first packets were strangers' */
 	usleep(20000);  /* the interval ends: the gate opens at the next receive, if closed */
 	atomic_store(&frozen_ns, __real_homa_gate_now());
-	rpc(cli[0], port);  /* a known peer active for good */
+	test_rpc(cli[0], port);  /* a known peer active for good */
 	flood(port);
 	assert_true(io_stats_reach(srv, offsetof(struct homa_io_stats, rx_gate_closed),
 				   io.rx_gate_closed + 1));

@@ -292,20 +292,6 @@ static void udp_know__kernel_refuses_socket(void **state)
 	homa_driver_close(b);
 }
 
-/** rpc() - One 100-byte RPC from @c to 127.0.0.1:@port; asserts it completes. */
-static void rpc(homa_socket *c, int port)
-{
-	struct sockaddr_storage dst = test_dst(port);
-	struct homa_message m;
-	uint8_t buf[100];
-	uint64_t id;
-
-	memset(buf, 7, sizeof(buf));
-	assert_int_equal(homa_request_buf(c, (struct sockaddr *)&dst, buf, sizeof(buf), 1, &id), 0);
-	assert_int_equal(homa_recv(c, HOMA_RECV_RESPONSE, id, 5000000000ll, &m), 0);
-	homa_message_release(&m);
-}
-
 /** open_client() - A client on 127.0.0.1 with @known peers (homa_open_opts.known_peers). */
 static int open_client(homa_socket **c, int32_t known)
 {
@@ -334,7 +320,7 @@ static void homa_open__rpc_makes_peers_known(void **state)
 	for (int32_t known = 0; known >= -1; known--) {
 		assert_int_equal(open_client(&c, known), 0);
 		for (int i = 0; i < 3; i++)
-			rpc(c, sv.port);
+			test_rpc(c, sv.port);
 		assert_int_equal(homa_io_stats(c, &io), 0);
 		assert_int_equal(io.rx_known_peers, known ? 0 : 1);
 		if (!known)
