@@ -312,27 +312,15 @@ static void hs_input(void *agent, const homa_addr *src, uint8_t *buf, size_t len
 	h->st.responses++;
 }
 
-/** hs_deadline() - Agent op: when the next packet is due. */
+/**
+ * hs_deadline() - Agent op: when the next packet is due (no on_timer:
+ * output follows the deadline).
+ */
 static uint64_t hs_deadline(void *agent)
 {
 	struct homa_sim_hostile *h = agent;
 
-	if (h->cfg.stop_ns && h->next_ns >= h->cfg.stop_ns)
-		return UINT64_MAX;
-	return h->next_ns;
-}
-
-/** hs_timer() - Agent op: nothing; output follows the deadline. */
-static void hs_timer(void *agent, uint64_t now)
-{
-	(void)agent;
-	(void)now;
-}
-
-/** hs_destroy() - Agent op: free the peer. */
-static void hs_destroy(void *agent)
-{
-	free(agent);
+	return homa_sim_paced_deadline(h->next_ns, h->cfg.stop_ns);
 }
 
 /** hs_observe() - Network observer: remember honest packets, then chain. */
@@ -356,7 +344,7 @@ static void hs_observe(void *ctx, const struct homa_sim_pkt *pkt, int what, uint
 
 static const struct homa_sim_agent_ops hostile_ops = {
 	.input = hs_input, .output = hs_output,
-	.next_deadline = hs_deadline, .on_timer = hs_timer, .destroy = hs_destroy,
+	.next_deadline = hs_deadline, .destroy = homa_sim_peer_free,
 };
 
 /** homa_sim_hostile_cfg_default() - See hostile.h. */

@@ -61,9 +61,12 @@ struct homa_sim_agent_ops {
 	/** Next packet to send into @buf (like homa_engine_output()). */
 	int (*output)(void *agent, uint64_t now, uint8_t *buf, size_t cap,
 		      struct homa_tx *tx);
-	/** When the agent wants on_timer (UINT64_MAX: never). */
+	/**
+	 * When the agent wants on_timer, and to be asked for output again
+	 * while its NIC is idle (UINT64_MAX: never).
+	 */
 	uint64_t (*next_deadline)(void *agent);
-	/** Called at or after next_deadline. */
+	/** Called at or after next_deadline (NULL: nothing to run then). */
 	void (*on_timer)(void *agent, uint64_t now);
 	/** Called by homa_sim_net_free(): release the agent. */
 	void (*destroy)(void *agent);

@@ -306,32 +306,20 @@ static void ph_input(void *agent, const homa_addr *src, uint8_t *buf, size_t len
 	((struct homa_sim_psp_hostile *)agent)->st.received++;
 }
 
-/** ph_deadline() - Agent op: when the next packet is due. */
+/**
+ * ph_deadline() - Agent op: when the next packet is due (no on_timer:
+ * output follows the deadline).
+ */
 static uint64_t ph_deadline(void *agent)
 {
 	struct homa_sim_psp_hostile *h = agent;
 
-	if (h->cfg.stop_ns && h->next_ns >= h->cfg.stop_ns)
-		return UINT64_MAX;
-	return h->next_ns;
-}
-
-/** ph_timer() - Agent op: nothing; output follows the deadline. */
-static void ph_timer(void *agent, uint64_t now)
-{
-	(void)agent;
-	(void)now;
-}
-
-/** ph_destroy() - Agent op: free the peer. */
-static void ph_destroy(void *agent)
-{
-	free(agent);
+	return homa_sim_paced_deadline(h->next_ns, h->cfg.stop_ns);
 }
 
 static const struct homa_sim_agent_ops psp_hostile_ops = {
 	.input = ph_input, .output = ph_output,
-	.next_deadline = ph_deadline, .on_timer = ph_timer, .destroy = ph_destroy,
+	.next_deadline = ph_deadline, .destroy = homa_sim_peer_free,
 };
 
 /** homa_sim_psp_hostile_cfg_default() - See psp_hostile.h. */
