@@ -113,6 +113,31 @@ static void rig_run(struct rig *r, struct homa_sim_psp_hostile_cfg *cfg)
 	homa_sim_psp_hostile_stats(r->h, &r->st);
 }
 
+/**
+ * move_cfg() - Fill @cfg with the defaults but only @move enabled, the
+ * peer sending from @start_ns until @stop_ns.
+ */
+static void move_cfg(struct homa_sim_psp_hostile_cfg *cfg, int move, uint64_t start_ns,
+		     uint64_t stop_ns)
+{
+	homa_sim_psp_hostile_cfg_default(cfg);
+	cfg->moves = 1u << move;
+	cfg->start_ns = start_ns;
+	cfg->stop_ns = stop_ns;
+}
+
+/**
+ * rig_steal_one() - rig_run() with @cfg set to steal the first packet
+ * seen and no other; asserts exactly one was stolen.
+ */
+static void rig_steal_one(struct rig *r, struct homa_sim_psp_hostile_cfg *cfg)
+{
+	cfg->steal_every = 1;
+	cfg->steal_max = 1;
+	rig_run(r, cfg);
+	assert_int_equal(r->st.stolen, 1);
+}
+
 /** rig_free() - Free the network (and the peer). */
 static void rig_free(struct rig *r)
 {
@@ -153,11 +178,8 @@ static void homa_sim_psp_hostile_flip__every_bit_once(void **state)
 	struct rig r;
 
 	(void)state;
-	homa_sim_psp_hostile_cfg_default(&cfg);
-	cfg.moves = 1u << HOMA_PSP_HOSTILE_FLIP;
-	cfg.start_ns = 100000;
+	move_cfg(&cfg, HOMA_PSP_HOSTILE_FLIP, 100000, 100000 + SEALED_LEN * 8 * 1000);
 	cfg.interval_ns = 1000;
-	cfg.stop_ns = cfg.start_ns + SEALED_LEN * 8 * cfg.interval_ns;
 	rig_run(&r, &cfg);
 	assert_int_equal(r.k.n, 1 + SEALED_LEN * 8);
 	for (int bit = 0; bit < SEALED_LEN * 8; bit++) {
@@ -191,14 +213,8 @@ static void homa_sim_psp_hostile_steal__truncations_fresh(void **state)
 	struct rig r;
 
 	(void)state;
-	homa_sim_psp_hostile_cfg_default(&cfg);
-	cfg.moves = 1u << HOMA_PSP_HOSTILE_TRUNCATE;
-	cfg.start_ns = 100000;
-	cfg.stop_ns = 1100000;
-	cfg.steal_every = 1;
-	cfg.steal_max = 1;
-	rig_run(&r, &cfg);
-	assert_int_equal(r.st.stolen, 1);
+	move_cfg(&cfg, HOMA_PSP_HOSTILE_TRUNCATE, 100000, 1100000);
+	rig_steal_one(&r, &cfg);
 	assert_int_equal(r.k.n, 500);
 	for (int i = 0; i < r.k.n; i++) {
 		assert_true(r.k.len[i] < SEALED_LEN);
@@ -226,13 +242,8 @@ static void homa_sim_psp_hostile_stolen__from_clear_header(void **state)
 	struct rig r;
 
 	(void)state;
-	homa_sim_psp_hostile_cfg_default(&cfg);
-	cfg.moves = 1u << HOMA_PSP_HOSTILE_CLEAR;
-	cfg.stop_ns = 1;
-	cfg.steal_every = 1;
-	cfg.steal_max = 1;
-	rig_run(&r, &cfg);
-	assert_int_equal(r.st.stolen, 1);
+	move_cfg(&cfg, HOMA_PSP_HOSTILE_CLEAR, 0, 1);
+	rig_steal_one(&r, &cfg);
 	assert_int_equal(homa_sim_psp_hostile_stolen(r.h, log, 0), 0);
 	assert_int_equal(homa_sim_psp_hostile_stolen(r.h, log, 2), 1);
 	for (int i = 16 + 20; i < 16 + 28; i++)
@@ -252,9 +263,7 @@ static void homa_sim_psp_hostile_clear__decodes(void **state)
 	struct rig r;
 
 	(void)state;
-	homa_sim_psp_hostile_cfg_default(&cfg);
-	cfg.moves = 1u << HOMA_PSP_HOSTILE_CLEAR;
-	cfg.stop_ns = 20000;
+	move_cfg(&cfg, HOMA_PSP_HOSTILE_CLEAR, 0, 20000);
 	rig_run(&r, &cfg);
 	assert_int_equal(r.k.n, 1 + 10);
 	assert_int_equal(r.st.expect[HOMA_PSP_REJ_NOT_PSP], 10);
