@@ -210,6 +210,30 @@ static void close_three(struct crypto_echo *c, struct crypto_echo *srv, struct c
 }
 
 /**
+ * rounds_answered_within() - Up to ROUNDS of one_round() on open_three()'s
+ * sockets, until one sends the lookup and its response leaves with at
+ * most @max packets opened; prints how many rounds sent it and how many
+ * answered it so (@what) and asserts that at least one round sent it.
+ * Return: the rounds that answered it within @max (0 or 1).
+ */
+static int rounds_answered_within(struct crypto_echo *c, struct crypto_echo *srv,
+				  struct crypto_echo *l, uint64_t max, const char *what)
+{
+	int sent_rounds = 0, within = 0;
+
+	for (int r = 0; r < ROUNDS && !within; r++) {
+		bool sent;
+		uint64_t at = one_round(c, srv, l, &sent);
+
+		within += sent && at <= max;
+		sent_rounds += sent;
+	}
+	print_message("rounds with a lookup sent %d, answered %s %d\n", sent_rounds, what, within);
+	assert_true(sent_rounds >= 1);
+	return within;
+}
+
+/**
  * enc_urgent__lookup_answered_before_batch_opened() - While the server
  * opens a batch of GATHER bulk packets of 64 KB (one 1 MB request), a
  * 100 B lookup arrives in its high-priority queue: the server reads it
@@ -222,20 +246,10 @@ static void close_three(struct crypto_echo *c, struct crypto_echo *srv, struct c
 static void enc_urgent__lookup_answered_before_batch_opened(void **state)
 {
 	struct crypto_echo c, srv, l;
-	int sent_rounds = 0, early = 0;
 
 	(void)state;
 	open_three(&c, &srv, &l);
-	for (int r = 0; r < ROUNDS && !early; r++) {
-		bool sent;
-		uint64_t at = one_round(&c, &srv, &l, &sent);
-
-		early += sent && at < GATHER + 1;
-		sent_rounds += sent;
-	}
-	print_message("rounds with a lookup sent %d, answered early %d\n", sent_rounds, early);
-	assert_true(sent_rounds >= 1);
-	assert_true(early >= 1);
+	assert_true(rounds_answered_within(&c, &srv, &l, GATHER, "early") >= 1);
 	close_three(&c, &srv, &l);
 }
 
@@ -252,20 +266,10 @@ static void enc_urgent__lookup_answered_before_batch_opened(void **state)
 static void enc_urgent__lookup_read_before_first_chunk(void **state)
 {
 	struct crypto_echo c, srv, l;
-	int sent_rounds = 0, first = 0;
 
 	(void)state;
 	open_three(&c, &srv, &l);
-	for (int r = 0; r < ROUNDS && !first; r++) {
-		bool sent;
-		uint64_t at = one_round(&c, &srv, &l, &sent);
-
-		first += sent && at <= 1;
-		sent_rounds += sent;
-	}
-	print_message("rounds with a lookup sent %d, answered first %d\n", sent_rounds, first);
-	assert_true(sent_rounds >= 1);
-	assert_true(first >= 1);
+	assert_true(rounds_answered_within(&c, &srv, &l, 1, "first") >= 1);
 	close_three(&c, &srv, &l);
 }
 
