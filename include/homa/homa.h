@@ -95,9 +95,9 @@ extern "C" {
  * had and takes the defaults for the rest (version 1 ends at xdp_raw,
  * version 2 at auto_retry_ms, version 3 at rx_alloc, version 4 at
  * auto_tcp_min_bytes, version 5 at rcvbuf_bytes, version 6 at known_peers,
- * version 7 at stranger_budget).
+ * version 7 at stranger_budget, version 8 at stranger_cpu_us).
  */
-#define HOMA_OPEN_OPTS_VERSION 8
+#define HOMA_OPEN_OPTS_VERSION 9
 
 /** homa_open_opts.known_peers when 0: known peers given a receive queue of their own. */
 #define HOMA_KNOWN_PEERS_DEFAULT 64
@@ -111,6 +111,10 @@ extern "C" {
 #define HOMA_STRANGER_CPU_MAX 1000
 /** Largest homa_open_opts.known_peers. */
 #define HOMA_KNOWN_PEERS_MAX 1024
+/** homa_open_opts.spin_us set by homa_open_opts_default(): µs a waiting thread looks before it sleeps. */
+#define HOMA_SPIN_US_DEFAULT 0
+/** Largest homa_open_opts.spin_us (10 ms). */
+#define HOMA_SPIN_US_MAX 10000
 
 struct homa_encrypt_opts;
 struct homa_alloc;
@@ -327,6 +331,33 @@ struct homa_open_opts {
 	 * returns HOMA_EINVAL. Other drivers, and known_peers -1, ignore it.
 	 */
 	int32_t stranger_cpu_us;
+	/* version 9 */
+	/**
+	 * Microseconds a thread waiting in the socket keeps looking for
+	 * packets before it sleeps, as the Linux module's receive wait polls
+	 * for poll_usecs (50) before it blocks. The thread that drives the
+	 * socket's I/O while it waits (a blocking homa_recv() or
+	 * homa_recv_partial_wait(), homa_poll() with a timeout) checks the
+	 * driver's sockets without sleeping (a ppoll() with a zero timeout
+	 * per look, sched_yield() between looks; the XDP driver reads its
+	 * rings, with a ppoll() every eighth look) and sleeps only once
+	 * nothing came for this long. Waking a sleeping thread costs tens of
+	 * microseconds on a virtual machine, so a message that arrives
+	 * during the looks is taken sooner, for the CPU time the looks use.
+	 * The looks start when a wait begins and again after each step that
+	 * read packets (a thread receiving a long message looks between its
+	 * packets); a timer that wakes the thread starts none, so a thread
+	 * that waits long for nothing looks once per wait and then sleeps.
+	 * Threads that wait while another one drives the socket sleep at
+	 * once, as do the runtime's own threads (standby, I/O). It pays
+	 * where the waiting thread and its peer each have a CPU; where
+	 * they share one with other work, the looks delay the peer and cost
+	 * CPU (docs/BENCH.md, "Looking before sleeping"), hence the default
+	 * 0. 0: never look, sleep at once. Default HOMA_SPIN_US_DEFAULT
+	 * (homa_open_opts_default(); older versions of this struct get it
+	 * too); 0..HOMA_SPIN_US_MAX, else homa_open() returns HOMA_EINVAL.
+	 */
+	uint32_t spin_us;
 };
 
 /** Flags for homa_recv(): which kinds of message to accept. */

@@ -491,12 +491,72 @@ static int drv_wake_due(struct homa_driver *drv)
 }
 
 /**
+ * sleep_poll() - ppoll() the @n entries of @p until one is ready, the
+ * engine's absolute deadline @engine_by passes (through wait_tfd: armed
+ * only when it moved, arm_wait()) or the absolute @soon does (ppoll's
+ * own timeout); a deadline within RT_SPIN_NS of @now, a clock reading
+ * just taken, only checks. Return: ppoll()'s result.
+ */
+static int sleep_poll(struct homa_rt *rt, struct pollfd *p, nfds_t n, uint64_t now,
+		      uint64_t engine_by, uint64_t soon)
+{
+	uint64_t first = engine_by < soon ? engine_by : soon;
+	struct timespec ts = {0, 0};
+	bool timed = true;
+
+	if (first > now + RT_SPIN_NS) {
+		arm_wait(rt, engine_by);
+		if (soon < engine_by) {
+			ts.tv_sec = (time_t)((soon - now) / 1000000000u);
+			ts.tv_nsec = (long)((soon - now) % 1000000000u);
+		} else {
+			timed = false;
+		}
+	}
+	return ppoll(p, n, timed ? &ts : NULL, NULL);
+}
+
+/**
+ * wait_result() - What the wait's ppoll() result @r and the revents of
+ * @p (its six fixed entries, then the driver's @nd sockets) say: drain
+ * the kick and the timer, hand the driver its sockets' revents, and
+ * whether its wake-up time @drv_by passed (drv_wake_due()).
+ * Return: as wait_packets().
+ */
+static int wait_result(struct homa_rt *rt, const struct pollfd *p, int nd, int r,
+		       uint64_t drv_by)
+{
+	if (r == 0 && drv_by != UINT64_MAX && homa_rt_now() >= drv_by)
+		return drv_wake_due(rt->drv);
+	if (r <= 0)
+		return 0;
+	bool drv_in = p[0].revents & (POLLIN | POLLERR);
+
+	for (int i = 0; i < nd; i++) {
+		rt->drv->rx_poll[i].revents = p[6 + i].revents;
+		drv_in |= (p[6 + i].revents & (POLLIN | POLLERR)) != 0;
+	}
+	rt->drv->rx_polled = nd > 0;
+	if (p[1].revents & POLLIN)
+		drain_fd(rt->kick_fd);
+	if (p[2].revents & POLLIN) {
+		drain_fd(rt->wait_tfd);
+		rt->wait_armed = UINT64_MAX;  /* a fired one-shot timer is off */
+	}
+	/* POLLERR: an ICMP report waits in the error queue (input_unreach()) */
+	return (drv_in || (p[4].revents & POLLIN) ? WAIT_PACKETS : 0) |
+	       (p[3].revents & POLLIN ? WAIT_TCP : 0);
+}
+
+/**
  * wait_packets() - Sleep until a packet arrives, the kick eventfd fires,
  * the engine's absolute deadline @engine_by passes (through wait_tfd) or
  * the caller's absolute @caller_by passes (through ppoll's own timeout:
  * it moves with every call, e.g. an open-loop client's next send time,
  * so a timerfd for it would cost a timerfd_settime() and a read() per
- * call). A deadline in the past or within RT_SPIN_NS only checks, without
+ * call). An application poller whose window of looks is open
+ * (homa_open_opts.spin_us) first looks without sleeping (homa_rt_spin()).
+ * A deadline in the past or within RT_SPIN_NS only checks, without
  * a system call where the driver can tell (ops->pending: a caller spinning
  * on homa_recv() with a zero timeout over the XDP driver reads its rings).
  * An application poller of a socket with a transport layer also watches
@@ -530,9 +590,7 @@ static int wait_packets(struct homa_rt *rt, uint64_t now, uint64_t engine_by,
 	uint64_t drv_by = nd && rt->drv->rx_wake_ns ? rt->drv->rx_wake_ns : UINT64_MAX;
 	uint64_t soon = caller_by < drv_by ? caller_by : drv_by;  /* on ppoll's own timeout */
 	uint64_t first;
-	struct timespec ts = {0, 0};
-	bool timed = true;
-	int r;
+	int r = 0;
 
 	if (blocked && engine_by < now + RT_BLOCKED_NS)
 		engine_by = now + RT_BLOCKED_NS;
@@ -540,43 +598,19 @@ static int wait_packets(struct homa_rt *rt, uint64_t now, uint64_t engine_by,
 	if (first <= now + RT_SPIN_NS && !blocked && rt->drv->ops->pending)
 		return rt->drv->ops->pending(rt->drv) ? WAIT_PACKETS : 0;  /* no system call */
 
-	if (first > now + RT_SPIN_NS) {
-		arm_wait(rt, engine_by);
-		if (soon < engine_by) {
-			ts.tv_sec = (time_t)((soon - now) / 1000000000u);
-			ts.tv_nsec = (long)((soon - now) % 1000000000u);
-		} else {
-			timed = false;
-		}
-	}
 	memcpy(p + 6, rt->drv->rx_poll, (size_t)nd * sizeof(p[0]));
-	r = ppoll(p, (nfds_t)(6 + nd), timed ? &ts : NULL, NULL);
-	if (r == 0 && drv_by != UINT64_MAX && homa_rt_now() >= drv_by)
-		return drv_wake_due(rt->drv);
-	if (r <= 0)
-		return 0;
-	bool drv_in = p[0].revents & (POLLIN | POLLERR);
-
-	for (int i = 0; i < nd; i++) {
-		rt->drv->rx_poll[i].revents = p[6 + i].revents;
-		drv_in |= (p[6 + i].revents & (POLLIN | POLLERR)) != 0;
-	}
-	rt->drv->rx_polled = nd > 0;
-	if (p[1].revents & POLLIN)
-		drain_fd(rt->kick_fd);
-	if (p[2].revents & POLLIN) {
-		drain_fd(rt->wait_tfd);
-		rt->wait_armed = UINT64_MAX;  /* a fired one-shot timer is off */
-	}
-	/* POLLERR: an ICMP report waits in the error queue (input_unreach()) */
-	return (drv_in || (p[4].revents & POLLIN) ? WAIT_PACKETS : 0) |
-	       (p[3].revents & POLLIN ? WAIT_TCP : 0);
+	if (first > now + RT_SPIN_NS)
+		r = homa_rt_spin(rt, p, (nfds_t)(6 + nd), &now, first);
+	if (r == 0)
+		r = sleep_poll(rt, p, (nfds_t)(6 + nd), now, engine_by, soon);
+	return wait_result(rt, p, nd, r, drv_by);
 }
 
 /** homa_rt_poll_step() - See rt.h. */
 uint64_t homa_rt_poll_step(struct homa_rt *rt, uint64_t now, uint64_t until)
 {
 	uint64_t after = 0;
+	bool read;
 	int got;
 
 	uint64_t engine_by = homa_rt_timers(rt, &now, until);
@@ -588,10 +622,13 @@ uint64_t homa_rt_poll_step(struct homa_rt *rt, uint64_t now, uint64_t until)
 		homa_rt_input(rt, &after);
 	if (got & WAIT_TCP)
 		homa_tp_poll_read(rt);
+	read = after || (got & WAIT_TCP);  /* homa_rt_input() sets after when it read */
 	atomic_store(&rt->wake_at, 0);
 	homa_rt_arm_timer(rt);
 	if (!after)
 		after = homa_rt_now();
+	if (read)
+		homa_rt_spin_renew(rt, after);
 	homa_rt_lock(rt);
 	return after;
 }

@@ -14,6 +14,7 @@
 #ifndef HOMA_RT_H
 #define HOMA_RT_H
 
+#include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -112,6 +113,14 @@ struct homa_rt {
 	bool poll_input;            /**< the poller's last homa_rt_poll_step() read packets or TCP */
 	uint64_t app_poll_ns;       /**< polled mode: last time an application thread drove I/O */
 	uint64_t standby_ns;        /**< absence after which the standby (threaded: I/O) thread steps in */
+	uint64_t spin_ns;           /**< homa_open_opts.spin_us in ns: an application poller's looks (spin.c) */
+	/**
+	 * Set (under lock, by a thread about to take the poller role) when a
+	 * wait begins: the poller's next wait opens a window of looks of
+	 * spin_ns from its clock reading (spin.c). Poller's own after that.
+	 */
+	bool spin_arm;
+	uint64_t spin_until;        /**< end of the poller's window of looks (poller's own; spin.c) */
 	pthread_cond_t standby_cond; /**< the standby or I/O thread naps here while applications drive */
 	pthread_cond_t role_cond;   /**< polled mode: homa_poll() waits here for the poller role */
 	int role_waiters;           /**< threads waiting on role_cond */
@@ -490,7 +499,9 @@ int homa_rt_input_init(struct homa_rt *rt);
  * holds the transport's reader role (rt->poll_tp_fd). Call with
  * rt->lock held: the timers run in that hold, which ends before the wait;
  * returns with rt->lock held again. @now is a clock reading the caller
- * just took (for the timers). Return: a clock reading taken after the
+ * just took (for the timers). An application poller looks before it
+ * sleeps while its window of looks is open, and a step that read packets
+ * opens it again (spin.c). Return: a clock reading taken after the
  * wait (the receive's, when packets came), for the caller's bookkeeping.
  */
 uint64_t homa_rt_poll_step(struct homa_rt *rt, uint64_t now, uint64_t until);
@@ -509,6 +520,34 @@ void homa_rt_thread_stop(struct homa_rt *rt);
  * rt->lock: call it without.
  */
 void homa_rt_arm_timer(struct homa_rt *rt);
+
+/* spin.c */
+/** Looks this thread made before sleeping (homa_rt_spin()): a test's measure of the window. */
+extern __thread uint64_t homa_rt_spin_looks;
+/**
+ * homa_rt_spin() - The poller's looks before it sleeps (homa_open_opts
+ * .spin_us): called by homa_rt_poll_step()'s wait with the @n entries of
+ * @p it would sleep on, *@now a clock reading just taken and @first the
+ * wait's earliest deadline. If the calling thread is an application
+ * thread holding the poller role (not the standby or I/O thread) and its
+ * window of looks is open (rt->spin_arm, rt->spin_until), looks at @p
+ * without sleeping (ppoll() with a zero timeout; with a driver that has
+ * pending(), that instead, and a ppoll() every few looks or once it says
+ * packets wait), sched_yield() between looks, until something is
+ * readable, the window or @first ends, or the socket closes. *@now is
+ * updated when it looked more than once.
+ * Return: ppoll()'s result of the last look (> 0: @p's revents are set),
+ * 0 when nothing came (or it did not look).
+ */
+int homa_rt_spin(struct homa_rt *rt, struct pollfd *p, nfds_t n, uint64_t *now,
+		 uint64_t first);
+/**
+ * homa_rt_spin_renew() - The poller's step read packets at @after (a clock
+ * reading): an application poller's window of looks opens again from
+ * there, so a thread receiving a message's packets keeps looking between
+ * them. No-op for the standby or I/O thread and with spin_ns 0.
+ */
+void homa_rt_spin_renew(struct homa_rt *rt, uint64_t after);
 
 /* standby.c */
 /**

@@ -30,6 +30,7 @@ void homa_open_opts_default(struct homa_open_opts *o)
 	o->send_timeout_ns = -1;
 	o->batch = 32;
 	o->offload = true;
+	o->spin_us = HOMA_SPIN_US_DEFAULT;
 }
 
 /**
@@ -64,7 +65,8 @@ static int check_opts(const struct homa_open_opts *o, const struct homa_settings
 	    (o->rcvbuf_bytes && (o->rcvbuf_bytes < 4096 || o->rcvbuf_bytes > (1u << 30))) ||
 	    o->known_peers < -1 || o->known_peers > HOMA_KNOWN_PEERS_MAX ||
 	    o->stranger_budget < -1 || o->stranger_budget > HOMA_STRANGER_BUDGET_MAX ||
-	    o->stranger_cpu_us < -1 || o->stranger_cpu_us > HOMA_STRANGER_CPU_MAX)
+	    o->stranger_cpu_us < -1 || o->stranger_cpu_us > HOMA_STRANGER_CPU_MAX ||
+	    o->spin_us > HOMA_SPIN_US_MAX)
 		return HOMA_EINVAL;
 	if (homa_settings_validate(st, NULL) || st->mtu > MAX_MTU)
 		return HOMA_EINVAL;
@@ -221,7 +223,8 @@ static const struct homa_open_opts *full_opts(const struct homa_open_opts *opts,
 			   : opts->version == 4 ? offsetof(struct homa_open_opts, rcvbuf_bytes)
 			   : opts->version == 5 ? offsetof(struct homa_open_opts, known_peers)
 			   : opts->version == 6 ? offsetof(struct homa_open_opts, stranger_budget)
-						: offsetof(struct homa_open_opts, stranger_cpu_us));
+			   : opts->version == 7 ? offsetof(struct homa_open_opts, stranger_cpu_us)
+						: offsetof(struct homa_open_opts, spin_us));
 	return full;
 }
 
@@ -240,6 +243,7 @@ static int open_once(homa_socket **out, const struct homa_open_opts *opts,
 	rt->send_timeout_ns = opts->send_timeout_ns;
 	rt->max_message = st->max_message;
 	rt->standby_ns = homa_rt_standby_after(st, opts->mode);
+	rt->spin_ns = 1000ull * opts->spin_us;
 	err = rt_setup(rt, opts, st);
 	if (!err)
 		err = homa_rt_obs_open(rt, opts);

@@ -59,6 +59,7 @@ void homa_rt_run_poller(struct homa_rt *rt, uint64_t until, bool app)
 	if (app)
 		rt->app_poll_ns = now;
 	now = homa_rt_poll_step(rt, now, until);  /* its timers run in this hold */
+	rt->spin_arm = false;  /* a turn that never looked (spin.c) leaves no window for later */
 	if (app)
 		rt->app_poll_ns = now;
 	rt->poller_active = rt->standby_active = false;
@@ -66,10 +67,13 @@ void homa_rt_run_poller(struct homa_rt *rt, uint64_t until, bool app)
 		pthread_cond_broadcast(&rt->role_cond);
 }
 
-/** homa_rt_wait_item() - See rt.h. */
+/**
+ * homa_rt_wait_item() - See rt.h. Its first turn as the poller opens a
+ * window of looks before sleeping (rt->spin_arm, spin.c).
+ */
 int homa_rt_wait_item(struct homa_rt *rt, struct rt_waiter *w, uint64_t until)
 {
-	bool drives = homa_rt_app_drives(rt);
+	bool drives = homa_rt_app_drives(rt), looked = false;
 	int err = 0;
 
 	for (;;) {
@@ -89,6 +93,8 @@ int homa_rt_wait_item(struct homa_rt *rt, struct rt_waiter *w, uint64_t until)
 
 			w->polling = true;
 			homa_rt_poll_self = w;
+			rt->spin_arm |= !looked;  /* its first turn: look before sleeping (spin.c) */
+			looked = true;
 			homa_rt_run_poller(rt, until, true);
 			homa_rt_poll_self = NULL;
 			w->polling = false;
@@ -182,16 +188,22 @@ bool homa_rt_poll_locked(struct homa_rt *rt, uint64_t until)
 
 /**
  * homa_rt_poll_turn() - See rt.h. The standby thread hands the role over
- * first when it holds it (await_standby()), whatever the timeout.
+ * first when it holds it (await_standby()), whatever the timeout. Its
+ * first turn opens a window of looks before sleeping (rt->spin_arm,
+ * spin.c).
  */
 void homa_rt_poll_turn(struct homa_rt *rt, uint64_t until)
 {
+	bool looked = false;
+
 	while (!rt->closing) {
 		homa_rt_app_present(rt);
 		await_standby(rt);
 		if (rt->closing)
 			return;
 		if (!rt->poller_active) {
+			rt->spin_arm |= !looked;  /* its first turn: look before sleeping (spin.c) */
+			looked = true;
 			homa_rt_run_poller(rt, until, true);
 			homa_rt_pass_poller(rt);
 			if (rt->poll_input)

@@ -48,6 +48,9 @@ static const char usage[] =
 "  --homa-spin-us US         with --homa-spin 1: poll at most US microseconds per wait,\n"
 "                            then sleep in homa_recv() until a message (default 0:\n"
 "                            poll without bound)\n"
+"  --homa-recv-spin-us US    homa_open_opts.spin_us of every Homa socket: a thread\n"
+"                            blocked in homa_recv() looks for packets this long before\n"
+"                            it sleeps (default: the library's, HOMA_SPIN_US_DEFAULT)\n"
 "  --homa-copy 0|1           1: the Homa arm sends requests and responses with the\n"
 "                            copying calls (homa_send_request(), homa_reply_buf())\n"
 "                            instead of zero copy (0, the default)\n"
@@ -228,6 +231,7 @@ void bench_opts_default(struct bench_opts *o)
 	o->rounds = 1;
 	o->homa.slack_us = -1;
 	o->homa.silence_rtts = -1;
+	o->homa.recv_spin_us = -1;
 	o->homa.short_window = -1;
 	o->steps = 100;
 	o->warmup_steps = 5;
@@ -361,6 +365,7 @@ static int set_num(struct bench_opts *o, const char *f, const char *v)
 		{ "--homa-copy", 0, 1 }, { "--serve-port", 1, 65535 },
 		{ "--bg-peer", 0, COLL_MAX_DEVICES - 1 }, { "--homa-more", 0, 1 },
 		{ "--bg-gbps", 1e-6, 1e4 }, { "--homa-spin-us", 0, 1e7 },
+		{ "--homa-recv-spin-us", 0, HOMA_SPIN_US_MAX },
 	};
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
 		if (strcmp(f, t[i].f))
@@ -413,7 +418,8 @@ static int set_num(struct bench_opts *o, const char *f, const char *v)
 		case 42: o->bg_peer = (int)d; break;
 		case 43: o->homa.no_more = d < 0.5; break;
 		case 44: o->bg_gbps = d; break;
-		default: o->homa.spin_ns = (uint64_t)(d * 1000); break;
+		case 45: o->homa.spin_ns = (uint64_t)(d * 1000); break;
+		default: o->homa.recv_spin_us = (int64_t)d; break;
 		}
 		return 1;
 	}
@@ -458,7 +464,7 @@ static const char *const valued[] = {
 	"certs", "homa-transport", "start-file", "psp-port", "homa-offload",
 	"homa-spin", "homa-rcvbuf", "msg-log", "homa-max-overcommit", "homa-short-window",
 	"homa-copy", "serve-port", "bg-peer", "bg-gbps", "bg-bytes", "homa-more",
-	"homa-spin-us",
+	"homa-spin-us", "homa-recv-spin-us",
 };
 
 #define N_VALUED (sizeof(valued) / sizeof(valued[0]))

@@ -160,6 +160,8 @@ static int open_socket(homa_socket **s, const struct homa_arm_cfg *a, bool serve
 	o.ifname = a->ifname;
 	o.offload = !a->k.no_offload;
 	o.rcvbuf_bytes = a->k.rcvbuf;
+	if (a->k.recv_spin_us >= 0)
+		o.spin_us = (uint32_t)a->k.recv_spin_us;
 	o.mode = a->polled ? HOMA_MODE_POLLED : HOMA_MODE_THREADED;
 	o.server = server;
 	o.bind_addr = bind;
