@@ -349,10 +349,13 @@ struct homa_open_opts {
 	 * packets); a timer that wakes the thread starts none, so a thread
 	 * that waits long for nothing looks once per wait and then sleeps.
 	 * Threads that wait while another one drives the socket sleep at
-	 * once, as do the runtime's own threads (standby, I/O). It pays
-	 * where the waiting thread and its peer each have a CPU; where
-	 * they share one with other work, the looks delay the peer and cost
-	 * CPU (docs/BENCH.md, "Looking before sleeping"), hence the default
+	 * once, as do the runtime's own threads (standby, I/O). The looks
+	 * stop, and the thread sleeps, as soon as a sched_yield() between
+	 * them shows that another thread needed this CPU; after three such
+	 * waits in a row none looks for 5 ms. It pays where the waiting
+	 * thread and its peer each have a CPU; with many RPCs in flight
+	 * the looks cost more CPU per RPC than the wake-ups they save
+	 * (docs/BENCH.md, "Looking before sleeping"), hence the default
 	 * 0. 0: never look, sleep at once. Default HOMA_SPIN_US_DEFAULT
 	 * (homa_open_opts_default(); older versions of this struct get it
 	 * too); 0..HOMA_SPIN_US_MAX, else homa_open() returns HOMA_EINVAL.

@@ -121,6 +121,8 @@ struct homa_rt {
 	 */
 	bool spin_arm;
 	uint64_t spin_until;        /**< end of the poller's window of looks (poller's own; spin.c) */
+	uint64_t spin_quiet_until;  /**< no window of looks opens before this: the CPU was crowded (spin.c) */
+	unsigned spin_crowds;       /**< windows in a row a crowded yield ended (spin.c) */
 	pthread_cond_t standby_cond; /**< the standby or I/O thread naps here while applications drive */
 	pthread_cond_t role_cond;   /**< polled mode: homa_poll() waits here for the poller role */
 	int role_waiters;           /**< threads waiting on role_cond */
@@ -524,6 +526,8 @@ void homa_rt_arm_timer(struct homa_rt *rt);
 /* spin.c */
 /** Looks this thread made before sleeping (homa_rt_spin()): a test's measure of the window. */
 extern __thread uint64_t homa_rt_spin_looks;
+/** Windows of looks this thread ended because another thread ran during a yield (spin.c). */
+extern __thread uint64_t homa_rt_spin_crowded;
 /**
  * homa_rt_spin() - The poller's looks before it sleeps (homa_open_opts
  * .spin_us): called by homa_rt_poll_step()'s wait with the @n entries of
@@ -534,8 +538,9 @@ extern __thread uint64_t homa_rt_spin_looks;
  * without sleeping (ppoll() with a zero timeout; with a driver that has
  * pending(), that instead, and a ppoll() every few looks or once it says
  * packets wait), sched_yield() between looks, until something is
- * readable, the window or @first ends, or the socket closes. *@now is
- * updated when it looked more than once.
+ * readable, the window or @first ends, the socket closes, or a yield
+ * shows another thread needs this CPU (then no window opens for a few
+ * milliseconds). *@now is updated when it looked more than once.
  * Return: ppoll()'s result of the last look (> 0: @p's revents are set),
  * 0 when nothing came (or it did not look).
  */

@@ -11,6 +11,18 @@
  * packets (homa_rt_spin_renew()); a step woken by a timer opens none, so
  * a thread that waits long for nothing looks once and then sleeps. The
  * standby and I/O threads never look.
+ *
+ * Looks pay only on a CPU nobody else needs. The sched_yield() between
+ * looks tells: it returns at once when nothing else is runnable on this
+ * CPU, and only after another thread ran when something is. A yield that
+ * took longer than SPIN_CROWDED_NS ends the window (the thread sleeps,
+ * so the wake-up, not the end of the other thread's turn, brings it
+ * back). A thread whose windows end so SPIN_CROWDED_WINDOWS times in a
+ * row (no window in between saw a quick yield) opens none for
+ * SPIN_BACKOFF_NS (rt->spin_quiet_until): beside bulk
+ * transfers or other RPCs on its CPU it sleeps at once, as with spin_us
+ * 0, and tries again a few milliseconds later. A timer thread waking now
+ * and then ends one window, not the looks.
  */
 #define _GNU_SOURCE
 #include <sched.h>
@@ -18,6 +30,14 @@
 #include "rt.h"
 
 __thread uint64_t homa_rt_spin_looks;
+__thread uint64_t homa_rt_spin_crowded;
+
+/** A sched_yield() between looks that lasted longer: another thread ran on this CPU. */
+#define SPIN_CROWDED_NS 5000ull
+/** Windows in a row ended by a crowded yield after which none opens for a while. */
+#define SPIN_CROWDED_WINDOWS 3
+/** ... for this long. */
+#define SPIN_BACKOFF_NS 5000000ull
 
 /** With a driver that has pending(): every this many looks is a ppoll() (kicks, TCP, timers). */
 #define SPIN_POLL_EVERY 8
@@ -25,11 +45,11 @@ __thread uint64_t homa_rt_spin_looks;
 /**
  * window_end() - The end of the calling poller's window of looks, from
  * @now when a wait just began (rt->spin_arm); 0 for the standby or I/O
- * thread and with spin_ns 0.
+ * thread, with spin_ns 0 and while backing off from a crowded CPU.
  */
 static uint64_t window_end(struct homa_rt *rt, uint64_t now)
 {
-	if (!rt->spin_ns || rt->standby_active)
+	if (!rt->spin_ns || rt->standby_active || now < rt->spin_quiet_until)
 		return 0;
 	if (rt->spin_arm) {
 		rt->spin_arm = false;
@@ -56,25 +76,56 @@ static int look(struct homa_rt *rt, struct pollfd *p, nfds_t n, unsigned k)
 	return ppoll(p, n, &zero, NULL);
 }
 
+/**
+ * yield_crowded() - Let a runnable thread on this CPU go first
+ * (sched_yield()); *@now is read again after. Return: whether one ran
+ * (the yield lasted over SPIN_CROWDED_NS), which ends the window
+ * (rt->spin_until) and is counted in homa_rt_spin_crowded; the
+ * SPIN_CROWDED_WINDOWS-th such window in a row starts the backoff
+ * (rt->spin_quiet_until).
+ */
+static bool yield_crowded(struct homa_rt *rt, uint64_t *now)
+{
+	uint64_t before = *now;
+
+	sched_yield();
+	*now = homa_rt_now();
+	if (*now - before <= SPIN_CROWDED_NS)
+		return false;
+	homa_rt_spin_crowded++;
+	rt->spin_until = *now;
+	if (++rt->spin_crowds >= SPIN_CROWDED_WINDOWS) {
+		rt->spin_crowds = 0;
+		rt->spin_quiet_until = *now + SPIN_BACKOFF_NS;
+	}
+	return true;
+}
+
 /** homa_rt_spin() - See rt.h. */
 int homa_rt_spin(struct homa_rt *rt, struct pollfd *p, nfds_t n, uint64_t *now,
 		 uint64_t first)
 {
 	uint64_t end = window_end(rt, *now);
+	unsigned k;
 
 	if (first < end)
 		end = first;
-	for (unsigned k = 0; *now < end; k++) {
+	for (k = 0; *now < end; k++) {
 		int r = look(rt, p, n, k);
 
-		if (r != 0)
+		if (r != 0) {
+			if (k)  /* after a quick yield: the CPU is free again */
+				rt->spin_crowds = 0;
 			return r > 0 ? r : 0;
+		}
 		*now = homa_rt_now();
 		if (atomic_load(&rt->closing))
-			break;
-		if (*now < end)
-			sched_yield();  /* a runnable thread on this CPU (the peer) goes first */
+			return 0;
+		if (*now < end && yield_crowded(rt, now))
+			return 0;
 	}
+	if (k > 1)  /* the window ran out after quick yields */
+		rt->spin_crowds = 0;
 	return 0;
 }
 

@@ -9,7 +9,10 @@
  * wrapper has the server reply (the response arrives during the look),
  * and each look can be made to last a known least time, so the number
  * of looks a window allows is bounded whatever the machine's load. The
- * looks themselves are counted by the runtime (homa_rt_spin_looks).
+ * looks themselves are counted by the runtime (homa_rt_spin_looks). It
+ * also links with -Wl,--wrap=sched_yield: while counting, a yield can be
+ * made to last a known least time, as when another thread runs on the
+ * CPU (a crowded CPU, homa_rt_spin_crowded).
  */
 #define _GNU_SOURCE
 #include <poll.h>
@@ -21,6 +24,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -29,6 +33,7 @@
 #include "rt.h"
 
 int __real_ppoll(struct pollfd *fds, nfds_t n, const struct timespec *ts, const sigset_t *mask);
+int __real_sched_yield(void);
 
 /** Set in the test thread while its ppoll() calls are counted. */
 static __thread bool counting;
@@ -38,6 +43,8 @@ static int zero_polls;
 static int sleep_polls;
 /** Microseconds each counted zero-timeout call lasts at least. */
 static int look_us;
+/** Microseconds each of the test thread's sched_yield() calls lasts at least while counting. */
+static int yield_us;
 /** The counted zero-timeout call (1 = the first) on which the server replies; 0: never. */
 static int reply_on;
 /** The server socket and the request it replies to on call reply_on. */
@@ -81,6 +88,21 @@ int __wrap_ppoll(struct pollfd *fds, nfds_t n, const struct timespec *ts, const 
 	if (look_us)
 		usleep((useconds_t)look_us);
 	return r;
+}
+
+/**
+ * __wrap_sched_yield() - sched_yield(), except while the calling thread
+ * is counting: then it returns at once (a CPU nobody else needs, however
+ * loaded the machine running the test is) or, with yield_us set, after
+ * at least yield_us, as if another thread had run on this CPU.
+ */
+int __wrap_sched_yield(void)
+{
+	if (!counting)
+		return __real_sched_yield();
+	if (yield_us)
+		usleep((useconds_t)yield_us);
+	return 0;
 }
 
 /** Sockets of one test: a polled server and a polled client. */
@@ -132,7 +154,7 @@ static void pair_open(struct pair *p, uint32_t spin_us)
 	reply_id = m.id;
 	homa_message_release(&m);
 	zero_polls = sleep_polls = 0;
-	homa_rt_spin_looks = 0;
+	homa_rt_spin_looks = homa_rt_spin_crowded = 0;
 }
 
 /**
@@ -164,7 +186,7 @@ static void pair_close(struct pair *p)
 {
 	homa_close(p->cli);
 	homa_close(p->srv);
-	reply_on = look_us = 0;
+	reply_on = look_us = yield_us = 0;
 }
 
 /**
@@ -230,6 +252,85 @@ static void homa_recv__no_looks_with_zero(void **state)
 }
 
 /**
+ * homa_recv__crowded_yield_ends_looks() - With spin_us 10000 and each
+ * yield between looks lasting at least 100 us (another thread ran on the
+ * CPU), a client waiting 50 ms for a response that never comes looks
+ * once, finds its CPU crowded and sleeps: its timer wake-ups later in
+ * the 10 ms window do not look again (a packet read meanwhile opens a
+ * new window, hence at most 3 looks). Fails where the looks go on
+ * through the window (about 100 of them).
+ */
+static void homa_recv__crowded_yield_ends_looks(void **state)
+{
+	struct pair p;
+
+	(void)state;
+	pair_open(&p, HOMA_SPIN_US_MAX);
+	yield_us = 100;
+	assert_int_equal(wait_counted(&p, 50000000), HOMA_ETIME);
+	print_message("looks %llu, crowded %llu, others %d\n",
+		      (unsigned long long)homa_rt_spin_looks,
+		      (unsigned long long)homa_rt_spin_crowded, sleep_polls);
+	assert_true(homa_rt_spin_looks >= 1 && homa_rt_spin_looks <= 3);
+	assert_true(homa_rt_spin_crowded >= 1);
+	assert_true(sleep_polls >= 1);
+	pair_close(&p);
+}
+
+/** ns_now() - CLOCK_MONOTONIC in ns. */
+static uint64_t ns_now(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+/**
+ * homa_recv__crowded_windows_back_off() - One window ended by a crowded
+ * yield does not stop the next wait's looks: with yields quick again, a
+ * response arriving during the second look is taken without sleeping.
+ * Three windows in a row ended so do: a fourth wait that begins within
+ * 4 ms of the third (the backoff lasts 5 ms) makes no look at all (not
+ * asserted, and said so, if the machine delayed it past that). Fails
+ * where one crowded window stops the looks, or where no number of them
+ * does.
+ */
+static void homa_recv__crowded_windows_back_off(void **state)
+{
+	uint64_t before_third;
+	struct pair p;
+
+	(void)state;
+	pair_open(&p, HOMA_SPIN_US_MAX);
+	yield_us = 100;
+	assert_int_equal(wait_counted(&p, 1000000), HOMA_ETIME);
+	yield_us = 0;
+	reply_on = zero_polls + 2;
+	sleep_polls = 0;
+	assert_int_equal(wait_counted(&p, 10000000000), 0);
+	assert_int_equal(sleep_polls, 0);
+	pair_close(&p);
+
+	pair_open(&p, HOMA_SPIN_US_MAX);
+	yield_us = 100;
+	assert_int_equal(wait_counted(&p, 1000000), HOMA_ETIME);
+	assert_int_equal(wait_counted(&p, 1000000), HOMA_ETIME);
+	before_third = ns_now();
+	assert_int_equal(wait_counted(&p, 1000000), HOMA_ETIME);
+	assert_int_equal(homa_rt_spin_crowded, 3);
+	homa_rt_spin_looks = 0;
+	yield_us = 0;
+	if (ns_now() - before_third < 4000000) {
+		assert_int_equal(wait_counted(&p, 1000000), HOMA_ETIME);
+		assert_int_equal(homa_rt_spin_looks, 0);
+	} else {
+		print_message("the fourth wait began too late to be inside the backoff\n");
+	}
+	pair_close(&p);
+}
+
+/**
  * open_spin_us() - homa_open() on 127.0.0.1 of default options with
  * spin_us @v and version @version (0: the current one). Return:
  * homa_open()'s result; the socket is closed.
@@ -278,6 +379,8 @@ int main(void)
 		cmocka_unit_test(homa_recv__response_during_looks),
 		cmocka_unit_test(homa_recv__looks_within_bound),
 		cmocka_unit_test(homa_recv__no_looks_with_zero),
+		cmocka_unit_test(homa_recv__crowded_yield_ends_looks),
+		cmocka_unit_test(homa_recv__crowded_windows_back_off),
 		cmocka_unit_test(homa_open__spin_range),
 	};
 
