@@ -88,6 +88,18 @@ def _settings(values: Mapping[str, Any]) -> Any:
     return st
 
 
+def _set_int(obj: Any, name: str, value: int) -> None:
+    """Set the integer field @name of the C struct @obj to @value. A value
+    its C type cannot hold (negative in an unsigned field, too large)
+    raises InvalidArgumentError, as the C call does for values out of its
+    range; the range itself is left to the C library to check."""
+    try:
+        setattr(obj, name, value)
+    except OverflowError:
+        raise _errors.InvalidArgumentError(_errors.CODES["HOMA_EINVAL"],
+                                           "%s: %r does not fit its C field" % (name, value)) from None
+
+
 def _peer(ss: Any) -> Address:
     """A struct sockaddr_storage as (host, port)."""
     host = ffi.new("char[64]")
@@ -271,6 +283,24 @@ class Socket:
       auto_fallback_ms, auto_retry_ms   "auto": Homa silence before a peer
                     moves to TCP, first back-off before Homa is tried again
                     (0: 50 ms, 1000 ms)
+      auto_tcp_min_bytes   "auto": requests of at least this many bytes go
+                    over TCP, also to peers Homa reaches (0: size does not
+                    matter; non-zero with another transport: invalid)
+      rcvbuf_bytes  UDP and raw drivers: bytes the kernel queues for the
+                    socket before it drops packets (SO_RCVBUF), 4096..1 GiB
+      known_peers   UDP driver: most peers given a kernel receive queue of
+                    their own, read before strangers' (-1: none; up to 1024;
+                    docs/HARDENING.md section 6)
+      stranger_budget, stranger_cpu_us   UDP driver with known peers:
+                    packets and µs of CPU per ms the port's own queues
+                    (strangers) get while known peers are active (-1: no
+                    limit; up to 1000000 and 1000)
+      spin_us       µs a thread waiting in the socket, and driving its I/O,
+                    looks for packets before it sleeps (0: sleep at once;
+                    up to 10000)
+      These six default to None, homa_open_opts_default()'s values (in
+      effect: no size rule, 1 MiB, 64 peers, 64 packets, 100 µs, 0 µs);
+      <homa/homa.h> documents each field, also what 0 means in it.
       mode          "threaded" (default: a runtime thread moves packets) or
                     "polled" (packets move inside this socket's calls)
       bind_addr     local numeric address ("127.0.0.1", "::"); None: 0.0.0.0
@@ -284,7 +314,8 @@ class Socket:
       encrypt       PSP encryption (<homa/encrypt.h>): True, or a dict of
                     version, master_keys (64 bytes), cert_file, key_file,
                     ca_file, kx_port, rotate_ns, kx_timeout_ms
-    Raises what homa_open() returns: InvalidArgumentError,
+    Raises what homa_open() returns: InvalidArgumentError (also for an
+    integer its C field cannot hold, such as a negative rcvbuf_bytes),
     AddressInUseError, AddressNotAvailableError, PermissionError,
     NotSupportedError, OutOfMemoryError, IOError.
     """
@@ -299,7 +330,12 @@ class Socket:
                  encrypt: Union[None, bool, Mapping[str, Any]] = None,
                  ifname: Optional[str] = None, xdp_queues: int = 0,
                  xdp_raw: bool = False, transport: str = "homa",
-                 auto_fallback_ms: int = 0, auto_retry_ms: int = 0) -> None:
+                 auto_fallback_ms: int = 0, auto_retry_ms: int = 0,
+                 auto_tcp_min_bytes: Optional[int] = None,
+                 rcvbuf_bytes: Optional[int] = None, known_peers: Optional[int] = None,
+                 stranger_budget: Optional[int] = None,
+                 stranger_cpu_us: Optional[int] = None,
+                 spin_us: Optional[int] = None) -> None:
         self._lock = threading.RLock()
         self._pins = 0
         self._closing = False
@@ -315,6 +351,12 @@ class Socket:
                                                "transport: homa, tcp or auto")
         o.transport = _TRANSPORTS[transport]
         o.auto_fallback_ms, o.auto_retry_ms = auto_fallback_ms, auto_retry_ms
+        for name, value in (("auto_tcp_min_bytes", auto_tcp_min_bytes),
+                            ("rcvbuf_bytes", rcvbuf_bytes), ("known_peers", known_peers),
+                            ("stranger_budget", stranger_budget),
+                            ("stranger_cpu_us", stranger_cpu_us), ("spin_us", spin_us)):
+            if value is not None:
+                _set_int(o, name, value)
         if mode not in _MODES:
             raise _errors.InvalidArgumentError(_errors.CODES["HOMA_EINVAL"], "mode: threaded or polled")
         o.driver, o.mode, o.port, o.server = _DRIVERS[driver], _MODES[mode], port, server
