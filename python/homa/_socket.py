@@ -4,13 +4,23 @@
 Every C call goes through cffi in API mode, which releases the GIL for the
 duration of the call, so a thread blocked in recv_response() or a send
 waiting for buffer space never stops the other Python threads.
+
+Exports: a caller's buffer is exported to C (ffi.from_buffer()) in a
+`with` block around the one call that uses it, and released when the call
+returns, before its result is checked. An export left to the garbage
+collector would outlive a failed call: the exception's traceback holds
+the call's frame, the frame the export, the export the caller's
+memoryview; when such an exception ends up in a reference cycle, CPython
+releases without the fix for gh-77894 (3.11 among them) crash clearing
+that memoryview while it is still exported.
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import threading
 import time
-from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
+from typing import Any, Dict, Iterator, List, Mapping, Optional, Tuple, Union
 
 from . import _errors
 from ._errors import ShutdownError, check, error
@@ -105,6 +115,19 @@ def _peer(ss: Any) -> Address:
     host = ffi.new("char[64]")
     port = lib.pyhoma_peer(ss, host, 64)
     return (ffi.string(host).decode(), port) if port >= 0 else ("", 0)
+
+
+def _recv_error(err: int, m: Any) -> Exception:
+    """The exception of a homa_recv() into struct homa_message @m that
+    returned @err: a failed RPC's error has `rpc_id` and `cookie` set.
+    (Built here, not in the frame that raises it: a local there holding
+    the exception would make exception, traceback and frame a reference
+    cycle, left to the garbage collector with everything it holds.)"""
+    e = error(err)
+    if m.error:
+        e.rpc_id = m.id  # type: ignore[attr-defined]
+        e.cookie = m.cookie  # type: ignore[attr-defined]
+    return e
 
 
 class _Pin:
@@ -207,8 +230,8 @@ class Message:
         """Copy the bytes from @offset on into the writable buffer @buf
         (homa_message_copy()); return how many were copied."""
         pin = self._alive()
-        dst = ffi.from_buffer(buf, require_writable=True)
-        return int(lib.homa_message_copy(pin.msg, offset, dst, len(dst)))
+        with ffi.from_buffer(buf, require_writable=True) as dst:
+            return int(lib.homa_message_copy(pin.msg, offset, dst, len(dst)))
 
     def release(self) -> None:
         """Give up this object's hold on the message (homa_message_release()
@@ -249,18 +272,25 @@ def _more_opts(cookie: int = 0) -> Any:
     return o
 
 
-def _iov(data: Data) -> Tuple[Any, int, List[Any]]:
-    """(struct homa_iov[], count, keep-alive list) for one buffer or a
-    sequence of buffers."""
+@contextlib.contextmanager
+def _iov(data: Data) -> Iterator[Tuple[Any, int]]:
+    """(struct homa_iov[], count) over one buffer or a sequence of buffers,
+    for the duration of the `with` block: the buffers are exported to C
+    (ffi.from_buffer()) inside it and released when it ends (see the
+    module's note on exports)."""
     parts = list(data) if isinstance(data, (list, tuple)) else [data]
     iov = ffi.new("struct homa_iov[]", max(len(parts), 1))
-    keep = []
-    for i, p in enumerate(parts):
-        b = ffi.from_buffer(p)
-        keep.append(b)
-        iov[i].base = b
-        iov[i].len = len(b)
-    return iov, len(parts), keep
+    keep: List[Any] = []
+    try:
+        for i, p in enumerate(parts):
+            b = ffi.from_buffer(p)
+            keep.append(b)
+            iov[i].base = b
+            iov[i].len = len(b)
+        yield iov, len(parts)
+    finally:
+        for b in keep:
+            ffi.release(b)
 
 
 class Socket:
@@ -524,14 +554,15 @@ class Socket:
         sa = self._sockaddr(addr)
         idp = ffi.new("uint64_t *")
         if more:
-            iov, n, keep = _iov(data)
-            check(lib.homa_request_opts(h, sa, iov, n, _more_opts(cookie), idp))
+            with _iov(data) as (iov, n):
+                err = lib.homa_request_opts(h, sa, iov, n, _more_opts(cookie), idp)
         elif isinstance(data, (list, tuple)):
-            iov, n, keep = _iov(data)
-            check(lib.homa_send_request(h, sa, iov, n, cookie, idp))
+            with _iov(data) as (iov, n):
+                err = lib.homa_send_request(h, sa, iov, n, cookie, idp)
         else:
-            buf = ffi.from_buffer(data)
-            check(lib.homa_send(h, sa, buf, len(buf), cookie, idp))
+            with ffi.from_buffer(data) as buf:
+                err = lib.homa_send(h, sa, buf, len(buf), cookie, idp)
+        check(err)
         return int(idp[0])
 
     def _recv(self, flags: int, rpc_id: int, timeout: Optional[float]) -> Any:
@@ -553,11 +584,7 @@ class Socket:
                     break
                 self._handle()
         if err < 0:
-            e = error(err)
-            if m.error:
-                e.rpc_id = m.id  # type: ignore[attr-defined]
-                e.cookie = m.cookie  # type: ignore[attr-defined]
-            raise e
+            raise _recv_error(err, m)
         return m
 
     def recv_response(self, id: int = 0, timeout: Optional[float] = None) -> Message:
@@ -597,10 +624,11 @@ class Socket:
         (homa_recv_partial()). Return (bytes copied, bytes arrived so
         far). NotFoundError when the response has not started or is
         complete (then recv_response() returns it)."""
-        dst = ffi.from_buffer(buf, require_writable=True)
+        h = self._handle()
         avail = ffi.new("size_t *")
-        n = check(lib.homa_recv_partial(self._handle(), id, offset, dst, len(dst), avail))
-        return n, avail[0]
+        with ffi.from_buffer(buf, require_writable=True) as dst:
+            n = lib.homa_recv_partial(h, id, offset, dst, len(dst), avail)
+        return check(n), avail[0]
 
     # -- server -------------------------------------------------------
 
@@ -620,14 +648,15 @@ class Socket:
         that were waiting replies to all but the last with it."""
         h = self._handle()
         if more:
-            iov, n, keep = _iov(data)
-            check(lib.homa_reply_opts(h, id, iov, n, _more_opts()))
+            with _iov(data) as (iov, n):
+                err = lib.homa_reply_opts(h, id, iov, n, _more_opts())
         elif isinstance(data, (list, tuple)):
-            iov, n, keep = _iov(data)
-            check(lib.homa_reply(h, id, iov, n))
+            with _iov(data) as (iov, n):
+                err = lib.homa_reply(h, id, iov, n)
         else:
-            buf = ffi.from_buffer(data)
-            check(lib.homa_reply_buf(h, id, buf, len(buf)))
+            with ffi.from_buffer(data) as buf:
+                err = lib.homa_reply_buf(h, id, buf, len(buf))
+        check(err)
 
     # -- polled mode, settings, counters ------------------------------
 

@@ -4,6 +4,9 @@
 import array
 import gc
 import os
+import subprocess
+import sys
+import textwrap
 import threading
 import time
 
@@ -349,6 +352,68 @@ def test_recv_partial(client, server):
     t.join(30)
     assert resp is not None and resp.data == data
     assert buf[:got] == data[:got]
+
+def _released_after(call, mv):
+    """Run @call(@mv), which must fail, keep its exception (and so its
+    traceback's frames) alive, and release @mv: memoryview.release()
+    raises BufferError while a frame of the failed call still exports it."""
+    with pytest.raises(homa.HomaError) as info:
+        call(mv)
+    mv.release()
+    assert info.value is not None
+
+
+def test_failed_calls_keep_no_export(client, server):
+    """A call that fails releases the caller's buffer before it raises."""
+    _released_after(lambda mv: client.recv_partial(2, 0, mv), memoryview(bytearray(10)))
+    _released_after(lambda mv: server.reply(3, mv), memoryview(b"reply"))
+    _released_after(lambda mv: server.reply(3, [b"a", mv]), memoryview(b"reply"))
+    _released_after(lambda mv: server.reply(3, mv, more=True), memoryview(b"reply"))
+    with homa.Socket(bind_addr=LOCAL, settings={"max_message": 1000}) as small:
+        addr = (LOCAL, server.port)
+        _released_after(lambda mv: small.send_request(addr, mv), memoryview(bytes(1001)))
+        _released_after(lambda mv: small.send_request(addr, [mv]), memoryview(bytes(1001)))
+    buf = bytearray(10)
+    mv = memoryview(buf)
+    rpc = client.send_request((LOCAL, server.port), b"x")
+    server.recv_request(timeout=10).reply(b"12345")
+    client.recv_response(rpc, timeout=10).copy_into(mv)
+    mv.release()   # copy_into() let go of it too
+    assert buf[:5] == b"12345"
+
+
+def test_failed_partial_reads_collected():
+    """Failed recv_partial() calls whose exceptions end in reference
+    cycles (as test_recv_partial's loop makes them when recv_response()
+    raises while NotFoundError is handled) are collected without a crash
+    (CPython without the fix for gh-77894 crashes clearing a memoryview
+    a dead frame still exports). In a child process: a crash fails the
+    test instead of ending the run."""
+    code = textwrap.dedent("""
+        import gc
+        import homa
+
+        def cycle():
+            e = ValueError()   # the raising frame holds its exception: a cycle
+            raise e
+
+        with homa.Socket(bind_addr="127.0.0.1") as c:
+            big = bytearray(1 << 16)
+            for i in range(500):
+                try:
+                    c.recv_partial(2 * i + 2, 0, memoryview(big)[i:])
+                except homa.NotFoundError:
+                    try:
+                        cycle()
+                    except ValueError:
+                        pass
+            gc.collect()
+        print("collected")
+    """)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 0 and "collected" in r.stdout, (r.returncode, r.stderr[-2000:])
+
 
 def test_encrypted_pair():
     """encrypt=True: keys handed over by the application."""
