@@ -120,11 +120,15 @@ int homa_rt_input_init(struct homa_rt *rt)
 
 /**
  * copy_listed() - Do the batch's payload copies the engine listed
- * (homa_engine_defer_copies()), then report them done. Called with
- * rt->lock held, which stays held: copying with it released let another
- * thread corrupt memory (a 16 MiB response read as it arrived,
- * python_binding test_recv_partial), so the copies stay under the lock
- * until that is understood.
+ * (homa_engine_defer_copies()) with rt->lock released, then take it
+ * again and report them done. Called and returns with rt->lock held.
+ * Meanwhile other threads use the socket (send, receive, read a message
+ * as it arrives, free one); what the copies touch stays put without the
+ * lock: the destinations are chunks of messages the engine neither
+ * delivers, reports as present (homa_engine_rx_progress()) nor frees
+ * until the copies are reported done (src/core/rxcopy.c); the sources
+ * are the driver's receive buffers and the list is rt->rx_copies, which
+ * only this thread, the poller, reads from the driver and fills.
  */
 static void copy_listed(struct homa_rt *rt)
 {
@@ -132,17 +136,20 @@ static void copy_listed(struct homa_rt *rt)
 
 	if (!n)
 		return;
+	homa_rt_unlock(rt);
 	for (uint32_t i = 0; i < n; i++)
 		memcpy(rt->rx_copies[i].dst, rt->rx_copies[i].src, rt->rx_copies[i].len);
+	homa_rt_lock(rt);
 	homa_engine_copies_done(rt->engine, rt->rx_copies, n);
 	rt->rx_ncopies = 0;
 }
 
 /**
  * copy_midway() - The copy list is nearly full in the middle of a batch:
- * do the copies listed so far (copy_listed()) and list the rest of the
- * batch's afresh (listing is off while they are done). Called and
- * returns with rt->lock held.
+ * do the copies listed so far (copy_listed(), rt->lock released) and list
+ * the rest of the batch's afresh. Listing is off while the lock is
+ * released, so nothing another thread makes the engine do meanwhile adds
+ * to the list being copied. Called and returns with rt->lock held.
  */
 static void copy_midway(struct homa_rt *rt)
 {

@@ -39,16 +39,19 @@
 
 /**
  * Most lock takes per 100 B RPC, client and server in one thread (each
- * side's send, receive, poll, flushes and release): 10 when a flush with
+ * side's send, receive, poll, flushes and release): 12 when a flush with
  * nothing to send takes no lock of its own (homa_rt_unlock_flush()), a
  * send drains its first batch in the hold that attached the message
  * (homa_rt_unlock_send_out()) and a poll runs its timers and reads the
- * engine's wake-up time in the hold that made it the poller; 12 when the
- * poll's timers take the lock again, 14 when also each send's flush does;
- * 22 when also every release, received batch and poll's timers flush
- * under a second take and the poll reads the wake-up time under a third.
+ * engine's wake-up time in the hold that made it the poller, of which 2
+ * are the received request's and response's payload copies being
+ * reported done: they run with the lock released (io.c copy_listed());
+ * 14 when the poll's timers take the lock again, 16 when also each
+ * send's flush does; 24 when also every release, received batch and
+ * poll's timers flush under a second take and the poll reads the
+ * wake-up time under a third.
  */
-#define MAX_LOCKS_PER_RPC 11
+#define MAX_LOCKS_PER_RPC 13
 
 /**
  * Ticks before a RESEND, a NEED_ACK or the standby thread (polled mode:
