@@ -222,8 +222,9 @@ static void homa_reply_zc__released_after_ack(void **state)
 }
 
 /**
- * take_unacked() - A request from @cli (a polled socket nobody drives, so
- * it never takes the response nor acknowledges it) taken at @srv.
+ * take_unacked() - A request from @cli (a polled socket no application
+ * thread drives and whose standby thread stays away, so it never takes
+ * the response nor acknowledges it) taken at @srv.
  * Return: the server RPC's id.
  */
 static uint64_t take_unacked(homa_socket *cli, homa_socket *srv)
@@ -257,7 +258,11 @@ static void homa_reply_zc__released_by_abort_and_close(void **state)
 	homa_settings_default(&st);
 	st.timeout_ticks = 1000000; /* no timeout frees the unacknowledged RPCs first */
 	assert_int_equal(test_open(&srv, HOMA_DRIVER_UDP, HOMA_MODE_THREADED, true, 0, &st), 0);
-	assert_int_equal(test_open(&cli, HOMA_DRIVER_UDP, HOMA_MODE_POLLED, false, 0, NULL), 0);
+	/* the client's standby thread would step in after resend_ticks of
+	 * absence and acknowledge the responses (released before the abort) */
+	st.resend_ticks = 1000000;
+	st.timeout_ticks = 2000000;
+	assert_int_equal(test_open(&cli, HOMA_DRIVER_UDP, HOMA_MODE_POLLED, false, 0, &st), 0);
 	for (int i = 0; i < 2; i++) {
 		struct homa_iov iov = {out[i], sizeof(out[i])};
 
