@@ -137,8 +137,7 @@ static void copy_listed(struct homa_rt *rt)
 	if (!n)
 		return;
 	homa_rt_unlock(rt);
-	for (uint32_t i = 0; i < n; i++)
-		memcpy(rt->rx_copies[i].dst, rt->rx_copies[i].src, rt->rx_copies[i].len);
+	homa_rt_copy_payload(rt->rx_copies, n);
 	homa_rt_lock(rt);
 	homa_engine_copies_done(rt->engine, rt->rx_copies, n);
 	rt->rx_ncopies = 0;

@@ -523,6 +523,15 @@ void homa_rt_thread_stop(struct homa_rt *rt);
  */
 void homa_rt_arm_timer(struct homa_rt *rt);
 
+/* rxmem.c */
+/**
+ * homa_rt_copy_payload() - Do the @n payload copies at @c (each @c[i].len
+ * bytes from .src to .dst). The poller calls it with rt->lock released
+ * (io.c copy_listed()); the caller owns the list, the engine keeps the
+ * destinations in place until the copies are reported done.
+ */
+void homa_rt_copy_payload(const struct homa_rx_copy *c, uint32_t n);
+
 /* spin.c */
 /** Looks this thread made before sleeping (homa_rt_spin()): a test's measure of the window. */
 extern __thread uint64_t homa_rt_spin_looks;

@@ -3,9 +3,11 @@
  * @file test_rx_unlocked.c
  * The receive payload copies run with the socket lock released
  * (src/runtime/io.c copy_listed()). The binary links with
- * -Wl,--wrap=memcpy: while a probe is armed, the first copy of at least
- * PROBE_LEN bytes on the client's I/O thread (a received payload copy)
- * stops until the test thread has made public calls that take the
+ * -Wl,--wrap=homa_rt_copy_payload (the copies' own function, rxmem.c:
+ * a wrapped memcpy() misses them where a sanitizer or the compiler
+ * replaces the call): while a probe is armed, the first list of copies
+ * on the client's I/O thread holding one of at least PROBE_LEN bytes (a
+ * received payload copy) stops until the test thread has made public calls that take the
  * client's socket lock (homa_recv_partial() of the arriving response,
  * homa_socket_stats()) and says so, or PROBE_WAIT_S seconds passed. With
  * the lock held during the copy the calls block until the wait ends and
@@ -30,7 +32,7 @@
 #include "helpers.h"
 #include "rt.h"
 
-void *__real_memcpy(void *dst, const void *src, size_t len);
+void __real_homa_rt_copy_payload(const struct homa_rx_copy *c, uint32_t n);
 
 /** Copies at least this long are payload (headers and records are shorter). */
 #define PROBE_LEN ((size_t)1000)
@@ -51,20 +53,32 @@ static struct {
 	sem_t done;         /**< posted by the copy once `answered` is set */
 } probe;
 
-/**
- * __wrap_memcpy() - memcpy(); the armed probe's copy (see the file
- * comment) first waits for the test thread's calls. Return: @dst.
- */
-void *__wrap_memcpy(void *dst, const void *src, size_t len)
+/** longest() - The longest of the @n copies at @c, in bytes. */
+static size_t longest(const struct homa_rx_copy *c, uint32_t n)
 {
-	if (len >= PROBE_LEN && atomic_load(&probe.armed) &&
+	size_t most = 0;
+
+	for (uint32_t i = 0; i < n; i++)
+		if (c[i].len > most)
+			most = c[i].len;
+	return most;
+}
+
+/**
+ * __wrap_homa_rt_copy_payload() - homa_rt_copy_payload(); the armed
+ * probe's list (see the file comment) first waits for the test thread's
+ * calls.
+ */
+void __wrap_homa_rt_copy_payload(const struct homa_rx_copy *c, uint32_t n)
+{
+	if (longest(c, n) >= PROBE_LEN && atomic_load(&probe.armed) &&
 	    pthread_equal(pthread_self(), probe.thread) &&
 	    atomic_exchange(&probe.armed, false)) {
 		sem_post(&probe.inside);
 		atomic_store(&probe.answered, test_sem_wait_s(&probe.called, PROBE_WAIT_S));
 		sem_post(&probe.done);
 	}
-	return __real_memcpy(dst, src, len);
+	__real_homa_rt_copy_payload(c, n);
 }
 
 /**
