@@ -102,12 +102,20 @@ void homa_rt_obs_drop(struct homa_rt *rt, const homa_addr *src, int code)
 			       homa_addr_format(src, a, sizeof(a)), homa_drop_reason_name(reason));
 }
 
-/** The driver and runtime counters exported next to the engine's. */
-#define IO_COUNTER(field, help) {"io_" #field, help, offsetof(struct homa_io_counters, field)}
+/**
+ * The driver and runtime values exported next to the engine's: counters
+ * (homa_io_*_total) and the few that are levels, not counts (gauges,
+ * homa_io_*: they go down as well as up, so a rate of them means nothing).
+ */
+#define IO_COUNTER(field, help) \
+	{"io_" #field, help, offsetof(struct homa_io_counters, field), HOMA_METRIC_COUNTER}
+#define IO_GAUGE(field, help) \
+	{"io_" #field, help, offsetof(struct homa_io_counters, field), HOMA_METRIC_GAUGE}
 static const struct {
 	const char *name;
 	const char *help;
 	size_t offset;
+	int kind;
 } io_counters[] = {
 	IO_COUNTER(tx_packets, "Homa packets handed to the driver."),
 	IO_COUNTER(tx_bytes, "Bytes of those packets."),
@@ -119,18 +127,18 @@ static const struct {
 	IO_COUNTER(rx_calls, "Receive system calls that returned data."),
 	IO_COUNTER(rx_gro_batches, "Coalesced UDP_GRO buffers split."),
 	IO_COUNTER(rx_filtered, "Raw driver: packets for another port."),
-	IO_COUNTER(xdp_zerocopy, "XDP driver: 1 if bound in zero-copy mode, 0 in copy mode."),
+	IO_GAUGE(xdp_zerocopy, "XDP driver: 1 if bound in zero-copy mode, 0 in copy mode."),
 	IO_COUNTER(xdp_fill_empty, "XDP driver: packets dropped, fill ring empty."),
 	IO_COUNTER(xdp_rx_dropped, "XDP driver: packets dropped, rx ring full or other."),
 	IO_COUNTER(xdp_invalid_descs, "XDP driver: ring descriptors the kernel refused."),
 	IO_COUNTER(xdp_tx_ring_full, "XDP driver: sends that found the tx ring full."),
 	IO_COUNTER(xdp_rx_invalid, "XDP driver: frames refused for bad headers or checksums."),
 	IO_COUNTER(xdp_unresolved, "XDP driver: packets dropped while the next hop was resolved."),
-	IO_COUNTER(xdp_rx_lent, "XDP driver: receive frames held by messages (zero-copy receive)."),
+	IO_GAUGE(xdp_rx_lent, "XDP driver: receive frames held by messages (zero-copy receive)."),
 	IO_COUNTER(xdp_reclaimed, "XDP driver: UMEM frames taken back from processes that died."),
-	IO_COUNTER(rx_queues, "UDP driver: kernel receive queues read (2: by priority, 1: one for all)."),
+	IO_GAUGE(rx_queues, "UDP driver: kernel receive queues read (2: by priority, 1: one for all)."),
 	IO_COUNTER(rx_fast_packets, "UDP driver: packets read from the high-priority queue."),
-	IO_COUNTER(rx_known_peers, "UDP driver: known peers with a kernel receive queue of their own."),
+	IO_GAUGE(rx_known_peers, "UDP driver: known peers with a kernel receive queue of their own."),
 	IO_COUNTER(rx_known_packets, "UDP driver: packets read from known peers' queues."),
 	IO_COUNTER(rx_known_refused, "UDP driver: known peers left on the port's queues (slots busy, kernel refused)."),
 	IO_COUNTER(rx_gate_closed, "UDP driver: milliseconds in which the port's queues closed early: strangers used up their budget (stranger_budget), or drained them in a millisecond after one where they did."),
@@ -228,7 +236,7 @@ static int snapshot(void *arg, struct homa_stats *st, struct homa_metric_value *
 
 		v = homa_io_counter((const uint64_t *)(base + io_counters[i].offset));
 		ex[k++] = (struct homa_metric_value){.name = io_counters[i].name,
-			.help = io_counters[i].help, .kind = HOMA_METRIC_COUNTER, .value = (double)v};
+			.help = io_counters[i].help, .kind = io_counters[i].kind, .value = (double)v};
 	}
 	ex[k++] = (struct homa_metric_value){.name = "io_wakeups",
 		.help = "Application threads woken with a message.", .kind = HOMA_METRIC_COUNTER,

@@ -329,6 +329,61 @@ static void rt_metrics__transport_series(void **state)
 	rt_server_stop(&srv);
 }
 
+/**
+ * type_is() - True if @t declares family @name with TYPE @kind.
+ */
+static bool type_is(const char *t, const char *name, const char *kind)
+{
+	char want[160];
+
+	snprintf(want, sizeof(want), "# TYPE %s %s\n", name, kind);
+	return strstr(t, want) != NULL;
+}
+
+/**
+ * rt_metrics__driver_levels_are_gauges() - The UDP driver's levels (its
+ * receive queues, its known peers, the XDP driver's mode and lent frames)
+ * are exported as gauges without the counters' _total suffix, and with
+ * their values: after RPCs between a client and a server, the server has
+ * 2 receive queues and 1 known peer; the counts beside them stay counters.
+ */
+static void rt_metrics__driver_levels_are_gauges(void **state)
+{
+	struct homa_open_opts so, co;
+	struct rt_server srv;
+	homa_socket *c;
+	uint16_t mport = rt_free_tcp_port();
+	char *t;
+
+	(void)state;
+	homa_open_opts_default(&so);
+	so.metrics_port = mport;
+	assert_int_equal(rt_server_start(&srv, &so), 0);
+	homa_open_opts_default(&co);
+	co.bind_addr = "127.0.0.1";
+	assert_int_equal(homa_open(&c, &co), 0);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(rt_rpc(c, srv.port, 100, 100), 0);
+	assert_int_equal(rt_quiesce(c, srv.s, 10000), 0);
+	t = rt_scrape(mport);  /* checks the exposition's format too */
+	for (const char *const *g = (const char *const[]){"homa_io_rx_queues", "homa_io_rx_known_peers",
+		     "homa_io_xdp_zerocopy", "homa_io_xdp_rx_lent", NULL}; *g; g++) {
+		char total[96];
+
+		snprintf(total, sizeof(total), "%s_total", *g);
+		assert_true(type_is(t, *g, "gauge"));
+		assert_null(strstr(t, total));
+	}
+	assert_true(rt_metric(t, "homa_io_rx_queues", srv.port, "") == 2);
+	assert_true(rt_metric(t, "homa_io_rx_known_peers", srv.port, "") == 1);
+	assert_true(rt_metric(t, "homa_io_xdp_zerocopy", srv.port, "") == 0);
+	assert_true(type_is(t, "homa_io_rx_known_packets_total", "counter"));
+	assert_true(rt_metric(t, "homa_io_rx_known_packets_total", srv.port, "") >= 1);
+	free(t);
+	assert_int_equal(homa_close(c), 0);
+	rt_server_stop(&srv);
+}
+
 /** Messages the log sink received. */
 static struct {
 	int n, level;
@@ -435,6 +490,7 @@ int main(void)
 		cmocka_unit_test(rt_metrics__known_pattern_adds_up),
 		cmocka_unit_test(rt_metrics__off_by_default),
 		cmocka_unit_test(rt_metrics__transport_series),
+		cmocka_unit_test(rt_metrics__driver_levels_are_gauges),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
