@@ -281,11 +281,18 @@ int homa_known_unreach(struct homa_known *k, uint16_t port, struct homa_io_unrea
 {
 	int n = 0;
 
-	for (uint32_t i = 0; i < k->cap && n < max; i++) {
+	if (!k->errors)
+		return 0;
+	k->errors = false;
+	for (uint32_t i = 0; i < k->cap; i++) {
 		struct homa_known_peer *p = &k->peers[i];
 
 		if (p->fd < 0 || !p->rx.error)
 			continue;
+		if (n >= max) {
+			k->errors = true;  /* the next call takes this one's */
+			break;
+		}
 		p->rx.error = 0;
 		n += homa_io_icmp_drain(p->fd, port, out + n, max - n);
 	}

@@ -69,6 +69,7 @@ struct homa_known {
 	uint32_t gen;                  /**< bumped whenever a socket joins or leaves */
 	uint32_t next;                 /**< round-robin start among polled known sockets */
 	uint32_t port_err;             /**< bit q: the set reported port queue q (epoll data q < 32) in error */
+	bool errors;                   /**< a peer's receiver may hold an error note (homa_known_check()) */
 	pthread_mutex_t lock;          /**< guards pend, npend */
 	struct {
 		homa_addr addr;
@@ -123,10 +124,25 @@ struct homa_known_peer *homa_known_next(struct homa_known *k, bool refill,
 void homa_known_touch(struct homa_known_peer *p);
 
 /**
+ * homa_known_check() - After a read of @p's socket: note in @k whether the
+ * read left an error note in @p's receiver (a read the kernel refused
+ * with the socket's pending ICMP error), so that homa_known_unreach()
+ * looks for it; it looks at no peer's receiver otherwise.
+ */
+static inline void homa_known_check(struct homa_known *k, const struct homa_known_peer *p)
+{
+	if (p->rx.error)
+		k->errors = true;
+}
+
+/**
  * homa_known_unreach() - Drain the error queues of known peers' sockets
  * on which a receive saw an ICMP report (the kernel files reports about
- * packets to a known peer on its connected socket). Return: reports kept
- * in @out (at most @max), as homa_io_icmp_drain().
+ * packets to a known peer on its connected socket). Looks at the peers
+ * only when a read noted an error (homa_known_check()) since the last
+ * call that looked at them all; a call whose @out fills first leaves the
+ * note for the next. Return: reports kept in @out (at most @max), as
+ * homa_io_icmp_drain().
  */
 int homa_known_unreach(struct homa_known *k, uint16_t port, struct homa_io_unreach *out, int max);
 

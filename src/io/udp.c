@@ -515,6 +515,7 @@ static int recv_known_polled(struct udp_driver *d)
 		if (!may_read(d, i))
 			continue;
 		n = read_entry(d, i, &p->rx);
+		homa_known_check(&d->known, p);
 		got_known(d, p, n);
 		if (n != 0) {
 			d->known.next = (uint32_t)(i - d->nq + 1);
@@ -545,6 +546,7 @@ static int recv_known(struct udp_driver *d)
 			return 0;
 		refill = false;  /* one epoll_wait() per call at most */
 		n = recv_from(d, &p->rx);
+		homa_known_check(&d->known, p);
 		got_known(d, p, n);
 		if (n > 0)
 			return n;
@@ -770,6 +772,7 @@ static int read_urgent(struct udp_driver *d, int fd, int slot)
 		own->error = d->urgent.error;  /* for unreach() */
 	d->urgent.error = 0;
 	if (slot >= 0) {
+		homa_known_check(&d->known, &d->known.peers[slot]);
 		got_known_at(d, &d->known.peers[slot], d->urgent_pkts, n);
 		if (n > 0 && homa_gate_on(&d->gate))
 			homa_gate_known(&d->gate, homa_gate_now());

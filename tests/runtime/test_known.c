@@ -12,6 +12,7 @@
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
+#include <errno.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <setjmp.h>
@@ -21,6 +22,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -29,6 +31,7 @@
 #include "driver.h"
 #include "drv_cfg.h"
 #include "helpers.h"
+#include "known.h"
 #include "homa/homa.h"
 
 /** Strangers' packets queued ahead of the known peer's. */
@@ -396,6 +399,80 @@ static void udp_recv_urgent__keeps_known_peers_unreach_report(void **state)
 	homa_driver_close(b);
 }
 
+/**
+ * udp_recv__keeps_known_peers_unreach_report() - As above, with recv()
+ * the read that sees the known peer's socket error: unreach() hands the
+ * report out.
+ */
+static void udp_recv__keeps_known_peers_unreach_report(void **state)
+{
+	struct homa_driver_config cs = cfg_of(0, 0), cb = cfg_of(4, 0);
+	struct homa_driver *k, *b;
+	struct homa_io_unreach u[4];
+	struct homa_io_rx *rx;
+	homa_addr kaddr;
+	uint16_t kport;
+	int first, reports = 0;
+
+	(void)state;
+	assert_int_equal(homa_driver_open(HOMA_IO_UDP, &cs, &k), 0);
+	assert_int_equal(homa_driver_open(HOMA_IO_UDP, &cb, &b), 0);
+	know(b, k);
+	assert_int_equal(b->c.rx_known_peers, 1);
+	send_run(k, b, 1, 'R');
+	assert_int_equal(read_until(b, 1, 'R', &first), 1);
+	kaddr = k->local;
+	kport = k->port;
+	homa_driver_close(k);
+	send_one(b, &kaddr, kport);
+	for (int64_t end = test_now_ms() + 2000; !reports && test_now_ms() < end;) {
+		usleep(1000);
+		assert_true(b->ops->recv(b, &rx) >= 0);
+		reports = b->ops->unreach(b, u, 4);
+	}
+	if (reports != 1)
+		fail_msg("unreach() handed out %d reports after recv() read the known peer's "
+			 "socket error (expected 1)", reports);
+	assert_int_equal(u[0].kind, HOMA_UNREACH_PORT);
+	homa_driver_close(b);
+}
+
+/**
+ * homa_known_unreach__looks_only_after_noted_error() - homa_known_unreach()
+ * runs on every receive, so it looks at no peer until a read noted an
+ * error (homa_known_check()): a receiver's error note set behind its back
+ * is left alone. Once noted, the note is taken (the socket's empty error
+ * queue read) and cleared; a call with no room for reports leaves both the
+ * peer's note and the known table's for the next call.
+ */
+static void homa_known_unreach__looks_only_after_noted_error(void **state)
+{
+	struct homa_known_peer peers[4];
+	struct homa_known k = {.peers = peers, .cap = 4, .n = 1};
+	struct homa_io_unreach u[2];
+
+	(void)state;
+	memset(peers, 0, sizeof(peers));
+	for (int i = 0; i < 4; i++)
+		peers[i].fd = -1;
+	peers[2].fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK, 0);
+	assert_true(peers[2].fd >= 0);
+	peers[2].rx.error = ECONNREFUSED;
+	assert_int_equal(homa_known_unreach(&k, 4000, u, 2), 0);
+	assert_int_equal(peers[2].rx.error, ECONNREFUSED);  /* not looked at */
+	homa_known_check(&k, &peers[2]);
+	assert_true(k.errors);
+	assert_int_equal(homa_known_unreach(&k, 4000, u, 0), 0);
+	assert_true(k.errors);
+	assert_int_equal(peers[2].rx.error, ECONNREFUSED);
+	assert_int_equal(homa_known_unreach(&k, 4000, u, 2), 0);
+	assert_int_equal(peers[2].rx.error, 0);
+	assert_false(k.errors);
+	homa_known_check(&k, &peers[2]);  /* no error: nothing to note */
+	assert_false(k.errors);
+	close(peers[2].fd);
+}
+
 /** Bytes of a bulk packet in udp_recv_urgent__skips_peer_that_sent_bulk(). */
 #define BULK_LEN 9000
 
@@ -467,6 +544,8 @@ int main(void)
 		cmocka_unit_test(udp_know__full_table_keeps_active_peers),
 		cmocka_unit_test(udp_know__kernel_refuses_socket),
 		cmocka_unit_test(udp_recv_urgent__keeps_known_peers_unreach_report),
+		cmocka_unit_test(udp_recv__keeps_known_peers_unreach_report),
+		cmocka_unit_test(homa_known_unreach__looks_only_after_noted_error),
 		cmocka_unit_test(udp_recv_urgent__skips_peer_that_sent_bulk),
 		cmocka_unit_test(homa_open__rpc_makes_peers_known),
 	};
