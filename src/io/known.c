@@ -45,7 +45,7 @@ int homa_known_init(struct homa_known *k, uint32_t cap, int ep, const struct soc
 		return 0;
 	k->peers = calloc(cap, sizeof(*k->peers));
 	k->ready = calloc(cap + 2, sizeof(*k->ready));
-	if (!k->peers || !k->ready) {
+	if (!k->peers || !k->ready || homa_peerset_init(&k->set, cap)) {
 		free(k->peers);
 		free(k->ready);
 		k->peers = NULL;
@@ -65,9 +65,15 @@ int homa_known_init(struct homa_known *k, uint32_t cap, int ep, const struct soc
 	return 0;
 }
 
-/** drop_slot() - Close slot @i's socket (it leaves the epoll set and the group). */
+/**
+ * drop_slot() - Close slot @i's socket (it leaves the epoll set and the
+ * group); its peer is no longer known (k->set).
+ */
 static void drop_slot(struct homa_known *k, uint32_t i)
 {
+	pthread_mutex_lock(&k->lock);
+	homa_peerset_del(&k->set, &k->peers[i].addr, k->peers[i].port);
+	pthread_mutex_unlock(&k->lock);
 	close(k->peers[i].fd);
 	k->peers[i].fd = -1;
 	k->n--;
@@ -84,6 +90,7 @@ void homa_known_free(struct homa_known *k)
 			drop_slot(k, i);
 	free(k->peers);
 	free(k->ready);
+	homa_peerset_free(&k->set);
 	k->peers = NULL;
 	k->cap = 0;
 	pthread_mutex_destroy(&k->lock);
@@ -96,6 +103,10 @@ void homa_known_note(struct homa_known *k, const homa_addr *addr, uint16_t port,
 	if (!k->cap)
 		return;
 	pthread_mutex_lock(&k->lock);
+	if (homa_peerset_has(&k->set, addr, port)) {  /* known already: nothing to admit */
+		pthread_mutex_unlock(&k->lock);
+		return;
+	}
 	for (uint32_t i = 0; i < k->npend; i++)
 		if (k->pend[i].port == port && !memcmp(&k->pend[i].addr, addr, sizeof(*addr))) {
 			pthread_mutex_unlock(&k->lock);
@@ -224,6 +235,9 @@ static void admit_one(struct homa_known *k, const homa_addr *addr, uint16_t port
 	p->urgent = false;
 	k->n++;
 	k->gen++;
+	pthread_mutex_lock(&k->lock);
+	homa_peerset_add(&k->set, addr, port);
+	pthread_mutex_unlock(&k->lock);
 }
 
 /** homa_known_admit() - See known.h. */

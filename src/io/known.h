@@ -29,6 +29,7 @@
 
 #include "batch.h"
 #include "driver.h"
+#include "peerset.h"
 
 /** Known batches read in a row, while known peers have packets, before the port's queues get one. */
 #define HOMA_KNOWN_TURNS 4
@@ -70,7 +71,8 @@ struct homa_known {
 	uint32_t next;                 /**< round-robin start among polled known sockets */
 	uint32_t port_err;             /**< bit q: the set reported port queue q (epoll data q < 32) in error */
 	bool errors;                   /**< a peer's receiver may hold an error note (homa_known_check()) */
-	pthread_mutex_t lock;          /**< guards pend, npend */
+	pthread_mutex_t lock;          /**< guards pend, npend, set */
+	struct homa_peerset set;       /**< the peers in slots: one lookup per homa_known_note() */
 	struct {
 		homa_addr addr;
 		uint16_t port;
@@ -92,9 +94,10 @@ int homa_known_init(struct homa_known *k, uint32_t cap, int ep, const struct soc
 void homa_known_free(struct homa_known *k);
 
 /**
- * homa_known_note() - Name @addr:@port known; any thread. Taken in by the
- * next homa_known_admit(); dropped (counted in @c->rx_known_refused)
- * when HOMA_KNOWN_PENDING wait already.
+ * homa_known_note() - Name @addr:@port known; any thread. A peer that
+ * has a slot already costs one lookup (k->set) and is not queued; another
+ * is taken in by the next homa_known_admit(), or dropped (counted in
+ * @c->rx_known_refused) when HOMA_KNOWN_PENDING wait already.
  */
 void homa_known_note(struct homa_known *k, const homa_addr *addr, uint16_t port,
 		     struct homa_io_counters *c);

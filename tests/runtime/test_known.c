@@ -21,6 +21,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <fcntl.h>
@@ -473,6 +474,56 @@ static void homa_known_unreach__looks_only_after_noted_error(void **state)
 	close(peers[2].fd);
 }
 
+/**
+ * homa_known_note__known_peer_costs_a_lookup() - Every completed message
+ * names its peer known again: a peer with a slot is found in the table's
+ * set and not queued for homa_known_admit() (which would take the lock
+ * and scan the slots for it); a peer without one is queued; after its
+ * slot is given up (homa_known_free()) nothing of it is left.
+ */
+static void homa_known_note__known_peer_costs_a_lookup(void **state)
+{
+	struct sockaddr_in port = {.sin_family = AF_INET,
+				   .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	struct sockaddr_storage bind_ss;
+	socklen_t len = sizeof(port);
+	struct homa_io_receiver proto;
+	struct homa_io_counters c;
+	struct homa_known k;
+	homa_addr lo = homa_addr_ipv4(0x7f000001u);
+	int on = 1, ep = epoll_create1(EPOLL_CLOEXEC);
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+	(void)state;
+	memset(&proto, 0, sizeof(proto));
+	memset(&c, 0, sizeof(c));
+	assert_true(ep >= 0 && fd >= 0);
+	assert_int_equal(setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &on, sizeof(on)), 0);
+	assert_int_equal(bind(fd, (struct sockaddr *)&port, sizeof(port)), 0);
+	assert_int_equal(getsockname(fd, (struct sockaddr *)&port, &len), 0);
+	memset(&bind_ss, 0, sizeof(bind_ss));
+	memcpy(&bind_ss, &port, sizeof(port));
+	assert_int_equal(homa_known_init(&k, 4, ep, &bind_ss, sizeof(port), 0, false, &proto), 0);
+	homa_known_note(&k, &lo, 40001, &c);
+	assert_int_equal(k.has_pend, 1);
+	homa_known_admit(&k, &c);
+	assert_int_equal(k.n, 1);
+	assert_int_equal(k.has_pend, 0);
+	for (int i = 0; i < 3; i++)
+		homa_known_note(&k, &lo, 40001, &c);
+	assert_int_equal(k.has_pend, 0);  /* known: nothing queued */
+	assert_int_equal(k.npend, 0);
+	homa_known_note(&k, &lo, 40002, &c);
+	assert_int_equal(k.npend, 1);
+	homa_known_admit(&k, &c);
+	assert_int_equal(k.n, 2);
+	assert_int_equal(c.rx_known_refused, 0);
+	homa_known_free(&k);
+	assert_int_equal(k.set.n, 0);
+	close(fd);
+	close(ep);
+}
+
 /** Bytes of a bulk packet in udp_recv_urgent__skips_peer_that_sent_bulk(). */
 #define BULK_LEN 9000
 
@@ -546,6 +597,7 @@ int main(void)
 		cmocka_unit_test(udp_recv_urgent__keeps_known_peers_unreach_report),
 		cmocka_unit_test(udp_recv__keeps_known_peers_unreach_report),
 		cmocka_unit_test(homa_known_unreach__looks_only_after_noted_error),
+		cmocka_unit_test(homa_known_note__known_peer_costs_a_lookup),
 		cmocka_unit_test(udp_recv_urgent__skips_peer_that_sent_bulk),
 		cmocka_unit_test(homa_open__rpc_makes_peers_known),
 	};
