@@ -17,6 +17,7 @@
 #include <poll.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -358,17 +359,17 @@ static void send_one(struct homa_driver *a, const homa_addr *dst, uint16_t port)
 }
 
 /**
- * udp_recv_urgent__keeps_known_peers_unreach_report() - A known peer that
- * sent only short packets (priority 7, the fast queue's: recv_urgent()
- * asks its socket) closes its port; a packet to it comes back as an ICMP
- * port unreachable, filed on the peer's own socket. recv_urgent() is the
- * first to see the socket's error: the report is still handed out by
- * unreach(), so the engine learns of it and the socket's error queue is
- * drained (left there, it would keep the socket readable as POLLERR).
+ * unreach_after_read() - A known peer of a driver (steering at @fast)
+ * sends one short packet (@mark), read; then it closes its port, and a
+ * packet to it comes back as an ICMP port unreachable filed on the peer's
+ * own socket. Reads by recv_urgent() (@urgent) or recv() see the socket's
+ * error first; unreach() must still hand the report out, so the engine
+ * learns of it and the socket's error queue is drained (left there, it
+ * would keep the socket readable as POLLERR).
  */
-static void udp_recv_urgent__keeps_known_peers_unreach_report(void **state)
+static void unreach_after_read(uint8_t fast, bool urgent, uint8_t mark)
 {
-	struct homa_driver_config cs = cfg_of(0, 0), cb = cfg_of(4, 5);
+	struct homa_driver_config cs = cfg_of(0, 0), cb = cfg_of(4, fast);
 	struct homa_driver *k, *b;
 	struct homa_io_unreach u[4];
 	struct homa_io_rx *rx;
@@ -376,66 +377,47 @@ static void udp_recv_urgent__keeps_known_peers_unreach_report(void **state)
 	uint16_t kport;
 	int first, reports = 0;
 
-	(void)state;
 	assert_int_equal(homa_driver_open(HOMA_IO_UDP, &cs, &k), 0);
 	assert_int_equal(homa_driver_open(HOMA_IO_UDP, &cb, &b), 0);
-	assert_non_null(b->ops->recv_urgent);
+	assert_true(!urgent || b->ops->recv_urgent);
 	know(b, k);
 	assert_int_equal(b->c.rx_known_peers, 1);
-	send_run(k, b, 1, 'H');  /* priority 7 only: the peer counts as urgent */
-	assert_int_equal(read_until(b, 1, 'H', &first), 1);
+	send_run(k, b, 1, mark);  /* priority 7 only: with steering, the peer counts as urgent */
+	assert_int_equal(read_until(b, 1, mark, &first), 1);
 	kaddr = k->local;
 	kport = k->port;
 	homa_driver_close(k);
 	send_one(b, &kaddr, kport);
 	for (int64_t end = test_now_ms() + 2000; !reports && test_now_ms() < end;) {
 		usleep(1000);
-		assert_true(b->ops->recv_urgent(b, &rx) >= 0);
+		assert_true((urgent ? b->ops->recv_urgent(b, &rx) : b->ops->recv(b, &rx)) >= 0);
 		reports = b->ops->unreach(b, u, 4);
 	}
 	if (reports != 1)
-		fail_msg("unreach() handed out %d reports after recv_urgent() read the "
-			 "known peer's socket error (expected 1)", reports);
+		fail_msg("unreach() handed out %d reports after %s read the known peer's socket "
+			 "error (expected 1)", reports, urgent ? "recv_urgent()" : "recv()");
 	assert_int_equal(u[0].kind, HOMA_UNREACH_PORT);
 	homa_driver_close(b);
 }
 
 /**
- * udp_recv__keeps_known_peers_unreach_report() - As above, with recv()
- * the read that sees the known peer's socket error: unreach() hands the
- * report out.
+ * udp_recv_urgent__keeps_known_peers_unreach_report() - unreach_after_read()
+ * with recv_urgent() the first to see the known peer's socket error.
+ */
+static void udp_recv_urgent__keeps_known_peers_unreach_report(void **state)
+{
+	(void)state;
+	unreach_after_read(5, true, 'H');
+}
+
+/**
+ * udp_recv__keeps_known_peers_unreach_report() - unreach_after_read() with
+ * recv() the first to see it.
  */
 static void udp_recv__keeps_known_peers_unreach_report(void **state)
 {
-	struct homa_driver_config cs = cfg_of(0, 0), cb = cfg_of(4, 0);
-	struct homa_driver *k, *b;
-	struct homa_io_unreach u[4];
-	struct homa_io_rx *rx;
-	homa_addr kaddr;
-	uint16_t kport;
-	int first, reports = 0;
-
 	(void)state;
-	assert_int_equal(homa_driver_open(HOMA_IO_UDP, &cs, &k), 0);
-	assert_int_equal(homa_driver_open(HOMA_IO_UDP, &cb, &b), 0);
-	know(b, k);
-	assert_int_equal(b->c.rx_known_peers, 1);
-	send_run(k, b, 1, 'R');
-	assert_int_equal(read_until(b, 1, 'R', &first), 1);
-	kaddr = k->local;
-	kport = k->port;
-	homa_driver_close(k);
-	send_one(b, &kaddr, kport);
-	for (int64_t end = test_now_ms() + 2000; !reports && test_now_ms() < end;) {
-		usleep(1000);
-		assert_true(b->ops->recv(b, &rx) >= 0);
-		reports = b->ops->unreach(b, u, 4);
-	}
-	if (reports != 1)
-		fail_msg("unreach() handed out %d reports after recv() read the known peer's "
-			 "socket error (expected 1)", reports);
-	assert_int_equal(u[0].kind, HOMA_UNREACH_PORT);
-	homa_driver_close(b);
+	unreach_after_read(0, false, 'R');
 }
 
 /**
