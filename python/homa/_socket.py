@@ -1,6 +1,11 @@
 # SPDX-License-Identifier: MIT
 """homa.Socket: the blocking API over <homa/homa.h>.
 
+Integers: every int argument stored into a C field or passed to a C
+function is checked against its C type first (_cint.c_int()): one the type
+cannot hold raises InvalidArgumentError naming the argument, one that is
+not an int TypeError. Timeouts (seconds) must be below 2**63 ns.
+
 Every C call goes through cffi in API mode, which releases the GIL for the
 duration of the call, so a thread blocked in recv_response() or a send
 waiting for buffer space never stops the other Python threads.
@@ -23,6 +28,7 @@ import time
 from typing import Any, Dict, Iterator, List, Mapping, Optional, Tuple, Union
 
 from . import _errors
+from ._cint import c_int, c_range, set_int
 from ._errors import ShutdownError, check, error
 from ._homa_cffi import ffi, lib
 
@@ -42,13 +48,23 @@ _CLOSING_SLICE_NS = 200_000_000
 _ETIME = _errors.CODES["HOMA_ETIME"]
 
 
-def timeout_ns(timeout: Optional[float]) -> int:
-    """Seconds (None: wait as long as it takes) -> the C timeout in ns."""
+_INT64_MAX = c_range("int64_t")[1]
+
+
+def timeout_ns(timeout: Optional[float], name: str = "timeout") -> int:
+    """Seconds (None: wait as long as it takes) -> the C timeout in ns
+    (int64_t). A negative timeout, NaN, or one of 2**63 ns (292 years) or
+    more raises InvalidArgumentError naming @name; a timeout that is not a
+    number raises TypeError."""
     if timeout is None:
         return -1
     if timeout < 0:
-        raise _errors.InvalidArgumentError(_errors.CODES["HOMA_EINVAL"], "negative timeout")
-    return int(timeout * 1e9)
+        raise _errors.InvalidArgumentError(_errors.CODES["HOMA_EINVAL"], "%s: negative" % name)
+    ns = timeout * 1e9
+    if not ns < _INT64_MAX:   # also NaN and infinity
+        raise _errors.InvalidArgumentError(_errors.CODES["HOMA_EINVAL"],
+                                           "%s: %r s does not fit int64_t ns" % (name, timeout))
+    return int(ns)
 
 
 def _field_names(ctype: str) -> List[str]:
@@ -75,7 +91,9 @@ def default_settings() -> Dict[str, Any]:
 
 def _settings(values: Mapping[str, Any]) -> Any:
     """A struct homa_settings: the defaults with @values applied and
-    validated (InvalidArgumentError names the rejected field)."""
+    validated (InvalidArgumentError names the rejected field, also one
+    whose value its C type cannot hold; TypeError for a value that is not
+    an int, or a list for a field that is not an array)."""
     st = ffi.new("struct homa_settings *")
     lib.homa_settings_default(st)
     known = set(_field_names("struct homa_settings"))
@@ -87,27 +105,16 @@ def _settings(values: Mapping[str, Any]) -> Any:
             if len(v) != len(arr):
                 raise _errors.InvalidArgumentError(_errors.CODES["HOMA_EINVAL"],
                                                    "%s needs %d values" % (k, len(arr)))
+            item = ffi.typeof(arr).item
             for i, x in enumerate(v):
-                arr[i] = x
+                arr[i] = c_int(item, "%s[%d]" % (k, i), x)
         else:
-            setattr(st, k, v)
+            set_int(st, k, v)
     why = ffi.new("const char **")
     if lib.homa_settings_validate(st, why) < 0:
         text = ffi.string(why[0]).decode() if why[0] != ffi.NULL else "rejected"
         raise _errors.InvalidArgumentError(_errors.CODES["HOMA_EINVAL"], "bad setting: " + text)
     return st
-
-
-def _set_int(obj: Any, name: str, value: int) -> None:
-    """Set the integer field @name of the C struct @obj to @value. A value
-    its C type cannot hold (negative in an unsigned field, too large)
-    raises InvalidArgumentError, as the C call does for values out of its
-    range; the range itself is left to the C library to check."""
-    try:
-        setattr(obj, name, value)
-    except OverflowError:
-        raise _errors.InvalidArgumentError(_errors.CODES["HOMA_EINVAL"],
-                                           "%s: %r does not fit its C field" % (name, value)) from None
 
 
 def _peer(ss: Any) -> Address:
@@ -228,8 +235,10 @@ class Message:
 
     def copy_into(self, buf: Any, offset: int = 0) -> int:
         """Copy the bytes from @offset on into the writable buffer @buf
-        (homa_message_copy()); return how many were copied."""
+        (homa_message_copy()); return how many were copied.
+        InvalidArgumentError for an @offset size_t cannot hold."""
         pin = self._alive()
+        offset = c_int("size_t", "offset", offset)
         with ffi.from_buffer(buf, require_writable=True) as dst:
             return int(lib.homa_message_copy(pin.msg, offset, dst, len(dst)))
 
@@ -267,7 +276,7 @@ def _more_opts(cookie: int = 0) -> Any:
     """struct homa_send_opts with HOMA_SEND_MORE (and @cookie) set."""
     o = ffi.new("struct homa_send_opts *")
     lib.homa_send_opts_default(o)
-    o.cookie = cookie
+    o.cookie = cookie   # checked by the caller (c_int())
     o.flags = lib.HOMA_SEND_MORE
     return o
 
@@ -345,9 +354,12 @@ class Socket:
                     version, master_keys (64 bytes), cert_file, key_file,
                     ca_file, kx_port, rotate_ns, kx_timeout_ms
     Raises what homa_open() returns: InvalidArgumentError (also for an
-    integer its C field cannot hold, such as a negative rcvbuf_bytes),
-    AddressInUseError, AddressNotAvailableError, PermissionError,
-    NotSupportedError, OutOfMemoryError, IOError.
+    integer its C field cannot hold, checked before homa_open(): a port
+    of 70000 or -1, a negative batch, a pcap or encrypt value out of its
+    field's type; the message names the argument), AddressInUseError,
+    AddressNotAvailableError, PermissionError, NotSupportedError,
+    OutOfMemoryError, IOError. An integer argument given another type
+    (float, str; None where None is not its default) raises TypeError.
     """
 
     def __init__(self, server: bool = False, port: int = 0, driver: str = "udp", *,
@@ -380,38 +392,37 @@ class Socket:
             raise _errors.InvalidArgumentError(_errors.CODES["HOMA_EINVAL"],
                                                "transport: homa, tcp or auto")
         o.transport = _TRANSPORTS[transport]
-        o.auto_fallback_ms, o.auto_retry_ms = auto_fallback_ms, auto_retry_ms
+        if mode not in _MODES:
+            raise _errors.InvalidArgumentError(_errors.CODES["HOMA_EINVAL"], "mode: threaded or polled")
+        o.driver, o.mode = _DRIVERS[driver], _MODES[mode]
+        self.mode = mode
+        for name, value in (("port", port), ("server", server),
+                            ("auto_fallback_ms", auto_fallback_ms),
+                            ("auto_retry_ms", auto_retry_ms), ("metrics_port", metrics_port),
+                            ("xdp_queues", xdp_queues), ("xdp_raw", xdp_raw)):
+            set_int(o, name, value)
         for name, value in (("auto_tcp_min_bytes", auto_tcp_min_bytes),
                             ("rcvbuf_bytes", rcvbuf_bytes), ("known_peers", known_peers),
                             ("stranger_budget", stranger_budget),
-                            ("stranger_cpu_us", stranger_cpu_us), ("spin_us", spin_us)):
+                            ("stranger_cpu_us", stranger_cpu_us), ("spin_us", spin_us),
+                            ("batch", batch), ("offload", offload)):
             if value is not None:
-                _set_int(o, name, value)
-        if mode not in _MODES:
-            raise _errors.InvalidArgumentError(_errors.CODES["HOMA_EINVAL"], "mode: threaded or polled")
-        o.driver, o.mode, o.port, o.server = _DRIVERS[driver], _MODES[mode], port, server
-        self.mode = mode
-        o.send_timeout_ns = timeout_ns(send_timeout)
+                set_int(o, name, value)
+        o.send_timeout_ns = timeout_ns(send_timeout, "send_timeout")
         if bind_addr is not None:
             o.bind_addr = self._cstr(bind_addr, keep)
         if settings is not None:
             st = _settings(settings)
             keep.append(st)
             o.settings = st
-        if batch is not None:
-            o.batch = batch
-        if offload is not None:
-            o.offload = offload
         if pcap_path is not None:
             o.pcap_path = self._cstr(pcap_path, keep)
         for k, v in (pcap or {}).items():
-            setattr(o.pcap, k, v)
-        o.metrics_port = metrics_port
+            set_int(o.pcap, k, v, "pcap[%r]" % k)
         if metrics_addr is not None:
             o.metrics_addr = self._cstr(metrics_addr, keep)
         if ifname is not None:
             o.ifname = self._cstr(ifname, keep)
-        o.xdp_queues, o.xdp_raw = xdp_queues, xdp_raw
         if encrypt:
             o.encrypt = self._encrypt_opts({} if encrypt is True else encrypt, keep)
         h = ffi.new("homa_socket **")
@@ -442,7 +453,7 @@ class Socket:
             elif k in ("cert_file", "key_file", "ca_file"):
                 setattr(e, k, self._cstr(v, keep))
             elif k in ("version", "kx_port", "rotate_ns", "kx_timeout_ms"):
-                setattr(e, k, v)
+                set_int(e, k, v, "encrypt[%r]" % k)
             else:
                 raise _errors.InvalidArgumentError(_errors.CODES["HOMA_EINVAL"],
                                                    "unknown encrypt option %r" % k)
@@ -546,12 +557,13 @@ class Socket:
         more sends follow at once: the request's packets wait and leave
         with the next ones in one system call, at the next send without
         @more or the next receive that finds nothing ready (<homa/homa.h>
-        lists every event that sends them). Raises InvalidArgumentError,
-        NotSupportedError, MessageTooLongError, WouldBlockError /
+        lists every event that sends them). Raises InvalidArgumentError
+        (also a @cookie uint64_t cannot hold), NotSupportedError, MessageTooLongError, WouldBlockError /
         CallTimeoutError (no buffer space within send_timeout),
         PeerDeadError, ShutdownError, OutOfMemoryError."""
         h = self._handle()
         sa = self._sockaddr(addr)
+        cookie = c_int("uint64_t", "cookie", cookie)
         idp = ffi.new("uint64_t *")
         if more:
             with _iov(data) as (iov, n):
@@ -569,6 +581,7 @@ class Socket:
         """homa_recv() into a new struct homa_message; raises the error of
         a failed RPC with its `rpc_id` attribute set."""
         h = self._handle()
+        rpc_id = c_int("uint64_t", "id", rpc_id)
         m = ffi.new("struct homa_message *")
         t = timeout_ns(timeout)
         if t == 0:
@@ -594,14 +607,18 @@ class Socket:
         (TimeoutError: the server stopped answering; NoServerError,
         CanceledError, AbandonedError) with `rpc_id` set; CallTimeoutError
         (nothing within @timeout), WouldBlockError (timeout 0),
-        NotFoundError (@id is not an outstanding RPC), ShutdownError."""
+        NotFoundError (@id is not an outstanding RPC), ShutdownError,
+        InvalidArgumentError (an @id uint64_t cannot hold, a @timeout
+        negative or of 2**63 ns or more)."""
         return Message(self, self._recv(lib.HOMA_RECV_RESPONSE, id, timeout))
 
     def call(self, addr: Address, data: Data, timeout: Optional[float] = None) -> memoryview:
         """One RPC: send @data to @addr and return the response's bytes as
         a read-only memoryview (Message.data). If no response comes within
         @timeout seconds the RPC is aborted and CallTimeoutError raised;
-        other errors as send_request() and recv_response()."""
+        other errors as send_request() and recv_response() (a bad @timeout
+        raises before the request is sent)."""
+        timeout_ns(timeout)
         rpc = self.send_request(addr, data)
         try:
             return self.recv_response(rpc, timeout).data
@@ -615,16 +632,18 @@ class Socket:
         """Abandon RPC @id (homa_abort()). Client: no response will be
         delivered, a thread waiting for it raises CanceledError. Server:
         the request is forgotten, no reply is sent. Raises NotFoundError,
-        ShutdownError."""
-        check(lib.homa_abort(self._handle(), id))
+        ShutdownError, InvalidArgumentError (an @id uint64_t cannot hold)."""
+        check(lib.homa_abort(self._handle(), c_int("uint64_t", "id", id)))
 
     def recv_partial(self, id: int, offset: int, buf: Any) -> Tuple[int, int]:
         """Copy bytes of a response that is still arriving for client RPC
         @id, from @offset on, into the writable buffer @buf
         (homa_recv_partial()). Return (bytes copied, bytes arrived so
         far). NotFoundError when the response has not started or is
-        complete (then recv_response() returns it)."""
+        complete (then recv_response() returns it); InvalidArgumentError
+        for an @id (uint64_t) or @offset (size_t) out of its C type."""
         h = self._handle()
+        id, offset = c_int("uint64_t", "id", id), c_int("size_t", "offset", offset)
         avail = ffi.new("size_t *")
         with ffi.from_buffer(buf, require_writable=True) as dst:
             n = lib.homa_recv_partial(h, id, offset, dst, len(dst), avail)
@@ -645,8 +664,10 @@ class Socket:
         its packets wait for the next reply without @more or this
         socket's next receive that finds nothing ready, and leave with
         the others in one system call: a server answering the requests
-        that were waiting replies to all but the last with it."""
+        that were waiting replies to all but the last with it.
+        InvalidArgumentError for an @id uint64_t cannot hold."""
         h = self._handle()
+        id = c_int("uint64_t", "id", id)
         if more:
             with _iov(data) as (iov, n):
                 err = lib.homa_reply_opts(h, id, iov, n, _more_opts())
@@ -663,7 +684,8 @@ class Socket:
     def poll(self, timeout: Optional[float] = 0) -> int:
         """Polled mode: move packets and run timers, waiting up to @timeout
         seconds for the first packet (homa_poll()). Return the number of
-        messages ready. InvalidArgumentError on a threaded socket."""
+        messages ready. InvalidArgumentError on a threaded socket, and for
+        a @timeout negative or of 2**63 ns or more."""
         return check(lib.homa_poll(self._handle(), timeout_ns(timeout)))
 
     def set_settings(self, **fields: Any) -> None:
@@ -694,7 +716,9 @@ class Socket:
 
     def encrypt_tx_add(self, addr: Address, spi: int, key: bytes, version: int = 0) -> None:
         """Seal packets to @addr with the receiver's @spi and @key
-        (homa_encrypt_tx_add())."""
+        (homa_encrypt_tx_add()). InvalidArgumentError also for an @spi
+        (uint32_t) or @version (int) out of its C type."""
+        spi, version = c_int("uint32_t", "spi", spi), c_int("int", "version", version)
         if len(key) != lib.homa_psp_key_len(version):
             raise _errors.InvalidArgumentError(_errors.CODES["HOMA_EINVAL"], "key length")
         check(lib.homa_encrypt_tx_add(self._handle(), self._sockaddr(addr), spi, key, version))
@@ -706,7 +730,9 @@ class Socket:
     def encrypt_rx_issue(self, version: int = 0) -> Tuple[int, bytes]:
         """Issue an SPI and key of this socket for one sender
         (homa_encrypt_rx_issue()); return (spi, key). @version is the
-        socket's encrypt version (it sizes the key)."""
+        socket's encrypt version (it sizes the key; InvalidArgumentError
+        when a C int cannot hold it)."""
+        version = c_int("int", "version", version)
         spi = ffi.new("uint32_t *")
         key = ffi.new("uint8_t[64]")
         check(lib.homa_encrypt_rx_issue(self._handle(), spi, key))

@@ -29,6 +29,7 @@ import collections
 from typing import Any, AsyncIterator, Deque, Dict, Optional, Set, Union
 
 from . import _errors
+from ._cint import c_int
 from ._errors import HomaError, ShutdownError
 from ._homa_cffi import lib
 from ._socket import Address, Data, Message, Request, Socket as _SyncSocket
@@ -205,9 +206,11 @@ class Socket:
     async def recv_response(self, id: int = 0, timeout: Optional[float] = None) -> Message:
         """Wait for the response to RPC @id (0: any of this socket's) for
         at most @timeout seconds; errors as homa.Socket.recv_response()
-        (CallTimeoutError when @timeout passes; the RPC goes on).
+        (CallTimeoutError when @timeout passes; the RPC goes on;
+        InvalidArgumentError for an @id uint64_t cannot hold).
         Cancelling the awaiting task aborts RPC @id."""
         loop = self._attach()
+        c_int("uint64_t", "id", id)
         res: Optional[_Result] = None
         if id and id in self._ready:
             res = self._ready.pop(id)
