@@ -58,8 +58,10 @@ struct homa_encrypt_opts {
 				     *   ask at; 0 = the Homa port's number */
 	/**
 	 * Rotate the master keys every rotate_ns (0: only when the
-	 * application calls homa_encrypt_rotate()). An SPI lives two
-	 * rotations; the key exchange tells clients so they re-ask in time.
+	 * application calls homa_encrypt_rotate(); any length up to
+	 * UINT64_MAX, where a rotation that would come after the monotonic
+	 * clock's end never does). An SPI lives two rotations; the key
+	 * exchange tells clients so they re-ask in time.
 	 */
 	uint64_t rotate_ns;
 	uint32_t kx_timeout_ms;     /**< one key exchange's time limit (default 3000) */

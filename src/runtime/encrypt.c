@@ -32,13 +32,23 @@ void homa_encrypt_opts_default(struct homa_encrypt_opts *e)
 	e->kx_timeout_ms = 3000;
 }
 
+/**
+ * later() - @now + @ns, or UINT64_MAX where that does not fit: a period
+ * as long as an application may give (rotate_ns up to UINT64_MAX) means
+ * "not in this process's life", not a time that wrapped into the past.
+ */
+static uint64_t later(uint64_t now, uint64_t ns)
+{
+	return ns > UINT64_MAX - now ? UINT64_MAX : now + ns;
+}
+
 /** homa_rt_enc_maybe_rotate() - See enc.h. */
 void homa_rt_enc_maybe_rotate(struct rt_enc *x, uint64_t now)
 {
 	if (!x->rotate_ns || now < x->next_rotate)
 		return;
 	homa_psp_rx_rotate(x->psp, NULL);
-	x->next_rotate = now + x->rotate_ns;
+	x->next_rotate = later(now, x->rotate_ns);
 }
 
 /** homa_rt_enc_lifetime() - See enc.h. */
@@ -46,7 +56,7 @@ uint64_t homa_rt_enc_lifetime(const struct rt_enc *x, uint64_t now)
 {
 	if (!x->rotate_ns)
 		return UINT64_MAX;
-	return x->next_rotate + x->rotate_ns - now;
+	return later(x->next_rotate, x->rotate_ns) - now;
 }
 
 /**
@@ -198,7 +208,7 @@ int homa_rt_enc_open(struct homa_rt *rt, const struct homa_open_opts *o,
 	x->kx_port = e->kx_port;
 	x->timeout_ms = e->kx_timeout_ms ? e->kx_timeout_ms : 3000;
 	x->rotate_ns = e->rotate_ns;
-	x->next_rotate = homa_rt_now() + e->rotate_ns;
+	x->next_rotate = later(homa_rt_now(), e->rotate_ns);
 	x->udp_port = e->udp_port;
 	err = copy_files(x, e);
 	if (!err)

@@ -281,6 +281,32 @@ static void encrypt__rotation_renews(void **state)
 	crypto_echo_stop(&s);
 }
 
+/**
+ * encrypt__longest_rotation_never_comes() - rotate_ns UINT64_MAX (as long
+ * as an application may ask) means no rotation in this process's life:
+ * the server's RPCs complete with no rotation and the client needs one key
+ * exchange. When the time of the next rotation wrapped around, the server
+ * rotated on every received batch, its SPIs died two batches later and
+ * the client asked for a key again and again.
+ */
+static void encrypt__longest_rotation_never_comes(void **state)
+{
+	struct crypto_echo s, c;
+	struct homa_psp_stats st;
+
+	(void)state;
+	assert_int_equal(eopen(&s, true, "server", UINT64_MAX), 0);
+	assert_int_equal(eopen(&c, false, "client", 0), 0);
+	for (int i = 0; i < 20; i++)
+		assert_int_equal(crypto_rpc(c.s, s.port, 3000), 0);
+	st = stats(&s);
+	assert_int_equal(st.rotations, 0);
+	assert_int_equal(rejected_total(&st), 0);
+	assert_int_equal(stats(&c).kx_done, 1);
+	crypto_echo_stop(&c);
+	crypto_echo_stop(&s);
+}
+
 /** now_ms() - CLOCK_MONOTONIC in ms. */
 static uint64_t now_ms(void)
 {
@@ -681,6 +707,7 @@ int main(void)
 		cmocka_unit_test(encrypt__closed_port_ends_with_enoserver),
 		cmocka_unit_test(encrypt__key_exchange),
 		cmocka_unit_test(encrypt__rotation_renews),
+		cmocka_unit_test(encrypt__longest_rotation_never_comes),
 		cmocka_unit_test(encrypt__expired_after_failed_renewals),
 		cmocka_unit_test(encrypt__attacks_on_the_wire),
 		cmocka_unit_test(encrypt__stale_packets_rejected),
