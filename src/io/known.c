@@ -108,7 +108,7 @@ void homa_known_note(struct homa_known *k, const homa_addr *addr, uint16_t port,
 		return;
 	}
 	for (uint32_t i = 0; i < k->npend; i++)
-		if (k->pend[i].port == port && !memcmp(&k->pend[i].addr, addr, sizeof(*addr))) {
+		if (homa_peer_is(&k->pend[i].addr, k->pend[i].port, addr, port)) {
 			pthread_mutex_unlock(&k->lock);
 			return;
 		}
@@ -174,24 +174,18 @@ static int open_peer(struct homa_known *k, const homa_addr *addr, uint16_t port,
 /**
  * pick_slot() - The slot for a new peer: a free one, else the one read
  * least lately if idle HOMA_KNOWN_IDLE_NS at @now (its socket closed);
- * -1 if every peer is busy. Sets *@found when @addr:@port is known already.
+ * -1 if every peer is busy.
  */
-static int pick_slot(struct homa_known *k, const homa_addr *addr, uint16_t port, uint64_t now,
-		     bool *found)
+static int pick_slot(struct homa_known *k, uint64_t now)
 {
 	int free_slot = -1, oldest = -1;
 
-	*found = false;
 	for (uint32_t i = 0; i < k->cap; i++) {
 		struct homa_known_peer *p = &k->peers[i];
 
 		if (p->fd < 0) {
 			free_slot = free_slot < 0 ? (int)i : free_slot;
 			continue;
-		}
-		if (p->port == port && !memcmp(&p->addr, addr, sizeof(*addr))) {
-			*found = true;
-			return (int)i;
 		}
 		if (oldest < 0 || p->last_ns < k->peers[oldest].last_ns)
 			oldest = (int)i;
@@ -206,16 +200,31 @@ static int pick_slot(struct homa_known *k, const homa_addr *addr, uint16_t port,
 	return -1;
 }
 
-/** admit_one() - Give @addr:@port a slot and a socket (homa_known_admit()). */
+/** known() - Whether @addr:@port has a slot (k->set, under k->lock). */
+static bool known(struct homa_known *k, const homa_addr *addr, uint16_t port)
+{
+	bool has;
+
+	pthread_mutex_lock(&k->lock);
+	has = homa_peerset_has(&k->set, addr, port);
+	pthread_mutex_unlock(&k->lock);
+	return has;
+}
+
+/**
+ * admit_one() - Give @addr:@port a slot and a socket (homa_known_admit()),
+ * unless it has one: a note made while the peer's first admission was
+ * under way queued it again.
+ */
 static void admit_one(struct homa_known *k, const homa_addr *addr, uint16_t port, uint64_t now,
 		      struct homa_io_counters *c)
 {
-	bool found;
-	int slot = pick_slot(k, addr, port, now, &found);
 	struct homa_known_peer *p;
+	int slot;
 
-	if (found)
+	if (known(k, addr, port))
 		return;
+	slot = pick_slot(k, now);
 	if (slot < 0) {
 		homa_io_count(&c->rx_known_refused, 1);
 		return;

@@ -25,7 +25,7 @@ static uint32_t home(const struct homa_peerset *s, const homa_addr *addr, uint16
 /** same() - Whether entry @e holds @addr:@port. */
 static bool same(const struct homa_peerset_entry *e, const homa_addr *addr, uint16_t port)
 {
-	return e->used && e->port == port && !memcmp(&e->addr, addr, sizeof(*addr));
+	return e->used && homa_peer_is(&e->addr, e->port, addr, port);
 }
 
 /**

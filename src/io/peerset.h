@@ -13,6 +13,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "homa/engine.h"
 
@@ -22,6 +23,12 @@ struct homa_peerset_entry {
 	uint16_t port;
 	bool used;
 };
+
+/** homa_peer_is() - Whether @a:@pa and @b:@pb are the same peer (address and port). */
+static inline bool homa_peer_is(const homa_addr *a, uint16_t pa, const homa_addr *b, uint16_t pb)
+{
+	return pa == pb && !memcmp(a, b, sizeof(*a));
+}
 
 /** A set of at most cap peers. */
 struct homa_peerset {
