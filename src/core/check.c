@@ -26,6 +26,10 @@
  *   max_incoming + (max_overcommit + 2) x homa_unsched_window(), plus one FIFO
  *   increment per message whose FIFO grant is still arriving (grant.c);
  * - partial requests: engine.partial_in == the RPCs marked partial;
+ * - scan order (unless broken): the slots hold all_rpcs in its order, the
+ *   holes counted; a parked RPC is a server RPC receiving its request,
+ *   parked at a tick gone and due at a later one; any other RPC is due
+ *   every tick;
  * - memory: rx_buffered == the RPC records, their gap arrays and message
  *   buffers, plus the messages delivered (queued in an event or handed
  *   to the application) and not yet released; each eviction bucket's bytes == its requests' charges.
@@ -84,6 +88,33 @@ static const char *check_rpc(const homa_engine *e, const struct homa_rpc *r)
 		return "grant accounting: a message's share is not granted - received";
 	if (in->evict_tracked && in->evict_bucket >= HOMA_EVICT_BUCKETS)
 		return "eviction: bucket out of range";
+	return NULL;
+}
+
+/** check_scan() - The timer's slots against all_rpcs. Return: the broken invariant or NULL. */
+static const char *check_scan(const homa_engine *e)
+{
+	const struct homa_scan *s = &e->scan;
+	const struct homa_link *p;
+	uint32_t next = 0, n = 0;
+
+	if (s->broken)
+		return NULL;
+	for (p = e->all_rpcs.next; p != &e->all_rpcs; p = p->next, n++) {
+		const struct homa_rpc *r = homa_container_of(p, struct homa_rpc, all_link);
+		const struct homa_scan_slot *sl = &s->slot[r->scan_slot];
+
+		if (r->scan_slot < next || r->scan_slot >= s->len || sl->rpc != r)
+			return "scan order: an RPC's slot is out of all_rpcs' order";
+		next = r->scan_slot + 1;
+		if (!r->parked && (sl->due || sl->peer))
+			return "scan order: an RPC not parked is skipped";
+		if (r->parked && (sl->since > e->tick || homa_is_client_id(r->id) ||
+				  r->state != RPC_INCOMING || (sl->due <= e->tick && sl->peer != r->peer)))
+			return "scan order: a parked RPC is not a waiting request skipped for a reason";
+	}
+	if (n + s->holes != s->len)
+		return "scan order: slots are not the RPCs and the holes";
 	return NULL;
 }
 
@@ -184,6 +215,8 @@ const char *homa_check_engine(const homa_engine *e)
 	const char *why;
 
 	why = check_lists(e);
+	if (!why)
+		why = check_scan(e);
 	for (p = e->all_rpcs.next; !why && p != &e->all_rpcs; p = p->next) {
 		const struct homa_rpc *r = homa_container_of(p, struct homa_rpc, all_link);
 

@@ -102,6 +102,7 @@ void homa_engine_free(homa_engine *e)
 	homa_engine_output_sent(e);  /* nothing is sent any more: free, never retire */
 	while (!homa_list_empty(&e->all_rpcs))
 		homa_rpc_free(e, homa_container_of(e->all_rpcs.next, struct homa_rpc, all_link));
+	homa_scan_free(e);
 	while (homa_engine_next_event(e, &ev))
 		homa_engine_msg_release(e, ev.msg);
 	while (!homa_list_empty(&e->delivered))

@@ -208,12 +208,14 @@ struct homa_rpc {
 	uint16_t probes;          /**< RESEND/NEED_ACK probes sent since we last heard of it */
 	uint16_t restarts;        /**< client: restarts after RPC_UNKNOWN (settings.max_restarts) */
 	uint16_t start_resends;   /**< client: RESENDs for the response's start since the last (re)start */
+	bool parked;              /**< the ticks skip it until its slot is due (scan.c) */
 	union {
 		uint64_t restart_ns; /**< client: engine time of its first restart (incoming.c) */
 		/** server: its fingerprint in the finished-RPC memory (done.c), 0 if not made */
 		uint64_t done_f;
 	};
-	uint32_t silent_ticks;    /**< timer ticks without hearing from the peer */
+	uint32_t silent_ticks;    /**< timer ticks without hearing from the peer (while parked:
+				       as of the tick that parked it, scan.c) */
 	uint32_t resend_at;       /**< silent_ticks value at which the next RESEND is due */
 	uint64_t heard_ns;        /**< engine time of the latest sign of life (timer.c) */
 	uint64_t cookie;
@@ -223,6 +225,7 @@ struct homa_rpc {
 	struct homa_rpc *hash_next;   /**< chain in engine.rpcs (by id, peer, port) */
 	struct homa_rpc *handle_next; /**< chain in engine.handles (by handle) */
 	uint32_t key;                 /**< keyed hash of (id, peer address), made once (rpc.c) */
+	uint32_t scan_slot;           /**< its slot in engine.scan */
 	struct homa_link all_link; /**< engine.rpcs, in timer scan order */
 	struct homa_pport *pport;   /**< the group of RPCs with this peer and dport (pport.c) */
 	struct homa_link port_link; /**< pport.rpcs */
@@ -337,6 +340,29 @@ struct homa_done_mark {
 
 struct homa_done_ent;
 
+/** One slot of the timer's scan order (scan.c). */
+struct homa_scan_slot {
+	struct homa_rpc *rpc;     /**< NULL for a hole */
+	uint64_t due;             /**< parked quiet: the first tick that visits it (else 0) */
+	struct homa_peer *peer;   /**< parked behind its peer: rpc->peer (else NULL) */
+	uint64_t timeout_at;      /**< parked behind its peer: first tick it may time out */
+	uint64_t since;           /**< parked: the tick that parked it */
+};
+
+/**
+ * The timer's scan order (scan.c): the RPCs of engine.all_rpcs, in its
+ * order, with holes where RPCs left.
+ */
+struct homa_scan {
+	struct homa_scan_slot *slot;
+	uint32_t len;             /**< slots used (RPCs and holes) */
+	uint32_t cap;             /**< slots allocated */
+	uint32_t holes;
+	bool walking;             /**< a tick walks the slots: no compaction */
+	bool broken;              /**< the slots could not grow: ticks walk all_rpcs */
+	uint64_t broken_count;    /**< times that happened (for tests) */
+};
+
 /** Simple chained hash table of RPCs or peers. */
 struct homa_table {
 	void **buckets;
@@ -438,6 +464,8 @@ struct homa_engine {
 	/* timer */
 	uint64_t next_tick_ns;
 	uint64_t tick;
+	struct homa_scan scan;       /**< the RPCs in scan order, parked ones skipped (scan.c) */
+	uint64_t timer_visits;       /**< RPCs the ticks examined (their cost, for tests) */
 
 	/* cutoffs (as a receiver) */
 	uint32_t cutoffs[HOMA_MAX_PRIORITIES];
@@ -695,13 +723,31 @@ int homa_incoming_foreign(homa_engine *e, const homa_addr *src, const struct hom
  */
 void homa_announce_arriving(homa_engine *e);
 
-/** homa_rpc_heard() - The peer showed life for @rpc now: restart its silence count. */
-static inline void homa_rpc_heard(const homa_engine *e, struct homa_rpc *rpc)
+/** homa_scan_unpark() - Let every tick visit @rpc again (scan.c). */
+static inline void homa_scan_unpark(homa_engine *e, struct homa_rpc *rpc)
+{
+	struct homa_scan_slot *sl;
+
+	rpc->parked = false;
+	if (e->scan.broken)
+		return;
+	sl = &e->scan.slot[rpc->scan_slot];
+	sl->due = 0;
+	sl->peer = NULL;
+}
+
+/**
+ * homa_rpc_heard() - The peer showed life for @rpc now: restart its
+ * silence count; a parked RPC is visited by the next tick again (scan.c).
+ */
+static inline void homa_rpc_heard(homa_engine *e, struct homa_rpc *rpc)
 {
 	rpc->heard_ns = e->now;
 	rpc->silent_ticks = 0;
 	rpc->resend_at = 0;
 	rpc->probes = 0;
+	if (rpc->parked)
+		homa_scan_unpark(e, rpc);
 }
 
 /** HOMA_DROP() - Encode a drop reason as a handler's negative return. */
@@ -738,6 +784,37 @@ static inline void homa_check(homa_engine *e)
 /* timer.c */
 void homa_timer_tick(homa_engine *e);
 void homa_timer_arm(homa_engine *e);
+
+/* scan.c */
+/** homa_scan_add() - Append new RPC @rpc to the scan order (all_rpcs and its slots). */
+void homa_scan_add(homa_engine *e, struct homa_rpc *rpc);
+/** homa_scan_del() - Remove @rpc (being freed) from the scan order. */
+void homa_scan_del(homa_engine *e, struct homa_rpc *rpc);
+/** homa_scan_rotate() - Move @rpc to the end of the scan order (ticks visit it last). */
+void homa_scan_rotate(homa_engine *e, struct homa_rpc *rpc);
+/**
+ * homa_scan_park() - Skip @rpc's slot until tick @due (> the current
+ * tick); its silence then counts as if every tick between had visited it.
+ * Nothing happens while the scan is broken.
+ */
+void homa_scan_park(homa_engine *e, struct homa_rpc *rpc, uint64_t due);
+/**
+ * homa_scan_park_behind() - @rpc's RESEND is due but its peer's RESEND of
+ * this tick went to another RPC: skip its slot on every tick that finds
+ * the same, while it cannot time out (its probes must not be
+ * unanswered(): that is for the caller to check).
+ */
+void homa_scan_park_behind(homa_engine *e, struct homa_rpc *rpc);
+/** homa_scan_wake() - Unpark @rpc for a visit now, adding the silent ticks it skipped. */
+void homa_scan_wake(homa_engine *e, struct homa_rpc *rpc);
+/**
+ * homa_scan_walk() - One tick's walk: @visit (which may free, rotate or
+ * park the RPC it gets) every RPC due at e->tick, or every RPC if @all,
+ * in scan order; RPCs rotated meanwhile wait for the next tick.
+ */
+void homa_scan_walk(homa_engine *e, bool all, void (*visit)(homa_engine *, struct homa_rpc *));
+/** homa_scan_free() - Free the slots (engine teardown, after every RPC). */
+void homa_scan_free(homa_engine *e);
 
 /** homa_hist_add() - Count @v in a log2 histogram. */
 static inline void homa_hist_add(uint64_t *hist, uint64_t v)

@@ -151,7 +151,7 @@ struct homa_rpc *homa_rpc_new_key(homa_engine *e, uint32_t key, uint64_t id,
 	r->handle_next = e->handles.buckets[b];
 	e->handles.buckets[b] = r;
 	e->handles.count++;
-	homa_list_add_tail(&e->all_rpcs, &r->all_link);
+	homa_scan_add(e, r);
 	e->rx_buffered += sizeof(*r);
 	homa_table_maybe_grow(e, &e->rpcs, offsetof(struct homa_rpc, hash_next), rpc_hash);
 	homa_table_maybe_grow(e, &e->handles, offsetof(struct homa_rpc, handle_next), handle_hash);
@@ -194,7 +194,7 @@ void homa_rpc_free(homa_engine *e, struct homa_rpc *rpc)
 	unlink_chain(&e->handles.buckets[handle_key(rpc->handle) & (e->handles.nbuckets - 1)],
 		     rpc, offsetof(struct homa_rpc, handle_next));
 	e->handles.count--;
-	homa_list_del(&rpc->all_link);
+	homa_scan_del(e, rpc);
 	homa_pport_del(e, rpc);
 	if (rpc->partial) {
 		peer->partial_in--;

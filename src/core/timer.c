@@ -214,65 +214,103 @@ static bool retry_due(homa_engine *e, struct homa_rpc *rpc)
 	return true;
 }
 
-/** check_rpc() - Per-tick work for one RPC. Return: true if it was rotated to the tail. */
-static bool check_rpc(homa_engine *e, struct homa_rpc *rpc)
+/**
+ * parkable() - True if the ticks may skip @rpc (scan.c): a server RPC
+ * receiving its request, whose waiting() only a packet can end (and a
+ * packet unparks it). Not under memory pressure, whose ticks visit every
+ * RPC (homa_evict_stale()).
+ */
+static bool parkable(const homa_engine *e, const struct homa_rpc *rpc)
+{
+	return !homa_is_client_id(rpc->id) && rpc->state == RPC_INCOMING && !rpc->out.msg &&
+	       !e->evict_sweep;
+}
+
+/**
+ * park_quiet() - @rpc, just checked and still alive, owes nothing until
+ * its next RESEND turn or its timeout: if parkable(), let the ticks until
+ * then skip it.
+ */
+static void park_quiet(homa_engine *e, struct homa_rpc *rpc)
+{
+	uint32_t wake = rpc->resend_at > e->s.resend_ticks ? rpc->resend_at : e->s.resend_ticks;
+
+	if (!parkable(e, rpc))
+		return;
+	if (wake > e->s.timeout_ticks)
+		wake = e->s.timeout_ticks;
+	if (rpc->silent_ticks < wake)
+		homa_scan_park(e, rpc, e->tick + (wake - rpc->silent_ticks));
+}
+
+/**
+ * park_behind() - @rpc's RESEND is due but its peer's went to another RPC
+ * this tick: if parkable() and its probes are not all unanswered (which
+ * could time it out), let the ticks that find the same skip it.
+ */
+static void park_behind(homa_engine *e, struct homa_rpc *rpc)
+{
+	if (parkable(e, rpc) && !unanswered(e, rpc))
+		homa_scan_park_behind(e, rpc);
+}
+
+/** check_rpc() - Per-tick work for one RPC (homa_scan_walk()'s visit). */
+static void check_rpc(homa_engine *e, struct homa_rpc *rpc)
 {
 	struct homa_peer *peer = rpc->peer;
 	uint32_t first;
 
+	homa_scan_wake(e, rpc);
 	if (!waiting(rpc)) {
 		homa_rpc_heard(e, rpc);
-		return false;
+		return;
 	}
 	rpc->silent_ticks++;
 	if (rpc->silent_ticks >= e->s.timeout_ticks &&
 	    (e->tick - peer->heard_tick >= e->s.timeout_ticks || unanswered(e, rpc))) {
 		timeout(e, rpc);
-		return false;
+		return;
 	}
 	if (retry_due(e, rpc))
-		return false;
+		return;
 	if (homa_evict_stale(e, rpc))
-		return false; /* memory pressure: freed rather than asked again */
+		return; /* memory pressure: freed rather than asked again */
 	/* after the silence count: our own START_MSG repeat is not a sign of life */
 	if (start_repeat(e, rpc))
-		return false;
+		return;
 	first = rpc->state == RPC_DONE ? e->s.request_ack_ticks : e->s.resend_ticks;
-	if (rpc->silent_ticks < first || rpc->silent_ticks < rpc->resend_at)
-		return false;
-	if (peer->resend_tick == e->tick)
-		return false; /* this peer already got its RESEND this tick */
+	if (rpc->silent_ticks < first || rpc->silent_ticks < rpc->resend_at) {
+		park_quiet(e, rpc);
+		return;
+	}
+	if (peer->resend_tick == e->tick) {
+		/* this peer already got its RESEND this tick */
+		park_behind(e, rpc);
+		return;
+	}
 	rpc->resend_at = rpc->silent_ticks + e->s.resend_interval;
 	if (!homa_ctl_stranger_ok(e, peer)) {
 		/* a stranger's request, strangers' replies spent: the turn
 		 * counts as an unanswered probe, so it still times out */
 		count_probe(rpc);
-		return false;
+		park_quiet(e, rpc);
+		return;
 	}
-	if (!probe(e, rpc))
-		return false;
-	peer->resend_tick = e->tick;
-	homa_list_del(&rpc->all_link);
-	homa_list_add_tail(&e->all_rpcs, &rpc->all_link);
-	return true;
+	if (probe(e, rpc)) {
+		peer->resend_tick = e->tick;
+		homa_scan_rotate(e, rpc);
+	}
+	park_quiet(e, rpc);
 }
 
 /** homa_timer_tick() - One timer tick over the whole engine. */
 void homa_timer_tick(homa_engine *e)
 {
-	uint32_t n = e->rpcs.count;
-	struct homa_link *pos = e->all_rpcs.next;
-
 	e->tick++;
 	e->evict_sweep = homa_evict_pressure(e);
 	homa_cutoffs_maybe_update(e);
 	homa_peers_tick(e);
-	while (n-- && pos != &e->all_rpcs) {
-		struct homa_link *next = pos->next;
-
-		check_rpc(e, homa_container_of(pos, struct homa_rpc, all_link));
-		pos = next;
-	}
+	homa_scan_walk(e, e->evict_sweep, check_rpc);
 	/*
 	 * Messages waiting for grants get them when data arrives or a message
 	 * ends; an RPC freed another way (abort, RPC_UNKNOWN, timeout) frees

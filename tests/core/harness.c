@@ -186,6 +186,17 @@ int th_take(homa_engine *e, uint64_t now, struct th_pkt *p)
 	return p->len;
 }
 
+/** th_drain_count() - See harness.h. */
+int th_drain_count(homa_engine *e, uint64_t now, int type)
+{
+	static struct th_pkt p;
+	int n = 0;
+
+	while (th_take(e, now, &p) > 0)
+		n += p.ok && p.k.type == type;
+	return n;
+}
+
 /** th_data_in() - See harness.h. */
 int th_data_in(homa_engine *e, const homa_addr *src, const struct th_data *d, uint64_t now)
 {

@@ -82,6 +82,12 @@ struct th_pkt {
  */
 int th_take(homa_engine *e, uint64_t now, struct th_pkt *p);
 
+/**
+ * th_drain_count() - Take every packet @e has to send at @now.
+ * Return: how many of them decode as packets of type @type.
+ */
+int th_drain_count(homa_engine *e, uint64_t now, int type);
+
 /** What th_data_in() puts in a forged DATA packet (other fields 0). */
 struct th_data {
 	uint16_t sport, dport;

@@ -135,12 +135,7 @@ static void homa_evict_room__responses_never_evicted(void **state)
 /** resends() - RESEND packets @e sends now. */
 static int resends(homa_engine *e, uint64_t now)
 {
-	static struct th_pkt p;
-	int n = 0;
-
-	while (th_take(e, now, &p) > 0)
-		n += p.ok && p.k.type == HOMA_PKT_RESEND;
-	return n;
+	return th_drain_count(e, now, HOMA_PKT_RESEND);
 }
 
 /**
