@@ -356,7 +356,8 @@ class Socket:
     Raises what homa_open() returns: InvalidArgumentError (also for an
     integer its C field cannot hold, checked before homa_open(): a port
     of 70000 or -1, a negative batch, a pcap or encrypt value out of its
-    field's type; the message names the argument), AddressInUseError,
+    field's type, an unknown settings, pcap or encrypt key; the message
+    names the argument), AddressInUseError,
     AddressNotAvailableError, PermissionError, NotSupportedError,
     OutOfMemoryError, IOError. An integer argument given another type
     (float, str; None where None is not its default) raises TypeError.
@@ -418,6 +419,9 @@ class Socket:
         if pcap_path is not None:
             o.pcap_path = self._cstr(pcap_path, keep)
         for k, v in (pcap or {}).items():
+            if k not in _field_names("struct homa_pcap_opts"):
+                raise _errors.InvalidArgumentError(_errors.CODES["HOMA_EINVAL"],
+                                                   "unknown pcap option %r" % k)
             set_int(o.pcap, k, v, "pcap[%r]" % k)
         if metrics_addr is not None:
             o.metrics_addr = self._cstr(metrics_addr, keep)

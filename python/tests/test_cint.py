@@ -66,6 +66,12 @@ def test_open_option_of_another_type_is_a_type_error(name, value):
         homa.Socket(bind_addr=LOCAL, **{name: value})
 
 
+def test_unknown_pcap_option_is_an_invalid_argument(tmp_path):
+    # like an unknown setting or encrypt option; it was cffi's AttributeError
+    with pytest.raises(homa.InvalidArgumentError, match="unknown pcap option 'snap_len'"):
+        homa.Socket(bind_addr=LOCAL, pcap_path=str(tmp_path / "c.pcap"), pcap={"snap_len": 128})
+
+
 def test_pcap_and_encrypt_values_of_another_type_are_type_errors(tmp_path):
     with pytest.raises(TypeError):
         homa.Socket(bind_addr=LOCAL, pcap_path=str(tmp_path / "c.pcap"), pcap={"snaplen": 128.0})
