@@ -60,7 +60,7 @@ static struct homa_rpc *new_server_rpc(homa_engine *e, const homa_addr *src,
 {
 	struct homa_peer *peer;
 	struct homa_rpc *rpc;
-	uint64_t done_f = 0, h;
+	uint64_t done_f = 0, h = 0;
 
 	if (!e->server) {
 		*drop = HOMA_DROP(HOMA_DROP_NOT_SERVER);
@@ -90,7 +90,9 @@ static struct homa_rpc *new_server_rpc(homa_engine *e, const homa_addr *src,
 	 * cannot, homa_rpc_new() or homa_msgin_init() refuses below */
 	homa_evict_room(e, NULL, length, sizeof(*rpc) + HOMA_CHUNK);
 	peer = homa_peer_get(e, src);
-	rpc = peer ? homa_rpc_new_key(e, key, pkt->sender_id ^ 1, peer, pkt->sport) : NULL;
+	/* the client's hash is its RPC group's key too */
+	rpc = peer ? homa_rpc_new_key(e, key, pkt->sender_id ^ 1, peer, pkt->sport,
+				      e->done_cap ? &h : NULL) : NULL;
 	if (!rpc) {
 		if (peer)
 			homa_peer_put(e, peer);

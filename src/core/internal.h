@@ -571,9 +571,11 @@ struct homa_pport *homa_pport_find(homa_engine *e, const struct homa_peer *peer,
 struct homa_pport *homa_pport_near(const struct homa_peer *peer, uint16_t port);
 /**
  * homa_pport_add() - Put new @rpc in the group of its peer and dport,
- * creating the group. Return: 0 or HOMA_ENOMEM (@rpc is in no group).
+ * creating the group. @h: the group's keyed hash (homa_done_client() of
+ * the peer and dport) if the caller made it, else NULL (hashed here when
+ * the group is not near). Return: 0 or HOMA_ENOMEM (@rpc is in no group).
  */
-int homa_pport_add(homa_engine *e, struct homa_rpc *rpc);
+int homa_pport_add(homa_engine *e, struct homa_rpc *rpc, const uint64_t *h);
 /** homa_pport_del() - Take @rpc out of its group, freeing the group when empty. */
 void homa_pport_del(homa_engine *e, struct homa_rpc *rpc);
 struct homa_peer *homa_peer_get(homa_engine *e, const homa_addr *addr);
@@ -597,7 +599,7 @@ struct homa_rpc *homa_rpc_find_host(homa_engine *e, uint64_t id, const homa_addr
 struct homa_rpc *homa_rpc_find_handle(homa_engine *e, uint64_t handle);
 struct homa_rpc *homa_rpc_new(homa_engine *e, uint64_t id, struct homa_peer *peer, uint16_t dport);
 struct homa_rpc *homa_rpc_new_key(homa_engine *e, uint32_t key, uint64_t id,
-				  struct homa_peer *peer, uint16_t dport);
+				  struct homa_peer *peer, uint16_t dport, const uint64_t *group_h);
 uint32_t homa_rpc_key(const homa_engine *e, uint64_t id, const homa_addr *addr);
 struct homa_rpc *homa_rpc_find_host_key(homa_engine *e, uint32_t key, uint64_t id,
 					const homa_addr *addr);

@@ -63,13 +63,13 @@ struct homa_pport *homa_pport_near(const struct homa_peer *peer, uint16_t port)
  * when the group is made, and kept in it for the table and homa_pport_del();
  * a group among its peer's first few is found without a hash.
  */
-int homa_pport_add(homa_engine *e, struct homa_rpc *rpc)
+int homa_pport_add(homa_engine *e, struct homa_rpc *rpc, const uint64_t *hash)
 {
 	struct homa_pport *g = homa_pport_near(rpc->peer, rpc->dport);
 	uint64_t h = 0;
 
 	if (!g) {
-		h = pport_key(e, &rpc->peer->addr, rpc->dport);
+		h = hash ? *hash : pport_key(e, &rpc->peer->addr, rpc->dport);
 		g = find_key(e, rpc->peer, rpc->dport, (uint32_t)h);
 	}
 	if (!g) {

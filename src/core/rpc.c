@@ -104,15 +104,17 @@ struct homa_rpc *homa_rpc_find_handle(homa_engine *e, uint64_t handle)
  */
 struct homa_rpc *homa_rpc_new(homa_engine *e, uint64_t id, struct homa_peer *peer, uint16_t dport)
 {
-	return homa_rpc_new_key(e, rpc_key(e, id, &peer->addr), id, peer, dport);
+	return homa_rpc_new_key(e, rpc_key(e, id, &peer->addr), id, peer, dport, NULL);
 }
 
 /**
  * homa_rpc_new_key() - homa_rpc_new() with its table key @key
- * (homa_rpc_key() of @id and the peer's address) made by the caller.
+ * (homa_rpc_key() of @id and the peer's address) made by the caller, and
+ * the key of its RPC group @group_h if the caller made it (NULL if not:
+ * homa_pport_add()).
  */
 struct homa_rpc *homa_rpc_new_key(homa_engine *e, uint32_t key, uint64_t id,
-				  struct homa_peer *peer, uint16_t dport)
+				  struct homa_peer *peer, uint16_t dport, const uint64_t *group_h)
 {
 	struct homa_ev_node *n;
 	struct homa_rpc *r;
@@ -129,7 +131,7 @@ struct homa_rpc *homa_rpc_new_key(homa_engine *e, uint32_t key, uint64_t id,
 		r->peer = peer;
 		r->dport = dport;
 	}
-	if (!n || homa_pport_add(e, r)) {
+	if (!n || homa_pport_add(e, r, group_h)) {
 		homa_cache_put(e, &e->ev_cache, n, sizeof(*n));
 		homa_cache_put(e, &e->rpc_cache, r, sizeof(*r));
 		return NULL;

@@ -350,15 +350,16 @@ static void done__restarted_client_searches(void **state)
 /**
  * done__group_keeps_the_client_hash() - An RPC group keeps its client's
  * full hash (the one fingerprints and watermark slots are made from), and
- * a new RPC joins a group of its peer's first few without hashing again.
+ * a new RPC joins a group of its peer's first few without hashing again,
+ * and starts a group with the hash its caller made without hashing either.
  */
 static void done__group_keeps_the_client_hash(void **state)
 {
 	struct fix *f = *state;
 	struct homa_peer *peer = homa_peer_get(f->e, &f->peer.addr);
 	struct homa_rpc *a, *b;
+	uint64_t h, full;
 	uint32_t key;
-	uint64_t h;
 
 	assert_non_null(peer);
 	homa_peer_get(f->e, &f->peer.addr); /* one reference per RPC */
@@ -370,11 +371,24 @@ static void done__group_keeps_the_client_hash(void **state)
 	assert_null(homa_pport_near(peer, 40001));
 	key = homa_rpc_key(f->e, 7003, &f->peer.addr);
 	h = homa_hash_calls;
-	b = homa_rpc_new_key(f->e, key, 7003, peer, 40000);
+	b = homa_rpc_new_key(f->e, key, 7003, peer, 40000, NULL);
 	assert_non_null(b);
 	assert_int_equal(homa_hash_calls - h, 0);
 	assert_ptr_equal(b->pport, a->pport);
 	homa_rpc_free(f->e, a);
+	homa_rpc_free(f->e, b);
+	/* a caller that made the client hash (a server's new request) gives
+	 * it for the group a new RPC starts: no second hash */
+	peer = homa_peer_get(f->e, &f->peer.addr);
+	assert_non_null(peer);
+	key = homa_rpc_key(f->e, 7005, &f->peer.addr);
+	full = homa_done_client(f->e, &f->peer.addr, 40002);
+	h = homa_hash_calls;
+	b = homa_rpc_new_key(f->e, key, 7005, peer, 40002, &full);
+	assert_non_null(b);
+	assert_int_equal(homa_hash_calls - h, 0);
+	assert_true(b->pport->h == full);
+	assert_ptr_equal(homa_pport_find(f->e, peer, 40002), b->pport);
 	homa_rpc_free(f->e, b);
 }
 
