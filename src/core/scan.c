@@ -86,6 +86,17 @@ static void maybe_compact(homa_engine *e)
 		compact(e);
 }
 
+/**
+ * break_scan() - The slots could not grow: give them up (counted in
+ * broken_count). The next tick walks the list and then rebuilds them
+ * (walk_list()).
+ */
+static void break_scan(struct homa_scan *s)
+{
+	s->broken = true;
+	s->broken_count++;
+}
+
 /** append() - Give @rpc the slot after the last (the list's tail), due every tick. */
 static void append(homa_engine *e, struct homa_rpc *rpc)
 {
@@ -96,8 +107,7 @@ static void append(homa_engine *e, struct homa_rpc *rpc)
 	if (s->len == s->cap && !s->walking && s->holes && 4 * s->holes >= s->len)
 		compact(e);
 	if (s->len == s->cap && !grow(e, s->len + 1)) {
-		s->broken = true;
-		s->broken_count++;
+		break_scan(s);
 		return;
 	}
 	rpc->scan_slot = s->len;
@@ -248,10 +258,8 @@ void homa_scan_walk(homa_engine *e, bool all, void (*visit)(homa_engine *, struc
 	/* room for every RPC to rotate: the slots never break mid-walk */
 	if (!s->broken && s->len + e->rpcs.count > s->cap) {
 		compact(e);
-		if (!grow(e, s->len + e->rpcs.count)) {
-			s->broken = true;
-			s->broken_count++;
-		}
+		if (!grow(e, s->len + e->rpcs.count))
+			break_scan(s);
 	}
 	if (s->broken) {
 		walk_list(e, visit);
