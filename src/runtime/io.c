@@ -99,21 +99,13 @@ void homa_rt_rx_order(const struct homa_io_rx *rx, int n, uint32_t *order)
  */
 #define RX_COPIES_PER_PKT 2
 
-/**
- * Entries of the copy list kept free before each packet: with fewer left
- * the batch's copies are done first (copy_listed()). Only a packet
- * filling more holes than this finds the list full; the engine drops the
- * pieces without room (counted, resent).
- */
-#define RX_COPIES_ROOM 16
-
 /** homa_rt_input_init() - See rt.h. */
 int homa_rt_input_init(struct homa_rt *rt)
 {
 	uint32_t max_rx = rt->drv->max_rx ? rt->drv->max_rx : 1;
 
 	rt->rx_order = calloc(max_rx, sizeof(*rt->rx_order));
-	rt->rx_copies_cap = RX_COPIES_PER_PKT * max_rx + RX_COPIES_ROOM;
+	rt->rx_copies_cap = RX_COPIES_PER_PKT * max_rx + RT_RX_COPIES_ROOM;
 	rt->rx_copies = calloc(rt->rx_copies_cap, sizeof(*rt->rx_copies));
 	return rt->rx_order && rt->rx_copies ? 0 : HOMA_ENOMEM;
 }
@@ -148,10 +140,12 @@ static void copy_listed(struct homa_rt *rt)
  * do the copies listed so far (copy_listed(), rt->lock released) and list
  * the rest of the batch's afresh. Listing is off while the lock is
  * released, so nothing another thread makes the engine do meanwhile adds
- * to the list being copied. Called and returns with rt->lock held.
+ * to the list being copied. Counted in rt->rx_midway. Called and returns
+ * with rt->lock held.
  */
 static void copy_midway(struct homa_rt *rt)
 {
+	rt->rx_midway++;
 	homa_engine_defer_copies(rt->engine, NULL, 0, NULL);
 	copy_listed(rt);
 	homa_engine_defer_copies(rt->engine, rt->rx_copies, rt->rx_copies_cap, &rt->rx_ncopies);
@@ -264,7 +258,7 @@ static bool input_chunk(struct homa_rt *rt, struct homa_io_rx *rx, int n, uint64
 		struct homa_io_rx *p = &rx[rt->rx_order[k]];
 		int r;
 
-		if (rt->rx_copies_cap - rt->rx_ncopies < RX_COPIES_ROOM)
+		if (rt->rx_copies_cap - rt->rx_ncopies < RT_RX_COPIES_ROOM)
 			copy_midway(rt);
 		r = input_one(rt, p, now);
 

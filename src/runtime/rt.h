@@ -76,6 +76,14 @@ struct rt_idset {
 /** Largest batch homa_open() accepts (packets per system call). */
 #define HOMA_RT_MAX_BATCH 1024
 
+/**
+ * Entries of the receive copy list (homa_rt.rx_copies) kept free before
+ * each packet: with fewer left the batch's copies are done first (io.c
+ * copy_midway()). Only a packet filling more holes than this finds the
+ * list full; the engine drops the pieces without room (counted, resent).
+ */
+#define RT_RX_COPIES_ROOM 16
+
 /** Futex wake-ups deferred until rt->lock is released. */
 #define RT_MAX_DEFERRED_WAKES 16
 
@@ -150,6 +158,7 @@ struct homa_rt {
 	struct homa_rx_copy *rx_copies; /**< a batch's payload copies, done outside rt->lock (io.c) */
 	uint32_t rx_copies_cap;
 	uint32_t rx_ncopies;
+	uint64_t rx_midway;         /**< lists copied mid-batch (io.c copy_midway(); under lock): a test's measure */
 	/**
 	 * Packets of a received batch not yet opened nor handed to the
 	 * engine: an encrypted socket's poller that was handed its message
