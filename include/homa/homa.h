@@ -95,9 +95,10 @@ extern "C" {
  * had and takes the defaults for the rest (version 1 ends at xdp_raw,
  * version 2 at auto_retry_ms, version 3 at rx_alloc, version 4 at
  * auto_tcp_min_bytes, version 5 at rcvbuf_bytes, version 6 at known_peers,
- * version 7 at stranger_budget, version 8 at stranger_cpu_us).
+ * version 7 at stranger_budget, version 8 at stranger_cpu_us, version 9
+ * at spin_us).
  */
-#define HOMA_OPEN_OPTS_VERSION 9
+#define HOMA_OPEN_OPTS_VERSION 10
 
 /** homa_open_opts.known_peers when 0: known peers given a receive queue of their own. */
 #define HOMA_KNOWN_PEERS_DEFAULT 64
@@ -115,6 +116,10 @@ extern "C" {
 #define HOMA_SPIN_US_DEFAULT 0
 /** Largest homa_open_opts.spin_us (10 ms). */
 #define HOMA_SPIN_US_MAX 10000
+/** homa_open_opts.rx_lend_slots when 0: receive buffers messages may hold (zero-copy receive). */
+#define HOMA_RX_LEND_SLOTS_DEFAULT 256
+/** Largest homa_open_opts.rx_lend_slots. */
+#define HOMA_RX_LEND_SLOTS_MAX 65536
 
 struct homa_encrypt_opts;
 struct homa_alloc;
@@ -361,6 +366,27 @@ struct homa_open_opts {
 	 * too); 0..HOMA_SPIN_US_MAX, else homa_open() returns HOMA_EINVAL.
 	 */
 	uint32_t spin_us;
+	/* version 10 */
+	/**
+	 * UDP driver: zero-copy receive. A datagram that fills at least a
+	 * quarter of its receive buffer (64 KiB with UDP_GRO; the largest
+	 * packet without) and carries in-order payload stays in that buffer,
+	 * which the message holds until homa_message_release() (or the RPC's
+	 * end, or homa_close()) instead of the payload being copied into the
+	 * message; homa_message_segment() points into it. This many buffers
+	 * beyond the receive batch's may be held at once (reserved address
+	 * space, committed as packets fill them; a buffer given back stays
+	 * committed for the next); while they are all held, payload is
+	 * copied as without this. rx_lent_bytes counts the bytes left in
+	 * place, homa_io_stats.rx_lent_slots the buffers held. Received
+	 * bytes are charged to the socket's receive budget as copied ones;
+	 * a held buffer can hold 4x the bytes it carries. With rx_alloc the
+	 * payload always goes to the application's pieces. 0 (the default):
+	 * HOMA_RX_LEND_SLOTS_DEFAULT; -1: copy every payload;
+	 * 1..HOMA_RX_LEND_SLOTS_MAX, else homa_open() returns HOMA_EINVAL.
+	 * Other drivers ignore it.
+	 */
+	int32_t rx_lend_slots;
 };
 
 /** Flags for homa_recv(): which kinds of message to accept. */
@@ -451,6 +477,7 @@ struct homa_io_stats {
 	uint64_t rx_known_packets;  /**< packets read from known peers' queues */
 	uint64_t rx_known_refused;  /**< peers left on the port's queues (all slots busy, kernel refused) */
 	uint64_t rx_gate_closed;    /**< milliseconds in which the port's queues closed early: strangers used up their budget (homa_open_opts.stranger_budget), or drained them in a millisecond after one where they did */
+	uint64_t rx_lent_slots;     /**< gauge: UDP driver's receive buffers held by messages (homa_open_opts.rx_lend_slots), as of its latest receive */
 };
 
 /** Counters of the transport layer for one socket (homa_transport_stats()). */

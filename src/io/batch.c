@@ -291,6 +291,14 @@ int homa_io_receiver_init(struct homa_io_receiver *r, int fd, uint32_t batch,
 	return 0;
 }
 
+/** homa_io_receiver_use_slots() - See batch.h. */
+void homa_io_receiver_use_slots(struct homa_io_receiver *r, uint8_t *const *slots)
+{
+	free(r->bufs);
+	r->bufs = NULL;
+	r->slots = slots;
+}
+
 /** homa_io_receiver_free() - See batch.h. */
 void homa_io_receiver_free(struct homa_io_receiver *r)
 {
@@ -313,7 +321,7 @@ int homa_io_receiver_recv(struct homa_io_receiver *r)
 	for (uint32_t i = 0; i < r->batch; i++) {
 		struct msghdr *h = &r->msgs[i].msg_hdr;
 
-		r->iovs[i].iov_base = r->bufs + (size_t)i * r->buf_size;
+		r->iovs[i].iov_base = r->slots ? r->slots[i] : r->bufs + (size_t)i * r->buf_size;
 		r->iovs[i].iov_len = r->buf_size;
 		h->msg_name = &r->names[i];
 		h->msg_namelen = sizeof(r->names[i]);

@@ -49,7 +49,13 @@ struct homa_io_receiver {
 	int fd;
 	uint32_t batch;
 	size_t buf_size;   /**< bytes per receive buffer */
-	uint8_t *bufs;     /**< batch * buf_size */
+	uint8_t *bufs;     /**< batch * buf_size; NULL with slots */
+	/**
+	 * NULL, or where entry i reads (buf_size bytes each; a lendable
+	 * pool's table, lendpool.h, shared with the driver's other
+	 * receivers and not owned): looked up at every receive.
+	 */
+	uint8_t *const *slots;
 	struct mmsghdr *msgs;
 	struct iovec *iovs;
 	struct sockaddr_storage *names;
@@ -85,6 +91,13 @@ int homa_io_sender_send(struct homa_io_sender *s, const struct homa_io_tx *pkts,
  */
 int homa_io_receiver_init(struct homa_io_receiver *r, int fd, uint32_t batch,
 			  size_t buf_size);
+
+/**
+ * homa_io_receiver_use_slots() - Read entry i into @slots[i] from now on
+ * (batch entries of buf_size bytes, owned by the caller, who may change
+ * them between receives) and free @r's own buffers.
+ */
+void homa_io_receiver_use_slots(struct homa_io_receiver *r, uint8_t *const *slots);
 
 /** homa_io_receiver_free() - Free what homa_io_receiver_init() allocated. */
 void homa_io_receiver_free(struct homa_io_receiver *r);

@@ -120,6 +120,7 @@ struct homa_io_counters {
 	uint64_t rx_scans;          /**< epoll_wait() calls asking which receive queue has packets */
 	uint64_t rx_repolls;        /**< poll() calls after a full batch asking which listed sockets have packets now */
 	uint64_t rx_gate_closed;    /**< intervals in which strangers used up their budget (gate.h) */
+	uint64_t rx_lent_slots;     /**< gauge: UDP receive buffers held by messages (lendpool.h) */
 };
 
 /**
@@ -172,6 +173,11 @@ struct homa_driver_config {
 	 * 0: no limit.
 	 */
 	uint64_t stranger_cpu_ns;
+	/**
+	 * UDP driver: receive buffers beyond the batch's that messages may
+	 * hold (zero-copy receive, lendpool.h); 0: payload is copied.
+	 */
+	uint32_t lend_slots;
 };
 
 struct homa_driver;
@@ -327,6 +333,14 @@ struct homa_driver {
 	 * that calls the engine, concurrently with recv().
 	 */
 	const struct homa_rx_lend *lend;
+	/**
+	 * With lend: the driver's release() knows a kept buffer only by the
+	 * address the packet began at (XDP frames), so a packet whose Homa
+	 * bytes start further in (after a PSP header) must be moved there
+	 * before the engine may keep it. False: any address inside the
+	 * buffer will do (UDP's lend pool).
+	 */
+	bool lend_by_start;
 	/**
 	 * Optional (UDP with several receiving sockets): the sockets the
 	 * waiter polls one by one instead of fd when n_rx_poll > 0, so that

@@ -53,6 +53,7 @@
 #include "icmp.h"
 #include "homa/obs.h"
 #include "known.h"
+#include "lendpool.h"
 #include "steer.h"
 
 #ifndef UDP_SEGMENT
@@ -96,6 +97,9 @@ struct udp_driver {
 	size_t buf;                   /**< bytes per receive buffer */
 	struct homa_io_rx *pkts;  /**< what recv() returns */
 	size_t max_pkts;
+	int last_n;               /**< packets the latest recv() returned (settled by the next) */
+	/** zero-copy receive (lend.arena NULL: off): every receiver but urgent reads through its table */
+	struct homa_lendpool lend;
 	/** recv_urgent()'s receiver on the fast queue, buffers of its own (made on first use) */
 	struct homa_io_receiver urgent;
 	struct homa_io_rx *urgent_pkts;  /**< what recv_urgent() returns */
@@ -174,7 +178,9 @@ static size_t gro_size(struct msghdr *h, size_t len)
  * recv_into() - Receive a batch from @rx into @pkts (room for @max); split
  * UDP_GRO super-packets into Homa packets using the segment size the
  * kernel reports; read each datagram's priority from its TOS / traffic
- * class. Return: packets in @pkts, or HOMA_EIO.
+ * class. A datagram read into the lend pool's table (@rx->slots) is
+ * lendable when the pool can replace the batch's slots and it fills
+ * enough of its slot. Return: packets in @pkts, or HOMA_EIO.
  */
 static int recv_into(struct udp_driver *d, struct homa_io_receiver *rx,
 		     struct homa_io_rx *pkts, size_t max)
@@ -182,6 +188,7 @@ static int recv_into(struct udp_driver *d, struct homa_io_receiver *rx,
 	struct homa_driver *base = &d->base;
 	int n = homa_io_receiver_recv(rx);
 	size_t k = 0;
+	bool lend;
 
 	if (n == 0)
 		homa_io_count(&base->c.rx_empty, 1);
@@ -189,12 +196,14 @@ static int recv_into(struct udp_driver *d, struct homa_io_receiver *rx,
 		return n;
 	base->rx_full = (uint32_t)n >= rx->batch;
 	homa_io_count(&base->c.rx_calls, 1);
+	lend = rx->slots && homa_lendpool_can_lend(&d->lend);
 	for (int i = 0; i < n; i++) {
 		struct msghdr *h = &rx->msgs[i].msg_hdr;
 		uint8_t *buf = rx->iovs[i].iov_base;
 		size_t len = rx->msgs[i].msg_len, seg = len;
 		homa_addr src;
 		uint8_t prio;
+		bool lendable;
 
 		if ((h->msg_flags & MSG_TRUNC) ||
 		    homa_io_addr_from_sockaddr(h->msg_name, &src, NULL) < 0)
@@ -204,11 +213,14 @@ static int recv_into(struct udp_driver *d, struct homa_io_receiver *rx,
 			homa_io_count(&base->c.rx_gro_batches, 1);
 		/* GRO only coalesces datagrams with the same TOS */
 		prio = homa_io_cmsg_priority(h);
+		lendable = lend && homa_lendpool_lendable(&d->lend, len);
 		for (size_t off = 0; off < len && k < max; off += seg) {
 			pkts[k].data = buf + off;
 			pkts[k].len = len - off < seg ? len - off : seg;
 			pkts[k].src = src;
 			pkts[k].priority = prio;
+			pkts[k].lendable = lendable;
+			pkts[k].kept = false;
 			homa_io_count(&base->c.rx_bytes, pkts[k].len);
 			homa_io_count(&base->c.rx_prio[prio], 1);
 			k++;
@@ -660,17 +672,16 @@ static int recv_side(struct udp_driver *d, bool second)
 }
 
 /**
- * udp_recv() - See driver.h. With a second socket (add_rx()), one call
+ * recv_any() - udp_recv()'s read. With a second socket (add_rx()), one call
  * returns the packets of one socket: the one that last had packets
  * first, the other if it has none; a full batch hands the first turn to
  * the other socket, so neither starves the other.
  */
-static int udp_recv(struct homa_driver *base, struct homa_io_rx **out)
+static int recv_any(struct homa_driver *base)
 {
 	struct udp_driver *d = (struct udp_driver *)base;
 	int n;
 
-	*out = d->pkts;
 	base->rx_metered = false;
 	base->rx_t0 = 0;
 	if (d->repoll_due) {
@@ -689,6 +700,27 @@ static int udp_recv(struct homa_driver *base, struct homa_io_rx **out)
 	n = recv_side(d, !d->rx2_first);
 	if (n > 0)
 		d->rx2_first = !d->rx2_first;
+	return n;
+}
+
+/**
+ * udp_recv() - See driver.h. With the lend pool, the last batch's slots
+ * the engine kept packets in are replaced first (homa_lendpool_settle();
+ * gauge rx_lent_slots).
+ */
+static int udp_recv(struct homa_driver *base, struct homa_io_rx **out)
+{
+	struct udp_driver *d = (struct udp_driver *)base;
+	int n;
+
+	*out = d->pkts;
+	if (d->lend.arena) {
+		homa_lendpool_settle(&d->lend, d->pkts, d->last_n);
+		__atomic_store_n(&base->c.rx_lent_slots, homa_lendpool_held(&d->lend),
+				 __ATOMIC_RELAXED);
+	}
+	n = recv_any(base);
+	d->last_n = n > 0 ? n : 0;
 	return n;
 }
 
@@ -835,6 +867,8 @@ static int udp_add_rx(struct homa_driver *base, int fd)
 		d->rx2.fd = -1;
 		return HOMA_ENOMEM;
 	}
+	if (d->lend.arena)
+		homa_io_receiver_use_slots(&d->rx2, d->lend.table);
 	base->rx_fd2 = fd;
 	d->rx2_first = true;
 	return 0;
@@ -958,6 +992,7 @@ static void udp_close(struct homa_driver *base)
 	homa_io_receiver_free(&d->rx[0]);  /* rx[1] shares its buffers */
 	if (d->urgent_max)
 		homa_io_receiver_free(&d->urgent);
+	homa_lendpool_free(&d->lend);  /* the engine gave back every slot it held */
 	free(d->urgent_pkts);
 	free(d->pkts);
 	free(d);
@@ -1135,6 +1170,29 @@ static void open_gate(struct udp_driver *d, const struct homa_driver_config *cfg
 	}
 }
 
+/**
+ * open_lend() - Zero-copy receive (lendpool.h) with cfg->lend_slots slots
+ * beyond the batch's: rx[0] (whose buffers every receiver but the urgent
+ * one shares) reads through the pool's table, and the engine may keep
+ * what it reads. Where the kernel refuses the mapping, payload is copied
+ * as without it (logged).
+ */
+static void open_lend(struct udp_driver *d, const struct homa_driver_config *cfg)
+{
+	int err;
+
+	if (!cfg->lend_slots)
+		return;
+	err = homa_lendpool_init(&d->lend, cfg->batch, cfg->lend_slots, d->buf);
+	if (err) {
+		HOMA_LOG_WARN("UDP driver port %u: no zero-copy receive (%s)", d->base.port,
+			      homa_strerror(err));
+		return;
+	}
+	homa_io_receiver_use_slots(&d->rx[0], d->lend.table);
+	d->base.lend = &d->lend.lend;
+}
+
 /** homa_udp_open() - See driver.h. */
 int homa_udp_open(const struct homa_driver_config *cfg, struct homa_driver **out)
 {
@@ -1181,6 +1239,7 @@ int homa_udp_open(const struct homa_driver_config *cfg, struct homa_driver **out
 		udp_close(&d->base);
 		return HOMA_ENOMEM;
 	}
+	open_lend(d, cfg);
 	d->rx[1] = d->rx[0];
 	d->rx[1].fd = d->fds[1];
 	if (open_known(d, cfg)) {

@@ -72,8 +72,9 @@ int homa_rt_enc_open_rx(struct homa_rt *rt, struct homa_io_rx *rx, int n, int *r
 		uint8_t *homa = rx[i].data;
 		/* the engine takes the Homa packet where it travelled, after the
 		 * PSP header: no pass moving every byte back. A buffer the engine
-		 * may keep (a lent XDP frame, given back by its start) is moved. */
-		int r = rx[i].lendable ? homa_psp_open(x->psp, rx[i].data, rx[i].len)
+		 * may keep and the driver knows by its start (an XDP frame) is moved. */
+		int r = rx[i].lendable && rt->drv->lend_by_start
+				? homa_psp_open(x->psp, rx[i].data, rx[i].len)
 				       : homa_psp_open_view(x->psp, rx[i].data, rx[i].len, &homa);
 
 		if (r < 0) {  /* counted by PSP, by reason */

@@ -66,7 +66,8 @@ static int check_opts(const struct homa_open_opts *o, const struct homa_settings
 	    o->known_peers < -1 || o->known_peers > HOMA_KNOWN_PEERS_MAX ||
 	    o->stranger_budget < -1 || o->stranger_budget > HOMA_STRANGER_BUDGET_MAX ||
 	    o->stranger_cpu_us < -1 || o->stranger_cpu_us > HOMA_STRANGER_CPU_MAX ||
-	    o->spin_us > HOMA_SPIN_US_MAX)
+	    o->spin_us > HOMA_SPIN_US_MAX ||
+	    o->rx_lend_slots < -1 || o->rx_lend_slots > HOMA_RX_LEND_SLOTS_MAX)
 		return HOMA_EINVAL;
 	if (homa_settings_validate(st, NULL) || st->mtu > MAX_MTU)
 		return HOMA_EINVAL;
@@ -162,7 +163,10 @@ static int rt_setup(struct homa_rt *rt, const struct homa_open_opts *o,
 										 : HOMA_STRANGER_BUDGET_DEFAULT,
 					 .stranger_cpu_ns = o->stranger_cpu_us < 0 ? 0
 							    : 1000ull * (uint64_t)(o->stranger_cpu_us ? o->stranger_cpu_us
-										      : HOMA_STRANGER_CPU_DEFAULT)};
+										      : HOMA_STRANGER_CPU_DEFAULT),
+					 .lend_slots = o->rx_lend_slots < 0 ? 0
+						       : o->rx_lend_slots ? (uint32_t)o->rx_lend_slots
+									  : HOMA_RX_LEND_SLOTS_DEFAULT};
 	int err = bind_address(o, &cfg);
 
 	if (err)
@@ -224,7 +228,8 @@ static const struct homa_open_opts *full_opts(const struct homa_open_opts *opts,
 			   : opts->version == 5 ? offsetof(struct homa_open_opts, known_peers)
 			   : opts->version == 6 ? offsetof(struct homa_open_opts, stranger_budget)
 			   : opts->version == 7 ? offsetof(struct homa_open_opts, stranger_cpu_us)
-						: offsetof(struct homa_open_opts, spin_us));
+			   : opts->version == 8 ? offsetof(struct homa_open_opts, spin_us)
+						: offsetof(struct homa_open_opts, rx_lend_slots));
 	return full;
 }
 
@@ -488,6 +493,7 @@ static void xdp_stats(const struct homa_io_counters *c, struct homa_io_stats *ou
 	out->rx_fast_packets = homa_io_counter(&c->rx_fast_packets);
 	out->rx_known_peers = homa_io_counter(&c->rx_known_peers);
 	out->rx_gate_closed = homa_io_counter(&c->rx_gate_closed);
+	out->rx_lent_slots = homa_io_counter(&c->rx_lent_slots);
 	out->rx_known_packets = homa_io_counter(&c->rx_known_packets);
 	out->rx_known_refused = homa_io_counter(&c->rx_known_refused);
 }

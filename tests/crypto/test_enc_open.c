@@ -27,6 +27,7 @@ struct fixture {
 	homa_psp *rx, *tx;
 	struct rt_enc x;
 	struct homa_rt *rt;
+	struct homa_driver drv;  /**< the runtime's: only lend_by_start is read */
 	homa_addr dst;
 	uint8_t clear[HOMA_LEN];
 };
@@ -52,6 +53,7 @@ static int setup(void **state)
 	assert_int_equal(pthread_mutex_init(&f->x.mu, NULL), 0);
 	f->x.psp = f->rx;
 	f->rt->enc = &f->x;
+	f->rt->drv = &f->drv;
 	for (int i = 0; i < HOMA_LEN; i++)
 		f->clear[i] = (uint8_t)(i * 13 + 5);
 	f->clear[2] = DPORT >> 8, f->clear[3] = DPORT & 0xff;  /* the common header's dport */
@@ -121,10 +123,32 @@ static void enc_open__view_not_moved(void **state)
 }
 
 /**
- * enc_open__lendable_at_start() - A buffer the engine may keep (a lent
- * XDP frame, given back by its start) gets the Homa packet at its start.
+ * enc_open__lendable_at_start() - A buffer the engine may keep and the
+ * driver knows by its start (a lent XDP frame) gets the Homa packet at
+ * its start.
  */
 static void enc_open__lendable_at_start(void **state)
+{
+	struct fixture *f = *state;
+	uint8_t buf[HOMA_LEN + HOMA_PSP_OVERHEAD];
+	struct homa_io_rx rx = {.data = buf, .lendable = true};
+	int rejected = -1;
+
+	f->drv.lend_by_start = true;
+	rx.len = sealed(f, buf);
+	assert_int_equal(homa_rt_enc_open_rx(f->rt, &rx, 1, &rejected), 1);
+	assert_int_equal(rejected, 0);
+	assert_ptr_equal(rx.data, buf);
+	assert_int_equal(rx.len, HOMA_LEN);
+	assert_memory_equal(buf, f->clear, HOMA_LEN);
+}
+
+/**
+ * enc_open__lendable_in_place() - A buffer the engine may keep that the
+ * driver knows by any address inside it (the UDP driver's lend pool) is
+ * opened in place, as one it may not keep: no pass moves the bytes.
+ */
+static void enc_open__lendable_in_place(void **state)
 {
 	struct fixture *f = *state;
 	uint8_t buf[HOMA_LEN + HOMA_PSP_OVERHEAD];
@@ -134,9 +158,9 @@ static void enc_open__lendable_at_start(void **state)
 	rx.len = sealed(f, buf);
 	assert_int_equal(homa_rt_enc_open_rx(f->rt, &rx, 1, &rejected), 1);
 	assert_int_equal(rejected, 0);
-	assert_ptr_equal(rx.data, buf);
+	assert_ptr_equal(rx.data, buf + HOMA_PSP_HDR_LEN);
 	assert_int_equal(rx.len, HOMA_LEN);
-	assert_memory_equal(buf, f->clear, HOMA_LEN);
+	assert_memory_equal(rx.data, f->clear, HOMA_LEN);
 }
 
 /**
@@ -171,6 +195,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(enc_open__view_not_moved, setup, teardown),
 		cmocka_unit_test_setup_teardown(enc_open__lendable_at_start, setup, teardown),
+		cmocka_unit_test_setup_teardown(enc_open__lendable_in_place, setup, teardown),
 		cmocka_unit_test_setup_teardown(enc_open__forged_dropped, setup, teardown),
 	};
 

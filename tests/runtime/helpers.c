@@ -22,6 +22,7 @@
 #include "helpers.h"
 
 int test_transport = HOMA_TRANSPORT_HOMA;
+int32_t test_rx_lend_slots;
 
 /** test_open() - See helpers.h. */
 int test_open(homa_socket **s, int driver, int mode, bool server, uint16_t port,
@@ -44,6 +45,7 @@ int test_open(homa_socket **s, int driver, int mode, bool server, uint16_t port,
 	o.bind_addr = "127.0.0.1";
 	o.settings = st;
 	o.transport = test_transport;
+	o.rx_lend_slots = test_rx_lend_slots;
 	return homa_open(s, &o);
 }
 

@@ -42,6 +42,8 @@ struct test_server {
  */
 /** The transport test_open() asks for (enum homa_transport; default HOMA). */
 extern int test_transport;
+/** homa_open_opts.rx_lend_slots test_open() asks for (default 0: the library's). */
+extern int32_t test_rx_lend_slots;
 
 int test_open(homa_socket **s, int driver, int mode, bool server, uint16_t port,
 	      const struct homa_settings *st);

@@ -555,6 +555,7 @@ int homa_xdp_open(const struct homa_driver_config *cfg, struct homa_driver **out
 		return err;
 	}
 	d->base.lend = &d->lend;
+	d->base.lend_by_start = true;  /* frames go back by their start */
 	*out = &d->base;
 	return 0;
 }
