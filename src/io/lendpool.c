@@ -130,7 +130,7 @@ uint32_t homa_lendpool_settle(struct homa_lendpool *p, const struct homa_io_rx *
 				continue;
 			p->kept[s] = 0;
 			leave_table(p, s, k);
-			/* homa_lendpool_can_lend() held when the batch was read */
+			/* the batch lent at most homa_lendpool_spare() entries */
 			s = p->free[--p->nfree];
 			__atomic_store_n(&p->refs[s], HOMA_LEND_HOLD, __ATOMIC_RELAXED);
 			p->table_slot[e] = s;
@@ -142,10 +142,10 @@ uint32_t homa_lendpool_settle(struct homa_lendpool *p, const struct homa_io_rx *
 	return moved;
 }
 
-/** homa_lendpool_can_lend() - See lendpool.h. */
-bool homa_lendpool_can_lend(const struct homa_lendpool *p)
+/** homa_lendpool_spare() - See lendpool.h. */
+uint32_t homa_lendpool_spare(const struct homa_lendpool *p)
 {
-	return p->nfree >= p->batch;
+	return p->nfree;
 }
 
 /** homa_lendpool_lendable() - See lendpool.h. */

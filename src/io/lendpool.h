@@ -81,16 +81,18 @@ void homa_lendpool_free(struct homa_lendpool *p);
  * homa_lendpool_settle() - Before a receive: count the packets of the last
  * batch (@pkts, @n, as recv() returned them; the runtime set each one's
  * kept) the engine kept, and give every table entry whose slot holds some
- * a free slot instead; take in the slots released by other threads.
+ * a free slot instead (the batch's lendable entries were at most
+ * homa_lendpool_spare() when it was read); take in the slots released by
+ * other threads.
  * Return: table entries given a new slot.
  */
 uint32_t homa_lendpool_settle(struct homa_lendpool *p, const struct homa_io_rx *pkts, int n);
 
 /**
- * homa_lendpool_can_lend() - Whether a batch read now may be lent: the
- * free list can replace every table entry at the next settle.
+ * homa_lendpool_spare() - How many entries of a batch read now may be
+ * lent: the free slots that can replace them at the next settle.
  */
-bool homa_lendpool_can_lend(const struct homa_lendpool *p);
+uint32_t homa_lendpool_spare(const struct homa_lendpool *p);
 
 /**
  * homa_lendpool_lendable() - Whether a received datagram of @len bytes in

@@ -179,8 +179,8 @@ static size_t gro_size(struct msghdr *h, size_t len)
  * UDP_GRO super-packets into Homa packets using the segment size the
  * kernel reports; read each datagram's priority from its TOS / traffic
  * class. A datagram read into the lend pool's table (@rx->slots) is
- * lendable when the pool can replace the batch's slots and it fills
- * enough of its slot. Return: packets in @pkts, or HOMA_EIO.
+ * lendable when it fills enough of its slot, while the pool has free
+ * slots to replace each lendable one. Return: packets in @pkts, or HOMA_EIO.
  */
 static int recv_into(struct udp_driver *d, struct homa_io_receiver *rx,
 		     struct homa_io_rx *pkts, size_t max)
@@ -188,7 +188,7 @@ static int recv_into(struct udp_driver *d, struct homa_io_receiver *rx,
 	struct homa_driver *base = &d->base;
 	int n = homa_io_receiver_recv(rx);
 	size_t k = 0;
-	bool lend;
+	uint32_t credit;
 
 	if (n == 0)
 		homa_io_count(&base->c.rx_empty, 1);
@@ -196,7 +196,7 @@ static int recv_into(struct udp_driver *d, struct homa_io_receiver *rx,
 		return n;
 	base->rx_full = (uint32_t)n >= rx->batch;
 	homa_io_count(&base->c.rx_calls, 1);
-	lend = rx->slots && homa_lendpool_can_lend(&d->lend);
+	credit = rx->slots ? homa_lendpool_spare(&d->lend) : 0;
 	for (int i = 0; i < n; i++) {
 		struct msghdr *h = &rx->msgs[i].msg_hdr;
 		uint8_t *buf = rx->iovs[i].iov_base;
@@ -213,7 +213,8 @@ static int recv_into(struct udp_driver *d, struct homa_io_receiver *rx,
 			homa_io_count(&base->c.rx_gro_batches, 1);
 		/* GRO only coalesces datagrams with the same TOS */
 		prio = homa_io_cmsg_priority(h);
-		lendable = lend && homa_lendpool_lendable(&d->lend, len);
+		lendable = credit && homa_lendpool_lendable(&d->lend, len);
+		credit -= lendable;
 		for (size_t off = 0; off < len && k < max; off += seg) {
 			pkts[k].data = buf + off;
 			pkts[k].len = len - off < seg ? len - off : seg;

@@ -50,6 +50,7 @@ struct bench_homa_knobs {
 	uint64_t spin_ns;       /**< with spin: poll at most this long per wait, then sleep (0: no bound) */
 	uint32_t rcvbuf;        /**< homa_open_opts.rcvbuf_bytes (0: the library's) */
 	int64_t recv_spin_us;   /**< homa_open_opts.spin_us (-1: the library's default) */
+	int32_t rx_lend_slots;  /**< homa_open_opts.rx_lend_slots (0: the library's default; -1: copy) */
 	uint32_t overcommit;    /**< max_overcommit: messages granted at once (0: engine default) */
 	int64_t short_window;   /**< grant_short_window (-1: engine default, off; 0: off) */
 	bool copy;              /**< send with the copying calls, not zero copy (--homa-copy 1) */

@@ -51,6 +51,10 @@ static const char usage[] =
 "  --homa-recv-spin-us US    homa_open_opts.spin_us of every Homa socket: a thread\n"
 "                            blocked in homa_recv() looks for packets this long before\n"
 "                            it sleeps (default: the library's, HOMA_SPIN_US_DEFAULT)\n"
+"  --homa-rx-lend-slots N    homa_open_opts.rx_lend_slots of every Homa socket: receive\n"
+"                            buffers messages may hold (zero-copy receive, UDP driver);\n"
+"                            -1: copy every payload (default 0: the library's,\n"
+"                            HOMA_RX_LEND_SLOTS_DEFAULT)\n"
 "  --homa-copy 0|1           1: the Homa arm sends requests and responses with the\n"
 "                            copying calls (homa_send_request(), homa_reply_buf())\n"
 "                            instead of zero copy (0, the default)\n"
@@ -366,6 +370,7 @@ static int set_num(struct bench_opts *o, const char *f, const char *v)
 		{ "--bg-peer", 0, COLL_MAX_DEVICES - 1 }, { "--homa-more", 0, 1 },
 		{ "--bg-gbps", 1e-6, 1e4 }, { "--homa-spin-us", 0, 1e7 },
 		{ "--homa-recv-spin-us", 0, HOMA_SPIN_US_MAX },
+		{ "--homa-rx-lend-slots", -1, HOMA_RX_LEND_SLOTS_MAX },
 	};
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
 		if (strcmp(f, t[i].f))
@@ -419,7 +424,8 @@ static int set_num(struct bench_opts *o, const char *f, const char *v)
 		case 43: o->homa.no_more = d < 0.5; break;
 		case 44: o->bg_gbps = d; break;
 		case 45: o->homa.spin_ns = (uint64_t)(d * 1000); break;
-		default: o->homa.recv_spin_us = (int64_t)d; break;
+		case 46: o->homa.recv_spin_us = (int64_t)d; break;
+		default: o->homa.rx_lend_slots = (int32_t)d; break;
 		}
 		return 1;
 	}
@@ -464,7 +470,7 @@ static const char *const valued[] = {
 	"certs", "homa-transport", "start-file", "psp-port", "homa-offload",
 	"homa-spin", "homa-rcvbuf", "msg-log", "homa-max-overcommit", "homa-short-window",
 	"homa-copy", "serve-port", "bg-peer", "bg-gbps", "bg-bytes", "homa-more",
-	"homa-spin-us", "homa-recv-spin-us",
+	"homa-spin-us", "homa-recv-spin-us", "homa-rx-lend-slots",
 };
 
 #define N_VALUED (sizeof(valued) / sizeof(valued[0]))

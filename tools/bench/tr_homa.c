@@ -162,6 +162,7 @@ static int open_socket(homa_socket **s, const struct homa_arm_cfg *a, bool serve
 	o.rcvbuf_bytes = a->k.rcvbuf;
 	if (a->k.recv_spin_us >= 0)
 		o.spin_us = (uint32_t)a->k.recv_spin_us;
+	o.rx_lend_slots = a->k.rx_lend_slots;
 	o.mode = a->polled ? HOMA_MODE_POLLED : HOMA_MODE_THREADED;
 	o.server = server;
 	o.bind_addr = bind;
