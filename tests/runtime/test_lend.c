@@ -233,8 +233,9 @@ static void lend__partial_message_freed(void **state)
 	assert_non_null(buf);
 	homa_settings_default(&st);
 	st.timeout_ticks = 60;
+	st.mtu = 60000;  /* the unscheduled bytes in one datagram, lendable coalesced or not */
 	assert_int_equal(test_server_start(&ts, HOMA_DRIVER_UDP, HOMA_MODE_THREADED, 1, &st), 0);
-	assert_int_equal(test_open(&cli, HOMA_DRIVER_UDP, HOMA_MODE_THREADED, false, 0, NULL), 0);
+	assert_int_equal(test_open(&cli, HOMA_DRIVER_UDP, HOMA_MODE_THREADED, false, 0, &st), 0);
 	dst = test_dst(ts.port);
 	held = homa_rt_get(ts.s);
 	assert_non_null(held);
