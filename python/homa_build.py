@@ -96,6 +96,8 @@ struct sockaddr_storage { unsigned short ss_family; ...; };
 #define HOMA_STRANGER_CPU_MAX ...
 #define HOMA_SPIN_US_DEFAULT ...
 #define HOMA_SPIN_US_MAX ...
+#define HOMA_RX_LEND_SLOTS_DEFAULT ...
+#define HOMA_RX_LEND_SLOTS_MAX ...
 enum homa_driver_kind { HOMA_DRIVER_UDP, HOMA_DRIVER_RAW, HOMA_DRIVER_XDP, ... };
 enum homa_mode { HOMA_MODE_THREADED, HOMA_MODE_POLLED, ... };
 enum homa_transport { HOMA_TRANSPORT_HOMA, HOMA_TRANSPORT_TCP, HOMA_TRANSPORT_AUTO, ... };
@@ -132,7 +134,7 @@ struct homa_open_opts {
     const char *ifname; uint32_t xdp_queues; bool xdp_raw;
     int transport; uint32_t auto_fallback_ms; uint32_t auto_retry_ms;
     uint64_t auto_tcp_min_bytes; uint32_t rcvbuf_bytes; int32_t known_peers;
-    int32_t stranger_budget; int32_t stranger_cpu_us; uint32_t spin_us; ...;
+    int32_t stranger_budget; int32_t stranger_cpu_us; uint32_t spin_us; int32_t rx_lend_slots; ...;
 };
 struct homa_message {
     uint64_t id; uint64_t cookie; int type; int error;

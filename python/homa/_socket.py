@@ -337,8 +337,12 @@ class Socket:
       spin_us       µs a thread waiting in the socket, and driving its I/O,
                     looks for packets before it sleeps (0: sleep at once;
                     up to 10000)
-      These six default to None, homa_open_opts_default()'s values (in
-      effect: no size rule, 1 MiB, 64 peers, 64 packets, 100 µs, 0 µs);
+      rx_lend_slots UDP driver: receive buffers messages may hold, their
+                    bulk payload read in place instead of copied (-1: copy
+                    every payload; up to 65536)
+      These seven default to None, homa_open_opts_default()'s values (in
+      effect: no size rule, 1 MiB, 64 peers, 64 packets, 100 µs, 0 µs,
+      256 buffers);
       <homa/homa.h> documents each field, also what 0 means in it.
       mode          "threaded" (default: a runtime thread moves packets) or
                     "polled" (packets move inside this socket's calls)
@@ -378,7 +382,8 @@ class Socket:
                  rcvbuf_bytes: Optional[int] = None, known_peers: Optional[int] = None,
                  stranger_budget: Optional[int] = None,
                  stranger_cpu_us: Optional[int] = None,
-                 spin_us: Optional[int] = None) -> None:
+                 spin_us: Optional[int] = None,
+                 rx_lend_slots: Optional[int] = None) -> None:
         self._lock = threading.RLock()
         self._pins = 0
         self._closing = False
@@ -406,7 +411,7 @@ class Socket:
                             ("rcvbuf_bytes", rcvbuf_bytes), ("known_peers", known_peers),
                             ("stranger_budget", stranger_budget),
                             ("stranger_cpu_us", stranger_cpu_us), ("spin_us", spin_us),
-                            ("batch", batch), ("offload", offload)):
+                            ("rx_lend_slots", rx_lend_slots), ("batch", batch), ("offload", offload)):
             if value is not None:
                 set_int(o, name, value)
         o.send_timeout_ns = timeout_ns(send_timeout, "send_timeout")

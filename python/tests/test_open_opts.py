@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 """homa.Socket's keyword arguments for the newer fields of struct
 homa_open_opts (auto_tcp_min_bytes, rcvbuf_bytes, known_peers,
-stranger_budget, stranger_cpu_us, spin_us): homa_open() checks their
+stranger_budget, stranger_cpu_us, spin_us, rx_lend_slots): homa_open() checks their
 ranges, a socket opened with each runs RPCs, and where Python can see a
 field's effect (the kernel's receive buffer, the transport of a large
 request) it is the one asked for. test_strangers.py covers the known
@@ -22,6 +22,7 @@ OUT_OF_RANGE = [
     ("stranger_budget", -2), ("stranger_budget", lib.HOMA_STRANGER_BUDGET_MAX + 1),
     ("stranger_cpu_us", -2), ("stranger_cpu_us", lib.HOMA_STRANGER_CPU_MAX + 1),
     ("spin_us", lib.HOMA_SPIN_US_MAX + 1),
+    ("rx_lend_slots", -2), ("rx_lend_slots", lib.HOMA_RX_LEND_SLOTS_MAX + 1),
     ("auto_tcp_min_bytes", 1),   # only with transport "auto"
 ]
 
@@ -42,6 +43,8 @@ ACCEPTED = [
     ("stranger_cpu_us", -1), ("stranger_cpu_us", 0), ("stranger_cpu_us", 1),
     ("stranger_cpu_us", lib.HOMA_STRANGER_CPU_MAX),
     ("spin_us", 0), ("spin_us", 50), ("spin_us", lib.HOMA_SPIN_US_MAX),
+    ("rx_lend_slots", -1), ("rx_lend_slots", 0), ("rx_lend_slots", 1),
+    ("rx_lend_slots", lib.HOMA_RX_LEND_SLOTS_MAX),
 ]
 
 
@@ -73,6 +76,21 @@ def test_polled_client_waits_with_spin(echo, spin_us):
     with homa.Socket(bind_addr=LOCAL, mode="polled", settings=PATIENT, spin_us=spin_us) as cli:
         for i in range(20):
             assert bytes(cli.call(echo.addr, b"%d" % i, timeout=10)) == b"%d" % i
+
+
+@pytest.mark.parametrize("lend", [None, -1])
+def test_rx_lend_slots_reads_bulk_payload_in_place(lend):
+    """By default a client's 600 KB response stays in the UDP driver's
+    receive buffers (rx_lent_bytes); rx_lend_slots=-1 copies it all. Each
+    byte is counted once either way, and the echo is exact."""
+    with homa.Socket(server=True, bind_addr=LOCAL, settings=PATIENT) as srv, \
+         homa.Socket(bind_addr=LOCAL, settings=PATIENT, rx_lend_slots=lend) as cli:
+        e = Echo(srv)
+        big = os.urandom(600000)
+        assert bytes(cli.call(e.addr, big, timeout=10)) == big
+        io = cli.io_stats()
+        assert io["rx_lent_bytes"] + io["rx_copied_bytes"] == len(big)
+        assert (io["rx_lent_bytes"] > len(big) // 2) if lend is None else io["rx_lent_bytes"] == 0
 
 
 def _port_rcvbufs(port):

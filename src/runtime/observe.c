@@ -142,6 +142,7 @@ static const struct {
 	IO_COUNTER(rx_known_packets, "UDP driver: packets read from known peers' queues."),
 	IO_COUNTER(rx_known_refused, "UDP driver: known peers left on the port's queues (slots busy, kernel refused)."),
 	IO_COUNTER(rx_gate_closed, "UDP driver: milliseconds in which the port's queues closed early: strangers used up their budget (stranger_budget), or drained them in a millisecond after one where they did."),
+	IO_GAUGE(rx_lent_slots, "UDP driver: receive buffers held by messages (zero-copy receive, rx_lend_slots), as of its latest receive."),
 };
 
 /* every value snapshot() writes fits the exporter's room (5: homa_tp_metrics()) */

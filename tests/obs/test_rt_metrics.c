@@ -367,7 +367,8 @@ static void rt_metrics__driver_levels_are_gauges(void **state)
 	assert_int_equal(rt_quiesce(c, srv.s, 10000), 0);
 	t = rt_scrape(mport);  /* checks the exposition's format too */
 	for (const char *const *g = (const char *const[]){"homa_io_rx_queues", "homa_io_rx_known_peers",
-		     "homa_io_xdp_zerocopy", "homa_io_xdp_rx_lent", NULL}; *g; g++) {
+		     "homa_io_xdp_zerocopy", "homa_io_xdp_rx_lent", "homa_io_rx_lent_slots",
+		     NULL}; *g; g++) {
 		char total[96];
 
 		snprintf(total, sizeof(total), "%s_total", *g);
