@@ -41,6 +41,7 @@ int homa_lendpool_init(struct homa_lendpool *p, uint32_t batch, uint32_t extra,
 	memset(p, 0, sizeof(*p));
 	if (!batch || !extra || !slot_size || extra > HOMA_LEND_SLOTS_MAX)
 		return HOMA_EINVAL;
+	pthread_mutex_init(&p->lock, NULL);  /* homa_lendpool_free() destroys it once batch is set */
 	p->batch = batch;
 	p->nslots = batch + extra;
 	p->slot_size = slot_size;
@@ -56,7 +57,6 @@ int homa_lendpool_init(struct homa_lendpool *p, uint32_t batch, uint32_t extra,
 		homa_lendpool_free(p);
 		return HOMA_ENOMEM;
 	}
-	pthread_mutex_init(&p->lock, NULL);
 	for (uint32_t i = 0; i < batch; i++) {
 		p->table[i] = slot_addr(p, i);
 		p->table_slot[i] = i;
@@ -74,7 +74,7 @@ void homa_lendpool_free(struct homa_lendpool *p)
 {
 	if (p->arena)
 		munmap(p->arena, p->arena_len);
-	if (p->table)  /* the mutex exists once the arrays do */
+	if (p->batch)
 		pthread_mutex_destroy(&p->lock);
 	free(p->table);
 	free(p->table_slot);
