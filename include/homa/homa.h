@@ -449,7 +449,7 @@ struct homa_io_stats {
 	uint64_t tx_copied_bytes;
 	/** Payload bytes copied from received packets into messages (homa_message_copy() not counted). */
 	uint64_t rx_copied_bytes;
-	/** Payload bytes left in place in the driver's receive buffers (XDP driver: UMEM frames) instead. */
+	/** Payload bytes left in place in the driver's receive buffers instead (UDP: rx_lend_slots; XDP: UMEM frames). */
 	uint64_t rx_lent_bytes;
 	/* XDP driver (docs/XDP.md); zero with the other drivers */
 	uint64_t xdp_zerocopy;      /**< 1: bound in zero-copy mode; 0: copy mode */
