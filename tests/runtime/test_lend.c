@@ -69,6 +69,21 @@ static void take_all(homa_socket *cli, int n, const uint64_t *ids, struct homa_m
 	}
 }
 
+/**
+ * exchange() - Start an echo server @ts (2 threads) and open a client
+ * *@cli, both with test_rx_lend_slots; the client sends requests
+ * 0..NREQ-1 and takes their responses into @m, bit-exact, unreleased.
+ */
+static void exchange(struct test_server *ts, homa_socket **cli, struct homa_message *m)
+{
+	uint64_t ids[NREQ];
+
+	assert_int_equal(test_server_start(ts, HOMA_DRIVER_UDP, HOMA_MODE_THREADED, 2, NULL), 0);
+	assert_int_equal(test_open(cli, HOMA_DRIVER_UDP, HOMA_MODE_THREADED, false, 0, NULL), 0);
+	send_all(*cli, ts->port, NREQ, ids);
+	take_all(*cli, NREQ, ids, m);
+}
+
 /** io() - @s's driver counters. */
 static struct homa_io_stats io(homa_socket *s)
 {
@@ -108,14 +123,10 @@ static void lend__bulk_bit_exact_both_ways(void **state)
 	struct homa_message m[NREQ];
 	struct test_server ts;
 	struct homa_io_stats si, ci;
-	uint64_t ids[NREQ];
 	homa_socket *cli;
 
 	(void)state;
-	assert_int_equal(test_server_start(&ts, HOMA_DRIVER_UDP, HOMA_MODE_THREADED, 2, NULL), 0);
-	assert_int_equal(test_open(&cli, HOMA_DRIVER_UDP, HOMA_MODE_THREADED, false, 0, NULL), 0);
-	send_all(cli, ts.port, NREQ, ids);
-	take_all(cli, NREQ, ids, m);
+	exchange(&ts, &cli, m);
 	si = io(ts.s);
 	ci = io(cli);
 	assert_int_equal(si.rx_lent_bytes + si.rx_copied_bytes, total_len(NREQ));
@@ -142,16 +153,12 @@ static void lend__small_pool_lends_some(void **state)
 	struct homa_message m[NREQ];
 	struct test_server ts;
 	struct homa_io_stats ci;
-	uint64_t ids[NREQ];
 	homa_socket *cli;
 
 	(void)state;
 	test_rx_lend_slots = 3;
-	assert_int_equal(test_server_start(&ts, HOMA_DRIVER_UDP, HOMA_MODE_THREADED, 2, NULL), 0);
-	assert_int_equal(test_open(&cli, HOMA_DRIVER_UDP, HOMA_MODE_THREADED, false, 0, NULL), 0);
+	exchange(&ts, &cli, m);
 	test_rx_lend_slots = 0;
-	send_all(cli, ts.port, NREQ, ids);
-	take_all(cli, NREQ, ids, m);
 	ci = io(cli);
 	assert_int_equal(ci.rx_lent_bytes + ci.rx_copied_bytes, total_len(NREQ));
 	assert_true(ci.rx_lent_bytes > 0);
@@ -173,14 +180,10 @@ static void lend__close_with_held_messages(void **state)
 {
 	struct homa_message m[NREQ];
 	struct test_server ts;
-	uint64_t ids[NREQ];
 	homa_socket *cli;
 
 	(void)state;
-	assert_int_equal(test_server_start(&ts, HOMA_DRIVER_UDP, HOMA_MODE_THREADED, 2, NULL), 0);
-	assert_int_equal(test_open(&cli, HOMA_DRIVER_UDP, HOMA_MODE_THREADED, false, 0, NULL), 0);
-	send_all(cli, ts.port, NREQ, ids);
-	take_all(cli, NREQ, ids, m);
+	exchange(&ts, &cli, m);
 	test_rpc(cli, ts.port);
 	assert_true(io(cli).rx_lent_slots > 0);
 	homa_close(cli);
