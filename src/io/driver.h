@@ -329,7 +329,7 @@ struct homa_driver {
 	/**
 	 * Zero-copy receive: how the engine gives back the buffers of
 	 * received packets it keeps (see homa_io_rx.lendable), or NULL when
-	 * the driver lends none (UDP, raw). Its release may run in any thread
+	 * the driver lends none (raw; UDP with lend_slots 0). Its release may run in any thread
 	 * that calls the engine, concurrently with recv().
 	 */
 	const struct homa_rx_lend *lend;
