@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -58,14 +59,23 @@ static char *path_of(const char *name)
 	return p;
 }
 
-/** spawn() - Start @argv (NULL-terminated) with stdout and stderr in @log. Return: pid. */
+/**
+ * spawn() - Start @argv (NULL-terminated) with stdout and stderr in @log.
+ * The child dies with the test process: a test that fails while its
+ * server waits for more requests leaves nothing running. Return: pid.
+ */
 static pid_t spawn(char *const argv[], const char *log)
 {
-	pid_t pid = fork();
+	pid_t parent = getpid(), pid = fork();
 
 	assert_true(pid >= 0);
 	if (pid == 0) {
-		int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		int fd;
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent)  /* the test process died before prctl() */
+			_exit(127);
+		fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 
 		dup2(fd, 1);
 		dup2(fd, 2);
