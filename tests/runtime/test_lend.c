@@ -6,9 +6,11 @@
  * in the driver's receive buffers arrives bit-exact in both directions,
  * a small pool lends what it can and copies the rest, and the buffers a
  * message holds go back when the application releases it, when the
- * socket closes with messages unreleased, and when a partial message
- * times out.
+ * socket closes with messages unreleased, when a partial message
+ * times out, and when the server aborts a partial request.
  */
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -16,11 +18,13 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
 #include "helpers.h"
+#include "homa/wire.h"
 #include "rt.h"
 
 /** Requests per test; lengths differ, none a multiple of a datagram. */
@@ -257,6 +261,91 @@ static void lend__partial_message_freed(void **state)
 	free(buf);
 }
 
+/**
+ * send_first_data() - From a plain UDP socket (returned; the caller
+ * closes it), send the server at @port the first DATA packet of a
+ * request of @total bytes: the @len bytes of @buf at offset 0, all its
+ * unscheduled bytes. Nothing answers the server's GRANTs or RESENDs, so
+ * the request stays partial without holding any socket's lock.
+ */
+static int send_first_data(int port, const uint8_t *buf, uint32_t len, uint32_t total)
+{
+	struct sockaddr_in me = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	struct sockaddr_storage dst = test_dst(port);
+	socklen_t mlen = sizeof(me);
+	uint8_t *wire = malloc(len + 256);
+	struct homa_pkt k;
+	int fd = socket(AF_INET, SOCK_DGRAM, 0), n;
+
+	assert_true(fd >= 0 && wire);
+	assert_int_equal(bind(fd, (struct sockaddr *)&me, sizeof(me)), 0);
+	assert_int_equal(getsockname(fd, (struct sockaddr *)&me, &mlen), 0);
+	memset(&k, 0, sizeof(k));
+	k.type = HOMA_PKT_DATA;
+	k.ours = true;
+	k.sport = ntohs(me.sin_port);
+	k.dport = (uint16_t)port;
+	k.sender_id = 1000;
+	k.u.data.message_length = total;
+	k.u.data.incoming = len;
+	k.u.data.payload = buf;
+	k.u.data.payload_len = len;
+	n = homa_wire_encode(&k, wire, len + 256);
+	assert_true(n > (int)len);
+	assert_int_equal(sendto(fd, wire, (size_t)n, 0, (struct sockaddr *)&dst,
+				sizeof(struct sockaddr_in)), n);
+	free(wire);
+	return fd;
+}
+
+/**
+ * lend__abort_partial_request() - A server takes a 4 MB request as it
+ * starts (HOMA_RECV_PARTIAL) whose first 60000 bytes came in one
+ * datagram (lent) and whose sender answers nothing. The server reads
+ * them with homa_recv_partial_wait() (bit-exact), then aborts the
+ * request: its buffers go back (the gauge returns to 0), the id is
+ * refused afterwards, and the server answers the next RPC.
+ */
+static void lend__abort_partial_request(void **state)
+{
+	enum { BIG = 4000000, FIRST = 60000 };
+	struct sockaddr_storage dst;
+	struct homa_partial info;
+	struct homa_message m;
+	homa_socket *srv, *cli;
+	uint8_t *buf = malloc(FIRST), *got = malloc(FIRST);
+	int64_t n;
+	int fd;
+
+	(void)state;
+	assert_true(buf && got);
+	test_fill(buf, FIRST, 9);
+	assert_int_equal(test_open(&srv, HOMA_DRIVER_UDP, HOMA_MODE_THREADED, true, 0, NULL), 0);
+	dst = test_dst(homa_local_port(srv));
+	fd = send_first_data(homa_local_port(srv), buf, FIRST, BIG);
+	assert_int_equal(homa_recv(srv, HOMA_RECV_REQUEST | HOMA_RECV_PARTIAL, 0,
+				   10000000000LL, &m), 0);
+	assert_int_equal(m.type, HOMA_RECV_PARTIAL);
+	n = homa_recv_partial_wait(srv, m.id, 0, got, FIRST, 10000000000LL, &info);
+	assert_int_equal(n, FIRST);
+	assert_true(info.length == BIG && !info.complete);
+	assert_memory_equal(got, buf, FIRST);
+	assert_true(io(srv).rx_lent_bytes >= FIRST);
+	assert_int_equal(homa_abort(srv, m.id), 0);
+	assert_int_equal(homa_recv_partial_wait(srv, m.id, 0, got, FIRST, 0, NULL), HOMA_ENOTFOUND);
+	assert_int_equal(test_open(&cli, HOMA_DRIVER_UDP, HOMA_MODE_THREADED, false, 0, NULL), 0);
+	for (int i = 0, end = 0; !end; i++) {  /* each RPC's receive brings the gauge up to date */
+		assert_int_equal(test_polled_rpc(cli, srv, &dst), 0);
+		end = i >= 2 && (!io(srv).rx_lent_slots || i >= 1000);
+	}
+	assert_int_equal(io(srv).rx_lent_slots, 0);
+	close(fd);
+	homa_close(cli);
+	homa_close(srv);
+	free(buf);
+	free(got);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -264,6 +353,7 @@ int main(void)
 		cmocka_unit_test(lend__small_pool_lends_some),
 		cmocka_unit_test(lend__close_with_held_messages),
 		cmocka_unit_test(lend__partial_message_freed),
+		cmocka_unit_test(lend__abort_partial_request),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
