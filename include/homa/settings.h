@@ -171,6 +171,23 @@ struct homa_settings {
 	uint32_t grant_short_window;
 	/** Explicit padding, always 0; never reused for a field. */
 	uint32_t pad1;
+	/**
+	 * Requests one client host that is still a stranger may have partly
+	 * received at this server at once (16; 1 .. max_partial_msgs; a value
+	 * above max_peer_partial_msgs acts as max_peer_partial_msgs). A host
+	 * stops being a stranger once one whole message came from it, or once
+	 * this endpoint started an RPC to it; from then on
+	 * max_peer_partial_msgs applies. A packet that would open one more and
+	 * does not carry its whole message is dropped (HOMA_DROP_PEER_LIMIT),
+	 * as for max_peer_partial_msgs. Every request partly received is an
+	 * RPC that the timer visits every resend_interval ticks until it
+	 * times out, on the thread that also serves the honest peers, so
+	 * forged requests from a few addresses cost the honest RPCs' tail
+	 * latency in proportion to this (docs/HARDENING.md, homa-flood).
+	 */
+	uint32_t max_stranger_partial_msgs;
+	/** Explicit padding, always 0; never reused for a field. */
+	uint32_t pad2;
 	/*
 	 * New fields go here, after all others, and the struct keeps no tail
 	 * padding (settings.c checks), so that a larger size always means

@@ -20,11 +20,29 @@ static bool whole_message(const struct homa_pkt *pkt, uint32_t length)
 }
 
 /**
+ * peer_partial_cap() - Requests @peer may have partly received here at
+ * once: settings.max_peer_partial_msgs, or for a stranger (no whole
+ * message from it yet, no RPC of ours to it) the smaller
+ * settings.max_stranger_partial_msgs. A host with no peer entry yet holds
+ * none, so its first request always opens.
+ */
+static uint32_t peer_partial_cap(const homa_engine *e, const struct homa_peer *peer)
+{
+	uint32_t cap = e->s.max_peer_partial_msgs;
+
+	if (!peer->proven && e->s.max_stranger_partial_msgs < cap)
+		cap = e->s.max_stranger_partial_msgs;
+	return cap;
+}
+
+/**
  * partial_limit() - Whether a packet from @src opening a request of
  * @length bytes may create it: a host with settings.max_peer_partial_msgs
- * requests partly received, or an engine with settings.max_partial_msgs
- * from all hosts, opens no more, except with a packet that carries its
- * whole message (it completes at once and holds no grant list entry). The
+ * requests partly received (settings.max_stranger_partial_msgs while it
+ * is a stranger, peer_partial_cap()), or an engine with
+ * settings.max_partial_msgs from all hosts, opens no more, except with a
+ * packet that carries its whole message (it completes at once, holds no
+ * grant list entry, and proves its host). The
  * check runs before any peer is created, so forged requests from many
  * (spoofed) hosts grow neither the peer table nor the grant list.
  * Return: 0 or the HOMA_DROP code (HOMA_DROP_PEER_LIMIT,
@@ -38,7 +56,7 @@ static int partial_limit(homa_engine *e, const homa_addr *src, const struct homa
 	if (whole_message(pkt, length))
 		return 0;
 	peer = homa_peer_find(e, src);
-	if (peer && peer->partial_in >= e->s.max_peer_partial_msgs)
+	if (peer && peer->partial_in >= peer_partial_cap(e, peer))
 		return HOMA_DROP(HOMA_DROP_PEER_LIMIT);
 	if (e->partial_in >= e->s.max_partial_msgs)
 		return HOMA_DROP(HOMA_DROP_PARTIAL_LIMIT);

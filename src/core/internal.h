@@ -69,6 +69,17 @@ struct homa_cache {
  * settings.max_partial_msgs bounds the same across all hosts.
  */
 #define HOMA_PEER_PARTIAL_MSGS 64
+/**
+ * Default of settings.max_stranger_partial_msgs: the same for a host that
+ * is still a stranger (homa_peer.proven false). Forged requests that
+ * never finish live as RPCs until they time out, and the timer visits
+ * each every resend_interval ticks on the thread that serves the honest
+ * peers, so their number sets how long a flooded tick holds the honest
+ * RPCs up (homa-flood: docs/HARDENING.md). A genuine newcomer rarely has
+ * more than a few long requests under way before its first message
+ * completes and proves it.
+ */
+#define HOMA_STRANGER_PARTIAL_MSGS 16
 
 
 /** Buckets of evictable requests by log2 of bytes left (see evict.c). */

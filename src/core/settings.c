@@ -52,11 +52,12 @@ void homa_settings_default(struct homa_settings *s)
 	s->max_done_rpcs = 1u << 18;
 	s->max_peer_partial_msgs = 64;
 	s->max_partial_msgs = 1024;
+	s->max_stranger_partial_msgs = HOMA_STRANGER_PARTIAL_MSGS;
 }
 
 /* A larger size must always mean more fields: no tail padding to hide one in. */
 _Static_assert(sizeof(struct homa_settings) ==
-		       offsetof(struct homa_settings, pad1) + sizeof(uint32_t),
+		       offsetof(struct homa_settings, pad2) + sizeof(uint32_t),
 	       "struct homa_settings has tail padding: pad it explicitly, or update "
 	       "this check to the end of its last field when appending one");
 
@@ -142,6 +143,9 @@ int homa_settings_validate(const struct homa_settings *given, const char **why)
 	else if (s->max_partial_msgs == 0 || s->max_peer_partial_msgs == 0 ||
 		 s->max_peer_partial_msgs > s->max_partial_msgs)
 		bad = "max_peer_partial_msgs/max_partial_msgs (1 .. max_partial_msgs)";
+	else if (s->max_stranger_partial_msgs == 0 ||
+		 s->max_stranger_partial_msgs > s->max_partial_msgs)
+		bad = "max_stranger_partial_msgs (1 .. max_partial_msgs)";
 	if (why)
 		*why = bad;
 	return bad ? HOMA_EINVAL : 0;

@@ -42,7 +42,11 @@ static int forge(homa_engine *e, const homa_addr *src, uint16_t sport, uint64_t 
 
 /* ---- module level: one server engine, packets forged by hand ---- */
 
-/** server() - A serving engine at 10.0.0.2:4001 with rx cap @cap. */
+/**
+ * server() - A serving engine at 10.0.0.2:4001 with rx cap @cap, whose
+ * strangers may open as many requests as a proven host (fill() forges
+ * from one host until the cap, not the host's limit, refuses).
+ */
 static homa_engine *server(uint64_t cap)
 {
 	homa_addr me = homa_addr_ipv4(0x0a000002);
@@ -51,6 +55,7 @@ static homa_engine *server(uint64_t cap)
 
 	homa_settings_default(&s);
 	s.max_rx_buffered = cap;
+	s.max_stranger_partial_msgs = s.max_peer_partial_msgs;
 	assert_int_equal(homa_engine_new(&e, &s, &me, 4001, NULL, 0), 0);
 	homa_engine_set_server(e, true);
 	return e;

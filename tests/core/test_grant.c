@@ -990,7 +990,7 @@ static void homa_grant_check__incoming_claims_raise_nothing(void **state)
  * homa_grant_add__forged_messages_stay_few() - Node 'a' forges 2000 long
  * requests (one 1000-byte DATA packet each, lengths spread over 100 kB-1 MB,
  * never finished). The sorted grantable list, whose insertion is linear,
- * holds at most HOMA_PEER_PARTIAL_MSGS of them (it held all 2000: a flood
+ * holds at most HOMA_STRANGER_PARTIAL_MSGS of them (it held all 2000: a flood
  * spent its time inserting), and node 'b's message still gets its GRANT at
  * once.
  */
@@ -1018,7 +1018,7 @@ static void homa_grant_add__forged_messages_stay_few(void **state)
 	}
 	for (pos = srv->grantable.next; pos != &srv->grantable; pos = pos->next)
 		listed++;
-	assert_true(listed <= HOMA_PEER_PARTIAL_MSGS);
+	assert_true(listed <= HOMA_STRANGER_PARTIAL_MSGS);
 	th_net_move(&n, th_net_node(&n, 's'), 100000);
 	th_net_clear_log(&n);
 	send(&n, 'b', 50000);
@@ -1059,7 +1059,10 @@ static void forge_partial(struct th_net *n, char c, uint32_t count)
  */
 static homa_engine *forged_server(struct th_net *n, const struct homa_settings *s)
 {
-	th_net_init(n, "sab", s);
+	struct homa_settings t = *s;
+
+	t.max_stranger_partial_msgs = HOMA_PEER_PARTIAL_MSGS;  /* 'a' may open all 64 */
+	th_net_init(n, "sab", &t);
 	serve(n);
 	forge_partial(n, 'a', HOMA_PEER_PARTIAL_MSGS);
 	th_net_move(n, th_net_node(n, 's'), 100000);

@@ -1060,11 +1060,12 @@ static int forge_requests(struct th_pair *p, int n, uint32_t mlen, uint64_t firs
 }
 
 /**
- * peer_limit__partial_requests_bounded() - One host opening 500 requests
- * it never finishes gets HOMA_PEER_PARTIAL_MSGS of them; the rest are
- * dropped and counted as HOMA_DROP_PEER_LIMIT. A one-packet request of
- * the same host still gets in, and an honest 100 kB RPC from another host
- * completes. (Every forged request used to become an RPC and a message.)
+ * peer_limit__partial_requests_bounded() - One host, a stranger, opening
+ * 500 requests it never finishes gets HOMA_STRANGER_PARTIAL_MSGS of them;
+ * the rest are dropped and counted as HOMA_DROP_PEER_LIMIT. A one-packet
+ * request of the same host still gets in, and an honest 100 kB RPC from
+ * another host completes. (Every forged request used to become an RPC and
+ * a message.)
  */
 static void peer_limit__partial_requests_bounded(void **state)
 {
@@ -1078,10 +1079,10 @@ static void peer_limit__partial_requests_bounded(void **state)
 	(void)state;
 	th_pair_init(&p, NULL);
 	p.echo = true;
-	assert_int_equal(forge_requests(&p, 500, 200000, 1000), 500 - HOMA_PEER_PARTIAL_MSGS);
+	assert_int_equal(forge_requests(&p, 500, 200000, 1000), 500 - HOMA_STRANGER_PARTIAL_MSGS);
 	homa_engine_stats(p.e[1], &st);
-	assert_int_equal(st.drops[HOMA_DROP_PEER_LIMIT], 500 - HOMA_PEER_PARTIAL_MSGS);
-	assert_int_equal(st.active_rpcs, HOMA_PEER_PARTIAL_MSGS);
+	assert_int_equal(st.drops[HOMA_DROP_PEER_LIMIT], 500 - HOMA_STRANGER_PARTIAL_MSGS);
+	assert_int_equal(st.active_rpcs, HOMA_STRANGER_PARTIAL_MSGS);
 	assert_string_equal(homa_drop_reason_name(HOMA_DROP_PEER_LIMIT), "peer_limit");
 	assert_int_equal(forge_requests(&p, 1, 500, 9000), 0); /* whole: accepted */
 	homa_engine_stats(p.e[1], &st);
@@ -1098,20 +1099,46 @@ static void peer_limit__partial_requests_bounded(void **state)
 }
 
 /**
+ * peer_limit__stranger_until_proven() - A stranger host gets
+ * HOMA_STRANGER_PARTIAL_MSGS partly received requests; once one whole
+ * message came from it (a one-packet request), it may hold up to
+ * HOMA_PEER_PARTIAL_MSGS like any proven host. (Before the stranger's
+ * limit it got HOMA_PEER_PARTIAL_MSGS from the first packet.)
+ */
+static void peer_limit__stranger_until_proven(void **state)
+{
+	enum { MORE = 100 };
+	struct th_pair p;
+
+	(void)state;
+	th_pair_init(&p, NULL);
+	assert_int_equal(forge_requests(&p, HOMA_STRANGER_PARTIAL_MSGS + 1, 200000, 1000), 1);
+	assert_int_equal(forge_requests(&p, 1, 500, 9000), 0); /* whole: proves the host */
+	assert_int_equal(forge_requests(&p, MORE, 200000, 20000),
+			 MORE - (HOMA_PEER_PARTIAL_MSGS - HOMA_STRANGER_PARTIAL_MSGS));
+	th_pair_free(&p);
+}
+
+/**
  * peer_limit__slot_frees_when_request_completes() - The limit counts
  * requests partly received: once one of the host's requests completes,
- * the host may open another.
+ * the host may open another. (The stranger's limit is set to the proven
+ * host's here, so completing a request, which proves the host, changes
+ * the limit by nothing.)
  */
 static void peer_limit__slot_frees_when_request_completes(void **state)
 {
 	homa_addr liar = homa_addr_ipv4(0x0a070707);
+	struct homa_settings s;
 	uint8_t buf[1600];
 	struct th_pair p;
 	struct homa_pkt k;
 	int len;
 
 	(void)state;
-	th_pair_init(&p, NULL);
+	homa_settings_default(&s);
+	s.max_stranger_partial_msgs = HOMA_PEER_PARTIAL_MSGS;
+	th_pair_init(&p, &s);
 	assert_int_equal(forge_requests(&p, HOMA_PEER_PARTIAL_MSGS + 1, 2000, 1000), 1);
 	k = data(true, 1000, 2000, 1000, 1000); /* the rest of the first one */
 	len = homa_wire_encode(&k, buf, sizeof(buf));
@@ -1255,6 +1282,38 @@ static void peer_limit__setting(void **state)
 }
 
 /**
+ * peer_limit__stranger_setting() - settings.max_stranger_partial_msgs
+ * replaces the built-in 16 for strangers, and one above
+ * max_peer_partial_msgs acts as that; 0 and values above max_partial_msgs
+ * are refused by validation.
+ */
+static void peer_limit__stranger_setting(void **state)
+{
+	struct homa_settings s;
+	const char *why = NULL;
+	struct th_pair p;
+
+	(void)state;
+	homa_settings_default(&s);
+	assert_int_equal(s.max_stranger_partial_msgs, HOMA_STRANGER_PARTIAL_MSGS);
+	s.max_stranger_partial_msgs = 3;
+	th_pair_init(&p, &s);
+	assert_int_equal(forge_requests(&p, 8, 200000, 1000), 5);
+	s.max_stranger_partial_msgs = 200;
+	s.max_peer_partial_msgs = 6;
+	assert_int_equal(homa_engine_set_settings(p.e[1], &s), 0);
+	assert_int_equal(forge_requests(&p, 4, 200000, 5000), 1);
+	th_pair_free(&p);
+	s.max_stranger_partial_msgs = 0;
+	assert_int_equal(homa_settings_validate(&s, &why), HOMA_EINVAL);
+	assert_non_null(strstr(why, "max_stranger_partial_msgs"));
+	s.max_stranger_partial_msgs = s.max_partial_msgs + 1;
+	assert_int_equal(homa_settings_validate(&s, NULL), HOMA_EINVAL);
+	s.max_stranger_partial_msgs = s.max_partial_msgs;
+	assert_int_equal(homa_settings_validate(&s, NULL), 0);
+}
+
+/**
  * announce__requests_already_arriving() - Announcements turned on while
  * a request is partly here announce it at once (HOMA_EV_REQUEST_BEGIN
  * with its length), not at its next packet; the packet after that does
@@ -1309,9 +1368,11 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(homa_engine_input__malformed_corpus),
 		cmocka_unit_test(peer_limit__partial_requests_bounded),
+		cmocka_unit_test(peer_limit__stranger_until_proven),
 		cmocka_unit_test(peer_limit__slot_frees_when_request_completes),
 		cmocka_unit_test(partial_limit__many_hosts_bounded),
 		cmocka_unit_test(peer_limit__setting),
+		cmocka_unit_test(peer_limit__stranger_setting),
 		cmocka_unit_test(homa_ctl_reply_unknown__rate_limited),
 		cmocka_unit_test(homa_ctl_send__queue_cap),
 		cmocka_unit_test(homa_ctl_stranger_ok__bounds_replies),

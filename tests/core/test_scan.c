@@ -47,13 +47,20 @@ static void picky_free(void *ctx, void *ptr, size_t size)
 	free(ptr);
 }
 
-/** server() - A serving engine at 10.0.0.2:4001 (allocation hooks @ha, NULL for malloc). */
+/**
+ * server() - A serving engine at 10.0.0.2:4001 (allocation hooks @ha, NULL
+ * for malloc) whose strangers may open as many requests as a proven host
+ * (the tests forge up to 64 from one host).
+ */
 static homa_engine *server(struct homa_alloc *ha)
 {
 	homa_addr me = homa_addr_ipv4(0x0a000002);
+	struct homa_settings s;
 	homa_engine *e;
 
-	assert_int_equal(homa_engine_new(&e, NULL, &me, 4001, ha, 0), 0);
+	homa_settings_default(&s);
+	s.max_stranger_partial_msgs = s.max_peer_partial_msgs;
+	assert_int_equal(homa_engine_new(&e, &s, &me, 4001, ha, 0), 0);
 	homa_engine_set_server(e, true);
 	return e;
 }

@@ -39,6 +39,7 @@ static void homa_settings_default__validates(void **state)
 	assert_int_equal(s.grant_step, 0);
 	assert_int_equal(s.grant_silence_rtts, 4);
 	assert_int_equal(s.grant_short_window, 0);
+	assert_int_equal(s.max_stranger_partial_msgs, 16);
 	assert_int_equal(s.num_priorities, 8);
 	assert_int_equal(s.unsched_cutoffs[7], 200);
 	assert_int_equal(s.unsched_cutoffs[6], 2800);
@@ -317,6 +318,28 @@ static void homa_settings_import__reads_only_size_bytes(void **state)
 }
 
 /**
+ * homa_settings_import__stranger_limit_defaults() - A program built when
+ * the struct ended at pad1 (before max_stranger_partial_msgs) gets that
+ * field's default, and its own fields are kept.
+ */
+static void homa_settings_import__stranger_limit_defaults(void **state)
+{
+	const size_t old_size = offsetof(struct homa_settings, pad1) + sizeof(uint32_t);
+	struct homa_settings s, out;
+
+	(void)state;
+	homa_settings_default(&s);
+	s.max_peer_partial_msgs = 9;
+	s.max_stranger_partial_msgs = 0;  /* past old_size: never read */
+	s.size = (uint32_t)old_size;
+	memset(&out, 0x5a, sizeof(out));
+	assert_int_equal(homa_settings_import(&out, &s), 0);
+	assert_int_equal(out.max_peer_partial_msgs, 9);
+	assert_int_equal(out.max_stranger_partial_msgs, 16);
+	assert_int_equal(homa_settings_validate(&out, NULL), 0);
+}
+
+/**
  * homa_settings_import__size_checked() - Sizes outside
  * HOMA_SETTINGS_SIZE_MIN .. sizeof are HOMA_EINVAL and leave dst alone;
  * NULL arguments too. The engine and homa_engine_set_settings() refuse
@@ -355,6 +378,7 @@ int main(void)
 		cmocka_unit_test(homa_settings_validate__each_bad_field),
 		cmocka_unit_test(homa_settings_validate__null),
 		cmocka_unit_test(homa_settings_import__reads_only_size_bytes),
+		cmocka_unit_test(homa_settings_import__stranger_limit_defaults),
 		cmocka_unit_test(homa_settings_import__size_checked),
 		cmocka_unit_test(homa_settings_validate__edges_accepted),
 		cmocka_unit_test(homa_engine_set_settings__unsched_bytes_at_run_time),
