@@ -303,6 +303,10 @@ def test_stats_settings_fileno(client, echo):
     client.set_settings(max_peer_partial_msgs=8, max_partial_msgs=100)
     with pytest.raises(homa.InvalidArgumentError):
         client.set_settings(max_peer_partial_msgs=101, max_partial_msgs=100)
+    assert d["max_stranger_partial_msgs"] == 16
+    client.set_settings(max_stranger_partial_msgs=4)
+    with pytest.raises(homa.InvalidArgumentError):
+        client.set_settings(max_stranger_partial_msgs=0)
     assert client.fileno() >= 0
     with pytest.raises(homa.InvalidArgumentError):
         client.poll(0)   # threaded socket
