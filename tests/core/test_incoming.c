@@ -1251,34 +1251,61 @@ static void partial_limit__many_hosts_bounded(void **state)
 }
 
 /**
+ * limits_applied() - A server with settings @first: one stranger forging 8
+ * requests has @dropped1 of them dropped (HOMA_DROP_PEER_LIMIT); with
+ * @then applied through homa_engine_set_settings(), 4 more have @dropped2.
+ */
+static void limits_applied(const struct homa_settings *first, int dropped1,
+			   const struct homa_settings *then, int dropped2)
+{
+	struct th_pair p;
+
+	th_pair_init(&p, first);
+	assert_int_equal(forge_requests(&p, 8, 200000, 1000), dropped1);
+	assert_int_equal(homa_engine_set_settings(p.e[1], then), 0);
+	assert_int_equal(forge_requests(&p, 4, 200000, 5000), dropped2);
+	th_pair_free(&p);
+}
+
+/**
+ * refused_outside_range() - Settings @s (valid) with *@field, one of its
+ * limits of partly received requests, at 0 or at max_partial_msgs + 1
+ * fail validation (0 naming @name); at max_partial_msgs they pass.
+ */
+static void refused_outside_range(struct homa_settings *s, uint32_t *field, const char *name)
+{
+	const char *why = NULL;
+
+	*field = 0;
+	assert_int_equal(homa_settings_validate(s, &why), HOMA_EINVAL);
+	assert_non_null(strstr(why, name));
+	*field = s->max_partial_msgs + 1;
+	assert_int_equal(homa_settings_validate(s, NULL), HOMA_EINVAL);
+	*field = s->max_partial_msgs;
+	assert_int_equal(homa_settings_validate(s, NULL), 0);
+}
+
+/**
  * peer_limit__setting() - settings.max_peer_partial_msgs replaces the
- * built-in 64, and a change through homa_engine_set_settings() applies
- * to the next request; bad values are refused by validation.
+ * built-in 64 (for a stranger too, when below its own limit), and a
+ * change through homa_engine_set_settings() applies to the next request;
+ * bad values are refused by validation.
  */
 static void peer_limit__setting(void **state)
 {
-	struct homa_settings s;
-	const char *why = NULL;
-	struct th_pair p;
+	struct homa_settings a, b;
 
 	(void)state;
-	homa_settings_default(&s);
-	assert_int_equal(s.max_peer_partial_msgs, HOMA_PEER_PARTIAL_MSGS);
-	s.max_peer_partial_msgs = 5;
-	th_pair_init(&p, &s);
-	assert_int_equal(forge_requests(&p, 8, 200000, 1000), 3);
-	s.max_peer_partial_msgs = 7;
-	assert_int_equal(homa_engine_set_settings(p.e[1], &s), 0);
-	assert_int_equal(forge_requests(&p, 4, 200000, 5000), 2);
-	th_pair_free(&p);
-	s.max_peer_partial_msgs = 0;
-	assert_int_equal(homa_settings_validate(&s, &why), HOMA_EINVAL);
-	assert_non_null(strstr(why, "max_peer_partial_msgs"));
-	s.max_peer_partial_msgs = s.max_partial_msgs + 1;
-	assert_int_equal(homa_settings_validate(&s, NULL), HOMA_EINVAL);
-	s.max_peer_partial_msgs = 1;
-	s.max_partial_msgs = 0;
-	assert_int_equal(homa_settings_validate(&s, NULL), HOMA_EINVAL);
+	homa_settings_default(&a);
+	assert_int_equal(a.max_peer_partial_msgs, HOMA_PEER_PARTIAL_MSGS);
+	a.max_peer_partial_msgs = 5;
+	b = a;
+	b.max_peer_partial_msgs = 7;
+	limits_applied(&a, 3, &b, 2);
+	refused_outside_range(&a, &a.max_peer_partial_msgs, "max_peer_partial_msgs");
+	a.max_peer_partial_msgs = 1;
+	a.max_partial_msgs = 0;
+	assert_int_equal(homa_settings_validate(&a, NULL), HOMA_EINVAL);
 }
 
 /**
@@ -1289,28 +1316,17 @@ static void peer_limit__setting(void **state)
  */
 static void peer_limit__stranger_setting(void **state)
 {
-	struct homa_settings s;
-	const char *why = NULL;
-	struct th_pair p;
+	struct homa_settings a, b;
 
 	(void)state;
-	homa_settings_default(&s);
-	assert_int_equal(s.max_stranger_partial_msgs, HOMA_STRANGER_PARTIAL_MSGS);
-	s.max_stranger_partial_msgs = 3;
-	th_pair_init(&p, &s);
-	assert_int_equal(forge_requests(&p, 8, 200000, 1000), 5);
-	s.max_stranger_partial_msgs = 200;
-	s.max_peer_partial_msgs = 6;
-	assert_int_equal(homa_engine_set_settings(p.e[1], &s), 0);
-	assert_int_equal(forge_requests(&p, 4, 200000, 5000), 1);
-	th_pair_free(&p);
-	s.max_stranger_partial_msgs = 0;
-	assert_int_equal(homa_settings_validate(&s, &why), HOMA_EINVAL);
-	assert_non_null(strstr(why, "max_stranger_partial_msgs"));
-	s.max_stranger_partial_msgs = s.max_partial_msgs + 1;
-	assert_int_equal(homa_settings_validate(&s, NULL), HOMA_EINVAL);
-	s.max_stranger_partial_msgs = s.max_partial_msgs;
-	assert_int_equal(homa_settings_validate(&s, NULL), 0);
+	homa_settings_default(&a);
+	assert_int_equal(a.max_stranger_partial_msgs, HOMA_STRANGER_PARTIAL_MSGS);
+	a.max_stranger_partial_msgs = 3;
+	b = a;
+	b.max_stranger_partial_msgs = 200;
+	b.max_peer_partial_msgs = 6;
+	limits_applied(&a, 5, &b, 1);
+	refused_outside_range(&a, &a.max_stranger_partial_msgs, "max_stranger_partial_msgs");
 }
 
 /**
