@@ -119,9 +119,15 @@ def run_pair(build, certs, d, encrypt, tshark=None):
     return spcap, cpcap, wire
 
 
+# The ports are ephemeral, and tshark gives some such ports (44818, 47808,
+# ...) to other protocols before it tries heuristics such as Homa's and
+# PSP's: heuristics first.
+HEUR_FIRST = ["-o", "udp.try_heuristic_first:TRUE"]
+
+
 def dissect(tshark, lua, pcap):
     """tshark's rows (dicts of FIELDS) for @pcap, at least one."""
-    rows = dissect_psp.tshark_rows(tshark, lua, pcap, FIELDS)
+    rows = dissect_psp.tshark_rows(tshark, lua, pcap, FIELDS, HEUR_FIRST)
     assert rows, "empty capture " + pcap
     return rows
 
@@ -152,7 +158,7 @@ WIRE_FIELDS = ["_ws.col.Protocol", "homapsp.spi", "homa.type", "homa.sport", "ho
 def check_wire(tshark, lua, pcap):
     """The wire capture @pcap: every packet sealed PSP with its clear common
     header decoded, DATA fields ciphertext, no request bytes in the file."""
-    rows = dissect_psp.tshark_rows(tshark, lua, pcap, WIRE_FIELDS)
+    rows = dissect_psp.tshark_rows(tshark, lua, pcap, WIRE_FIELDS, HEUR_FIRST)
     assert rows, "empty wire capture"
     for r in rows:
         assert r["_ws.col.Protocol"] == "PSP/HOMA", "wire: %s" % r

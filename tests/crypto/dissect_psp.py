@@ -44,9 +44,10 @@ def write_pcap(path, pkts):
             f.write(struct.pack("<IIII", 1700000000 + i, 0, len(p), len(p)) + p)
 
 
-def tshark_rows(tshark, lua, pcap, fields):
-    """tshark's decode of @pcap with @lua: one dict of @fields per packet."""
-    cmd = [tshark, "-n", "-X", "lua_script:" + lua, "-r", pcap, "-T", "fields",
+def tshark_rows(tshark, lua, pcap, fields, extra=()):
+    """tshark's decode of @pcap with @lua and options @extra: one dict of
+    @fields per packet."""
+    cmd = [tshark, "-n", "-X", "lua_script:" + lua, "-r", pcap] + list(extra) + ["-T", "fields",
            "-E", "separator=|", "-E", "occurrence=f"]
     for fld in fields:
         cmd += ["-e", fld]

@@ -182,7 +182,8 @@ static void check_pcap(const char *path, int min, uint16_t port)
 	pcap_free(&pf);
 	if (n < min)
 		fail_msg("%s: %d packets, expected at least %d", path, n, min);
-	snprintf(cmd, sizeof(cmd), "%s -n -r %s -X lua_script:%s -Y 'homa && !homa.malformed' "
+	snprintf(cmd, sizeof(cmd), "%s -n -r %s -X lua_script:%s -o udp.try_heuristic_first:TRUE "
+		 "-Y 'homa && !homa.malformed' "
 		 "-T fields -e homa.sport -e homa.dport 2>/dev/null", HOMA_TSHARK, path, HOMA_LUA);
 	p = popen(cmd, "r");
 	assert_non_null(p);

@@ -10,12 +10,14 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <netinet/in.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -71,26 +73,71 @@ static int bound(uint16_t *port)
 	return fd;
 }
 
-/** closed_port() - A UDP port on 127.0.0.1 that was just bound and closed. */
+/**
+ * closed_port() - A UDP port on 127.0.0.1 that nothing is bound to: one
+ * below the kernel's ephemeral range (ip_local_port_range starts at 32768
+ * by default), so that no socket of a test running beside this one, which
+ * binds port 0, can take it and swallow the datagrams that should come
+ * back as reports. Checked free by binding it once.
+ */
 static uint16_t closed_port(void)
 {
-	uint16_t port;
-	int fd = bound(&port);
+	for (uint16_t port = (uint16_t)(20000 + getpid() % 5000);; port++) {
+		struct sockaddr_in a = lo(port);
+		int fd = socket(AF_INET, SOCK_DGRAM, 0), ok;
 
-	close(fd);
-	return port;
+		assert_true(fd >= 0);
+		ok = bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0;
+		close(fd);
+		if (ok)
+			return port;
+		assert_true(port < 30000);
+	}
+}
+
+/**
+ * marker() - Send one datagram from a fresh socket to another one of ours
+ * on loopback and wait (up to 5 s) until it arrives.
+ */
+static void marker(void)
+{
+	struct timeval tv = {.tv_sec = 5};
+	uint16_t port;
+	int rx = bound(&port), tx = socket(AF_INET, SOCK_DGRAM, 0);
+	struct sockaddr_in dst = lo(port);
+	char b = 0;
+
+	assert_true(tx >= 0);
+	assert_int_equal(setsockopt(rx, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)), 0);
+	assert_int_equal(sendto(tx, &b, 1, 0, (struct sockaddr *)&dst, sizeof(dst)), 1);
+	assert_int_equal(recv(rx, &b, 1, 0), 1);
+	close(tx);
+	close(rx);
 }
 
 /**
  * provoke() - Send @count datagrams from @fd to 127.0.0.1:@to, each
  * starting with a Homa common header whose source port is @sport: each
- * comes back as a port unreachable report in @fd's error queue.
+ * comes back as a port unreachable report in @fd's error queue, and all
+ * are there when this returns.
+ *
+ * The kernel may handle loopback datagrams after the send returns (in
+ * ksoftirqd when the machine is busy). It queues each on the sending
+ * CPU's backlog in order, and the report each causes joins that same
+ * backlog behind it. So, sending from one CPU throughout: once a marker
+ * sent after the datagrams has arrived, every report is queued; once a
+ * second marker sent after that has arrived, every report is delivered.
  */
 static void provoke(int fd, uint16_t to, uint16_t sport, int count)
 {
 	struct sockaddr_in dst = lo(to);
 	uint8_t pkt[HOMA_COMMON_LEN + 8] = {0};
+	cpu_set_t was, one;
 
+	assert_int_equal(sched_getaffinity(0, sizeof(was), &was), 0);
+	CPU_ZERO(&one);
+	CPU_SET(sched_getcpu(), &one);
+	assert_int_equal(sched_setaffinity(0, sizeof(one), &one), 0);
 	pkt[0] = (uint8_t)(sport >> 8);
 	pkt[1] = (uint8_t)sport;
 	for (int i = 0; i < count; i++) {
@@ -103,6 +150,9 @@ static void provoke(int fd, uint16_t to, uint16_t sport, int count)
 		while (n < 0 && errno == ECONNREFUSED);
 		assert_int_equal(n, (ssize_t)sizeof(pkt));
 	}
+	marker();
+	marker();
+	assert_int_equal(sched_setaffinity(0, sizeof(was), &was), 0);
 }
 
 /** drain__batched() - 40 reports: all kept, in at most 3 reads of the queue. */

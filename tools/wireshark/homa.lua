@@ -21,6 +21,9 @@
 --   homa.heuristic  also recognise Homa on any UDP port (default on): the
 --                   type byte must be a Homa type, doff must match it and
 --                   the Homa ports must equal the UDP ports.
+--   tshark tries a port that another protocol registered (44818, 47808,
+--   ... even in the ephemeral range) before any heuristic: add
+--   -o udp.try_heuristic_first:TRUE when a client's port is one of them.
 -- Malformed packets (too short, unknown type, impossible field values) are
 -- flagged with expert info "homa.malformed" (filter: homa.malformed).
 --
