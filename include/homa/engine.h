@@ -82,7 +82,10 @@ struct homa_alloc {
  * @pkt (@len bytes, of which the first @hdr_len are the Homa header) and
  * may rewrite it in place, growing it up to @cap bytes (the engine leaves
  * `overhead` bytes of room); it returns the new length or a negative error
- * (the packet is then not sent). open() checks and transforms a received
+ * (the packet is then not sent: a control packet is dropped; a message's
+ * DATA packet is built again when the next timer tick, or the next packet
+ * heard for its RPC, offers it again, other messages going meanwhile, and
+ * an RPC whose packets keep being refused times out). open() checks and transforms a received
  * packet in place and returns its new length, or a negative value to reject
  * it (counted as HOMA_DROP_VERIFY). The protocol logic never sees either.
  * seal_to(), when set, replaces seal() and is also told the destination

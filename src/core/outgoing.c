@@ -332,12 +332,17 @@ static void commit(homa_engine *e, struct homa_rpc *rpc, const struct homa_pkt *
 /**
  * unfill() - The seal hook refused @pkt: nothing about @rpc advances (the
  * same packet is built again next time), and the ack it carried is owed
- * again. The refusal lets the RPC's silence count (timer.c), so a peer
- * the hook keeps refusing times out.
+ * again. The RPC leaves the send list until the next tick puts it back
+ * (timer.c), or until something else it hears does (homa_tx_update()):
+ * meanwhile other messages go, and the engine does not ask to be called
+ * again at once for a packet the hook would refuse again (a driver
+ * waiting for homa_engine_next_deadline() would spin). The refusal lets
+ * the RPC's silence count, so a peer the hook keeps refusing times out.
  */
 static void unfill(homa_engine *e, struct homa_rpc *rpc, const struct homa_pkt *pkt)
 {
 	rpc->out.seal_refused = true;
+	homa_list_del(&rpc->out.tx_link);
 	if (pkt->type == HOMA_PKT_DATA && pkt->u.data.ack.client_id)
 		homa_peer_add_ack(e, rpc->peer, pkt->u.data.ack.client_id,
 				  pkt->u.data.ack.server_port);

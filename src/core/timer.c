@@ -261,6 +261,8 @@ static void check_rpc(homa_engine *e, struct homa_rpc *rpc)
 	uint32_t first;
 
 	homa_scan_wake(e, rpc);
+	if (rpc->out.seal_refused && !homa_list_linked(&rpc->out.tx_link))
+		homa_tx_update(e, rpc); /* the seal hook refused its packet: try again */
 	if (!waiting(rpc)) {
 		homa_rpc_heard(e, rpc);
 		return;

@@ -20,6 +20,9 @@
 
 #define TAG 16
 
+/** The engine's default tick (settings.tick_ns). */
+#define TICK_NS 1000000ull
+
 /** Hook context: a key and counters. */
 struct tagger {
 	uint64_t key;
@@ -336,7 +339,8 @@ static void homa_packet_hooks__seal_refusals(void **state)
  * homa_engine_output__seal_refusal_not_throttling() - A packet the seal
  * hook refuses makes homa_engine_output() return 0, but that is not the
  * pacer holding data back: pacer_throttled_ns stays 0 while the modelled
- * NIC queue is below its limit, and the next call sends the next packet.
+ * NIC queue is below its limit. The message waits for the next tick (no
+ * deadline before it), which sends the refused packet.
  */
 static void homa_engine_output__seal_refusal_not_throttling(void **state)
 {
@@ -356,7 +360,114 @@ static void homa_engine_output__seal_refusal_not_throttling(void **state)
 	assert_int_equal(m.refused, 1);
 	homa_engine_stats(p.e[0], &st);
 	assert_int_equal(st.pacer_throttled_ns, 0);
-	assert_int_equal(th_take(p.e[0], 0, &k), 1472);
+	assert_int_equal(th_take(p.e[0], 0, &k), 0);
+	assert_true(homa_engine_next_deadline(p.e[0]) >= TICK_NS);
+	homa_engine_on_timer(p.e[0], TICK_NS);
+	assert_int_equal(th_take(p.e[0], TICK_NS, &k), 1472);
+	th_pair_free(&p);
+}
+
+/** refuse_seal() - Seal hook that refuses every packet (no key for any peer, say). */
+static int refuse_seal(void *ctx, uint8_t *pkt, size_t hdr_len, size_t len, size_t cap)
+{
+	(void)pkt;
+	(void)hdr_len;
+	(void)len;
+	(void)cap;
+	((struct moody *)ctx)->refused++;
+	return -1;
+}
+
+/**
+ * homa_packet_hooks__refused_forever_times_out() - A client whose seal
+ * hook refuses every packet sends nothing, and its RPC still fails with
+ * HOMA_ETIMEDOUT after timeout_ticks (100 ms) rather than waiting for
+ * ever: a refusal lets the RPC's silence count, as loss does.
+ */
+static void homa_packet_hooks__refused_forever_times_out(void **state)
+{
+	struct moody m = {.t = {.key = 5}};
+	struct homa_packet_hooks h = {refuse_seal, moody_open, TAG, &m, NULL};
+	struct homa_event ev;
+	struct th_pair p;
+	uint64_t id;
+
+	th_pair_init(&p, NULL);
+	homa_engine_set_hooks(p.e[0], &h);
+	id = send(&p, 1000, 1);
+	th_pair_run(&p, 300000000ull);
+	assert_int_equal(homa_engine_next_event(p.e[0], &ev), 1);
+	assert_int_equal(ev.type, HOMA_EV_ERROR);
+	assert_int_equal(ev.error, HOMA_ETIMEDOUT);
+	assert_int_equal(ev.id, id);
+	assert_true(p.now <= 200000000ull);
+	assert_true(m.refused > 0);
+	assert_int_equal(p.npkts, 0);
+	th_pair_free(&p);
+}
+
+/** Seal context that refuses the packets of one RPC. */
+struct picky {
+	struct tagger t;
+	uint64_t refuse_id, refused;
+};
+
+/** picky_seal() - Seal, but refuse every packet of RPC refuse_id. */
+static int picky_seal(void *ctx, uint8_t *pkt, size_t hdr_len, size_t len, size_t cap)
+{
+	struct picky *k = ctx;
+	struct homa_pkt h;
+
+	if (homa_wire_decode(pkt, len, &h) == 0 && h.sender_id == k->refuse_id) {
+		k->refused++;
+		return -1;
+	}
+	return seal(&k->t, pkt, hdr_len, len, cap);
+}
+
+/** picky_open() - Open with the inner tagger. */
+static int picky_open(void *ctx, const homa_addr *src, uint8_t *pkt, size_t len)
+{
+	return open_pkt(&((struct picky *)ctx)->t, src, pkt, len);
+}
+
+/**
+ * homa_packet_hooks__refused_message_holds_no_other() - The seal hook
+ * refuses every packet of the shorter of two requests (first in SRPT
+ * order): the longer one's packets go meanwhile and its RPC completes
+ * within a few ticks, while the refused one keeps being offered once per
+ * tick until it times out.
+ */
+static void homa_packet_hooks__refused_message_holds_no_other(void **state)
+{
+	struct picky k[2] = {{.t = {.key = 5}}, {.t = {.key = 5}}};
+	struct homa_packet_hooks h[2] = {{picky_seal, picky_open, TAG, &k[0], NULL},
+					 {picky_seal, picky_open, TAG, &k[1], NULL}};
+	struct homa_event ev;
+	struct th_pair p;
+	uint64_t a, b, tries;
+
+	th_pair_init(&p, NULL);
+	homa_engine_set_hooks(p.e[0], &h[0]);
+	homa_engine_set_hooks(p.e[1], &h[1]);
+	p.echo = true;
+	p.logging = false;
+	a = send(&p, 500, 1);
+	k[0].refuse_id = a;
+	b = send(&p, 30000, 2);
+	th_pair_run(&p, 5 * TICK_NS);
+	assert_int_equal(homa_engine_next_event(p.e[0], &ev), 1);
+	assert_int_equal(ev.type, HOMA_EV_RESPONSE);
+	assert_int_equal(ev.id, b);
+	assert_true(th_check_pattern(ev.msg, 2));
+	homa_engine_msg_release(p.e[0], ev.msg);
+	tries = k[0].refused;
+	assert_true(tries >= 1 && tries <= 10); /* about one per tick, not one per call */
+	th_pair_run(&p, 300 * TICK_NS);
+	assert_int_equal(homa_engine_next_event(p.e[0], &ev), 1);
+	assert_int_equal(ev.id, a);
+	assert_int_equal(ev.type, HOMA_EV_ERROR);
+	assert_int_equal(ev.error, HOMA_ETIMEDOUT);
 	th_pair_free(&p);
 }
 
@@ -428,11 +539,14 @@ static void homa_engine_output__refused_packet_not_skipped(void **state)
 	th_pair_init(&p, NULL);
 	homa_engine_set_hooks(p.e[0], &h);
 	send(&p, 10000, 1);
-	for (int i = 0; i < 20 && want < 10000; i++) {
-		int len = th_take(p.e[0], 0, &t);
+	for (uint64_t now = 0; now < 20 * TICK_NS && want < 10000;) {
+		int len = th_take(p.e[0], now, &t);
 
-		if (len <= 0)
+		if (len <= 0) {
+			now += TICK_NS; /* a refused message waits for the next tick */
+			homa_engine_on_timer(p.e[0], now);
 			continue;
+		}
 		assert_int_equal(homa_wire_decode(t.buf, (size_t)len - TAG, &k), 0);
 		assert_int_equal(k.type, HOMA_PKT_DATA);
 		assert_int_equal(k.u.data.offset, want);
@@ -452,6 +566,8 @@ int main(void)
 		cmocka_unit_test(homa_packet_hooks__key_mismatch),
 		cmocka_unit_test(homa_packet_hooks__seal_refusals),
 		cmocka_unit_test(homa_engine_output__seal_refusal_not_throttling),
+		cmocka_unit_test(homa_packet_hooks__refused_forever_times_out),
+		cmocka_unit_test(homa_packet_hooks__refused_message_holds_no_other),
 		cmocka_unit_test(homa_packet_hooks__seal_to_gets_destination),
 		cmocka_unit_test(homa_engine_output__refused_packet_not_skipped),
 	};
