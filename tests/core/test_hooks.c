@@ -8,6 +8,7 @@
  */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -276,18 +277,26 @@ static void homa_packet_hooks__key_mismatch(void **state)
 	th_pair_free(&p);
 }
 
-/** Seal context that refuses every fifth packet. */
+/**
+ * Seal context that refuses some packets: every @every-th one (0: none
+ * by count), and every packet of RPC @refuse_id (0: none by RPC).
+ */
 struct moody {
 	struct tagger t;
 	uint64_t calls, refused;
+	uint64_t every, refuse_id;
 };
 
-/** moody_seal() - Seal, but refuse every fifth packet (it is then not sent). */
+/** moody_seal() - Seal, but refuse the packets @ctx names (they are then not sent). */
 static int moody_seal(void *ctx, uint8_t *pkt, size_t hdr_len, size_t len, size_t cap)
 {
 	struct moody *m = ctx;
+	struct homa_pkt h;
+	bool no = m->every && ++m->calls % m->every == 0;
 
-	if (++m->calls % 5 == 0) {
+	if (!no && m->refuse_id)
+		no = homa_wire_decode(pkt, len, &h) == 0 && h.sender_id == m->refuse_id;
+	if (no) {
 		m->refused++;
 		return -1;
 	}
@@ -307,7 +316,7 @@ static int moody_open(void *ctx, const homa_addr *src, uint8_t *pkt, size_t len)
  */
 static void homa_packet_hooks__seal_refusals(void **state)
 {
-	struct moody m[2] = {{.t = {.key = 5}}, {.t = {.key = 5}}};
+	struct moody m[2] = {{.t = {.key = 5}, .every = 5}, {.t = {.key = 5}, .every = 5}};
 	struct homa_packet_hooks h[2] = {{moody_seal, moody_open, TAG, &m[0], NULL},
 					 {moody_seal, moody_open, TAG, &m[1], NULL}};
 	struct homa_event ev;
@@ -344,7 +353,7 @@ static void homa_packet_hooks__seal_refusals(void **state)
  */
 static void homa_engine_output__seal_refusal_not_throttling(void **state)
 {
-	struct moody m = {.t = {.key = 5}};
+	struct moody m = {.t = {.key = 5}, .every = 5};
 	struct homa_packet_hooks h = {moody_seal, moody_open, TAG, &m, NULL};
 	struct homa_stats st;
 	struct th_pkt k;
@@ -367,17 +376,6 @@ static void homa_engine_output__seal_refusal_not_throttling(void **state)
 	th_pair_free(&p);
 }
 
-/** refuse_seal() - Seal hook that refuses every packet (no key for any peer, say). */
-static int refuse_seal(void *ctx, uint8_t *pkt, size_t hdr_len, size_t len, size_t cap)
-{
-	(void)pkt;
-	(void)hdr_len;
-	(void)len;
-	(void)cap;
-	((struct moody *)ctx)->refused++;
-	return -1;
-}
-
 /**
  * homa_packet_hooks__refused_forever_times_out() - A client whose seal
  * hook refuses every packet sends nothing, and its RPC still fails with
@@ -386,8 +384,8 @@ static int refuse_seal(void *ctx, uint8_t *pkt, size_t hdr_len, size_t len, size
  */
 static void homa_packet_hooks__refused_forever_times_out(void **state)
 {
-	struct moody m = {.t = {.key = 5}};
-	struct homa_packet_hooks h = {refuse_seal, moody_open, TAG, &m, NULL};
+	struct moody m = {.t = {.key = 5}, .every = 1};
+	struct homa_packet_hooks h = {moody_seal, moody_open, TAG, &m, NULL};
 	struct homa_event ev;
 	struct th_pair p;
 	uint64_t id;
@@ -406,31 +404,6 @@ static void homa_packet_hooks__refused_forever_times_out(void **state)
 	th_pair_free(&p);
 }
 
-/** Seal context that refuses the packets of one RPC. */
-struct picky {
-	struct tagger t;
-	uint64_t refuse_id, refused;
-};
-
-/** picky_seal() - Seal, but refuse every packet of RPC refuse_id. */
-static int picky_seal(void *ctx, uint8_t *pkt, size_t hdr_len, size_t len, size_t cap)
-{
-	struct picky *k = ctx;
-	struct homa_pkt h;
-
-	if (homa_wire_decode(pkt, len, &h) == 0 && h.sender_id == k->refuse_id) {
-		k->refused++;
-		return -1;
-	}
-	return seal(&k->t, pkt, hdr_len, len, cap);
-}
-
-/** picky_open() - Open with the inner tagger. */
-static int picky_open(void *ctx, const homa_addr *src, uint8_t *pkt, size_t len)
-{
-	return open_pkt(&((struct picky *)ctx)->t, src, pkt, len);
-}
-
 /**
  * homa_packet_hooks__refused_message_holds_no_other() - The seal hook
  * refuses every packet of the shorter of two requests (first in SRPT
@@ -440,9 +413,9 @@ static int picky_open(void *ctx, const homa_addr *src, uint8_t *pkt, size_t len)
  */
 static void homa_packet_hooks__refused_message_holds_no_other(void **state)
 {
-	struct picky k[2] = {{.t = {.key = 5}}, {.t = {.key = 5}}};
-	struct homa_packet_hooks h[2] = {{picky_seal, picky_open, TAG, &k[0], NULL},
-					 {picky_seal, picky_open, TAG, &k[1], NULL}};
+	struct moody k[2] = {{.t = {.key = 5}}, {.t = {.key = 5}}};
+	struct homa_packet_hooks h[2] = {{moody_seal, moody_open, TAG, &k[0], NULL},
+					 {moody_seal, moody_open, TAG, &k[1], NULL}};
 	struct homa_event ev;
 	struct th_pair p;
 	uint64_t a, b, tries;
@@ -529,7 +502,7 @@ static void homa_packet_hooks__seal_to_gets_destination(void **state)
  */
 static void homa_engine_output__refused_packet_not_skipped(void **state)
 {
-	struct moody m = {.t = {.key = 5}, .calls = 2};
+	struct moody m = {.t = {.key = 5}, .calls = 2, .every = 5};
 	struct homa_packet_hooks h = {moody_seal, moody_open, TAG, &m, NULL};
 	uint32_t want = 0;
 	struct homa_pkt k;
