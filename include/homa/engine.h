@@ -85,9 +85,9 @@ struct homa_alloc {
  * (the packet is then not sent: a control packet is dropped; a message's
  * DATA packet is built again when the next timer tick, or the next packet
  * heard for its RPC, offers it again, other messages going meanwhile, and
- * an RPC whose packets keep being refused times out). open() checks and transforms a received
- * packet in place and returns its new length, or a negative value to reject
- * it (counted as HOMA_DROP_VERIFY). The protocol logic never sees either.
+ * an RPC whose packets keep being refused times out). open() checks and
+ * transforms a received packet in place and returns its new length, or a
+ * negative value to reject it (counted as HOMA_DROP_VERIFY). The protocol logic never sees either.
  * seal_to(), when set, replaces seal() and is also told the destination
  * host (keys are chosen per destination, e.g. PSP associations).
  */

@@ -160,15 +160,16 @@ static void decode(const char *pcap, uint16_t me, struct capture *c)
 	free_capture(c);
 	snprintf(cmd, sizeof(cmd),
 		 "%s -n -r %s -X lua_script:%s " HEUR_FIRST " -T fields -e homa.sport "
-		 "-e homa.dport -e homa.type -e homa.rpc_id -e homa.offset -e homa.payload_len -e homa.message_length "
-		 "-e homa.ip_priority -e homa.sender_id 2>/dev/null", HOMA_TSHARK, pcap, HOMA_LUA);
+		 "-e homa.dport -e homa.type -e homa.rpc_id -e homa.offset -e homa.payload_len "
+		 "-e homa.message_length -e homa.ip_priority -e homa.sender_id 2>/dev/null",
+		 HOMA_TSHARK, pcap, HOMA_LUA);
 	p = popen(cmd, "r");
 	assert_non_null(p);
 	while (fgets(line, sizeof(line), p))
 		add_frame(c, line, me);
 	assert_int_equal(pclose(p), 0);
-	snprintf(cmd, sizeof(cmd), "%s -n -r %s -X lua_script:%s " HEUR_FIRST " -Y 'homa.malformed || !homa' "
-		 "2>/dev/null | wc -l", HOMA_TSHARK, pcap, HOMA_LUA);
+	snprintf(cmd, sizeof(cmd), "%s -n -r %s -X lua_script:%s " HEUR_FIRST
+		 " -Y 'homa.malformed || !homa' 2>/dev/null | wc -l", HOMA_TSHARK, pcap, HOMA_LUA);
 	p = popen(cmd, "r");
 	assert_non_null(fgets(line, sizeof(line), p));
 	pclose(p);
