@@ -157,6 +157,34 @@ bool th_check_pattern(const homa_msg *m, uint32_t seed)
 	return ok;
 }
 
+/** th_take_msg() - See harness.h. */
+bool th_take_msg(homa_engine *e, int type, uint32_t seed, uint64_t id, size_t len)
+{
+	struct homa_event ev;
+	const char *bad = NULL;
+
+	if (homa_engine_next_event(e, &ev) != 1) {
+		fprintf(stderr, "th_take_msg: no event\n");
+		return false;
+	}
+	if ((int)ev.type != type)
+		bad = "type";
+	else if (id && ev.id != id)
+		bad = "id";
+	else if (!ev.msg)
+		bad = "message";
+	else if (len != TH_ANY_LEN && homa_msg_length(ev.msg) != len)
+		bad = "length";
+	else if (!th_check_pattern(ev.msg, seed))
+		bad = "payload";
+	if (bad)
+		fprintf(stderr, "th_take_msg: %s differs (type %d, id %llu, error %d)\n", bad,
+			(int)ev.type, (unsigned long long)ev.id, ev.error);
+	if (ev.msg)
+		homa_engine_msg_release(e, ev.msg);
+	return !bad;
+}
+
 /** th_echo_rpc() - See harness.h. */
 bool th_echo_rpc(struct th_pair *p, uint32_t seed)
 {

@@ -50,6 +50,18 @@ void th_pattern(uint8_t *buf, size_t len, uint32_t seed);
 /** th_check_pattern() - True if message @m holds th_pattern(len, seed). */
 bool th_check_pattern(const homa_msg *m, uint32_t seed);
 
+/** th_take_msg()'s @len for a message of any length. */
+#define TH_ANY_LEN SIZE_MAX
+
+/**
+ * th_take_msg() - Take @e's next event and release its message, if any.
+ * Return: true if that event is of @type (HOMA_EV_REQUEST or
+ * HOMA_EV_RESPONSE), has RPC id @id (0: any), @len bytes (TH_ANY_LEN:
+ * any) and the payload th_pattern(@seed); false, after one line on
+ * stderr naming what differed, otherwise or if there was no event.
+ */
+bool th_take_msg(homa_engine *e, int type, uint32_t seed, uint64_t id, size_t len);
+
 /**
  * th_echo_rpc() - One 100-byte request of th_pattern(@seed) from the
  * client of @p (whose server echoes: p->echo) and its response: the pair

@@ -131,7 +131,6 @@ static void homa_packet_hooks__rpcs_complete_sealed(void **state)
 	struct tagger t[2] = {{.key = 42}, {.key = 42}};
 	struct homa_packet_hooks h[2] = {hooks_for(&t[0]), hooks_for(&t[1])};
 	struct wire_check w = {.key = 42};
-	struct homa_event ev;
 	struct th_pair p;
 	size_t i;
 
@@ -146,12 +145,7 @@ static void homa_packet_hooks__rpcs_complete_sealed(void **state)
 		uint64_t id = send(&p, sizes[i], (uint32_t)i + 3);
 
 		th_pair_run(&p, 1000000000);
-		assert_int_equal(homa_engine_next_event(p.e[0], &ev), 1);
-		assert_int_equal(ev.type, HOMA_EV_RESPONSE);
-		assert_int_equal(ev.id, id);
-		assert_int_equal(homa_msg_length(ev.msg), sizes[i]);
-		assert_true(th_check_pattern(ev.msg, (uint32_t)i + 3));
-		homa_engine_msg_release(p.e[0], ev.msg);
+		assert_true(th_take_msg(p.e[0], HOMA_EV_RESPONSE, (uint32_t)i + 3, id, sizes[i]));
 	}
 	assert_int_equal(w.bad, 0);
 	assert_int_equal(w.good, p.npkts);
@@ -206,7 +200,6 @@ static void homa_packet_hooks__tampered_packets_dropped(void **state)
 {
 	struct tagger t[2] = {{.key = 9}, {.key = 9}};
 	struct homa_packet_hooks h[2] = {hooks_for(&t[0]), hooks_for(&t[1])};
-	struct homa_event ev;
 	struct homa_stats st;
 	struct th_pkt d;
 	struct th_pair p;
@@ -239,10 +232,7 @@ static void homa_packet_hooks__tampered_packets_dropped(void **state)
 	assert_int_equal(st.active_rpcs, 0); /* nothing reached the protocol */
 	assert_int_equal(t[1].rejected, 4);
 	th_pair_run(&p, 1000000000);
-	assert_int_equal(homa_engine_next_event(p.e[0], &ev), 1);
-	assert_int_equal(ev.type, HOMA_EV_RESPONSE);
-	assert_true(th_check_pattern(ev.msg, 8));
-	homa_engine_msg_release(p.e[0], ev.msg);
+	assert_true(th_take_msg(p.e[0], HOMA_EV_RESPONSE, 8, 0, TH_ANY_LEN));
 	homa_engine_stats(p.e[0], &st);
 	assert_true(st.retransmitted_bytes >= 1400);
 	th_pair_free(&p);
@@ -319,7 +309,6 @@ static void homa_packet_hooks__seal_refusals(void **state)
 	struct moody m[2] = {{.t = {.key = 5}, .every = 5}, {.t = {.key = 5}, .every = 5}};
 	struct homa_packet_hooks h[2] = {{moody_seal, moody_open, TAG, &m[0], NULL},
 					 {moody_seal, moody_open, TAG, &m[1], NULL}};
-	struct homa_event ev;
 	struct homa_stats st;
 	struct th_pair p;
 	int i;
@@ -331,10 +320,7 @@ static void homa_packet_hooks__seal_refusals(void **state)
 	p.logging = false;
 	send(&p, 60000, 4);
 	th_pair_run(&p, 1000000000);
-	assert_int_equal(homa_engine_next_event(p.e[0], &ev), 1);
-	assert_int_equal(ev.type, HOMA_EV_RESPONSE);
-	assert_true(th_check_pattern(ev.msg, 4));
-	homa_engine_msg_release(p.e[0], ev.msg);
+	assert_true(th_take_msg(p.e[0], HOMA_EV_RESPONSE, 4, 0, TH_ANY_LEN));
 	assert_true(m[0].refused > 0 && m[1].refused > 0);
 	for (i = 0; i < 2; i++) {
 		homa_engine_stats(p.e[i], &st);
@@ -429,11 +415,7 @@ static void homa_packet_hooks__refused_message_holds_no_other(void **state)
 	k[0].refuse_id = a;
 	b = send(&p, 30000, 2);
 	th_pair_run(&p, 5 * TICK_NS);
-	assert_int_equal(homa_engine_next_event(p.e[0], &ev), 1);
-	assert_int_equal(ev.type, HOMA_EV_RESPONSE);
-	assert_int_equal(ev.id, b);
-	assert_true(th_check_pattern(ev.msg, 2));
-	homa_engine_msg_release(p.e[0], ev.msg);
+	assert_true(th_take_msg(p.e[0], HOMA_EV_RESPONSE, 2, b, TH_ANY_LEN));
 	tries = k[0].refused;
 	assert_true(tries >= 1 && tries <= 10); /* about one per tick, not one per call */
 	th_pair_run(&p, 300 * TICK_NS);
@@ -471,7 +453,6 @@ static void homa_packet_hooks__seal_to_gets_destination(void **state)
 {
 	struct dst_seen d[2] = {{.t = {.key = 9}}, {.t = {.key = 9}}};
 	struct homa_packet_hooks h[2];
-	struct homa_event ev;
 	struct th_pair p;
 
 	for (int i = 0; i < 2; i++)
@@ -484,9 +465,7 @@ static void homa_packet_hooks__seal_to_gets_destination(void **state)
 	p.logging = false;
 	send(&p, 5000, 4);
 	th_pair_run(&p, 1000000000);
-	assert_int_equal(homa_engine_next_event(p.e[0], &ev), 1);
-	assert_true(th_check_pattern(ev.msg, 4));
-	homa_engine_msg_release(p.e[0], ev.msg);
+	assert_true(th_take_msg(p.e[0], HOMA_EV_RESPONSE, 4, 0, TH_ANY_LEN));
 	assert_int_equal(d[0].calls + d[1].calls, p.npkts);
 	assert_true(d[0].calls > 0 && d[1].calls > 0);
 	assert_true(homa_addr_equal(&d[0].last, &p.addr[1]));
