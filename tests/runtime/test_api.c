@@ -6,6 +6,8 @@
  * abort, close with blocked threads, polled mode, IPv6, backpressure and
  * incremental receive. Nothing may crash or leak.
  */
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -122,6 +124,43 @@ static void homa_send__rejects_bad_arguments(void **state)
 	homa_close(s);
 }
 
+/**
+ * homa_sockaddr_parse__numeric_only() - IPv4 and IPv6 text parse with the
+ * port; NULL arguments, names and junk give HOMA_EINVAL and leave the
+ * outputs as they were.
+ */
+static void homa_sockaddr_parse__numeric_only(void **state)
+{
+	static const char *bad[] = {"localhost", "", "1.2.3", "1.2.3.4.5", "::1::2", "10.0.0.1 "};
+	struct sockaddr_storage sa, keep;
+	const struct sockaddr_in *in = (const struct sockaddr_in *)&sa;
+	const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)&sa;
+	socklen_t l = 7;
+	size_t i;
+
+	(void)state;
+	memset(&sa, 0xa5, sizeof(sa));
+	keep = sa;
+	assert_int_equal(homa_sockaddr_parse(NULL, 1, &sa, &l), HOMA_EINVAL);
+	assert_int_equal(homa_sockaddr_parse("10.0.0.1", 1, NULL, &l), HOMA_EINVAL);
+	assert_int_equal(homa_sockaddr_parse("10.0.0.1", 1, &sa, NULL), HOMA_EINVAL);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		assert_int_equal(homa_sockaddr_parse(bad[i], 1, &sa, &l), HOMA_EINVAL);
+	assert_memory_equal(&sa, &keep, sizeof(sa));
+	assert_int_equal(l, 7);
+	assert_int_equal(homa_sockaddr_parse("10.0.0.1", 4000, &sa, &l), 0);
+	assert_int_equal(l, sizeof(struct sockaddr_in));
+	assert_int_equal(in->sin_family, AF_INET);
+	assert_int_equal(ntohs(in->sin_port), 4000);
+	assert_int_equal(ntohl(in->sin_addr.s_addr), 0x0a000001);
+	assert_int_equal(homa_sockaddr_parse("fe80::1", 65535, &sa, &l), 0);
+	assert_int_equal(l, sizeof(struct sockaddr_in6));
+	assert_int_equal(in6->sin6_family, AF_INET6);
+	assert_int_equal(ntohs(in6->sin6_port), 65535);
+	assert_int_equal(in6->sin6_addr.s6_addr[0], 0xfe);
+	assert_int_equal(in6->sin6_addr.s6_addr[15], 1);
+}
+
 /** homa_recv__rejects_bad_arguments() - Flags, ids, non-server, timeout 0. */
 static void homa_recv__rejects_bad_arguments(void **state)
 {
@@ -177,6 +216,41 @@ static void homa_reply__unknown_and_already_answered(void **state)
 	homa_message_release(&resp);
 	/* the id is finished now */
 	assert_int_equal(homa_recv(cli, HOMA_RECV_RESPONSE, id, 0, &resp), HOMA_ENOTFOUND);
+	homa_close(cli);
+	homa_close(srv);
+}
+
+/**
+ * homa_recv__a_served_id_is_no_response() - On a socket that is client
+ * and server, the id of a request it serves (odd) names no response to
+ * wait for (HOMA_ENOTFOUND, at once even with no timeout), and an id
+ * without HOMA_RECV_RESPONSE is HOMA_EINVAL; the request is answered as
+ * usual afterwards.
+ */
+static void homa_recv__a_served_id_is_no_response(void **state)
+{
+	struct sockaddr_storage dst;
+	struct homa_message req, m;
+	homa_socket *srv, *cli;
+	uint64_t id;
+
+	(void)state;
+	assert_int_equal(test_open(&srv, HOMA_DRIVER_UDP, HOMA_MODE_THREADED, true, 0, NULL), 0);
+	assert_int_equal(test_open(&cli, HOMA_DRIVER_UDP, HOMA_MODE_THREADED, false, 0, NULL), 0);
+	dst = test_dst(homa_local_port(srv));
+	assert_int_equal(homa_send(cli, (struct sockaddr *)&dst, "hello", 5, 0, &id), 0);
+	assert_int_equal(homa_recv(srv, HOMA_RECV_REQUEST, 0, 10000000000LL, &req), 0);
+	assert_true(req.id & 1);
+	assert_int_equal(homa_recv(srv, HOMA_RECV_REQUEST, 2, 0, &m), HOMA_EINVAL);
+	assert_int_equal(homa_recv(srv, HOMA_RECV_REQUEST, req.id, 0, &m), HOMA_EINVAL);
+	assert_int_equal(homa_recv(srv, HOMA_RECV_RESPONSE, req.id, -1, &m), HOMA_ENOTFOUND);
+	assert_int_equal(homa_recv(srv, HOMA_RECV_RESPONSE | HOMA_RECV_REQUEST, req.id, -1, &m),
+			 HOMA_ENOTFOUND);
+	assert_int_equal(homa_reply_buf(srv, req.id, "world", 5), 0);
+	homa_message_release(&req);
+	assert_int_equal(homa_recv(cli, HOMA_RECV_RESPONSE, id, 10000000000LL, &m), 0);
+	assert_int_equal(m.length, 5);
+	homa_message_release(&m);
 	homa_close(cli);
 	homa_close(srv);
 }
@@ -469,7 +543,9 @@ int main(void)
 		cmocka_unit_test(homa_open__rejects_bad_options),
 		cmocka_unit_test(homa_open__port_in_use),
 		cmocka_unit_test(homa_send__rejects_bad_arguments),
+		cmocka_unit_test(homa_sockaddr_parse__numeric_only),
 		cmocka_unit_test(homa_recv__rejects_bad_arguments),
+		cmocka_unit_test(homa_recv__a_served_id_is_no_response),
 		cmocka_unit_test(homa_reply__unknown_and_already_answered),
 		cmocka_unit_test(homa_close__then_every_call_says_shutdown),
 		cmocka_unit_test(homa_abort__wakes_waiter_with_canceled),
