@@ -124,6 +124,30 @@ static void done__forgotten_after_the_horizon(void **state)
 }
 
 /**
+ * done__on_or_off_fixed_at_creation() - homa_engine_set_settings() can
+ * resize the finished-RPC memory but not turn it off (max_done_rpcs 0) or
+ * on: HOMA_EINVAL, and the memory goes on as before.
+ */
+static void done__on_or_off_fixed_at_creation(void **state)
+{
+	struct fix *f = *state;
+	struct homa_settings s = *homa_engine_settings(f->e);
+	homa_addr local = homa_addr_ipv4(0x0a000003);
+	homa_engine *off;
+
+	s.max_done_rpcs = 0;
+	assert_int_equal(homa_engine_set_settings(f->e, &s), HOMA_EINVAL);
+	assert_true(homa_engine_settings(f->e)->max_done_rpcs > 0);
+	finish(f, 4000, 40000);
+	assert_true(seen(f, 4000, 40000));
+	assert_int_equal(homa_engine_new(&off, &s, &local, 4000, NULL, 0), 0);
+	s.max_done_rpcs = HOMA_DONE_MIN;
+	assert_int_equal(homa_engine_set_settings(off, &s), HOMA_EINVAL);
+	assert_int_equal(homa_engine_settings(off)->max_done_rpcs, 0);
+	homa_engine_free(off);
+}
+
+/**
  * done__cap_turns_duplicates_into_errors() - With max_done_rpcs reached
  * inside the horizon, the oldest RPCs are forced out, but their client's
  * watermark still reports them (and any older id of that client) as
@@ -649,6 +673,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(done__last_slots_all_remembered, setup, teardown),
+		cmocka_unit_test_setup_teardown(done__on_or_off_fixed_at_creation, setup, teardown),
 		cmocka_unit_test_setup_teardown(done__remembered_for_the_horizon, setup, teardown),
 		cmocka_unit_test_setup_teardown(done__forgotten_after_the_horizon, setup, teardown),
 		cmocka_unit_test_setup_teardown(done__cap_turns_duplicates_into_errors, setup, teardown),
