@@ -277,6 +277,98 @@ static void duplicate__not_kept(void **state)
 	homa_engine_free(f.e[1]);
 }
 
+/** take_data() - The client's first @n packets (DATA of one request) into @p. */
+static void take_data(struct lendfix *f, struct th_pkt *p, int n)
+{
+	for (int i = 0; i < n; i++) {
+		assert_true(th_take(f->e[0], f->now, &p[i]) > 0);
+		assert_true(p[i].ok && p[i].k.type == HOMA_PKT_DATA);
+	}
+}
+
+/**
+ * lend_one() - Hand packet @p to the server in a buffer of its own, lent
+ * by @l. Return: whether the engine kept it (if not, the buffer is
+ * scribbled on and freed: the engine must hold no pointer into it).
+ */
+static bool lend_one(struct lendfix *f, const struct th_pkt *p, const struct homa_rx_lend *l)
+{
+	uint8_t *buf = malloc((size_t)p->len);
+	bool kept = false;
+
+	memcpy(buf, p->buf, (size_t)p->len);
+	assert_int_equal(homa_engine_input_lend(f->e[1], &f->addr[0], buf, (size_t)p->len,
+						f->now, l, &kept), 0);
+	if (!kept) {
+		memset(buf, 0xee, (size_t)p->len);
+		free(buf);
+	}
+	return kept;
+}
+
+/** give_back_other() - A second lender's release: counted apart, the buffer freed. */
+static void give_back_other(void *ctx, uint8_t *buf)
+{
+	(*(int *)ctx)++;
+	free(buf);
+}
+
+/**
+ * two_lenders__each_buffer_to_its_own() - A message holding a buffer of
+ * one lender keeps none of another's (it has one release for all its
+ * pieces): that payload is copied, and each kept buffer goes back to the
+ * lender it came from.
+ */
+static void two_lenders__each_buffer_to_its_own(void **state)
+{
+	struct lendfix f;
+	int other_released = 0;
+	struct homa_rx_lend other = {give_back_other, &other_released};
+	struct th_pkt p[3];
+	homa_msg *m;
+
+	(void)state;
+	fix_init(&f);
+	send_request(&f, 4000);
+	take_data(&f, p, 3);
+	assert_true(lend_one(&f, &p[0], &f.lend));
+	assert_false(lend_one(&f, &p[1], &other));
+	assert_true(lend_one(&f, &p[2], &f.lend));
+	m = take_request(&f, 4000);
+	homa_engine_msg_release(f.e[1], m);
+	assert_int_equal(f.released, 2);
+	assert_int_equal(other_released, 0);
+	homa_engine_free(f.e[0]);
+	homa_engine_free(f.e[1]);
+}
+
+/**
+ * out_of_order__earlier_bytes_copied() - A message's lent pieces stay in
+ * offset order: once a later packet's buffer is kept, the earlier
+ * packets that arrive after it are copied, and the message reads exact.
+ */
+static void out_of_order__earlier_bytes_copied(void **state)
+{
+	struct lendfix f;
+	struct th_pkt p[3];
+	homa_msg *m;
+
+	(void)state;
+	fix_init(&f);
+	send_request(&f, 4000);
+	take_data(&f, p, 3);
+	assert_true(lend_one(&f, &p[2], &f.lend));
+	assert_false(lend_one(&f, &p[0], &f.lend));
+	assert_false(lend_one(&f, &p[1], &f.lend));
+	m = take_request(&f, 4000);
+	assert_int_equal(server_stats(&f).payload_copied_in, p[0].k.u.data.payload_len +
+			 p[1].k.u.data.payload_len);
+	homa_engine_msg_release(f.e[1], m);
+	assert_int_equal(f.released, 1);
+	homa_engine_free(f.e[0]);
+	homa_engine_free(f.e[1]);
+}
+
 /** rx_alloc_malloc() - homa_engine_set_rx_alloc() hook: malloc, counted. */
 static void *rx_alloc_malloc(void *ctx, size_t size)
 {
@@ -342,6 +434,8 @@ int main(void)
 		cmocka_unit_test(lender_stops__rest_copied),
 		cmocka_unit_test(engine_free__gives_back),
 		cmocka_unit_test(duplicate__not_kept),
+		cmocka_unit_test(two_lenders__each_buffer_to_its_own),
+		cmocka_unit_test(out_of_order__earlier_bytes_copied),
 		cmocka_unit_test(rx_alloc__never_lent),
 		cmocka_unit_test(bad_args__einval),
 	};
