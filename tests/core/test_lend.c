@@ -253,7 +253,6 @@ static void duplicate__not_kept(void **state)
 	struct th_pkt p;
 	uint8_t *a, *b;
 	bool kept = false;
-	struct homa_event ev;
 
 	(void)state;
 	fix_init(&f);
@@ -269,18 +268,21 @@ static void duplicate__not_kept(void **state)
 	homa_engine_input_lend(f.e[1], &f.addr[0], b, (size_t)p.len, f.now, &f.lend, &kept);
 	assert_false(kept);
 	free(b);
-	assert_true(homa_engine_next_event(f.e[1], &ev));
-	assert_true(th_check_pattern(ev.msg, 1000));
-	homa_engine_msg_release(f.e[1], ev.msg);
+	assert_true(th_take_msg(f.e[1], HOMA_EV_REQUEST, 1000, 0, TH_ANY_LEN));
 	assert_int_equal(f.released, 1);
 	homa_engine_free(f.e[0]);
 	homa_engine_free(f.e[1]);
 }
 
-/** take_data() - The client's first @n packets (DATA of one request) into @p. */
-static void take_data(struct lendfix *f, struct th_pkt *p, int n)
+/**
+ * three_packets() - Set up @f, have its client send a 4000-byte request
+ * and take its three DATA packets into @p, none delivered yet.
+ */
+static void three_packets(struct lendfix *f, struct th_pkt p[3])
 {
-	for (int i = 0; i < n; i++) {
+	fix_init(f);
+	send_request(f, 4000);
+	for (int i = 0; i < 3; i++) {
 		assert_true(th_take(f->e[0], f->now, &p[i]) > 0);
 		assert_true(p[i].ok && p[i].k.type == HOMA_PKT_DATA);
 	}
@@ -328,9 +330,7 @@ static void two_lenders__each_buffer_to_its_own(void **state)
 	homa_msg *m;
 
 	(void)state;
-	fix_init(&f);
-	send_request(&f, 4000);
-	take_data(&f, p, 3);
+	three_packets(&f, p);
 	assert_true(lend_one(&f, &p[0], &f.lend));
 	assert_false(lend_one(&f, &p[1], &other));
 	assert_true(lend_one(&f, &p[2], &f.lend));
@@ -354,9 +354,7 @@ static void out_of_order__earlier_bytes_copied(void **state)
 	homa_msg *m;
 
 	(void)state;
-	fix_init(&f);
-	send_request(&f, 4000);
-	take_data(&f, p, 3);
+	three_packets(&f, p);
 	assert_true(lend_one(&f, &p[2], &f.lend));
 	assert_false(lend_one(&f, &p[0], &f.lend));
 	assert_false(lend_one(&f, &p[1], &f.lend));
