@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -24,6 +25,20 @@ struct job_hdr {
 	struct bench_usage client_use, server_use;
 };
 
+/**
+ * name_child() - Name the calling child process ROLE-TRANSPORT (its main
+ * thread's comm, as top, ps and perf show it: "srv-homa", "bulk-tcp",
+ * "cli-homa"), so that a trace of a compare run tells its processes
+ * apart (tools/bench/schedwait.sh). Longer names are cut at 15 bytes.
+ */
+static void name_child(const char *role, enum bench_transport t)
+{
+	char name[16];
+
+	snprintf(name, sizeof(name), "%s-%s", role, bench_transport_name(t));
+	prctl(PR_SET_NAME, name, 0, 0, 0);
+}
+
 int bench_spawn_server(const struct bench_opts *o, enum bench_transport t, uint16_t port,
 		       struct bench_child *c)
 {
@@ -37,6 +52,7 @@ int bench_spawn_server(const struct bench_opts *o, enum bench_transport t, uint1
 		return HOMA_EIO;
 	if (c->pid == 0) {
 		struct bench_opts so = *o;
+		name_child("srv", t);
 		close(p[0]);
 		bench_ready_fd = p[1];
 		so.transport = t;
@@ -186,6 +202,8 @@ int bench_spawn_job(const struct bench_job *j, struct bench_child *c)
 		return HOMA_EIO;
 	if (c->pid == 0) {
 		struct bench_result res;
+		name_child(j->calibrate ? "cal" : j->label && !strcmp(j->label, "bulk") ? "bulk" : "cli",
+			   j->t);
 		close(p[0]);
 		int rc = job_run(j, &res);
 		struct job_hdr h = {
