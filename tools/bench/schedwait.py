@@ -18,6 +18,7 @@ Usage: schedwait.py TIMEHIST [--threshold-us US] [--match PREFIX ...]
                     [--blame PREFIX ...] [--min-slices N]
 """
 import argparse
+import bisect
 import collections
 import re
 import sys
@@ -74,26 +75,40 @@ def thread_stats(slices, prefixes, threshold_ms, min_slices):
     return out
 
 
-def blame(slices, prefixes, threshold_ms):
+def per_cpu(slices):
+    """@slices by CPU, each CPU's in time order (they do not overlap), with
+    their end times beside them for bisect: {cpu: (slices, ends)}."""
+    by = collections.defaultdict(list)
+    for s in slices:
+        by[s.cpu].append(s)
+    out = {}
+    for cpu, ss in by.items():
+        ss.sort(key=lambda s: s.end)
+        out[cpu] = (ss, [s.end for s in ss])
+    return out
+
+
+def blame(slices, cpus, prefixes, threshold_ms):
     """Over the waits longer than @threshold_ms of threads matching
     @prefixes: (number of such waits, total ms waited, Counter of ms each
-    other task ran on the waiter's CPU during them)."""
-    by_cpu = collections.defaultdict(list)
-    for s in slices:
-        by_cpu[s.cpu].append(s)
+    other task ran on the waiter's CPU during them). @cpus: per_cpu(@slices)."""
     held = collections.Counter()
     n, total = 0, 0.0
     for s in slices:
-        if not prefixes or not matches(s.task, prefixes) or s.sch_ms <= threshold_ms:
+        if not matches(s.task, prefixes) or s.sch_ms <= threshold_ms:
             continue
         got = s.end - s.run_ms / 1000.0
         start = got - s.sch_ms / 1000.0
         n += 1
         total += s.sch_ms
-        for o in by_cpu[s.cpu]:  # its own slice starts when the wait ends
-            overlap = min(o.end, got) - max(o.end - o.run_ms / 1000.0, start)
-            if overlap > 0:
-                held[o.task] += overlap * 1000.0
+        ss, ends = cpus[s.cpu]
+        # the slices ending after the wait began, until one starts after it
+        # ended (the waiter's own slice starts when the wait ends)
+        for o in ss[bisect.bisect_right(ends, start):]:
+            o_start = o.end - o.run_ms / 1000.0
+            if o_start >= got:
+                break
+            held[o.task] += (min(o.end, got) - max(o_start, start)) * 1000.0
     return n, total, held
 
 
@@ -131,8 +146,9 @@ def main(argv):
         sys.exit("schedwait.py: no timehist lines in " + a.timehist)
     thr = a.threshold_us / 1000.0
     print_stats(thread_stats(slices, a.match, thr, a.min_slices), a.threshold_us)
+    cpus = per_cpu(slices)
     for p in a.blame:
-        print_blame(p, *blame(slices, [p], thr), a.threshold_us)
+        print_blame(p, *blame(slices, cpus, [p], thr), a.threshold_us)
 
 
 if __name__ == "__main__":
