@@ -2,26 +2,25 @@
 # CTest: the server/client/calibrate modes the testbed uses, on loopback:
 # calibrate a baseline, run an open-loop W1 client against it, check the
 # JSON fields the testbed reads.
-# Usage: client_json.sh HOMA_BENCH TRANSPORT [PORT] (default: from the pid)
+# Usage: client_json.sh HOMA_BENCH TRANSPORT [PORT] (the first port tried;
+# default: from the pid)
 set -eu
 bench=$1
 tr=$2
-port=${3:-$((30000 + ($$ % 1000) * 20))}
+# shellcheck source=server_lib.sh
+. "$(dirname "$0")/server_lib.sh"
+port=${3:-$((10000 + ($$ % 1000) * 20))}
 dir=$(mktemp -d)
-"$bench" server --transport "$tr" --port "$port" 2> "$dir/server.log" &
-srv=$!
+srv=
 finish() {
   rc=$?
-  kill $srv 2>/dev/null || true; wait $srv 2>/dev/null || true
-  [ $rc -eq 0 ] || { echo "server log:"; cat "$dir/server.log"; }
+  [ -z "$srv" ] || { kill $srv 2>/dev/null || true; wait $srv 2>/dev/null || true; }
+  [ $rc -eq 0 ] || { echo "server log:"; cat "$dir/server.log" 2>/dev/null || true; }
   rm -rf "$dir"
 }
 trap finish EXIT
-i=0
-until grep -qs ready "$dir/server.log"; do
-  i=$((i + 1)); [ $i -lt 100 ] || { echo "server did not start"; cat "$dir/server.log"; exit 1; }
-  sleep 0.1
-done
+# another port if PORT or PORT+1 is taken (server_lib.sh)
+bench_server_start "$dir/server.log" --transport "$tr"
 "$bench" calibrate --transport "$tr" --servers 127.0.0.1:"$port" --workload w1 \
   --calib-count 20 --baseline "$dir/base.txt" > /dev/null
 "$bench" client --transport "$tr" --servers 127.0.0.1:"$port" --workload w1 --rate 2000 \

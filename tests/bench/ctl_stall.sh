@@ -8,11 +8,24 @@
 # Usage: ctl_stall.sh HOMA_BENCH [PORT] (default: from the pid)
 set -eu
 bench=$1
-port=${2:-$((31000 + ($$ % 1000) * 20))}
+# shellcheck source=server_lib.sh
+. "$(dirname "$0")/server_lib.sh"
+port=${2:-$((10000 + ($$ % 1000) * 20))}
 dir=$(mktemp -d)
-"$bench" server --transport homa --port "$port" --ctl-port -1 2> "$dir/server.log" &
-srv=$!
-python3 - "$((port + 1))" > "$dir/ctl.log" 2>&1 <<'PY' &
+srv=
+ctl=
+finish() {
+  rc=$?
+  for p in $srv $ctl; do kill $p 2>/dev/null || true; wait $p 2>/dev/null || true; done
+  [ $rc -eq 0 ] || { echo "server log:"; cat "$dir/server.log" "$dir/ctl.log" 2>/dev/null || true; }
+  rm -rf "$dir"
+  exit $rc
+}
+trap finish EXIT
+# stand_in: the slow control port on $port+1 (sets ctl). Returns 1 if it
+# could not bind (the port is taken), exits the test if it never starts.
+stand_in() {
+  python3 - "$((port + 1))" > "$dir/ctl.log" 2>&1 <<'PY' &
 import socket, sys, threading, time
 s = socket.socket()
 s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -28,20 +41,28 @@ while True:
     c, _ = s.accept()
     threading.Thread(target=answer, args=(c,), daemon=True).start()
 PY
-ctl=$!
-finish() {
-  rc=$?
-  kill $srv $ctl 2>/dev/null || true
-  wait $srv $ctl 2>/dev/null || true
-  [ $rc -eq 0 ] || { echo "server log:"; cat "$dir/server.log"; cat "$dir/ctl.log"; }
-  rm -rf "$dir"
-  exit $rc
+  ctl=$!
+  i=0
+  until grep -qsx ready "$dir/ctl.log"; do
+    kill -0 $ctl 2>/dev/null || { ctl=; return 1; }
+    i=$((i + 1)); [ $i -lt 100 ] || { echo "control stand-in did not start"; exit 1; }
+    sleep 0.1
+  done
 }
-trap finish EXIT
-i=0
-until grep -qs ready "$dir/server.log" && grep -qs ready "$dir/ctl.log"; do
-  i=$((i + 1)); [ $i -lt 100 ] || { echo "server or control stand-in did not start"; exit 1; }
-  sleep 0.1
+# another port while PORT or PORT+1 is taken (server_lib.sh)
+n=0
+bench_port_ok "$port" || { n=1; bench_next_port $n; }
+while :; do
+  rc=1
+  if stand_in; then
+    rc=0
+    bench_server_try "$dir/server.log" --transport homa --ctl-port -1 || rc=$?
+  fi
+  [ $rc -eq 0 ] && break
+  [ $rc -eq 1 ] && [ $n -lt 10 ] || { echo "server did not start on port $port"; exit 1; }
+  [ -z "$ctl" ] || { kill $ctl; wait $ctl 2>/dev/null || true; ctl=; }
+  n=$((n + 1))
+  bench_next_port $n
 done
 "$bench" client --transport homa --servers 127.0.0.1:"$port" --workload w1 --rate 500 \
   --duration 2 --quiet --json "$dir/out.json" > /dev/null

@@ -8,7 +8,9 @@
 set -eu
 bench=$1
 gen=$2
-port=$((20000 + ($$ % 500) * 20))
+# shellcheck source=server_lib.sh
+. "$(dirname "$0")/server_lib.sh"
+port=$((10000 + ($$ % 500) * 20))
 dir=$(mktemp -d)
 srv=
 finish() {
@@ -28,13 +30,7 @@ jq -e '.encrypted == true and .scenario == "rtt"
        and (.ratios_homa_over_tcp.p50 | type == "number")' "$dir/cmp.json" > /dev/null ||
   { echo "bad encrypted compare JSON"; cat "$dir/cmp.json"; exit 1; }
 for tr in homa tcp; do
-  "$bench" server --transport $tr --port $port --encrypt --certs "$dir/certs" 2> "$dir/server.log" &
-  srv=$!
-  i=0
-  until grep -qs ready "$dir/server.log"; do
-    i=$((i + 1)); [ $i -lt 100 ] || { echo "$tr server did not start"; exit 1; }
-    sleep 0.1
-  done
+  bench_server_start "$dir/server.log" --transport $tr --encrypt --certs "$dir/certs"
   "$bench" client --transport $tr --servers 127.0.0.1:$port --encrypt --certs "$dir/certs" \
     --duration 0.5 --quiet --json "$dir/enc.json" > "$dir/client.log" 2>&1 ||
     { echo "$tr: encrypted client failed"; cat "$dir/client.log"; exit 1; }

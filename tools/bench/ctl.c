@@ -19,17 +19,16 @@ int bench_ready_fd = -1;
 static atomic_ulong served;
 static pthread_t ctl_thread;
 static int ctl_fd = -1;
-static uint16_t ready_port;
 
 void bench_ctl_count_rpc(void)
 {
 	atomic_fetch_add_explicit(&served, 1, memory_order_relaxed);
 }
 
-void bench_ctl_ready(void)
+void bench_ctl_ready(uint16_t port)
 {
 	if (bench_ready_fd < 0)
-		fprintf(stderr, "homa-bench server: ready on port %u\n", ready_port);
+		fprintf(stderr, "homa-bench server: ready on port %u\n", port);
 	if (bench_ready_fd >= 0) {
 		char b = 1;
 		if (write(bench_ready_fd, &b, 1) != 1)
@@ -116,7 +115,6 @@ int bench_ctl_start(const struct bench_opts *o)
 	int one = 1;
 	int port = o->ctl_port >= 0 ? o->ctl_port : o->port + 1;
 
-	ready_port = o->port;
 	snprintf(spec, sizeof(spec), strchr(o->bind, ':') ? "[%s]:%d" : "%s:%d", o->bind, port);
 	if (bench_parse_servers(spec, &cfg))
 		return HOMA_EINVAL;

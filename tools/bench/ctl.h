@@ -23,8 +23,11 @@ extern int bench_ready_fd;
 /** bench_ctl_count_rpc() - Count one answered RPC (thread-safe). */
 void bench_ctl_count_rpc(void);
 
-/** bench_ctl_ready() - The data path listens: tell bench_ready_fd and stderr. */
-void bench_ctl_ready(void);
+/**
+ * bench_ctl_ready() - The data path listens on @port: tell bench_ready_fd,
+ * or stderr ("homa-bench server: ready on port PORT") when there is none.
+ */
+void bench_ctl_ready(uint16_t port);
 
 /**
  * bench_ctl_start() - Start the control thread for server options @o.

@@ -471,7 +471,7 @@ int bench_homa_server(const struct bench_opts *o)
 	int rc = open_socket(&s, &a, true, o->bind, o->port);
 	if (rc)
 		return rc;
-	bench_ctl_ready();
+	bench_ctl_ready((uint16_t)o->port);
 	serve_spin = o->homa.spin;
 	serve_spin_ns = o->homa.spin_ns;
 	serve_copy = o->homa.copy;

@@ -444,7 +444,7 @@ int bench_tcp_server(const struct bench_opts *o)
 		started++;
 	}
 	if (rc == 0)
-		bench_ctl_ready();
+		bench_ctl_ready((uint16_t)o->port);
 	else
 		bench_stop = 1;
 	for (int i = 0; i < started; i++)

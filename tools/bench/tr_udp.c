@@ -133,7 +133,7 @@ int bench_udp_server(const struct bench_opts *o)
 	}
 	struct timeval tv = { 0, 100000 };
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	bench_ctl_ready();
+	bench_ctl_ready((uint16_t)o->port);
 	while (!bench_stop) {
 		struct sockaddr_storage from;
 		socklen_t fl = sizeof(from);
