@@ -9,16 +9,30 @@
 
 #include "internal.h"
 
+/** id_key() - Multiplicative hash of an id this engine gave out (client RPC ids, handles). */
+static uint32_t id_key(uint64_t id)
+{
+	uint64_t h = id * 0x9e3779b97f4a7c15ull;
+
+	return (uint32_t)(h >> 32);
+}
+
 /**
- * rpc_key() - Keyed hash of an RPC's id and peer host (the peer chooses
- * them: hash.c). The peer's port is left out: ids are unique per host (the
- * Linux module's convention and ours), so a server finds an RPC acked by
- * any client socket of that host (homa_rpc_find_host()), and a second RPC
- * with the same id and host is refused (new_server_rpc()), which keeps
- * every chain free of forced collisions.
+ * rpc_key() - Table key of an RPC's id and peer host. A server RPC's id and
+ * host are the peer's choice, so they get the keyed hash (hash.c); the
+ * peer's port is left out: ids are unique per host (the Linux module's
+ * convention and ours), so a server finds an RPC acked by any client
+ * socket of that host (homa_rpc_find_host()), and a second RPC with the
+ * same id and host is refused (new_server_rpc()), which keeps every chain
+ * free of forced collisions. A client RPC's id is this engine's own,
+ * unique and sequential (engine.c next_id()): a peer can only look one
+ * up, never add one, so the multiplicative hash spreads them as well and
+ * costs a multiply instead of a SipHash per response packet.
  */
 static uint32_t rpc_key(const homa_engine *e, uint64_t id, const homa_addr *a)
 {
+	if (homa_is_client_id(id))
+		return id_key(id);
 	return (uint32_t)homa_hash_rpc(e, id, a, 0);
 }
 
@@ -29,12 +43,10 @@ static uint32_t rpc_hash(const homa_engine *e, const void *el)
 	return ((const struct homa_rpc *)el)->key;
 }
 
-/** handle_key() - Hash of an application handle. */
+/** handle_key() - Hash of an application handle (the engine gives them out). */
 static uint32_t handle_key(uint64_t handle)
 {
-	uint64_t h = handle * 0x9e3779b97f4a7c15ull;
-
-	return (uint32_t)(h >> 32);
+	return id_key(handle);
 }
 
 /** handle_hash() - Table hash of an RPC by handle. */
@@ -54,7 +66,7 @@ struct homa_rpc *homa_rpc_find(homa_engine *e, uint64_t id, const homa_addr *add
 	return r && r->dport == port ? r : NULL;
 }
 
-/** homa_rpc_key() - The RPC table's keyed hash of (@id, host @addr), for the *_key() calls. */
+/** homa_rpc_key() - The RPC table's key of (@id, host @addr) (rpc_key()), for the *_key() calls. */
 uint32_t homa_rpc_key(const homa_engine *e, uint64_t id, const homa_addr *addr)
 {
 	return rpc_key(e, id, addr);

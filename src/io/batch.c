@@ -280,14 +280,16 @@ int homa_io_receiver_init(struct homa_io_receiver *r, int fd, uint32_t batch,
 	r->batch = batch;
 	r->buf_size = buf_size;
 	r->bufs = malloc((size_t)batch * buf_size);
+	r->stale = malloc(sizeof(*r->stale));
 	r->msgs = calloc(batch, sizeof(*r->msgs));
 	r->iovs = calloc(batch, sizeof(*r->iovs));
 	r->names = calloc(batch, sizeof(*r->names));
 	r->ctl = calloc(batch, HOMA_IO_RX_CTL);
-	if (!r->bufs || !r->msgs || !r->iovs || !r->names || !r->ctl) {
+	if (!r->bufs || !r->msgs || !r->iovs || !r->names || !r->ctl || !r->stale) {
 		homa_io_receiver_free(r);
 		return HOMA_ENOMEM;
 	}
+	*r->stale = batch;
 	return 0;
 }
 
@@ -307,18 +309,21 @@ void homa_io_receiver_free(struct homa_io_receiver *r)
 	free(r->iovs);
 	free(r->names);
 	free(r->ctl);
+	free(r->stale);
 	memset(r, 0, sizeof(*r));
 }
 
 /**
- * homa_io_receiver_recv() - See batch.h. A call refused with a pending
- * ICMP report (ECONNREFUSED) read nothing but took the report's socket
- * error; the datagrams behind it are read by one more call at once, so
- * the caller does not take a report for an empty queue and wait again.
+ * set_headers() - Make entries 0..*r->stale-1 of @r's headers whole again
+ * (name, iovec, control buffer and their lengths), and point every
+ * entry at its slot's current buffer when @r reads into a lend pool's
+ * table (other receivers' reads replace the slots they lent).
  */
-int homa_io_receiver_recv(struct homa_io_receiver *r)
+static void set_headers(struct homa_io_receiver *r)
 {
-	for (uint32_t i = 0; i < r->batch; i++) {
+	uint32_t stale = r->stale ? *r->stale : r->batch;
+
+	for (uint32_t i = 0; i < stale; i++) {
 		struct msghdr *h = &r->msgs[i].msg_hdr;
 
 		r->iovs[i].iov_base = r->slots ? r->slots[i] : r->bufs + (size_t)i * r->buf_size;
@@ -331,11 +336,39 @@ int homa_io_receiver_recv(struct homa_io_receiver *r)
 		h->msg_controllen = HOMA_IO_RX_CTL;
 		h->msg_flags = 0;
 	}
+	if (r->slots)
+		for (uint32_t i = stale; i < r->batch; i++)
+			r->iovs[i].iov_base = r->slots[i];
+}
+
+/**
+ * note_stale() - The headers of @r's first @n entries may now hold what
+ * the kernel wrote (nothing for a receiver without its own arrays).
+ */
+static void note_stale(struct homa_io_receiver *r, uint32_t n)
+{
+	if (r->stale)
+		*r->stale = n < r->batch ? n : r->batch;
+}
+
+/**
+ * homa_io_receiver_recv() - See batch.h. A call refused with a pending
+ * ICMP report (ECONNREFUSED) read nothing but took the report's socket
+ * error; the datagrams behind it are read by one more call at once, so
+ * the caller does not take a report for an empty queue and wait again.
+ */
+int homa_io_receiver_recv(struct homa_io_receiver *r)
+{
+	set_headers(r);
+	note_stale(r, r->batch);  /* until a call says how many it filled */
 	for (bool retried = false;;) {
 		int n = recvmmsg(r->fd, r->msgs, r->batch, MSG_DONTWAIT, NULL);
 
-		if (n >= 0)
+		if (n >= 0) {
+			/* and the entry whose receive found the queue empty */
+			note_stale(r, (uint32_t)n + 1);
 			return n;
+		}
 		if (errno == EINTR)
 			continue;
 		if (errno == EAGAIN || errno == EWOULDBLOCK)

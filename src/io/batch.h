@@ -62,6 +62,12 @@ struct homa_io_receiver {
 	char *ctl;         /**< batch * HOMA_IO_RX_CTL bytes */
 	int error;         /**< errno of the latest receive that failed with a socket
 			        error (an ICMP report with IP_RECVERR); the owner clears it */
+	/**
+	 * Entries 0..*stale-1 of msgs may hold what the kernel wrote (lengths,
+	 * flags) and are set afresh before a receive. Allocated with msgs,
+	 * so a receiver copied from this one (sharing its arrays) shares it.
+	 */
+	uint32_t *stale;
 };
 
 /**
@@ -104,6 +110,9 @@ void homa_io_receiver_free(struct homa_io_receiver *r);
 
 /**
  * homa_io_receiver_recv() - One non-blocking recvmmsg() into all buffers.
+ * Only the headers the previous call can have changed are set afresh (the
+ * kernel writes those of the datagrams it returned); with slots, every
+ * entry's buffer is looked up again.
  * Afterwards msgs[i].msg_len, names[i] and the control data describe
  * datagram i. A pending socket error (an ICMP report) is recorded in
  * r->error, and the receive is made once more (the refused call took
