@@ -16,7 +16,7 @@ srv=
 ctl=
 finish() {
   rc=$?
-  for p in $srv $ctl; do kill $p 2>/dev/null || true; wait $p 2>/dev/null || true; done
+  for p in $srv $ctl; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
   [ $rc -eq 0 ] || { echo "server log:"; cat "$dir/server.log" "$dir/ctl.log" 2>/dev/null || true; }
   rm -rf "$dir"
   exit $rc
@@ -59,7 +59,7 @@ while :; do
     bench_server_try "$dir/server.log" --transport homa --ctl-port -1 || rc=$?
   fi
   [ $rc -eq 0 ] && break
-  [ $rc -eq 1 ] && [ $n -lt 10 ] || { echo "server did not start on port $port"; exit 1; }
+  if [ $rc -ne 1 ] || [ $n -ge 10 ]; then echo "server did not start on port $port"; exit 1; fi
   [ -z "$ctl" ] || { kill $ctl; wait $ctl 2>/dev/null || true; ctl=; }
   n=$((n + 1))
   bench_next_port $n

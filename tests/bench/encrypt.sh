@@ -15,7 +15,7 @@ dir=$(mktemp -d)
 srv=
 finish() {
   rc=$?
-  [ -z "$srv" ] || { kill $srv 2>/dev/null || true; wait $srv 2>/dev/null || true; }
+  [ -z "$srv" ] || { kill "$srv" 2>/dev/null || true; wait "$srv" 2>/dev/null || true; }
   [ $rc -eq 0 ] || { echo "server log:"; cat "$dir/server.log" 2>/dev/null || true; }
   rm -rf "$dir"
 }

@@ -1,3 +1,4 @@
+# shellcheck shell=sh
 # Sourced by the homa-bench end-to-end tests: start a `homa-bench server`
 # on a port nobody holds. A test's port comes from its pid, and tests run
 # in parallel beside other programs, so the port (or the control port
@@ -15,6 +16,7 @@
 #                                    the ephemeral range, from the pid
 #
 # The caller sets bench (the binary) and port (the first candidate).
+# shellcheck disable=SC2154
 
 # bench_port_ok PORT: 0 when PORT..PORT+1 are below the ephemeral ports
 # (which the kernel hands to every outgoing connection), 1 otherwise.
