@@ -22,9 +22,11 @@ finish() {
   exit $rc
 }
 trap finish EXIT
-# stand_in: the slow control port on $port+1 (sets ctl). Returns 1 if it
-# could not bind (the port is taken), exits the test if it never starts.
+# stand_in: the slow control port on $port+1 (sets ctl), in place of the
+# one a try on another port started. Returns 1 if it could not bind (the
+# port is taken), exits the test if it never starts.
 stand_in() {
+  [ -z "$ctl" ] || { kill "$ctl"; wait "$ctl" 2>/dev/null || true; ctl=; }
   python3 - "$((port + 1))" > "$dir/ctl.log" 2>&1 <<'PY' &
 import socket, sys, threading, time
 s = socket.socket()
@@ -44,26 +46,15 @@ PY
   ctl=$!
   i=0
   until grep -qsx ready "$dir/ctl.log"; do
-    kill -0 $ctl 2>/dev/null || { ctl=; return 1; }
+    kill -0 "$ctl" 2>/dev/null || { ctl=; return 1; }
     i=$((i + 1)); [ $i -lt 100 ] || { echo "control stand-in did not start"; exit 1; }
     sleep 0.1
   done
 }
-# another port while PORT or PORT+1 is taken (server_lib.sh)
-n=0
-bench_port_ok "$port" || { n=1; bench_next_port $n; }
-while :; do
-  rc=1
-  if stand_in; then
-    rc=0
-    bench_server_try "$dir/server.log" --transport homa --ctl-port -1 || rc=$?
-  fi
-  [ $rc -eq 0 ] && break
-  if [ $rc -ne 1 ] || [ $n -ge 10 ]; then echo "server did not start on port $port"; exit 1; fi
-  [ -z "$ctl" ] || { kill $ctl; wait $ctl 2>/dev/null || true; ctl=; }
-  n=$((n + 1))
-  bench_next_port $n
-done
+# the stand-in before each try: another port while PORT or PORT+1 is taken
+# shellcheck disable=SC2034 # read by bench_server_start
+bench_before_try=stand_in
+bench_server_start "$dir/server.log" --transport homa --ctl-port -1
 "$bench" client --transport homa --servers 127.0.0.1:"$port" --workload w1 --rate 500 \
   --duration 2 --quiet --json "$dir/out.json" > /dev/null
 # The stand-in's answers arrive after the window: both snapshots are

@@ -9,7 +9,12 @@
 #   bench_server_start LOG ARGS...   starts "$bench" server ARGS --port $port,
 #                                    stderr to LOG; on success sets srv (its
 #                                    pid) and port; exits the test with the
-#                                    log when the server fails otherwise
+#                                    log when the server fails otherwise.
+#                                    If bench_before_try names a function,
+#                                    it runs before each start on $port
+#                                    (e.g. to take PORT+1 for a stand-in)
+#                                    and returns 1 when a port it needs is
+#                                    taken: then the next candidate is tried
 #   bench_port_ok PORT               whether PORT and PORT+1 lie below the
 #                                    kernel's ephemeral range
 #   bench_next_port N                sets port to candidate N (N >= 1), below
@@ -18,18 +23,20 @@
 # The caller sets bench (the binary) and port (the first candidate).
 # shellcheck disable=SC2154
 
-# bench_port_ok PORT: 0 when PORT..PORT+1 are below the ephemeral ports
-# (which the kernel hands to every outgoing connection), 1 otherwise.
+# The first of the kernel's ephemeral ports, which it hands to every
+# outgoing connection.
+bench_ephemeral_lo=$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)
+
+# bench_port_ok PORT: 0 when PORT..PORT+1 are below the ephemeral ports,
+# 1 otherwise.
 bench_port_ok() {
-	_lo=$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)
-	[ "$1" -ge 1024 ] && [ $(($1 + 1)) -lt "$_lo" ]
+	[ "$1" -ge 1024 ] && [ $(($1 + 1)) -lt "$bench_ephemeral_lo" ]
 }
 
 # bench_next_port N: candidate N, an even port from 10000 up to the
 # ephemeral range's start, spread by the pid and N.
 bench_next_port() {
-	_lo=$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)
-	_span=$(((_lo - 10002) / 2))
+	_span=$(((bench_ephemeral_lo - 10002) / 2))
 	[ "$_span" -gt 0 ] || _span=1000
 	port=$((10000 + 2 * (($$ * 7 + $1 * 3571) % _span)))
 }
@@ -60,13 +67,18 @@ bench_server_try() {
 
 # bench_server_start LOG ARGS...: bench_server_try on $port (moved below
 # the ephemeral range first if it is not there), then on up to 9 other
-# candidates while a port is in use.
+# candidates while a port is in use; bench_before_try, when set, runs
+# before each try and a 1 from it counts as a port in use.
 bench_server_start() {
 	_n=0
 	bench_port_ok "$port" || { _n=1; bench_next_port $_n; }
 	while :; do
 		_rc=0
-		bench_server_try "$@" || _rc=$?
+		if [ -n "${bench_before_try:-}" ] && ! "$bench_before_try"; then
+			_rc=1
+		else
+			bench_server_try "$@" || _rc=$?
+		fi
 		[ $_rc -eq 0 ] && return 0
 		if [ $_rc -eq 2 ] || [ $_n -ge 10 ]; then
 			echo "homa-bench server did not start on port $port:"
