@@ -478,6 +478,13 @@ struct homa_io_stats {
 	uint64_t rx_known_refused;  /**< peers left on the port's queues (all slots busy, kernel refused) */
 	uint64_t rx_gate_closed;    /**< milliseconds in which the port's queues closed early: strangers used up their budget (homa_open_opts.stranger_budget), or drained them in a millisecond after one where they did */
 	uint64_t rx_lent_slots;     /**< gauge: UDP driver's receive buffers held by messages (homa_open_opts.rx_lend_slots), as of its latest receive */
+	/**
+	 * Encrypted sockets: times a sending thread offered its CPU to other
+	 * threads (sched_yield()) after sealing 256 KiB since its last such
+	 * offer, so that a thread woken for a short message on the same CPU
+	 * need not wait until the sealing thread sleeps (docs/ENCRYPTION.md).
+	 */
+	uint64_t tx_seal_yields;
 };
 
 /** Counters of the transport layer for one socket (homa_transport_stats()). */

@@ -146,7 +146,7 @@ static const struct {
 };
 
 /* every value snapshot() writes fits the exporter's room (5: homa_tp_metrics()) */
-_Static_assert(1 + 2 + 3 + sizeof(io_counters) / sizeof(io_counters[0]) + 2 +
+_Static_assert(1 + 2 + 3 + sizeof(io_counters) / sizeof(io_counters[0]) + 3 +
 	       HOMA_MAX_PRIORITIES + 5 + HOMA_RT_ENC_METRICS <= HOMA_EXPORTER_MAX_EXTRA,
 	       "raise HOMA_EXPORTER_MAX_EXTRA");
 
@@ -245,6 +245,9 @@ static int snapshot(void *arg, struct homa_stats *st, struct homa_metric_value *
 	ex[k++] = (struct homa_metric_value){.name = "io_send_waits",
 		.help = "Sends that waited for buffer space.", .kind = HOMA_METRIC_COUNTER,
 		.value = (double)rt->send_waits};
+	ex[k++] = (struct homa_metric_value){.name = "io_seal_yields",
+		.help = "Encrypted sockets: CPU offers (sched_yield()) after each 256 KiB a thread sealed.",
+		.kind = HOMA_METRIC_COUNTER, .value = (double)rt->seal_yields};
 	k += rx_by_priority(rt, ex + k);
 	k += homa_tp_metrics(rt, ex + k);
 	k += homa_rt_enc_metrics(rt, ex + k);

@@ -203,6 +203,7 @@ struct homa_rt {
 
 	/* counters not kept by the driver */
 	_Atomic uint64_t wakeups, send_waits;
+	_Atomic uint64_t seal_yields;  /**< homa_rt_enc_yield()'s yields (homa_io_stats.tx_seal_yields) */
 	_Atomic uint64_t built_bytes; /**< payload copied into messages by sends (send.c) */
 	struct rt_zc *zc_done;      /**< zero-copy sends released, to notify after unlock (zc.c; under lock) */
 	bool tx_refs;               /**< the transmit batch points into borrowed buffers: zc_done
@@ -781,6 +782,19 @@ int homa_rt_enc_can_reply(struct homa_rt *rt, uint64_t id);
  */
 int homa_rt_enc_seal(struct homa_rt *rt, struct homa_io_tx *pkts, const struct homa_iov *more,
 		     int n);
+/**
+ * homa_rt_enc_yield() - After a sealed batch went to the driver, with
+ * rt->tx_lock held and rt->lock not: once the calling thread has sealed
+ * HOMA_RT_SEAL_YIELD_BYTES since it last yielded (on any socket), it
+ * offers its CPU to other runnable threads (sched_yield()), counted in
+ * rt->seal_yields. AES-GCM over a large transfer otherwise keeps a CPU
+ * for milliseconds at a time, and a thread woken for a short message on
+ * that CPU waits for it to sleep. A yield that lasted over
+ * HOMA_RT_SEAL_YIELD_LONG_NS (another thread used a whole slice) stops
+ * the thread's yields for HOMA_RT_SEAL_YIELD_BACKOFF_NS. No-op for clear
+ * sockets.
+ */
+void homa_rt_enc_yield(struct homa_rt *rt);
 /**
  * homa_rt_enc_unquote() - For an encrypted socket, point report @u at the
  * Homa packet it quotes: a sealed packet starts with the PSP header, so

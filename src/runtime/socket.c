@@ -542,6 +542,7 @@ int homa_io_stats(homa_socket *s, struct homa_io_stats *out)
 		.rx_gro_batches = homa_io_counter(&c->rx_gro_batches),
 		.rx_filtered = homa_io_counter(&c->rx_filtered),
 		.wakeups = rt->wakeups, .send_waits = rt->send_waits, /* _Atomic */
+		.tx_seal_yields = rt->seal_yields,
 		.tx_full = homa_io_counter(&c->tx_full), .tx_deferred = rt->tx_deferred};
 	for (int p = 0; p < HOMA_MAX_PRIORITIES; p++)
 		out->rx_packets_prio[p] = homa_io_counter(&c->rx_prio[p]);

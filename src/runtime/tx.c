@@ -217,6 +217,7 @@ static uint64_t send_all(struct homa_rt *rt, uint32_t max, bool *more, bool lock
 				hold(rt, took, m);
 				return deadline;  /* tx_refs stays until the held packets go */
 			}
+			homa_rt_enc_yield(rt);
 		}
 	} while (n == (int)rt->batch && --max > 0);
 	*more = n == (int)rt->batch;

@@ -10,7 +10,10 @@
  * responses are retransmitted) and RPCs aborted while their packets are
  * still being sent.
  */
+#define _GNU_SOURCE
 #include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -18,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cmocka.h>
 
@@ -154,6 +158,152 @@ static void enc_send__ordinary_send_copied_once(void **state)
 			 (unsigned long long)tx[0]);
 }
 
+/** struct echo_job - One echo() run by echo_thread(), on CPU cpu if it is >= 0. */
+struct echo_job {
+	homa_socket *c;
+	int port;
+	size_t len;
+	int cpu;
+	int err;
+	int64_t ms;  /**< how long the echo took */
+};
+
+/** pin() - Keep the calling thread on CPU @cpu (ignored when negative). */
+static void pin(int cpu)
+{
+	cpu_set_t set;
+
+	if (cpu < 0)
+		return;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	assert_int_equal(pthread_setaffinity_np(pthread_self(), sizeof(set), &set), 0);
+}
+
+/** now_ms() - CLOCK_MONOTONIC in milliseconds. */
+static int64_t now_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+/**
+ * echo_thread() - Run @arg's echo (struct echo_job) on a thread of its
+ * own, whose per-thread count of sealed bytes and yield backoff start
+ * afresh.
+ */
+static void *echo_thread(void *arg)
+{
+	struct echo_job *j = arg;
+	uint8_t *out = malloc(j->len), *in = malloc(j->len);
+	int64_t t0;
+
+	pin(j->cpu);
+	t0 = now_ms();
+	j->err = out && in ? echo(j->c, j->port, out, in, j->len) : HOMA_ENOMEM;
+	j->ms = now_ms() - t0;
+	free(out);
+	free(in);
+	return NULL;
+}
+
+/** spin_thread() - A busy loop on CPU *(int *)@arg until spin_stop is set. */
+static atomic_bool spin_stop;
+static void *spin_thread(void *arg)
+{
+	pin(*(int *)arg);
+	while (!atomic_load(&spin_stop))
+		;
+	return NULL;
+}
+
+/**
+ * enc_send__sealing_thread_yields() - A 1 MiB echo on an encrypted pair:
+ * each side seals 1 MiB, so its thread crossed 256 KiB sealed and offered
+ * its CPU (tx_seal_yields > 0), at most once per 256 KiB (plus slack for
+ * a second sending thread). The clear pair seals nothing and never
+ * yields.
+ */
+static void enc_send__sealing_thread_yields(void **state)
+{
+	enum { N = 1u << 20 };
+
+	(void)state;
+	hd_faults_set(0, 0, 0, 1);
+	for (int enc = 0; enc < 2; enc++) {
+		struct homa_io_stats cst, sst;
+		struct crypto_echo srv;
+		struct echo_job j = {.len = N, .cpu = -1};
+		pthread_t t;
+
+		open_pair(enc, &j.c, &srv);
+		j.port = srv.port;
+		assert_int_equal(pthread_create(&t, NULL, echo_thread, &j), 0);
+		pthread_join(t, NULL);
+		assert_int_equal(j.err, 0);
+		assert_int_equal(homa_io_stats(j.c, &cst), 0);
+		assert_int_equal(homa_io_stats(srv.s, &sst), 0);
+		print_message("%s: seal yields client %llu, server %llu\n", enc ? "encrypted" : "clear",
+			      (unsigned long long)cst.tx_seal_yields,
+			      (unsigned long long)sst.tx_seal_yields);
+		if (enc) {
+			assert_in_range(cst.tx_seal_yields, 1, N / (256u << 10) + 3);
+			assert_in_range(sst.tx_seal_yields, 1, N / (256u << 10) + 3);
+		} else {
+			assert_int_equal(cst.tx_seal_yields, 0);
+			assert_int_equal(sst.tx_seal_yields, 0);
+		}
+		homa_close(j.c);
+		crypto_echo_stop(&srv);
+	}
+}
+
+/**
+ * enc_send__sealing_yields_back_off_beside_busy_loop() - The client's
+ * thread seals a 4 MiB request on the CPU of a busy loop: each yield
+ * hands the loop a whole time slice (over 0.5 ms), after which the
+ * thread does not yield for 50 ms, so it yields at most about once per
+ * 50 ms of the echo (16 times, once per 256 KiB, without the backoff).
+ * Where the echo took so long that the bound reaches 16 (slow
+ * sanitizer builds), the test says so and is skipped.
+ */
+static void enc_send__sealing_yields_back_off_beside_busy_loop(void **state)
+{
+	enum { N = 4u << 20 };
+	struct echo_job j = {.len = N, .cpu = sched_getcpu()};
+	struct homa_io_stats cst;
+	struct crypto_echo srv;
+	pthread_t t, spin;
+	uint64_t bound;
+
+	(void)state;
+	assert_true(j.cpu >= 0);
+	hd_faults_set(0, 0, 0, 1);
+	open_pair(true, &j.c, &srv);
+	j.port = srv.port;
+	atomic_store(&spin_stop, false);
+	assert_int_equal(pthread_create(&spin, NULL, spin_thread, &j.cpu), 0);
+	assert_int_equal(pthread_create(&t, NULL, echo_thread, &j), 0);
+	pthread_join(t, NULL);
+	atomic_store(&spin_stop, true);
+	pthread_join(spin, NULL);
+	assert_int_equal(j.err, 0);
+	assert_int_equal(homa_io_stats(j.c, &cst), 0);
+	bound = 2 + (uint64_t)j.ms / 50;
+	print_message("seal yields beside a busy loop: %llu in %lld ms (at most %llu)\n",
+		      (unsigned long long)cst.tx_seal_yields, (long long)j.ms,
+		      (unsigned long long)bound);
+	homa_close(j.c);
+	crypto_echo_stop(&srv);
+	if (bound >= N / (256u << 10)) {
+		print_message("echo too slow to tell the backoff from none\n");
+		skip();
+	}
+	assert_in_range(cst.tx_seal_yields, 1, bound);
+}
+
 /**
  * enc_send__echo_sizes_with_loss() - Encrypted echoes of 1 B to 4 MiB
  * (chunk edges, the smallest lent payload and below, one packet, many)
@@ -266,6 +416,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(enc_send__ordinary_send_copied_once),
+		cmocka_unit_test(enc_send__sealing_thread_yields),
+		cmocka_unit_test(enc_send__sealing_yields_back_off_beside_busy_loop),
 		cmocka_unit_test(enc_send__echo_sizes_with_loss),
 		cmocka_unit_test(enc_send__abort_while_sending),
 	};
