@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -26,6 +27,15 @@ struct sockaddr_storage crypto_dst_at(const char *host, int port)
 
 	assert_int_equal(homa_sockaddr_parse(host, (uint16_t)port, &sa, &len), 0);
 	return sa;
+}
+
+/** crypto_now_ms() - See rt_helpers.h. */
+uint64_t crypto_now_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000u + (uint64_t)t.tv_nsec / 1000000u;
 }
 
 /** crypto_dst() - See rt_helpers.h. */

@@ -14,6 +14,9 @@
 
 #include "homa/homa.h"
 
+/** crypto_now_ms() - CLOCK_MONOTONIC in milliseconds. */
+uint64_t crypto_now_ms(void);
+
 /** crypto_dst() - sockaddr of 127.0.0.1:@port. */
 struct sockaddr_storage crypto_dst(int port);
 

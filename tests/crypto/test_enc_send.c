@@ -21,7 +21,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <cmocka.h>
 
@@ -30,6 +29,11 @@
 #include "homa/engine.h"
 #include "homa/homa.h"
 #include "rt_helpers.h"
+
+/** Bytes a thread seals between two yields (encrypt_pkt.c). */
+#define SEAL_YIELD_BYTES (256u << 10)
+/** Milliseconds without yields after a long one (encrypt_pkt.c). */
+#define SEAL_YIELD_BACKOFF_MS 50u
 
 /** Largest message echoed (4 MiB). */
 #define BIG (4u << 20)
@@ -166,7 +170,7 @@ struct echo_job {
 	int cpu;
 	int pin_err;  /**< pin()'s result */
 	int err;
-	int64_t ms;  /**< how long the echo took */
+	uint64_t ms;  /**< how long the echo took */
 };
 
 /**
@@ -185,15 +189,6 @@ static int pin(int cpu)
 	return pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
 }
 
-/** now_ms() - CLOCK_MONOTONIC in milliseconds. */
-static int64_t now_ms(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
-}
-
 /**
  * echo_thread() - Run @arg's echo (struct echo_job) on a thread of its
  * own, whose per-thread count of sealed bytes and yield backoff start
@@ -203,12 +198,12 @@ static void *echo_thread(void *arg)
 {
 	struct echo_job *j = arg;
 	uint8_t *out = malloc(j->len), *in = malloc(j->len);
-	int64_t t0;
+	uint64_t t0;
 
 	j->pin_err = pin(j->cpu);
-	t0 = now_ms();
+	t0 = crypto_now_ms();
 	j->err = out && in ? echo(j->c, j->port, out, in, j->len) : HOMA_ENOMEM;
-	j->ms = now_ms() - t0;
+	j->ms = crypto_now_ms() - t0;
 	free(out);
 	free(in);
 	return NULL;
@@ -258,8 +253,8 @@ static void enc_send__sealing_thread_yields(void **state)
 			      (unsigned long long)cst.tx_seal_yields,
 			      (unsigned long long)sst.tx_seal_yields);
 		if (enc) {
-			assert_in_range(cst.tx_seal_yields, 1, N / (256u << 10) + 3);
-			assert_in_range(sst.tx_seal_yields, 1, N / (256u << 10) + 3);
+			assert_in_range(cst.tx_seal_yields, 1, N / SEAL_YIELD_BYTES + 3);
+			assert_in_range(sst.tx_seal_yields, 1, N / SEAL_YIELD_BYTES + 3);
 		} else {
 			assert_int_equal(cst.tx_seal_yields, 0);
 			assert_int_equal(sst.tx_seal_yields, 0);
@@ -302,13 +297,13 @@ static void enc_send__sealing_yields_back_off_beside_busy_loop(void **state)
 	assert_int_equal(j.pin_err, 0);
 	assert_int_equal(j.err, 0);
 	assert_int_equal(homa_io_stats(j.c, &cst), 0);
-	bound = 2 + (uint64_t)j.ms / 50;
-	print_message("seal yields beside a busy loop: %llu in %lld ms (at most %llu)\n",
-		      (unsigned long long)cst.tx_seal_yields, (long long)j.ms,
+	bound = 2 + j.ms / SEAL_YIELD_BACKOFF_MS;
+	print_message("seal yields beside a busy loop: %llu in %llu ms (at most %llu)\n",
+		      (unsigned long long)cst.tx_seal_yields, (unsigned long long)j.ms,
 		      (unsigned long long)bound);
 	homa_close(j.c);
 	crypto_echo_stop(&srv);
-	if (bound >= N / (256u << 10)) {
+	if (bound >= N / SEAL_YIELD_BYTES) {
 		print_message("echo too slow to tell the backoff from none\n");
 		skip();
 	}

@@ -307,15 +307,6 @@ static void encrypt__longest_rotation_never_comes(void **state)
 	crypto_echo_stop(&s);
 }
 
-/** now_ms() - CLOCK_MONOTONIC in ms. */
-static uint64_t now_ms(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000u + (uint64_t)t.tv_nsec / 1000000u;
-}
-
 /**
  * encrypt__expired_after_failed_renewals() - The server rotates every
  * 300 ms (its SPIs live at most 600 ms). The client's CA file goes away
@@ -339,7 +330,7 @@ static void encrypt__expired_after_failed_renewals(void **state)
 	assert_int_equal(eopen_in(&c, false, "client", 0, dir), 0);
 	assert_int_equal(crypto_rpc(c.s, s.port, 100), 0);
 	assert_int_equal(unlink(path_in(dir, "ca.pem")), 0);
-	for (until = now_ms() + 10000; now_ms() < until; usleep(20000)) {
+	for (until = crypto_now_ms() + 10000; crypto_now_ms() < until; usleep(20000)) {
 		err = crypto_rpc(c.s, s.port, 100);
 		if (err == HOMA_EKEYEXPIRED)
 			break;
